@@ -1,0 +1,32 @@
+"""kvtier: the economics of tiering an LLM's KV cache, computed with provenance.
+
+Public API (each name lives in one small module):
+
+- :func:`load_assumptions`, :func:`seed`, :class:`AssumptionSet`, :class:`Assumption`
+- :func:`load_model`, :class:`ModelSpec`, :data:`PRESETS`
+- :class:`Scenario`: an assumption set resolved into the report's numbers
+- :mod:`kvtier.costs`, :mod:`kvtier.capacity`: the vectorized formulas
+- :func:`parse_quantity`, :func:`format_quantity`: units at the edges
+"""
+
+from kvtier.assumptions import Assumption, AssumptionSet, load_assumptions, seed
+from kvtier.errors import KvtierError
+from kvtier.models import PRESETS, ModelSpec, load_model
+from kvtier.scenario import Scenario
+from kvtier.units import format_quantity, parse_quantity
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "PRESETS",
+    "Assumption",
+    "AssumptionSet",
+    "KvtierError",
+    "ModelSpec",
+    "Scenario",
+    "format_quantity",
+    "load_assumptions",
+    "load_model",
+    "parse_quantity",
+    "seed",
+]

@@ -1,0 +1,7 @@
+"""``python -m kvtier``: the same as the ``kvtier`` console script."""
+
+import sys
+
+from kvtier.cli import main
+
+sys.exit(main())

@@ -1,0 +1,396 @@
+"""Assumptions with provenance, and assumption sets loaded from YAML.
+
+Every input of the analysis is an :class:`Assumption`: a value (in SI base units),
+what kind of quantity it is, the text it was written as, a basis in words, a
+provenance class and a source.  An :class:`AssumptionSet` maps keys such as
+``bandwidth.mid`` to assumptions.  The shipped ``seed`` set reproduces the source
+chapter; user files and ``--set KEY=VALUE`` overrides are layered on top of it, and
+every value is validated (type, range, finiteness) with an error naming the key.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kvtier.errors import KvtierError
+from kvtier.units import KIND_UNITS, format_quantity, parse_quantity
+
+PROVENANCE_CLASSES = ("measured", "published-spec", "assumed", "implied", "derived")
+KV_DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1}
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    """What a key of an assumption set may hold.
+
+    Attributes
+    ----------
+    kind : str
+        A quantity kind of :mod:`kvtier.units`, or ``"choice"``/``"text"``.
+    low, high : float
+        Allowed range in base units (``low`` exclusive when ``low_open``).
+    integer : bool
+        Whether the value must be a whole number.
+    choices : tuple of str
+        Allowed values for ``choice`` keys.
+    optional : bool
+        Whether ``null`` (use the model's own value) is allowed.
+    """
+
+    kind: str
+    low: float = 0.0
+    high: float = math.inf
+    low_open: bool = True
+    integer: bool = False
+    choices: tuple[str, ...] = ()
+    optional: bool = False
+
+    def allowed(self) -> str:
+        """Describe the allowed values in words, for error messages."""
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        if self.kind == "text":
+            return "a non-empty string"
+        lo = "(" if self.low_open else "["
+        hi = "inf)" if math.isinf(self.high) else f"{self.high:g}]"
+        kind = "a whole number of " + self.kind if self.integer else self.kind
+        extra = " or null" if self.optional else ""
+        return f"{kind} in {lo}{self.low:g}, {hi}{extra}"
+
+
+BANDWIDTH_LABELS = ("optimistic", "mid", "pessimistic")
+MFU_LABELS = ("optimistic", "typical", "conservative")
+
+SCHEMA: dict[str, KeySpec] = {
+    "model": KeySpec("text"),
+    "kv_dtype": KeySpec("choice", choices=tuple(KV_DTYPES)),
+    "weight_dtype": KeySpec("choice", choices=tuple(KV_DTYPES)),
+    "param_count": KeySpec("count", optional=True),
+    "block_tokens": KeySpec("tokens", low=1, low_open=False, integer=True),
+    "flops_per_param_token": KeySpec("count"),
+    "peak_flops": KeySpec("flop_rate"),
+    "fetch_latency": KeySpec("time", low=0, low_open=False),
+    **{f"bandwidth.{label}": KeySpec("bandwidth") for label in BANDWIDTH_LABELS},
+    **{f"mfu.{label}": KeySpec("fraction", high=1.0) for label in MFU_LABELS},
+    "illustrative.bandwidth": KeySpec("choice", choices=BANDWIDTH_LABELS),
+    "illustrative.mfu": KeySpec("choice", choices=MFU_LABELS),
+    "context.short": KeySpec("tokens", low=1, low_open=False, integer=True),
+    "context.long": KeySpec("tokens", low=1, low_open=False, integer=True),
+    "reference.dgx_spark_hbm": KeySpec("bandwidth"),
+}
+"""Every key an assumption set may hold. Unknown keys are rejected."""
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """One input of the analysis, with its provenance.
+
+    Attributes
+    ----------
+    key : str
+        Name in the assumption set, e.g. ``"bandwidth.mid"``.
+    value : float or str or None
+        Value in the SI base unit of ``kind`` (bytes, s, FLOP/s, B/s, ...), or a
+        string for choice/text keys, or None for an optional key left to the model.
+    kind : str
+        Quantity kind (see :mod:`kvtier.units`) or ``choice``/``text``.
+    text : str
+        The value as written by whoever supplied it, e.g. ``"64 GB/s"``.
+    basis : str
+        Why this value, in words.
+    provenance : str
+        One of :data:`PROVENANCE_CLASSES`.
+    source : str
+        Where it comes from (document, datasheet, file, command line).
+    """
+
+    key: str
+    value: float | str | None
+    kind: str
+    text: str
+    basis: str
+    provenance: str
+    source: str
+
+    @property
+    def unit(self) -> str:
+        """The SI base unit that :attr:`value` is expressed in."""
+        return KIND_UNITS.get(self.kind, "")
+
+    @property
+    def display(self) -> str:
+        """The value formatted for a reader (decimal bandwidths, binary sizes)."""
+        if self.value is None:
+            return "from model config"
+        if isinstance(self.value, str):
+            return self.value
+        return format_quantity(self.value, self.kind)
+
+    def label(self) -> str:
+        """Short label ``key = value [provenance]`` for figure footers and tables."""
+        return f"{self.key} = {self.display} [{self.provenance}]"
+
+
+def _check_value(key: str, raw: Any, where: str) -> float | str | None:
+    """Parse and range-check ``raw`` for ``key``; raise KvtierError naming both."""
+    spec = SCHEMA[key]
+    if raw is None:
+        if spec.optional:
+            return None
+        raise KvtierError(f"{where}: key '{key}' is missing a value; allowed: {spec.allowed()}")
+    if spec.kind in ("choice", "text"):
+        if not isinstance(raw, str) or not raw.strip():
+            raise KvtierError(f"{where}: key '{key}' must be {spec.allowed()}, got {raw!r}")
+        if spec.kind == "choice" and raw not in spec.choices:
+            raise KvtierError(f"{where}: key '{key}' must be {spec.allowed()}, got {raw!r}")
+        return raw.strip()
+    if isinstance(raw, str) and raw.strip().lower() in ("null", "none", "~") and spec.optional:
+        return None
+    try:
+        value = parse_quantity(raw, spec.kind)
+    except KvtierError as exc:
+        raise KvtierError(f"{where}: key '{key}': {exc}") from None
+    if not math.isfinite(value):
+        raise KvtierError(f"{where}: key '{key}' must be finite, got {raw!r}; allowed: {spec.allowed()}")
+    too_low = value <= spec.low if spec.low_open else value < spec.low
+    if too_low or value > spec.high:
+        raise KvtierError(f"{where}: key '{key}' = {raw!r} is out of range; allowed: {spec.allowed()}")
+    if spec.integer and not float(value).is_integer():
+        raise KvtierError(f"{where}: key '{key}' = {raw!r} must be a whole number")
+    return value
+
+
+def make_assumption(
+    key: str,
+    raw: Any,
+    *,
+    basis: str,
+    provenance: str,
+    source: str,
+    where: str,
+) -> Assumption:
+    """Build a validated :class:`Assumption` for ``key`` from a raw user value."""
+    if key not in SCHEMA:
+        raise KvtierError(f"{where}: unknown key '{key}'; known keys: {', '.join(sorted(SCHEMA))}")
+    if provenance not in PROVENANCE_CLASSES:
+        raise KvtierError(
+            f"{where}: key '{key}' has provenance {provenance!r}; allowed: {', '.join(PROVENANCE_CLASSES)}"
+        )
+    value = _check_value(key, raw, where)
+    text = "null" if raw is None else str(raw)
+    return Assumption(key, value, SCHEMA[key].kind, text, basis, provenance, source)
+
+
+class AssumptionSet(Mapping[str, Assumption]):
+    """An immutable, validated mapping of key to :class:`Assumption`.
+
+    Parameters
+    ----------
+    name : str
+        Name of the set (``seed`` for the shipped one).
+    records : mapping of str to Assumption
+        Every key of :data:`SCHEMA` must be present.
+    """
+
+    def __init__(self, name: str, records: Mapping[str, Assumption]):
+        missing = sorted(set(SCHEMA) - set(records))
+        if missing:
+            raise KvtierError(f"assumption set '{name}' is missing keys: {', '.join(missing)}")
+        self.name = name
+        self._records = {key: records[key] for key in SCHEMA}
+
+    def __getitem__(self, key: str) -> Assumption:
+        try:
+            return self._records[key]
+        except KeyError:
+            raise KvtierError(f"unknown assumption key '{key}'") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def value(self, key: str) -> Any:
+        """The value of ``key`` in SI base units (or its string)."""
+        return self[key].value
+
+    def with_values(
+        self, values: Mapping[str, Any], *, source: str, provenance: str = "assumed", basis: str = ""
+    ) -> AssumptionSet:
+        """Return a copy with ``values`` replacing the named keys.
+
+        The replaced records take the given provenance and source; their basis says
+        what they replaced unless ``basis`` is given.
+        """
+        records = dict(self._records)
+        for key, raw in values.items():
+            old = records.get(key)
+            why = basis or (f"override of the {self.name} set's {old.display}" if old else "override")
+            records[key] = make_assumption(key, raw, basis=why, provenance=provenance, source=source, where=source)
+        return AssumptionSet(self.name, self._follow_model(records, set(values)))
+
+    def with_records(self, records: Mapping[str, Assumption], name: str | None = None) -> AssumptionSet:
+        """Return a copy with whole records replaced."""
+        merged = dict(self._records)
+        merged.update(records)
+        return AssumptionSet(name or self.name, self._follow_model(merged, set(records)))
+
+    def _follow_model(self, records: dict[str, Assumption], changed: set[str]) -> dict[str, Assumption]:
+        """A new model brings its own parameter count unless ``param_count`` is also given.
+
+        The seed's nominal 70e9 belongs to Llama-3 70B; carrying it to another model
+        would silently mix two models.
+        """
+        if "model" in changed and "param_count" not in changed and records["model"].value != self["model"].value:
+            records["param_count"] = Assumption(
+                "param_count",
+                None,
+                "count",
+                "null",
+                "exact parameter count of the model's config (follows the model)",
+                "derived",
+                f"config of {records['model'].value}",
+            )
+        return records
+
+    def differences(self, other: AssumptionSet) -> dict[str, Assumption]:
+        """Records of ``self`` whose value or provenance differ from ``other``."""
+        return {
+            key: rec
+            for key, rec in self._records.items()
+            if (rec.value, rec.provenance, rec.source, rec.basis)
+            != (other[key].value, other[key].provenance, other[key].source, other[key].basis)
+        }
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """Plain dictionary in the YAML file layout (text values, with provenance)."""
+        return {
+            key: {
+                "value": rec.text if rec.value is not None else None,
+                "provenance": rec.provenance,
+                "basis": rec.basis,
+                "source": rec.source,
+            }
+            for key, rec in self._records.items()
+        }
+
+
+def _parse_records(data: Any, where: str, defaults_source: str) -> dict[str, Assumption]:
+    if not isinstance(data, Mapping):
+        raise KvtierError(f"{where}: expected a mapping with a top-level 'assumptions' key")
+    unknown_top = sorted(set(data) - {"name", "description", "assumptions"})
+    if unknown_top:
+        raise KvtierError(f"{where}: unknown top-level key '{unknown_top[0]}'; allowed: name, description, assumptions")
+    body = data.get("assumptions")
+    if not isinstance(body, Mapping) or not body:
+        raise KvtierError(f"{where}: 'assumptions' must be a non-empty mapping of key to record")
+    records = {}
+    for key, rec in body.items():
+        key = str(key)
+        if key not in SCHEMA:
+            raise KvtierError(f"{where}: unknown key '{key}'; known keys: {', '.join(sorted(SCHEMA))}")
+        if not isinstance(rec, Mapping):
+            rec = {"value": rec}
+        extra = sorted(set(rec) - {"value", "unit", "basis", "provenance", "source"})
+        if extra:
+            raise KvtierError(
+                f"{where}: key '{key}' has unknown field '{extra[0]}'; allowed: value, unit, basis, provenance, source"
+            )
+        if "value" not in rec:
+            raise KvtierError(f"{where}: key '{key}' has no 'value'")
+        raw = rec["value"]
+        if rec.get("unit") not in (None, ""):
+            raw = f"{raw} {rec['unit']}"
+        for field in ("basis", "provenance", "source"):
+            if field in rec and not isinstance(rec[field], str):
+                raise KvtierError(f"{where}: key '{key}' field '{field}' must be a string")
+        records[key] = make_assumption(
+            key,
+            raw,
+            basis=rec.get("basis", ""),
+            provenance=rec.get("provenance", "assumed"),
+            source=rec.get("source", defaults_source),
+            where=where,
+        )
+    return records
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise KvtierError(f"{path}: assumptions file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KvtierError(f"{path}: cannot read assumptions file ({exc.__class__.__name__})") from None
+    if not text.strip():
+        raise KvtierError(f"{path}: assumptions file is empty")
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        raise KvtierError(f"{path}: malformed YAML{at}") from None
+
+
+def seed() -> AssumptionSet:
+    """The shipped ``seed`` set: the source chapter's assumptions, stated and implied."""
+    ref = resources.files("kvtier.data").joinpath("seed.yaml")
+    with resources.as_file(ref) as path:
+        data = _read_yaml(Path(path))
+    return AssumptionSet("seed", _parse_records(data, "seed.yaml", "source chapter"))
+
+
+def load_assumptions(
+    path: str | Path | None = None,
+    sets: Mapping[str, Any] | None = None,
+) -> AssumptionSet:
+    """Load the seed set, layer a YAML file and ``--set`` overrides on it, validate.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A YAML file with an ``assumptions`` mapping; its keys replace the seed's.
+    sets : mapping, optional
+        ``KEY -> VALUE`` overrides (from ``--set``), provenance ``assumed``.
+
+    Returns
+    -------
+    AssumptionSet
+    """
+    result = seed()
+    if path is not None:
+        path = Path(path)
+        data = _read_yaml(path)
+        records = _parse_records(data, str(path), str(path))
+        name = data.get("name") if isinstance(data.get("name"), str) else path.stem
+        result = result.with_records(records, name=name)
+    if sets:
+        result = result.with_values(sets, source="--set")
+    return result
+
+
+def parse_set_options(options: list[str] | None) -> dict[str, str]:
+    """Split ``KEY=VALUE`` strings from the command line; reject malformed ones."""
+    out: dict[str, str] = {}
+    for option in options or []:
+        key, sep, value = option.partition("=")
+        if not sep or not key.strip():
+            raise KvtierError(f"--set {option!r}: expected KEY=VALUE, e.g. --set bandwidth.mid=100GB/s")
+        key = key.strip()
+        if key not in SCHEMA:
+            raise KvtierError(f"--set: unknown key '{key}'; known keys: {', '.join(sorted(SCHEMA))}")
+        out[key] = value.strip()
+    return out
+
+
+def replace_provenance(rec: Assumption, **changes: str) -> Assumption:
+    """Return ``rec`` with basis/provenance/source replaced (a thin dataclass helper)."""
+    return replace(rec, **changes)

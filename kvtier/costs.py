@@ -1,0 +1,103 @@
+"""Fetch and regeneration costs of one KV block: pure, vectorized formulas.
+
+Every function takes floats or numpy arrays in SI base units and broadcasts, so a
+sweep of a million points is one call.  Each formula lives here once; the notebooks,
+tables and CLI call these.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+FloatArray = NDArray[np.float64]
+
+
+def _f(x: ArrayLike) -> FloatArray:
+    return np.asarray(x, dtype=np.float64)
+
+
+def block_bytes(kv_bytes_per_token: ArrayLike, block_tokens: ArrayLike) -> FloatArray:
+    """Bytes of one KV block: ``kv_bytes_per_token x block_tokens`` (bytes)."""
+    return _f(kv_bytes_per_token) * _f(block_tokens)
+
+
+def fetch_time_s(n_bytes: ArrayLike, bandwidth_bytes_per_s: ArrayLike, latency_s: ArrayLike = 0.0) -> FloatArray:
+    """Time to move ``n_bytes`` over a link: ``latency + bytes / bandwidth`` (seconds).
+
+    Parameters
+    ----------
+    n_bytes : array_like
+        Bytes moved (B).
+    bandwidth_bytes_per_s : array_like
+        Sustained link bandwidth, one direction (B/s; decimal GB/s = 1e9 B/s).
+    latency_s : array_like, optional
+        Fixed per-transfer latency (s), 0 by default.
+    """
+    return _f(latency_s) + _f(n_bytes) / _f(bandwidth_bytes_per_s)
+
+
+def forward_flops(tokens: ArrayLike, params: ArrayLike, flops_per_param_token: ArrayLike = 2.0) -> FloatArray:
+    """Parameter FLOPs of a forward pass over ``tokens`` tokens: ``k x N x tokens`` (FLOP).
+
+    The attention-score term, which grows with context, is *not* included: see
+    :func:`attention_flops`.
+    """
+    return _f(flops_per_param_token) * _f(params) * _f(tokens)
+
+
+def attention_flops(tokens: ArrayLike, first_position: ArrayLike, flops_per_position: ArrayLike) -> FloatArray:
+    """Attention-score FLOPs for ``tokens`` consecutive tokens starting at ``first_position``.
+
+    Token ``i`` (0-based position) attends to ``i + 1`` positions (itself and all before
+    it), so the sum over positions ``p .. p+T-1`` is ``T x p + T (T + 1) / 2`` positions,
+    each costing ``flops_per_position`` (see
+    :meth:`kvtier.models.ModelSpec.attention_flops_per_position`).
+    """
+    t = _f(tokens)
+    p = _f(first_position)
+    return _f(flops_per_position) * (t * p + t * (t + 1.0) / 2.0)
+
+
+def compute_time_s(flops: ArrayLike, peak_flop_per_s: ArrayLike, mfu: ArrayLike) -> FloatArray:
+    """Time to execute ``flops`` at ``mfu`` of the peak: ``flops / (peak x mfu)`` (seconds)."""
+    return _f(flops) / (_f(peak_flop_per_s) * _f(mfu))
+
+
+def tail_regen_time_s(
+    block_tokens: ArrayLike,
+    params: ArrayLike,
+    peak_flop_per_s: ArrayLike,
+    mfu: ArrayLike,
+    flops_per_param_token: ArrayLike = 2.0,
+) -> FloatArray:
+    """Regeneration time of the most recent block, the source chapter's cheapest case (s).
+
+    ``k x N x T / (peak x MFU)`` with the attention term left out, as in the chapter.
+    """
+    return compute_time_s(forward_flops(block_tokens, params, flops_per_param_token), peak_flop_per_s, mfu)
+
+
+def ratio(regen_time_s: ArrayLike, fetch_time: ArrayLike) -> FloatArray:
+    """How many times longer regenerating takes than fetching (dimensionless)."""
+    return _f(regen_time_s) / _f(fetch_time)
+
+
+def implied_peak_interval(
+    flops: float, mfus: list[float], times_s: list[float], half_widths_s: list[float]
+) -> tuple[float, float]:
+    """The range of peak FLOP/s consistent with rounded regeneration times.
+
+    A time quoted as ``t`` with rounding half-width ``w`` means the true time lies in
+    ``[t - w, t + w)``; since ``time = flops / (peak x mfu)``, the peak lies in
+    ``(flops / (mfu (t + w)), flops / (mfu (t - w))]``.  The intersection over all
+    quoted times is returned as ``(low, high)`` in FLOP/s; ``low > high`` means no
+    single peak fits them all.
+    """
+    low, high = 0.0, math.inf
+    for mfu, t, w in zip(mfus, times_s, half_widths_s, strict=True):
+        low = max(low, flops / (mfu * (t + w)))
+        high = min(high, flops / (mfu * (t - w)))
+    return low, high

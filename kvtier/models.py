@@ -1,0 +1,315 @@
+"""Transformer models from a Hugging Face ``config.json``: KV bytes, parameters, FLOPs.
+
+A :class:`ModelSpec` is read from a ``config.json`` path or a shipped preset name
+(the published configs in ``kvtier/data/models``).  It covers decoder-only models
+with gated (SwiGLU) MLPs under multi-head (MHA), grouped-query (GQA/MQA) and
+multi-head latent (MLA) attention, dense or mixture-of-experts (MoE).
+
+Conventions
+-----------
+- KV bytes per token, MHA/GQA: ``2 (K and V) x layers x kv_heads x head_dim x bytes``.
+  ``num_key_value_heads`` absent means equal to ``num_attention_heads``; an explicit
+  ``head_dim`` wins over ``hidden_size / num_attention_heads``.
+- KV bytes per token, MLA: the compressed latent plus the decoupled rope key,
+  ``layers x (kv_lora_rank + qk_rope_head_dim) x bytes`` (no factor 2).
+- Parameters count every weight matrix, bias and norm of the main model (embedding and,
+  when untied, the LM head); DeepSeek's multi-token-prediction module is not counted.
+- FLOPs per token: ``flops_per_param_token x active parameters`` (2 by convention) plus,
+  as a separate component, the attention-score term ``2 x layers x heads x (d_qk + d_v)``
+  per cached position attended to.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from kvtier.errors import KvtierError
+
+PRESETS: tuple[str, ...] = (
+    "llama-3-8b",
+    "llama-3-70b",
+    "llama-3.1-405b",
+    "mistral-7b",
+    "mixtral-8x7b",
+    "qwen2.5-72b",
+    "deepseek-v3",
+)
+"""Shipped preset names; each is a published ``config.json`` under ``kvtier/data/models``."""
+
+DTYPE_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1}
+"""Bytes per element for the KV and weight dtypes kvtier accepts."""
+
+_REQUIRED = ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Architecture of one decoder-only transformer, as far as the arithmetic needs it.
+
+    Attributes are counts (dimensionless); see the module docstring for conventions.
+    """
+
+    name: str
+    source: str
+    model_type: str
+    n_layers: int
+    hidden_size: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    intermediate_size: int
+    vocab_size: int
+    tie_embeddings: bool
+    qkv_bias: bool = False
+    # MLA (DeepSeek-V2/V3); zero when absent
+    kv_lora_rank: int = 0
+    q_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    v_head_dim: int = 0
+    # MoE; zero experts means dense
+    n_routed_experts: int = 0
+    n_shared_experts: int = 0
+    experts_per_token: int = 0
+    moe_intermediate_size: int = 0
+    first_dense_layers: int = 0
+    moe_layer_freq: int = 1
+    router_bias: bool = False
+
+    # ---- classification -------------------------------------------------
+    @property
+    def attention(self) -> str:
+        """``MLA``, ``MHA``, ``MQA`` or ``GQA``."""
+        if self.kv_lora_rank:
+            return "MLA"
+        if self.n_kv_heads == self.n_heads:
+            return "MHA"
+        if self.n_kv_heads == 1:
+            return "MQA"
+        return "GQA"
+
+    @property
+    def is_moe(self) -> bool:
+        """Whether any layer routes tokens among experts."""
+        return self.n_routed_experts > 0
+
+    @property
+    def n_moe_layers(self) -> int:
+        """How many layers hold an MoE block instead of a dense MLP."""
+        if not self.is_moe:
+            return 0
+        return sum(
+            1 for i in range(self.n_layers) if i >= self.first_dense_layers and i % max(self.moe_layer_freq, 1) == 0
+        )
+
+    # ---- KV cache ---------------------------------------------------------
+    def kv_elements_per_token(self) -> int:
+        """Cached elements per token over all layers (K and V, or MLA latent + rope key)."""
+        if self.attention == "MLA":
+            return self.n_layers * (self.kv_lora_rank + self.qk_rope_head_dim)
+        return 2 * self.n_layers * self.n_kv_heads * self.head_dim
+
+    def kv_bytes_per_token(self, kv_dtype: str = "bf16") -> int:
+        """KV-cache bytes per token for ``kv_dtype`` (bf16, fp16, fp32, fp8)."""
+        return self.kv_elements_per_token() * dtype_bytes(kv_dtype, "kv_dtype")
+
+    # ---- parameters -------------------------------------------------------
+    def _attention_params(self) -> int:
+        h = self.hidden_size
+        if self.attention == "MLA":
+            qk = self.qk_nope_head_dim + self.qk_rope_head_dim
+            if self.q_lora_rank:
+                q = h * self.q_lora_rank + self.q_lora_rank + self.q_lora_rank * self.n_heads * qk
+            else:
+                q = h * self.n_heads * qk
+            kv_a = h * (self.kv_lora_rank + self.qk_rope_head_dim) + self.kv_lora_rank
+            kv_b = self.kv_lora_rank * self.n_heads * (self.qk_nope_head_dim + self.v_head_dim)
+            o = self.n_heads * self.v_head_dim * h
+            return q + kv_a + kv_b + o
+        q_dim = self.n_heads * self.head_dim
+        kv_dim = self.n_kv_heads * self.head_dim
+        weights = h * q_dim + 2 * h * kv_dim + q_dim * h
+        bias = (q_dim + 2 * kv_dim) if self.qkv_bias else 0
+        return weights + bias
+
+    def _mlp_params(self, width: int) -> int:
+        # gated MLP: gate, up (hidden -> width) and down (width -> hidden)
+        return 3 * self.hidden_size * width
+
+    def _moe_layer_params(self) -> tuple[int, int]:
+        """(total, active) parameters of one MoE block."""
+        width = self.moe_intermediate_size or self.intermediate_size
+        expert = self._mlp_params(width)
+        router = self.hidden_size * self.n_routed_experts + (self.n_routed_experts if self.router_bias else 0)
+        shared = self.n_shared_experts * expert
+        total = self.n_routed_experts * expert + shared + router
+        active = self.experts_per_token * expert + shared + router
+        return total, active
+
+    def param_counts(self) -> tuple[int, int]:
+        """(total, active) parameters of the main model, embeddings and LM head included."""
+        norms = 2 * self.hidden_size
+        attn = self._attention_params()
+        n_moe = self.n_moe_layers
+        n_dense = self.n_layers - n_moe
+        dense_layer = attn + self._mlp_params(self.intermediate_size) + norms
+        total = n_dense * dense_layer
+        active = total
+        if n_moe:
+            moe_total, moe_active = self._moe_layer_params()
+            total += n_moe * (attn + moe_total + norms)
+            active += n_moe * (attn + moe_active + norms)
+        embed = self.vocab_size * self.hidden_size * (1 if self.tie_embeddings else 2)
+        final_norm = self.hidden_size
+        return total + embed + final_norm, active + embed + final_norm
+
+    @property
+    def total_params(self) -> int:
+        """All parameters (every expert counted)."""
+        return self.param_counts()[0]
+
+    @property
+    def active_params(self) -> int:
+        """Parameters a single token passes through (routed experts: only the chosen ones)."""
+        return self.param_counts()[1]
+
+    # ---- FLOPs ------------------------------------------------------------
+    def attention_flops_per_position(self) -> int:
+        """Attention-score FLOPs per token per cached position it attends to.
+
+        ``2 x layers x heads x (d_qk + d_v)``: a multiply-add per element of Q·K^T and of
+        the probability-weighted sum over V. MLA uses its uncompressed head sizes.
+        """
+        if self.attention == "MLA":
+            d_qk = self.qk_nope_head_dim + self.qk_rope_head_dim
+            d_v = self.v_head_dim
+        else:
+            d_qk = d_v = self.head_dim
+        return 2 * self.n_layers * self.n_heads * (d_qk + d_v)
+
+
+def dtype_bytes(dtype: str, key: str = "dtype") -> int:
+    """Bytes per element of ``dtype``; KvtierError naming ``key`` if unknown."""
+    try:
+        return DTYPE_BYTES[dtype]
+    except KeyError:
+        raise KvtierError(f"{key} must be one of {', '.join(DTYPE_BYTES)}, got {dtype!r}") from None
+
+
+def _int(config: dict[str, Any], key: str, where: str, default: int | None = None) -> int:
+    value = config.get(key, default)
+    if value is None:
+        raise KvtierError(f"{where}: missing required field '{key}'")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 0:
+        raise KvtierError(f"{where}: field '{key}' must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def from_config(config: dict[str, Any], name: str, where: str) -> ModelSpec:
+    """Build a :class:`ModelSpec` from a parsed Hugging Face ``config.json``.
+
+    Parameters
+    ----------
+    config : dict
+        The parsed JSON.
+    name : str
+        Display name of the model.
+    where : str
+        File or preset name used in error messages.
+    """
+    if not isinstance(config, dict):
+        raise KvtierError(f"{where}: expected a JSON object")
+    if "text_config" in config and "hidden_size" not in config:
+        config = {**config["text_config"], **{k: v for k, v in config.items() if k != "text_config"}}
+    for key in _REQUIRED:
+        _int(config, key, where)
+    n_heads = _int(config, "num_attention_heads", where)
+    hidden = _int(config, "hidden_size", where)
+    if n_heads == 0 or hidden == 0:
+        raise KvtierError(f"{where}: 'num_attention_heads' and 'hidden_size' must be positive")
+    n_kv = _int(config, "num_key_value_heads", where, default=n_heads) or n_heads
+    head_dim = config.get("head_dim")
+    head_dim = _int(config, "head_dim", where) if head_dim is not None else hidden // n_heads
+    n_routed = _int(config, "n_routed_experts", where, default=0) or _int(config, "num_local_experts", where, default=0)
+    mla = config.get("kv_lora_rank") is not None
+    if "intermediate_size" not in config and not n_routed:
+        raise KvtierError(f"{where}: missing required field 'intermediate_size'")
+    model_type = str(config.get("model_type", "unknown"))
+    qkv_bias = bool(config.get("attention_bias", False)) or model_type == "qwen2"
+    return ModelSpec(
+        name=name,
+        source=where,
+        model_type=model_type,
+        n_layers=_int(config, "num_hidden_layers", where),
+        hidden_size=hidden,
+        n_heads=n_heads,
+        n_kv_heads=n_kv,
+        head_dim=head_dim,
+        intermediate_size=_int(config, "intermediate_size", where, default=0),
+        vocab_size=_int(config, "vocab_size", where),
+        tie_embeddings=bool(config.get("tie_word_embeddings", False)),
+        qkv_bias=qkv_bias,
+        kv_lora_rank=_int(config, "kv_lora_rank", where, default=0) if mla else 0,
+        q_lora_rank=_int(config, "q_lora_rank", where, default=0) if mla else 0,
+        qk_rope_head_dim=_int(config, "qk_rope_head_dim", where) if mla else 0,
+        qk_nope_head_dim=_int(config, "qk_nope_head_dim", where) if mla else 0,
+        v_head_dim=_int(config, "v_head_dim", where) if mla else 0,
+        n_routed_experts=n_routed,
+        n_shared_experts=_int(config, "n_shared_experts", where, default=0),
+        experts_per_token=_int(config, "num_experts_per_tok", where, default=0) if n_routed else 0,
+        moe_intermediate_size=_int(config, "moe_intermediate_size", where, default=0),
+        first_dense_layers=_int(config, "first_k_dense_replace", where, default=0),
+        moe_layer_freq=_int(config, "moe_layer_freq", where, default=1),
+        router_bias=config.get("topk_method") == "noaux_tc",
+    )
+
+
+def _load_json(path: Path, where: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise KvtierError(f"{where}: model config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise KvtierError(f"{where}: cannot read model config ({exc.__class__.__name__})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise KvtierError(f"{where}: malformed JSON at line {exc.lineno} column {exc.colno}") from None
+
+
+def load_model(spec: str) -> ModelSpec:
+    """Load a model from a preset name or a ``config.json`` path.
+
+    Parameters
+    ----------
+    spec : str
+        One of :data:`PRESETS`, or a path to a Hugging Face ``config.json`` (or to a
+        directory holding one).
+
+    Raises
+    ------
+    KvtierError
+        Unknown preset, missing file, malformed JSON, or a missing required field.
+    """
+    if spec in PRESETS:
+        ref = resources.files("kvtier.data").joinpath("models", f"{spec}.json")
+        with resources.as_file(ref) as path:
+            return from_config(_load_json(Path(path), spec), spec, f"preset {spec}")
+    path = Path(spec)
+    looks_like_path = path.suffix == ".json" or "/" in spec or path.exists()
+    if not looks_like_path:
+        raise KvtierError(f"model '{spec}': unknown preset; presets: {', '.join(PRESETS)}, or a config.json path")
+    if path.is_dir():
+        path = path / "config.json"
+    return from_config(_load_json(path, str(path)), path.parent.name or path.stem, str(path))
+
+
+def preset_source(name: str) -> str:
+    """The ``_source`` note of a shipped preset: where its published config comes from."""
+    ref = resources.files("kvtier.data").joinpath("models", f"{name}.json")
+    with resources.as_file(ref) as path:
+        return str(_load_json(Path(path), name).get("_source", "published config.json"))

@@ -1,0 +1,188 @@
+"""A scenario: an assumption set resolved against its model into the report's numbers.
+
+:class:`Scenario` is the one place where assumption keys meet formulas.  It reads
+values from an :class:`~kvtier.assumptions.AssumptionSet`, loads the model, and calls
+the pure functions of :mod:`kvtier.costs` and :mod:`kvtier.capacity`.  Everything the
+notebooks, tables and CLI print comes through here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from kvtier import capacity, costs
+from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS, Assumption, AssumptionSet, load_assumptions
+from kvtier.models import ModelSpec, dtype_bytes, load_model
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A computed number with the formula and inputs that produced it.
+
+    Attributes
+    ----------
+    value : float
+        In SI base units (bytes, s, FLOP, FLOP/s, tokens, or dimensionless).
+    formula : str
+        The formula in words, naming the function of kvtier that computes it.
+    inputs : tuple of str
+        Assumption keys it depends on.
+    """
+
+    value: float
+    formula: str
+    inputs: tuple[str, ...]
+
+
+class Scenario:
+    """The report's numbers for one assumption set.
+
+    Parameters
+    ----------
+    assumptions : AssumptionSet, optional
+        Defaults to the seed set.
+    """
+
+    def __init__(self, assumptions: AssumptionSet | None = None):
+        self.assumptions = assumptions if assumptions is not None else load_assumptions()
+
+    def a(self, key: str) -> Assumption:
+        """The assumption record for ``key``."""
+        return self.assumptions[key]
+
+    def v(self, key: str) -> float:
+        """The numeric value of ``key`` in SI base units."""
+        return float(self.assumptions.value(key))
+
+    # ---- model ------------------------------------------------------------
+    @cached_property
+    def model(self) -> ModelSpec:
+        """The model named by the ``model`` key (preset or config.json path)."""
+        return load_model(str(self.assumptions.value("model")))
+
+    @property
+    def kv_dtype(self) -> str:
+        """KV-cache element type."""
+        return str(self.assumptions.value("kv_dtype"))
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        """KV-cache bytes per token (B)."""
+        return float(self.model.kv_bytes_per_token(self.kv_dtype))
+
+    @property
+    def params(self) -> float:
+        """Parameter count used for FLOPs and weights: the ``param_count`` key, else the config's.
+
+        For an MoE model with ``param_count`` set, the override is the total and the
+        active count is scaled by the config's active/total ratio.
+        """
+        override = self.assumptions.value("param_count")
+        return float(override) if override is not None else float(self.model.total_params)
+
+    @property
+    def active_params(self) -> float:
+        """Parameters a token passes through (equals :attr:`params` for dense models)."""
+        total, active = self.model.param_counts()
+        return self.params * active / total
+
+    @property
+    def params_source(self) -> str:
+        """``assumption`` when ``param_count`` overrides the config, else ``config``."""
+        return "config" if self.assumptions.value("param_count") is None else "assumption"
+
+    @property
+    def flops_per_token(self) -> float:
+        """Parameter FLOPs per token, ``k x active parameters`` (FLOP)."""
+        return float(costs.forward_flops(1, self.active_params, self.v("flops_per_param_token")))
+
+    @property
+    def weight_bytes(self) -> float:
+        """Bytes of the weights (B)."""
+        return float(capacity.weight_bytes(self.params, dtype_bytes(str(self.assumptions.value("weight_dtype")))))
+
+    # ---- the block -------------------------------------------------------
+    @property
+    def block_tokens(self) -> int:
+        """Tokens in one KV block."""
+        return int(self.v("block_tokens"))
+
+    @property
+    def block_bytes(self) -> float:
+        """Bytes of one KV block (B)."""
+        return float(costs.block_bytes(self.kv_bytes_per_token, self.block_tokens))
+
+    # ---- fetch and regenerate ---------------------------------------------
+    def bandwidth(self, label: str) -> float:
+        """The bandwidth bracket ``label`` (optimistic, mid, pessimistic), B/s."""
+        return self.v(f"bandwidth.{label}")
+
+    def mfu(self, label: str) -> float:
+        """The MFU bracket ``label`` (optimistic, typical, conservative), fraction."""
+        return self.v(f"mfu.{label}")
+
+    def fetch_s(self, bandwidth_bytes_per_s: float | np.ndarray) -> np.ndarray:
+        """Fetch time of one block over ``bandwidth`` (s), with the fetch latency."""
+        return costs.fetch_time_s(self.block_bytes, bandwidth_bytes_per_s, self.v("fetch_latency"))
+
+    @property
+    def block_flops(self) -> float:
+        """Parameter FLOPs to regenerate one tail block (FLOP)."""
+        return float(costs.forward_flops(self.block_tokens, self.active_params, self.v("flops_per_param_token")))
+
+    def regen_s(self, mfu: float | np.ndarray) -> np.ndarray:
+        """Tail-block regeneration time at ``mfu`` of ``peak_flops`` (s)."""
+        return costs.compute_time_s(self.block_flops, self.v("peak_flops"), mfu)
+
+    def fetch_by_label(self) -> dict[str, float]:
+        """Fetch time (s) for each bandwidth bracket."""
+        return {label: float(self.fetch_s(self.bandwidth(label))) for label in BANDWIDTH_LABELS}
+
+    def regen_by_label(self) -> dict[str, float]:
+        """Tail regeneration time (s) for each MFU bracket."""
+        return {label: float(self.regen_s(self.mfu(label))) for label in MFU_LABELS}
+
+    def ratio_grid(self) -> dict[tuple[str, str], float]:
+        """Regenerate/fetch ratio for every (bandwidth label, MFU label) pair."""
+        fetch = self.fetch_by_label()
+        regen = self.regen_by_label()
+        return {(b, m): regen[m] / fetch[b] for b in BANDWIDTH_LABELS for m in MFU_LABELS}
+
+    @property
+    def illustrative(self) -> dict[str, float | str]:
+        """The illustrative point: its labels, bandwidth, MFU, fetch and regen times, ratio."""
+        b = str(self.assumptions.value("illustrative.bandwidth"))
+        m = str(self.assumptions.value("illustrative.mfu"))
+        fetch = float(self.fetch_s(self.bandwidth(b)))
+        regen = float(self.regen_s(self.mfu(m)))
+        return {
+            "bandwidth_label": b,
+            "mfu_label": m,
+            "bandwidth_bytes_per_s": self.bandwidth(b),
+            "mfu": self.mfu(m),
+            "fetch_s": fetch,
+            "regen_s": regen,
+            "ratio": regen / fetch,
+        }
+
+    # ---- capacity --------------------------------------------------------
+    def kv_bytes(self, context_tokens: float | np.ndarray) -> np.ndarray:
+        """KV bytes of one sequence of ``context_tokens`` (B)."""
+        return capacity.kv_bytes(context_tokens, self.kv_bytes_per_token)
+
+    def kv_share(self, context_tokens: float | np.ndarray) -> np.ndarray:
+        """KV bytes of one sequence as a fraction of the weights."""
+        return capacity.kv_share_of_weights(context_tokens, self.kv_bytes_per_token, self.weight_bytes)
+
+    @property
+    def crossover_tokens(self) -> float:
+        """Context (tokens) at which one sequence's KV equals the weights."""
+        return float(capacity.crossover_context_tokens(self.weight_bytes, self.kv_bytes_per_token))
+
+    # ---- provenance ------------------------------------------------------
+    def used(self, *keys: str) -> list[Assumption]:
+        """The assumption records behind a number, for labels and tables."""
+        return [self.assumptions[key] for key in keys]

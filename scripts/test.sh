@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Set up (if needed) and run every test: arithmetic, CLI, notebooks, book build, browser.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+.venv/bin/ruff check kvtier tests scripts
+.venv/bin/python -m pytest "$@"

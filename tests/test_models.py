@@ -1,0 +1,92 @@
+"""Models: KV bytes per token and parameter counts for MHA, GQA, head_dim, MLA and MoE."""
+
+import pytest
+
+from kvtier import KvtierError, load_model
+from kvtier.models import PRESETS, from_config
+
+BASE = dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=8, intermediate_size=128, vocab_size=100)
+
+
+def test_mha_when_kv_heads_absent():
+    m = from_config(dict(BASE), "mha", "test")
+    assert m.attention == "MHA"
+    # 2 x 2 layers x 8 heads x (64/8 = 8) head_dim x 2 B = 512 B
+    assert m.kv_bytes_per_token("bf16") == 512
+    # per layer: attention 4 x 64 x 64 = 16,384; MLP 3 x 64 x 128 = 24,576; norms 128 -> 41,088
+    # 2 layers = 82,176; embeddings 2 x 100 x 64 = 12,800; final norm 64 -> 95,040
+    assert m.total_params == 95_040
+
+
+def test_gqa_and_fp8():
+    m = from_config({**BASE, "num_key_value_heads": 2}, "gqa", "test")
+    assert m.attention == "GQA"
+    # 2 x 2 x 2 KV heads x 8 x 2 B = 128 B; fp8 halves it to 64 B
+    assert m.kv_bytes_per_token("bf16") == 128
+    assert m.kv_bytes_per_token("fp8") == 64
+    # attention per layer: q 64x64 + k,v 2 x 64x16 + o 64x64 = 10,240; + MLP 24,576 + norms 128 = 34,944
+    # 2 layers = 69,888 + 12,800 + 64 = 82,752
+    assert m.total_params == 82_752
+
+
+def test_explicit_head_dim_wins_over_hidden_over_heads():
+    m = from_config({**BASE, "num_key_value_heads": 2, "head_dim": 32}, "hd", "test")
+    # 2 x 2 layers x 2 KV heads x 32 (not 64/8 = 8) x 2 B = 512 B
+    assert m.kv_bytes_per_token("bf16") == 512
+
+
+def test_tied_embeddings_count_once():
+    m = from_config({**BASE, "tie_word_embeddings": True}, "tied", "test")
+    # 95,040 (untied MHA above) - 100 x 64 = 88,640
+    assert m.total_params == 88_640
+
+
+def test_mla_caches_latent_plus_rope_key():
+    cfg = {**BASE, "kv_lora_rank": 16, "qk_rope_head_dim": 4, "qk_nope_head_dim": 8, "v_head_dim": 8, "q_lora_rank": 0}
+    m = from_config(cfg, "mla", "test")
+    assert m.attention == "MLA"
+    # 2 layers x (16 + 4) x 2 B = 80 B (no factor 2 for K and V)
+    assert m.kv_bytes_per_token("bf16") == 80
+    # attention per layer: q 64 x 8 x 12 = 6,144; kv_a 64 x 20 + 16 = 1,296; kv_b 16 x 8 x 16 = 2,048;
+    # o 8 x 8 x 64 = 4,096 -> 13,584; + MLP 24,576 + norms 128 = 38,288; x2 = 76,576 + 12,800 + 64 = 89,440
+    assert m.total_params == 89_440
+
+
+def test_moe_total_and_active():
+    cfg = {**BASE, "num_local_experts": 4, "num_experts_per_tok": 2, "num_key_value_heads": 2}
+    m = from_config(cfg, "moe", "test")
+    # expert: 3 x 64 x 128 = 24,576; router 64 x 4 = 256; attention 10,240; norms 128
+    # total layer: 10,240 + 4 x 24,576 + 256 + 128 = 108,928; active: 10,240 + 2 x 24,576 + 256 + 128 = 59,776
+    # total = 2 x 108,928 + 12,864 = 230,720; active = 2 x 59,776 + 12,864 = 132,416
+    assert m.param_counts() == (230_720, 132_416)
+
+
+def test_presets_published_counts():
+    # published/widely quoted sizes: Llama-3 8B 8.03B, 405B 405.85B, Mistral 7B 7.24B,
+    # Mixtral 8x7B 46.7B total / 12.9B active, Qwen2.5 72B 72.7B, DeepSeek-V3 671B / 37B active
+    counts = {name: load_model(name).param_counts() for name in PRESETS}
+    assert counts["llama-3-8b"] == (8_030_261_248, 8_030_261_248)
+    assert counts["llama-3.1-405b"][0] == 405_853_388_800
+    assert counts["mistral-7b"][0] == 7_241_732_096
+    assert counts["mixtral-8x7b"] == (46_702_792_704, 12_879_925_248)
+    assert counts["qwen2.5-72b"][0] == 72_706_203_648
+    assert counts["deepseek-v3"][0] == pytest.approx(671e9, rel=1e-3)
+    assert counts["deepseek-v3"][1] == pytest.approx(37.55e9, rel=1e-3)
+
+
+def test_presets_kv_per_token():
+    kv = {name: load_model(name).kv_bytes_per_token("bf16") for name in PRESETS}
+    assert kv["llama-3-8b"] == 2 * 32 * 8 * 128 * 2  # 131,072 B = 128 KiB
+    assert kv["llama-3.1-405b"] == 2 * 126 * 8 * 128 * 2  # 516,096 B = 504 KiB
+    assert kv["qwen2.5-72b"] == 2 * 80 * 8 * 128 * 2  # 327,680 B, same as Llama-3 70B
+    assert kv["deepseek-v3"] == 61 * (512 + 64) * 2  # 70,272 B = 68.6 KiB (MLA)
+
+
+def test_missing_field_is_named(tmp_path):
+    with pytest.raises(KvtierError, match="missing required field 'hidden_size'"):
+        from_config({k: v for k, v in BASE.items() if k != "hidden_size"}, "x", "cfg.json")
+
+
+def test_unknown_preset_lists_presets():
+    with pytest.raises(KvtierError, match="unknown preset; presets: llama-3-8b"):
+        load_model("llama-9")

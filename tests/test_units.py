@@ -1,0 +1,70 @@
+"""Units: user strings into SI base units, and back out for humans."""
+
+import math
+
+import pytest
+
+from kvtier import KvtierError, parse_quantity
+from kvtier.units import format_bandwidth, format_bytes, format_time
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "expected"),
+    [
+        ("64GB/s", "bandwidth", 64e9),  # decimal: 64 x 1e9 B/s
+        ("59.6 GiB/s", "bandwidth", 59.6 * 2**30),  # binary: 59.6 x 1,073,741,824 = 63,995,002,470 B/s
+        ("400 Gb/s", "bandwidth", 50e9),  # bits: 400e9 / 8 = 50e9 B/s
+        ("500TFLOP/s", "flop_rate", 500e12),
+        ("989 TFLOPS", "flop_rate", 989e12),
+        ("0.25", "fraction", 0.25),
+        ("25%", "fraction", 0.25),  # 25 / 100
+        ("16", "tokens", 16),
+        ("128K", "tokens", 131072),  # 128 x 1024
+        ("32K tokens", "tokens", 32768),  # 32 x 1024
+        ("1M", "tokens", 1048576),  # 1024 x 1024
+        ("100_000", "tokens", 100000),
+        ("5 MiB", "bytes", 5 * 2**20),  # 5 x 1,048,576 = 5,242,880 B
+        ("140 GB", "bytes", 140e9),
+        ("82 us", "time", 82e-6),
+        ("82 µs", "time", 82e-6),
+        ("18 ms", "time", 0.018),
+        ("70e9", "count", 70e9),
+        ("70B", "count", 70e9),  # B = 1e9 for counts
+        (64e9, "bandwidth", 64e9),  # bare numbers are already in base units
+    ],
+)
+def test_parse_quantity(text, kind, expected):
+    assert parse_quantity(text, kind) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("64 furlongs", "bandwidth"),
+        ("fast", "bandwidth"),
+        ("64 GB", "bandwidth"),
+        ("25 percent", "fraction"),
+        ("5 parsecs", "bytes"),
+        ("12 hours", "time"),
+        (True, "fraction"),
+        ([1], "tokens"),
+    ],
+)
+def test_parse_rejects_with_clear_message(text, kind):
+    with pytest.raises(KvtierError, match=f"as {kind}"):
+        parse_quantity(text, kind)
+
+
+def test_nan_and_inf_parse_to_non_finite_for_the_validator():
+    assert math.isnan(parse_quantity("nan", "bandwidth"))
+    assert math.isinf(parse_quantity("inf GB/s", "bandwidth"))
+
+
+def test_formatting_states_decimal_or_binary():
+    assert format_bytes(5 * 2**20) == "5.00 MiB"
+    assert format_bytes(140e9, binary=False) == "140.00 GB"
+    assert format_bytes(140e9) == "130.39 GiB"  # 140e9 / 2**30 = 130.385...
+    assert format_bandwidth(64e9) == "64.0 GB/s"
+    assert format_time(81.92e-6) == "81.92 µs"
+    assert format_time(0.01792) == "17.92 ms"
+    assert format_time(0.0) == "0 s"
