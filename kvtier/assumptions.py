@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -83,6 +83,9 @@ SCHEMA: dict[str, KeySpec] = {
     "illustrative.mfu": KeySpec("choice", choices=MFU_LABELS),
     "context.short": KeySpec("tokens", low=1, low_open=False, integer=True),
     "context.long": KeySpec("tokens", low=1, low_open=False, integer=True),
+    "interior.position": KeySpec("tokens", low=0, low_open=False, integer=True),
+    "interior.context": KeySpec("tokens", low=1, low_open=False, integer=True),
+    "interior.anchor_every": KeySpec("tokens", low=0, low_open=False, integer=True),
     "reference.dgx_spark_hbm": KeySpec("bandwidth"),
 }
 """Every key an assumption set may hold. Unknown keys are rejected."""
@@ -390,7 +393,3 @@ def parse_set_options(options: list[str] | None) -> dict[str, str]:
         out[key] = value.strip()
     return out
 
-
-def replace_provenance(rec: Assumption, **changes: str) -> Assumption:
-    """Return ``rec`` with basis/provenance/source replaced (a thin dataclass helper)."""
-    return replace(rec, **changes)

@@ -101,3 +101,58 @@ def implied_peak_interval(
         low = max(low, flops / (mfu * (t + w)))
         high = min(high, flops / (mfu * (t - w)))
     return low, high
+
+
+def recompute_span(
+    position: ArrayLike, block_tokens: ArrayLike, upstream: str, anchor_every: ArrayLike = 0
+) -> tuple[FloatArray, FloatArray]:
+    """Which tokens must be recomputed to regenerate the block at ``position``.
+
+    Parameters
+    ----------
+    position : array_like
+        0-based position of the block's first token (tokens).
+    block_tokens : array_like
+        Tokens in the block.
+    upstream : {"resident", "evicted"}
+        ``resident``: the KV of every earlier position is still cached, so only the
+        block's own tokens are recomputed, attending over them.  ``evicted``: the
+        upstream KV is gone too, so the forward pass restarts at the nearest resident
+        anchor and walks the whole prefix up to and through the block.
+    anchor_every : array_like, optional
+        Spacing of resident anchors (tokens) for ``evicted``; 0 means the only anchor
+        is the start of the context.
+
+    Returns
+    -------
+    first_token, n_tokens : ndarray
+        Position of the first recomputed token and how many tokens are recomputed.
+    """
+    p = _f(position)
+    t = _f(block_tokens)
+    if upstream == "resident":
+        return p + 0.0 * t, t + 0.0 * p
+    if upstream == "evicted":
+        spacing = _f(anchor_every)
+        anchor = np.where(spacing > 0, np.floor(p / np.where(spacing > 0, spacing, 1.0)) * spacing, 0.0)
+        return anchor + 0.0 * t, p - anchor + t
+    raise ValueError(f"upstream must be 'resident' or 'evicted', got {upstream!r}")
+
+
+def regen_flops(
+    position: ArrayLike,
+    block_tokens: ArrayLike,
+    params: ArrayLike,
+    flops_per_position: ArrayLike,
+    upstream: str = "resident",
+    anchor_every: ArrayLike = 0,
+    flops_per_param_token: ArrayLike = 2.0,
+) -> FloatArray:
+    """FLOPs to regenerate the block at ``position``, attention term included (FLOP).
+
+    ``k x N x n + flops_per_position x (n x first + n (n + 1) / 2)`` for the ``n`` tokens
+    recomputed from ``first`` (see :func:`recompute_span`).  At position 0 both cases
+    reduce to the tail block at the start of a sequence.
+    """
+    first, n = recompute_span(position, block_tokens, upstream, anchor_every)
+    return forward_flops(n, params, flops_per_param_token) + attention_flops(n, first, flops_per_position)

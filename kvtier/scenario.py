@@ -168,6 +168,23 @@ class Scenario:
             "ratio": regen / fetch,
         }
 
+    # ---- interior blocks ------------------------------------------------------
+    def interior_flops(self, position: float | np.ndarray, upstream: str) -> np.ndarray:
+        """FLOPs to regenerate the block at ``position``, attention included (FLOP)."""
+        return costs.regen_flops(
+            position,
+            self.block_tokens,
+            self.active_params,
+            self.model.attention_flops_per_position(),
+            upstream,
+            self.v("interior.anchor_every"),
+            self.v("flops_per_param_token"),
+        )
+
+    def interior_regen_s(self, position: float | np.ndarray, upstream: str, mfu: float | np.ndarray) -> np.ndarray:
+        """Regeneration time of the block at ``position`` at ``mfu`` of the peak (s)."""
+        return costs.compute_time_s(self.interior_flops(position, upstream), self.v("peak_flops"), mfu)
+
     # ---- capacity --------------------------------------------------------
     def kv_bytes(self, context_tokens: float | np.ndarray) -> np.ndarray:
         """KV bytes of one sequence of ``context_tokens`` (B)."""

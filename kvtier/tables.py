@@ -1,0 +1,242 @@
+"""Tables of record: each table of the book as a DataFrame, and its CSV form.
+
+Each builder takes a :class:`~kvtier.scenario.Scenario` and returns a DataFrame whose
+column names carry units and which has a ``provenance`` (or ``basis``) column.  The same
+builder feeds the book (through the notebooks) and the CSV files under ``tables/``, so
+the two cannot disagree.  CSVs are deterministic: fixed row order, ``%.10g`` floats,
+``\\n`` line ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS
+from kvtier.models import dtype_bytes
+from kvtier.scenario import Scenario
+
+GIB = 2.0**30
+MIB = 2.0**20
+CLAIM_LOW, CLAIM_HIGH = 100.0, 1000.0
+"""The source chapter's claim: fetching is two to three orders of magnitude cheaper."""
+
+INTERIOR_POSITIONS = (0, 1_000, 10_000, 50_000, 100_000, 1_000_000)
+CAPACITY_CONTEXTS = (1_024, 4_096, 32_768, 131_072, 1_048_576)
+UPSTREAM_CASES = ("resident", "evicted")
+
+
+def block_unit(s: Scenario) -> pd.DataFrame:
+    """The block unit derived step by step: KV bytes per token, then the block."""
+    m = s.model
+    kv_bytes = dtype_bytes(s.kv_dtype, "kv_dtype")
+    cfg = f"published-spec ({m.source})" if s.a("model").provenance == "published-spec" else s.a("model").provenance
+    if m.attention == "MLA":
+        rows = [
+            ("layers", m.n_layers, "count", "config num_hidden_layers", cfg),
+            ("kv_lora_rank", m.kv_lora_rank, "elements", "compressed KV latent per layer", cfg),
+            ("qk_rope_head_dim", m.qk_rope_head_dim, "elements", "decoupled rope key per layer", cfg),
+        ]
+        formula = "layers x (kv_lora_rank + qk_rope_head_dim) x bytes"
+    else:
+        rows = [
+            ("layers", m.n_layers, "count", "config num_hidden_layers", cfg),
+            ("kv_heads", m.n_kv_heads, "count", f"config num_key_value_heads ({m.attention})", cfg),
+            ("head_dim", m.head_dim, "elements", "config head_dim, else hidden_size / heads", cfg),
+            ("K and V", 2, "count", "one key and one value vector per head", "derived"),
+        ]
+        formula = "2 x layers x kv_heads x head_dim x bytes"
+    rows += [
+        ("bytes_per_element", kv_bytes, "B", f"kv_dtype = {s.kv_dtype}", s.a("kv_dtype").provenance),
+        ("kv_per_token", s.kv_bytes_per_token, "B", formula, "derived"),
+        ("block_tokens", s.block_tokens, "tokens", s.a("block_tokens").basis, s.a("block_tokens").provenance),
+        ("block", s.block_bytes, "B", "kv_per_token x block_tokens", "derived"),
+    ]
+    return pd.DataFrame(rows, columns=["quantity", "value", "unit", "basis", "provenance"])
+
+
+def fetch(s: Scenario) -> pd.DataFrame:
+    """Fetch time of one block for each bandwidth bracket."""
+    rows = []
+    for label in BANDWIDTH_LABELS:
+        rec = s.a(f"bandwidth.{label}")
+        rows.append(
+            {
+                "bracket": label,
+                "bandwidth_GBps": rec.value / 1e9,
+                "block_MiB": s.block_bytes / MIB,
+                "latency_us": s.v("fetch_latency") * 1e6,
+                "fetch_us": float(s.fetch_s(rec.value)) * 1e6,
+                "basis": rec.basis,
+                "provenance": rec.provenance,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def regenerate(s: Scenario) -> pd.DataFrame:
+    """Tail-block regeneration time for each MFU bracket (parameter FLOPs only)."""
+    peak = s.a("peak_flops")
+    rows = []
+    for label in MFU_LABELS:
+        rec = s.a(f"mfu.{label}")
+        rows.append(
+            {
+                "bracket": label,
+                "mfu_pct": rec.value * 100,
+                "peak_TFLOPps": peak.value / 1e12,
+                "block_TFLOP": s.block_flops / 1e12,
+                "regen_ms": float(s.regen_s(rec.value)) * 1e3,
+                "mfu_provenance": rec.provenance,
+                "peak_provenance": peak.provenance,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def ratio(s: Scenario) -> pd.DataFrame:
+    """Regenerate/fetch ratio over the cross product of bandwidth and MFU brackets."""
+    fetch_s = s.fetch_by_label()
+    regen_s = s.regen_by_label()
+    point = s.illustrative
+    rows = []
+    for b in BANDWIDTH_LABELS:
+        for m in MFU_LABELS:
+            r = regen_s[m] / fetch_s[b]
+            rows.append(
+                {
+                    "bandwidth_bracket": b,
+                    "mfu_bracket": m,
+                    "bandwidth_GBps": s.bandwidth(b) / 1e9,
+                    "mfu_pct": s.mfu(m) * 100,
+                    "fetch_us": fetch_s[b] * 1e6,
+                    "regen_ms": regen_s[m] * 1e3,
+                    "ratio": r,
+                    "orders_of_magnitude": float(np.log10(r)),
+                    "within_claim": bool(CLAIM_LOW <= r <= CLAIM_HIGH),
+                    "illustrative": (b, m) == (point["bandwidth_label"], point["mfu_label"]),
+                    "provenance": "derived",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def interior(s: Scenario) -> pd.DataFrame:
+    """Regeneration of a block by position, both upstream cases, attention included."""
+    point = s.illustrative
+    positions = np.array(sorted({*INTERIOR_POSITIONS, int(s.v("interior.position"))}), dtype=np.float64)
+    rows = []
+    for upstream in UPSTREAM_CASES:
+        flops = s.interior_flops(positions, upstream)
+        regen = s.interior_regen_s(positions, upstream, point["mfu"])
+        for p, f, t in zip(positions, flops, regen, strict=True):
+            rows.append(
+                {
+                    "upstream": upstream,
+                    "position_tokens": int(p),
+                    "regen_TFLOP": f / 1e12,
+                    "regen_ms": t * 1e3,
+                    "ratio_to_fetch": t / point["fetch_s"],
+                    "provenance": "derived",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def capacity(s: Scenario) -> pd.DataFrame:
+    """KV footprint of one sequence against context length, and its share of the weights."""
+    refs = {int(s.v("context.short")): "context.short", int(s.v("context.long")): "context.long"}
+    contexts = sorted({*CAPACITY_CONTEXTS, *refs})
+    rows = [
+        {
+            "context_tokens": c,
+            "kv_GiB": float(s.kv_bytes(c)) / GIB,
+            "weights_GiB": s.weight_bytes / GIB,
+            "kv_share_of_weights_pct": float(s.kv_share(c)) * 100,
+            "reference": refs.get(c, ""),
+            "provenance": "derived",
+        }
+        for c in contexts
+    ]
+    rows.append(
+        {
+            "context_tokens": round(s.crossover_tokens),
+            "kv_GiB": s.weight_bytes / GIB,
+            "weights_GiB": s.weight_bytes / GIB,
+            "kv_share_of_weights_pct": 100.0,
+            "reference": "crossover",
+            "provenance": "derived",
+        }
+    )
+    return pd.DataFrame(rows).sort_values("context_tokens", kind="stable").reset_index(drop=True)
+
+
+def assumptions(s: Scenario) -> pd.DataFrame:
+    """Every assumption: value, unit, basis, provenance class and source."""
+    rows = [
+        {
+            "key": rec.key,
+            "value": rec.display,
+            "value_si": "" if not isinstance(rec.value, float) else rec.value,
+            "unit_si": rec.unit,
+            "provenance": rec.provenance,
+            "basis": rec.basis,
+            "source": rec.source,
+        }
+        for rec in s.assumptions.values()
+    ]
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of record: its name, the notebook that presents it, its builder."""
+
+    name: str
+    notebook: str
+    build: Callable[[Scenario], pd.DataFrame]
+
+
+TABLES: tuple[Table, ...] = (
+    Table("block_unit", "01_block_unit", block_unit),
+    Table("fetch", "02_fetch", fetch),
+    Table("regenerate", "03_regenerate", regenerate),
+    Table("ratio", "04_ratio", ratio),
+    Table("interior", "05_interior", interior),
+    Table("capacity", "06_capacity", capacity),
+    Table("assumptions", "00_assumptions", assumptions),
+)
+
+
+def to_csv_text(df: pd.DataFrame) -> str:
+    """The CSV text of a table of record: ``%.10g`` floats, ``\\n`` line ends."""
+    return df.to_csv(index=False, float_format="%.10g", lineterminator="\n")
+
+
+def write_tables(s: Scenario, directory: str | Path) -> list[Path]:
+    """Write every table of record as ``NAME.csv`` under ``directory``; return the paths."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for table in TABLES:
+        path = directory / f"{table.name}.csv"
+        path.write_text(to_csv_text(table.build(s)), encoding="utf-8", newline="\n")
+        paths.append(path)
+    return paths
+
+
+def formatted(df: pd.DataFrame, digits: dict[str, int] | None = None) -> pd.DataFrame:
+    """A display copy: floats rounded per column (default 2 decimals), thousands separators."""
+    digits = digits or {}
+    out = df.copy()
+    for col in out.columns:
+        if pd.api.types.is_float_dtype(out[col]):
+            d = digits.get(col, 2)
+            out[col] = [f"{x:,.{d}f}" for x in out[col]]
+        elif pd.api.types.is_integer_dtype(out[col]) and col.endswith("tokens"):
+            out[col] = [f"{x:,}" for x in out[col]]
+    return out
