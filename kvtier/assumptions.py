@@ -393,3 +393,30 @@ def parse_set_options(options: list[str] | None) -> dict[str, str]:
         out[key] = value.strip()
     return out
 
+
+class RestrictedAssumptionSet(AssumptionSet):
+    """An assumption set that refuses to read keys outside ``allowed``.
+
+    A notebook declares the assumptions it depends on as its papermill parameters;
+    the build re-executes it only when one of those changes.  Reading any other key
+    would hide a dependency from that bookkeeping, so it raises instead.
+    """
+
+    def __init__(self, base: AssumptionSet, allowed: set[str], owner: str):
+        super().__init__(base.name, {key: base[key] for key in SCHEMA})
+        self.allowed = frozenset(allowed)
+        self.owner = owner
+
+    def __getitem__(self, key: str) -> Assumption:
+        if key not in self.allowed:
+            raise KvtierError(
+                f"{self.owner} reads assumption '{key}' but does not declare it as a parameter"
+                f" (add `{key.replace('.', '_')} = ...` to its parameters cell)"
+            )
+        return super().__getitem__(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return (key for key in SCHEMA if key in self.allowed)
+
+    def __len__(self) -> int:
+        return len(self.allowed)

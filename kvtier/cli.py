@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from kvtier import diff
 from kvtier.assumptions import Assumption, load_assumptions, parse_set_options
 from kvtier.errors import KvtierError
 from kvtier.models import ModelSpec, dtype_bytes, load_model
@@ -190,6 +191,27 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------
+# kvtier build
+# ---------------------------------------------------------------------------
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from kvtier import pipeline
+
+    assumptions = load_assumptions(args.assumptions, parse_set_options(args.set))
+    if args.jobs is not None and args.jobs < 1:
+        raise KvtierError(f"--jobs must be at least 1, got {args.jobs}")
+    out = Path(args.out) if args.out else None
+    root = pipeline.project_root()
+    if out is not None and out.resolve() == (root / "_build").resolve():
+        raise KvtierError(f"--out {args.out}: that is the default book's directory; choose another")
+    pipeline.build(assumptions, out=out, jobs=args.jobs, log=lambda line: print(line, file=sys.stderr, flush=True))
+    return 0
+
+
+# ---------------------------------------------------------------------------
 # entry point
 # ---------------------------------------------------------------------------
 
@@ -218,6 +240,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--latency", help="fixed per-transfer latency, e.g. 2us")
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("build", help="execute the notebooks, write the tables of record, build the HTML book")
+    p.add_argument("--assumptions", metavar="FILE", help="YAML assumption set layered on the seed set")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one assumption (repeatable)")
+    p.add_argument(
+        "--out", metavar="DIR", help="write DIR/{html,tables,figures,notebooks} (default: _build and book/tables)"
+    )
+    p.add_argument("--jobs", type=int, metavar="N", help="notebooks executed in parallel (default: CPU cores)")
+    p.set_defaults(func=cmd_build)
+
+    diff.add_parser(sub)
     return parser
 
 

@@ -156,3 +156,32 @@ def regen_flops(
     """
     first, n = recompute_span(position, block_tokens, upstream, anchor_every)
     return forward_flops(n, params, flops_per_param_token) + attention_flops(n, first, flops_per_position)
+
+
+def bandwidth_for_ratio(
+    n_bytes: ArrayLike, regen_time: ArrayLike, target_ratio: ArrayLike = 1.0, latency_s: ArrayLike = 0.0
+) -> FloatArray:
+    """Link bandwidth at which regenerating takes ``target_ratio`` times as long as fetching (B/s).
+
+    Solves ``regen_time = target_ratio x (latency + n_bytes / bandwidth)`` for the
+    bandwidth: ``n_bytes / (regen_time / target_ratio - latency)``.  With
+    ``target_ratio = 1`` this is the break-even bandwidth below which regenerating
+    wins.  Where the latency alone already exceeds ``regen_time / target_ratio`` no
+    bandwidth reaches the target and the result is ``inf``.
+    """
+    budget = _f(regen_time) / _f(target_ratio) - _f(latency_s)
+    with np.errstate(divide="ignore"):
+        return np.where(budget > 0, _f(n_bytes) / np.where(budget > 0, budget, 1.0), np.inf)
+
+
+def attention_parity_position(
+    params: ArrayLike, flops_per_position: ArrayLike, block_tokens: ArrayLike, flops_per_param_token: ArrayLike = 2.0
+) -> FloatArray:
+    """Position at which a resident-upstream block's attention FLOPs equal its parameter FLOPs (tokens).
+
+    Solves ``fpp x (T x p + T (T + 1) / 2) = k x N x T`` for ``p``:
+    ``p = k N / fpp - (T + 1) / 2``.  Past it, regenerating even the block alone costs
+    more than twice the source chapter's tail-block figure.
+    """
+    t = _f(block_tokens)
+    return _f(flops_per_param_token) * _f(params) / _f(flops_per_position) - (t + 1.0) / 2.0

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
+import numpy as np
 from matplotlib.figure import Figure
 
-from kvtier.assumptions import Assumption
+from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS, Assumption
+from kvtier.scenario import Scenario
 
 HASH_SALT = "kvtier"
 SVG_METADATA = {"Date": None, "Creator": None}
@@ -88,3 +90,172 @@ def save(fig: Figure, path: str | Path) -> Path:
     metadata = SVG_METADATA if path.suffix == ".svg" else PNG_METADATA
     fig.savefig(path, metadata=metadata, bbox_inches="tight")
     return path
+
+
+# ---------------------------------------------------------------------------
+# the book's figures: each returns the figure and its caption
+# ---------------------------------------------------------------------------
+
+
+def _caption(text: str, records: Iterable[Assumption]) -> str:
+    return f"{text} {assumption_text(records)}."
+
+
+def _bracket_records(s: Scenario, prefix: str, labels: Iterable[str]) -> list[Assumption]:
+    return [s.a(f"{prefix}.{label}") for label in labels]
+
+
+def fetch_vs_bandwidth(s: Scenario) -> tuple[Figure, str]:
+    """Fetch time of one block against link bandwidth, the brackets marked."""
+    fig, ax = new_figure()
+    bw = np.logspace(0, 3, 200) * 1e9
+    ax.loglog(bw / 1e9, s.fetch_s(bw) * 1e6, color=PALETTE[0], label="fetch time = latency + block bytes / bandwidth")
+    for i, (label, fetch_s) in enumerate(s.fetch_by_label().items()):
+        b = s.bandwidth(label)
+        ax.plot(
+            b / 1e9,
+            fetch_s * 1e6,
+            "o",
+            color=PALETTE[1 + i],
+            label=f"{label}: {b / 1e9:g} GB/s, {fetch_s * 1e6:.1f} µs",
+        )
+    ax.set_xlabel("link bandwidth, one direction (GB/s, decimal)")
+    ax.set_ylabel("fetch time of one block (µs)")
+    ax.set_title(f"Fetching one {s.block_tokens}-token block of {s.model.name} ({s.block_bytes / 2**20:.2f} MiB)")
+    ax.legend(loc="upper right")
+    records = s.used(
+        "model", "kv_dtype", "block_tokens", "fetch_latency", *[f"bandwidth.{b}" for b in BANDWIDTH_LABELS]
+    )
+    add_footer(fig, records)
+    return fig, _caption(
+        "Fetch time of one KV block against link bandwidth; dots mark the three bracketing bandwidths.", records
+    )
+
+
+def ratio_heatmap(s: Scenario) -> tuple[Figure, str]:
+    """The regenerate/fetch ratio over every bandwidth x MFU bracket, the claimed band outlined."""
+    grid = s.ratio_grid()
+    data = np.array([[grid[(b, m)] for m in MFU_LABELS] for b in BANDWIDTH_LABELS])
+    fig, ax = new_figure(7.5, 4.8)
+    logs = np.log10(data)
+    im = ax.imshow(logs, cmap="viridis", vmin=min(1.5, logs.min()), vmax=max(3.5, logs.max()), aspect="auto")
+    ax.grid(False)
+    ax.set_xticks(range(len(MFU_LABELS)), [f"{m}\n{s.mfu(m) * 100:g} % MFU" for m in MFU_LABELS])
+    ax.set_yticks(range(len(BANDWIDTH_LABELS)), [f"{b}\n{s.bandwidth(b) / 1e9:g} GB/s" for b in BANDWIDTH_LABELS])
+    point = s.illustrative
+    for i, b in enumerate(BANDWIDTH_LABELS):
+        for j, m in enumerate(MFU_LABELS):
+            r = data[i, j]
+            inside = 100 <= r <= 1000
+            text = f"{r:.1f}x" + ("" if inside else "\noutside 100-1000x")
+            if (b, m) == (point["bandwidth_label"], point["mfu_label"]):
+                text += "\n(illustrative)"
+            ax.text(j, i, text, ha="center", va="center", color="white" if r < 300 else "black", fontsize=9)
+    cbar = fig.colorbar(im, ax=ax)
+    cbar.set_label("log10(regenerate time / fetch time)")
+    ax.set_title("How many times longer regenerating a tail block takes than fetching it")
+    records = s.used(
+        "model",
+        "kv_dtype",
+        "param_count",
+        "block_tokens",
+        "peak_flops",
+        "flops_per_param_token",
+        "fetch_latency",
+        *[f"bandwidth.{b}" for b in BANDWIDTH_LABELS],
+        *[f"mfu.{m}" for m in MFU_LABELS],
+    )
+    add_footer(fig, records)
+    return fig, _caption(
+        "Regenerate/fetch ratio for each pair of bracketing assumptions; cells outside the source chapter's "
+        "'two to three orders of magnitude' (100x to 1000x) are marked.",
+        records,
+    )
+
+
+def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
+    """Regeneration time of a block against its position, both upstream cases, the fetch time beside."""
+    point = s.illustrative
+    positions = np.logspace(0, 6, 400)
+    fig, ax = new_figure()
+    for i, upstream in enumerate(("resident", "evicted")):
+        t = s.interior_regen_s(positions, upstream, point["mfu"])
+        ax.loglog(positions, t * 1e3, color=PALETTE[i], label=f"regenerate, upstream KV {upstream}")
+    ax.axhline(point["regen_s"] * 1e3, color=PALETTE[6], ls=":", label="tail block, parameter FLOPs only (the chapter)")
+    ax.axhline(
+        point["fetch_s"] * 1e3,
+        color=PALETTE[3],
+        ls="--",
+        label=f"fetch at {point['bandwidth_bytes_per_s'] / 1e9:g} GB/s",
+    )
+    p = s.v("interior.position")
+    for i, upstream in enumerate(("resident", "evicted")):
+        t = float(s.interior_regen_s(p, upstream, point["mfu"]))
+        ax.plot(p, t * 1e3, "o", color=PALETTE[i])
+        ax.annotate(f"{t * 1e3:,.1f} ms", (p, t * 1e3), textcoords="offset points", xytext=(6, -12), fontsize=8)
+    ax.axvline(p, color="#999999", lw=0.8)
+    ax.set_xlabel("position of the block's first token in the sequence (tokens)")
+    ax.set_ylabel("time (ms)")
+    ax.set_title(f"Regenerating a {s.block_tokens}-token block at {point['mfu'] * 100:g} % MFU, by position")
+    ax.legend(loc="upper left", fontsize=8)
+    records = s.used(
+        "model",
+        "param_count",
+        "block_tokens",
+        "peak_flops",
+        "flops_per_param_token",
+        f"mfu.{point['mfu_label']}",
+        f"bandwidth.{point['bandwidth_label']}",
+        "interior.position",
+        "interior.anchor_every",
+    )
+    add_footer(fig, records)
+    return fig, _caption(
+        "Regeneration time of one block against its position, attention term included, with the upstream KV "
+        "resident (only the block is recomputed) or evicted (the prefix is recomputed from the nearest anchor); "
+        "the vertical line marks the example position.",
+        records,
+    )
+
+
+def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
+    """KV bytes of one sequence against context length, the weights and the crossover marked."""
+    contexts = np.logspace(np.log10(1024), np.log10(2**20), 200)
+    fig, ax = new_figure()
+    gib = 2.0**30
+    ax.loglog(contexts, s.kv_bytes(contexts) / gib, color=PALETTE[0], label="KV cache of one sequence")
+    ax.axhline(s.weight_bytes / gib, color=PALETTE[1], ls="--", label=f"weights ({s.weight_bytes / gib:.1f} GiB)")
+    x = s.crossover_tokens
+    ax.axvline(x, color="#777777", lw=0.8)
+    ax.annotate(
+        f"crossover\n{x:,.0f} tokens",
+        (x, s.weight_bytes / gib),
+        textcoords="offset points",
+        xytext=(-80, 12),
+        fontsize=8,
+    )
+    for key in ("context.short", "context.long"):
+        c = s.v(key)
+        ax.plot(c, float(s.kv_bytes(c)) / gib, "o", color=PALETTE[2])
+        ax.annotate(
+            f"{c:,.0f} tokens: {float(s.kv_bytes(c)) / gib:.1f} GiB ({float(s.kv_share(c)) * 100:.0f} %)",
+            (c, float(s.kv_bytes(c)) / gib),
+            textcoords="offset points",
+            xytext=(6, -12),
+            fontsize=8,
+        )
+    share = ax.secondary_yaxis(
+        "right", functions=(lambda y: y * gib / s.weight_bytes * 100, lambda p: p / 100 * s.weight_bytes / gib)
+    )
+    share.set_ylabel("share of the weights (%)")
+    ax.set_xlabel("context length of one sequence (tokens)")
+    ax.set_ylabel("KV cache (GiB)")
+    ax.set_title(f"KV cache of one {s.model.name} sequence against its weights")
+    ax.legend(loc="upper left")
+    records = s.used("model", "kv_dtype", "weight_dtype", "param_count", "context.short", "context.long")
+    add_footer(fig, records)
+    return fig, _caption(
+        "KV-cache size of a single sequence against context length (log axes), with the weight footprint and "
+        "the context at which the two are equal.",
+        records,
+    )

@@ -153,6 +153,7 @@ def capacity(s: Scenario) -> pd.DataFrame:
     contexts = sorted({*CAPACITY_CONTEXTS, *refs})
     rows = [
         {
+            "point": f"context={c}",
             "context_tokens": c,
             "kv_GiB": float(s.kv_bytes(c)) / GIB,
             "weights_GiB": s.weight_bytes / GIB,
@@ -164,6 +165,7 @@ def capacity(s: Scenario) -> pd.DataFrame:
     ]
     rows.append(
         {
+            "point": "crossover",
             "context_tokens": round(s.crossover_tokens),
             "kv_GiB": s.weight_bytes / GIB,
             "weights_GiB": s.weight_bytes / GIB,
@@ -194,21 +196,26 @@ def assumptions(s: Scenario) -> pd.DataFrame:
 
 @dataclass(frozen=True)
 class Table:
-    """A table of record: its name, the notebook that presents it, its builder."""
+    """A table of record: its name, the notebook that presents it, its builder.
+
+    ``key`` names the columns that identify a row, so that two runs can be compared
+    row by row (:mod:`kvtier.diff`); every other column is a value.
+    """
 
     name: str
     notebook: str
     build: Callable[[Scenario], pd.DataFrame]
+    key: tuple[str, ...]
 
 
 TABLES: tuple[Table, ...] = (
-    Table("block_unit", "01_block_unit", block_unit),
-    Table("fetch", "02_fetch", fetch),
-    Table("regenerate", "03_regenerate", regenerate),
-    Table("ratio", "04_ratio", ratio),
-    Table("interior", "05_interior", interior),
-    Table("capacity", "06_capacity", capacity),
-    Table("assumptions", "00_assumptions", assumptions),
+    Table("assumptions", "00_assumptions", assumptions, ("key",)),
+    Table("block_unit", "01_block_unit", block_unit, ("quantity",)),
+    Table("fetch", "02_fetch", fetch, ("bracket",)),
+    Table("regenerate", "03_regenerate", regenerate, ("bracket",)),
+    Table("ratio", "04_ratio", ratio, ("bandwidth_bracket", "mfu_bracket")),
+    Table("interior", "05_interior", interior, ("upstream", "position_tokens")),
+    Table("capacity", "06_capacity", capacity, ("point",)),
 )
 
 

@@ -1,0 +1,481 @@
+"""Hardware presets: accelerators and links, every value with its provenance.
+
+The presets live in ``kvtier/data/hardware.yaml``.  Each value there is a record
+(value with unit, provenance class, which figure it is, basis, source), read here
+into a :class:`SpecValue` in SI base units.  An :class:`Accelerator` holds a dense
+peak compute rate (FLOP/s) and a device-memory bandwidth (B/s); a :class:`Link`
+holds the per-direction bandwidth used in calculations (net of encoding where
+known, else the raw line rate; B/s) and a per-transfer latency (s).
+
+A missing figure is stored as ``None`` and never silently replaced: DGX Spark
+publishes no dense bf16 peak, so asking it for one without supplying your own
+raises :class:`~kvtier.errors.KvtierError`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from numpy.typing import ArrayLike, NDArray
+
+from kvtier import costs, roofline
+from kvtier.assumptions import PROVENANCE_CLASSES, Assumption, make_assumption
+from kvtier.errors import KvtierError
+from kvtier.units import parse_quantity
+
+RAW_OR_NET = ("raw", "net")
+"""How a link bandwidth was counted: raw signalling rate, or net of encoding/framing."""
+
+NEEDS_BASIS = ("assumed", "implied", "derived")
+"""Provenance classes whose records must say, in words, why the value is what it is."""
+
+_RECORD_FIELDS = ("value", "provenance", "figure", "basis", "source")
+_ACCELERATOR_FIELDS = ("title", "peak_flops", "mem_bandwidth")
+_LINK_FIELDS = ("title", "bandwidth", "raw_bandwidth", "latency")
+_DEFAULT_FILE = "hardware.yaml"
+
+
+@dataclass(frozen=True)
+class SpecValue:
+    """One hardware figure with its provenance.
+
+    Attributes
+    ----------
+    owner : str
+        Preset the value belongs to, e.g. ``"h100-sxm"``.
+    field : str
+        Which value: ``peak_flops``, ``mem_bandwidth``, ``bandwidth``, ``raw_bandwidth``
+        or ``latency``.
+    value : float or None
+        In the SI base unit of ``kind`` (FLOP/s, B/s or s); None when no figure is
+        published.
+    kind : str
+        Quantity kind of :mod:`kvtier.units` (``flop_rate``, ``bandwidth``, ``time``).
+    text : str
+        The value as written in the preset file, e.g. ``"3.35 TB/s"``; ``"null"`` if None.
+    provenance : str
+        One of :data:`kvtier.assumptions.PROVENANCE_CLASSES`.
+    figure : str
+        Which figure this is (dense or sparse, raw or net, per direction or aggregate).
+    basis : str
+        Why this value, in words (empty for plain published figures).
+    source : str
+        Datasheet, specification or document.
+    raw_or_net : str
+        For link bandwidths, ``"raw"`` or ``"net"``; empty otherwise.
+    """
+
+    owner: str
+    field: str
+    value: float | None
+    kind: str
+    text: str
+    provenance: str
+    figure: str
+    basis: str
+    source: str
+    raw_or_net: str = ""
+
+    @property
+    def key(self) -> str:
+        """``owner.field``, e.g. ``"h100-sxm.peak_flops"``."""
+        return f"{self.owner}.{self.field}"
+
+    @property
+    def display(self) -> str:
+        """The value as written in the preset, or ``"not published"`` when missing."""
+        return self.text if self.value is not None else "not published"
+
+    def label(self) -> str:
+        """Short label ``owner field = value [provenance]`` for figure footers and tables."""
+        detail = f"{self.raw_or_net}, {self.provenance}" if self.raw_or_net else self.provenance
+        return f"{self.owner} {self.field} = {self.display} [{detail}]"
+
+    def describe(self) -> str:
+        """Long one-line description: label, which figure, basis and source."""
+        parts = [self.label(), self.figure]
+        if self.basis:
+            parts.append(self.basis)
+        parts.append(f"source: {self.source}")
+        return "; ".join(parts)
+
+    def to_assumption(self, key: str) -> Assumption:
+        """This value as an :class:`~kvtier.assumptions.Assumption` for ``key`` of an assumption set.
+
+        For example ``link("cxl2-x16").bandwidth_record.to_assumption("bandwidth.mid")``.
+        Validated like any assumption (a missing value for a required key is an error).
+        """
+        basis = f"{self.owner} {self.field}: {self.figure}" + (f"; {self.basis}" if self.basis else "")
+        raw = None if self.value is None else self.text
+        return make_assumption(
+            key,
+            raw,
+            basis=basis,
+            provenance=self.provenance,
+            source=self.source,
+            where=f"hardware preset '{self.owner}'",
+        )
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """An accelerator preset: dense peak compute and device-memory bandwidth.
+
+    Attributes
+    ----------
+    name : str
+        Preset name, e.g. ``"h100-sxm"``.
+    title : str
+        Full name for readers.
+    peak_flop_per_s : float or None
+        Dense bf16 peak (FLOP/s); None when none is published (see :meth:`require_peak`).
+    mem_bandwidth_bytes_per_s : float
+        Device-memory (HBM or LPDDR) aggregate peak bandwidth (B/s, decimal).
+    peak_record, mem_bandwidth_record : SpecValue
+        The two values with their provenance.
+    """
+
+    name: str
+    title: str
+    peak_flop_per_s: float | None
+    mem_bandwidth_bytes_per_s: float
+    peak_record: SpecValue
+    mem_bandwidth_record: SpecValue
+
+    def records(self) -> tuple[SpecValue, ...]:
+        """Every value of the preset with its provenance, in a fixed order."""
+        return (self.peak_record, self.mem_bandwidth_record)
+
+    def labels(self) -> list[str]:
+        """Short provenance labels of :meth:`records`, for figure footers."""
+        return [record.label() for record in self.records()]
+
+    def require_peak(self, peak_flop_per_s: float | None = None) -> float:
+        """The peak to compute with (FLOP/s): ``peak_flop_per_s`` if given, else the preset's.
+
+        Raises
+        ------
+        KvtierError
+            If neither is available (DGX Spark publishes no dense bf16 peak), or the
+            supplied peak is not a positive finite number.
+        """
+        if peak_flop_per_s is not None:
+            peak = float(peak_flop_per_s)
+            if not math.isfinite(peak) or peak <= 0:
+                raise KvtierError(
+                    f"accelerator '{self.name}': peak_flop_per_s must be positive and finite, got {peak:g}"
+                )
+            return peak
+        if self.peak_flop_per_s is None:
+            raise KvtierError(
+                f"accelerator '{self.name}' has no peak compute rate ({self.peak_record.figure}); "
+                "a peak is required: pass peak_flop_per_s or set the key peak_flops"
+            )
+        return self.peak_flop_per_s
+
+    def peak_assumption(self) -> Assumption:
+        """The preset's peak as the ``peak_flops`` assumption; KvtierError if it has none."""
+        self.require_peak()
+        return self.peak_record.to_assumption("peak_flops")
+
+    def roofline_time_s(
+        self,
+        flops: ArrayLike,
+        bytes_read: ArrayLike,
+        mfu: ArrayLike,
+        mem_efficiency: ArrayLike = 1.0,
+        peak_flop_per_s: float | None = None,
+    ) -> NDArray[np.float64]:
+        """Roofline time of a pass on this accelerator (s); see :func:`kvtier.roofline.roofline_time_s`.
+
+        ``peak_flop_per_s`` overrides the preset's peak and is required where it has none.
+        """
+        peak = self.require_peak(peak_flop_per_s)
+        return roofline.roofline_time_s(flops, bytes_read, peak, mfu, self.mem_bandwidth_bytes_per_s, mem_efficiency)
+
+    def bound(
+        self,
+        flops: ArrayLike,
+        bytes_read: ArrayLike,
+        mfu: ArrayLike,
+        mem_efficiency: ArrayLike = 1.0,
+        peak_flop_per_s: float | None = None,
+    ) -> NDArray[np.str_]:
+        """``"compute"`` or ``"memory"``, elementwise; see :func:`kvtier.roofline.bound`."""
+        peak = self.require_peak(peak_flop_per_s)
+        return roofline.bound(flops, bytes_read, peak, mfu, self.mem_bandwidth_bytes_per_s, mem_efficiency)
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link a KV block can be fetched over, one direction.
+
+    Attributes
+    ----------
+    name : str
+        Preset name, e.g. ``"cxl2-x16"``.
+    title : str
+        Full name for readers.
+    bandwidth_bytes_per_s : float
+        The bandwidth used in calculations, one direction (B/s, decimal): net of line
+        encoding/framing where known, else the raw rate; :attr:`raw_or_net` says which.
+    raw_or_net : str
+        ``"raw"`` or ``"net"``.
+    raw_bandwidth_bytes_per_s : float or None
+        Raw signalling rate, one direction (B/s); None if not given.
+    latency_s : float
+        Fixed per-transfer latency (s); an assumed order of magnitude in the presets.
+    bandwidth_record, raw_bandwidth_record, latency_record : SpecValue or None
+        The values with their provenance (``raw_bandwidth_record`` None if not given).
+    """
+
+    name: str
+    title: str
+    bandwidth_bytes_per_s: float
+    raw_or_net: str
+    raw_bandwidth_bytes_per_s: float | None
+    latency_s: float
+    bandwidth_record: SpecValue
+    raw_bandwidth_record: SpecValue | None
+    latency_record: SpecValue
+
+    def records(self) -> tuple[SpecValue, ...]:
+        """Every value of the preset with its provenance, in a fixed order."""
+        extra = () if self.raw_bandwidth_record is None else (self.raw_bandwidth_record,)
+        return (self.bandwidth_record, *extra, self.latency_record)
+
+    def labels(self) -> list[str]:
+        """Short provenance labels of :meth:`records`, for figure footers."""
+        return [record.label() for record in self.records()]
+
+    def fetch_time_s(self, n_bytes: ArrayLike, with_latency: bool = True) -> NDArray[np.float64]:
+        """Time to fetch ``n_bytes`` over this link (s): ``latency + bytes / bandwidth``.
+
+        See :func:`kvtier.costs.fetch_time_s`; ``with_latency=False`` leaves the latency out.
+        """
+        latency = self.latency_s if with_latency else 0.0
+        return costs.fetch_time_s(n_bytes, self.bandwidth_bytes_per_s, latency)
+
+
+# ---------------------------------------------------------------------------
+# Reading the preset file
+# ---------------------------------------------------------------------------
+
+
+def _text(raw: Any) -> str:
+    return raw.strip() if isinstance(raw, str) else ""
+
+
+def _record(
+    where: str, what: str, owner: str, field: str, raw: Any, kind: str, *, nullable: bool = False, link: bool = False
+) -> SpecValue:
+    """Validate one value record of the preset file into a :class:`SpecValue`."""
+    at = f"{where}: {what} '{owner}' field '{field}'"
+    if not isinstance(raw, Mapping):
+        raise KvtierError(f"{at} must be a mapping with value, provenance, figure and source")
+    allowed = (*_RECORD_FIELDS, "raw_or_net") if link else _RECORD_FIELDS
+    extra = sorted(set(raw) - set(allowed))
+    if extra:
+        raise KvtierError(f"{at} has unknown entry '{extra[0]}'; allowed: {', '.join(allowed)}")
+    if "value" not in raw:
+        raise KvtierError(f"{at} has no 'value'")
+    provenance = _text(raw.get("provenance"))
+    if provenance not in PROVENANCE_CLASSES:
+        raise KvtierError(f"{at} has provenance {raw.get('provenance')!r}; allowed: {', '.join(PROVENANCE_CLASSES)}")
+    for entry in ("figure", "source"):
+        if not _text(raw.get(entry)):
+            raise KvtierError(f"{at} needs a non-empty '{entry}'")
+    basis = _text(raw.get("basis"))
+    if provenance in NEEDS_BASIS and not basis:
+        raise KvtierError(f"{at} is {provenance} and needs a 'basis' saying why")
+    raw_or_net = ""
+    if link:
+        raw_or_net = _text(raw.get("raw_or_net"))
+        if raw_or_net not in RAW_OR_NET:
+            raise KvtierError(f"{at} needs raw_or_net: one of {', '.join(RAW_OR_NET)}, got {raw.get('raw_or_net')!r}")
+    value: float | None
+    if raw["value"] is None:
+        if not nullable:
+            raise KvtierError(f"{at} is missing a value")
+        value, text = None, "null"
+    else:
+        text = str(raw["value"]).strip()
+        try:
+            value = parse_quantity(raw["value"], kind)
+        except KvtierError as exc:
+            raise KvtierError(f"{at}: {exc}") from None
+        low_ok = value >= 0 if kind == "time" else value > 0
+        if not math.isfinite(value) or not low_ok:
+            limit = "non-negative" if kind == "time" else "positive"
+            raise KvtierError(f"{at} = {text!r} must be {limit} and finite")
+    return SpecValue(
+        owner=owner,
+        field=field,
+        value=value,
+        kind=kind,
+        text=text,
+        provenance=provenance,
+        figure=_text(raw["figure"]),
+        basis=basis,
+        source=_text(raw["source"]),
+        raw_or_net=raw_or_net,
+    )
+
+
+def _entry(
+    where: str, what: str, name: Any, body: Any, fields: tuple[str, ...], required: tuple[str, ...]
+) -> Mapping[str, Any]:
+    if not isinstance(body, Mapping):
+        raise KvtierError(f"{where}: {what} '{name}' must be a mapping of {', '.join(fields)}")
+    extra = sorted(set(body) - set(fields))
+    if extra:
+        raise KvtierError(f"{where}: {what} '{name}' has unknown field '{extra[0]}'; allowed: {', '.join(fields)}")
+    for field in required:
+        if field not in body:
+            raise KvtierError(f"{where}: {what} '{name}' is missing field '{field}'")
+    if not _text(body["title"]):
+        raise KvtierError(f"{where}: {what} '{name}' field 'title' must be a non-empty string")
+    return body
+
+
+def _parse_accelerator(where: str, name: str, body: Any) -> Accelerator:
+    body = _entry(where, "accelerator", name, body, _ACCELERATOR_FIELDS, _ACCELERATOR_FIELDS)
+    peak = _record(where, "accelerator", name, "peak_flops", body["peak_flops"], "flop_rate", nullable=True)
+    mem = _record(where, "accelerator", name, "mem_bandwidth", body["mem_bandwidth"], "bandwidth")
+    return Accelerator(name, _text(body["title"]), peak.value, float(mem.value or 0.0), peak, mem)
+
+
+def _parse_link(where: str, name: str, body: Any) -> Link:
+    body = _entry(where, "link", name, body, _LINK_FIELDS, ("title", "bandwidth"))
+    bw = _record(where, "link", name, "bandwidth", body["bandwidth"], "bandwidth", link=True)
+    raw_rec = None
+    if body.get("raw_bandwidth") is not None:
+        raw_rec = replace(
+            _record(where, "link", name, "raw_bandwidth", body["raw_bandwidth"], "bandwidth"), raw_or_net="raw"
+        )
+    if "latency" in body:
+        latency = _record(where, "link", name, "latency", body["latency"], "time")
+    else:
+        latency = SpecValue(
+            name, "latency", 0.0, "time", "0 s", "assumed", "per-transfer latency", "none given in the preset", where
+        )
+    bandwidth = float(bw.value or 0.0)
+    raw_value = raw_rec.value if raw_rec is not None else (bandwidth if bw.raw_or_net == "raw" else None)
+    if raw_rec is not None and raw_value is not None and raw_value < bandwidth:
+        raise KvtierError(f"{where}: link '{name}' bandwidth {bw.text} exceeds its raw_bandwidth {raw_rec.text}")
+    latency_s = float(latency.value or 0.0)
+    return Link(name, _text(body["title"]), bandwidth, bw.raw_or_net, raw_value, latency_s, bw, raw_rec, latency)
+
+
+def _read_file(path: str | Path | None) -> tuple[str, Any]:
+    if path is None:
+        ref = resources.files("kvtier.data").joinpath(_DEFAULT_FILE)
+        where, text = _DEFAULT_FILE, ref.read_text(encoding="utf-8")
+    else:
+        where = str(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise KvtierError(f"{where}: hardware file not found") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise KvtierError(f"{where}: cannot read hardware file ({exc.__class__.__name__})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}" if mark is not None else ""
+        raise KvtierError(f"{where}: malformed YAML{line}") from None
+    if not isinstance(data, Mapping):
+        raise KvtierError(f"{where}: expected a mapping with 'accelerators' and/or 'links'")
+    extra = sorted(set(data) - {"accelerators", "links"})
+    if extra:
+        raise KvtierError(f"{where}: unknown top-level key '{extra[0]}'; allowed: accelerators, links")
+    return where, data
+
+
+def _section(where: str, data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    section = data.get(key)
+    if not isinstance(section, Mapping) or not section:
+        raise KvtierError(f"{where}: '{key}' must be a non-empty mapping of preset name to preset")
+    return section
+
+
+@lru_cache(maxsize=1)
+def _default_accelerators() -> tuple[tuple[str, Accelerator], ...]:
+    where, data = _read_file(None)
+    return tuple(
+        (str(n), _parse_accelerator(where, str(n), b)) for n, b in _section(where, data, "accelerators").items()
+    )
+
+
+@lru_cache(maxsize=1)
+def _default_links() -> tuple[tuple[str, Link], ...]:
+    where, data = _read_file(None)
+    return tuple((str(n), _parse_link(where, str(n), b)) for n, b in _section(where, data, "links").items())
+
+
+def load_accelerators(path: str | Path | None = None) -> dict[str, Accelerator]:
+    """Accelerator presets, name to :class:`Accelerator`, in file order.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A YAML file laid out like ``kvtier/data/hardware.yaml``; the shipped presets
+        by default.
+
+    Raises
+    ------
+    KvtierError
+        Missing or malformed file, or a record with a bad value, unit or provenance
+        (the message names the file, preset and field).
+    """
+    if path is None:
+        return dict(_default_accelerators())
+    where, data = _read_file(path)
+    return {str(n): _parse_accelerator(where, str(n), b) for n, b in _section(where, data, "accelerators").items()}
+
+
+def load_links(path: str | Path | None = None) -> dict[str, Link]:
+    """Link presets, name to :class:`Link`, in file order.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A YAML file laid out like ``kvtier/data/hardware.yaml``; the shipped presets
+        by default.
+
+    Raises
+    ------
+    KvtierError
+        As :func:`load_accelerators`.
+    """
+    if path is None:
+        return dict(_default_links())
+    where, data = _read_file(path)
+    return {str(n): _parse_link(where, str(n), b) for n, b in _section(where, data, "links").items()}
+
+
+def accelerator(name: str, path: str | Path | None = None) -> Accelerator:
+    """The accelerator preset ``name``; KvtierError naming the known ones if unknown."""
+    presets = load_accelerators(path)
+    try:
+        return presets[name]
+    except KeyError:
+        raise KvtierError(f"unknown accelerator '{name}'; known: {', '.join(presets)}") from None
+
+
+def link(name: str, path: str | Path | None = None) -> Link:
+    """The link preset ``name``; KvtierError naming the known ones if unknown."""
+    presets = load_links(path)
+    try:
+        return presets[name]
+    except KeyError:
+        raise KvtierError(f"unknown link '{name}'; known: {', '.join(presets)}") from None

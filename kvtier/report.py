@@ -1,0 +1,383 @@
+"""The bridge between the build and the notebooks: parameters in, numbers out.
+
+A notebook declares the assumptions it depends on in its cell tagged ``parameters``:
+one variable per assumption key (``.`` written as ``_``, e.g. ``bandwidth_mid``)
+holding the value as text, defaulting to the seed set, plus ``provenance``, a mapping
+``key -> {provenance, basis, source}`` for the keys whose records differ from the
+seed.  :func:`notebook_parameters` computes those parameters for the build;
+:func:`scenario_from_parameters` turns them back into a :class:`~kvtier.scenario.Scenario`
+inside the notebook, which refuses to read any undeclared key so that the build's
+re-execution bookkeeping cannot miss a dependency.
+
+The ``*_numbers`` functions compute every number a page's prose quotes (glued with
+myst-nb); the notebooks only present them.  Names carry units (``_us``, ``_ms``,
+``_gib``, ``_pct``, ``_tokens``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from kvtier import chapter, costs
+from kvtier.assumptions import (
+    MFU_LABELS,
+    SCHEMA,
+    AssumptionSet,
+    RestrictedAssumptionSet,
+    make_assumption,
+    seed,
+)
+from kvtier.errors import KvtierError
+from kvtier.models import dtype_bytes
+from kvtier.scenario import Scenario
+from kvtier.tables import ratio as ratio_table
+
+PROVENANCE_PARAM = "provenance"
+"""The parameter holding provenance records of keys that differ from the seed."""
+
+GIB = 2.0**30
+MIB = 2.0**20
+
+
+def param_name(key: str) -> str:
+    """The notebook parameter name of assumption ``key`` (``bandwidth.mid`` -> ``bandwidth_mid``)."""
+    return key.replace(".", "_")
+
+
+PARAM_KEYS: dict[str, str] = {param_name(key): key for key in SCHEMA}
+"""Notebook parameter name -> assumption key."""
+
+
+@cache
+def _seed() -> AssumptionSet:
+    return seed()
+
+
+def notebook_parameters(declared: Iterable[str], assumptions: AssumptionSet, owner: str) -> dict[str, Any]:
+    """The papermill parameters for a notebook that declares ``declared``.
+
+    Parameters
+    ----------
+    declared : iterable of str
+        Parameter names found in the notebook's ``parameters`` cell.
+    assumptions : AssumptionSet
+        The assumption set of this build.
+    owner : str
+        Notebook name, for error messages.
+
+    Returns
+    -------
+    dict
+        Each declared assumption's value text (None for a null optional key), and
+        ``provenance`` for the declared keys whose record differs from the seed.
+    """
+    base = _seed()
+    params: dict[str, Any] = {}
+    prov: dict[str, dict[str, str]] = {}
+    for name in sorted(declared):
+        if name == PROVENANCE_PARAM:
+            continue
+        key = PARAM_KEYS.get(name)
+        if key is None:
+            raise KvtierError(f"{owner}: parameter '{name}' is not an assumption key; known: {', '.join(PARAM_KEYS)}")
+        rec = assumptions[key]
+        params[name] = None if rec.value is None else rec.text
+        if rec != base[key]:
+            prov[key] = {"provenance": rec.provenance, "basis": rec.basis, "source": rec.source}
+    params[PROVENANCE_PARAM] = prov
+    return params
+
+
+def scenario_from_parameters(namespace: Mapping[str, Any], owner: str) -> Scenario:
+    """The scenario a notebook's parameters describe, limited to the keys it declares.
+
+    Parameters
+    ----------
+    namespace : mapping
+        The notebook's globals after the parameters (and papermill's injected) cell.
+    owner : str
+        Notebook name, for error messages.
+    """
+    base = _seed()
+    prov = namespace.get(PROVENANCE_PARAM) or {}
+    declared = {key for name, key in PARAM_KEYS.items() if name in namespace}
+    records = {}
+    for key in sorted(declared):
+        raw = namespace[param_name(key)]
+        old = base[key]
+        text = "null" if raw is None else str(raw)
+        if key in prov or text != old.text:
+            info = prov.get(key, {})
+            records[key] = make_assumption(
+                key,
+                raw,
+                basis=info.get("basis", f"notebook parameter (the seed has {old.display})"),
+                provenance=info.get("provenance", "assumed"),
+                source=info.get("source", f"{owner} parameter"),
+                where=f"{owner}: parameter '{param_name(key)}'",
+            )
+    full = base.with_records(records) if records else base
+    return Scenario(RestrictedAssumptionSet(full, declared, owner))
+
+
+# ---------------------------------------------------------------------------
+# numbers quoted in each page's prose
+# ---------------------------------------------------------------------------
+
+
+def block_unit_numbers(s: Scenario) -> dict[str, Any]:
+    """The block unit: the model's attention geometry, KV bytes per token, the block."""
+    m = s.model
+    elem = dtype_bytes(s.kv_dtype, "kv_dtype")
+    if m.attention == "MLA":
+        formula = f"{m.n_layers} layers x ({m.kv_lora_rank} latent + {m.qk_rope_head_dim} rope) elements x {elem} B"
+    else:
+        formula = f"2 (K and V) x {m.n_layers} layers x {m.n_kv_heads} KV heads x {m.head_dim} head_dim x {elem} B"
+    block_bytes = s.block_bytes
+    return {
+        "model_name": m.name,
+        "attention": m.attention,
+        "layers": m.n_layers,
+        "attention_heads": m.n_heads,
+        "kv_heads": m.n_kv_heads,
+        "head_dim": m.head_dim,
+        "query_heads_per_kv_head": m.n_heads / m.n_kv_heads,
+        "kv_dtype": s.kv_dtype,
+        "kv_element_bytes": elem,
+        "kv_formula": formula,
+        "kv_bytes_per_token": s.kv_bytes_per_token,
+        "kv_kib_per_token": s.kv_bytes_per_token / 1024,
+        "block_tokens": s.block_tokens,
+        "block_bytes": block_bytes,
+        "block_mib": block_bytes / MIB,
+        "block_mb": block_bytes / 1e6,
+        "mib_over_mb_pct": (MIB / 1e6 - 1) * 100,
+    }
+
+
+def fetch_numbers(s: Scenario) -> dict[str, Any]:
+    """Fetch time of one block for each bandwidth bracket, beside the chapter's figures."""
+    out: dict[str, Any] = {"block_mib": s.block_bytes / MIB, "latency_us": s.v("fetch_latency") * 1e6}
+    for label, fetch_s in s.fetch_by_label().items():
+        out[f"bandwidth_{label}_gbps"] = s.bandwidth(label) / 1e9
+        out[f"fetch_{label}_us"] = fetch_s * 1e6
+        out[f"chapter_fetch_{label}_us"] = chapter.FETCH_S[label].value * 1e6
+    return out
+
+
+@cache
+def implied_peak_tflops() -> tuple[float, float]:
+    """The peak FLOP/s range (TFLOP/s) that the chapter's printed regeneration times allow.
+
+    Solved with the chapter's own FLOP count (the seed set), whatever this build assumes.
+    """
+    s = Scenario(_seed())
+    quotes = chapter.IMPLIED_PEAK_QUOTES
+    low, high = costs.implied_peak_interval(
+        s.block_flops,
+        [s.mfu(label) for label, _ in quotes],
+        [q.value for _, q in quotes],
+        [q.half_width for _, q in quotes],
+    )
+    return low / 1e12, high / 1e12
+
+
+def regenerate_numbers(s: Scenario) -> dict[str, Any]:
+    """Tail-block regeneration for each MFU bracket, the implied peak, exact vs nominal parameters."""
+    exact_total, exact_active = s.model.param_counts()
+    low, high = implied_peak_tflops()
+    out: dict[str, Any] = {
+        "params_b": s.params / 1e9,
+        "params_source": s.params_source,
+        "exact_params": exact_total,
+        "exact_params_b": exact_total / 1e9,
+        "exact_over_nominal_pct": (exact_total / s.params - 1) * 100,
+        "flops_per_param_token": s.v("flops_per_param_token"),
+        "block_tokens": s.block_tokens,
+        "block_tflop": s.block_flops / 1e12,
+        "peak_tflops": s.v("peak_flops") / 1e12,
+        "implied_peak_low_tflops": low,
+        "implied_peak_high_tflops": high,
+    }
+    for label, regen_s in s.regen_by_label().items():
+        out[f"mfu_{label}_pct"] = s.mfu(label) * 100
+        out[f"regen_{label}_ms"] = regen_s * 1e3
+        out[f"chapter_regen_{label}_ms"] = chapter.REGEN_S[label].value * 1e3
+        exact = costs.tail_regen_time_s(
+            s.block_tokens, exact_active, s.v("peak_flops"), s.mfu(label), s.v("flops_per_param_token")
+        )
+        out[f"regen_exact_{label}_ms"] = float(exact) * 1e3
+    out["chapter_regen_unrounded_ms"] = chapter.REGEN_CONSERVATIVE_UNROUNDED_S.value * 1e3
+    return out
+
+
+def ratio_numbers(s: Scenario) -> dict[str, Any]:
+    """The ratio grid's extremes, the illustrative point, and the verdict on the chapter's claim."""
+    df = ratio_table(s)
+    point = s.illustrative
+    lo_claim, hi_claim = (10.0**k for k in chapter.CLAIM_ORDERS)
+    low_row = df.loc[df["ratio"].idxmin()]
+    high_row = df.loc[df["ratio"].idxmax()]
+    below = df[df["ratio"] < lo_claim]
+    above = df[df["ratio"] > hi_claim]
+    regen = s.regen_by_label()
+    latency = s.v("fetch_latency")
+    out: dict[str, Any] = {
+        "n_points": len(df),
+        "n_within_claim": int(df["within_claim"].sum()),
+        "n_below_claim": len(below),
+        "n_above_claim": len(above),
+        "claim_low": lo_claim,
+        "claim_high": hi_claim,
+        "ratio_min": float(low_row["ratio"]),
+        "ratio_min_point": f"{low_row['bandwidth_GBps']:g} GB/s with {low_row['mfu_pct']:g} % MFU",
+        "ratio_max": float(high_row["ratio"]),
+        "ratio_max_point": f"{high_row['bandwidth_GBps']:g} GB/s with {high_row['mfu_pct']:g} % MFU",
+        "orders_min": float(np.log10(low_row["ratio"])),
+        "orders_max": float(np.log10(high_row["ratio"])),
+        "illustrative_bandwidth_gbps": point["bandwidth_bytes_per_s"] / 1e9,
+        "illustrative_mfu_pct": point["mfu"] * 100,
+        "illustrative_fetch_us": point["fetch_s"] * 1e6,
+        "illustrative_regen_ms": point["regen_s"] * 1e3,
+        "ratio_illustrative": point["ratio"],
+        "chapter_ratio": chapter.ILLUSTRATIVE_RATIO.value,
+        "chapter_rounded_inputs_ratio": chapter.REGEN_CONSERVATIVE_UNROUNDED_S.value
+        / chapter.FETCH_S[str(point["bandwidth_label"])].value,
+        "optimistic_ends_ratio": regen["optimistic"] / s.fetch_by_label()["optimistic"],
+    }
+    for label in MFU_LABELS:
+        out[f"mfu_{label}_pct"] = s.mfu(label) * 100
+        need = costs.bandwidth_for_ratio(s.block_bytes, regen[label], lo_claim, latency)
+        out[f"claim_min_bandwidth_{label}_gbps"] = float(need) / 1e9
+    if len(below) == 0 and len(above) == 0:
+        verdict = f"holds at all {len(df)} combinations of the bracketed assumptions"
+    else:
+        parts = []
+        if len(below):
+            pts = "; ".join(
+                f"{r.bandwidth_GBps:g} GB/s at {r.mfu_pct:g} % MFU ({r.ratio:.1f}x)" for r in below.itertuples()
+            )
+            parts.append(f"falls below {lo_claim:g}x at {len(below)} ({pts})")
+        if len(above):
+            pts = "; ".join(
+                f"{r.bandwidth_GBps:g} GB/s at {r.mfu_pct:g} % MFU ({r.ratio:.1f}x)" for r in above.itertuples()
+            )
+            parts.append(f"exceeds {hi_claim:g}x at {len(above)} ({pts})")
+        verdict = f"holds at {int(df['within_claim'].sum())} of {len(df)} combinations; it " + " and ".join(parts)
+    out["verdict"] = verdict
+    return out
+
+
+def interior_numbers(s: Scenario) -> dict[str, Any]:
+    """The chapter's interior example (a block mid-sequence), both upstream cases."""
+    point = s.illustrative
+    p = s.v("interior.position")
+    tail_ms = point["regen_s"] * 1e3
+    resident_s = float(s.interior_regen_s(p, "resident", point["mfu"]))
+    evicted_s = float(s.interior_regen_s(p, "evicted", point["mfu"]))
+    anchor = s.v("interior.anchor_every")
+    _, n_evicted = costs.recompute_span(p, s.block_tokens, "evicted", anchor)
+    parity = costs.attention_parity_position(
+        s.active_params, s.model.attention_flops_per_position(), s.block_tokens, s.v("flops_per_param_token")
+    )
+    return {
+        "position_tokens": int(p),
+        "context_tokens": int(s.v("interior.context")),
+        "position_share_pct": p / s.v("interior.context") * 100,
+        "anchor_every_tokens": int(anchor),
+        "block_tokens": s.block_tokens,
+        "mfu_pct": point["mfu"] * 100,
+        "fetch_us": point["fetch_s"] * 1e6,
+        "tail_regen_ms": tail_ms,
+        "resident_regen_ms": resident_s * 1e3,
+        "evicted_regen_ms": evicted_s * 1e3,
+        "evicted_regen_s": evicted_s,
+        "resident_over_tail": resident_s * 1e3 / tail_ms,
+        "evicted_over_tail": evicted_s * 1e3 / tail_ms,
+        "resident_ratio": resident_s / point["fetch_s"],
+        "evicted_ratio": evicted_s / point["fetch_s"],
+        "evicted_tokens_recomputed": int(n_evicted),
+        "attention_flops_per_position": s.model.attention_flops_per_position(),
+        "attention_parity_tokens": float(parity),
+    }
+
+
+def capacity_numbers(s: Scenario) -> dict[str, Any]:
+    """KV footprint at the reference contexts, the weights, and the crossover."""
+    short, long = s.v("context.short"), s.v("context.long")
+    exact_total, _ = s.model.param_counts()
+    weight_elem = dtype_bytes(str(s.assumptions.value("weight_dtype")), "weight_dtype")
+    exact_crossover = exact_total * weight_elem / s.kv_bytes_per_token
+    return {
+        "kv_kib_per_token": s.kv_bytes_per_token / 1024,
+        "params_b": s.params / 1e9,
+        "weights_gb": s.weight_bytes / 1e9,
+        "weights_gib": s.weight_bytes / GIB,
+        "context_short_tokens": int(short),
+        "context_long_tokens": int(long),
+        "kv_short_gib": float(s.kv_bytes(short)) / GIB,
+        "kv_long_gib": float(s.kv_bytes(long)) / GIB,
+        "share_short_pct": float(s.kv_share(short)) * 100,
+        "share_long_pct": float(s.kv_share(long)) * 100,
+        "crossover_tokens": s.crossover_tokens,
+        "crossover_exact_tokens": exact_crossover,
+        "crossover_shift_tokens": exact_crossover - s.crossover_tokens,
+        "chapter_crossover_tokens": chapter.CROSSOVER_TOKENS.value,
+        "chapter_share_short_pct": chapter.SHARE_SHORT.value * 100,
+        "chapter_share_long_pct": chapter.SHARE_LONG.value * 100,
+    }
+
+
+def assumption_numbers(s: Scenario) -> dict[str, Any]:
+    """How many assumptions of each provenance class the set holds."""
+    records = list(s.assumptions.values())
+    out: dict[str, Any] = {
+        "n_assumptions": len(records),
+        "set_name": s.assumptions.name,
+        "dgx_spark_gbps": s.v("reference.dgx_spark_hbm") / 1e9,
+    }
+    for cls in ("measured", "published-spec", "assumed", "implied", "derived"):
+        out[f"n_{cls.replace('-', '_')}"] = sum(rec.provenance == cls for rec in records)
+    return out
+
+
+def plain(value: Any) -> Any:
+    """A glue-safe value: numpy scalars become Python ``float``/``int`` (myst-nb formats those)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    return value
+
+
+def glue_numbers(numbers: Mapping[str, Any]) -> None:
+    """Glue every number (plain Python values) for the page's prose, without displaying them."""
+    from myst_nb import glue
+
+    for name, value in numbers.items():
+        glue(name, plain(value), display=False)
+
+
+def glue_figure(name: str, fig: Any, caption: str) -> None:
+    """Glue a figure and its caption (``NAME_caption``) and close it."""
+    import matplotlib.pyplot as plt
+    from myst_nb import glue
+
+    glue(name, fig, display=False)
+    glue(f"{name}_caption", caption, display=False)
+    plt.close(fig)
+
+
+def show_table(df: Any, digits: Mapping[str, int] | None = None) -> Any:
+    """An HTML display of a table of record (rounded copy, no index, deterministic markup)."""
+    from IPython.display import HTML
+
+    from kvtier.tables import formatted
+
+    return HTML(formatted(df, dict(digits or {})).to_html(index=False, border=0, classes="kvtier-table"))

@@ -1,0 +1,242 @@
+"""Roofline regeneration time and the link bandwidth at which fetching breaks even.
+
+The source chapter times regeneration by compute alone, ``FLOPs / (peak x MFU)``.  A
+forward pass over a 16-token block must also stream the weights (and the cached KV
+it attends to) from device memory, and for a lone block that read, not the
+arithmetic, sets the time.  The functions here put the two sides together as a
+roofline: the pass takes as long as the slower of its compute and its memory
+traffic.
+
+All functions are pure and vectorized: they take floats or numpy arrays in SI base
+units (bytes, s, FLOP, FLOP/s, B/s; bandwidths decimal, 1 GB/s = 1e9 B/s) and
+broadcast, so a sweep over any grid of inputs is one call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from kvtier.errors import KvtierError
+
+FloatArray = NDArray[np.float64]
+
+BOUNDS = ("compute", "memory")
+"""The labels :func:`bound` returns."""
+
+
+def _f(x: ArrayLike) -> FloatArray:
+    return np.asarray(x, dtype=np.float64)
+
+
+def _require_positive(value: FloatArray, name: str) -> None:
+    if np.any(np.isnan(value)):
+        raise KvtierError(f"{name} is required: got a missing value (None or NaN)")
+    if np.any(value <= 0):
+        raise KvtierError(f"{name} must be positive, got {float(np.min(value)):g}")
+
+
+def _require_fraction(value: FloatArray, name: str) -> None:
+    if np.any(np.isnan(value)) or np.any(value <= 0) or np.any(value > 1):
+        bad = value[np.isnan(value) | (value <= 0) | (value > 1)].flat[0]
+        raise KvtierError(f"{name} must be in (0, 1], got {float(bad):g}")
+
+
+def regen_bytes_read(
+    weight_bytes: ArrayLike,
+    block_tokens: ArrayLike,
+    batch_tokens: ArrayLike,
+    kv_bytes_per_token: ArrayLike,
+    context_positions: ArrayLike,
+) -> FloatArray:
+    """Bytes a block's regeneration reads from device memory, attributed to the block (B).
+
+    ``weight_bytes x block_tokens / batch_tokens + kv_bytes_per_token x context_positions``
+
+    The model:
+
+    - **Weights.** One forward pass reads every weight once from device memory, however
+      many tokens it processes (the weights do not fit on chip, and a pass streams them
+      layer by layer).  The ``batch_tokens`` tokens processed in the same pass share that
+      read; the block's share is proportional to its tokens,
+      ``weight_bytes x block_tokens / batch_tokens``.  A block regenerated on its own
+      (a *lone* block) has ``batch_tokens == block_tokens`` and pays for all the weights.
+      For an MoE model pass the bytes of the weights a pass actually touches.
+    - **Cached KV.** Attention reads the K and V of every cached position the block's
+      tokens attend to, once per pass: a fused attention kernel streams each K/V row once
+      for all the block's query tokens, and other sequences in the batch have their own
+      KV, so nothing is shared.  ``context_positions`` is the number of such positions
+      read from device memory: for a block starting at position ``p`` with its prefix
+      resident, ``p`` (the block's own K/V are produced in the pass and consumed from
+      on-chip memory); pass ``p + block_tokens`` to count those too.
+    - **Not counted.** Activations (kilobytes to megabytes per token, mostly on chip),
+      and writes, including the regenerated block's own KV (``kv_bytes_per_token x
+      block_tokens``); add them if your memory system is write-limited.
+
+    Parameters
+    ----------
+    weight_bytes : array_like
+        Bytes of the weights one pass reads (B).
+    block_tokens : array_like
+        Tokens in the block being regenerated (tokens, > 0).
+    batch_tokens : array_like
+        Tokens processed by the same forward pass, the block's included (tokens,
+        ``>= block_tokens``).
+    kv_bytes_per_token : array_like
+        KV-cache bytes per token over all layers (B).
+    context_positions : array_like
+        Cached positions whose KV the block's attention reads (tokens, >= 0).
+
+    Returns
+    -------
+    ndarray
+        Bytes read from device memory on the block's account (B).
+
+    Raises
+    ------
+    KvtierError
+        If ``block_tokens`` is not positive or ``batch_tokens < block_tokens``.
+    """
+    block = _f(block_tokens)
+    batch = _f(batch_tokens)
+    _require_positive(block, "block_tokens")
+    if np.any(batch < block):
+        raise KvtierError("batch_tokens must be >= block_tokens (a lone block has batch_tokens == block_tokens)")
+    return _f(weight_bytes) * block / batch + _f(kv_bytes_per_token) * _f(context_positions)
+
+
+def compute_time_s(flops: ArrayLike, peak_flop_per_s: ArrayLike, mfu: ArrayLike) -> FloatArray:
+    """Compute side of the roofline: ``flops / (peak x mfu)`` (s).
+
+    Parameters
+    ----------
+    flops : array_like
+        Work of the pass (FLOP).
+    peak_flop_per_s : array_like
+        Dense peak of the accelerator at the pass's precision (FLOP/s).  A missing peak
+        (None or NaN, e.g. DGX Spark, which publishes no bf16 peak) is an error.
+    mfu : array_like
+        Model FLOPs utilization, the achieved fraction of the peak, in (0, 1].
+    """
+    peak = _f(peak_flop_per_s)
+    mfu = _f(mfu)
+    _require_positive(peak, "peak_flop_per_s (a peak compute rate)")
+    _require_fraction(mfu, "mfu")
+    return _f(flops) / (peak * mfu)
+
+
+def memory_time_s(
+    bytes_read: ArrayLike, mem_bandwidth_bytes_per_s: ArrayLike, mem_efficiency: ArrayLike = 1.0
+) -> FloatArray:
+    """Memory side of the roofline: ``bytes_read / (bandwidth x efficiency)`` (s).
+
+    Parameters
+    ----------
+    bytes_read : array_like
+        Bytes read from device memory (B), e.g. from :func:`regen_bytes_read`.
+    mem_bandwidth_bytes_per_s : array_like
+        Peak device-memory bandwidth (B/s).
+    mem_efficiency : array_like, optional
+        Achieved fraction of that peak, in (0, 1]; 1 by default.
+    """
+    bw = _f(mem_bandwidth_bytes_per_s)
+    eff = _f(mem_efficiency)
+    _require_positive(bw, "mem_bandwidth_bytes_per_s")
+    _require_fraction(eff, "mem_efficiency")
+    return _f(bytes_read) / (bw * eff)
+
+
+def roofline_time_s(
+    flops: ArrayLike,
+    bytes_read: ArrayLike,
+    peak_flop_per_s: ArrayLike,
+    mfu: ArrayLike,
+    mem_bandwidth_bytes_per_s: ArrayLike,
+    mem_efficiency: ArrayLike = 1.0,
+) -> FloatArray:
+    """Time of a forward pass under the roofline model (s).
+
+    ``max(flops / (peak x mfu), bytes_read / (bandwidth x mem_efficiency))``: compute
+    and memory traffic overlap perfectly, so the slower side sets the time.  When the
+    compute side binds this equals the MFU model of the source chapter,
+    :func:`kvtier.costs.compute_time_s`.
+
+    Parameters
+    ----------
+    flops : array_like
+        Work of the pass (FLOP).
+    bytes_read : array_like
+        Bytes read from device memory (B).
+    peak_flop_per_s : array_like
+        Dense peak compute rate (FLOP/s); missing (None/NaN) is an error.
+    mfu : array_like
+        Achieved fraction of the peak, in (0, 1].
+    mem_bandwidth_bytes_per_s : array_like
+        Peak device-memory bandwidth (B/s).
+    mem_efficiency : array_like, optional
+        Achieved fraction of the memory bandwidth, in (0, 1]; 1 by default.
+
+    Returns
+    -------
+    ndarray
+        Time (s), broadcast over all inputs.
+    """
+    return np.maximum(
+        compute_time_s(flops, peak_flop_per_s, mfu),
+        memory_time_s(bytes_read, mem_bandwidth_bytes_per_s, mem_efficiency),
+    )
+
+
+def bound(
+    flops: ArrayLike,
+    bytes_read: ArrayLike,
+    peak_flop_per_s: ArrayLike,
+    mfu: ArrayLike,
+    mem_bandwidth_bytes_per_s: ArrayLike,
+    mem_efficiency: ArrayLike = 1.0,
+) -> NDArray[np.str_]:
+    """Which side of the roofline binds, elementwise: ``"compute"`` or ``"memory"``.
+
+    Same parameters as :func:`roofline_time_s`.  ``"memory"`` where the memory time
+    exceeds the compute time, ``"compute"`` otherwise (a tie counts as compute-bound).
+
+    Returns
+    -------
+    ndarray of str
+        ``"compute"`` or ``"memory"``, broadcast over all inputs.
+    """
+    compute = compute_time_s(flops, peak_flop_per_s, mfu)
+    memory = memory_time_s(bytes_read, mem_bandwidth_bytes_per_s, mem_efficiency)
+    return np.where(memory > compute, BOUNDS[1], BOUNDS[0])
+
+
+def break_even_bandwidth(block_bytes: ArrayLike, regen_time_s: ArrayLike, latency_s: ArrayLike = 0.0) -> FloatArray:
+    """Link bandwidth at which fetching a block takes as long as regenerating it (B/s).
+
+    Fetch time is ``latency + block_bytes / bandwidth`` (:func:`kvtier.costs.fetch_time_s`);
+    setting it equal to ``regen_time_s`` gives
+    ``block_bytes / (regen_time_s - latency_s)``.  Any faster link makes fetching win.
+    With no latency, ``break_even_bandwidth x regen_time_s == block_bytes``.
+
+    Where ``latency_s >= regen_time_s`` the fetch loses at any bandwidth, and the result
+    is ``inf`` (no finite bandwidth makes fetching win).  NaN in any input gives NaN.
+
+    Parameters
+    ----------
+    block_bytes : array_like
+        Bytes of the block (B).
+    regen_time_s : array_like
+        Time to regenerate it (s).
+    latency_s : array_like, optional
+        Fixed per-transfer latency of the link (s); 0 by default.
+
+    Returns
+    -------
+    ndarray
+        Break-even bandwidth (B/s; decimal GB/s = 1e9 B/s), or ``inf``.
+    """
+    size = _f(block_bytes)
+    slack = _f(regen_time_s) - _f(latency_s)
+    positive = slack > 0
+    result = np.where(positive, size / np.where(positive, slack, 1.0), np.inf)
+    return np.where(np.isnan(size) | np.isnan(slack), np.nan, result)

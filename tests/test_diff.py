@@ -1,0 +1,370 @@
+"""kvtier diff: every cell of the tables of record that changed, from directories or git revisions."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kvtier import diff
+from kvtier.assumptions import load_assumptions
+from kvtier.diff import ABSENT, COLUMN, Change, diff_tables, format_markdown, format_text, load_tables
+from kvtier.errors import KvtierError
+from kvtier.scenario import Scenario
+from kvtier.tables import write_tables
+
+# ---------------------------------------------------------------------------
+# fixtures and helpers
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def seed_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("seed")
+    write_tables(Scenario(), out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def fast_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The seed with the mid bandwidth bracket at 100 GB/s instead of 64 GB/s."""
+    out = tmp_path_factory.mktemp("fast")
+    write_tables(Scenario(load_assumptions(sets={"bandwidth.mid": "100GB/s"})), out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def moved_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The seed with the example interior block at position 20,000 (a position not in the grid)."""
+    out = tmp_path_factory.mktemp("moved")
+    write_tables(Scenario(load_assumptions(sets={"interior.position": "20000"})), out)
+    return out
+
+
+def cli(*argv: str) -> int:
+    """Run ``kvtier diff ARGV`` through argparse as the main CLI does."""
+    parser = argparse.ArgumentParser(prog="kvtier")
+    sub = parser.add_subparsers(dest="command", required=True)
+    diff.add_parser(sub)
+    args = parser.parse_args(["diff", *argv])
+    return args.func(args)
+
+
+def by_cell(changes: list[Change]) -> dict[tuple[str, str, str], Change]:
+    out = {(c.table, c.row, c.column): c for c in changes}
+    assert len(out) == len(changes), "one change per cell"
+    return out
+
+
+def write(directory: Path, **tables: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in tables.items():
+        (directory / f"{name}.csv").write_text(text, encoding="utf-8", newline="\n")
+    return directory
+
+
+# ---------------------------------------------------------------------------
+# the bandwidth change, by hand
+# ---------------------------------------------------------------------------
+
+
+def test_bandwidth_change_fetch_row(seed_dir: Path, fast_dir: Path) -> None:
+    cells = by_cell(diff_tables(load_tables(str(seed_dir)), load_tables(str(fast_dir))))
+    # The block: 2 x 80 layers x 8 kv heads x 128 x 2 B = 327,680 B/token; x 16 tokens = 5,242,880 B = 5 MiB.
+    # Old fetch: 5,242,880 B / 64e9 B/s = 81.92 µs.  New: 5,242,880 / 100e9 = 52.4288 µs.
+    # Relative change: 52.4288 / 81.92 - 1 = 64/100 - 1 = -36 %.
+    fetch_us = cells[("fetch", "bracket=mid", "fetch_us")]
+    assert (fetch_us.old, fetch_us.new) == ("81.92", "52.4288")
+    assert fetch_us.rel_change == pytest.approx(-0.36, rel=1e-12)
+    assert fetch_us.kind == "number"
+    # Bandwidth: 64 -> 100 GB/s, (100 - 64) / 64 = +56.25 %.
+    bw = cells[("fetch", "bracket=mid", "bandwidth_GBps")]
+    assert (bw.old, bw.new, bw.rel_change) == ("64", "100", pytest.approx(0.5625, rel=1e-12))
+    # The basis text follows the override; text has no relative change.
+    basis = cells[("fetch", "bracket=mid", "basis")]
+    assert basis.new == "override of the seed set's 64.0 GB/s"
+    assert basis.rel_change is None and basis.kind == "text"
+    # Nothing else in fetch.csv: the block (5 MiB), the latency (0) and the other brackets are as they were.
+    assert {k for k in cells if k[0] == "fetch"} == {
+        ("fetch", "bracket=mid", "bandwidth_GBps"),
+        ("fetch", "bracket=mid", "fetch_us"),
+        ("fetch", "bracket=mid", "basis"),
+    }
+
+
+def test_bandwidth_change_ratio_and_interior(seed_dir: Path, fast_dir: Path) -> None:
+    cells = by_cell(diff_tables(load_tables(str(seed_dir)), load_tables(str(fast_dir))))
+    # Regeneration at 25 % MFU of 500 TFLOP/s: 16 x 2 x 70e9 = 2.24e12 FLOP / 125e12 FLOP/s = 17.92 ms.
+    # Old ratio 17.92 ms / 81.92 µs = 218.75; new 17.92 ms / 52.4288 µs = 341.796875 (x 100/64 = +56.25 %).
+    r = cells[("ratio", "bandwidth_bracket=mid, mfu_bracket=conservative", "ratio")]
+    assert (r.old, r.new) == ("218.75", "341.796875")
+    assert r.rel_change == pytest.approx(0.5625, rel=1e-9)
+    # Orders of magnitude: log10(218.75) = 2.33995 -> log10(341.797) = 2.53377, +log10(1.5625) = +0.19382.
+    oom = cells[("ratio", "bandwidth_bracket=mid, mfu_bracket=conservative", "orders_of_magnitude")]
+    assert oom.rel_change == pytest.approx(math.log10(1.5625) / math.log10(218.75), rel=1e-8)
+    # Only the three mid rows change, four numbers each (bandwidth, fetch, ratio, orders); regen_ms does not,
+    # and within_claim stays True for all three (109.4 / 136.7 / 218.75 -> 170.9 / 213.6 / 341.8).
+    ratio_cells = {k for k in cells if k[0] == "ratio"}
+    assert len(ratio_cells) == 3 * 4
+    assert all(k[1].startswith("bandwidth_bracket=mid,") for k in ratio_cells)
+    assert {k[2] for k in ratio_cells} == {"bandwidth_GBps", "fetch_us", "ratio", "orders_of_magnitude"}
+    # Interior: regeneration is unchanged; every ratio_to_fetch of its 2 x 6 rows scales by 100/64.
+    interior = [c for c in cells.values() if c.table == "interior"]
+    assert len(interior) == 12
+    assert {c.column for c in interior} == {"ratio_to_fetch"}
+    assert all(c.rel_change == pytest.approx(0.5625, rel=1e-8) for c in interior)
+    # The assumption record: its SI value 64e9 -> 100e9 is the one number; display, basis, source are text.
+    a = {k[2]: c for k, c in cells.items() if k[0] == "assumptions"}
+    assert set(a) == {"value", "value_si", "basis", "source"}
+    assert all(c.row == "key=bandwidth.mid" for c in a.values())
+    assert (a["value_si"].old, a["value_si"].new) == ("64000000000.0", "100000000000.0")
+    assert (a["value"].old, a["value"].new, a["value"].kind) == ("64.0 GB/s", "100.0 GB/s", "text")
+
+
+def test_unaffected_tables_report_nothing(seed_dir: Path, fast_dir: Path) -> None:
+    changes = diff_tables(load_tables(str(seed_dir)), load_tables(str(fast_dir)))
+    # Bandwidth enters neither the block size, nor regeneration, nor capacity.
+    assert {c.table for c in changes} == {"assumptions", "fetch", "interior", "ratio"}
+    assert not [c for c in changes if c.table in {"block_unit", "regenerate", "capacity"}]
+    # 1 + 2 + 12 + 12 = 27 numbers, 3 + 1 = 4 text cells.
+    assert sum(c.kind == "number" for c in changes) == 27
+    assert sum(c.kind == "text" for c in changes) == 4
+
+
+def test_order_is_deterministic(seed_dir: Path, fast_dir: Path) -> None:
+    changes = diff_tables(load_tables(str(seed_dir)), load_tables(str(fast_dir)))
+    assert [c.table for c in changes] == sorted(c.table for c in changes)
+    fetch_cols = [c.column for c in changes if c.table == "fetch"]
+    assert fetch_cols == ["bandwidth_GBps", "fetch_us", "basis"]  # header order
+    rows = [c.row for c in changes if c.table == "interior"]
+    assert rows[0] == "upstream=resident, position_tokens=0"
+    assert rows[-1] == "upstream=evicted, position_tokens=1000000"  # new table's row order
+    assert changes == diff_tables(load_tables(str(seed_dir)), load_tables(str(fast_dir)))
+
+
+# ---------------------------------------------------------------------------
+# formats and exit status
+# ---------------------------------------------------------------------------
+
+
+def test_identical_sources_are_silent(seed_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    again = tmp_path / "again"
+    write_tables(Scenario(), again)  # regenerated: byte-identical, so no change at all
+    assert diff_tables(load_tables(str(seed_dir)), load_tables(str(again))) == []
+    assert format_text([]) == "" and format_markdown([]) == ""
+    assert cli(str(seed_dir), str(again)) == 0
+    assert cli(str(seed_dir), str(again), "--format", "md") == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_text_output(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(str(seed_dir), str(fast_dir)) == 1
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].split() == ["table", "row", "column", "old", "new", "change"]
+    assert set(lines[1].replace(" ", "")) == {"-"}
+    assert len(lines) == 2 + 31
+    fetch = next(line for line in lines if line.startswith("fetch") and "fetch_us" in line)
+    assert fetch.split() == ["fetch", "bracket=mid", "fetch_us", "81.92", "52.4288", "-36.00%"]
+    bw = next(line for line in lines if line.startswith("fetch") and "bandwidth_GBps" in line)
+    assert bw.endswith("+56.25%")
+    # Aligned: the change column ends in the same place on every line.
+    assert len({len(line) for line in lines if line.endswith("%")}) == 1
+
+
+def test_markdown_output(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(str(seed_dir), str(fast_dir), "--format", "md") == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "### 27 numbers changed, 4 text cells changed in 4 tables"
+    assert lines[1] == ""
+    assert lines[2] == "| table | row | column | old | new | change |"
+    assert lines[3] == "|:--|:--|:--|:--|:--|--:|"
+    assert "| fetch | bracket=mid | fetch_us | 81.92 | 52.4288 | -36.00% |" in lines
+    assert len(lines) == 4 + 31
+
+
+def test_markdown_escapes_pipes_and_shows_empty_cells() -> None:
+    out = format_markdown([Change("t", "k=a|b", "c", "", "x|y", None)])
+    assert out.splitlines()[0] == "### 0 numbers changed, 1 text cell changed in 1 table"
+    assert out.splitlines()[-1] == '| t | k=a\\|b | c | "" | x\\|y | text |'
+
+
+def test_percent_format() -> None:
+    assert diff.format_rel(Change("t", "r", "c", "64", "100", 0.5625)) == "+56.25%"
+    assert diff.format_rel(Change("t", "r", "c", "100", "64", -0.36)) == "-36.00%"
+    assert diff.format_rel(Change("t", "r", "c", "1", "1.000000001", 1e-9)) == "+1.00e-07%"
+    assert diff.format_rel(Change("t", "r", "c", "0", "3", None)) == "from 0"
+
+
+# ---------------------------------------------------------------------------
+# rows, columns and tables added or removed
+# ---------------------------------------------------------------------------
+
+
+def test_added_and_removed_rows(seed_dir: Path, moved_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # interior.position = 20,000 is not one of the fixed positions (0, 1e3, 1e4, 5e4, 1e5, 1e6), so the
+    # interior table gains a row per upstream case; 50,000 is in the fixed grid, so none is lost.
+    changes = diff_tables(load_tables(str(seed_dir)), load_tables(str(moved_dir)))
+    interior = [c for c in changes if c.table == "interior"]
+    assert {c.row for c in interior} == {
+        "upstream=resident, position_tokens=20000",
+        "upstream=evicted, position_tokens=20000",
+    }
+    assert all(c.old == ABSENT and c.kind == "cell added" and c.rel_change is None for c in interior)
+    assert [c.column for c in interior[:4]] == ["regen_TFLOP", "regen_ms", "ratio_to_fetch", "provenance"]
+    # Resident upstream: the block's 2.24e12 parameter FLOPs + attention over 20,000 cached positions;
+    # new cells are the exact CSV text.
+    cells = by_cell(changes)
+    assert cells[("interior", "upstream=resident, position_tokens=20000", "regen_TFLOP")].new == "3.079217316"
+    # The removed side: the same rows, reported as removed, after the new table's rows.
+    back = diff_tables(load_tables(str(moved_dir)), load_tables(str(seed_dir)))
+    removed = [c for c in back if c.table == "interior"]
+    assert all(c.new == ABSENT and c.kind == "cell removed" for c in removed) and len(removed) == 8
+    assert cli(str(seed_dir), str(moved_dir), "--format", "md") == 1
+    heading = capsys.readouterr().out.splitlines()[0]
+    assert heading == "### 1 number changed, 3 text cells changed, 2 rows added in 2 tables"
+
+
+def test_columns_tables_and_number_semantics(tmp_path: Path) -> None:
+    old = write(
+        tmp_path / "old",
+        fetch="bracket,bandwidth_GBps,gone,note\nmid,64,1,a\nlow,0,2,b\nx,nan,3,c\n",
+        extra="name,v\nq,1\n",
+    )
+    new = write(
+        tmp_path / "new",
+        # row order changed (rows follow the new table), 64 written as 64.0 (same number), a new column,
+        # 0 -> 5 (no relative change from zero), nan stays text and unchanged, a new table.
+        fetch="bracket,bandwidth_GBps,note,added\nlow,5,b,z\nmid,64.0,a,y\nx,nan,c,w\n",
+        fresh="only\n1\n",
+    )
+    changes = diff_tables(load_tables(str(old)), load_tables(str(new)))
+    assert changes == [
+        Change("extra", "", "", "(1 row)", ABSENT),
+        Change("fetch", "", "added", ABSENT, COLUMN),
+        Change("fetch", "", "gone", COLUMN, ABSENT),
+        Change("fetch", "bracket=low", "bandwidth_GBps", "0", "5", None),
+        Change("fetch", "bracket=low", "added", ABSENT, "z"),
+        Change("fetch", "bracket=low", "gone", "2", ABSENT),
+        Change("fetch", "bracket=mid", "added", ABSENT, "y"),
+        Change("fetch", "bracket=mid", "gone", "1", ABSENT),
+        Change("fetch", "bracket=x", "added", ABSENT, "w"),
+        Change("fetch", "bracket=x", "gone", "3", ABSENT),
+        Change("fresh", "", "", ABSENT, "(1 row)"),
+    ]
+    assert [c.kind for c in changes[:4]] == ["table removed", "column added", "column removed", "number"]
+    assert diff.summary(changes) == (
+        "1 number changed, 1 column added, 1 column removed, 1 table added, 1 table removed in 3 tables"
+    )
+
+
+def test_unknown_table_keys_on_first_column_and_repeats(tmp_path: Path) -> None:
+    old = write(tmp_path / "old", custom="name,v\na,1\na,2\nb,3\n")
+    new = write(tmp_path / "new", custom="name,v\na,1\na,4\nc,3\n")
+    assert diff_tables(load_tables(str(old)), load_tables(str(new))) == [
+        Change("custom", "name=a (#2)", "v", "2", "4", 1.0),
+        Change("custom", "name=c", "v", ABSENT, "3"),
+        Change("custom", "name=b", "v", "3", ABSENT),
+    ]
+
+
+def test_cells_are_exact_text(tmp_path: Path) -> None:
+    old = write(tmp_path / "old", t='k,v\na,"1,000"\nb," x"\n')
+    new = write(tmp_path / "new", t='k,v\na,"1,000"\nb,x\n')
+    (c,) = diff_tables(load_tables(str(old)), load_tables(str(new)))
+    assert (c.old, c.new, c.kind) == (" x", "x", "text")
+
+
+# ---------------------------------------------------------------------------
+# sources: build directories, git revisions, errors
+# ---------------------------------------------------------------------------
+
+
+def test_build_output_dir_with_tables_subdir(seed_dir: Path, tmp_path: Path) -> None:
+    write_tables(Scenario(), tmp_path / "site" / "tables")
+    assert diff_tables(load_tables(str(seed_dir)), load_tables(str(tmp_path / "site"))) == []
+
+
+def _git(repo: Path, *args: str) -> str:
+    proc = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, input="")
+    return proc.stdout.strip()
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository whose first commit holds the seed tables, its second the 100 GB/s ones."""
+    for var, value in {
+        "GIT_AUTHOR_NAME": "kvtier test",
+        "GIT_AUTHOR_EMAIL": "test@example.invalid",
+        "GIT_COMMITTER_NAME": "kvtier test",
+        "GIT_COMMITTER_EMAIL": "test@example.invalid",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }.items():
+        monkeypatch.setenv(var, value)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    write_tables(Scenario(), repo / "book" / "tables")
+    (repo / "README").write_text("x\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "seed")
+    write_tables(Scenario(load_assumptions(sets={"bandwidth.mid": "100GB/s"})), repo / "book" / "tables")
+    _git(repo, "commit", "-q", "-am", "faster mid link")
+    # The working tree moves on; revisions are read from git, not from the checkout.
+    write_tables(Scenario(load_assumptions(sets={"interior.position": "20000"})), repo / "book" / "tables")
+    return repo
+
+
+def test_git_revisions(
+    git_repo: Path, seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from_git = diff_tables(load_tables("HEAD~1", git_repo), load_tables("HEAD", git_repo))
+    from_dirs = diff_tables(load_tables(str(seed_dir)), load_tables(str(fast_dir)))
+    assert from_git == from_dirs and len(from_git) == 31
+    assert cli("HEAD~1", "HEAD", "--repo", str(git_repo)) == 1
+    assert "-36.00%" in capsys.readouterr().out
+    # Default repository: the one holding the current directory (here from a subdirectory).
+    monkeypatch.chdir(git_repo / "book")
+    assert cli("HEAD", "HEAD") == 0
+    assert capsys.readouterr().out == ""
+    # A directory and a revision mix.
+    assert cli(str(fast_dir), "HEAD") == 0
+
+
+def test_directory_wins_over_revision(git_repo: Path, seed_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(git_repo)
+    write_tables(Scenario(), git_repo / "HEAD")  # a directory named like a revision
+    assert diff_tables(load_tables(str(seed_dir)), load_tables("HEAD")) == []
+
+
+def test_bad_sources(tmp_path: Path, git_repo: Path, seed_dir: Path) -> None:
+    with pytest.raises(KvtierError, match=r"^no-such-thing: not a directory of tables nor a git revision"):
+        load_tables("no-such-thing", git_repo)
+    with pytest.raises(KvtierError, match=r"^v9: not a directory of tables nor a git revision"):
+        cli(str(seed_dir), "v9", "--repo", str(git_repo))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(KvtierError, match=r"empty: no tables \(\*\.csv\)"):
+        load_tables(str(empty))
+    not_repo = tmp_path / "plain"
+    not_repo.mkdir()
+    with pytest.raises(KvtierError, match=r"^HEAD: not a directory of tables nor a git revision"):
+        load_tables("HEAD", not_repo)
+    # A revision without book/tables/.
+    empty_tree = _git(git_repo, "mktree")
+    _git(git_repo, "tag", "bare", _git(git_repo, "commit-tree", "-m", "no tables", empty_tree))
+    with pytest.raises(KvtierError, match=r"^bare: no tables \(book/tables/\*\.csv\) at commit"):
+        load_tables("bare", git_repo)
+
+
+def test_malformed_csv_names_file(tmp_path: Path) -> None:
+    bad = write(tmp_path / "bad", t="k,v\na,1,2\n")
+    with pytest.raises(KvtierError, match=r"t\.csv: record 2 has 3 cells, the header has 2"):
+        load_tables(str(bad))
+    dup = write(tmp_path / "dup", t="k,k\na,1\n")
+    with pytest.raises(KvtierError, match=r"t\.csv: duplicate column name"):
+        load_tables(str(dup))

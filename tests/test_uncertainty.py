@@ -1,0 +1,270 @@
+"""Monte Carlo and tornado analysis of the regenerate/fetch ratio.
+
+Seed numbers used throughout (the source chapter's tail block):
+block = 16 tokens x 327,680 B/token = 5,242,880 B; regen FLOPs = 2 x 70e9 x 16 = 2.24e12 FLOP;
+peak = 500 TFLOP/s.  At 25 % MFU regen = 2.24e12 / (500e12 x 0.25) = 17.92 ms; at 50 %, 8.96 ms.
+Fetch at 64 GB/s = 5,242,880 / 64e9 = 81.92 us; at 32 GB/s, 163.84 us.
+
+Statistical tolerances are stated in standard errors (SE) at n = 100,000 draws:
+a proportion p has SE sqrt(p (1 - p) / n); a sample median has SE 1 / (2 f(m) sqrt(n)),
+f the density at the median.  Every tolerance is at least 5 SE of the quantity compared,
+so a correct implementation fails with probability well under 1e-6 per assertion; and
+the seeds are fixed, so the run is deterministic anyway.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from kvtier.errors import KvtierError
+from kvtier.uncertainty import (
+    Range,
+    TornadoRow,
+    monte_carlo,
+    parse_ranges,
+    ratio_draws,
+    sample,
+    summarize,
+    tornado,
+)
+
+BLOCK = 16 * 327_680  # 5,242,880 B
+FLOPS = 2 * 70e9 * 16  # 2.24e12 FLOP
+PEAK = 500e12  # FLOP/s
+N = 100_000
+
+# The chapter's brackets as distributions: bandwidth 32..121 GB/s log-uniform, MFU 25..50 % uniform.
+BRACKETS = {
+    "bandwidth": Range(32e9, 121e9),
+    "mfu": Range(0.25, 0.5, "uniform"),
+    "peak": Range.fixed(PEAK),
+}
+
+
+def fixed(bandwidth: float, mfu: float, peak: float = PEAK) -> dict[str, Range]:
+    return {"bandwidth": Range.fixed(bandwidth), "mfu": Range.fixed(mfu), "peak": Range.fixed(peak)}
+
+
+# ---- reduces to the deterministic ratio --------------------------------------
+
+
+def test_fixed_ranges_reduce_to_the_deterministic_ratio():
+    summary = monte_carlo(BLOCK, FLOPS, fixed(64e9, 0.25), n=1_000, seed=0)
+    # 17.92 ms / 81.92 us = 17,920 / 81.92 = 218.75
+    for value in summary["percentiles"].values():
+        assert value == pytest.approx(218.75, rel=1e-12)
+    assert summary["mean"] == pytest.approx(218.75, rel=1e-12)
+    # 218.75 >= 100 for every draw, so P(ratio < 100) = 0 with SE 0
+    assert summary["p_below"] == 0.0
+    assert summary["p_below_se"] == 0.0
+    assert summary["n"] == 1_000
+    assert summary["seed"] == 0
+
+
+def test_ratio_draws_matches_hand_arithmetic_with_latency():
+    draws = {"bandwidth": np.array([64e9, 32e9]), "mfu": np.array([0.25, 0.5]), "peak": np.array([PEAK, PEAK])}
+    # [17.92 ms / 81.92 us, 8.96 ms / 163.84 us] = [218.75, 54.6875]
+    np.testing.assert_allclose(ratio_draws(BLOCK, FLOPS, draws), [218.75, 54.6875], rtol=1e-12)
+    # with 10 us latency: 17,920 us / (81.92 + 10) us = 17,920 / 91.92 = 194.95213...
+    with_latency = ratio_draws(BLOCK, FLOPS, {k: v[0] for k, v in draws.items()}, latency_s=10e-6)
+    assert float(with_latency) == pytest.approx(17_920 / 91.92, rel=1e-12)
+
+
+# ---- reproducibility -----------------------------------------------------------
+
+
+def test_same_seed_gives_identical_arrays():
+    a = sample(BRACKETS, N, seed=7)
+    b = sample(BRACKETS, N, seed=7)
+    assert list(a) == ["bandwidth", "mfu", "peak"]  # sorted draw order
+    for name in a:
+        assert a[name].shape == (N,)
+        np.testing.assert_array_equal(a[name], b[name])
+    c = sample(BRACKETS, N, seed=8)
+    assert not np.array_equal(a["bandwidth"], c["bandwidth"])
+
+
+def test_changing_one_input_leaves_the_others_draws_unchanged():
+    base = sample(BRACKETS, 1_000, seed=3)
+    variant = sample({**BRACKETS, "bandwidth": Range.fixed(64e9)}, 1_000, seed=3)
+    # each input consumes one uniform vector in sorted order, fixed or not
+    np.testing.assert_array_equal(base["mfu"], variant["mfu"])
+    assert np.all(variant["bandwidth"] == 64e9)
+
+
+def test_two_seeds_agree_within_sampling_error():
+    a = monte_carlo(BLOCK, FLOPS, BRACKETS, n=N, seed=1)
+    b = monte_carlo(BLOCK, FLOPS, BRACKETS, n=N, seed=2)
+    # P(ratio < 100) ~ 0.226 (10 million draws): SE = sqrt(0.226 x 0.774 / 1e5) = 0.0013 per run,
+    # sqrt(2) x 0.0013 = 0.0019 for the difference of two runs; 0.01 is > 5 SE of the difference.
+    assert abs(a["p_below"] - b["p_below"]) < 0.01
+    assert 0.2 < a["p_below"] < 0.25
+    assert a["p_below_se"] == pytest.approx(math.sqrt(a["p_below"] * (1 - a["p_below"]) / N))
+    # median ~ 144.5; density there ~ 0.0052 per unit ratio (10 million draws), so
+    # SE = 1 / (2 x 0.0052 x sqrt(1e5)) = 0.30, i.e. 0.21 % of the median per run and
+    # 0.30 % for the difference of two runs; 2 % relative is > 6 SE of the difference.
+    assert a["percentiles"][50] == pytest.approx(b["percentiles"][50], rel=0.02)
+
+
+def test_hundred_thousand_draws_take_well_under_a_second():
+    start = time.perf_counter()
+    monte_carlo(BLOCK, FLOPS, BRACKETS, n=N, seed=0)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 1.0, f"100,000 draws took {elapsed:.3f} s"
+
+
+# ---- the distributions -----------------------------------------------------------
+
+
+def test_log_uniform_draws_stay_in_range_and_are_uniform_in_log():
+    rng = Range(16e9, 64e9)
+    x = sample({"bandwidth": rng}, N, seed=11)["bandwidth"]
+    assert x.min() >= 16e9 and x.max() <= 64e9
+    logs = np.log(x)
+    # median of log(x) ~ midpoint ln(sqrt(16e9 x 64e9)) = ln(32e9); the log range is
+    # ln 4 = 1.386 wide, density 1 / 1.386, so SE = 1.386 / (2 sqrt(1e5)) = 0.0022; 0.015 is ~7 SE
+    assert float(np.median(logs)) == pytest.approx(math.log(32e9), abs=0.015)
+    # four equal bins in log space each hold 1/4 of the draws: SE = sqrt(0.25 x 0.75 / 1e5) = 0.0014;
+    # 0.01 is > 7 SE
+    counts, _ = np.histogram(logs, bins=4, range=(math.log(16e9), math.log(64e9)))
+    np.testing.assert_allclose(counts / N, 0.25, atol=0.01)
+
+
+def test_uniform_draws_stay_in_range_with_the_right_mean():
+    x = sample({"mfu": Range(0.25, 0.5, "uniform")}, N, seed=12)["mfu"]
+    assert x.min() >= 0.25 and x.max() <= 0.5
+    # mean (0.25 + 0.5) / 2 = 0.375; SD = 0.25 / sqrt(12) = 0.0722, SE = 0.0722 / sqrt(1e5) = 0.00023;
+    # 0.002 is ~9 SE
+    assert float(x.mean()) == pytest.approx(0.375, abs=0.002)
+
+
+def test_analytic_probability_below_100x_when_only_bandwidth_is_uncertain():
+    ranges = {"bandwidth": Range(16e9, 64e9), "mfu": Range.fixed(0.5), "peak": Range.fixed(PEAK)}
+    summary = monte_carlo(BLOCK, FLOPS, ranges, n=N, seed=5)
+    # ratio = 8.96e-3 s x bw / 5,242,880 B < 100  iff  bw < 100 x 5,242,880 / 8.96e-3 = 58.514 GB/s;
+    # log-uniform on [16, 64] GB/s: P = ln(58.514 / 16) / ln(64 / 16) = 1.29668 / 1.38629 = 0.93536.
+    # SE = sqrt(0.935 x 0.065 / 1e5) = 0.00078; 0.005 is > 6 SE
+    assert summary["p_below"] == pytest.approx(0.93536, abs=0.005)
+    # the ratio is increasing in bw, so its median is the ratio at the median bw, 32 GB/s:
+    # 8.96 ms / 163.84 us = 54.6875.  log-median SE 0.0022 (see above) -> 0.22 %; 1.5 % is ~7 SE
+    assert summary["percentiles"][50] == pytest.approx(54.6875, rel=0.015)
+
+
+def test_probability_below_100x_is_zero_when_every_draw_is_above():
+    ranges = {"bandwidth": Range(32e9, 128e9), "mfu": Range.fixed(0.25), "peak": Range.fixed(PEAK)}
+    summary = monte_carlo(BLOCK, FLOPS, ranges, n=N, seed=5)
+    # smallest ratio at 32 GB/s: 17.92 ms / 163.84 us = 109.375 > 100, so P = 0 exactly
+    assert summary["p_below"] == 0.0
+    assert summary["percentiles"][5] >= 109.375 * (1 - 1e-12)
+
+
+def test_summarize_hand_values():
+    s = summarize([50.0, 100.0, 150.0, 200.0], percentiles=(25, 50), threshold=100.0)
+    assert s["n"] == 4
+    assert s["mean"] == 125.0  # (50 + 100 + 150 + 200) / 4
+    # linear interpolation: 25th at index 0.75 -> 50 + 0.75 x 50 = 87.5; 50th at 1.5 -> 125
+    assert s["percentiles"] == {25: 87.5, 50: 125.0}
+    assert s["p_below"] == 0.25  # only 50 is strictly below 100
+    assert s["p_below_se"] == pytest.approx(math.sqrt(0.25 * 0.75 / 4))  # 0.2165
+
+
+# ---- tornado -------------------------------------------------------------------------
+
+
+BASE = {"bandwidth": 64e9, "mfu": 0.25, "peak": PEAK}
+
+
+def test_tornado_ranks_the_widest_swing_first():
+    rows = tornado(BLOCK, FLOPS, BASE, BRACKETS)
+    assert [row.name for row in rows] == ["bandwidth", "mfu", "peak"]
+    bw, mfu, peak = rows
+    # bandwidth 32 -> 121 GB/s at 25 % MFU: 109.375 -> 218.75 x 121 / 64 = 413.57421875; swing 304.19921875
+    assert isinstance(bw, TornadoRow)
+    assert tuple(bw[1:]) == pytest.approx((32e9, 121e9, 109.375, 413.57421875, 304.19921875), rel=1e-12)
+    # MFU 25 -> 50 % at 64 GB/s: 218.75 -> 109.375; swing 109.375
+    assert (mfu.ratio_at_low, mfu.ratio_at_high, mfu.swing) == pytest.approx((218.75, 109.375, 109.375))
+    # peak fixed at 500 TFLOP/s: no swing
+    assert peak.swing == 0.0
+
+
+def test_tornado_order_follows_swing_not_name():
+    ranges = {**BRACKETS, "peak": Range(250e12, 1000e12)}
+    rows = tornado(BLOCK, FLOPS, BASE, ranges)
+    # peak 250 -> 1000 TFLOP/s at 64 GB/s, 25 %: 218.75 x 2 = 437.5 -> 218.75 / 2 = 109.375; swing 328.125,
+    # wider than bandwidth's 304.199
+    assert [row.name for row in rows] == ["peak", "bandwidth", "mfu"]
+    assert rows[0].swing == pytest.approx(328.125)
+
+
+def test_tornado_breaks_ties_by_name():
+    ranges = {"peak": Range.fixed(PEAK), "bandwidth": Range.fixed(64e9)}
+    assert [row.name for row in tornado(BLOCK, FLOPS, BASE, ranges)] == ["bandwidth", "peak"]  # both swing 0
+
+
+# ---- bad input -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ((-1.0, 2.0), "low must be > 0"),
+        ((0.0, 2.0), "low must be > 0"),
+        ((2.0, 1.0), "high must be >= low"),
+        ((float("nan"), 2.0), "low must be a finite number"),
+        ((1.0, float("inf")), "high must be a finite number"),
+        ((True, 2.0), "low must be a finite number"),
+        (("1", 2.0), "low must be a finite number"),
+        ((1.0, 2.0, "normal"), "dist must be one of"),
+        ((1.0, 2.0, "fixed"), "fixed range needs low == high"),
+    ],
+)
+def test_bad_range_raises_naming_the_input(args, match):
+    with pytest.raises(KvtierError, match=match) as info:
+        Range(*args, name="bandwidth")
+    assert "'bandwidth'" in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_parse_ranges_names_the_bad_key():
+    parsed = parse_ranges(
+        {"mfu": {"low": 0.25, "high": 0.5, "dist": "uniform"}, "peak": 5e14, "bandwidth": (32e9, 121e9)}
+    )
+    assert parsed["mfu"] == Range(0.25, 0.5, "uniform")
+    assert parsed["peak"] == Range.fixed(5e14)
+    assert parsed["bandwidth"] == Range(32e9, 121e9)
+    with pytest.raises(KvtierError, match="'bandwidth'.*low must be > 0"):
+        parse_ranges({"bandwidth": {"low": -1, "high": 2}})
+    with pytest.raises(KvtierError, match="'mfu'.*expected keys"):
+        parse_ranges({"mfu": {"lo": 0.25, "high": 0.5}})
+    with pytest.raises(KvtierError, match="'peak'"):
+        parse_ranges({"peak": "fast"})
+
+
+def test_monte_carlo_rejects_missing_unknown_and_out_of_range_inputs():
+    with pytest.raises(KvtierError, match="missing input 'peak'"):
+        monte_carlo(BLOCK, FLOPS, {"bandwidth": Range(32e9, 121e9), "mfu": Range.fixed(0.25)})
+    with pytest.raises(KvtierError, match="unknown input 'bandwith'"):
+        monte_carlo(BLOCK, FLOPS, {**BRACKETS, "bandwith": Range(1.0, 2.0)})
+    with pytest.raises(KvtierError, match="'mfu'.*mfu must lie in \\(0, 1\\]"):
+        monte_carlo(BLOCK, FLOPS, {**BRACKETS, "mfu": Range(0.5, 1.5, "uniform")})
+    with pytest.raises(KvtierError, match="'bandwidth'.*expected a Range"):
+        monte_carlo(BLOCK, FLOPS, {**BRACKETS, "bandwidth": 64e9})
+    with pytest.raises(KvtierError, match="n \\(number of draws\\)"):
+        monte_carlo(BLOCK, FLOPS, BRACKETS, n=0)
+    with pytest.raises(KvtierError, match="seed"):
+        monte_carlo(BLOCK, FLOPS, BRACKETS, seed=-1)
+
+
+def test_tornado_and_summarize_reject_bad_input():
+    with pytest.raises(KvtierError, match="base 'mfu'.*must be > 0"):
+        tornado(BLOCK, FLOPS, {**BASE, "mfu": 0.0}, BRACKETS)
+    with pytest.raises(KvtierError, match="'latency'.*unknown input"):
+        tornado(BLOCK, FLOPS, BASE, {"latency": Range(1e-6, 1e-5)})
+    with pytest.raises(KvtierError, match="ratios"):
+        summarize([])
+    with pytest.raises(KvtierError, match="percentile"):
+        summarize([1.0], percentiles=(101,))
