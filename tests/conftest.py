@@ -8,8 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from kvtier import Scenario
+
+# Property tests check values, not speed: no per-example deadline (timing lives in benchmarks/).
+settings.register_profile("kvtier", deadline=None)
+settings.load_profile("kvtier")
 
 ROOT = Path(__file__).resolve().parents[1]
 
