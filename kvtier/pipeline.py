@@ -48,7 +48,7 @@ from kvtier.assumptions import AssumptionSet
 from kvtier.errors import KvtierError
 from kvtier.report import notebook_parameters
 from kvtier.scenario import Scenario
-from kvtier.tables import write_tables
+from kvtier.tables import csv_texts, write_csv_texts
 
 MANIFEST = "manifest.json"
 BOOK_FILES = ("_config.yml", "_toc.yml")
@@ -138,6 +138,7 @@ def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         cell.metadata.pop("execution", None)
         if "injected-parameters" in cell.metadata.get("tags", []):
             cell.metadata["tags"] = [*cell.metadata["tags"], "remove-cell"]
+            cell["id"] = "injected-parameters"  # papermill draws a random id
         for output in cell.get("outputs", []):
             if output.get("output_type") == "stream" and output.get("name") == "stderr":
                 output["text"] = "".join(
@@ -282,7 +283,7 @@ def _book_hash(root: Path) -> str:
     for name in BOOK_FILES:
         h.update((root / name).read_bytes())
     for d in BOOK_DIRS:
-        for path in sorted((root / d).rglob("*.md")):
+        for path in sorted(p for p in (root / d).rglob("*") if p.suffix in (".md", ".py")):
             h.update(path.relative_to(root).as_posix().encode())
             h.update(path.read_bytes())
     return h.hexdigest()
@@ -314,6 +315,9 @@ def build(
     jobs = max(1, jobs or os.cpu_count() or 1)
     started = time.perf_counter()
 
+    # validate everything before anything runs: the model loads, every table computes
+    scenario = Scenario(assumptions)
+    table_texts = csv_texts(scenario)
     work = plan(root, assumptions)
     previous = _previous_manifest(out)
     prev_nbs = previous.get("notebooks", {})
@@ -348,8 +352,7 @@ def build(
         _execute_all(stale, src / "notebooks", Path.cwd(), jobs, log)
 
         log("writing tables of record and figures")
-        scenario = Scenario(assumptions)
-        write_tables(scenario, staging / "tables")
+        write_csv_texts(table_texts, staging / "tables")
         (staging / "figures").mkdir()
         for job in work:
             extract_figures(src / "notebooks" / f"{job.name}.ipynb", staging / "figures")

@@ -224,16 +224,26 @@ def to_csv_text(df: pd.DataFrame) -> str:
     return df.to_csv(index=False, float_format="%.10g", lineterminator="\n")
 
 
-def write_tables(s: Scenario, directory: str | Path) -> list[Path]:
-    """Write every table of record as ``NAME.csv`` under ``directory``; return the paths."""
+def csv_texts(s: Scenario) -> dict[str, str]:
+    """The CSV text of every table of record, by name (computing them validates the scenario)."""
+    return {table.name: to_csv_text(table.build(s)) for table in TABLES}
+
+
+def write_csv_texts(texts: dict[str, str], directory: str | Path) -> list[Path]:
+    """Write ``NAME.csv`` for each table text under ``directory``; return the paths."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
-    for table in TABLES:
-        path = directory / f"{table.name}.csv"
-        path.write_text(to_csv_text(table.build(s)), encoding="utf-8", newline="\n")
+    for name, text in texts.items():
+        path = directory / f"{name}.csv"
+        path.write_text(text, encoding="utf-8", newline="\n")
         paths.append(path)
     return paths
+
+
+def write_tables(s: Scenario, directory: str | Path) -> list[Path]:
+    """Write every table of record as ``NAME.csv`` under ``directory``; return the paths."""
+    return write_csv_texts(csv_texts(s), directory)
 
 
 def formatted(df: pd.DataFrame, digits: dict[str, int] | None = None) -> pd.DataFrame:
