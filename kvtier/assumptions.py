@@ -86,6 +86,19 @@ SCHEMA: dict[str, KeySpec] = {
     "interior.position": KeySpec("tokens", low=0, low_open=False, integer=True),
     "interior.context": KeySpec("tokens", low=1, low_open=False, integer=True),
     "interior.anchor_every": KeySpec("tokens", low=0, low_open=False, integer=True),
+    "regen.model": KeySpec("choice", choices=("mfu", "roofline")),
+    "regen.batch_tokens": KeySpec("tokens", low=1, low_open=False, integer=True),
+    "regen.mem_bandwidth": KeySpec("bandwidth"),
+    "regen.mem_efficiency": KeySpec("fraction", high=1.0),
+    "uncertainty.distribution": KeySpec("choice", choices=("log-uniform", "uniform")),
+    "uncertainty.bandwidth_low": KeySpec("bandwidth"),
+    "uncertainty.bandwidth_high": KeySpec("bandwidth"),
+    "uncertainty.mfu_low": KeySpec("fraction", high=1.0),
+    "uncertainty.mfu_high": KeySpec("fraction", high=1.0),
+    "uncertainty.peak_low": KeySpec("flop_rate"),
+    "uncertainty.peak_high": KeySpec("flop_rate"),
+    "uncertainty.draws": KeySpec("count", low=1, low_open=False, integer=True),
+    "uncertainty.seed": KeySpec("count", low=0, low_open=False, integer=True),
     "reference.dgx_spark_hbm": KeySpec("bandwidth"),
 }
 """Every key an assumption set may hold. Unknown keys are rejected."""
@@ -420,3 +433,9 @@ class RestrictedAssumptionSet(AssumptionSet):
 
     def __len__(self) -> int:
         return len(self.allowed)
+
+    def with_values(self, values: Mapping[str, Any], **kwargs: Any) -> AssumptionSet:
+        """A copy with ``values`` replaced, still limited to the declared keys."""
+        return RestrictedAssumptionSet(
+            AssumptionSet(self.name, self._records).with_values(values, **kwargs), set(self.allowed), self.owner
+        )

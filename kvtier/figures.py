@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+from kvtier import costs
 from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS, Assumption
 from kvtier.scenario import Scenario
 
@@ -257,5 +258,210 @@ def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
     return fig, _caption(
         "KV-cache size of a single sequence against context length (log axes), with the weight footprint and "
         "the context at which the two are equal.",
+        records,
+    )
+
+
+def roofline_vs_batch(s: Scenario) -> tuple[Figure, str]:
+    """Regeneration time of the tail block against the tokens sharing its forward pass, per device."""
+    from kvtier import hardware
+
+    point = s.illustrative
+    batch = np.logspace(np.log10(s.block_tokens), np.log10(max(8192, 4 * s.block_tokens)), 200)
+    devices = [("this assumption set", s.v("peak_flops"), s.v("regen.mem_bandwidth"))]
+    devices += [(n, a.peak_flop_per_s, a.mem_bandwidth_bytes_per_s) for n, a in hardware.load_accelerators().items()]
+    fig, ax = new_figure()
+    i = 0
+    for name, peak, bw in devices:
+        if peak is None or (name == "chapter-implied" and (peak, bw) == devices[0][1:]):
+            continue
+        kw = {"peak_flop_per_s": peak, "mem_bandwidth_bytes_per_s": bw}
+        t = s.regen_time_s(0, "resident", point["mfu"], model="roofline", batch_tokens=batch, **kw)
+        c = float(s.regen_time_s(0, "resident", point["mfu"], model="mfu", **kw))
+        color = PALETTE[i % len(PALETTE)]
+        ax.loglog(batch, t * 1e3, color=color, label=f"{name} ({peak / 1e12:g} TFLOP/s, {bw / 1e12:g} TB/s)")
+        ax.axhline(c * 1e3, color=color, ls=":", lw=0.8)
+        i += 1
+    ax.set_xlabel("tokens processed in the same forward pass as the block (batch)")
+    ax.set_ylabel("regeneration time on the block's account (ms)")
+    ax.set_title(f"Roofline regeneration of a {s.block_tokens}-token tail block at {point['mfu'] * 100:g} % MFU")
+    ax.legend(loc="upper right", fontsize=7)
+    records = s.used(
+        "model",
+        "param_count",
+        "weight_dtype",
+        "block_tokens",
+        "peak_flops",
+        "flops_per_param_token",
+        f"mfu.{point['mfu_label']}",
+        "regen.mem_bandwidth",
+        "regen.mem_efficiency",
+    )
+    add_footer(fig, records, extra="accelerator presets: see the roofline table (published-spec, derived, assumed)")
+    return fig, _caption(
+        "Regeneration time of the tail block under the roofline model against the number of tokens sharing its "
+        "forward pass; solid lines are max(compute, memory), dotted lines the compute-only time of the source "
+        "chapter's model on the same device. Where a solid line lies above its dotted line the block is memory-bound.",
+        records,
+    )
+
+
+def tiers_vs_position(s: Scenario) -> tuple[Figure, str]:
+    """Break-even bandwidth against block position, each tier's bandwidth as a horizontal line."""
+    from kvtier import hardware
+
+    point = s.illustrative
+    positions = np.logspace(0, 6, 300)
+    fig, ax = new_figure(8.5, 5.2)
+    for i, upstream in enumerate(("resident", "evicted")):
+        t = s.regen_time_s(positions, upstream, point["mfu"])
+        ax.loglog(
+            positions,
+            costs.bandwidth_for_ratio(s.block_bytes, t) / 1e9,
+            color=PALETTE[i],
+            lw=2,
+            label=f"break-even bandwidth, upstream {upstream}",
+        )
+    by_bandwidth: dict[float, list[str]] = {}
+    for name, link in hardware.load_links().items():
+        by_bandwidth.setdefault(link.bandwidth_bytes_per_s / 1e9, []).append(name)
+    clusters: list[list[tuple[float, list[str]]]] = []
+    for gbps, names in sorted(by_bandwidth.items()):
+        ax.axhline(gbps, color="#888888", lw=0.6, ls="--")
+        if clusters and gbps / clusters[-1][0][0] < 1.4:  # labels closer than this would overlap
+            clusters[-1].append((gbps, names))
+        else:
+            clusters.append([(gbps, names)])
+    for cluster in clusters:
+        label = "; ".join(f"{'/'.join(names)} {gbps:g}" for gbps, names in cluster)
+        y = float(np.exp(np.mean([np.log(g) for g, _ in cluster])))
+        ax.text(1.01, y, label, transform=ax.get_yaxis_transform(), fontsize=6, va="center")
+    ax.set_xlabel("position of the block's first token (tokens)")
+    ax.set_ylabel("link bandwidth (GB/s, decimal, one direction)")
+    ax.set_title("Fetching wins on every link above the break-even curve")
+    ax.legend(loc="lower left", fontsize=8)
+    records = s.used(
+        "model",
+        "param_count",
+        "kv_dtype",
+        "block_tokens",
+        "peak_flops",
+        "flops_per_param_token",
+        f"mfu.{point['mfu_label']}",
+        "regen.model",
+        "interior.anchor_every",
+    )
+    add_footer(fig, records, extra="link presets: see the tiers table (published-spec, derived, assumed)")
+    return fig, _caption(
+        "Link bandwidth at which fetching a block takes as long as regenerating it, against the block's position "
+        "(latency left out), with each tier's bandwidth as a dashed line: a tier above the curve fetches faster "
+        "than the block can be regenerated.",
+        records,
+    )
+
+
+def models_crossover(s: Scenario) -> tuple[Figure, str]:
+    """Each model's KV per token and the context at which one sequence's KV equals its weights."""
+    from kvtier.tables import models as models_table
+
+    df = models_table(s).iloc[::-1].reset_index(drop=True)
+    fig, ax = new_figure(7.5, 4.8)
+    colors = {"MHA": PALETTE[0], "GQA": PALETTE[1], "MLA": PALETTE[3]}
+    y = np.arange(len(df))
+    ax.barh(y, df["crossover_tokens"], color=[colors.get(a, PALETTE[6]) for a in df["attention"]])
+    ax.set_xscale("log")
+    ax.set_yticks(
+        y,
+        [
+            f"{m} ({a}{', MoE' if moe else ''})"
+            for m, a, moe in zip(df["model"], df["attention"], df["moe"], strict=True)
+        ],
+    )
+    for yi, (x, kv) in enumerate(zip(df["crossover_tokens"], df["kv_KiB_per_token"], strict=True)):
+        ax.annotate(
+            f"{x:,.0f} tokens; {kv:g} KiB/token", (x, yi), xytext=(4, -3), textcoords="offset points", fontsize=7
+        )
+    ax.set_xlabel("context at which one sequence's KV cache equals the weights (tokens, log scale)")
+    ax.set_xlim(right=df["crossover_tokens"].max() * 30)
+    ax.grid(axis="y", visible=False)
+    ax.set_title("KV cache against weights, model by model")
+    records = s.used("kv_dtype", "weight_dtype")
+    add_footer(fig, records, extra="parameters and geometry from each published config.json [published-spec]")
+    return fig, _caption(
+        "Crossover context of every model preset (exact parameter counts from their configurations), with each "
+        "model's KV bytes per token; colour marks the attention type.",
+        records,
+    )
+
+
+def uncertainty_histogram(s: Scenario) -> tuple[Figure, str]:
+    """Distribution of the Monte Carlo ratio, the source chapter's band shaded."""
+    from kvtier.report import uncertainty_draws
+
+    ratios = uncertainty_draws(s)
+    fig, ax = new_figure()
+    bins = np.logspace(np.log10(ratios.min()), np.log10(ratios.max()), 60)
+    ax.hist(ratios, bins=bins, color=PALETTE[0], alpha=0.85)
+    ax.set_xscale("log")
+    ax.axvspan(100, 1000, color=PALETTE[3], alpha=0.15, label="the source chapter's 100x to 1000x")
+    for q in (5, 50, 95):
+        v = float(np.percentile(ratios, q))
+        ax.axvline(v, color="#333333", lw=0.8, ls="--")
+        ax.annotate(
+            f"p{q}: {v:.0f}x", (v, ax.get_ylim()[1] * 0.9), xytext=(3, 0), textcoords="offset points", fontsize=8
+        )
+    ax.set_xlabel("regenerate time / fetch time (tail block)")
+    ax.set_ylabel("draws")
+    ax.set_title(f"{len(ratios):,} draws of bandwidth, MFU and peak")
+    ax.legend(loc="upper right", fontsize=8)
+    records = s.used(
+        "uncertainty.distribution",
+        "uncertainty.bandwidth_low",
+        "uncertainty.bandwidth_high",
+        "uncertainty.mfu_low",
+        "uncertainty.mfu_high",
+        "uncertainty.peak_low",
+        "uncertainty.peak_high",
+        "uncertainty.seed",
+        "model",
+        "param_count",
+    )
+    add_footer(fig, records)
+    return fig, _caption("Monte Carlo distribution of the tail block's regenerate/fetch ratio.", records)
+
+
+def tornado_chart(s: Scenario) -> tuple[Figure, str]:
+    """One-at-a-time sensitivity of the ratio to each uncertain input."""
+    from kvtier import uncertainty
+    from kvtier.report import uncertainty_inputs
+
+    ranges, base = uncertainty_inputs(s)
+    rows = uncertainty.tornado(s.block_bytes, s.block_flops, base, ranges, s.v("fetch_latency"))[::-1]
+    point = s.illustrative
+    fig, ax = new_figure(7.5, 3.6)
+    for i, r in enumerate(rows):
+        lo, hi = sorted((r.ratio_at_low, r.ratio_at_high))
+        ax.barh(i, hi - lo, left=lo, color=PALETTE[i % len(PALETTE)])
+        ax.annotate(f"{lo:.0f}x to {hi:.0f}x", (hi, i), xytext=(4, -3), textcoords="offset points", fontsize=8)
+    ax.axvline(point["ratio"], color="#333333", lw=0.8, ls="--")
+    ax.set_yticks(range(len(rows)), [r.name for r in rows])
+    ax.set_xlabel("regenerate/fetch ratio when one input spans its range, the others at the illustrative point")
+    ax.set_title("Which assumption moves the answer most")
+    ax.grid(axis="y", visible=False)
+    records = s.used(
+        "uncertainty.bandwidth_low",
+        "uncertainty.bandwidth_high",
+        "uncertainty.mfu_low",
+        "uncertainty.mfu_high",
+        "uncertainty.peak_low",
+        "uncertainty.peak_high",
+        f"bandwidth.{point['bandwidth_label']}",
+        f"mfu.{point['mfu_label']}",
+        "peak_flops",
+    )
+    add_footer(fig, records)
+    return fig, _caption(
+        "Tornado chart: the range of the ratio as each input alone moves across its range; the dashed line is the "
+        "illustrative point.",
         records,
     )

@@ -200,12 +200,19 @@ def dtype_bytes(dtype: str, key: str = "dtype") -> int:
         raise KvtierError(f"{key} must be one of {', '.join(DTYPE_BYTES)}, got {dtype!r}") from None
 
 
+MAX_CONFIG_INT = 10**12
+"""Largest integer accepted for a config field (sizes, counts); anything beyond is a typo."""
+
+
 def _int(config: dict[str, Any], key: str, where: str, default: int | None = None) -> int:
     value = config.get(key, default)
     if value is None:
         raise KvtierError(f"{where}: missing required field '{key}'")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 0:
-        raise KvtierError(f"{where}: field '{key}' must be a non-negative integer, got {value!r}")
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    ok = ok and 0 <= value <= MAX_CONFIG_INT and value == int(value)  # NaN and inf fail the range test
+    if not ok:
+        shown = repr(value) if len(repr(value)) < 40 else repr(value)[:20] + "..."
+        raise KvtierError(f"{where}: field '{key}' must be an integer in [0, {MAX_CONFIG_INT:.0e}], got {shown}")
     return int(value)
 
 
@@ -224,6 +231,8 @@ def from_config(config: dict[str, Any], name: str, where: str) -> ModelSpec:
     if not isinstance(config, dict):
         raise KvtierError(f"{where}: expected a JSON object")
     if "text_config" in config and "hidden_size" not in config:
+        if not isinstance(config["text_config"], dict):
+            raise KvtierError(f"{where}: field 'text_config' must be a JSON object")
         config = {**config["text_config"], **{k: v for k, v in config.items() if k != "text_config"}}
     for key in _REQUIRED:
         _int(config, key, where)

@@ -381,3 +381,150 @@ def show_table(df: Any, digits: Mapping[str, int] | None = None) -> Any:
     from kvtier.tables import formatted
 
     return HTML(formatted(df, dict(digits or {})).to_html(index=False, border=0, classes="kvtier-table"))
+
+
+def roofline_numbers(s: Scenario) -> dict[str, Any]:
+    """A lone tail block under the roofline on the set's own device, and the presets' range."""
+    from kvtier.tables import roofline as roofline_table
+
+    df = roofline_table(s)
+    own = df[df["device"] == "this assumption set"].set_index("mfu_bracket")
+    known = df.dropna(subset=["lone_block_ms"])
+    out: dict[str, Any] = {
+        "peak_tflops": s.v("peak_flops") / 1e12,
+        "mem_tbps": s.v("regen.mem_bandwidth") / 1e12,
+        "mem_efficiency_pct": s.v("regen.mem_efficiency") * 100,
+        "weights_gb": s.weight_bytes / 1e9,
+        "block_tokens": s.block_tokens,
+        "batch_tokens": s.batch_tokens,
+        "memory_ms": float(own["memory_ms"].iloc[0]),
+        "n_devices": int(df["device"].nunique()),
+        "n_memory_bound": int((known["bound"] == "memory").sum()),
+        "n_device_points": len(known),
+        "preset_lone_min_ms": float(known["lone_block_ms"].min()),
+        "preset_lone_max_ms": float(known["lone_block_ms"].max()),
+        "preset_batch_min_tokens": float(known["compute_bound_batch_tokens"].min()),
+        "preset_batch_max_tokens": float(known["compute_bound_batch_tokens"].max()),
+    }
+    for label in MFU_LABELS:
+        row = own.loc[label]
+        out[f"compute_{label}_ms"] = float(row["compute_ms"])
+        out[f"lone_{label}_ms"] = float(row["lone_block_ms"])
+        out[f"bound_{label}"] = str(row["bound"])
+        out[f"batch_{label}_tokens"] = float(row["compute_bound_batch_tokens"])
+        out[f"batched_{label}_ms"] = float(row["batched_ms"])
+        out[f"mfu_{label}_pct"] = s.mfu(label) * 100
+    out["lone_over_chapter_conservative"] = out["lone_conservative_ms"] / out["compute_conservative_ms"]
+    return out
+
+
+def tiers_numbers(s: Scenario) -> dict[str, Any]:
+    """The tier ladder: break-even bandwidths and the extremes of the links' ratios."""
+    from kvtier.tables import tiers as tiers_table
+
+    df = tiers_table(s)
+    presets = df[~df["link"].str.startswith("bracket ")]
+    point = s.illustrative
+    p = s.v("interior.position")
+    regen = {
+        case: float(s.regen_time_s(pos, up, point["mfu"]))
+        for case, pos, up in (("tail", 0, "resident"), ("resident", p, "resident"), ("evicted", p, "evicted"))
+    }
+    slowest = presets.loc[presets["fetch_us"].idxmax()]
+    out: dict[str, Any] = {
+        "regen_model": str(s.assumptions.value("regen.model")),
+        "mfu_pct": point["mfu"] * 100,
+        "position_tokens": int(p),
+        "n_links": len(presets),
+        "n_fetch_wins": int(presets["fetch_wins_tail"].sum()),
+        "slowest_link": str(slowest["link"]),
+        "slowest_fetch_us": float(slowest["fetch_us"]),
+        "slowest_ratio_tail": float(slowest["ratio_tail"]),
+        "min_ratio_tail": float(presets["ratio_tail"].min()),
+        "max_ratio_tail": float(presets["ratio_tail"].max()),
+    }
+    for case, t in regen.items():
+        out[f"regen_{case}_ms"] = t * 1e3
+        out[f"break_even_{case}_gbps"] = float(costs.bandwidth_for_ratio(s.block_bytes, t)) / 1e9
+    return out
+
+
+def models_numbers(s: Scenario) -> dict[str, Any]:
+    """Extremes across the model presets."""
+    from kvtier.tables import models as models_table
+
+    df = models_table(s).set_index("model")
+    kv = df["kv_KiB_per_token"]
+    cross = df["crossover_tokens"]
+    ratio = df["ratio_illustrative"]
+    return {
+        "n_models": len(df),
+        "kv_max_model": str(kv.idxmax()),
+        "kv_max_kib": float(kv.max()),
+        "kv_min_model": str(kv.idxmin()),
+        "kv_min_kib": float(kv.min()),
+        "crossover_min_model": str(cross.idxmin()),
+        "crossover_min_tokens": float(cross.min()),
+        "crossover_max_model": str(cross.idxmax()),
+        "crossover_max_tokens": float(cross.max()),
+        "ratio_min_model": str(ratio.idxmin()),
+        "ratio_min": float(ratio.min()),
+        "ratio_max_model": str(ratio.idxmax()),
+        "ratio_max": float(ratio.max()),
+        "kv_dtype": s.kv_dtype,
+        "block_tokens": s.block_tokens,
+    }
+
+
+def uncertainty_inputs(s: Scenario) -> tuple[dict[str, Any], dict[str, float]]:
+    """The Monte Carlo ranges (bandwidth, MFU, peak) and the illustrative base point."""
+    from kvtier.uncertainty import Range
+
+    dist = str(s.assumptions.value("uncertainty.distribution"))
+    ranges = {
+        name: Range(s.v(f"uncertainty.{name}_low"), s.v(f"uncertainty.{name}_high"), dist, name=f"uncertainty.{name}")
+        for name in ("bandwidth", "mfu", "peak")
+    }
+    point = s.illustrative
+    base = {"bandwidth": point["bandwidth_bytes_per_s"], "mfu": point["mfu"], "peak": s.v("peak_flops")}
+    return ranges, base
+
+
+def uncertainty_draws(s: Scenario) -> np.ndarray:
+    """The seeded Monte Carlo draws of the tail block's regenerate/fetch ratio."""
+    from kvtier import uncertainty
+
+    ranges, _ = uncertainty_inputs(s)
+    draws = uncertainty.sample(ranges, int(s.v("uncertainty.draws")), int(s.v("uncertainty.seed")))
+    return uncertainty.ratio_draws(s.block_bytes, s.block_flops, draws, s.v("fetch_latency"))
+
+
+def uncertainty_numbers(s: Scenario) -> dict[str, Any]:
+    """Percentiles of the ratio, the chance it leaves the chapter's band, and the top tornado input."""
+    from kvtier import uncertainty
+
+    ratios = uncertainty_draws(s)
+    summary = uncertainty.summarize(ratios, threshold=10.0 ** chapter.CLAIM_ORDERS[0])
+    ranges, base = uncertainty_inputs(s)
+    rows = uncertainty.tornado(s.block_bytes, s.block_flops, base, ranges, s.v("fetch_latency"))
+    out: dict[str, Any] = {
+        "draws": summary["n"],
+        "seed": int(s.v("uncertainty.seed")),
+        "distribution": str(s.assumptions.value("uncertainty.distribution")),
+        "mean": summary["mean"],
+        "p_below_claim_pct": summary["p_below"] * 100,
+        "p_below_claim_se_pct": summary["p_below_se"] * 100,
+        "p_above_claim_pct": float(np.mean(ratios > 10.0 ** chapter.CLAIM_ORDERS[1])) * 100,
+        "top_input": rows[0].name,
+        "top_swing": rows[0].swing,
+        "second_input": rows[1].name,
+        "second_swing": rows[1].swing,
+    }
+    for q, value in summary["percentiles"].items():
+        out[f"p{q:g}"] = value
+    for name in ("bandwidth", "mfu", "peak"):
+        r = ranges[name]
+        scale = {"bandwidth": 1e9, "mfu": 0.01, "peak": 1e12}[name]
+        out[f"{name}_low"] = r.low / scale
+        out[f"{name}_high"] = r.high / scale
+    return out

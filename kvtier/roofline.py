@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from kvtier import costs
 from kvtier.errors import KvtierError
 
 FloatArray = NDArray[np.float64]
@@ -122,7 +123,7 @@ def compute_time_s(flops: ArrayLike, peak_flop_per_s: ArrayLike, mfu: ArrayLike)
     mfu = _f(mfu)
     _require_positive(peak, "peak_flop_per_s (a peak compute rate)")
     _require_fraction(mfu, "mfu")
-    return _f(flops) / (peak * mfu)
+    return costs.compute_time_s(flops, peak, mfu)
 
 
 def memory_time_s(
@@ -237,6 +238,31 @@ def break_even_bandwidth(block_bytes: ArrayLike, regen_time_s: ArrayLike, latenc
     """
     size = _f(block_bytes)
     slack = _f(regen_time_s) - _f(latency_s)
-    positive = slack > 0
-    result = np.where(positive, size / np.where(positive, slack, 1.0), np.inf)
+    result = costs.bandwidth_for_ratio(size, regen_time_s, 1.0, latency_s)
     return np.where(np.isnan(size) | np.isnan(slack), np.nan, result)
+
+
+def compute_bound_batch_tokens(
+    weight_bytes: ArrayLike,
+    block_tokens: ArrayLike,
+    kv_bytes_per_token: ArrayLike,
+    context_positions: ArrayLike,
+    compute_time: ArrayLike,
+    mem_bandwidth_bytes_per_s: ArrayLike,
+    mem_efficiency: ArrayLike = 1.0,
+) -> FloatArray:
+    """Smallest batch (tokens per forward pass) at which regenerating the block is compute-bound.
+
+    Setting the memory time of :func:`regen_bytes_read` equal to ``compute_time`` and
+    solving for the batch: ``W x T / (t_c x bw x eff - kv x p)``.  Never below the
+    block itself (a block that is compute-bound alone returns ``block_tokens``); ``inf``
+    where reading the cached KV alone takes longer than the compute, so that no batch
+    makes the block compute-bound.
+    """
+    t = _f(block_tokens)
+    budget = _f(compute_time) * _f(mem_bandwidth_bytes_per_s) * _f(mem_efficiency) - _f(kv_bytes_per_token) * _f(
+        context_positions
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        batch = np.where(budget > 0, _f(weight_bytes) * t / np.where(budget > 0, budget, 1.0), np.inf)
+    return np.maximum(batch, t)

@@ -13,8 +13,9 @@ from functools import cached_property
 
 import numpy as np
 
-from kvtier import capacity, costs
+from kvtier import capacity, costs, roofline
 from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS, Assumption, AssumptionSet, load_assumptions
+from kvtier.errors import KvtierError
 from kvtier.models import ModelSpec, dtype_bytes, load_model
 
 
@@ -184,6 +185,56 @@ class Scenario:
     def interior_regen_s(self, position: float | np.ndarray, upstream: str, mfu: float | np.ndarray) -> np.ndarray:
         """Regeneration time of the block at ``position`` at ``mfu`` of the peak (s)."""
         return costs.compute_time_s(self.interior_flops(position, upstream), self.v("peak_flops"), mfu)
+
+    # ---- regeneration models: MFU (the chapter) or roofline ---------------------
+    @property
+    def batch_tokens(self) -> int:
+        """Tokens in the forward pass that regenerates the block (``regen.batch_tokens``)."""
+        batch = int(self.v("regen.batch_tokens"))
+        if batch < self.block_tokens:
+            raise KvtierError(
+                f"key 'regen.batch_tokens' = {batch} must be at least block_tokens = {self.block_tokens}"
+                " (a lone block has regen.batch_tokens equal to block_tokens)"
+            )
+        return batch
+
+    def regen_bytes(
+        self, position: float | np.ndarray, upstream: str, batch_tokens: float | np.ndarray | None = None
+    ) -> np.ndarray:
+        """Bytes read from device memory on the block's account when regenerating it (B).
+
+        The recomputed tokens (the block, or the prefix from the nearest anchor) share the
+        weight read with the rest of the batch; attention reads the KV cached before them.
+        """
+        first, n = costs.recompute_span(position, self.block_tokens, upstream, self.v("interior.anchor_every"))
+        batch = self.batch_tokens if batch_tokens is None else batch_tokens
+        return roofline.regen_bytes_read(self.weight_bytes, n, np.maximum(batch, n), self.kv_bytes_per_token, first)
+
+    def regen_time_s(
+        self,
+        position: float | np.ndarray,
+        upstream: str,
+        mfu: float | np.ndarray,
+        *,
+        model: str | None = None,
+        peak_flop_per_s: float | np.ndarray | None = None,
+        mem_bandwidth_bytes_per_s: float | np.ndarray | None = None,
+        batch_tokens: float | np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Regeneration time of the block at ``position`` under the ``regen.model`` (s).
+
+        ``mfu``: FLOPs / (peak x MFU), the source chapter's model.  ``roofline``: the larger
+        of that and the bytes read over the device-memory bandwidth x efficiency.  The
+        keyword arguments override the assumption set's peak, memory bandwidth and batch.
+        """
+        model = model or str(self.assumptions.value("regen.model"))
+        peak = self.v("peak_flops") if peak_flop_per_s is None else peak_flop_per_s
+        flops = self.interior_flops(position, upstream)
+        if model == "mfu":
+            return costs.compute_time_s(flops, peak, mfu)
+        bw = self.v("regen.mem_bandwidth") if mem_bandwidth_bytes_per_s is None else mem_bandwidth_bytes_per_s
+        nbytes = self.regen_bytes(position, upstream, batch_tokens)
+        return roofline.roofline_time_s(flops, nbytes, peak, mfu, bw, self.v("regen.mem_efficiency"))
 
     # ---- capacity --------------------------------------------------------
     def kv_bytes(self, context_tokens: float | np.ndarray) -> np.ndarray:

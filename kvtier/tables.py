@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kvtier import costs
 from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS
 from kvtier.models import dtype_bytes
 from kvtier.scenario import Scenario
@@ -194,6 +195,183 @@ def assumptions(s: Scenario) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def roofline(s: Scenario) -> pd.DataFrame:
+    """A lone tail block under the roofline, for each accelerator preset and MFU bracket.
+
+    The first device is the assumption set's own (``peak_flops``, ``regen.mem_bandwidth``);
+    the others are the presets of :mod:`kvtier.hardware`, each with its own peak and memory
+    bandwidth.  Position 0, upstream resident: the source chapter's tail block.
+    """
+    from kvtier import hardware
+    from kvtier import roofline as rl
+
+    devices = [
+        (
+            "this assumption set",
+            s.v("peak_flops"),
+            s.v("regen.mem_bandwidth"),
+            s.a("peak_flops").provenance,
+            s.a("regen.mem_bandwidth").provenance,
+        )
+    ]
+    for name, acc in hardware.load_accelerators().items():
+        devices.append(
+            (
+                name,
+                acc.peak_flop_per_s,
+                acc.mem_bandwidth_bytes_per_s,
+                acc.peak_record.provenance,
+                acc.mem_bandwidth_record.provenance,
+            )
+        )
+    eff = s.v("regen.mem_efficiency")
+    lone = s.block_tokens
+    memory_bytes = float(s.regen_bytes(0, "resident", lone))
+    batch = s.batch_tokens
+    rows = []
+    for device, peak, bw, peak_prov, bw_prov in devices:
+        memory = float(rl.memory_time_s(memory_bytes, bw, eff))
+        for label in MFU_LABELS:
+            mfu = s.mfu(label)
+            row = {
+                "device": device,
+                "mfu_bracket": label,
+                "mfu_pct": mfu * 100,
+                "peak_TFLOPps": np.nan if peak is None else peak / 1e12,
+                "mem_TBps": bw / 1e12,
+                "compute_ms": np.nan,
+                "memory_ms": memory * 1e3,
+                "lone_block_ms": np.nan,
+                "bound": "unknown: no published dense bf16 peak",
+                "compute_bound_batch_tokens": np.nan,
+                "batch_tokens": batch,
+                "batched_ms": np.nan,
+                "peak_provenance": peak_prov,
+                "mem_provenance": bw_prov,
+            }
+            if peak is not None:
+                kw = {"peak_flop_per_s": peak, "mem_bandwidth_bytes_per_s": bw}
+                compute = float(s.regen_time_s(0, "resident", mfu, model="mfu", **kw))
+                row.update(
+                    compute_ms=compute * 1e3,
+                    lone_block_ms=float(s.regen_time_s(0, "resident", mfu, model="roofline", batch_tokens=lone, **kw))
+                    * 1e3,
+                    bound="compute" if compute >= memory else "memory",
+                    compute_bound_batch_tokens=float(
+                        rl.compute_bound_batch_tokens(s.weight_bytes, lone, s.kv_bytes_per_token, 0, compute, bw, eff)
+                    ),
+                    batched_ms=float(s.regen_time_s(0, "resident", mfu, model="roofline", batch_tokens=batch, **kw))
+                    * 1e3,
+                )
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def tiers(s: Scenario) -> pd.DataFrame:
+    """Every link preset (and the set's three brackets): fetch time, ratio, break-even bandwidth.
+
+    Regeneration follows the set's ``regen.model`` at the illustrative MFU, for the tail
+    block and for the block at ``interior.position`` with the upstream resident or evicted.
+    """
+    from kvtier import hardware
+
+    point = s.illustrative
+    mfu = point["mfu"]
+    p = s.v("interior.position")
+    regen = {
+        "tail": float(s.regen_time_s(0, "resident", mfu)),
+        "resident": float(s.regen_time_s(p, "resident", mfu)),
+        "evicted": float(s.regen_time_s(p, "evicted", mfu)),
+    }
+    links = [
+        (
+            f"bracket {label}",
+            f"the assumption set's {label} bandwidth",
+            s.bandwidth(label),
+            "as stated",
+            s.v("fetch_latency"),
+            s.a(f"bandwidth.{label}").provenance,
+            s.a("fetch_latency").provenance,
+        )
+        for label in BANDWIDTH_LABELS
+    ]
+    for name, link in hardware.load_links().items():
+        links.append(
+            (
+                name,
+                link.title,
+                link.bandwidth_bytes_per_s,
+                link.raw_or_net,
+                link.latency_s,
+                link.bandwidth_record.provenance,
+                link.latency_record.provenance,
+            )
+        )
+    rows = []
+    for name, title, bw, raw_or_net, latency, bw_prov, lat_prov in links:
+        fetch_s = float(costs.fetch_time_s(s.block_bytes, bw, latency))
+        rows.append(
+            {
+                "link": name,
+                "title": title,
+                "bandwidth_GBps": bw / 1e9,
+                "raw_or_net": raw_or_net,
+                "latency_us": latency * 1e6,
+                "fetch_us": fetch_s * 1e6,
+                "ratio_tail": regen["tail"] / fetch_s,
+                "ratio_resident": regen["resident"] / fetch_s,
+                "ratio_evicted": regen["evicted"] / fetch_s,
+                "break_even_tail_GBps": float(costs.bandwidth_for_ratio(s.block_bytes, regen["tail"], 1.0, latency))
+                / 1e9,
+                "fetch_wins_tail": fetch_s < regen["tail"],
+                "bandwidth_provenance": bw_prov,
+                "latency_provenance": lat_prov,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def models(s: Scenario) -> pd.DataFrame:
+    """Every model preset side by side (exact parameter counts from the configs).
+
+    The set's own model is included when it is not a preset (a config.json path).  The
+    ratio is at the set's illustrative point with each model's block and FLOPs.
+    """
+    from kvtier.models import PRESETS
+
+    names = list(PRESETS)
+    own = str(s.assumptions.value("model"))
+    if own not in names:
+        names.append(own)
+    rows = []
+    for name in names:
+        m = Scenario(s.assumptions.with_values({"model": name, "param_count": None}, source="models table"))
+        total, active = m.model.param_counts()
+        fp8 = m.model.kv_bytes_per_token("fp8")
+        point = m.illustrative
+        rows.append(
+            {
+                "model": name,
+                "attention": m.model.attention,
+                "moe": m.model.is_moe,
+                "layers": m.model.n_layers,
+                "kv_heads": None if m.model.attention == "MLA" else m.model.n_kv_heads,
+                "head_dim": None if m.model.attention == "MLA" else m.model.head_dim,
+                "total_params_B": total / 1e9,
+                "active_params_B": active / 1e9,
+                "kv_KiB_per_token": m.kv_bytes_per_token / 1024,
+                "kv_fp8_KiB_per_token": fp8 / 1024,
+                "block_MiB": m.block_bytes / MIB,
+                "weights_GiB": m.weight_bytes / GIB,
+                "crossover_tokens": m.crossover_tokens,
+                "crossover_fp8_kv_tokens": m.weight_bytes / fp8,
+                "ratio_illustrative": point["ratio"],
+                "provenance": f"published-spec ({m.model.source}); derived",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 @dataclass(frozen=True)
 class Table:
     """A table of record: its name, the notebook that presents it, its builder.
@@ -216,6 +394,9 @@ TABLES: tuple[Table, ...] = (
     Table("ratio", "04_ratio", ratio, ("bandwidth_bracket", "mfu_bracket")),
     Table("interior", "05_interior", interior, ("upstream", "position_tokens")),
     Table("capacity", "06_capacity", capacity, ("point",)),
+    Table("roofline", "07_roofline", roofline, ("device", "mfu_bracket")),
+    Table("tiers", "08_tiers", tiers, ("link",)),
+    Table("models", "09_models", models, ("model",)),
 )
 
 

@@ -111,7 +111,10 @@ def parse_quantity(value: object, kind: str) -> float:
     if isinstance(value, bool):
         raise _fail(value, kind, "a boolean is not a quantity")
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            raise _fail(value if len(str(value)) < 40 else f"{str(value)[:20]}...", kind, "too large") from None
     if not isinstance(value, str):
         raise _fail(value, kind, f"got a {type(value).__name__}")
     number, unit = _split(value, kind)
@@ -168,19 +171,19 @@ def format_bytes(n_bytes: float, digits: int = 2, binary: bool = True) -> str:
     return f"{n_bytes:.0f} B"
 
 
-def format_bandwidth(bytes_per_s: float, digits: int = 1) -> str:
-    """Format a bandwidth in decimal units (GB/s = 1e9 B/s)."""
+def format_bandwidth(bytes_per_s: float, digits: int = 4) -> str:
+    """Format a bandwidth in decimal units (GB/s = 1e9 B/s), ``digits`` significant digits."""
     for name, size in [("TB/s", 1e12), ("GB/s", 1e9), ("MB/s", 1e6)]:
         if abs(bytes_per_s) >= size:
-            return f"{bytes_per_s / size:.{digits}f} {name}"
+            return f"{bytes_per_s / size:.{digits}g} {name}"
     return f"{bytes_per_s:.0f} B/s"
 
 
-def format_flop_rate(flop_per_s: float, digits: int = 0) -> str:
-    """Format a compute rate in decimal units (TFLOP/s = 1e12 FLOP/s)."""
+def format_flop_rate(flop_per_s: float, digits: int = 4) -> str:
+    """Format a compute rate in decimal units (TFLOP/s = 1e12 FLOP/s), ``digits`` significant digits."""
     for name, size in [("PFLOP/s", 1e15), ("TFLOP/s", 1e12), ("GFLOP/s", 1e9)]:
         if abs(flop_per_s) >= size:
-            return f"{flop_per_s / size:.{digits}f} {name}"
+            return f"{flop_per_s / size:.{digits}g} {name}"
     return f"{flop_per_s:.0f} FLOP/s"
 
 

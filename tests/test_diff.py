@@ -85,7 +85,7 @@ def test_bandwidth_change_fetch_row(seed_dir: Path, fast_dir: Path) -> None:
     assert (bw.old, bw.new, bw.rel_change) == ("64", "100", pytest.approx(0.5625, rel=1e-12))
     # The basis text follows the override; text has no relative change.
     basis = cells[("fetch", "bracket=mid", "basis")]
-    assert basis.new == "override of the seed set's 64.0 GB/s"
+    assert basis.new == "override of the seed set's 64 GB/s"
     assert basis.rel_change is None and basis.kind == "text"
     # Nothing else in fetch.csv: the block (5 MiB), the latency (0) and the other brackets are as they were.
     assert {k for k in cells if k[0] == "fetch"} == {
@@ -121,7 +121,7 @@ def test_bandwidth_change_ratio_and_interior(seed_dir: Path, fast_dir: Path) -> 
     assert set(a) == {"value", "value_si", "basis", "source"}
     assert all(c.row == "key=bandwidth.mid" for c in a.values())
     assert (a["value_si"].old, a["value_si"].new) == ("64000000000.0", "100000000000.0")
-    assert (a["value"].old, a["value"].new, a["value"].kind) == ("64.0 GB/s", "100.0 GB/s", "text")
+    assert (a["value"].old, a["value"].new, a["value"].kind) == ("64 GB/s", "100 GB/s", "text")
 
 
 def test_unaffected_tables_report_nothing(seed_dir: Path, fast_dir: Path) -> None:

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from kvtier import KvtierError, parse_quantity
-from kvtier.units import format_bandwidth, format_bytes, format_time
+from kvtier.units import format_bandwidth, format_bytes, format_flop_rate, format_time
 
 
 @pytest.mark.parametrize(
@@ -64,7 +64,9 @@ def test_formatting_states_decimal_or_binary():
     assert format_bytes(5 * 2**20) == "5.00 MiB"
     assert format_bytes(140e9, binary=False) == "140.00 GB"
     assert format_bytes(140e9) == "130.39 GiB"  # 140e9 / 2**30 = 130.385...
-    assert format_bandwidth(64e9) == "64.0 GB/s"
+    assert format_bandwidth(64e9) == "64 GB/s"
+    assert format_bandwidth(3.35e12) == "3.35 TB/s"  # 4 significant digits, trailing zeros dropped
+    assert format_flop_rate(2.25e15) == "2.25 PFLOP/s"
     assert format_time(81.92e-6) == "81.92 µs"
     assert format_time(0.01792) == "17.92 ms"
     assert format_time(0.0) == "0 s"
