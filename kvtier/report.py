@@ -389,7 +389,8 @@ def roofline_numbers(s: Scenario) -> dict[str, Any]:
 
     df = roofline_table(s)
     own = df[df["device"] == "this assumption set"].set_index("mfu_bracket")
-    known = df.dropna(subset=["lone_block_ms"])
+    presets = df[df["device"] != "this assumption set"]
+    known = presets.dropna(subset=["lone_block_ms"])
     out: dict[str, Any] = {
         "peak_tflops": s.v("peak_flops") / 1e12,
         "mem_tbps": s.v("regen.mem_bandwidth") / 1e12,
@@ -398,7 +399,7 @@ def roofline_numbers(s: Scenario) -> dict[str, Any]:
         "block_tokens": s.block_tokens,
         "batch_tokens": s.batch_tokens,
         "memory_ms": float(own["memory_ms"].iloc[0]),
-        "n_devices": int(df["device"].nunique()),
+        "n_devices": int(presets["device"].nunique()),
         "n_memory_bound": int((known["bound"] == "memory").sum()),
         "n_device_points": len(known),
         "preset_lone_min_ms": float(known["lone_block_ms"].min()),
@@ -415,6 +416,22 @@ def roofline_numbers(s: Scenario) -> dict[str, Any]:
         out[f"batched_{label}_ms"] = float(row["batched_ms"])
         out[f"mfu_{label}_pct"] = s.mfu(label) * 100
     out["lone_over_chapter_conservative"] = out["lone_conservative_ms"] / out["compute_conservative_ms"]
+    memory_at = [label for label in MFU_LABELS if out[f"bound_{label}"] == "memory"]
+    if len(memory_at) == len(MFU_LABELS):
+        out["lone_verdict"] = (
+            f"memory-bound at every MFU bracket: reading the weights takes longer than the compute at any of them,"
+            f" so regenerating it takes {out['memory_ms']:.1f} ms whatever the MFU,"
+            f" {out['lone_over_chapter_conservative']:.1f} times the compute-only time at"
+            f" {out['mfu_conservative_pct']:g} % MFU"
+        )
+    elif not memory_at:
+        out["lone_verdict"] = "compute-bound at every MFU bracket, so the source chapter's compute-only model stands"
+    else:
+        compute_at = [label for label in MFU_LABELS if label not in memory_at]
+        out["lone_verdict"] = (
+            f"memory-bound at the {', '.join(memory_at)} MFU bracket(s) and compute-bound at the"
+            f" {', '.join(compute_at)} one(s)"
+        )
     return out
 
 

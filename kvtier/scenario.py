@@ -15,7 +15,6 @@ import numpy as np
 
 from kvtier import capacity, costs, roofline
 from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS, Assumption, AssumptionSet, load_assumptions
-from kvtier.errors import KvtierError
 from kvtier.models import ModelSpec, dtype_bytes, load_model
 
 
@@ -189,14 +188,8 @@ class Scenario:
     # ---- regeneration models: MFU (the chapter) or roofline ---------------------
     @property
     def batch_tokens(self) -> int:
-        """Tokens in the forward pass that regenerates the block (``regen.batch_tokens``)."""
-        batch = int(self.v("regen.batch_tokens"))
-        if batch < self.block_tokens:
-            raise KvtierError(
-                f"key 'regen.batch_tokens' = {batch} must be at least block_tokens = {self.block_tokens}"
-                " (a lone block has regen.batch_tokens equal to block_tokens)"
-            )
-        return batch
+        """Tokens in the forward pass that regenerates the block: ``regen.batch_tokens``, at least the block."""
+        return max(int(self.v("regen.batch_tokens")), self.block_tokens)
 
     def regen_bytes(
         self, position: float | np.ndarray, upstream: str, batch_tokens: float | np.ndarray | None = None

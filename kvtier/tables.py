@@ -372,6 +372,49 @@ def models(s: Scenario) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def uncertainty(s: Scenario) -> pd.DataFrame:
+    """Monte Carlo statistics of the tail block's ratio (seeded, so reproducible)."""
+    from kvtier import report
+
+    n = report.uncertainty_numbers(s)
+    basis = f"{n['draws']:,} {n['distribution']} draws, seed {n['seed']}"
+    rows = [(f"p{q}", n[f"p{q}"], "ratio") for q in (5, 25, 50, 75, 95)]
+    rows += [
+        ("mean", n["mean"], "ratio"),
+        ("below_100x", n["p_below_claim_pct"], "% of draws"),
+        ("below_100x_standard_error", n["p_below_claim_se_pct"], "percentage points"),
+        ("above_1000x", n["p_above_claim_pct"], "% of draws"),
+    ]
+    return pd.DataFrame(
+        [{"statistic": k, "value": v, "unit": u, "basis": basis, "provenance": "derived"} for k, v, u in rows]
+    )
+
+
+def tornado(s: Scenario) -> pd.DataFrame:
+    """One-at-a-time sensitivity of the ratio, widest swing first."""
+    from kvtier import report
+    from kvtier import uncertainty as mc
+
+    ranges, base = report.uncertainty_inputs(s)
+    rows = mc.tornado(s.block_bytes, s.block_flops, base, ranges, s.v("fetch_latency"))
+    units = {"bandwidth": ("GB/s", 1e9), "mfu": ("%", 0.01), "peak": ("TFLOP/s", 1e12)}
+    return pd.DataFrame(
+        [
+            {
+                "input": r.name,
+                "unit": units[r.name][0],
+                "low": r.low_value / units[r.name][1],
+                "high": r.high_value / units[r.name][1],
+                "ratio_at_low": r.ratio_at_low,
+                "ratio_at_high": r.ratio_at_high,
+                "swing": r.swing,
+                "provenance": "derived",
+            }
+            for r in rows
+        ]
+    )
+
+
 @dataclass(frozen=True)
 class Table:
     """A table of record: its name, the notebook that presents it, its builder.
@@ -397,6 +440,8 @@ TABLES: tuple[Table, ...] = (
     Table("roofline", "07_roofline", roofline, ("device", "mfu_bracket")),
     Table("tiers", "08_tiers", tiers, ("link",)),
     Table("models", "09_models", models, ("model",)),
+    Table("uncertainty", "10_uncertainty", uncertainty, ("statistic",)),
+    Table("tornado", "10_uncertainty", tornado, ("input",)),
 )
 
 

@@ -35,8 +35,25 @@ NUMBERS = {
     "04_ratio": report.ratio_numbers,
     "05_interior": report.interior_numbers,
     "06_capacity": report.capacity_numbers,
+    "07_roofline": report.roofline_numbers,
+    "08_tiers": report.tiers_numbers,
+    "09_models": report.models_numbers,
+    "10_uncertainty": report.uncertainty_numbers,
 }
 """Each notebook and the package function that computes every number its prose quotes."""
+
+FIGURES = {
+    "fig_fetch": "02_fetch",
+    "fig_ratio": "04_ratio",
+    "fig_interior": "05_interior",
+    "fig_capacity": "06_capacity",
+    "fig_roofline": "07_roofline",
+    "fig_tiers": "08_tiers",
+    "fig_models": "09_models",
+    "fig_mc": "10_uncertainty",
+    "fig_tornado": "10_uncertainty",
+}
+"""Every figure of the book and the page that holds it."""
 
 NON_DEFAULT = {
     "model": "llama-3-8b",
@@ -177,12 +194,7 @@ def test_book_holds_every_page_figure_and_the_seed_numbers(seed_build):
     pages = [toc["root"]] + [ch["file"] for part in toc["parts"] for ch in part["chapters"]]
     for page in pages:
         assert (html / f"{page}.html").is_file(), page
-    assert sorted(p.name for p in (seed_build / "figures").glob("*.svg")) == [
-        "fig_capacity.svg",
-        "fig_fetch.svg",
-        "fig_interior.svg",
-        "fig_ratio.svg",
-    ]
+    assert sorted(p.name for p in (seed_build / "figures").glob("*.svg")) == sorted(f"{name}.svg" for name in FIGURES)
     text = {page: page_text(html / f"{page}.html") for page in pages}
     # 2 x 80 x 8 x 128 x 2 B = 327,680 B = 320 KiB; x 16 = 5,242,880 B = 5.00 MiB
     assert "327,680 bytes" in text["notebooks/01_block_unit"] and "5.00 MiB" in text["notebooks/01_block_unit"]
@@ -199,8 +211,15 @@ def test_book_holds_every_page_figure_and_the_seed_numbers(seed_build):
     # intro quotes the illustrative ratio across pages: 218.75 -> "219"
     assert "takes 219 times as long" in text["book/intro"]
     # every figure carries its assumptions with provenance in its caption
-    for page in ("notebooks/02_fetch", "notebooks/04_ratio", "notebooks/05_interior", "notebooks/06_capacity"):
-        assert re.search(r"Fig\. \d+ .*Assumptions: model = llama-3-70b \[published-spec\]", text[page]), page
+    from bs4 import BeautifulSoup
+
+    captions = []
+    for page in pages:
+        soup = BeautifulSoup((html / f"{page}.html").read_text(), "html.parser")
+        captions += [re.sub(r"\s+", " ", c.get_text(" ")) for c in soup.select("figure figcaption")]
+    assert len(captions) == len(FIGURES)
+    provenance = r"\[(measured|published-spec|assumed|implied|derived)\]"
+    assert all(re.search(r"Assumptions: .*" + provenance, c) for c in captions), captions
     # the measured-elsewhere DGX Spark figure appears once, in its note on the assumptions page
     hits = [page for page, t in text.items() if "236.5" in t]
     assert hits == ["notebooks/00_assumptions"]
@@ -211,7 +230,16 @@ def test_a_changed_assumption_changes_only_what_depends_on_it(seed_build, bandwi
     out, log = bandwidth_build
     # only the notebooks that declare bandwidth.mid run again
     executed = sorted(re.findall(r"executed (\w+)\.ipynb", log))
-    assert executed == ["00_assumptions", "02_fetch", "04_ratio", "05_interior"]
+    assert executed == [
+        "00_assumptions",
+        "02_fetch",
+        "04_ratio",
+        "05_interior",
+        "07_roofline",
+        "08_tiers",
+        "09_models",
+        "10_uncertainty",
+    ]
     assert sorted(re.findall(r"\[reuse\] (\w+)\.ipynb", log)) == ["01_block_unit", "03_regenerate", "06_capacity"]
     for name in ("block_unit.csv", "regenerate.csv", "capacity.csv"):
         assert (out / "tables" / name).read_bytes() == (seed_build / "tables" / name).read_bytes(), name
@@ -337,7 +365,7 @@ def test_every_page_loads_in_chromium_without_errors_and_figures_render(seed_bui
     pages = sorted(
         p for p in html.rglob("*.html") if "_static" not in p.parts and p.relative_to(html).as_posix() not in skip
     )
-    assert len(pages) == 9
+    assert len(pages) == 2 + len(NOTEBOOKS)
     figures_seen = 0
     with sync_playwright() as p:
         browser = p.chromium.launch(
@@ -369,4 +397,4 @@ def test_every_page_loads_in_chromium_without_errors_and_figures_render(seed_bui
                 page.close()
         finally:
             browser.close()
-    assert figures_seen == 4  # fetch, ratio, interior, capacity
+    assert figures_seen == len(FIGURES)
