@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from kvtier import diff
+from kvtier import costs, diff
 from kvtier.assumptions import Assumption, load_assumptions, parse_set_options
 from kvtier.errors import KvtierError
 from kvtier.models import ModelSpec, dtype_bytes, load_model
@@ -134,16 +134,87 @@ def _compare_overrides(args: argparse.Namespace, base: Scenario) -> dict[str, st
         (args.tokens, "block_tokens"),
         (args.kv_dtype, "kv_dtype"),
         (args.latency, "fetch_latency"),
+        (args.position, "interior.position"),
+        (args.anchor_every, "interior.anchor_every"),
+        (args.regen_model, "regen.model"),
+        (args.batch_tokens, "regen.batch_tokens"),
     ):
         if option is not None:
             sets[key] = option
     return sets
 
 
+def _scenario_from_args(args: argparse.Namespace) -> Scenario:
+    """The assumption set of a quick-answer command: file, accelerator preset, then options."""
+    base = load_assumptions(args.assumptions)
+    if getattr(args, "accelerator", None):
+        from kvtier import hardware
+
+        acc = hardware.accelerator(args.accelerator)
+        records = {"regen.mem_bandwidth": acc.mem_bandwidth_record.to_assumption("regen.mem_bandwidth")}
+        if acc.peak_flop_per_s is not None:
+            records["peak_flops"] = acc.peak_assumption()
+        elif args.peak_flops is None:
+            acc.require_peak()  # raises: this preset publishes no peak, --peak-flops is required
+        base = base.with_records(records)
+    sets = _compare_overrides(args, Scenario(base))
+    return Scenario(base.with_values(sets, source="command line")) if sets else Scenario(base)
+
+
+def regen_point(scenario: Scenario, position: float | None, upstream: str) -> dict[str, Any]:
+    """Fetch vs regenerate for one block at the illustrative bandwidth and MFU (SI base units).
+
+    With no position and the MFU model this is the source chapter's tail block (parameter
+    FLOPs only); otherwise the block at ``position`` with the attention term, under
+    ``regen.model``.
+    """
+    point = scenario.illustrative
+    model = str(scenario.assumptions.value("regen.model"))
+    out: dict[str, Any] = {
+        "bandwidth_bytes_per_s": point["bandwidth_bytes_per_s"],
+        "mfu": point["mfu"],
+        "fetch_time_s": point["fetch_s"],
+        "regen_model": model,
+    }
+    if position is None and model == "mfu":
+        regen_s = point["regen_s"]
+        flops = scenario.block_flops
+        out.update(regen_case="tail block, parameter FLOPs only (attention term excluded)", position_tokens=None)
+    else:
+        p = 0.0 if position is None else position
+        regen_s = float(scenario.regen_time_s(p, upstream, point["mfu"]))
+        flops = float(scenario.interior_flops(p, upstream))
+        out.update(
+            regen_case=f"block at position {p:,.0f}, upstream {upstream}, attention term included",
+            position_tokens=p,
+            upstream=upstream,
+        )
+        if model == "roofline":
+            compute_s = float(scenario.regen_time_s(p, upstream, point["mfu"], model="mfu"))
+            out.update(
+                bytes_read=float(scenario.regen_bytes(p, upstream)),
+                batch_tokens=scenario.batch_tokens,
+                compute_time_s=compute_s,
+                bound="compute" if compute_s >= regen_s else "memory",
+            )
+    out.update(
+        regen_flops=flops,
+        regen_time_s=regen_s,
+        regen_to_fetch_ratio=regen_s / point["fetch_s"],
+        break_even_bandwidth_bytes_per_s=float(
+            costs.bandwidth_for_ratio(scenario.block_bytes, regen_s, 1.0, scenario.v("fetch_latency"))
+        ),
+    )
+    return out
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
-    base = Scenario(load_assumptions(args.assumptions))
-    sets = _compare_overrides(args, base)
-    scenario = Scenario(base.assumptions.with_values(sets, source="command line")) if sets else base
+    if args.upstream is not None and args.position is None:
+        raise KvtierError("--upstream needs --position (the block's position in tokens)")
+    scenario = _scenario_from_args(args)
+    position = scenario.v("interior.position") if args.position is not None else None
+    upstream = args.upstream or "resident"
+    result = regen_point(scenario, position, upstream)
     point = scenario.illustrative
     used_keys = [
         "model",
@@ -155,7 +226,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         "flops_per_param_token",
         "peak_flops",
         f"mfu.{point['mfu_label']}",
+        "regen.model",
     ]
+    if position is not None:
+        used_keys += ["interior.position", "interior.anchor_every"]
+    if result["regen_model"] == "roofline":
+        used_keys += ["regen.batch_tokens", "regen.mem_bandwidth", "regen.mem_efficiency", "weight_dtype"]
     used = scenario.used(*used_keys)
     payload = {
         "model": scenario.model.name,
@@ -163,29 +239,87 @@ def cmd_compare(args: argparse.Namespace) -> int:
         "block_tokens": scenario.block_tokens,
         "block_bytes": scenario.block_bytes,
         "params": scenario.params,
-        "regen_flops": scenario.block_flops,
-        "bandwidth_bytes_per_s": point["bandwidth_bytes_per_s"],
-        "mfu": point["mfu"],
-        "fetch_time_s": point["fetch_s"],
-        "regen_time_s": point["regen_s"],
-        "regen_to_fetch_ratio": point["ratio"],
-        "regen_case": "tail block, parameter FLOPs only (attention term excluded)",
+        **result,
         "assumptions": {rec.key: _record_json(rec) for rec in used},
     }
+    regen_detail = (
+        f"{result['regen_flops']:.4g} FLOP at {format_quantity(point['mfu'], 'fraction')} MFU"
+        f" of {format_quantity(scenario.v('peak_flops'), 'flop_rate')}"
+    )
+    if result["regen_model"] == "roofline":
+        regen_detail += (
+            f"; roofline: {format_bytes(result['bytes_read'])} read at"
+            f" {format_quantity(scenario.v('regen.mem_bandwidth'), 'bandwidth')}"
+            f" x {format_quantity(scenario.v('regen.mem_efficiency'), 'fraction')},"
+            f" batch of {result['batch_tokens']} tokens: {result['bound']}-bound"
+        )
     lines = [
         f"block            {scenario.block_tokens} tokens x {format_bytes(scenario.kv_bytes_per_token)}/token"
         f" = {format_bytes(scenario.block_bytes)} ({scenario.block_bytes:,.0f} B)",
         f"fetch            {format_time(point['fetch_s'])}"
         f"  at {format_quantity(point['bandwidth_bytes_per_s'], 'bandwidth')}",
-        f"regenerate       {format_time(point['regen_s'])}"
-        f"  ({scenario.block_flops:.4g} FLOP at {format_quantity(point['mfu'], 'fraction')} MFU"
-        f" of {format_quantity(scenario.v('peak_flops'), 'flop_rate')}; tail block)",
-        f"ratio            {point['ratio']:.2f}x  (regenerate / fetch)",
+        f"regenerate       {format_time(result['regen_time_s'])}  ({regen_detail})",
+        f"case             {result['regen_case']}",
+        f"ratio            {result['regen_to_fetch_ratio']:.2f}x  (regenerate / fetch)",
+        f"break-even       {format_quantity(result['break_even_bandwidth_bytes_per_s'], 'bandwidth')}"
+        "  (links slower than this make regenerating faster)",
         "",
         "assumptions used:",
     ]
     width = max(len(rec.key) for rec in used)
     lines += [f"  {rec.key:<{width}}  {rec.display:<18} [{rec.provenance}]  {rec.basis}" for rec in used]
+    _emit(args.json, payload, lines)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# kvtier tiers
+# ---------------------------------------------------------------------------
+
+TIER_JSON = {
+    "bandwidth_GBps": ("bandwidth_bytes_per_s", 1e9),
+    "latency_us": ("latency_s", 1e-6),
+    "fetch_us": ("fetch_time_s", 1e-6),
+    "break_even_tail_GBps": ("break_even_tail_bytes_per_s", 1e9),
+}
+"""Columns of the tiers table of record and their SI names and scales for --json."""
+
+
+def cmd_tiers(args: argparse.Namespace) -> int:
+    from kvtier.tables import tiers
+
+    scenario = Scenario(load_assumptions(args.assumptions, parse_set_options(args.set)))
+    df = tiers(scenario)
+    rows = []
+    for record in df.to_dict(orient="records"):
+        row = {}
+        for col, value in record.items():
+            name, scale = TIER_JSON.get(col, (col, None))
+            row[name] = value * scale if scale else (bool(value) if col == "fetch_wins_tail" else value)
+        rows.append(row)
+    point = scenario.illustrative
+    payload = {
+        "block_bytes": scenario.block_bytes,
+        "position_tokens": scenario.v("interior.position"),
+        "regen_model": str(scenario.assumptions.value("regen.model")),
+        "mfu": point["mfu"],
+        "tiers": rows,
+    }
+    lines = [
+        f"{scenario.block_tokens}-token block of {scenario.model.name} ({format_bytes(scenario.block_bytes)});"
+        f" regeneration: {payload['regen_model']} model at {format_quantity(point['mfu'], 'fraction')} MFU;"
+        f" interior block at position {scenario.v('interior.position'):,.0f}",
+        "",
+        f"{'link':<20} {'GB/s':>8} {'raw/net':>9} {'latency':>9} {'fetch':>11} {'x tail':>9} {'x resident':>11}"
+        f" {'x evicted':>11} {'break-even':>11}",
+    ]
+    for r in df.itertuples():
+        lines.append(
+            f"{r.link:<20} {r.bandwidth_GBps:>8.1f} {r.raw_or_net:>9} {r.latency_us:>7.1f}us {r.fetch_us:>9.2f}us"
+            f" {r.ratio_tail:>9.1f} {r.ratio_resident:>11.1f} {r.ratio_evicted:>11.3g}"
+            f" {r.break_even_tail_GBps:>7.3f}GB/s"
+        )
+    lines += ["", "x: regenerate time / fetch time; break-even: tail block, with the link's latency"]
     _emit(args.json, payload, lines)
     return 0
 
@@ -238,8 +372,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokens", help="tokens per block, e.g. 16")
     p.add_argument("--kv-dtype", help="KV-cache dtype: bf16, fp16, fp32, fp8")
     p.add_argument("--latency", help="fixed per-transfer latency, e.g. 2us")
+    p.add_argument("--position", metavar="P", help="regenerate the block starting at token P (attention included)")
+    p.add_argument("--upstream", choices=("resident", "evicted"), help="is the KV before the block still cached?")
+    p.add_argument("--anchor-every", metavar="N", help="resident anchors every N tokens for --upstream evicted")
+    p.add_argument("--regen-model", choices=("mfu", "roofline"), help="compute-only (the chapter) or roofline")
+    p.add_argument("--accelerator", metavar="NAME", help="accelerator preset for peak and memory bandwidth")
+    p.add_argument("--batch-tokens", metavar="N", help="tokens sharing the regenerating forward pass")
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("tiers", help="the tier ladder: every link preset against regeneration")
+    p.add_argument("--assumptions", metavar="FILE", help="YAML assumption set layered on the seed set")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one assumption (repeatable)")
+    p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
+    p.set_defaults(func=cmd_tiers)
 
     p = sub.add_parser("build", help="execute the notebooks, write the tables of record, build the HTML book")
     p.add_argument("--assumptions", metavar="FILE", help="YAML assumption set layered on the seed set")
