@@ -195,6 +195,9 @@ def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
         ax.plot(p, t * 1e3, "o", color=PALETTE[i])
         ax.annotate(f"{t * 1e3:,.1f} ms", (p, t * 1e3), textcoords="offset points", xytext=(6, -12), fontsize=8)
     ax.axvline(p, color="#999999", lw=0.8)
+    fetch_ms = point["fetch_s"] * 1e3
+    ratio_axis = ax.secondary_yaxis("right", functions=(lambda t: t / fetch_ms, lambda r: r * fetch_ms))
+    ratio_axis.set_ylabel("ratio to the fetch time (regenerate / fetch)")
     ax.set_xlabel("position of the block's first token in the sequence (tokens)")
     ax.set_ylabel("time (ms)")
     ax.set_title(f"Regenerating a {s.block_tokens}-token block at {point['mfu'] * 100:g} % MFU, by position")
@@ -214,7 +217,8 @@ def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
     return fig, _caption(
         "Regeneration time of one block against its position, attention term included, with the upstream KV "
         "resident (only the block is recomputed) or evicted (the prefix is recomputed from the nearest anchor); "
-        "the vertical line marks the example position.",
+        "the right axis reads the same curves as a ratio to the fetch time; the vertical line marks the example "
+        "position.",
         records,
     )
 

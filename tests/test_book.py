@@ -56,7 +56,7 @@ FIGURES = {
 """Every figure of the book and the page that holds it."""
 
 NON_DEFAULT = {
-    "model": "llama-3-8b",
+    "model": "llama-3-8b",  # replaced by a user's config.json with the same content (see custom_sets)
     "block_tokens": "32",
     "bandwidth.mid": "100GB/s",
     "mfu.conservative": "30%",
@@ -79,9 +79,19 @@ def seed_build(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def custom_build(tmp_path_factory) -> Path:
+def custom_sets(tmp_path_factory) -> dict[str, str]:
+    """NON_DEFAULT with the model given as a user's config.json (a copy of the Llama-3 8B config)."""
+    config = tmp_path_factory.mktemp("user-model") / "config.json"
+    data = json.loads((ROOT / "kvtier" / "data" / "models" / "llama-3-8b.json").read_text())
+    data.pop("_source", None)
+    config.write_text(json.dumps(data))
+    return {**NON_DEFAULT, "model": str(config)}
+
+
+@pytest.fixture(scope="session")
+def custom_build(tmp_path_factory, custom_sets) -> Path:
     out = tmp_path_factory.mktemp("builds") / "custom"
-    sets = [arg for key, value in NON_DEFAULT.items() for arg in ("--set", f"{key}={value}")]
+    sets = [arg for key, value in custom_sets.items() for arg in ("--set", f"{key}={value}")]
     proc = build(out, *sets, "--jobs", "2")
     assert proc.returncode == 0, proc.stderr
     return out
@@ -148,8 +158,8 @@ def test_every_notebook_is_a_page_and_has_a_numbers_function():
 # ---------------------------------------------------------------------------
 
 
-def test_glued_numbers_equal_the_engine_under_non_default_parameters(custom_build):
-    scenario = Scenario(load_assumptions(sets=NON_DEFAULT))
+def test_glued_numbers_equal_the_engine_under_non_default_parameters(custom_build, custom_sets):
+    scenario = Scenario(load_assumptions(sets=custom_sets))
     for name, numbers in NUMBERS.items():
         glued = glued_values(custom_build / "notebooks" / f"{name}.ipynb")
         expected = {k: report.plain(v) for k, v in numbers(scenario).items()}
@@ -173,6 +183,16 @@ def test_glued_numbers_by_hand_for_the_non_default_build(custom_build):
     assert capacity["kv_short_gib"] == pytest.approx(8.0, rel=1e-12)
     interior = glued_values(custom_build / "notebooks" / "05_interior.ipynb")
     assert interior["position_tokens"] == 20_000
+
+
+def test_a_users_config_json_flows_through_the_build(custom_build, custom_sets):
+    # the user's model is named by its path on every page and gets its own row in the models table
+    assert glued_values(custom_build / "notebooks" / "01_block_unit.ipynb")["model_name"] == "user-model0"
+    rows = read_csv_rows(custom_build / "tables" / "models.csv", "model")
+    mine = rows[custom_sets["model"]]
+    # its numbers are those of the preset it copies: 128 KiB per token, crossover 122,532 tokens
+    assert mine["kv_KiB_per_token"] == rows["llama-3-8b"]["kv_KiB_per_token"] == "128"
+    assert mine["crossover_tokens"] == rows["llama-3-8b"]["crossover_tokens"]
 
 
 # ---------------------------------------------------------------------------
