@@ -350,6 +350,12 @@ def cmd_build(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------
 
 
+def _add_assumption_options(p: argparse.ArgumentParser) -> None:
+    """``--assumptions FILE`` and repeatable ``--set KEY=VALUE``, shared by every command that reads a set."""
+    p.add_argument("--assumptions", metavar="FILE", help="YAML assumption set layered on the seed set")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one assumption (repeatable)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``kvtier`` command."""
     parser = _Parser(prog="kvtier", description="KV-cache tiering economics: fetch vs regenerate, capacity.")
@@ -363,8 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_model)
 
     p = sub.add_parser("compare", help="fetch vs regenerate for one point (default: the illustrative point)")
-    p.add_argument("--assumptions", metavar="FILE", help="YAML assumption set layered on the seed set")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one assumption (repeatable)")
+    _add_assumption_options(p)
     p.add_argument("--model", metavar="SPEC", help="preset name or config.json path")
     p.add_argument("--bandwidth", help="link bandwidth, e.g. 64GB/s")
     p.add_argument("--mfu", help="model FLOPs utilization, e.g. 25%% or 0.25")
@@ -382,14 +387,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("tiers", help="the tier ladder: every link preset against regeneration")
-    p.add_argument("--assumptions", metavar="FILE", help="YAML assumption set layered on the seed set")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one assumption (repeatable)")
+    _add_assumption_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
     p.set_defaults(func=cmd_tiers)
 
     p = sub.add_parser("build", help="execute the notebooks, write the tables of record, build the HTML book")
-    p.add_argument("--assumptions", metavar="FILE", help="YAML assumption set layered on the seed set")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one assumption (repeatable)")
+    _add_assumption_options(p)
     p.add_argument(
         "--out", metavar="DIR", help="write DIR/{html,tables,figures,notebooks} (default: _build and book/tables)"
     )

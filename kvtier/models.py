@@ -30,6 +30,7 @@ from typing import Any
 from kvtier.errors import KvtierError
 
 PRESETS: tuple[str, ...] = (
+    "llama-2-7b",
     "llama-3-8b",
     "llama-3-70b",
     "llama-3.1-405b",

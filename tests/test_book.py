@@ -330,13 +330,19 @@ def test_bad_input_is_one_line_and_leaves_the_build(seed_build, tmp_path, args, 
     assert snapshot(out) == before
 
 
-def test_a_notebook_that_raises_is_reported_and_leaves_the_build(seed_build, tmp_path):
+def copy_project(tmp_path: Path) -> Path:
+    """A copy of the book's sources (config, pages, notebooks) to break without touching the checkout."""
     project = tmp_path / "project"
     project.mkdir()
     for name in ("_config.yml", "_toc.yml"):
         shutil.copy2(ROOT / name, project / name)
     shutil.copytree(ROOT / "book", project / "book")
     shutil.copytree(ROOT / "notebooks", project / "notebooks")
+    return project
+
+
+def test_a_notebook_that_raises_is_reported_and_leaves_the_build(seed_build, tmp_path):
+    project = copy_project(tmp_path)
     nb = nbformat.read(project / "notebooks" / "03_regenerate.ipynb", as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell('raise RuntimeError("deliberate failure for the test")'))
     nbformat.write(nb, project / "notebooks" / "03_regenerate.ipynb")
@@ -350,6 +356,20 @@ def test_a_notebook_that_raises_is_reported_and_leaves_the_build(seed_build, tmp
     assert "Traceback" not in proc.stderr
     assert snapshot(out) == before
     assert not list(tmp_path.glob(".kept.*")), "the staging directory is cleaned up"
+
+
+def test_a_sphinx_warning_fails_the_build_and_leaves_it(seed_build, tmp_path):
+    project = copy_project(tmp_path)
+    intro = project / "book" / "intro.md"
+    intro.write_text(intro.read_text() + "\nA number that was never glued: {glue:text}`no_such_key`.\n")
+    out = tmp_path / "kept"
+    shutil.copytree(seed_build, out)
+    before = snapshot(out)
+    proc = build(out, cwd=project)
+    assert proc.returncode == 2
+    assert "jupyter-book build failed" in proc.stderr and "no_such_key" in proc.stderr
+    assert snapshot(out) == before
+    assert not list(tmp_path.glob(".kept.*"))
 
 
 def test_an_undeclared_assumption_read_is_an_error():

@@ -88,5 +88,5 @@ def test_missing_field_is_named(tmp_path):
 
 
 def test_unknown_preset_lists_presets():
-    with pytest.raises(KvtierError, match="unknown preset; presets: llama-3-8b"):
+    with pytest.raises(KvtierError, match="unknown preset; presets: llama-2-7b, llama-3-8b"):
         load_model("llama-9")
