@@ -126,11 +126,14 @@ def test_bandwidth_change_ratio_and_interior(seed_dir: Path, fast_dir: Path) -> 
 
 def test_unaffected_tables_report_nothing(seed_dir: Path, fast_dir: Path) -> None:
     changes = diff_tables(load_tables(str(seed_dir)), load_tables(str(fast_dir)))
-    # Bandwidth enters neither the block size, nor regeneration, nor capacity.
-    assert {c.table for c in changes} == {"assumptions", "fetch", "interior", "ratio"}
-    assert not [c for c in changes if c.table in {"block_unit", "regenerate", "capacity"}]
-    # 1 + 2 + 12 + 12 = 27 numbers, 3 + 1 = 4 text cells.
-    assert sum(c.kind == "number" for c in changes) == 27
+    # Bandwidth enters neither the block size, nor regeneration, nor capacity, nor the roofline, nor the
+    # Monte Carlo (its range is separate from the brackets).
+    assert {c.table for c in changes} == {"assumptions", "fetch", "interior", "ratio", "models", "tiers", "tornado"}
+    assert not [c for c in changes if c.table in {"block_unit", "regenerate", "capacity", "roofline", "uncertainty"}]
+    # assumptions 1 + fetch 2 + interior 12 + ratio 12 + models 8 (one illustrative ratio per preset)
+    # + tiers 5 (the mid bracket's bandwidth, fetch and three ratios) + tornado 6 (the mfu and peak rows are
+    # taken at the illustrative bandwidth: two ratios and a swing each) = 46 numbers; 3 + 1 = 4 text cells.
+    assert sum(c.kind == "number" for c in changes) == 46
     assert sum(c.kind == "text" for c in changes) == 4
 
 
@@ -166,7 +169,7 @@ def test_text_output(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixtu
     lines = out.splitlines()
     assert lines[0].split() == ["table", "row", "column", "old", "new", "change"]
     assert set(lines[1].replace(" ", "")) == {"-"}
-    assert len(lines) == 2 + 31
+    assert len(lines) == 2 + 50  # header, rule, and the 46 + 4 changes counted above
     fetch = next(line for line in lines if line.startswith("fetch") and "fetch_us" in line)
     assert fetch.split() == ["fetch", "bracket=mid", "fetch_us", "81.92", "52.4288", "-36.00%"]
     bw = next(line for line in lines if line.startswith("fetch") and "bandwidth_GBps" in line)
@@ -178,12 +181,12 @@ def test_text_output(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixtu
 def test_markdown_output(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli(str(seed_dir), str(fast_dir), "--format", "md") == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "### 27 numbers changed, 4 text cells changed in 4 tables"
+    assert lines[0] == "### 46 numbers changed, 4 text cells changed in 7 tables"
     assert lines[1] == ""
     assert lines[2] == "| table | row | column | old | new | change |"
     assert lines[3] == "|:--|:--|:--|:--|:--|--:|"
     assert "| fetch | bracket=mid | fetch_us | 81.92 | 52.4288 | -36.00% |" in lines
-    assert len(lines) == 4 + 31
+    assert len(lines) == 4 + 50
 
 
 def test_markdown_escapes_pipes_and_shows_empty_cells() -> None:
@@ -225,7 +228,8 @@ def test_added_and_removed_rows(seed_dir: Path, moved_dir: Path, capsys: pytest.
     assert all(c.new == ABSENT and c.kind == "cell removed" for c in removed) and len(removed) == 8
     assert cli(str(seed_dir), str(moved_dir), "--format", "md") == 1
     heading = capsys.readouterr().out.splitlines()[0]
-    assert heading == "### 1 number changed, 3 text cells changed, 2 rows added in 2 tables"
+    # assumptions value_si (1) + the tiers table's resident and evicted ratios of its 14 links (28) = 29 numbers
+    assert heading == "### 29 numbers changed, 3 text cells changed, 2 rows added in 3 tables"
 
 
 def test_columns_tables_and_number_semantics(tmp_path: Path) -> None:
@@ -324,7 +328,7 @@ def test_git_revisions(
 ) -> None:
     from_git = diff_tables(load_tables("HEAD~1", git_repo), load_tables("HEAD", git_repo))
     from_dirs = diff_tables(load_tables(str(seed_dir)), load_tables(str(fast_dir)))
-    assert from_git == from_dirs and len(from_git) == 31
+    assert from_git == from_dirs and len(from_git) == 50
     assert cli("HEAD~1", "HEAD", "--repo", str(git_repo)) == 1
     assert "-36.00%" in capsys.readouterr().out
     # Default repository: the one holding the current directory (here from a subdirectory).
