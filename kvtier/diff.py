@@ -432,6 +432,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     p.add_argument("new", metavar="B", help="the same, for the new side")
     p.add_argument("--format", choices=FORMATS, default="text", help="text (default) or md (a PR comment)")
+    p.add_argument(
+        "--numbers-only",
+        action="store_true",
+        help="leave out changed text cells (basis, source, provenance, labels) and added or removed rows",
+    )
     p.add_argument("--repo", metavar="PATH", type=Path, help="git repository for revisions (default: the current one)")
     p.set_defaults(func=run)
     return p
@@ -443,6 +448,8 @@ def run(args: argparse.Namespace) -> int:
     old = load_tables(args.old, repo)
     new = load_tables(args.new, repo)
     changes = diff_tables(old, new)
+    if getattr(args, "numbers_only", False):
+        changes = [c for c in changes if c.kind == "number"]
     fmt = getattr(args, "format", "text")
     out = format_markdown(changes) if fmt == "md" else format_text(changes)
     if out:

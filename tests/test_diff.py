@@ -372,3 +372,13 @@ def test_malformed_csv_names_file(tmp_path: Path) -> None:
     dup = write(tmp_path / "dup", t="k,k\na,1\n")
     with pytest.raises(KvtierError, match=r"t\.csv: duplicate column name"):
         load_tables(str(dup))
+
+
+def test_numbers_only(seed_dir: Path, fast_dir: Path, capsys) -> None:
+    parser = argparse.ArgumentParser()
+    diff.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["diff", str(seed_dir), str(fast_dir), "--numbers-only"])
+    assert args.func(args) == 1
+    lines = capsys.readouterr().out.splitlines()
+    # header and rule, then the 46 numeric changes only (the 4 text cells are left out)
+    assert len(lines) == 2 + 46 and not any(line.rstrip().endswith("text") for line in lines)
