@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -185,6 +185,8 @@ def execute(job: NotebookJob, output: Path, cwd: Path) -> None:
             progress_bar=False,
             log_output=False,
             kernel_name="python3",
+            # the kernel's own log (a TCP-transport warning, a shutdown message) is noise in build output
+            extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
         )
     except Exception as exc:  # PapermillExecutionError and kernel start failures
         raise KvtierError(_failure_message(job, output, exc)) from None
@@ -289,6 +291,15 @@ def _book_hash(root: Path) -> str:
     return h.hexdigest()
 
 
+def _tables_current(directory: Path, texts: Mapping[str, str]) -> bool:
+    """Whether ``directory`` holds exactly these tables of record, byte for byte."""
+    try:
+        present = {p.stem: p.read_text(encoding="utf-8") for p in directory.glob("*.csv")}
+    except OSError:
+        return False
+    return present == dict(texts)
+
+
 def build(
     assumptions: AssumptionSet,
     out: Path | None = None,
@@ -332,7 +343,9 @@ def build(
         if prev_nbs.get(job.name) != job.inputs_hash or not (out / "notebooks" / f"{job.name}.ipynb").is_file()
     ]
     fresh = [job for job in work if job not in stale]
-    tables_ok = not default or (root / "book" / "tables").is_dir()
+    tables_ok = _tables_current(out / "tables", table_texts) and (
+        not default or _tables_current(root / "book" / "tables", table_texts)
+    )
     if not stale and previous.get("book") == manifest["book"] and (out / "html" / "index.html").is_file() and tables_ok:
         log(f"nothing changed: {len(work)} notebooks up to date, the book at {out / 'html'} is current")
         return BuildResult(out, [], [job.name for job in work], True)
@@ -392,11 +405,10 @@ def _execute_all(stale: list[NotebookJob], dest: Path, cwd: Path, jobs: int, log
 
     done = 0
     with ThreadPoolExecutor(max_workers=min(jobs, total)) as pool:
-        for job in stale:
-            log(f"[queue] {job.name}.ipynb")
+        log(f"executing {total} notebook(s), {min(jobs, total)} at a time")
         futures = {pool.submit(run, job): job for job in stale}
         try:
-            for future in _as_completed(futures):
+            for future in as_completed(futures):
                 name = future.result()
                 done += 1
                 log(f"[{done}/{total}] executed {name}.ipynb ({total - done} remaining)")
@@ -405,8 +417,3 @@ def _execute_all(stale: list[NotebookJob], dest: Path, cwd: Path, jobs: int, log
                 f.cancel()
             raise
 
-
-def _as_completed(futures: Mapping[Any, Any]):
-    from concurrent.futures import as_completed
-
-    return as_completed(futures)
