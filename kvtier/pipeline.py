@@ -285,7 +285,7 @@ def _book_hash(root: Path) -> str:
     for name in BOOK_FILES:
         h.update((root / name).read_bytes())
     for d in BOOK_DIRS:
-        for path in sorted(p for p in (root / d).rglob("*") if p.suffix in (".md", ".py")):
+        for path in sorted(p for p in (root / d).rglob("*") if p.suffix in (".md", ".py", ".css")):
             h.update(path.relative_to(root).as_posix().encode())
             h.update(path.read_bytes())
     return h.hexdigest()

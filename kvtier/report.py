@@ -57,6 +57,16 @@ def _seed() -> AssumptionSet:
     return seed()
 
 
+@cache
+def seed_scenario() -> Scenario:
+    """The seed set's scenario: what the source chapter's printed figures are compared with.
+
+    A page compares the chapter only with the seed values, whatever the build assumes, so
+    that a sentence such as "the chapter prints this rounded" stays true under any rerun.
+    """
+    return Scenario(_seed())
+
+
 def notebook_parameters(declared: Iterable[str], assumptions: AssumptionSet, owner: str) -> dict[str, Any]:
     """The papermill parameters for a notebook that declares ``declared``.
 
@@ -166,6 +176,7 @@ def fetch_numbers(s: Scenario) -> dict[str, Any]:
         out[f"bandwidth_{label}_gbps"] = s.bandwidth(label) / 1e9
         out[f"fetch_{label}_us"] = fetch_s * 1e6
         out[f"chapter_fetch_{label}_us"] = chapter.FETCH_S[label].value * 1e6
+        out[f"seed_fetch_{label}_us"] = seed_scenario().fetch_by_label()[label] * 1e6
     return out
 
 
@@ -175,7 +186,7 @@ def implied_peak_tflops() -> tuple[float, float]:
 
     Solved with the chapter's own FLOP count (the seed set), whatever this build assumes.
     """
-    s = Scenario(_seed())
+    s = seed_scenario()
     quotes = chapter.IMPLIED_PEAK_QUOTES
     low, high = costs.implied_peak_interval(
         s.block_flops,
@@ -207,11 +218,17 @@ def regenerate_numbers(s: Scenario) -> dict[str, Any]:
         out[f"mfu_{label}_pct"] = s.mfu(label) * 100
         out[f"regen_{label}_ms"] = regen_s * 1e3
         out[f"chapter_regen_{label}_ms"] = chapter.REGEN_S[label].value * 1e3
+        out[f"seed_regen_{label}_ms"] = seed_scenario().regen_by_label()[label] * 1e3
+        out[f"seed_mfu_{label}_pct"] = seed_scenario().mfu(label) * 100
         exact = costs.tail_regen_time_s(
             s.block_tokens, exact_active, s.v("peak_flops"), s.mfu(label), s.v("flops_per_param_token")
         )
         out[f"regen_exact_{label}_ms"] = float(exact) * 1e3
     out["chapter_regen_unrounded_ms"] = chapter.REGEN_CONSERVATIVE_UNROUNDED_S.value * 1e3
+    out["seed_params_b"] = seed_scenario().params / 1e9
+    out["seed_peak_tflops"] = seed_scenario().v("peak_flops") / 1e12
+    out["peak_provenance"] = s.a("peak_flops").provenance
+    out["seed_model"] = seed_scenario().model.name
     return out
 
 
@@ -245,6 +262,7 @@ def ratio_numbers(s: Scenario) -> dict[str, Any]:
         "illustrative_regen_ms": point["regen_s"] * 1e3,
         "ratio_illustrative": point["ratio"],
         "chapter_ratio": chapter.ILLUSTRATIVE_RATIO.value,
+        "seed_ratio_illustrative": seed_scenario().illustrative["ratio"],
         "chapter_rounded_inputs_ratio": chapter.REGEN_CONSERVATIVE_UNROUNDED_S.value
         / chapter.FETCH_S[str(point["bandwidth_label"])].value,
         "optimistic_ends_ratio": regen["optimistic"] / s.fetch_by_label()["optimistic"],
@@ -326,7 +344,11 @@ def capacity_numbers(s: Scenario) -> dict[str, Any]:
         "crossover_tokens": s.crossover_tokens,
         "crossover_exact_tokens": exact_crossover,
         "crossover_shift_tokens": exact_crossover - s.crossover_tokens,
+        "weight_dtype": str(s.assumptions.value("weight_dtype")),
         "chapter_crossover_tokens": chapter.CROSSOVER_TOKENS.value,
+        "seed_crossover_tokens": seed_scenario().crossover_tokens,
+        "seed_share_short_pct": float(seed_scenario().kv_share(seed_scenario().v("context.short"))) * 100,
+        "seed_share_long_pct": float(seed_scenario().kv_share(seed_scenario().v("context.long"))) * 100,
         "chapter_share_short_pct": chapter.SHARE_SHORT.value * 100,
         "chapter_share_long_pct": chapter.SHARE_LONG.value * 100,
     }
