@@ -416,4 +416,3 @@ def _execute_all(stale: list[NotebookJob], dest: Path, cwd: Path, jobs: int, log
             for f in futures:
                 f.cancel()
             raise
-
