@@ -97,7 +97,7 @@ SCHEMA: dict[str, KeySpec] = {
     "uncertainty.mfu_high": KeySpec("fraction", high=1.0),
     "uncertainty.peak_low": KeySpec("flop_rate"),
     "uncertainty.peak_high": KeySpec("flop_rate"),
-    "uncertainty.draws": KeySpec("count", low=1, low_open=False, integer=True),
+    "uncertainty.draws": KeySpec("count", low=1, low_open=False, high=1e8, integer=True),
     "uncertainty.seed": KeySpec("count", low=0, low_open=False, integer=True),
     "reference.dgx_spark_hbm": KeySpec("bandwidth"),
 }
@@ -277,15 +277,6 @@ class AssumptionSet(Mapping[str, Assumption]):
             )
         return records
 
-    def differences(self, other: AssumptionSet) -> dict[str, Assumption]:
-        """Records of ``self`` whose value or provenance differ from ``other``."""
-        return {
-            key: rec
-            for key, rec in self._records.items()
-            if (rec.value, rec.provenance, rec.source, rec.basis)
-            != (other[key].value, other[key].provenance, other[key].source, other[key].basis)
-        }
-
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """Plain dictionary in the YAML file layout (text values, with provenance)."""
         return {
@@ -439,3 +430,35 @@ class RestrictedAssumptionSet(AssumptionSet):
         return RestrictedAssumptionSet(
             AssumptionSet(self.name, self._records).with_values(values, **kwargs), set(self.allowed), self.owner
         )
+
+
+def check_consistency(assumptions: AssumptionSet) -> None:
+    """Checks across keys that the book's labels and comparisons rely on.
+
+    The brackets must be ordered (optimistic bandwidth >= mid >= pessimistic, and the
+    same for MFU), the short context below the long one, the example block inside its
+    sequence, and every uncertainty range low <= high.  A quick ``compare`` needs none of
+    this, so only the book build calls it.
+
+    Raises
+    ------
+    KvtierError
+        Naming the keys that disagree.
+    """
+    a = assumptions
+
+    def ordered(keys: tuple[str, ...], rule: str) -> None:
+        for hi, lo in zip(keys, keys[1:], strict=False):
+            if a.value(hi) < a.value(lo):
+                raise KvtierError(
+                    f"keys '{hi}' ({a[hi].display}) and '{lo}' ({a[lo].display}) are out of order; {rule}"
+                )
+
+    ordered(tuple(f"bandwidth.{b}" for b in BANDWIDTH_LABELS), "bandwidths must run optimistic >= mid >= pessimistic")
+    ordered(tuple(f"mfu.{m}" for m in MFU_LABELS), "MFUs must run optimistic >= typical >= conservative")
+    if a.value("context.short") >= a.value("context.long"):
+        raise KvtierError("key 'context.short' must be smaller than 'context.long'")
+    if a.value("interior.position") >= a.value("interior.context"):
+        raise KvtierError("key 'interior.position' must lie inside the sequence: smaller than 'interior.context'")
+    for name in ("bandwidth", "mfu", "peak"):
+        ordered((f"uncertainty.{name}_high", f"uncertainty.{name}_low"), "a range needs low <= high")

@@ -46,9 +46,9 @@ REGEN_CONSERVATIVE_UNROUNDED_S = Quote(17.9e-3, 0.05e-3, "illustrative point, '1
 ILLUSTRATIVE_RATIO = Quote(218.0, 0.5, "illustrative point, '17.9 ms / 82 us = 218x'")
 CLAIM_ORDERS = (2.0, 3.0)
 """'Two to three orders of magnitude': the regenerate/fetch ratio between 10**2 and 10**3."""
+CLAIM_LOW, CLAIM_HIGH = 10.0 ** CLAIM_ORDERS[0], 10.0 ** CLAIM_ORDERS[1]
+"""The claimed band as ratios: 100x to 1000x."""
 CROSSOVER_TOKENS = Quote(427_000.0, 500.0, "capacity section, 'roughly 427,000 tokens'")
-KV_SHORT_BYTES = Quote(10.0 * 2**30, 0.05 * 2**30, "capacity table, 32K row")
-KV_LONG_BYTES = Quote(40.0 * 2**30, 0.05 * 2**30, "capacity table, 128K row")
 SHARE_SHORT = Quote(0.08, 0.005, "capacity table, 32K row")
 SHARE_LONG = Quote(0.31, 0.005, "capacity table, 128K row")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -37,9 +38,20 @@ def _record_json(rec: Assumption) -> dict[str, Any]:
     }
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by None, so that the JSON is valid."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def _emit(as_json: bool, payload: dict[str, Any], lines: list[str]) -> None:
     if as_json:
-        print(json.dumps(payload, indent=2, sort_keys=True))
+        print(json.dumps(_finite(payload), indent=2, sort_keys=True, allow_nan=False))
     else:
         print("\n".join(lines))
 
@@ -339,8 +351,10 @@ def cmd_build(args: argparse.Namespace) -> int:
         raise KvtierError(f"--jobs must be at least 1, got {args.jobs}")
     out = Path(args.out) if args.out else None
     root = pipeline.project_root()
-    if out is not None and out.resolve() == (root / "_build").resolve():
-        raise KvtierError(f"--out {args.out}: that is the default book's directory; choose another")
+    if out is not None:
+        if out.resolve() == (root / "_build").resolve():
+            raise KvtierError(f"--out {args.out}: that is the default book's directory; choose another")
+        pipeline.check_out_dir(out, root)
     pipeline.build(assumptions, out=out, jobs=args.jobs, log=lambda line: print(line, file=sys.stderr, flush=True))
     return 0
 

@@ -208,6 +208,8 @@ def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
         "block_tokens",
         "peak_flops",
         "flops_per_param_token",
+        "kv_dtype",
+        "fetch_latency",
         f"mfu.{point['mfu_label']}",
         f"bandwidth.{point['bandwidth_label']}",
         "interior.position",
@@ -351,8 +353,12 @@ def tiers_vs_position(s: Scenario) -> tuple[Figure, str]:
         "block_tokens",
         "peak_flops",
         "flops_per_param_token",
+        "weight_dtype",
         f"mfu.{point['mfu_label']}",
         "regen.model",
+        "regen.batch_tokens",
+        "regen.mem_bandwidth",
+        "regen.mem_efficiency",
         "interior.anchor_every",
     )
     add_footer(fig, records, extra="link presets: see the tiers table (published-spec, derived, assumed)")
@@ -426,9 +432,14 @@ def uncertainty_histogram(s: Scenario) -> tuple[Figure, str]:
         "uncertainty.mfu_high",
         "uncertainty.peak_low",
         "uncertainty.peak_high",
+        "uncertainty.draws",
         "uncertainty.seed",
         "model",
         "param_count",
+        "kv_dtype",
+        "block_tokens",
+        "flops_per_param_token",
+        "fetch_latency",
     )
     add_footer(fig, records)
     return fig, _caption("Monte Carlo distribution of the tail block's regenerate/fetch ratio.", records)
@@ -462,6 +473,12 @@ def tornado_chart(s: Scenario) -> tuple[Figure, str]:
         f"bandwidth.{point['bandwidth_label']}",
         f"mfu.{point['mfu_label']}",
         "peak_flops",
+        "model",
+        "param_count",
+        "kv_dtype",
+        "block_tokens",
+        "flops_per_param_token",
+        "fetch_latency",
     )
     add_footer(fig, records)
     return fig, _caption(

@@ -80,6 +80,10 @@ class ModelSpec:
     first_dense_layers: int = 0
     moe_layer_freq: int = 1
     router_bias: bool = False
+    # context limits and published weight format; zero or empty when the config does not say
+    max_positions: int = 0
+    sliding_window: int = 0
+    weight_quantization: str = ""
 
     # ---- classification -------------------------------------------------
     @property
@@ -205,15 +209,17 @@ MAX_CONFIG_INT = 10**12
 """Largest integer accepted for a config field (sizes, counts); anything beyond is a typo."""
 
 
-def _int(config: dict[str, Any], key: str, where: str, default: int | None = None) -> int:
-    value = config.get(key, default)
+def _int(config: dict[str, Any], key: str, where: str, default: int | None = None, low: int = 0) -> int:
+    value = config.get(key)
+    if value is None:  # absent, or an explicit null: the default applies where there is one
+        value = default
     if value is None:
         raise KvtierError(f"{where}: missing required field '{key}'")
     ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    ok = ok and 0 <= value <= MAX_CONFIG_INT and value == int(value)  # NaN and inf fail the range test
+    ok = ok and low <= value <= MAX_CONFIG_INT and value == int(value)  # NaN and inf fail the range test
     if not ok:
         shown = repr(value) if len(repr(value)) < 40 else repr(value)[:20] + "..."
-        raise KvtierError(f"{where}: field '{key}' must be an integer in [0, {MAX_CONFIG_INT:.0e}], got {shown}")
+        raise KvtierError(f"{where}: field '{key}' must be an integer in [{low}, {MAX_CONFIG_INT:.0e}], got {shown}")
     return int(value)
 
 
@@ -243,7 +249,9 @@ def from_config(config: dict[str, Any], name: str, where: str) -> ModelSpec:
         raise KvtierError(f"{where}: 'num_attention_heads' and 'hidden_size' must be positive")
     n_kv = _int(config, "num_key_value_heads", where, default=n_heads) or n_heads
     head_dim = config.get("head_dim")
-    head_dim = _int(config, "head_dim", where) if head_dim is not None else hidden // n_heads
+    head_dim = _int(config, "head_dim", where, low=1) if head_dim is not None else hidden // n_heads
+    if head_dim < 1:
+        raise KvtierError(f"{where}: hidden_size / num_attention_heads must be at least 1 (or give 'head_dim')")
     n_routed = _int(config, "n_routed_experts", where, default=0) or _int(config, "num_local_experts", where, default=0)
     mla = config.get("kv_lora_rank") is not None
     if "intermediate_size" not in config and not n_routed:
@@ -254,7 +262,7 @@ def from_config(config: dict[str, Any], name: str, where: str) -> ModelSpec:
         name=name,
         source=where,
         model_type=model_type,
-        n_layers=_int(config, "num_hidden_layers", where),
+        n_layers=_int(config, "num_hidden_layers", where, low=1),
         hidden_size=hidden,
         n_heads=n_heads,
         n_kv_heads=n_kv,
@@ -275,6 +283,12 @@ def from_config(config: dict[str, Any], name: str, where: str) -> ModelSpec:
         first_dense_layers=_int(config, "first_k_dense_replace", where, default=0),
         moe_layer_freq=_int(config, "moe_layer_freq", where, default=1),
         router_bias=config.get("topk_method") == "noaux_tc",
+        max_positions=_int(config, "max_position_embeddings", where, default=0),
+        # Qwen2 configs state a window but switch it off with use_sliding_window: false
+        sliding_window=_int(config, "sliding_window", where, default=0)
+        if config.get("use_sliding_window", True)
+        else 0,
+        weight_quantization=_quantization(config, where),
     )
 
 
@@ -309,17 +323,30 @@ def load_model(spec: str) -> ModelSpec:
         ref = resources.files("kvtier.data").joinpath("models", f"{spec}.json")
         with resources.as_file(ref) as path:
             return from_config(_load_json(Path(path), spec), spec, f"preset {spec}")
-    path = Path(spec)
-    looks_like_path = path.suffix == ".json" or "/" in spec or path.exists()
-    if not looks_like_path:
+    path = config_path(spec)
+    if path is None:
         raise KvtierError(f"model '{spec}': unknown preset; presets: {', '.join(PRESETS)}, or a config.json path")
-    if path.is_dir():
-        path = path / "config.json"
     return from_config(_load_json(path, str(path)), path.parent.name or path.stem, str(path))
 
 
-def preset_source(name: str) -> str:
-    """The ``_source`` note of a shipped preset: where its published config comes from."""
-    ref = resources.files("kvtier.data").joinpath("models", f"{name}.json")
-    with resources.as_file(ref) as path:
-        return str(_load_json(Path(path), name).get("_source", "published config.json"))
+def _quantization(config: dict[str, Any], where: str) -> str:
+    """The published weight format from ``quantization_config`` (e.g. ``"fp8 e4m3"``), or ``""``."""
+    q = config.get("quantization_config")
+    if q is None:
+        return ""
+    if not isinstance(q, dict):
+        raise KvtierError(f"{where}: field 'quantization_config' must be a JSON object")
+    return " ".join(str(q[k]) for k in ("quant_method", "fmt") if q.get(k))
+
+
+def config_path(spec: str) -> Path | None:
+    """The ``config.json`` a model spec that is not a preset names (a file, or a directory holding one).
+
+    None when ``spec`` does not look like a path (then it is an unknown preset name).
+    """
+    if spec in PRESETS:
+        return None
+    path = Path(spec)
+    if not (path.suffix == ".json" or "/" in spec or path.exists()):
+        return None
+    return path / "config.json" if path.is_dir() else path

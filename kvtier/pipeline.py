@@ -44,8 +44,9 @@ from typing import Any
 import nbformat
 
 import kvtier
-from kvtier.assumptions import AssumptionSet
+from kvtier.assumptions import AssumptionSet, check_consistency
 from kvtier.errors import KvtierError
+from kvtier.models import config_path
 from kvtier.report import notebook_parameters
 from kvtier.scenario import Scenario
 from kvtier.tables import csv_texts, write_csv_texts
@@ -68,10 +69,22 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+RENDERING_PACKAGES = ("numpy", "pandas", "matplotlib", "myst-nb", "papermill", "ipykernel", "nbformat")
+"""Packages whose version changes what an executed notebook contains."""
+
+
 def package_fingerprint() -> str:
-    """A hash of the kvtier package's code and data: a change re-executes every notebook."""
+    """A hash of the kvtier package's code and data and of the versions of the packages that
+    shape notebook outputs: a change to either re-executes every notebook."""
+    from importlib.metadata import PackageNotFoundError, version
+
     root = Path(kvtier.__file__).resolve().parent
     h = hashlib.sha256()
+    for name in RENDERING_PACKAGES:
+        try:
+            h.update(f"{name}=={version(name)}".encode())
+        except PackageNotFoundError:
+            h.update(f"{name} absent".encode())
     for path in sorted(root.rglob("*")):
         if path.is_file() and path.suffix in (".py", ".yaml", ".json") and "__pycache__" not in path.parts:
             h.update(path.relative_to(root).as_posix().encode())
@@ -120,8 +133,8 @@ def plan(root: Path, assumptions: AssumptionSet) -> list[NotebookJob]:
 
 
 def _model_file_hash(spec: str) -> str:
-    path = Path(spec)
-    return _sha256(path.read_bytes()) if path.is_file() else ""
+    path = config_path(spec)
+    return _sha256(path.read_bytes()) if path is not None and path.is_file() else ""
 
 
 # ---------------------------------------------------------------------------
@@ -241,21 +254,54 @@ def build_html(source: Path, dest: Path) -> None:
     cmd += ["-W", "-n", "--keep-going", "--quiet"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=source)
     if proc.returncode != 0:
-        problems = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "WARNING" in ln or "ERROR" in ln]
-        detail = "; ".join(problems[:5]) or (proc.stdout + proc.stderr).strip().splitlines()[-1:]
-        raise KvtierError(f"jupyter-book build failed: {detail}")
+        lines = (proc.stdout + proc.stderr).strip().splitlines()
+        problems = [ln for ln in lines if "WARNING" in ln or "ERROR" in ln]
+        raise KvtierError(f"jupyter-book build failed: {'; '.join(problems[:5] or lines[-1:])}")
     shutil.move(str(source / "_build" / "html"), str(dest))
 
 
-def _replace_dir(new: Path, target: Path) -> None:
-    """Put directory ``new`` at ``target``, replacing it with two renames."""
+def _swap_in(new: Path, target: Path) -> Path | None:
+    """Put directory ``new`` at ``target``; return where the old ``target`` went (None if none).
+
+    Two renames; if the second fails the old directory is put back before the error
+    propagates, so ``target`` is never left missing.
+    """
     old = None
     if target.exists():
-        old = target.with_name(f".{target.name}.old-{os.getpid()}")
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+        old.rmdir()
         target.rename(old)
-    new.rename(target)
+    try:
+        new.rename(target)
+    except BaseException:
+        if old is not None:
+            old.rename(target)
+        raise
+    return old
+
+
+def _swap_back(old: Path | None, target: Path) -> None:
+    """Undo :func:`_swap_in`: the new ``target`` is removed and ``old`` restored."""
     if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(target, ignore_errors=True)
+        old.rename(target)
+
+
+def check_out_dir(out: Path, root: Path) -> None:
+    """Refuse an output directory whose replacement would destroy something that is not a build.
+
+    The build replaces ``out`` as a whole, so ``out`` must not be the checkout, a folder
+    holding it, one of its source folders, or an existing non-empty directory that a
+    kvtier build did not write (it has no ``manifest.json``).
+    """
+    out, root = out.resolve(), root.resolve()
+    sources = [root / name for name in ("book", "notebooks", "kvtier", "tests", "scripts", ".git")]
+    if out == root or root.is_relative_to(out) or any(out == d or out.is_relative_to(d) for d in sources):
+        raise KvtierError(f"--out {out}: that is the project or one of its source folders; choose a new directory")
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST).is_file())):
+        raise KvtierError(
+            f"--out {out}: exists and was not written by kvtier build (no {MANIFEST}); choose a new or empty directory"
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -326,7 +372,8 @@ def build(
     jobs = max(1, jobs or os.cpu_count() or 1)
     started = time.perf_counter()
 
-    # validate everything before anything runs: the model loads, every table computes
+    # validate everything before anything runs: keys agree, the model loads, every table computes
+    check_consistency(assumptions)
     scenario = Scenario(assumptions)
     table_texts = csv_texts(scenario)
     work = plan(root, assumptions)
@@ -350,15 +397,19 @@ def build(
         log(f"nothing changed: {len(work)} notebooks up to date, the book at {out / 'html'} is current")
         return BuildResult(out, [], [job.name for job in work], True)
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))
+    except OSError as exc:
+        raise KvtierError(f"{out}: cannot create the output directory ({exc.strerror or exc})") from None
+    tables_new: Path | None = None
     try:
         src = staging / "src"
         (src / "notebooks").mkdir(parents=True)
         for name in BOOK_FILES:
             shutil.copy2(root / name, src / name)
         for d in BOOK_DIRS:
-            shutil.copytree(root / d, src / d, ignore=shutil.ignore_patterns("tables"))
+            shutil.copytree(root / d, src / d, ignore=shutil.ignore_patterns("tables", ".tables.*"))
         for job in fresh:
             shutil.copy2(out / "notebooks" / f"{job.name}.ipynb", src / "notebooks" / f"{job.name}.ipynb")
             log(f"[reuse] {job.name}.ipynb: inputs unchanged")
@@ -378,14 +429,24 @@ def build(
 
         if default:
             tables_new = Path(tempfile.mkdtemp(prefix=".tables.", dir=root / "book"))
-            for path in sorted((staging / "tables").glob("*.csv")):
-                shutil.copy2(path, tables_new / path.name)
-        _replace_dir(staging, out)
+            write_csv_texts(table_texts, tables_new)
+        old_out = _swap_in(staging, out)
         if default:
-            _replace_dir(tables_new, root / "book" / "tables")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+            try:
+                old_tables = _swap_in(tables_new, root / "book" / "tables")
+            except BaseException:
+                _swap_back(old_out, out)
+                raise
+            if old_tables is not None:
+                shutil.rmtree(old_tables, ignore_errors=True)
+        if old_out is not None:
+            shutil.rmtree(old_out, ignore_errors=True)
+    except OSError as exc:
+        raise KvtierError(f"build failed writing {exc.filename or out}: {exc.strerror or exc}") from None
+    finally:
+        for leftover in (staging, tables_new):
+            if leftover is not None and leftover.exists():
+                shutil.rmtree(leftover, ignore_errors=True)
     log(
         f"done in {time.perf_counter() - started:.1f} s: executed {len(stale)}, reused {len(fresh)};"
         f" book at {out / 'html' / 'index.html'}"

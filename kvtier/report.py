@@ -16,6 +16,7 @@ myst-nb); the notebooks only present them.  Names carry units (``_us``, ``_ms``,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
@@ -35,9 +36,12 @@ from kvtier.errors import KvtierError
 from kvtier.models import dtype_bytes
 from kvtier.scenario import Scenario
 from kvtier.tables import ratio as ratio_table
+from kvtier.units import format_bandwidth
 
 PROVENANCE_PARAM = "provenance"
 """The parameter holding provenance records of keys that differ from the seed."""
+SET_NAME_PARAM = "set_name"
+"""The parameter holding the assumption set's name (declared by the assumptions page)."""
 
 GIB = 2.0**30
 MIB = 2.0**20
@@ -89,6 +93,9 @@ def notebook_parameters(declared: Iterable[str], assumptions: AssumptionSet, own
     params: dict[str, Any] = {}
     prov: dict[str, dict[str, str]] = {}
     for name in sorted(declared):
+        if name == SET_NAME_PARAM:
+            params[name] = assumptions.name
+            continue
         if name == PROVENANCE_PARAM:
             continue
         key = PARAM_KEYS.get(name)
@@ -130,7 +137,7 @@ def scenario_from_parameters(namespace: Mapping[str, Any], owner: str) -> Scenar
                 source=info.get("source", f"{owner} parameter"),
                 where=f"{owner}: parameter '{param_name(key)}'",
             )
-    full = base.with_records(records) if records else base
+    full = base.with_records(records, name=str(namespace.get(SET_NAME_PARAM, base.name)))
     return Scenario(RestrictedAssumptionSet(full, declared, owner))
 
 
@@ -225,6 +232,13 @@ def regenerate_numbers(s: Scenario) -> dict[str, Any]:
         )
         out[f"regen_exact_{label}_ms"] = float(exact) * 1e3
     out["chapter_regen_unrounded_ms"] = chapter.REGEN_CONSERVATIVE_UNROUNDED_S.value * 1e3
+    out["params_note"] = (
+        f"the published configuration gives {exact_total:,} parameters, {out['exact_over_nominal_pct']:.2f} per cent"
+        f" more, which at the conservative MFU means {out['regen_exact_conservative_ms']:.2f} ms instead of"
+        f" {out['regen_conservative_ms']:.2f} ms: small, but worth knowing when figures are compared digit by digit"
+        if s.params_source == "assumption"
+        else "the published configuration's exact count"
+    )
     out["seed_params_b"] = seed_scenario().params / 1e9
     out["seed_peak_tflops"] = seed_scenario().v("peak_flops") / 1e12
     out["peak_provenance"] = s.a("peak_flops").provenance
@@ -236,7 +250,7 @@ def ratio_numbers(s: Scenario) -> dict[str, Any]:
     """The ratio grid's extremes, the illustrative point, and the verdict on the chapter's claim."""
     df = ratio_table(s)
     point = s.illustrative
-    lo_claim, hi_claim = (10.0**k for k in chapter.CLAIM_ORDERS)
+    lo_claim, hi_claim = chapter.CLAIM_LOW, chapter.CLAIM_HIGH
     low_row = df.loc[df["ratio"].idxmin()]
     high_row = df.loc[df["ratio"].idxmax()]
     below = df[df["ratio"] < lo_claim]
@@ -263,8 +277,8 @@ def ratio_numbers(s: Scenario) -> dict[str, Any]:
         "ratio_illustrative": point["ratio"],
         "chapter_ratio": chapter.ILLUSTRATIVE_RATIO.value,
         "seed_ratio_illustrative": seed_scenario().illustrative["ratio"],
-        "chapter_rounded_inputs_ratio": chapter.REGEN_CONSERVATIVE_UNROUNDED_S.value
-        / chapter.FETCH_S[str(point["bandwidth_label"])].value,
+        # the chapter's own division: its unrounded conservative time over its rounded mid-bandwidth fetch
+        "chapter_rounded_inputs_ratio": chapter.REGEN_CONSERVATIVE_UNROUNDED_S.value / chapter.FETCH_S["mid"].value,
         "optimistic_ends_ratio": regen["optimistic"] / s.fetch_by_label()["optimistic"],
     }
     for label in MFU_LABELS:
@@ -287,6 +301,12 @@ def ratio_numbers(s: Scenario) -> dict[str, Any]:
             parts.append(f"exceeds {hi_claim:g}x at {len(above)} ({pts})")
         verdict = f"holds at {int(df['within_claim'].sum())} of {len(df)} combinations; it " + " and ".join(parts)
     out["verdict"] = verdict
+    out["top_verdict"] = (
+        f"no combination reaches {hi_claim:,.0f}x: the largest ratio is {out['orders_max']:.2f} orders of magnitude,"
+        " so the upper end of the claimed band is not approached by the tail block"
+        if not len(above) and out["ratio_max"] < hi_claim
+        else f"{len(above)} combination(s) exceed {hi_claim:,.0f}x"
+    )
     return out
 
 
@@ -299,6 +319,7 @@ def interior_numbers(s: Scenario) -> dict[str, Any]:
     evicted_s = float(s.interior_regen_s(p, "evicted", point["mfu"]))
     anchor = s.v("interior.anchor_every")
     _, n_evicted = costs.recompute_span(p, s.block_tokens, "evicted", anchor)
+    prefix_fetch_s = float(s.fetch_s(point["bandwidth_bytes_per_s"])) / s.block_tokens * float(n_evicted)
     parity = costs.attention_parity_position(
         s.active_params, s.model.attention_flops_per_position(), s.block_tokens, s.v("flops_per_param_token")
     )
@@ -319,6 +340,9 @@ def interior_numbers(s: Scenario) -> dict[str, Any]:
         "resident_ratio": resident_s / point["fetch_s"],
         "evicted_ratio": evicted_s / point["fetch_s"],
         "evicted_tokens_recomputed": int(n_evicted),
+        # the fair comparison when the whole prefix had been tiered too: fetch all the recomputed tokens
+        "evicted_prefix_fetch_ms": prefix_fetch_s * 1e3,
+        "evicted_amortised_ratio": evicted_s / prefix_fetch_s,
         "attention_flops_per_position": s.model.attention_flops_per_position(),
         "attention_parity_tokens": float(parity),
     }
@@ -330,7 +354,26 @@ def capacity_numbers(s: Scenario) -> dict[str, Any]:
     exact_total, _ = s.model.param_counts()
     weight_elem = dtype_bytes(str(s.assumptions.value("weight_dtype")), "weight_dtype")
     exact_crossover = exact_total * weight_elem / s.kv_bytes_per_token
+    window = s.model.max_positions
+    if window and s.crossover_tokens > window:
+        window_note = (
+            f"lies beyond the {window:,} positions this model's configuration allows: for this model it is a"
+            " sizing yardstick (or a statement about a long-context variant with the same cache geometry),"
+            " not a state a deployment reaches"
+        )
+    elif window:
+        window_note = f"lies within the {window:,} positions this model's configuration allows"
+    else:
+        window_note = "cannot be checked against a context limit: the configuration states none"
+    params_note = (
+        f"With the configuration's exact parameter count instead ({exact_total:,}) the crossover moves to"
+        f" {exact_crossover:,.0f} tokens."
+        if s.params_source == "assumption"
+        else "The parameter count is the configuration's own."
+    )
     return {
+        "window_note": window_note,
+        "params_note": params_note,
         "kv_kib_per_token": s.kv_bytes_per_token / 1024,
         "params_b": s.params / 1e9,
         "weights_gb": s.weight_bytes / 1e9,
@@ -426,24 +469,24 @@ def roofline_numbers(s: Scenario) -> dict[str, Any]:
         "n_device_points": len(known),
         "preset_lone_min_ms": float(known["lone_block_ms"].min()),
         "preset_lone_max_ms": float(known["lone_block_ms"].max()),
-        "preset_batch_min_tokens": float(known["compute_bound_batch_tokens"].min()),
-        "preset_batch_max_tokens": float(known["compute_bound_batch_tokens"].max()),
+        "preset_batch_min_tokens": math.ceil(float(known["compute_bound_batch_tokens"].min())),
+        "preset_batch_max_tokens": math.ceil(float(known["compute_bound_batch_tokens"].max())),
     }
     for label in MFU_LABELS:
         row = own.loc[label]
         out[f"compute_{label}_ms"] = float(row["compute_ms"])
         out[f"lone_{label}_ms"] = float(row["lone_block_ms"])
         out[f"bound_{label}"] = str(row["bound"])
-        out[f"batch_{label}_tokens"] = float(row["compute_bound_batch_tokens"])
+        out[f"batch_{label}_tokens"] = math.ceil(float(row["compute_bound_batch_tokens"]))
         out[f"batched_{label}_ms"] = float(row["batched_ms"])
         out[f"mfu_{label}_pct"] = s.mfu(label) * 100
-    out["lone_over_chapter_conservative"] = out["lone_conservative_ms"] / out["compute_conservative_ms"]
+    out["lone_over_compute_conservative"] = out["lone_conservative_ms"] / out["compute_conservative_ms"]
     memory_at = [label for label in MFU_LABELS if out[f"bound_{label}"] == "memory"]
     if len(memory_at) == len(MFU_LABELS):
         out["lone_verdict"] = (
             f"memory-bound at every MFU bracket: reading the weights takes longer than the compute at any of them,"
             f" so regenerating it takes {out['memory_ms']:.1f} ms whatever the MFU,"
-            f" {out['lone_over_chapter_conservative']:.1f} times the compute-only time at"
+            f" {out['lone_over_compute_conservative']:.1f} times the compute-only time at"
             f" {out['mfu_conservative_pct']:g} % MFU"
         )
     elif not memory_at:
@@ -482,9 +525,28 @@ def tiers_numbers(s: Scenario) -> dict[str, Any]:
         "min_ratio_tail": float(presets["ratio_tail"].min()),
         "max_ratio_tail": float(presets["ratio_tail"].max()),
     }
+    faster = out["slowest_ratio_tail"] >= 1
+    out["slowest_sentence"] = (
+        f"The slowest, {out['slowest_link']}, fetches the block in {out['slowest_fetch_us']:,.0f} µs,"
+        + (
+            f" still {out['slowest_ratio_tail']:.1f} times faster than regenerating it."
+            if faster
+            else f" {1 / out['slowest_ratio_tail']:.1f} times slower than regenerating it: there recomputing wins."
+        )
+    )
+    out["ladder_sentence"] = (
+        "Every tier clears the break-even bandwidth here, so the source chapter's question changes: whether to"
+        " fetch or recompute is settled, and what the choice of tier decides is how much faster fetching is, next"
+        " to what each tier costs per byte held."
+        if out["n_fetch_wins"] == out["n_links"]
+        else f"Only {out['n_fetch_wins']} of the {out['n_links']} tiers clear the break-even bandwidth here; on the"
+        " others recomputing the tail block is quicker, and the choice between tiers decides the answer."
+    )
     for case, t in regen.items():
         out[f"regen_{case}_ms"] = t * 1e3
-        out[f"break_even_{case}_gbps"] = float(costs.bandwidth_for_ratio(s.block_bytes, t)) / 1e9
+        bw = float(costs.bandwidth_for_ratio(s.block_bytes, t, 1.0, s.v("fetch_latency")))
+        out[f"break_even_{case}_gbps"] = bw / 1e9
+        out[f"break_even_{case}"] = format_bandwidth(bw, 3) if np.isfinite(bw) else "unreachable (latency too long)"
     return out
 
 
@@ -543,7 +605,7 @@ def uncertainty_numbers(s: Scenario) -> dict[str, Any]:
     from kvtier import uncertainty
 
     ratios = uncertainty_draws(s)
-    summary = uncertainty.summarize(ratios, threshold=10.0 ** chapter.CLAIM_ORDERS[0])
+    summary = uncertainty.summarize(ratios, threshold=chapter.CLAIM_LOW)
     ranges, base = uncertainty_inputs(s)
     rows = uncertainty.tornado(s.block_bytes, s.block_flops, base, ranges, s.v("fetch_latency"))
     out: dict[str, Any] = {
@@ -553,7 +615,7 @@ def uncertainty_numbers(s: Scenario) -> dict[str, Any]:
         "mean": summary["mean"],
         "p_below_claim_pct": summary["p_below"] * 100,
         "p_below_claim_se_pct": summary["p_below_se"] * 100,
-        "p_above_claim_pct": float(np.mean(ratios > 10.0 ** chapter.CLAIM_ORDERS[1])) * 100,
+        "p_above_claim_pct": float(np.mean(ratios > chapter.CLAIM_HIGH)) * 100,
         "top_input": rows[0].name,
         "top_swing": rows[0].swing,
         "second_input": rows[1].name,
@@ -561,9 +623,12 @@ def uncertainty_numbers(s: Scenario) -> dict[str, Any]:
     }
     for q, value in summary["percentiles"].items():
         out[f"p{q:g}"] = value
-    for name in ("bandwidth", "mfu", "peak"):
-        r = ranges[name]
-        scale = {"bandwidth": 1e9, "mfu": 0.01, "peak": 1e12}[name]
-        out[f"{name}_low"] = r.low / scale
-        out[f"{name}_high"] = r.high / scale
+    for name, unit, scale in (("bandwidth", "gbps", 1e9), ("mfu", "pct", 0.01), ("peak", "tflops", 1e12)):
+        out[f"{name}_low_{unit}"] = ranges[name].low / scale
+        out[f"{name}_high_{unit}"] = ranges[name].high / scale
+    fixed = dict(ranges, peak=uncertainty.Range.fixed(base["peak"], name="peak_flops"))
+    draws = uncertainty.sample(fixed, int(s.v("uncertainty.draws")), int(s.v("uncertainty.seed")))
+    fixed_ratios = uncertainty.ratio_draws(s.block_bytes, s.block_flops, draws, s.v("fetch_latency"))
+    out["p_below_claim_fixed_peak_pct"] = float(np.mean(fixed_ratios < chapter.CLAIM_LOW)) * 100
+    out["peak_tflops"] = base["peak"] / 1e12
     return out

@@ -8,7 +8,6 @@ notebooks, tables and CLI print comes through here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -16,25 +15,6 @@ import numpy as np
 from kvtier import capacity, costs, roofline
 from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS, Assumption, AssumptionSet, load_assumptions
 from kvtier.models import ModelSpec, dtype_bytes, load_model
-
-
-@dataclass(frozen=True)
-class Derived:
-    """A computed number with the formula and inputs that produced it.
-
-    Attributes
-    ----------
-    value : float
-        In SI base units (bytes, s, FLOP, FLOP/s, tokens, or dimensionless).
-    formula : str
-        The formula in words, naming the function of kvtier that computes it.
-    inputs : tuple of str
-        Assumption keys it depends on.
-    """
-
-    value: float
-    formula: str
-    inputs: tuple[str, ...]
 
 
 class Scenario:

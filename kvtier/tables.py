@@ -16,15 +16,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kvtier import costs
+from kvtier import capacity as capacity_formulas
+from kvtier import chapter, costs
 from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS
 from kvtier.models import dtype_bytes
 from kvtier.scenario import Scenario
 
 GIB = 2.0**30
 MIB = 2.0**20
-CLAIM_LOW, CLAIM_HIGH = 100.0, 1000.0
-"""The source chapter's claim: fetching is two to three orders of magnitude cheaper."""
 
 INTERIOR_POSITIONS = (0, 1_000, 10_000, 50_000, 100_000, 1_000_000)
 CAPACITY_CONTEXTS = (1_024, 4_096, 32_768, 131_072, 1_048_576)
@@ -118,7 +117,7 @@ def ratio(s: Scenario) -> pd.DataFrame:
                     "regen_ms": regen_s[m] * 1e3,
                     "ratio": r,
                     "orders_of_magnitude": float(np.log10(r)),
-                    "within_claim": bool(CLAIM_LOW <= r <= CLAIM_HIGH),
+                    "within_claim": bool(chapter.CLAIM_LOW <= r <= chapter.CLAIM_HIGH),
                     "illustrative": (b, m) == (point["bandwidth_label"], point["mfu_label"]),
                     "provenance": "derived",
                 }
@@ -364,8 +363,10 @@ def models(s: Scenario) -> pd.DataFrame:
                 "block_MiB": m.block_bytes / MIB,
                 "weights_GiB": m.weight_bytes / GIB,
                 "crossover_tokens": m.crossover_tokens,
-                "crossover_fp8_kv_tokens": m.weight_bytes / fp8,
+                "crossover_fp8_kv_tokens": float(capacity_formulas.crossover_context_tokens(m.weight_bytes, fp8)),
+                "max_positions": m.model.max_positions or None,
                 "ratio_illustrative": point["ratio"],
+                "note": model_note(m),
                 "provenance": f"published-spec ({m.model.source}); derived",
             }
         )
@@ -413,6 +414,28 @@ def tornado(s: Scenario) -> pd.DataFrame:
             for r in rows
         ]
     )
+
+
+def model_note(s: Scenario) -> str:
+    """What a reader must know before trusting a model's capacity row (empty if nothing)."""
+    m = s.model
+    notes = []
+    if m.sliding_window:
+        capped = s.kv_bytes_per_token * m.sliding_window
+        notes.append(
+            f"sliding-window attention: the cache stops growing at {m.sliding_window:,} tokens"
+            f" ({capped / GIB:.2f} GiB), so the crossover is never reached"
+            if capped < s.weight_bytes
+            else f"sliding-window attention over {m.sliding_window:,} tokens"
+        )
+    if m.max_positions and s.crossover_tokens > m.max_positions:
+        notes.append(f"crossover beyond the {m.max_positions:,} positions the config allows")
+    if m.weight_quantization:
+        notes.append(
+            f"weights published as {m.weight_quantization}; weights_GiB assumes"
+            f" weight_dtype = {s.assumptions.value('weight_dtype')}"
+        )
+    return "; ".join(notes)
 
 
 @dataclass(frozen=True)
@@ -473,13 +496,24 @@ def write_tables(s: Scenario, directory: str | Path) -> list[Path]:
 
 
 def formatted(df: pd.DataFrame, digits: dict[str, int] | None = None) -> pd.DataFrame:
-    """A display copy: floats rounded per column (default 2 decimals), thousands separators."""
+    """A display copy: floats rounded per column (default 2 decimals), thousands separators.
+
+    A float column whose values are all whole numbers is shown as integers; a missing
+    value (NaN, None) as "n/a".
+    """
     digits = digits or {}
     out = df.copy()
     for col in out.columns:
-        if pd.api.types.is_float_dtype(out[col]):
-            d = digits.get(col, 2)
-            out[col] = [f"{x:,.{d}f}" for x in out[col]]
-        elif pd.api.types.is_integer_dtype(out[col]) and col.endswith("tokens"):
-            out[col] = [f"{x:,}" for x in out[col]]
+        values = out[col]
+        if pd.api.types.is_float_dtype(values) or (values.dtype == object and values.map(_is_number).all()):
+            numbers = pd.to_numeric(values, errors="coerce")
+            whole = bool(numbers.dropna().map(float.is_integer).all()) and col not in digits
+            d = 0 if whole else digits.get(col, 2)
+            out[col] = ["n/a" if pd.isna(x) else f"{x:,.{d}f}" for x in numbers]
+        elif pd.api.types.is_integer_dtype(values) and col.endswith("tokens"):
+            out[col] = [f"{x:,}" for x in values]
     return out
+
+
+def _is_number(x: object) -> bool:
+    return x is None or (isinstance(x, (int, float)) and not isinstance(x, bool))

@@ -45,7 +45,8 @@ _TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9}
 _TOKEN_SUFFIX = {"": 1, "K": 2**10, "k": 2**10, "M": 2**20, "m": 2**20}
 _COUNT_SUFFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
 
-_NUMBER = r"[-+]?(?:\d[\d_,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+"""A number; commas only as thousands separators ("1,024"), so "64,5" is rejected, not read as 645."""
 _SPLIT = re.compile(rf"^\s*(?P<num>{_NUMBER}|nan|inf|-inf|\+inf)\s*(?P<unit>.*?)\s*$", re.IGNORECASE)
 
 _EXAMPLES = {
@@ -173,7 +174,7 @@ def format_bytes(n_bytes: float, digits: int = 2, binary: bool = True) -> str:
 
 def format_bandwidth(bytes_per_s: float, digits: int = 4) -> str:
     """Format a bandwidth in decimal units (GB/s = 1e9 B/s), ``digits`` significant digits."""
-    for name, size in [("TB/s", 1e12), ("GB/s", 1e9), ("MB/s", 1e6)]:
+    for name, size in [("TB/s", 1e12), ("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3)]:
         if abs(bytes_per_s) >= size:
             return f"{bytes_per_s / size:.{digits}g} {name}"
     return f"{bytes_per_s:.0f} B/s"

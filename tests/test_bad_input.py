@@ -36,6 +36,7 @@ SENTINEL = {
     "out/html/index.html": b"<html>the last good book \xe2\x9c\x93\r\n</html>\n",
     "out/tables/x.csv": b"table,row,value\r\nx,1,81.92e-6\n",
     "out/figures/f.svg": b"<svg/>",
+    "out/manifest.json": b"{}\n",  # marks out/ as an earlier kvtier build, which a build may replace
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 
 import numpy as np
@@ -216,3 +217,27 @@ def test_a_users_config_json_works_in_the_cli(tmp_path):
     # 16 x 131,072 B = 2,097,152 B over 64e9 B/s = 32.768 us for the mid bracket
     assert table["tiers"][1]["fetch_time_s"] == pytest.approx(32.768e-6, rel=1e-12)
     assert {r["model"] for r in models(scenario(model=str(config))).to_dict(orient="records")} >= {str(config)}
+
+
+def test_json_never_prints_infinity():
+    # a 1 s latency exceeds the 17.92 ms regeneration: no bandwidth breaks even, reported as null
+    out = run_cli_json("compare", "--latency", "1s")
+    assert out["break_even_bandwidth_bytes_per_s"] is None
+    assert out["fetch_time_s"] == pytest.approx(1 + 81.92e-6)
+
+
+def test_book_consistency_checks_name_the_keys():
+    from kvtier.assumptions import check_consistency
+    from kvtier.errors import KvtierError
+
+    check_consistency(load_assumptions())  # the seed set is consistent
+    cases = {
+        "bandwidth.mid": ("20GB/s", "keys 'bandwidth.mid' (20 GB/s) and 'bandwidth.pessimistic' (32 GB/s)"),
+        "mfu.typical": ("60%", "keys 'mfu.optimistic' (50%) and 'mfu.typical' (60%)"),
+        "context.short": ("256K", "'context.short' must be smaller than 'context.long'"),
+        "interior.position": ("200000", "'interior.position' must lie inside the sequence"),
+        "uncertainty.mfu_low": ("60%", "keys 'uncertainty.mfu_high' (50%) and 'uncertainty.mfu_low' (60%)"),
+    }
+    for key, (value, message) in cases.items():
+        with pytest.raises(KvtierError, match=re.escape(message)):
+            check_consistency(load_assumptions(sets={key: value}))

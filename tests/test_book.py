@@ -129,7 +129,9 @@ def test_parameter_defaults_are_the_seed_set(path):
     params = papermill.inspect_notebook(str(path))
     base = seed()
     assert "provenance" in params and ast.literal_eval(params["provenance"]["default"]) == {}
-    keys = [report.PARAM_KEYS[name] for name in params if name != "provenance"]
+    if "set_name" in params:
+        assert ast.literal_eval(params["set_name"]["default"]) == base.name
+    keys = [report.PARAM_KEYS[name] for name in params if name not in ("provenance", "set_name")]
     assert keys, "a notebook must declare the assumptions it reads"
     for key in keys:
         default = ast.literal_eval(params[report.param_name(key)]["default"])
@@ -385,7 +387,7 @@ def test_an_undeclared_assumption_read_is_an_error():
 
 def test_every_schema_key_is_declared_by_the_assumptions_page():
     params = papermill.inspect_notebook(str(ROOT / "notebooks" / "00_assumptions.ipynb"))
-    assert {report.PARAM_KEYS[name] for name in params if name != "provenance"} == set(SCHEMA)
+    assert {report.PARAM_KEYS[name] for name in params if name not in ("provenance", "set_name")} == set(SCHEMA)
 
 
 # ---------------------------------------------------------------------------
@@ -441,3 +443,36 @@ def test_every_page_loads_in_chromium_without_errors_and_figures_render(seed_bui
         finally:
             browser.close()
     assert figures_seen == len(FIGURES)
+
+
+def test_out_must_not_destroy_what_a_build_did_not_write(tmp_path):
+    precious = tmp_path / "thesis"
+    precious.mkdir()
+    (precious / "chapter1.txt").write_text("years of work")
+    for out, message in (
+        (precious, "exists and was not written by kvtier build"),
+        (ROOT, "that is the project or one of its source folders"),
+        (ROOT / "notebooks", "that is the project or one of its source folders"),
+        (ROOT.parent, "that is the project or one of its source folders"),
+    ):
+        proc = build(out)
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert (precious / "chapter1.txt").read_text() == "years of work"
+
+
+def test_the_set_name_and_a_model_file_edit_reach_the_notebooks(tmp_path):
+    from kvtier import pipeline
+
+    # the assumptions page is told the set's name (and so is re-executed when it changes)
+    s = report.scenario_from_parameters({"set_name": "my-lab", "model": "llama-3-70b", "provenance": {}}, "x")
+    assert s.assumptions.name == "my-lab"
+    # a model given as a directory: editing its config.json changes the inputs of every notebook that reads it
+    model_dir = tmp_path / "my-model"
+    model_dir.mkdir()
+    data = json.loads((ROOT / "kvtier" / "data" / "models" / "llama-3-8b.json").read_text())
+    (model_dir / "config.json").write_text(json.dumps(data))
+    before = {j.name: j.inputs_hash for j in pipeline.plan(ROOT, load_assumptions(sets={"model": str(model_dir)}))}
+    (model_dir / "config.json").write_text(json.dumps({**data, "num_key_value_heads": 4}))
+    after = {j.name: j.inputs_hash for j in pipeline.plan(ROOT, load_assumptions(sets={"model": str(model_dir)}))}
+    changed = sorted(name for name in before if before[name] != after[name])
+    assert changed == sorted(p.stem for p in NOTEBOOKS)  # every page declares the model

@@ -90,3 +90,24 @@ def test_missing_field_is_named(tmp_path):
 def test_unknown_preset_lists_presets():
     with pytest.raises(KvtierError, match="unknown preset; presets: llama-2-7b, llama-3-8b"):
         load_model("llama-9")
+
+
+def test_explicit_null_fields_take_their_defaults():
+    # DeepSeek-V2-Lite style: "num_key_value_heads": null means "as many as the attention heads" (MHA)
+    m = from_config({**BASE, "num_key_value_heads": None, "head_dim": None}, "nulls", "test")
+    # same as test_mha_when_kv_heads_absent: 2 x 2 x 8 x 8 x 2 B = 512 B
+    assert m.kv_bytes_per_token("bf16") == 512
+
+
+@pytest.mark.parametrize(("field", "value"), [("num_hidden_layers", 0), ("head_dim", 0)])
+def test_zero_sizes_are_refused_not_divided_by(field, value):
+    with pytest.raises(KvtierError, match=f"field '{field}' must be an integer in \\[1, "):
+        from_config({**BASE, field: value}, "zero", "test.json")
+
+
+def test_context_limits_and_weight_format_are_read():
+    m = load_model("mistral-7b")
+    assert (m.max_positions, m.sliding_window) == (32_768, 4_096)
+    # Qwen2.5 states a window but switches it off (use_sliding_window: false)
+    assert load_model("qwen2.5-72b").sliding_window == 0
+    assert load_model("deepseek-v3").weight_quantization == "fp8 e4m3"

@@ -48,6 +48,7 @@ def test_parse_quantity(text, kind, expected):
         ("12 hours", "time"),
         (True, "fraction"),
         ([1], "tokens"),
+        ("64,5 GB/s", "bandwidth"),  # a decimal comma is refused, not read as 645 GB/s
     ],
 )
 def test_parse_rejects_with_clear_message(text, kind):
@@ -70,3 +71,9 @@ def test_formatting_states_decimal_or_binary():
     assert format_time(81.92e-6) == "81.92 µs"
     assert format_time(0.01792) == "17.92 ms"
     assert format_time(0.0) == "0 s"
+
+
+def test_commas_group_thousands_only():
+    # "1,024" is one thousand and twenty-four tokens; "100,000 tokens" a hundred thousand
+    assert parse_quantity("1,024", "tokens") == 1024
+    assert parse_quantity("100,000 tokens", "tokens") == 100_000
