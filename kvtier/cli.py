@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from kvtier import costs, diff
+from kvtier import capacity, costs, diff
 from kvtier.assumptions import Assumption, load_assumptions, parse_set_options
 from kvtier.errors import KvtierError
 from kvtier.models import ModelSpec, dtype_bytes, load_model
@@ -83,8 +83,8 @@ def model_summary(model: ModelSpec, kv_dtype: str, weight_dtype: str) -> dict[st
         "total_params": total,
         "active_params": active,
         "weight_dtype": weight_dtype,
-        "weight_bytes": total * dtype_bytes(weight_dtype, "--weight-dtype"),
-        "param_flops_per_token": 2 * active,
+        "weight_bytes": float(capacity.weight_bytes(total, dtype_bytes(weight_dtype, "--weight-dtype"))),
+        "param_flops_per_token": float(costs.forward_flops(1, active)),
         "attention_flops_per_token_per_position": model.attention_flops_per_position(),
     }
     if model.attention == "MLA":

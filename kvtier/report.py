@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from kvtier import chapter, costs
+from kvtier import capacity, chapter, costs
 from kvtier.assumptions import (
     MFU_LABELS,
     SCHEMA,
@@ -353,7 +353,9 @@ def capacity_numbers(s: Scenario) -> dict[str, Any]:
     short, long = s.v("context.short"), s.v("context.long")
     exact_total, _ = s.model.param_counts()
     weight_elem = dtype_bytes(str(s.assumptions.value("weight_dtype")), "weight_dtype")
-    exact_crossover = exact_total * weight_elem / s.kv_bytes_per_token
+    exact_crossover = float(
+        capacity.crossover_context_tokens(capacity.weight_bytes(exact_total, weight_elem), s.kv_bytes_per_token)
+    )
     window = s.model.max_positions
     if window and s.crossover_tokens > window:
         window_note = (

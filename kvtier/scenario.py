@@ -55,17 +55,20 @@ class Scenario:
 
     @property
     def params(self) -> float:
-        """Parameter count used for FLOPs and weights: the ``param_count`` key, else the config's.
+        """Total parameter count (dimensionless): the ``param_count`` key, else the config's exact count.
 
-        For an MoE model with ``param_count`` set, the override is the total and the
-        active count is scaled by the config's active/total ratio.
+        For an MoE model an override is read as the total; see :attr:`active_params`.
         """
         override = self.assumptions.value("param_count")
         return float(override) if override is not None else float(self.model.total_params)
 
     @property
     def active_params(self) -> float:
-        """Parameters a token passes through (equals :attr:`params` for dense models)."""
+        """Parameters a token passes through (equals :attr:`params` for dense models).
+
+        For an MoE model with ``param_count`` set, the override is scaled by the config's
+        active/total ratio.
+        """
         total, active = self.model.param_counts()
         return self.params * active / total
 
@@ -178,6 +181,8 @@ class Scenario:
 
         The recomputed tokens (the block, or the prefix from the nearest anchor) share the
         weight read with the rest of the batch; attention reads the KV cached before them.
+        For a mixture-of-experts model all the weights are counted, an upper bound: a small
+        batch touches only the experts its tokens are routed to.
         """
         first, n = costs.recompute_span(position, self.block_tokens, upstream, self.v("interior.anchor_every"))
         batch = self.batch_tokens if batch_tokens is None else batch_tokens

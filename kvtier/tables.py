@@ -34,7 +34,9 @@ def block_unit(s: Scenario) -> pd.DataFrame:
     """The block unit derived step by step: KV bytes per token, then the block."""
     m = s.model
     kv_bytes = dtype_bytes(s.kv_dtype, "kv_dtype")
-    cfg = f"published-spec ({m.source})" if s.a("model").provenance == "published-spec" else s.a("model").provenance
+    # a shipped preset is a published configuration; a user's config.json carries the model record's class
+    cls = "published-spec" if m.source.startswith("preset ") else s.a("model").provenance
+    cfg = f"{cls} ({m.source})"
     if m.attention == "MLA":
         rows = [
             ("layers", m.n_layers, "count", "config num_hidden_layers", cfg),
