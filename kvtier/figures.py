@@ -102,6 +102,12 @@ def _caption(text: str, records: Iterable[Assumption]) -> str:
     return f"{text} {assumption_text(records)}."
 
 
+def _finish(fig: Figure, records: list[Assumption], caption: str, extra: str = "") -> tuple[Figure, str]:
+    """Draw the assumptions footer and return the figure with its caption (which names them too)."""
+    add_footer(fig, records, extra=extra)
+    return fig, _caption(caption, records)
+
+
 def _bracket_records(s: Scenario, prefix: str, labels: Iterable[str]) -> list[Assumption]:
     return [s.a(f"{prefix}.{label}") for label in labels]
 
@@ -127,9 +133,8 @@ def fetch_vs_bandwidth(s: Scenario) -> tuple[Figure, str]:
     records = s.used(
         "model", "kv_dtype", "block_tokens", "fetch_latency", *[f"bandwidth.{b}" for b in BANDWIDTH_LABELS]
     )
-    add_footer(fig, records)
-    return fig, _caption(
-        "Fetch time of one KV block against link bandwidth; dots mark the three bracketing bandwidths.", records
+    return _finish(
+        fig, records, "Fetch time of one KV block against link bandwidth; dots mark the three bracketing bandwidths."
     )
 
 
@@ -166,11 +171,11 @@ def ratio_heatmap(s: Scenario) -> tuple[Figure, str]:
         *[f"bandwidth.{b}" for b in BANDWIDTH_LABELS],
         *[f"mfu.{m}" for m in MFU_LABELS],
     )
-    add_footer(fig, records)
-    return fig, _caption(
+    return _finish(
+        fig,
+        records,
         "Regenerate/fetch ratio for each pair of bracketing assumptions; cells outside the source chapter's "
         "'two to three orders of magnitude' (100x to 1000x) are marked.",
-        records,
     )
 
 
@@ -215,13 +220,13 @@ def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
         "interior.position",
         "interior.anchor_every",
     )
-    add_footer(fig, records)
-    return fig, _caption(
+    return _finish(
+        fig,
+        records,
         "Regeneration time of one block against its position, attention term included, with the upstream KV "
         "resident (only the block is recomputed) or evicted (the prefix is recomputed from the nearest anchor); "
         "the right axis reads the same curves as a ratio to the fetch time; the vertical line marks the example "
         "position.",
-        records,
     )
 
 
@@ -260,11 +265,11 @@ def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
     ax.set_title(f"KV cache of one {s.model.name} sequence against its weights")
     ax.legend(loc="upper left")
     records = s.used("model", "kv_dtype", "weight_dtype", "param_count", "context.short", "context.long")
-    add_footer(fig, records)
-    return fig, _caption(
+    return _finish(
+        fig,
+        records,
         "KV-cache size of a single sequence against context length (log axes), with the weight footprint and "
         "the context at which the two are equal.",
-        records,
     )
 
 
@@ -303,12 +308,13 @@ def roofline_vs_batch(s: Scenario) -> tuple[Figure, str]:
         "regen.mem_bandwidth",
         "regen.mem_efficiency",
     )
-    add_footer(fig, records, extra="accelerator presets: see the roofline table (published-spec, derived, assumed)")
-    return fig, _caption(
+    return _finish(
+        fig,
+        records,
         "Regeneration time of the tail block under the roofline model against the number of tokens sharing its "
         "forward pass; solid lines are max(compute, memory), dotted lines the compute-only time of the source "
         "chapter's model on the same device. Where a solid line lies above its dotted line the block is memory-bound.",
-        records,
+        extra="accelerator presets: see the roofline table (published-spec, derived, assumed)",
     )
 
 
@@ -361,12 +367,13 @@ def tiers_vs_position(s: Scenario) -> tuple[Figure, str]:
         "regen.mem_efficiency",
         "interior.anchor_every",
     )
-    add_footer(fig, records, extra="link presets: see the tiers table (published-spec, derived, assumed)")
-    return fig, _caption(
+    return _finish(
+        fig,
+        records,
         "Link bandwidth at which fetching a block takes as long as regenerating it, against the block's position "
         "(latency left out), with each tier's bandwidth as a dashed line: a tier above the curve fetches faster "
         "than the block can be regenerated.",
-        records,
+        extra="link presets: see the tiers table (published-spec, derived, assumed)",
     )
 
 
@@ -396,11 +403,12 @@ def models_crossover(s: Scenario) -> tuple[Figure, str]:
     ax.grid(axis="y", visible=False)
     ax.set_title("KV cache against weights, model by model")
     records = s.used("kv_dtype", "weight_dtype")
-    add_footer(fig, records, extra="parameters and geometry from each published config.json [published-spec]")
-    return fig, _caption(
+    return _finish(
+        fig,
+        records,
         "Crossover context of every model preset (exact parameter counts from their configurations), with each "
         "model's KV bytes per token; colour marks the attention type.",
-        records,
+        extra="parameters and geometry from each published config.json [published-spec]",
     )
 
 
@@ -441,8 +449,7 @@ def uncertainty_histogram(s: Scenario) -> tuple[Figure, str]:
         "flops_per_param_token",
         "fetch_latency",
     )
-    add_footer(fig, records)
-    return fig, _caption("Monte Carlo distribution of the tail block's regenerate/fetch ratio.", records)
+    return _finish(fig, records, "Monte Carlo distribution of the tail block's regenerate/fetch ratio.")
 
 
 def tornado_chart(s: Scenario) -> tuple[Figure, str]:
@@ -480,9 +487,9 @@ def tornado_chart(s: Scenario) -> tuple[Figure, str]:
         "flops_per_param_token",
         "fetch_latency",
     )
-    add_footer(fig, records)
-    return fig, _caption(
+    return _finish(
+        fig,
+        records,
         "Tornado chart: the range of the ratio as each input alone moves across its range; the dashed line is the "
         "illustrative point.",
-        records,
     )
