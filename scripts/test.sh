@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/ruff check kvtier tests scripts
+.venv/bin/ruff check kvtier tests scripts benchmarks book/_ext
 .venv/bin/python -m pytest "$@"
