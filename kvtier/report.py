@@ -516,7 +516,9 @@ def tiers_numbers(s: Scenario) -> dict[str, Any]:
     }
     slowest = presets.loc[presets["fetch_us"].idxmax()]
     out: dict[str, Any] = {
-        "regen_model": str(s.assumptions.value("regen.model")),
+        "regen_model": {"mfu": "compute-only (FLOPs over peak x MFU)", "roofline": "roofline"}[
+            str(s.assumptions.value("regen.model"))
+        ],
         "mfu_pct": point["mfu"] * 100,
         "position_tokens": int(p),
         "n_links": len(presets),
