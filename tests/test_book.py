@@ -410,7 +410,7 @@ def test_every_page_loads_in_chromium_without_errors_and_figures_render(seed_bui
     pages = sorted(
         p for p in html.rglob("*.html") if "_static" not in p.parts and p.relative_to(html).as_posix() not in skip
     )
-    assert len(pages) == 2 + len(NOTEBOOKS)
+    assert len(pages) == 3 + len(NOTEBOOKS)  # intro, findings, reproduce and one page per notebook
     figures_seen = 0
     with sync_playwright() as p:
         browser = p.chromium.launch(
