@@ -408,18 +408,30 @@ def _section(where: str, data: Mapping[str, Any], key: str) -> Mapping[str, Any]
     return section
 
 
-@lru_cache(maxsize=1)
-def _default_accelerators() -> tuple[tuple[str, Accelerator], ...]:
-    where, data = _read_file(None)
-    return tuple(
-        (str(n), _parse_accelerator(where, str(n), b)) for n, b in _section(where, data, "accelerators").items()
-    )
+def _presets(key: str, path: str | None) -> tuple[tuple[str, Any], ...]:
+    """The presets of section ``key`` ("accelerators" or "links") of a hardware file, in file order.
+
+    The shipped file is read once per process; a user's file every time (it may change).
+    """
+    return _shipped_presets(key) if path is None else _read_presets(key, path)
 
 
-@lru_cache(maxsize=1)
-def _default_links() -> tuple[tuple[str, Link], ...]:
-    where, data = _read_file(None)
-    return tuple((str(n), _parse_link(where, str(n), b)) for n, b in _section(where, data, "links").items())
+@lru_cache(maxsize=2)
+def _shipped_presets(key: str) -> tuple[tuple[str, Any], ...]:
+    return _read_presets(key, None)
+
+
+def _read_presets(key: str, path: str | None) -> tuple[tuple[str, Any], ...]:
+    parse = {"accelerators": _parse_accelerator, "links": _parse_link}[key]
+    where, data = _read_file(path)
+    return tuple((str(n), parse(where, str(n), b)) for n, b in _section(where, data, key).items())
+
+
+def _pick(presets: Mapping[str, Any], name: str, kind: str) -> Any:
+    try:
+        return presets[name]
+    except KeyError:
+        raise KvtierError(f"unknown {kind} '{name}'; known: {', '.join(presets)}") from None
 
 
 def load_accelerators(path: str | Path | None = None) -> dict[str, Accelerator]:
@@ -437,10 +449,7 @@ def load_accelerators(path: str | Path | None = None) -> dict[str, Accelerator]:
         Missing or malformed file, or a record with a bad value, unit or provenance
         (the message names the file, preset and field).
     """
-    if path is None:
-        return dict(_default_accelerators())
-    where, data = _read_file(path)
-    return {str(n): _parse_accelerator(where, str(n), b) for n, b in _section(where, data, "accelerators").items()}
+    return dict(_presets("accelerators", None if path is None else str(path)))
 
 
 def load_links(path: str | Path | None = None) -> dict[str, Link]:
@@ -457,25 +466,14 @@ def load_links(path: str | Path | None = None) -> dict[str, Link]:
     KvtierError
         As :func:`load_accelerators`.
     """
-    if path is None:
-        return dict(_default_links())
-    where, data = _read_file(path)
-    return {str(n): _parse_link(where, str(n), b) for n, b in _section(where, data, "links").items()}
+    return dict(_presets("links", None if path is None else str(path)))
 
 
 def accelerator(name: str, path: str | Path | None = None) -> Accelerator:
     """The accelerator preset ``name``; KvtierError naming the known ones if unknown."""
-    presets = load_accelerators(path)
-    try:
-        return presets[name]
-    except KeyError:
-        raise KvtierError(f"unknown accelerator '{name}'; known: {', '.join(presets)}") from None
+    return _pick(load_accelerators(path), name, "accelerator")
 
 
 def link(name: str, path: str | Path | None = None) -> Link:
     """The link preset ``name``; KvtierError naming the known ones if unknown."""
-    presets = load_links(path)
-    try:
-        return presets[name]
-    except KeyError:
-        raise KvtierError(f"unknown link '{name}'; known: {', '.join(presets)}") from None
+    return _pick(load_links(path), name, "link")
