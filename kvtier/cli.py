@@ -8,11 +8,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
-from kvtier import capacity, costs, diff
+from kvtier import __version__, capacity, costs, diff
 from kvtier.assumptions import Assumption, load_assumptions, parse_set_options
 from kvtier.errors import KvtierError
 from kvtier.models import ModelSpec, dtype_bytes, load_model
@@ -349,13 +352,16 @@ def cmd_build(args: argparse.Namespace) -> int:
     assumptions = load_assumptions(args.assumptions, parse_set_options(args.set))
     if args.jobs is not None and args.jobs < 1:
         raise KvtierError(f"--jobs must be at least 1, got {args.jobs}")
-    out = Path(args.out) if args.out else None
+    if args.out is not None and not args.out.strip():
+        raise KvtierError("--out: empty path; leave --out out for the default book, or name a directory")
+    out = Path(args.out) if args.out is not None else None
     root = pipeline.project_root()
     if out is not None:
         if out.resolve() == (root / "_build").resolve():
             raise KvtierError(f"--out {args.out}: that is the default book's directory; choose another")
         pipeline.check_out_dir(out, root)
-    pipeline.build(assumptions, out=out, jobs=args.jobs, log=lambda line: print(line, file=sys.stderr, flush=True))
+    log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    pipeline.build(assumptions, out=out, jobs=args.jobs, log=log, force=args.force)
     return 0
 
 
@@ -373,6 +379,7 @@ def _add_assumption_options(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``kvtier`` command."""
     parser = _Parser(prog="kvtier", description="KV-cache tiering economics: fetch vs regenerate, capacity.")
+    parser.add_argument("--version", action="version", version=f"kvtier {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("model", help="derived quantities of a model (preset name or config.json path)")
@@ -411,23 +418,57 @@ def build_parser() -> argparse.ArgumentParser:
         "--out", metavar="DIR", help="write DIR/{html,tables,figures,notebooks} (default: _build and book/tables)"
     )
     p.add_argument("--jobs", type=int, metavar="N", help="notebooks executed in parallel (default: CPU cores)")
+    p.add_argument("--force", action="store_true", help="execute every notebook and rebuild everything")
     p.set_defaults(func=cmd_build)
 
     diff.add_parser(sub)
     return parser
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that a build cleans up as it does on Ctrl-C."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
+def _stopped(word: str, status: int) -> int:
+    """One line for Ctrl-C or SIGTERM; the build has already removed what it staged.
+
+    Notebooks still running in worker threads are not waited for: the process ends now
+    (their kernels follow their parent).
+    """
+    print(f"kvtier: {word}; nothing was changed", file=sys.stderr, flush=True)
+    if threading.active_count() > 1:
+        os._exit(status)
+    return status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the exit status (0 ok, 2 user error)."""
+    """Run the CLI; return the exit status (0 ok, 1 a diff found changes, 2 user error, 130/143 stopped)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
+    if not argv:
+        parser.print_usage(sys.stderr)
+        print("kvtier: error: name a command (kvtier --help lists them)", file=sys.stderr)
+        return 2
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(argv)
         return int(args.func(args))
     except KvtierError as exc:
         print(f"kvtier: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return _stopped("interrupted", 130)
+    except _Terminated:
+        return _stopped("terminated", 143)
     except BrokenPipeError:  # output piped into `head` and closed early
         sys.stderr.close()
         return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -30,13 +30,14 @@ import base64
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from typing import Any
 import nbformat
 
 import kvtier
+from kvtier import outdir
 from kvtier.assumptions import AssumptionSet, check_consistency
 from kvtier.errors import KvtierError
 from kvtier.models import config_path
@@ -51,7 +53,7 @@ from kvtier.report import notebook_parameters
 from kvtier.scenario import Scenario
 from kvtier.tables import csv_texts, write_csv_texts
 
-MANIFEST = "manifest.json"
+MANIFEST = outdir.MANIFEST
 BOOK_FILES = ("_config.yml", "_toc.yml")
 BOOK_DIRS = ("book",)
 """What Jupyter Book needs besides the executed notebooks."""
@@ -213,14 +215,26 @@ def execute(job: NotebookJob, output: Path, cwd: Path) -> None:
 
 
 def extract_figures(notebook: Path, directory: Path) -> list[Path]:
-    """Write every glued SVG figure of ``notebook`` to ``directory/NAME.svg``."""
+    """Write every glued SVG figure of ``notebook`` to ``directory/NAME.svg``.
+
+    Raises
+    ------
+    KvtierError
+        When a glued figure has no image (its backend drew nothing): the page would show
+        the figure's text form instead.
+    """
     nb = nbformat.read(notebook, as_version=4)
     paths = []
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             record = output.get("metadata", {}).get("scrapbook", {})
             name = record.get("name")
-            svg = output.get("data", {}).get(record.get("mime_prefix", "") + "image/svg+xml")
+            data = output.get("data", {})
+            prefix = record.get("mime_prefix", "")
+            svg = data.get(prefix + "image/svg+xml")
+            text = data.get(prefix + "text/plain", "")
+            if name and not svg and "".join(text).startswith("<Figure"):
+                raise KvtierError(f"notebook {notebook.name}: figure {name!r} did not render (no SVG image)")
             if name and svg:
                 path = directory / f"{name}.svg"
                 text = svg if isinstance(svg, str) else "".join(svg)
@@ -254,54 +268,61 @@ def build_html(source: Path, dest: Path) -> None:
     cmd += ["-W", "-n", "--keep-going", "--quiet"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=source)
     if proc.returncode != 0:
-        lines = (proc.stdout + proc.stderr).strip().splitlines()
+        # the staging directory's name means nothing to the reader: paths are shown relative to the project
+        text = ANSI.sub("", proc.stdout + proc.stderr).replace(f"{source}{os.sep}", "").replace(str(source), ".")
+        lines = text.strip().splitlines()
         problems = [ln for ln in lines if "WARNING" in ln or "ERROR" in ln]
         raise KvtierError(f"jupyter-book build failed: {'; '.join(problems[:5] or lines[-1:])}")
     shutil.move(str(source / "_build" / "html"), str(dest))
 
 
-def _swap_in(new: Path, target: Path) -> Path | None:
-    """Put directory ``new`` at ``target``; return where the old ``target`` went (None if none).
-
-    Two renames; if the second fails the old directory is put back before the error
-    propagates, so ``target`` is never left missing.
-    """
-    old = None
-    if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-        old.rmdir()
-        target.rename(old)
-    try:
-        new.rename(target)
-    except BaseException:
-        if old is not None:
-            old.rename(target)
-        raise
-    return old
-
-
-def _swap_back(old: Path | None, target: Path) -> None:
-    """Undo :func:`_swap_in`: the new ``target`` is removed and ``old`` restored."""
-    if old is not None:
-        shutil.rmtree(target, ignore_errors=True)
-        old.rename(target)
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+"""Terminal colour and cursor codes, removed from messages passed on to the user."""
 
 
 def check_out_dir(out: Path, root: Path) -> None:
-    """Refuse an output directory whose replacement would destroy something that is not a build.
+    """Refuse an ``--out`` whose replacement could destroy something that is not a kvtier build.
 
-    The build replaces ``out`` as a whole, so ``out`` must not be the checkout, a folder
-    holding it, one of its source folders, or an existing non-empty directory that a
-    kvtier build did not write (it has no ``manifest.json``).
+    ``out`` must not be the checkout, a folder holding it, one of its source folders, or
+    inside the default output ``_build`` (the next default build replaces that whole). An
+    existing ``out`` is checked again under the build lock (:func:`outdir.check_replaceable`).
     """
     out, root = out.resolve(), root.resolve()
     sources = [root / name for name in ("book", "notebooks", "kvtier", "tests", "scripts", ".git")]
     if out == root or root.is_relative_to(out) or any(out == d or out.is_relative_to(d) for d in sources):
         raise KvtierError(f"--out {out}: that is the project or one of its source folders; choose a new directory")
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST).is_file())):
-        raise KvtierError(
-            f"--out {out}: exists and was not written by kvtier build (no {MANIFEST}); choose a new or empty directory"
-        )
+    if out.is_relative_to(root / "_build"):
+        raise KvtierError(f"--out {out}: inside the default book's _build, which every default build replaces")
+    outdir.check_replaceable(out, default=False)
+
+
+def check_sources(root: Path) -> None:
+    """The book's configuration exists and every page ``_toc.yml`` lists is there."""
+    import yaml
+
+    for name in BOOK_FILES:
+        if not (root / name).is_file():
+            raise KvtierError(f"{root / name}: missing (the book needs _config.yml and _toc.yml)")
+    try:
+        toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise KvtierError(f"{root / '_toc.yml'}: not valid YAML ({exc.__class__.__name__})") from None
+    for entry in _toc_files(toc):
+        if not any((root / f"{entry}{suffix}").is_file() for suffix in ("", ".md", ".ipynb")):
+            raise KvtierError(f"{root / '_toc.yml'}: lists {entry!r}, but no such page exists")
+
+
+def _toc_files(node: Any) -> Iterator[str]:
+    """Every page a Jupyter Book table of contents names (``root`` and each ``file``)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("root", "file") and isinstance(value, str):
+                yield value
+            else:
+                yield from _toc_files(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _toc_files(item)
 
 
 # ---------------------------------------------------------------------------
@@ -319,22 +340,29 @@ class BuildResult:
     up_to_date: bool
 
 
-def _previous_manifest(out: Path) -> dict[str, Any]:
-    try:
-        return json.loads((out / MANIFEST).read_text())
-    except (OSError, ValueError):
-        return {}
-
-
 def _book_hash(root: Path) -> str:
+    """Every file that reaches the book besides the notebooks: the configuration and all of ``book/``."""
     h = hashlib.sha256()
     for name in BOOK_FILES:
         h.update((root / name).read_bytes())
     for d in BOOK_DIRS:
-        for path in sorted(p for p in (root / d).rglob("*") if p.suffix in (".md", ".py", ".css")):
-            h.update(path.relative_to(root).as_posix().encode())
-            h.update(path.read_bytes())
+        for path in sorted((root / d).rglob("*")):
+            rel = path.relative_to(root / d)
+            if rel.parts[0] == "tables" or rel.parts[0].startswith(".tables.") or "__pycache__" in rel.parts:
+                continue
+            if path.is_file():
+                h.update(path.relative_to(root).as_posix().encode())
+                h.update(path.read_bytes())
     return h.hexdigest()
+
+
+def _file_hashes(directory: Path) -> dict[str, str]:
+    """SHA-256 of every file below ``directory`` but the build's mark and manifest."""
+    return {
+        rel: _sha256((directory / rel).read_bytes())
+        for rel in outdir.listing(directory)
+        if rel not in (outdir.MARK, MANIFEST) and (directory / rel).is_file()
+    }
 
 
 def _tables_current(directory: Path, texts: Mapping[str, str]) -> bool:
@@ -346,12 +374,27 @@ def _tables_current(directory: Path, texts: Mapping[str, str]) -> bool:
     return present == dict(texts)
 
 
+@contextmanager
+def _kernel_environment() -> Iterator[None]:
+    """Kernels draw with the inline backend whatever the caller's ``MPLBACKEND`` (Agg would lose every figure)."""
+    saved = os.environ.get("MPLBACKEND")
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("MPLBACKEND", None)
+        else:
+            os.environ["MPLBACKEND"] = saved
+
+
 def build(
     assumptions: AssumptionSet,
     out: Path | None = None,
     jobs: int | None = None,
     log: Callable[[str], None] = print,
     root: Path | None = None,
+    force: bool = False,
 ) -> BuildResult:
     """Build the book for ``assumptions`` into ``out`` (default ``ROOT/_build``).
 
@@ -365,6 +408,10 @@ def build(
         Notebooks executed in parallel (default: the number of CPU cores).
     log : callable
         Receives one line per step (progress).
+    root : Path, optional
+        The project checkout (default: :func:`project_root`).
+    force : bool
+        Execute every notebook and rebuild everything, whatever the previous build holds.
     """
     root = root or project_root()
     default = out is None
@@ -374,46 +421,81 @@ def build(
 
     # validate everything before anything runs: keys agree, the model loads, every table computes
     check_consistency(assumptions)
+    check_sources(root)
     scenario = Scenario(assumptions)
     table_texts = csv_texts(scenario)
     work = plan(root, assumptions)
-    previous = _previous_manifest(out)
-    prev_nbs = previous.get("notebooks", {})
-    manifest = {
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise KvtierError(f"{out}: cannot create the output directory ({exc.strerror or exc})") from None
+    tables = root / "book" / "tables"
+    with outdir.locked(out):
+        if outdir.recover(outdir.journal_path(out), [out, tables] if default else [out]):
+            log(f"finished publishing a build that was interrupted at {out}")
+        outdir.check_replaceable(out, default=default)
+        return _build_locked(
+            assumptions, root, out, tables if default else None, work, table_texts, jobs, log, force, started
+        )
+
+
+def _build_locked(
+    assumptions: AssumptionSet,
+    root: Path,
+    out: Path,
+    tables: Path | None,
+    work: list[NotebookJob],
+    table_texts: Mapping[str, str],
+    jobs: int,
+    log: Callable[[str], None],
+    force: bool,
+    started: float,
+) -> BuildResult:
+    """The build proper, under the lock of ``out``; ``tables`` is ``book/tables`` for the default build."""
+    previous = {} if force else outdir.read_manifest(out)
+    prev_files = previous.get("files", {})
+    present = _file_hashes(out) if previous else {}
+    build_id = outdir.new_build_id()
+    manifest: dict[str, Any] = {
+        "build_id": build_id,
         "book": _book_hash(root),
         "notebooks": {job.name: job.inputs_hash for job in work},
         "assumptions": assumptions.to_dict(),
     }
-    stale = [
-        job
-        for job in work
-        if prev_nbs.get(job.name) != job.inputs_hash or not (out / "notebooks" / f"{job.name}.ipynb").is_file()
-    ]
-    fresh = [job for job in work if job not in stale]
+
+    def cached(job: NotebookJob) -> bool:
+        rel = f"notebooks/{job.name}.ipynb"
+        return (
+            previous.get("notebooks", {}).get(job.name) == job.inputs_hash
+            and rel in prev_files
+            and present.get(rel) == prev_files[rel]
+        )
+
+    fresh = [job for job in work if cached(job)]
+    stale = [job for job in work if job not in fresh]
+    intact = bool(previous) and present == prev_files
     tables_ok = _tables_current(out / "tables", table_texts) and (
-        not default or _tables_current(root / "book" / "tables", table_texts)
+        tables is None or _tables_current(tables, table_texts)
     )
-    if not stale and previous.get("book") == manifest["book"] and (out / "html" / "index.html").is_file() and tables_ok:
+    if not stale and intact and previous.get("book") == manifest["book"] and tables_ok:
         log(f"nothing changed: {len(work)} notebooks up to date, the book at {out / 'html'} is current")
         return BuildResult(out, [], [job.name for job in work], True)
 
+    staged: list[Path] = []
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.build-", dir=out.parent))
-    except OSError as exc:
-        raise KvtierError(f"{out}: cannot create the output directory ({exc.strerror or exc})") from None
-    tables_new: Path | None = None
-    try:
+        staging = outdir.make_staging(out, build_id)
+        staged.append(staging)
         src = staging / "src"
         (src / "notebooks").mkdir(parents=True)
         for name in BOOK_FILES:
             shutil.copy2(root / name, src / name)
         for d in BOOK_DIRS:
-            shutil.copytree(root / d, src / d, ignore=shutil.ignore_patterns("tables", ".tables.*"))
+            shutil.copytree(root / d, src / d, ignore=shutil.ignore_patterns("tables", ".tables.*", "__pycache__"))
         for job in fresh:
             shutil.copy2(out / "notebooks" / f"{job.name}.ipynb", src / "notebooks" / f"{job.name}.ipynb")
             log(f"[reuse] {job.name}.ipynb: inputs unchanged")
-        _execute_all(stale, src / "notebooks", Path.cwd(), jobs, log)
+        with _kernel_environment():
+            _execute_all(stale, src / "notebooks", Path.cwd(), jobs, log)
 
         log("writing tables of record and figures")
         write_csv_texts(table_texts, staging / "tables")
@@ -425,33 +507,35 @@ def build(
         log("building the HTML with Jupyter Book (warnings are errors)")
         build_html(src, staging / "html")
         shutil.rmtree(src)
+        manifest["files"] = _file_hashes(staging)
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
 
-        if default:
-            tables_new = Path(tempfile.mkdtemp(prefix=".tables.", dir=root / "book"))
+        swaps = [outdir.Swap(staging, out, outdir.old_path(out, build_id))]
+        if tables is not None:
+            tables_new = outdir.make_staging(tables, build_id)
+            staged.append(tables_new)
             write_csv_texts(table_texts, tables_new)
-        old_out = _swap_in(staging, out)
-        if default:
-            try:
-                old_tables = _swap_in(tables_new, root / "book" / "tables")
-            except BaseException:
-                _swap_back(old_out, out)
-                raise
-            if old_tables is not None:
-                shutil.rmtree(old_tables, ignore_errors=True)
-        if old_out is not None:
-            shutil.rmtree(old_out, ignore_errors=True)
+            swaps.append(outdir.Swap(tables_new, tables, outdir.old_path(tables, build_id)))
+        outdir.publish(outdir.journal_path(out), swaps)
     except OSError as exc:
+        _discard(staged, out)
         raise KvtierError(f"build failed writing {exc.filename or out}: {exc.strerror or exc}") from None
-    finally:
-        for leftover in (staging, tables_new):
-            if leftover is not None and leftover.exists():
-                shutil.rmtree(leftover, ignore_errors=True)
+    except BaseException:
+        _discard(staged, out)
+        raise
     log(
         f"done in {time.perf_counter() - started:.1f} s: executed {len(stale)}, reused {len(fresh)};"
         f" book at {out / 'html' / 'index.html'}"
     )
     return BuildResult(out, [job.name for job in stale], [job.name for job in fresh], False)
+
+
+def _discard(staged: list[Path], out: Path) -> None:
+    """Remove what a failed build staged, unless it is publishing (its journal then finishes the job)."""
+    if outdir.journal_path(out).exists():
+        return
+    for path in staged:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _execute_all(stale: list[NotebookJob], dest: Path, cwd: Path, jobs: int, log: Callable[[str], None]) -> None:
@@ -465,15 +549,16 @@ def _execute_all(stale: list[NotebookJob], dest: Path, cwd: Path, jobs: int, log
         return job.name
 
     done = 0
-    with ThreadPoolExecutor(max_workers=min(jobs, total)) as pool:
-        log(f"executing {total} notebook(s), {min(jobs, total)} at a time")
-        futures = {pool.submit(run, job): job for job in stale}
-        try:
-            for future in as_completed(futures):
-                name = future.result()
-                done += 1
-                log(f"[{done}/{total}] executed {name}.ipynb ({total - done} remaining)")
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
+    pool = ThreadPoolExecutor(max_workers=min(jobs, total))
+    log(f"executing {total} notebook(s), {min(jobs, total)} at a time")
+    futures = {pool.submit(run, job): job for job in stale}
+    try:
+        for future in as_completed(futures):
+            name = future.result()
+            done += 1
+            log(f"[{done}/{total}] executed {name}.ipynb ({total - done} remaining)")
+    except BaseException:
+        # do not wait for notebooks still running: the build has failed or was interrupted
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -40,3 +41,40 @@ def run_cli_json(*args: str) -> dict:
 def write_config(path: Path, **fields) -> Path:
     path.write_text(json.dumps(fields))
     return path
+
+
+def build(out: Path, *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None):
+    """``kvtier build --out OUT ARGS`` in a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "kvtier", "build", "--out", str(out), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+        env=env,
+    )
+
+
+@pytest.fixture(scope="session")
+def seed_build(tmp_path_factory) -> Path:
+    """One build with the seed assumptions, shared by every test that needs a finished book."""
+    out = tmp_path_factory.mktemp("builds") / "seed"
+    proc = build(out)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    """Every file below ``directory`` with its bytes."""
+    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def copy_project(tmp_path: Path) -> Path:
+    """A copy of the book's sources (config, pages, notebooks) to break without touching the checkout."""
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy2(ROOT / name, project / name)
+    shutil.copytree(ROOT / "book", project / "book")
+    shutil.copytree(ROOT / "notebooks", project / "notebooks")
+    return project

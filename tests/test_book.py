@@ -24,7 +24,7 @@ from kvtier.assumptions import SCHEMA, load_assumptions, seed
 from kvtier.errors import KvtierError
 from kvtier.pipeline import glued_values
 from kvtier.scenario import Scenario
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, build, copy_project, snapshot
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 NUMBERS = {
@@ -64,18 +64,6 @@ NON_DEFAULT = {
     "context.short": "65536",
     "interior.position": "20000",
 }
-
-
-def build(out: Path, *args: str, cwd: Path = ROOT):
-    return run_cli("build", "--out", str(out), *args, cwd=cwd)
-
-
-@pytest.fixture(scope="session")
-def seed_build(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("builds") / "seed"
-    proc = build(out)
-    assert proc.returncode == 0, proc.stderr
-    return out
 
 
 @pytest.fixture(scope="session")
@@ -309,10 +297,6 @@ def test_two_builds_give_byte_identical_tables_figures_and_notebooks(seed_build,
 # ---------------------------------------------------------------------------
 
 
-def snapshot(directory: Path) -> dict[str, bytes]:
-    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
-
-
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -333,17 +317,6 @@ def test_bad_input_is_one_line_and_leaves_the_build(seed_build, tmp_path, args, 
     assert len(lines) == 1 and lines[0].startswith("kvtier: error: ") and message in lines[0], proc.stderr
     assert "Traceback" not in proc.stderr
     assert snapshot(out) == before
-
-
-def copy_project(tmp_path: Path) -> Path:
-    """A copy of the book's sources (config, pages, notebooks) to break without touching the checkout."""
-    project = tmp_path / "project"
-    project.mkdir()
-    for name in ("_config.yml", "_toc.yml"):
-        shutil.copy2(ROOT / name, project / name)
-    shutil.copytree(ROOT / "book", project / "book")
-    shutil.copytree(ROOT / "notebooks", project / "notebooks")
-    return project
 
 
 def test_a_notebook_that_raises_is_reported_and_leaves_the_build(seed_build, tmp_path):
