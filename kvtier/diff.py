@@ -11,7 +11,9 @@ A *source* of tables is either a directory or a git revision:
 An existing directory wins over a revision of the same name.
 
 Cells are kept as the exact text of the CSV.  Rows are matched by the key columns of
-:data:`kvtier.tables.TABLES` (for a table unknown there, by its first column).  A cell
+:data:`kvtier.tables.TABLES` (for a table unknown there, by its first column), a repeated
+key by its occurrence; a row's label quotes a key value that could be misread, so no two
+rows share a label.  A cell
 is numeric when both its old and its new text parse as finite floats; numeric cells are
 equal when their float values are equal (``64`` equals ``64.0``), any other cell when
 its text is equal.
@@ -242,17 +244,44 @@ def _key_columns(name: str, old: CsvTable, new: CsvTable) -> tuple[str, ...]:
     return ()
 
 
-def _labelled(table: CsvTable, keys: tuple[str, ...]) -> dict[str, dict[str, str]]:
-    """Rows of ``table`` by label, in order; repeated keys get `` (#2)``, `` (#3)``..."""
+_QUOTED = (",", '"', "(#", "\n", "\r")
+
+
+def _label_value(value: str) -> str:
+    """A key value as it appears in a row label: as is, or CSV-style quoted when it could be misread.
+
+    A value is quoted (``"..."``, inner quotes doubled) when it is empty, has leading or
+    trailing blanks, or holds a comma, a quote, a line break or ``(#``.  So an unquoted
+    value never contains ``,`` (the field separator) nor ``(#`` (the occurrence suffix),
+    and a quoted one ends in ``"``: a label reads back to exactly one key and occurrence.
+    """
+    if value == "" or value != value.strip() or any(s in value for s in _QUOTED):
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
+_RowId = tuple[tuple[str, ...], int]
+
+
+def _labelled(table: CsvTable, keys: tuple[str, ...]) -> dict[_RowId, tuple[str, dict[str, str]]]:
+    """Rows of ``table`` in order, by identity: (key values, occurrence of those values).
+
+    Rows are matched on this identity, never on the label text, so two rows can never be
+    confused; the label (``k1=v1, k2=v2``, `` (#2)``, `` (#3)``... for a repeated key) is
+    for display and is unambiguous too (see :func:`_label_value`).  Without key columns a
+    row is identified by its position (``row=N``).
+    """
     idx = [table.header.index(k) for k in keys]
-    out: dict[str, dict[str, str]] = {}
-    seen: dict[str, int] = {}
+    names = keys if keys else ("row",)
+    out: dict[_RowId, tuple[str, dict[str, str]]] = {}
+    seen: dict[tuple[str, ...], int] = {}
     for n, row in enumerate(table.rows, start=1):
-        label = ", ".join(f"{k}={row[i]}" for k, i in zip(keys, idx, strict=True)) if keys else f"row={n}"
-        seen[label] = seen.get(label, 0) + 1
-        if seen[label] > 1:
-            label = f"{label} (#{seen[label]})"
-        out[label] = dict(zip(table.header, row, strict=True))
+        values = tuple(row[i] for i in idx) if keys else (str(n),)
+        seen[values] = occurrence = seen.get(values, 0) + 1
+        label = ", ".join(f"{k}={_label_value(v)}" for k, v in zip(names, values, strict=True))
+        if occurrence > 1:
+            label = f"{label} (#{occurrence})"
+        out[(values, occurrence)] = (label, dict(zip(table.header, row, strict=True)))
     return out
 
 
@@ -275,8 +304,8 @@ def _diff_table(name: str, old: CsvTable, new: CsvTable) -> Iterator[Change]:
     for c in gone_cols:
         yield Change(name, "", c, COLUMN, ABSENT)
     old_rows, new_rows = _labelled(old, keys), _labelled(new, keys)
-    for label, cells in new_rows.items():
-        before = old_rows.get(label)
+    for row_id, (label, cells) in new_rows.items():
+        before = old_rows[row_id][1] if row_id in old_rows else None
         if before is None:
             if not new_cols:
                 yield Change(name, label, "", ABSENT, ROW)
@@ -291,8 +320,8 @@ def _diff_table(name: str, old: CsvTable, new: CsvTable) -> Iterator[Change]:
         for c in gone_cols:
             yield Change(name, label, c, before[c], ABSENT)
     old_value_cols = [c for c in old.header if c not in keys]
-    for label, cells in old_rows.items():
-        if label in new_rows:
+    for row_id, (label, cells) in old_rows.items():
+        if row_id in new_rows:
             continue
         if not old_value_cols:
             yield Change(name, label, "", ROW, ABSENT)

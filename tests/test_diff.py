@@ -275,6 +275,31 @@ def test_unknown_table_keys_on_first_column_and_repeats(tmp_path: Path) -> None:
     ]
 
 
+def test_repeated_keys_never_collide_with_real_labels(tmp_path: Path) -> None:
+    # Two rows keyed `a` and a third whose key is literally `a (#2)`: the second `a` used to be
+    # labelled `name=a (#2)` and overwritten by the third row, so a change to it went unreported.
+    old = write(tmp_path / "old", custom="name,v\na,1\na,2\na (#2),3\n")
+    new = write(tmp_path / "new", custom="name,v\na,1\na,5\na (#2),3\n")
+    assert diff_tables(load_tables(str(old)), load_tables(str(new))) == [
+        Change("custom", "name=a (#2)", "v", "2", "5", 1.5),  # (5 - 2) / 2
+    ]
+    # The other way round: only the row literally named `a (#2)` changes; its label is quoted.
+    other = write(tmp_path / "other", custom="name,v\na,1\na,2\na (#2),4\n")
+    assert diff_tables(load_tables(str(old)), load_tables(str(other))) == [
+        Change("custom", 'name="a (#2)"', "v", "3", "4", pytest.approx(1 / 3)),  # (4 - 3) / 3
+    ]
+    # Key values with commas cannot fake a second key column. ratio.csv is keyed by two columns; unquoted,
+    # ("mid, mfu_bracket=low", "high") and ("mid", "low, mfu_bracket=high") would both read
+    # "bandwidth_bracket=mid, mfu_bracket=low, mfu_bracket=high".
+    text = 'bandwidth_bracket,mfu_bracket,v\n"mid, mfu_bracket=low",high,10\nmid,"low, mfu_bracket=high",20\n'
+    changes = diff_tables(
+        load_tables(str(write(tmp_path / "two_old", ratio=text))),
+        load_tables(str(write(tmp_path / "two_new", ratio=text.replace(",20", ",21")))),
+    )
+    row = 'bandwidth_bracket=mid, mfu_bracket="low, mfu_bracket=high"'
+    assert changes == [Change("ratio", row, "v", "20", "21", pytest.approx(0.05))]  # (21 - 20) / 20
+
+
 def test_cells_are_exact_text(tmp_path: Path) -> None:
     old = write(tmp_path / "old", t='k,v\na,"1,000"\nb," x"\n')
     new = write(tmp_path / "new", t='k,v\na,"1,000"\nb,x\n')
