@@ -453,7 +453,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         print("kvtier: error: name a command (kvtier --help lists them)", file=sys.stderr)
         return 2
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    # Ctrl-C raises KeyboardInterrupt even where the caller started us with SIGINT ignored (a background job)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm), signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         args = parser.parse_args(argv)
         return int(args.func(args))
@@ -468,7 +469,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, previous[0])
+        signal.signal(signal.SIGINT, previous[1])
 
 
 if __name__ == "__main__":  # pragma: no cover
