@@ -24,6 +24,11 @@ row or column (the missing side reads :data:`ABSENT`), an added or removed colum
 (``row == column == ""``, the present side reads ``"(N rows)"``).  When nothing
 changed, :func:`format_text` and :func:`format_markdown` return ``""`` and
 ``kvtier diff`` prints nothing and exits 0; otherwise it exits 1, like ``diff(1)``.
+
+:func:`format_text` lists every change with the exact cell text.  :func:`format_markdown`
+(``--format md``, for a pull request) is for reading: the :data:`HEADLINES` before and
+after, one line per changed table, then every changed cell folded in a ``<details>``
+block, numbers at display precision and SI duplicate columns left out.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import argparse
 import csv
 import io
 import math
+import re
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -404,8 +410,8 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def summary(changes: Sequence[Change]) -> str:
-    """One line: ``"N numbers changed in M tables"``, plus any other kinds of change."""
+def _summary_parts(changes: Sequence[Change]) -> list[str]:
+    """``["N numbers changed", ...]``: the count of numbers, then any other kind of change that occurred."""
     kinds = [c.kind for c in changes]
     # A row was added (removed) when it has a cell added (removed) outside the added (removed) columns.
     columns = {
@@ -424,20 +430,258 @@ def summary(changes: Sequence[Change]) -> str:
             n = len(rows[how]) if what == "row" else kinds.count(f"{what} {how}")
             if n:
                 parts.append(f"{_plural(n, what)} {how}")
+    return parts
+
+
+def summary(changes: Sequence[Change]) -> str:
+    """One line: ``"N numbers changed in M tables"``, plus any other kinds of change."""
     tables = len({c.table for c in changes})
-    return f"{', '.join(parts)} in {_plural(tables, 'table')}"
+    return f"{', '.join(_summary_parts(changes))} in {_plural(tables, 'table')}"
+
+
+# ---------------------------------------------------------------------------
+# the Markdown form: headline numbers, one line per table, every cell folded away
+# ---------------------------------------------------------------------------
+
+DISPLAY_DIGITS = 4
+"""Significant figures of a number in the Markdown form (more where old and new would read alike)."""
+
+ILLUSTRATIVE = ("ratio", (("illustrative", "True"),))
+"""The illustrative point: the row of ``ratio.csv`` marked illustrative.  A headline's row
+condition may name its brackets, ``{bandwidth_bracket}`` or ``{mfu_bracket}``, filled from
+this row on the same side."""
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A headline number: ``column`` of the first row of ``table`` that meets every ``row`` condition.
+
+    ``row`` holds (column, value) pairs.  With ``count`` set, the value is instead how many
+    of the rows meeting ``row`` have ``count`` in ``column``, as ``"k of n"``.  ``shown``
+    maps a cell's text to what the comment shows.  A headline that neither side's tables
+    have (no such table, column or row) is left out.
+    """
+
+    label: str
+    table: str
+    row: tuple[tuple[str, str], ...]
+    column: str
+    shown: tuple[tuple[str, str], ...] = ()
+    count: str | None = None
+
+
+_AT_POINT = ILLUSTRATIVE[1]
+_ROOFLINE_AT_POINT = (("device", "this assumption set"), ("mfu_bracket", "{mfu_bracket}"))
+
+HEADLINES: tuple[Headline, ...] = (
+    # The ratio for each regeneration regime the tables carry: ratio.csv carries the chapter's
+    # compute-only (in-batch) regime.  roofline.csv carries the lone block's regeneration time under
+    # the roofline but no ratio, so that time is shown below, beside the compute-only time.
+    Headline("ratio, regeneration / fetch (compute-only regeneration: the chapter's in-batch model)", "ratio",
+             _AT_POINT, "ratio"),
+    # The verdict on the source chapter's "two to three orders of magnitude" (100x to 1000x).
+    Headline("ratio within the chapter's two to three orders of magnitude", "ratio", _AT_POINT, "within_claim",
+             shown=(("True", "yes"), ("False", "no"))),
+    Headline("bracket combinations within the chapter's claim", "ratio", (), "within_claim", count="True"),
+    Headline("Monte Carlo draws below 100x (%)", "uncertainty", (("statistic", "below_100x"),), "value"),
+    Headline("Monte Carlo draws above 1000x (%)", "uncertainty", (("statistic", "above_1000x"),), "value"),
+    Headline("break-even bandwidth, tail block (GB/s)", "tiers", (("link", "bracket {bandwidth_bracket}"),),
+             "break_even_tail_GBps"),
+    Headline("fetch (µs)", "ratio", _AT_POINT, "fetch_us"),
+    Headline("regeneration, compute only (ms)", "ratio", _AT_POINT, "regen_ms"),
+    Headline("regeneration of a lone block under the roofline (ms)", "roofline", _ROOFLINE_AT_POINT,
+             "lone_block_ms"),
+)  # fmt: skip
+"""What a reviewer decides on, in the order the comment shows it; single cells are at the illustrative point."""
+
+SI_SUFFIX = "_si"
+"""tables.py names a column ``X_si`` when it restates column ``X`` in SI base units
+(``value_si`` beside ``value`` in assumptions.csv, with its unit in ``unit_si``)."""
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def _rows_by_column(table: CsvTable) -> Iterator[dict[str, str]]:
+    for row in table.rows:
+        yield dict(zip(table.header, row, strict=True))
+
+
+def _first_row(table: CsvTable | None, conditions: Sequence[tuple[str, str]]) -> dict[str, str] | None:
+    if table is None or any(c not in table.header for c, _ in conditions):
+        return None
+    return next((r for r in _rows_by_column(table) if all(r[c] == v for c, v in conditions)), None)
+
+
+def headline_value(tables: Mapping[str, CsvTable], headline: Headline) -> str | None:
+    """The text of ``headline``'s cell in ``tables``, or None when they do not have it."""
+    point = _first_row(tables.get(ILLUSTRATIVE[0]), ILLUSTRATIVE[1]) or {}
+    try:
+        conditions = [(c, v.format_map(point)) for c, v in headline.row]
+    except KeyError:  # the condition names the illustrative point, and there is none
+        return None
+    table = tables.get(headline.table)
+    if table is None or any(c not in table.header for c, _ in [*conditions, (headline.column, "")]):
+        return None
+    rows = [r for r in _rows_by_column(table) if all(r[c] == v for c, v in conditions)]
+    if headline.count is not None:
+        return f"{sum(r[headline.column] == headline.count for r in rows)} of {len(rows)}" if rows else None
+    return rows[0][headline.column] if rows else None
+
+
+def si_columns(tables: Mapping[str, CsvTable], name: str) -> set[str]:
+    """The SI duplicate columns of table ``name`` in ``tables``: every ``*_si`` column of a table in
+    which some ``X_si`` restates a column ``X`` (so ``unit_si``, the unit of ``value_si``, goes too)."""
+    table = tables.get(name)
+    if table is None:
+        return set()
+    si = {c for c in table.header if c.endswith(SI_SUFFIX)}
+    return si if any(c[: -len(SI_SUFFIX)] in table.header for c in si) else set()
+
+
+def display_number(text: str, digits: int = DISPLAY_DIGITS) -> str:
+    """A numeric cell for reading: an integer exactly, with thousands separators (``5,242,880``);
+    any other number to ``digits`` significant figures (``17.92``, ``1,004,000``, ``0.2925``),
+    in scientific notation below 1e-4 or from 1e9 on (``5.000e+14``)."""
+    text = text.strip()
+    if _INTEGER.fullmatch(text):
+        return f"{int(text):,}"
+    x = float(text)
+    if x == 0:
+        return "0"
+    rounded = float(f"{x:.{digits}g}")
+    exponent = math.floor(math.log10(abs(rounded)))
+    if exponent < -4 or exponent >= 9:
+        return f"{rounded:.{digits - 1}e}"
+    return f"{rounded:,.{max(0, digits - 1 - exponent)}f}"
+
+
+def display_pair(old: str, new: str) -> tuple[str, str]:
+    """Two numeric cells at :data:`DISPLAY_DIGITS` significant figures, or more where that would
+    show two different numbers alike (``0.29252`` and ``0.29253``, not ``0.2925`` twice)."""
+    a, b = display_number(old), display_number(new)
+    digits = DISPLAY_DIGITS
+    while float(a.replace(",", "")) == float(b.replace(",", "")) and float(old) != float(new) and digits < 17:
+        digits += 1
+        a, b = display_number(old, digits), display_number(new, digits)
+    return a, b
 
 
 def _md(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|")
+    """Text for a Markdown table cell: pipes and backslashes escaped, no HTML."""
+    return (
+        text.replace("\\", "\\\\").replace("|", "\\|").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    )
 
 
-def format_markdown(changes: Sequence[Change]) -> str:
-    """A GitHub-flavoured Markdown table for a pull-request comment; ``""`` when none."""
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _headline_cell(text: str | None, shown: Mapping[str, str]) -> str:
+    if text is None:
+        return ABSENT
+    if _number(text) is not None:
+        return display_number(text)
+    return shown.get(text, text or "n/a")
+
+
+def _headline_lines(old: Mapping[str, CsvTable], new: Mapping[str, CsvTable]) -> list[str]:
+    lines = []
+    for h in HEADLINES:
+        a, b = headline_value(old, h), headline_value(new, h)
+        if a is None and b is None:
+            continue
+        before, after = _headline_cell(a, dict(h.shown)), _headline_cell(b, dict(h.shown))
+        x, y = (_number(a) if a is not None else None), (_number(b) if b is not None else None)
+        if a is None or b is None:
+            change = "added" if a is None else "removed"
+        elif x is not None and y is not None:
+            change = "unchanged"
+            if x != y:
+                before, after = display_pair(a, b)
+                change = format_rel(Change(h.table, "", h.column, a, b, (y - x) / abs(x) if x else None))
+        else:
+            change = "unchanged" if a == b else "changed"
+        lines.append(_row([_md(h.label), _md(before), _md(after), change]))
+    if not lines:
+        return []
+    points = [_first_row(t.get(ILLUSTRATIVE[0]), ILLUSTRATIVE[1]) for t in (old, new)]
+    said = [f"{p.get('bandwidth_bracket', '?')} bandwidth, {p.get('mfu_bracket', '?')} MFU" for p in points if p]
+    where = f" at the illustrative point ({' → '.join(dict.fromkeys(said))})" if said else ""
+    return [f"**Headline numbers**{_md(where)}", "", "| | before | after | change |", "|:--|--:|--:|--:|", *lines]
+
+
+def _largest(changes: Sequence[Change]) -> str:
+    """The largest relative change among ``changes`` and where it is (the first of equals, in order)."""
+    numbers = [c for c in changes if c.kind == "number"]
+    top = max((abs(c.rel_change) for c in numbers if c.rel_change is not None), default=None)
+    if top is None:  # no number, or only numbers that were zero before
+        pick = numbers[0] if numbers else None
+    else:  # the first of those equal up to the CSVs' 10 significant figures
+        pick = next(c for c in numbers if c.rel_change is not None and abs(c.rel_change) >= top * (1 - 1e-6))
+    if pick is None:
+        return "—"
+    return f"{format_rel(pick)} ({_md(pick.column)} at {_md(pick.row)})"
+
+
+def _table_lines(changes: Sequence[Change]) -> list[str]:
+    lines = [f"**{summary(changes)}**", "", "| table | cells changed | largest relative change |", "|:--|:--|:--|"]
+    for name in dict.fromkeys(c.table for c in changes):
+        mine = [c for c in changes if c.table == name]
+        parts = _summary_parts(mine)
+        kinds = [p for p in parts if not p.startswith("0 ")]
+        count = f"{len(mine)}" if kinds == parts[:1] else f"{len(mine)}: {', '.join(kinds)}"
+        lines.append(_row([_md(name), count, _largest(mine)]))
+    return lines
+
+
+def _detail_cells(c: Change) -> tuple[str, ...]:
+    if c.kind == "number":
+        old, new = display_pair(c.old, c.new)
+    else:
+        old, new = ((display_number(t) if _number(t) is not None else _show(t)) for t in (c.old, c.new))
+    return (c.table, c.row, c.column, old, new, format_rel(c))
+
+
+def format_markdown(
+    changes: Sequence[Change],
+    old: Mapping[str, CsvTable] | None = None,
+    new: Mapping[str, CsvTable] | None = None,
+) -> str:
+    """The diff for a pull request (GitHub-flavoured Markdown); ``""`` when nothing changed.
+
+    It opens with the :data:`HEADLINES`, before and after (given the two sets of tables
+    ``old`` and ``new``); then one line per changed table: its cells changed and its
+    largest relative change; then every changed cell inside a collapsed ``<details>``
+    block, numbers at :data:`DISPLAY_DIGITS` significant figures.  SI duplicate columns
+    (:func:`si_columns`) are left out of the lines and the list, and said so.
+    """
     if not changes:
         return ""
-    out = [f"### {summary(changes)}", "", "| " + " | ".join(_HEADER) + " |", "|:--|:--|:--|:--|:--|--:|"]
-    out += ["| " + " | ".join(_md(x) for x in _cells(c)) + " |" for c in changes]
+    old, new = old or {}, new or {}
+    dropped = {name: si_columns(old, name) | si_columns(new, name) for name in {c.table for c in changes}}
+    shown = [c for c in changes if c.column not in dropped[c.table]]
+    hidden = [c for c in changes if c.column in dropped[c.table]]
+    out = _headline_lines(old, new)
+    if out:
+        out.append("")
+    if shown:
+        out += _table_lines(shown)
+        out.append("")
+    note = ""
+    if hidden:
+        cols = ", ".join(sorted({c.column for c in hidden}))
+        note = f"; {_plural(len(hidden), 'cell')} of SI duplicate columns ({cols}) left out"
+    out += [
+        f"<details><summary>All {_plural(len(shown), 'changed cell')},"
+        f" numbers to {DISPLAY_DIGITS} significant figures{_md(note)}</summary>",
+        "",
+    ]
+    if shown:
+        out += [_row(_HEADER), "|:--|:--|:--|--:|--:|--:|"]
+        out += [_row([_md(x) for x in _detail_cells(c)]) for c in shown]
+        out.append("")
+    out.append("</details>")
     return "\n".join(out) + "\n"
 
 
@@ -480,7 +724,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "numbers_only", False):
         changes = [c for c in changes if c.kind == "number"]
     fmt = getattr(args, "format", "text")
-    out = format_markdown(changes) if fmt == "md" else format_text(changes)
+    out = format_markdown(changes, old, new) if fmt == "md" else format_text(changes)
     if out:
         print(out, end="")
     return 1 if changes else 0

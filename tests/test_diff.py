@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import subprocess
 from pathlib import Path
 
@@ -178,21 +179,174 @@ def test_text_output(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixtu
     assert len({len(line) for line in lines if line.endswith("%")}) == 1
 
 
-def test_markdown_output(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_markdown_opens_with_the_headline_numbers(
+    seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert cli(str(seed_dir), str(fast_dir), "--format", "md") == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "### 46 numbers changed, 4 text cells changed in 7 tables"
-    assert lines[1] == ""
-    assert lines[2] == "| table | row | column | old | new | change |"
-    assert lines[3] == "|:--|:--|:--|:--|:--|--:|"
-    assert "| fetch | bracket=mid | fetch_us | 81.92 | 52.4288 | -36.00% |" in lines
-    assert len(lines) == 4 + 50
+    assert lines[:14] == [
+        "**Headline numbers** at the illustrative point (mid bandwidth, conservative MFU)",
+        "",
+        "| | before | after | change |",
+        "|:--|--:|--:|--:|",
+        # 17.92 ms / 81.92 µs = 218.75 -> 17.92 ms / 52.4288 µs = 341.796875, x 100/64 = +56.25 %
+        "| ratio, regeneration / fetch (compute-only regeneration: the chapter's in-batch model)"
+        " | 218.8 | 341.8 | +56.25% |",
+        "| ratio within the chapter's two to three orders of magnitude | yes | yes | unchanged |",
+        # the mid row's 109.4 / 136.7 / 218.75 -> 170.9 / 213.6 / 341.8 stay in 100..1000; the two
+        # pessimistic-bandwidth rows below 100x (54.7, 68.4) are untouched
+        "| bracket combinations within the chapter's claim | 7 of 9 | 7 of 9 | unchanged |",
+        # the Monte Carlo draws its own bandwidth range, not the brackets
+        "| Monte Carlo draws below 100x (%) | 44.89 | 44.89 | unchanged |",
+        "| Monte Carlo draws above 1000x (%) | 0 | 0 | unchanged |",
+        # fetch = regeneration: 5,242,880 B / 17.9229 ms (tail block, attention included) = 0.2925 GB/s,
+        # whatever the link
+        "| break-even bandwidth, tail block (GB/s) | 0.2925 | 0.2925 | unchanged |",
+        "| fetch (µs) | 81.92 | 52.43 | -36.00% |",  # 5,242,880 B / 64e9 -> / 100e9 B/s
+        "| regeneration, compute only (ms) | 17.92 | 17.92 | unchanged |",  # 2.24e12 FLOP / (0.25 x 500e12)
+        # memory-bound: 140e9 B of weights / (3.35e12 B/s x 80 %) = 52.24 ms
+        "| regeneration of a lone block under the roofline (ms) | 52.24 | 52.24 | unchanged |",
+        "",
+    ]
+    # Then one line per table. The 46 numbers of test_unaffected_tables_report_nothing less value_si
+    # (an SI duplicate of `value`) = 45; 4 text cells (fetch basis; assumptions value, basis, source).
+    assert lines[14:26] == [
+        "**45 numbers changed, 4 text cells changed in 7 tables**",
+        "",
+        "| table | cells changed | largest relative change |",
+        "|:--|:--|:--|",
+        "| assumptions | 3: 3 text cells changed | — |",
+        "| fetch | 3: 2 numbers changed, 1 text cell changed | +56.25% (bandwidth_GBps at bracket=mid) |",
+        "| interior | 12 | +56.25% (ratio_to_fetch at upstream=resident, position_tokens=0) |",
+        "| models | 8 | +56.25% (ratio_illustrative at model=llama-2-7b) |",
+        "| ratio | 12 | +56.25% (bandwidth_GBps at bandwidth_bracket=mid, mfu_bracket=optimistic) |",
+        "| tiers | 5 | +56.25% (bandwidth_GBps at link=bracket mid) |",
+        "| tornado | 6 | +56.25% (ratio_at_low at input=mfu) |",
+        "",
+    ]
+    # Then every cell, folded: 45 + 4 = 49 rows at display precision.
+    assert lines[26] == (
+        "<details><summary>All 49 changed cells, numbers to 4 significant figures;"
+        " 1 cell of SI duplicate columns (value_si) left out</summary>"
+    )
+    assert lines[27:30] == ["", "| table | row | column | old | new | change |", "|:--|:--|:--|--:|--:|--:|"]
+    assert lines[-2:] == ["", "</details>"] and len(lines) == 30 + 49 + 2
+    assert "| fetch | bracket=mid | fetch_us | 81.92 | 52.43 | -36.00% |" in lines
+    assert "| assumptions | key=bandwidth.mid | value | 64 GB/s | 100 GB/s | text |" in lines
+    assert not [line for line in lines if "| value_si |" in line or "64000000000" in line]
 
 
-def test_markdown_escapes_pipes_and_shows_empty_cells() -> None:
-    out = format_markdown([Change("t", "k=a|b", "c", "", "x|y", None)])
-    assert out.splitlines()[0] == "### 0 numbers changed, 1 text cell changed in 1 table"
-    assert out.splitlines()[-1] == '| t | k=a\\|b | c | "" | x\\|y | text |'
+def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: Path) -> None:
+    # The issue's example: peak 500 -> 989 TFLOP/s and the mid bandwidth 64 -> 100 GB/s.
+    both = tmp_path / "both"
+    write_tables(Scenario(load_assumptions(sets={"peak_flops": "989TFLOP/s", "bandwidth.mid": "100GB/s"})), both)
+    old, new = load_tables(str(seed_dir)), load_tables(str(both))
+    changes = diff_tables(old, new)
+    # 151 numbers, 2 of them value_si (peak and bandwidth); 16 text cells
+    assert sum(c.kind == "number" for c in changes) == 151 and sum(c.kind == "text" for c in changes) == 16
+    out = format_markdown(changes, old, new)
+    lines = out.splitlines()
+    assert lines[4:13] == [
+        # 2.24e12 FLOP / (0.25 x 989e12) = 9.0597 ms; / 52.4288 µs = 172.80; 500/989 x 100/64 - 1 = -21.01 %
+        "| ratio, regeneration / fetch (compute-only regeneration: the chapter's in-batch model)"
+        " | 218.8 | 172.8 | -21.01% |",
+        "| ratio within the chapter's two to three orders of magnitude | yes | yes | unchanged |",
+        # now below 100x: mid/optimistic 4.53 ms / 52.43 µs = 86.4, pessimistic/conservative 9.06 / 163.84 = 55.3
+        "| bracket combinations within the chapter's claim | 7 of 9 | 5 of 9 | changed |",
+        "| Monte Carlo draws below 100x (%) | 44.89 | 44.89 | unchanged |",
+        "| Monte Carlo draws above 1000x (%) | 0 | 0 | unchanged |",
+        # regeneration takes 500/989 the time, so fetch breaks even at 989/500 the bandwidth: +97.80 %
+        "| break-even bandwidth, tail block (GB/s) | 0.2925 | 0.5786 | +97.80% |",
+        "| fetch (µs) | 81.92 | 52.43 | -36.00% |",
+        "| regeneration, compute only (ms) | 17.92 | 9.060 | -49.44% |",  # 17.92 x 500/989
+        # a lone block is bound by reading the weights, whatever the peak
+        "| regeneration of a lone block under the roofline (ms) | 52.24 | 52.24 | unchanged |",
+    ]
+    assert lines[14] == "**149 numbers changed, 16 text cells changed in 9 tables**"
+    # 9 per-table lines, then 149 + 16 = 165 cells folded away
+    assert lines[28].startswith("<details><summary>All 165 changed cells,") and len(lines) == 32 + 165 + 2
+    # no SI duplicates, no raw CSV precision
+    assert "500000000000000" not in out and "17.92285213" not in out and "value_si |" not in out
+    assert not re.search(r"\d\.\d{5,}", out)
+    assert "| regenerate | bracket=conservative | regen_ms | 17.92 | 9.060 | -49.44% |" in lines
+
+
+def test_display_precision() -> None:
+    assert diff.display_number("17.92285213") == "17.92"
+    assert diff.display_number("5242880") == "5,242,880"  # an integer is shown exactly
+    assert diff.display_number("1004023.735") == "1,004,000"
+    assert diff.display_number("0.2925248706") == "0.2925"
+    assert diff.display_number("2.339948062") == "2.340"
+    assert diff.display_number("500000000000000.0") == "5.000e+14"
+    assert diff.display_number("52554367.37") == "52,550,000"
+    assert diff.display_number("0.00001234") == "1.234e-05"
+    assert diff.display_number("-0.0") == "0"
+    # More digits only where 4 would show two different numbers alike.
+    assert diff.display_pair("0.2925248706", "0.2925330315") == ("0.29252", "0.29253")
+    assert diff.display_pair("64", "100") == ("64", "100")
+    assert diff.display_pair("1", "1.000000001") == ("1", "1.000000001")  # not "1" and "1.000"
+
+
+def test_si_duplicate_columns(seed_dir: Path) -> None:
+    tables = load_tables(str(seed_dir))
+    # assumptions.csv: value_si restates value in SI base units, unit_si is its unit
+    assert diff.si_columns(tables, "assumptions") == {"value_si", "unit_si"}
+    assert diff.si_columns(tables, "fetch") == set()
+    # a *_si column that restates no column of its table is no duplicate: it stays
+    lone = {"t": diff.parse_csv("k,rate_si\na,1\n", "t.csv")}
+    assert diff.si_columns(lone, "t") == set()
+
+
+def test_headline_numbers_need_the_tables(tmp_path: Path) -> None:
+    old = write(tmp_path / "old", custom="name,v\na,1\n")
+    new = write(tmp_path / "new", custom="name,v\na,2\n")
+    a, b = load_tables(str(old)), load_tables(str(new))
+    lines = format_markdown(diff_tables(a, b), a, b).splitlines()
+    # no table of record, so no headline section: the summary comes first
+    assert lines[:5] == [
+        "**1 number changed in 1 table**",
+        "",
+        "| table | cells changed | largest relative change |",
+        "|:--|:--|:--|",
+        "| custom | 1 | +100.00% (v at name=a) |",  # (2 - 1) / 1
+    ]
+
+
+def test_headline_present_on_one_side(seed_dir: Path, tmp_path: Path) -> None:
+    # The new side has no roofline table: its headline reads as removed, the others as they were.
+    fewer = tmp_path / "fewer"
+    write_tables(Scenario(), fewer)
+    (fewer / "roofline.csv").unlink()
+    old, new = load_tables(str(seed_dir)), load_tables(str(fewer))
+    lines = format_markdown(diff_tables(old, new), old, new).splitlines()
+    assert "| regeneration of a lone block under the roofline (ms) | 52.24 | (absent) | removed |" in lines
+    assert "| roofline | 1: 1 table removed | — |" in lines
+
+
+def test_markdown_numbers_only(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(str(seed_dir), str(fast_dir), "--format", "md", "--numbers-only") == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert "**45 numbers changed in 6 tables**" in lines  # the assumptions table had only value_si left
+    assert not [line for line in lines if line.endswith("| text |")]
+
+
+def test_markdown_escapes_pipes_and_html_and_shows_empty_cells() -> None:
+    out = format_markdown([Change("t", "k=a|b", "c", "", "x|<b>y</b>", None)])
+    assert out.splitlines() == [
+        "**0 numbers changed, 1 text cell changed in 1 table**",
+        "",
+        "| table | cells changed | largest relative change |",
+        "|:--|:--|:--|",
+        "| t | 1: 1 text cell changed | — |",
+        "",
+        "<details><summary>All 1 changed cell, numbers to 4 significant figures</summary>",
+        "",
+        "| table | row | column | old | new | change |",
+        "|:--|:--|:--|--:|--:|--:|",
+        '| t | k=a\\|b | c | "" | x\\|&lt;b&gt;y&lt;/b&gt; | text |',
+        "",
+        "</details>",
+    ]
 
 
 def test_percent_format() -> None:
@@ -227,9 +381,11 @@ def test_added_and_removed_rows(seed_dir: Path, moved_dir: Path, capsys: pytest.
     removed = [c for c in back if c.table == "interior"]
     assert all(c.new == ABSENT and c.kind == "cell removed" for c in removed) and len(removed) == 8
     assert cli(str(seed_dir), str(moved_dir), "--format", "md") == 1
-    heading = capsys.readouterr().out.splitlines()[0]
-    # assumptions value_si (1) + the tiers table's resident and evicted ratios of its 14 links (28) = 29 numbers
-    assert heading == "### 29 numbers changed, 3 text cells changed, 2 rows added in 3 tables"
+    lines = capsys.readouterr().out.splitlines()
+    # the tiers table's resident and evicted ratios of its 14 links (28 numbers; assumptions' value_si, an SI
+    # duplicate of its value, is left out of the Markdown form)
+    assert "**28 numbers changed, 3 text cells changed, 2 rows added in 3 tables**" in lines
+    assert "| interior | 8: 2 rows added | — |" in lines
 
 
 def test_columns_tables_and_number_semantics(tmp_path: Path) -> None:
