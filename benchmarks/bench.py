@@ -18,7 +18,10 @@ c. a one-assumption rebuild (``--set bandwidth.mid=100GB/s`` on a copy of the co
    re-executes;
 d. a 1,000,000-point sweep of ``fetch_time_s``, ``compute_time_s`` and ``ratio`` on
    numpy arrays against a Python loop calling the same functions on scalars (the loop
-   runs over ``--loop-points`` points and its time is scaled linearly to 1,000,000).
+   runs over ``--loop-points`` points and its time is scaled linearly to 1,000,000);
+e. the start-up of ``kvtier compare`` (a new process answering the illustrative point)
+   against an absolute target of 0.2 s, next to the bare interpreter's start-up with
+   numpy (the floor no command can beat).
 
 Each measurement runs once, or ``--repeat N`` times keeping the best (smallest) time.
 One untimed build comes first (``--no-warmup`` skips it), so that first-run costs (disk
@@ -317,6 +320,43 @@ def bench_sweep(repeat: int, loop_points: int, log: Callable[[str], None]) -> li
 
 
 # ---------------------------------------------------------------------------
+# e: start-up of a quick answer
+# ---------------------------------------------------------------------------
+
+STARTUP_TARGET_S = 0.2
+
+
+def _process_time(cmd: Sequence[str], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        times.append(time.perf_counter() - started)
+        if proc.returncode != 0:
+            raise BenchError(f"{' '.join(cmd)} failed:\n{_tail(proc.stderr)}")
+    return best(times)
+
+
+def bench_startup(repeat: int, log: Callable[[str], None]) -> list[Row]:
+    runs = max(repeat, 5)
+    log(f"start-up: kvtier compare and a bare interpreter with numpy, best of {runs}")
+    compare = _process_time([sys.executable, "-m", "kvtier", "compare"], runs)
+    floor = _process_time([sys.executable, "-c", "import numpy"], runs)
+    return [
+        Row(
+            "e. `kvtier compare` start-up (a new process)",
+            compare,
+            "python -c 'import numpy'",
+            floor,
+            compare / floor,
+            f"time < {STARTUP_TARGET_S} s",
+            compare < STARTUP_TARGET_S,
+            f"best of {runs}",
+        )
+    ]
+
+
+# ---------------------------------------------------------------------------
 # report
 # ---------------------------------------------------------------------------
 
@@ -352,7 +392,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument(
-        "--only", choices=("builds", "sweep"), help="run only the build measurements (a-c) or only the sweep (d)"
+        "--only",
+        choices=("builds", "sweep", "startup"),
+        help="run only the build measurements (a-c), the sweep (d) or the start-up (e)",
     )
     parser.add_argument("--no-warmup", action="store_true", help="skip the untimed warm-up build before the builds")
     parser.add_argument(
@@ -374,6 +416,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 rows += bench_builds(Path(tmp), args.repeat, log, warmup=not args.no_warmup)
         if args.only in (None, "sweep"):
             rows += bench_sweep(args.repeat, args.loop_points, log)
+        if args.only in (None, "startup"):
+            rows += bench_startup(args.repeat, log)
     except BenchError as exc:
         print(f"bench: error: {exc}", file=sys.stderr)
         return 2
