@@ -41,10 +41,10 @@ import re
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from kvtier.errors import KvtierError
-from kvtier.tables import TABLES
 
 TABLES_DIR = "book/tables"
 """Where the tables of record live in the repository (the git-revision mode reads them here)."""
@@ -60,7 +60,12 @@ ROW = "(row)"
 
 FORMATS = ("text", "md")
 
-_KEYS: dict[str, tuple[str, ...]] = {t.name: t.key for t in TABLES}
+@cache
+def _keys() -> dict[str, tuple[str, ...]]:
+    """The key columns of every table of record (read when a diff runs: the tables module imports pandas)."""
+    from kvtier.tables import TABLES
+
+    return {t.name: t.key for t in TABLES}
 
 
 # ---------------------------------------------------------------------------
@@ -242,7 +247,7 @@ class Change:
 
 def _key_columns(name: str, old: CsvTable, new: CsvTable) -> tuple[str, ...]:
     """The columns that identify a row in both versions; () means "by position"."""
-    known = _KEYS.get(name)
+    known = _keys().get(name)
     if known and all(c in old.header and c in new.header for c in known):
         return known
     if new.header and new.header[0] in old.header:
