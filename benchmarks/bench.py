@@ -122,7 +122,7 @@ def executed_notebooks(log: str) -> list[str]:
 
 
 def notebook_count(src: Path) -> int:
-    return len(list((src / "notebooks").glob("*.ipynb")))
+    return len(list((src / "notebooks").glob("*.md")))
 
 
 def stage_jupyter_book(src: Path, dest: Path) -> Path:

@@ -104,26 +104,59 @@ class NotebookJob:
     inputs_hash: str
 
 
-def declared_parameters(path: Path) -> list[str]:
-    """Names assigned in the notebook's cell tagged ``parameters`` (via papermill's inspector)."""
-    import papermill
+PAGE_SUFFIX = ".md"
+"""Pages are MyST Markdown text notebooks (jupytext's ``myst`` format)."""
+
+
+def read_page(path: Path) -> nbformat.NotebookNode:
+    """A page's text notebook as a notebook, with cell ids derived from its name and position.
+
+    Raises
+    ------
+    KvtierError
+        When the file cannot be read or parsed.
+    """
+    import jupytext
 
     try:
-        return sorted(papermill.inspect_notebook(str(path)))
-    except Exception as exc:  # papermill raises several types for unreadable notebooks
-        raise KvtierError(f"{path}: cannot read the notebook's parameters ({exc.__class__.__name__}: {exc})") from None
+        nb = jupytext.read(path, fmt="myst")
+    except Exception as exc:  # jupytext raises several types for unreadable files
+        raise KvtierError(f"{path}: cannot read the page ({exc.__class__.__name__}: {exc})") from None
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"{path.stem[:2]}-{i:02d}"  # jupytext draws random ids: executed copies must not differ
+    return nb
+
+
+def declared_parameters(nb: nbformat.NotebookNode, where: str) -> list[str]:
+    """Names assigned in the notebook's cell tagged ``parameters``."""
+    import ast
+
+    cells = [c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])]
+    if len(cells) != 1:
+        raise KvtierError(f"{where}: needs exactly one code cell tagged 'parameters', found {len(cells)}")
+    try:
+        tree = ast.parse(cells[0].source)
+    except SyntaxError as exc:
+        raise KvtierError(f"{where}: the parameters cell is not valid Python ({exc.msg}, line {exc.lineno})") from None
+    names = set()
+    for node in tree.body:
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return sorted(names)
 
 
 def plan(root: Path, assumptions: AssumptionSet) -> list[NotebookJob]:
     """Every notebook with its parameters and inputs hash; validates parameter names."""
-    notebooks = sorted((root / "notebooks").glob("*.ipynb"))
+    notebooks = sorted((root / "notebooks").glob(f"*{PAGE_SUFFIX}"))
     if not notebooks:
-        raise KvtierError(f"{root / 'notebooks'}: no notebooks found")
+        raise KvtierError(f"{root / 'notebooks'}: no pages (*{PAGE_SUFFIX}) found")
     code = package_fingerprint()
     model_file = _model_file_hash(str(assumptions.value("model")))
     jobs = []
     for path in notebooks:
-        params = notebook_parameters(declared_parameters(path), assumptions, path.name)
+        params = notebook_parameters(declared_parameters(read_page(path), path.name), assumptions, path.name)
         h = hashlib.sha256()
         h.update(path.read_bytes())
         h.update(json.dumps(params, sort_keys=True).encode())
@@ -193,7 +226,7 @@ def execute(job: NotebookJob, output: Path, cwd: Path) -> None:
 
     try:
         papermill.execute_notebook(
-            str(job.source),
+            read_page(job.source),
             str(output),
             parameters=job.parameters,
             cwd=str(cwd),

@@ -13,21 +13,20 @@ import json
 import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
-import nbformat
-import papermill
 import pytest
 import yaml
 
 from kvtier import report
 from kvtier.assumptions import SCHEMA, load_assumptions, seed
 from kvtier.errors import KvtierError
-from kvtier.pipeline import glued_values
+from kvtier.pipeline import declared_parameters, glued_values, read_page
 from kvtier.scenario import Scenario
 from tests.conftest import ROOT, build, copy_project, snapshot
 
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.md"))
 NUMBERS = {
     "00_assumptions": report.assumption_numbers,
     "01_block_unit": report.block_unit_numbers,
@@ -113,28 +112,40 @@ def page_text(html: Path) -> str:
 # ---------------------------------------------------------------------------
 
 
+def parameter_defaults(path: Path) -> dict[str, object]:
+    """The values a page's ``parameters`` cell assigns, by name."""
+    nb = read_page(path)
+    (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    tree = ast.parse(cell.source)
+    return {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)}
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_parameter_defaults_are_the_seed_set(path):
-    params = papermill.inspect_notebook(str(path))
+    params = parameter_defaults(path)
+    assert sorted(params) == declared_parameters(read_page(path), path.name)
     base = seed()
-    assert "provenance" in params and ast.literal_eval(params["provenance"]["default"]) == {}
+    assert params.get("provenance") == {}
     if "set_name" in params:
-        assert ast.literal_eval(params["set_name"]["default"]) == base.name
+        assert params["set_name"] == base.name
     keys = [report.PARAM_KEYS[name] for name in params if name not in ("provenance", "set_name")]
     assert keys, "a notebook must declare the assumptions it reads"
     for key in keys:
-        default = ast.literal_eval(params[report.param_name(key)]["default"])
+        default = params[report.param_name(key)]
         assert default == base[key].text, f"{path.name}: {key} defaults to {default!r}, seed has {base[key].text!r}"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_committed_notebooks_carry_no_outputs_or_volatile_metadata(path):
-    nb = json.loads(path.read_text())
-    assert "papermill" not in nb["metadata"]
-    for cell in nb["cells"]:
-        if cell["cell_type"] == "code":
-            assert cell["outputs"] == [] and cell["execution_count"] is None, f"{path.name}: cell {cell['id']}"
-        assert "papermill" not in cell["metadata"] and "execution" not in cell["metadata"]
+def test_pages_are_text_notebooks_without_outputs_or_volatile_metadata():
+    # a page is reviewed as a plain line diff: MyST Markdown only, no .ipynb, no version stamps
+    assert sorted(p.name for p in (ROOT / "notebooks").iterdir() if p.is_file()) == [p.name for p in NOTEBOOKS]
+    tracked = subprocess.run(["git", "ls-files", "*.ipynb"], capture_output=True, text=True, cwd=ROOT).stdout
+    assert tracked == ""
+    for path in NOTEBOOKS:
+        header = path.read_text().split("---\n")[1]
+        assert yaml.safe_load(header) == {
+            "jupytext": {"text_representation": {"extension": ".md", "format_name": "myst", "format_version": 0.13}},
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        }, path.name
 
 
 def test_every_notebook_is_a_page_and_has_a_numbers_function():
@@ -322,15 +333,14 @@ def test_bad_input_is_one_line_and_leaves_the_build(seed_build, tmp_path, args, 
 
 def test_a_notebook_that_raises_is_reported_and_leaves_the_build(seed_build, tmp_path):
     project = copy_project(tmp_path)
-    nb = nbformat.read(project / "notebooks" / "03_regenerate.ipynb", as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell('raise RuntimeError("deliberate failure for the test")'))
-    nbformat.write(nb, project / "notebooks" / "03_regenerate.ipynb")
+    page = project / "notebooks" / "03_regenerate.md"
+    page.write_text(page.read_text() + '\n```{code-cell}\nraise RuntimeError("deliberate failure for the test")\n```\n')
     out = tmp_path / "kept"
     shutil.copytree(seed_build, out)
     before = snapshot(out)
     proc = build(out, cwd=project)
     assert proc.returncode == 2
-    assert "notebook 03_regenerate.ipynb failed: RuntimeError: deliberate failure for the test" in proc.stderr
+    assert "notebook 03_regenerate.md failed: RuntimeError: deliberate failure for the test" in proc.stderr
     assert 'failing cell:\n    raise RuntimeError("deliberate failure for the test")' in proc.stderr
     assert "Traceback" not in proc.stderr
     assert snapshot(out) == before
@@ -360,7 +370,7 @@ def test_an_undeclared_assumption_read_is_an_error():
 
 
 def test_every_schema_key_is_declared_by_the_assumptions_page():
-    params = papermill.inspect_notebook(str(ROOT / "notebooks" / "00_assumptions.ipynb"))
+    params = parameter_defaults(ROOT / "notebooks" / "00_assumptions.md")
     assert {report.PARAM_KEYS[name] for name in params if name not in ("provenance", "set_name")} == set(SCHEMA)
 
 

@@ -286,7 +286,7 @@ def test_any_file_under_book_changes_the_book_hash(tmp_path):
 
 def test_a_page_listed_in_the_toc_but_missing_is_one_line(tmp_path):
     project = copy_project(tmp_path)
-    (project / "notebooks" / "03_regenerate.ipynb").unlink()
+    (project / "notebooks" / "03_regenerate.md").unlink()
     proc = build(tmp_path / "out", cwd=project)
     one_error_line(proc, "_toc.yml: lists 'notebooks/03_regenerate', but no such page exists")
     assert not (tmp_path / "out").exists()
