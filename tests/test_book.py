@@ -148,6 +148,19 @@ def test_pages_are_text_notebooks_without_outputs_or_volatile_metadata():
         }, path.name
 
 
+def test_the_commit_guard_refuses_notebook_json():
+    hooks = {
+        h["id"]: h
+        for repo in yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())["repos"]
+        for h in repo["hooks"]
+    }
+    guard = hooks["no-ipynb-pages"]
+    assert guard["language"] == "fail"  # pre-commit's "always refuse the matched files"
+    assert re.search(guard["files"], "notebooks/02_fetch.ipynb") and not re.search(
+        guard["files"], "notebooks/02_fetch.md"
+    )
+
+
 def test_every_notebook_is_a_page_and_has_a_numbers_function():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = {ch["file"] for part in toc["parts"] for ch in part["chapters"]}
