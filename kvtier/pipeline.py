@@ -45,7 +45,7 @@ from typing import Any
 import nbformat
 
 import kvtier
-from kvtier import outdir
+from kvtier import outdir, preview
 from kvtier.assumptions import AssumptionSet, check_consistency
 from kvtier.errors import KvtierError
 from kvtier.models import config_path
@@ -409,16 +409,19 @@ def _tables_current(directory: Path, texts: Mapping[str, str]) -> bool:
 
 @contextmanager
 def _kernel_environment() -> Iterator[None]:
-    """Kernels draw with the inline backend whatever the caller's ``MPLBACKEND`` (Agg would lose every figure)."""
-    saved = os.environ.get("MPLBACKEND")
-    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+    """Kernels draw with the inline backend whatever the caller's ``MPLBACKEND`` (Agg would lose every figure),
+    and know that a build runs them (the Jupyter preview stays off)."""
+    settings = {"MPLBACKEND": "module://matplotlib_inline.backend_inline", preview.BUILD_ENV: "1"}
+    saved = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
     try:
         yield
     finally:
-        if saved is None:
-            os.environ.pop("MPLBACKEND", None)
-        else:
-            os.environ["MPLBACKEND"] = saved
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def build(

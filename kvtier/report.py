@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from kvtier import capacity, chapter, costs
+from kvtier import capacity, chapter, costs, preview
 from kvtier.assumptions import (
     MFU_LABELS,
     SCHEMA,
@@ -429,6 +429,7 @@ def glue_numbers(numbers: Mapping[str, Any]) -> None:
 
     for name, value in numbers.items():
         glue(name, plain(value), display=False)
+        preview.GLUED[name] = plain(value)
 
 
 def glue_figure(name: str, fig: Any, caption: str) -> None:
@@ -438,6 +439,7 @@ def glue_figure(name: str, fig: Any, caption: str) -> None:
 
     glue(name, fig, display=False)
     glue(f"{name}_caption", caption, display=False)
+    preview.GLUED.update({name: fig, f"{name}_caption": caption})
     plt.close(fig)
 
 

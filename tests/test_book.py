@@ -476,3 +476,39 @@ def test_the_set_name_and_a_model_file_edit_reach_the_notebooks(tmp_path):
     after = {j.name: j.inputs_hash for j in pipeline.plan(ROOT, load_assumptions(sets={"model": str(model_dir)}))}
     changed = sorted(name for name in before if before[name] != after[name])
     assert changed == sorted(p.stem for p in NOTEBOOKS)  # every page declares the model
+
+
+def test_a_page_run_in_jupyter_shows_its_numbers_and_figures(tmp_path, monkeypatch):
+    """Run all in Jupyter: the last cell shows the prose with numbers filled in and the figures drawn."""
+    import papermill
+
+    monkeypatch.delenv("KVTIER_BUILD", raising=False)
+    nb = papermill.execute_notebook(
+        read_page(ROOT / "notebooks" / "02_fetch.md"),
+        str(tmp_path / "02_fetch.ipynb"),
+        cwd=str(ROOT / "notebooks"),
+        kernel_name="python3",
+        progress_bar=False,
+    )
+    shown = nb.cells[-1].outputs
+    text = "".join(o["data"].get("text/markdown", "") for o in shown)
+    assert "{glue:text}" not in text and "{glue:figure}" not in text
+    # the seed's mid bracket: 5,242,880 B / 64e9 B/s = 81.92 µs, formatted ":.2f" as the book does
+    assert "81.92" in text
+    assert sum("image/svg+xml" in o["data"] for o in shown) == 1  # fig_fetch, where the book puts it
+
+
+def test_the_preview_fills_numbers_and_names_other_pages_numbers():
+    from kvtier.preview import fill_text, page_parts
+
+    glued = {"fetch_us": 81.92, "model": "llama-3-70b"}
+    assert (
+        fill_text("takes {glue:text}`fetch_us:.1f` µs on {glue:text}`model:s`", glued) == "takes 81.9 µs on llama-3-70b"
+    )
+    assert fill_text("{glue:text}`../notebooks/04_ratio.ipynb::verdict:s`", glued) == "[verdict from 04_ratio]"
+    assert fill_text("{glue:text}`missing`", glued) == "{glue:text}`missing`"
+    page = "---\nkernelspec: {}\n---\n\nA {glue:text}`fetch_us:.0f`.\n\n```{code-cell}\nx = 1\n```\n\n+++\n\n"
+    page += "```{glue:figure} fig_a\n:name: fig-a\n\n{glue:text}`model`\n```\nEnd.\n"
+    parts = list(page_parts(page, {**glued, "fig_a": "FIG"}))
+    assert [kind for kind, _ in parts] == ["markdown", "figure", "markdown", "markdown"]
+    assert parts[0][1].strip() == "A 82." and parts[1][1] == "FIG" and parts[2][1] == "*llama-3-70b*"
