@@ -355,11 +355,6 @@ def cmd_build(args: argparse.Namespace) -> int:
     if args.out is not None and not args.out.strip():
         raise KvtierError("--out: empty path; leave --out out for the default book, or name a directory")
     out = Path(args.out) if args.out is not None else None
-    root = pipeline.project_root()
-    if out is not None:
-        if out.resolve() == (root / "_build").resolve():
-            raise KvtierError(f"--out {args.out}: that is the default book's directory; choose another")
-        pipeline.check_out_dir(out, root)
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     pipeline.build(assumptions, out=out, jobs=args.jobs, log=log, force=args.force)
     return 0

@@ -321,6 +321,8 @@ def check_out_dir(out: Path, root: Path) -> None:
     existing ``out`` is checked again under the build lock (:func:`outdir.check_replaceable`).
     """
     out, root = out.resolve(), root.resolve()
+    if out == root / "_build":
+        raise KvtierError(f"--out {out}: that is the default book's directory; leave --out out to build it")
     sources = [root / name for name in ("book", "notebooks", "kvtier", "tests", "scripts", ".git")]
     if out == root or root.is_relative_to(out) or any(out == d or out.is_relative_to(d) for d in sources):
         raise KvtierError(f"--out {out}: that is the project or one of its source folders; choose a new directory")
@@ -461,6 +463,8 @@ def build(
     scenario = Scenario(assumptions)
     table_texts = csv_texts(scenario)
     work = plan(root, assumptions)
+    if not default:
+        check_out_dir(out, root)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -102,7 +102,7 @@ def test_the_default_output_may_replace_what_jupyter_book_wrote_but_not_a_users_
     [
         ("", "--out: empty path"),
         ("_build/run1", "inside the default book's _build"),
-        ("_build", "that is the default book's directory"),
+        ("_build", "that is the default book's directory; leave --out out to build it"),
     ],
 )
 def test_out_paths_that_would_touch_the_default_book_are_refused(out, message):
