@@ -370,6 +370,8 @@ def test_a_sphinx_warning_fails_the_build_and_leaves_it(seed_build, tmp_path):
     proc = build(out, cwd=project)
     assert proc.returncode == 2
     assert "jupyter-book build failed" in proc.stderr and "no_such_key" in proc.stderr
+    # the message names the page as the reader knows it: no colour codes, no staging directory
+    assert "book/intro.md" in proc.stderr and "\x1b[" not in proc.stderr and "kvtier-new" not in proc.stderr
     assert snapshot(out) == before
     assert not list(tmp_path.glob(".kept.*"))
 
