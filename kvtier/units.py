@@ -9,7 +9,7 @@ bytes      byte (B)              ``5 MiB``, ``140 GB``, ``327680``
 bandwidth  byte per second (B/s) ``64GB/s``, ``59.6 GiB/s``, ``400 Gb/s``
 flop_rate  FLOP per second       ``500TFLOP/s``, ``989 TFLOPS``
 flops      FLOP                  ``2.24e15``, ``2.24 PFLOP``
-time       second (s)            ``82 us``, ``82 µs``, ``18 ms``
+time       second (s)            ``82 us``, ``82 µs``, ``18 ms``, ``0``
 fraction   dimensionless (0..1)  ``0.25``, ``25%``
 tokens     token (count)         ``16``, ``128K`` (K = 1024 tokens), ``1M``
 count      dimensionless         ``70e9``, ``70B`` (B = 1e9 here)
@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
-from kvtier.errors import KvtierError
+from kvtier.errors import KvtierError, show
 
 KIND_UNITS: dict[str, str] = {
     "bytes": "B",
@@ -61,9 +62,53 @@ _EXAMPLES = {
 }
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """A closed range of one quantity kind, written as a reader would write it.
+
+    Attributes
+    ----------
+    kind : str
+        One of :data:`KIND_UNITS`.
+    low, high : str
+        The ends as text in any unit :func:`parse_quantity` reads for ``kind``, e.g.
+        ``"1 kB/s"``; both ends are allowed.
+    """
+
+    kind: str
+    low: str
+    high: str
+
+    def __contains__(self, value: float) -> bool:
+        """Whether ``value`` (base unit of :attr:`kind`) lies in the range; NaN never does."""
+        return parse_quantity(self.low, self.kind) <= value <= parse_quantity(self.high, self.kind)
+
+    def __str__(self) -> str:
+        return f"{self.kind} in [{self.low}, {self.high}]"
+
+
+LIMITS: dict[str, Bounds] = {
+    "bytes": Bounds("bytes", "0 B", "1024 PiB"),
+    "bandwidth": Bounds("bandwidth", "1 kB/s", "1 PB/s"),
+    "flop_rate": Bounds("flop_rate", "1 GFLOP/s", "1000 EFLOP/s"),
+    "flops": Bounds("flops", "0 FLOP", "1e30 FLOP"),
+    "time": Bounds("time", "0 s", "10 s"),
+    "fraction": Bounds("fraction", "0.0001", "1"),
+    "tokens": Bounds("tokens", "0", "1024M"),
+    "count": Bounds("count", "0", "1e15"),
+}
+"""Physical bounds of each kind: every value an input may take, generously.
+
+Wide enough for any real link (a modem to beyond any HBM), accelerator (a CPU core to
+a zettaFLOP/s), utilization (0.01 % to 100 %), latency and context (2**30 tokens), and
+narrow enough that no result computed from them overflows to inf or underflows to 0:
+a 2**30-token block over 1 kB/s is about 1e24 s, not inf.
+"""
+
+
 def _fail(text: object, kind: str, what: str = "") -> KvtierError:
     detail = f" ({what})" if what else ""
-    return KvtierError(f"cannot read {text!r} as {kind}{detail}; expected e.g. {_EXAMPLES[kind]}")
+    return KvtierError(f"cannot read {show(text, quote=True)} as {kind}{detail}; expected e.g. {_EXAMPLES[kind]}")
 
 
 def _split(text: str, kind: str) -> tuple[float, str]:
@@ -83,7 +128,7 @@ def _prefixed(unit: str, base_patterns: tuple[str, ...], kind: str, text: str) -
                 return _BINARY[prefix]
             if prefix in _DECIMAL:
                 return _DECIMAL[prefix]
-    raise _fail(text, kind, f"unknown unit {unit!r}")
+    raise _fail(text, kind, f"unknown unit {show(unit, quote=True)}")
 
 
 def parse_quantity(value: object, kind: str) -> float:
@@ -115,7 +160,7 @@ def parse_quantity(value: object, kind: str) -> float:
         try:
             return float(value)
         except OverflowError:
-            raise _fail(value if len(str(value)) < 40 else f"{str(value)[:20]}...", kind, "too large") from None
+            raise _fail(value, kind, "too large") from None
     if not isinstance(value, str):
         raise _fail(value, kind, f"got a {type(value).__name__}")
     number, unit = _split(value, kind)
@@ -125,22 +170,22 @@ def parse_quantity(value: object, kind: str) -> float:
             return number / 100.0
         if compact == "":
             return number
-        raise _fail(value, kind, f"unknown unit {unit!r}")
+        raise _fail(value, kind, f"unknown unit {show(unit, quote=True)}")
     if kind == "tokens":
         compact = re.sub(r"(?i)(tokens|token|tok)$", "", compact)
         if compact in _TOKEN_SUFFIX:
             return number * _TOKEN_SUFFIX[compact]
-        raise _fail(value, kind, f"unknown unit {unit!r}")
+        raise _fail(value, kind, f"unknown unit {show(unit, quote=True)}")
     if kind == "count":
         if compact in _COUNT_SUFFIX:
             return number * _COUNT_SUFFIX[compact]
-        raise _fail(value, kind, f"unknown unit {unit!r}")
+        raise _fail(value, kind, f"unknown unit {show(unit, quote=True)}")
+    if compact == "":  # a bare number is in the base unit, written as text or not: "0" is 0 s
+        return number
     if kind == "time":
         if compact in _TIME:
             return number * _TIME[compact]
-        raise _fail(value, kind, f"unknown unit {unit!r}")
-    if compact == "":
-        return number
+        raise _fail(value, kind, f"unknown unit {show(unit, quote=True)}")
     if kind == "bytes":
         return number * _prefixed(compact, ("B",), kind, value)
     if kind == "bandwidth":

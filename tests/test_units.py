@@ -5,7 +5,7 @@ import math
 import pytest
 
 from kvtier import KvtierError, parse_quantity
-from kvtier.units import format_bandwidth, format_bytes, format_flop_rate, format_time
+from kvtier.units import LIMITS, format_bandwidth, format_bytes, format_flop_rate, format_time
 
 
 @pytest.mark.parametrize(
@@ -77,3 +77,27 @@ def test_commas_group_thousands_only():
     # "1,024" is one thousand and twenty-four tokens; "100,000 tokens" a hundred thousand
     assert parse_quantity("1,024", "tokens") == 1024
     assert parse_quantity("100,000 tokens", "tokens") == 100_000
+
+
+def test_a_bare_number_is_in_the_base_unit_for_every_kind():
+    # "0" and "1e-6" as text are seconds, as the numbers 0 and 1e-6 are: `--set fetch_latency=0`
+    # and `fetch_latency: 0` in a file mean the same
+    assert parse_quantity("0", "time") == parse_quantity(0, "time") == 0.0
+    assert parse_quantity("1e-6", "time") == 1e-6
+
+
+@pytest.mark.parametrize(
+    ("kind", "low", "high"),
+    [
+        ("bandwidth", 1e3, 1e15),  # 1 kB/s .. 1 PB/s
+        ("flop_rate", 1e9, 1e21),  # 1 GFLOP/s .. 1000 EFLOP/s
+        ("time", 0.0, 10.0),  # 0 s .. 10 s
+        ("fraction", 1e-4, 1.0),
+        ("tokens", 0.0, 2.0**30),  # 1024M = 1024 x 2**20 tokens
+    ],
+)
+def test_physical_bounds_include_their_ends_and_nothing_beyond(kind, low, high):
+    bounds = LIMITS[kind]
+    assert low in bounds and high in bounds
+    assert math.nextafter(low, -math.inf) not in bounds and math.nextafter(high, math.inf) not in bounds
+    assert math.nan not in bounds and math.inf not in bounds
