@@ -17,10 +17,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from kvtier.errors import KvtierError
-from kvtier.units import KIND_UNITS, format_quantity, parse_quantity
+from kvtier.errors import KvtierError, show
+from kvtier.readers import load_yaml
+from kvtier.units import KIND_UNITS, LIMITS, Bounds, format_quantity, parse_quantity
 
 PROVENANCE_CLASSES = ("measured", "published-spec", "assumed", "implied", "derived")
 KV_DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1}
@@ -34,8 +33,9 @@ class KeySpec:
     ----------
     kind : str
         A quantity kind of :mod:`kvtier.units`, or ``"choice"``/``"text"``.
-    low, high : float
-        Allowed range in base units (``low`` exclusive when ``low_open``).
+    low, high : str or None
+        Allowed range, both ends included, as text in the kind's units (``"1"``,
+        ``"1e8"``); None takes the kind's physical bound from :data:`kvtier.units.LIMITS`.
     integer : bool
         Whether the value must be a whole number.
     choices : tuple of str
@@ -45,12 +45,17 @@ class KeySpec:
     """
 
     kind: str
-    low: float = 0.0
-    high: float = math.inf
-    low_open: bool = True
+    low: str | None = None
+    high: str | None = None
     integer: bool = False
     choices: tuple[str, ...] = ()
     optional: bool = False
+
+    @property
+    def bounds(self) -> Bounds:
+        """The allowed range of a quantity key: its own ends, else the kind's physical ones."""
+        limits = LIMITS[self.kind]
+        return Bounds(self.kind, self.low or limits.low, self.high or limits.high)
 
     def allowed(self) -> str:
         """Describe the allowed values in words, for error messages."""
@@ -58,11 +63,9 @@ class KeySpec:
             return "one of " + ", ".join(self.choices)
         if self.kind == "text":
             return "a non-empty string"
-        lo = "(" if self.low_open else "["
-        hi = "inf)" if math.isinf(self.high) else f"{self.high:g}]"
-        kind = "a whole number of " + self.kind if self.integer else self.kind
+        whole = "a whole number of " if self.integer else ""
         extra = " or null" if self.optional else ""
-        return f"{kind} in {lo}{self.low:g}, {hi}{extra}"
+        return f"{whole}{self.bounds}{extra}"
 
 
 BANDWIDTH_LABELS = ("optimistic", "mid", "pessimistic")
@@ -72,33 +75,33 @@ SCHEMA: dict[str, KeySpec] = {
     "model": KeySpec("text"),
     "kv_dtype": KeySpec("choice", choices=tuple(KV_DTYPES)),
     "weight_dtype": KeySpec("choice", choices=tuple(KV_DTYPES)),
-    "param_count": KeySpec("count", optional=True),
-    "block_tokens": KeySpec("tokens", low=1, low_open=False, integer=True),
-    "flops_per_param_token": KeySpec("count"),
+    "param_count": KeySpec("count", low="1", optional=True),
+    "block_tokens": KeySpec("tokens", low="1", integer=True),
+    "flops_per_param_token": KeySpec("count", low="0.01", high="1000"),
     "peak_flops": KeySpec("flop_rate"),
-    "fetch_latency": KeySpec("time", low=0, low_open=False),
+    "fetch_latency": KeySpec("time"),
     **{f"bandwidth.{label}": KeySpec("bandwidth") for label in BANDWIDTH_LABELS},
-    **{f"mfu.{label}": KeySpec("fraction", high=1.0) for label in MFU_LABELS},
+    **{f"mfu.{label}": KeySpec("fraction") for label in MFU_LABELS},
     "illustrative.bandwidth": KeySpec("choice", choices=BANDWIDTH_LABELS),
     "illustrative.mfu": KeySpec("choice", choices=MFU_LABELS),
-    "context.short": KeySpec("tokens", low=1, low_open=False, integer=True),
-    "context.long": KeySpec("tokens", low=1, low_open=False, integer=True),
-    "interior.position": KeySpec("tokens", low=0, low_open=False, integer=True),
-    "interior.context": KeySpec("tokens", low=1, low_open=False, integer=True),
-    "interior.anchor_every": KeySpec("tokens", low=0, low_open=False, integer=True),
+    "context.short": KeySpec("tokens", low="1", integer=True),
+    "context.long": KeySpec("tokens", low="1", integer=True),
+    "interior.position": KeySpec("tokens", integer=True),
+    "interior.context": KeySpec("tokens", low="1", integer=True),
+    "interior.anchor_every": KeySpec("tokens", integer=True),
     "regen.model": KeySpec("choice", choices=("mfu", "roofline")),
-    "regen.batch_tokens": KeySpec("tokens", low=1, low_open=False, integer=True),
+    "regen.batch_tokens": KeySpec("tokens", low="1", integer=True),
     "regen.mem_bandwidth": KeySpec("bandwidth"),
-    "regen.mem_efficiency": KeySpec("fraction", high=1.0),
+    "regen.mem_efficiency": KeySpec("fraction"),
     "uncertainty.distribution": KeySpec("choice", choices=("log-uniform", "uniform")),
     "uncertainty.bandwidth_low": KeySpec("bandwidth"),
     "uncertainty.bandwidth_high": KeySpec("bandwidth"),
-    "uncertainty.mfu_low": KeySpec("fraction", high=1.0),
-    "uncertainty.mfu_high": KeySpec("fraction", high=1.0),
+    "uncertainty.mfu_low": KeySpec("fraction"),
+    "uncertainty.mfu_high": KeySpec("fraction"),
     "uncertainty.peak_low": KeySpec("flop_rate"),
     "uncertainty.peak_high": KeySpec("flop_rate"),
-    "uncertainty.draws": KeySpec("count", low=1, low_open=False, high=1e8, integer=True),
-    "uncertainty.seed": KeySpec("count", low=0, low_open=False, integer=True),
+    "uncertainty.draws": KeySpec("count", low="1", high="1e8", integer=True),
+    "uncertainty.seed": KeySpec("count", high="9007199254740992", integer=True),  # 2**53: exact as a float
     "reference.dgx_spark_hbm": KeySpec("bandwidth"),
 }
 """Every key an assumption set may hold. Unknown keys are rejected."""
@@ -162,10 +165,8 @@ def _check_value(key: str, raw: Any, where: str) -> float | str | None:
             return None
         raise KvtierError(f"{where}: key '{key}' is missing a value; allowed: {spec.allowed()}")
     if spec.kind in ("choice", "text"):
-        if not isinstance(raw, str) or not raw.strip():
-            raise KvtierError(f"{where}: key '{key}' must be {spec.allowed()}, got {raw!r}")
-        if spec.kind == "choice" and raw not in spec.choices:
-            raise KvtierError(f"{where}: key '{key}' must be {spec.allowed()}, got {raw!r}")
+        if not isinstance(raw, str) or not raw.strip() or (spec.kind == "choice" and raw not in spec.choices):
+            raise KvtierError(f"{where}: key '{key}' must be {spec.allowed()}, got {show(raw, quote=True)}")
         return raw.strip()
     if isinstance(raw, str) and raw.strip().lower() in ("null", "none", "~") and spec.optional:
         return None
@@ -173,13 +174,13 @@ def _check_value(key: str, raw: Any, where: str) -> float | str | None:
         value = parse_quantity(raw, spec.kind)
     except KvtierError as exc:
         raise KvtierError(f"{where}: key '{key}': {exc}") from None
+    shown = show(raw, quote=True)
     if not math.isfinite(value):
-        raise KvtierError(f"{where}: key '{key}' must be finite, got {raw!r}; allowed: {spec.allowed()}")
-    too_low = value <= spec.low if spec.low_open else value < spec.low
-    if too_low or value > spec.high:
-        raise KvtierError(f"{where}: key '{key}' = {raw!r} is out of range; allowed: {spec.allowed()}")
+        raise KvtierError(f"{where}: key '{key}' must be finite, got {shown}; allowed: {spec.allowed()}")
+    if value not in spec.bounds:
+        raise KvtierError(f"{where}: key '{key}' = {shown} is out of range; allowed: {spec.allowed()}")
     if spec.integer and not float(value).is_integer():
-        raise KvtierError(f"{where}: key '{key}' = {raw!r} must be a whole number")
+        raise KvtierError(f"{where}: key '{key}' = {shown} must be a whole number")
     return value
 
 
@@ -194,10 +195,11 @@ def make_assumption(
 ) -> Assumption:
     """Build a validated :class:`Assumption` for ``key`` from a raw user value."""
     if key not in SCHEMA:
-        raise KvtierError(f"{where}: unknown key '{key}'; known keys: {', '.join(sorted(SCHEMA))}")
+        raise KvtierError(f"{where}: unknown key {show(key, quote=True)}; known keys: {', '.join(sorted(SCHEMA))}")
     if provenance not in PROVENANCE_CLASSES:
         raise KvtierError(
-            f"{where}: key '{key}' has provenance {provenance!r}; allowed: {', '.join(PROVENANCE_CLASSES)}"
+            f"{where}: key '{key}' has provenance {show(provenance, quote=True)};"
+            f" allowed: {', '.join(PROVENANCE_CLASSES)}"
         )
     value = _check_value(key, raw, where)
     text = "null" if raw is None else str(raw)
@@ -290,27 +292,39 @@ class AssumptionSet(Mapping[str, Assumption]):
         }
 
 
+RECORD_FIELDS = ("value", "unit", "basis", "provenance", "source")
+"""The fields a record of an assumptions file may have."""
+
+
+def _first_unknown(mapping: Mapping[Any, Any], allowed: tuple[str, ...]) -> str | None:
+    """The first key of ``mapping`` (in file order) outside ``allowed``, shown for a message; None if none.
+
+    File order, not sorted order: keys may be of mixed types (``1: x`` next to ``name: y``).
+    """
+    for key in mapping:
+        if key not in allowed:
+            return show(key, quote=True)
+    return None
+
+
 def _parse_records(data: Any, where: str, defaults_source: str) -> dict[str, Assumption]:
     if not isinstance(data, Mapping):
         raise KvtierError(f"{where}: expected a mapping with a top-level 'assumptions' key")
-    unknown_top = sorted(set(data) - {"name", "description", "assumptions"})
-    if unknown_top:
-        raise KvtierError(f"{where}: unknown top-level key '{unknown_top[0]}'; allowed: name, description, assumptions")
+    unknown = _first_unknown(data, ("name", "description", "assumptions"))
+    if unknown:
+        raise KvtierError(f"{where}: unknown top-level key {unknown}; allowed: name, description, assumptions")
     body = data.get("assumptions")
     if not isinstance(body, Mapping) or not body:
         raise KvtierError(f"{where}: 'assumptions' must be a non-empty mapping of key to record")
     records = {}
     for key, rec in body.items():
-        key = str(key)
         if key not in SCHEMA:
-            raise KvtierError(f"{where}: unknown key '{key}'; known keys: {', '.join(sorted(SCHEMA))}")
+            raise KvtierError(f"{where}: unknown key {show(key, quote=True)}; known keys: {', '.join(sorted(SCHEMA))}")
         if not isinstance(rec, Mapping):
             rec = {"value": rec}
-        extra = sorted(set(rec) - {"value", "unit", "basis", "provenance", "source"})
-        if extra:
-            raise KvtierError(
-                f"{where}: key '{key}' has unknown field '{extra[0]}'; allowed: value, unit, basis, provenance, source"
-            )
+        unknown = _first_unknown(rec, RECORD_FIELDS)
+        if unknown:
+            raise KvtierError(f"{where}: key '{key}' has unknown field {unknown}; allowed: {', '.join(RECORD_FIELDS)}")
         if "value" not in rec:
             raise KvtierError(f"{where}: key '{key}' has no 'value'")
         raw = rec["value"]
@@ -330,28 +344,11 @@ def _parse_records(data: Any, where: str, defaults_source: str) -> dict[str, Ass
     return records
 
 
-def _read_yaml(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise KvtierError(f"{path}: assumptions file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KvtierError(f"{path}: cannot read assumptions file ({exc.__class__.__name__})") from None
-    if not text.strip():
-        raise KvtierError(f"{path}: assumptions file is empty")
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark is not None else ""
-        raise KvtierError(f"{path}: malformed YAML{at}") from None
-
-
 def seed() -> AssumptionSet:
     """The shipped ``seed`` set: the source chapter's assumptions, stated and implied."""
     ref = resources.files("kvtier.data").joinpath("seed.yaml")
     with resources.as_file(ref) as path:
-        data = _read_yaml(Path(path))
+        data = load_yaml(path, "assumptions file")
     return AssumptionSet("seed", _parse_records(data, "seed.yaml", "source chapter"))
 
 
@@ -375,8 +372,8 @@ def load_assumptions(
     result = seed()
     if path is not None:
         path = Path(path)
-        data = _read_yaml(path)
-        records = _parse_records(data, str(path), str(path))
+        data = load_yaml(path, "assumptions file")
+        records = _parse_records(data, show(path), str(path))
         name = data.get("name") if isinstance(data.get("name"), str) else path.stem
         result = result.with_records(records, name=name)
     if sets:
@@ -390,10 +387,10 @@ def parse_set_options(options: list[str] | None) -> dict[str, str]:
     for option in options or []:
         key, sep, value = option.partition("=")
         if not sep or not key.strip():
-            raise KvtierError(f"--set {option!r}: expected KEY=VALUE, e.g. --set bandwidth.mid=100GB/s")
+            raise KvtierError(f"--set {show(option, quote=True)}: expected KEY=VALUE, e.g. --set bandwidth.mid=100GB/s")
         key = key.strip()
         if key not in SCHEMA:
-            raise KvtierError(f"--set: unknown key '{key}'; known keys: {', '.join(sorted(SCHEMA))}")
+            raise KvtierError(f"--set: unknown key {show(key, quote=True)}; known keys: {', '.join(sorted(SCHEMA))}")
         out[key] = value.strip()
     return out
 

@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from numpy.typing import ArrayLike, NDArray
 
 from kvtier import costs, roofline
 from kvtier.assumptions import PROVENANCE_CLASSES, Assumption, make_assumption
-from kvtier.errors import KvtierError
-from kvtier.units import parse_quantity
+from kvtier.errors import KvtierError, show
+from kvtier.readers import load_yaml
+from kvtier.units import LIMITS, parse_quantity
 
 RAW_OR_NET = ("raw", "net")
 """How a link bandwidth was counted: raw signalling rate, or net of encoding/framing."""
@@ -278,18 +278,19 @@ def _record(
     where: str, what: str, owner: str, field: str, raw: Any, kind: str, *, nullable: bool = False, link: bool = False
 ) -> SpecValue:
     """Validate one value record of the preset file into a :class:`SpecValue`."""
-    at = f"{where}: {what} '{owner}' field '{field}'"
+    at = f"{where}: {what} {show(owner, quote=True)} field '{field}'"
     if not isinstance(raw, Mapping):
         raise KvtierError(f"{at} must be a mapping with value, provenance, figure and source")
     allowed = (*_RECORD_FIELDS, "raw_or_net") if link else _RECORD_FIELDS
-    extra = sorted(set(raw) - set(allowed))
+    extra = [entry for entry in raw if entry not in allowed]
     if extra:
-        raise KvtierError(f"{at} has unknown entry '{extra[0]}'; allowed: {', '.join(allowed)}")
+        raise KvtierError(f"{at} has unknown entry {show(extra[0], quote=True)}; allowed: {', '.join(allowed)}")
     if "value" not in raw:
         raise KvtierError(f"{at} has no 'value'")
     provenance = _text(raw.get("provenance"))
     if provenance not in PROVENANCE_CLASSES:
-        raise KvtierError(f"{at} has provenance {raw.get('provenance')!r}; allowed: {', '.join(PROVENANCE_CLASSES)}")
+        shown = show(raw.get("provenance"), quote=True)
+        raise KvtierError(f"{at} has provenance {shown}; allowed: {', '.join(PROVENANCE_CLASSES)}")
     for entry in ("figure", "source"):
         if not _text(raw.get(entry)):
             raise KvtierError(f"{at} needs a non-empty '{entry}'")
@@ -300,7 +301,8 @@ def _record(
     if link:
         raw_or_net = _text(raw.get("raw_or_net"))
         if raw_or_net not in RAW_OR_NET:
-            raise KvtierError(f"{at} needs raw_or_net: one of {', '.join(RAW_OR_NET)}, got {raw.get('raw_or_net')!r}")
+            shown = show(raw.get("raw_or_net"), quote=True)
+            raise KvtierError(f"{at} needs raw_or_net: one of {', '.join(RAW_OR_NET)}, got {shown}")
     value: float | None
     if raw["value"] is None:
         if not nullable:
@@ -312,10 +314,8 @@ def _record(
             value = parse_quantity(raw["value"], kind)
         except KvtierError as exc:
             raise KvtierError(f"{at}: {exc}") from None
-        low_ok = value >= 0 if kind == "time" else value > 0
-        if not math.isfinite(value) or not low_ok:
-            limit = "non-negative" if kind == "time" else "positive"
-            raise KvtierError(f"{at} = {text!r} must be {limit} and finite")
+        if value not in LIMITS[kind]:  # NaN and inf are never inside
+            raise KvtierError(f"{at} = {show(text, quote=True)} is out of range; allowed: {LIMITS[kind]}")
     return SpecValue(
         owner=owner,
         field=field,
@@ -333,16 +333,17 @@ def _record(
 def _entry(
     where: str, what: str, name: Any, body: Any, fields: tuple[str, ...], required: tuple[str, ...]
 ) -> Mapping[str, Any]:
+    at = f"{where}: {what} {show(name, quote=True)}"
     if not isinstance(body, Mapping):
-        raise KvtierError(f"{where}: {what} '{name}' must be a mapping of {', '.join(fields)}")
-    extra = sorted(set(body) - set(fields))
+        raise KvtierError(f"{at} must be a mapping of {', '.join(fields)}")
+    extra = [field for field in body if field not in fields]
     if extra:
-        raise KvtierError(f"{where}: {what} '{name}' has unknown field '{extra[0]}'; allowed: {', '.join(fields)}")
+        raise KvtierError(f"{at} has unknown field {show(extra[0], quote=True)}; allowed: {', '.join(fields)}")
     for field in required:
         if field not in body:
-            raise KvtierError(f"{where}: {what} '{name}' is missing field '{field}'")
+            raise KvtierError(f"{at} is missing field '{field}'")
     if not _text(body["title"]):
-        raise KvtierError(f"{where}: {what} '{name}' field 'title' must be a non-empty string")
+        raise KvtierError(f"{at} field 'title' must be a non-empty string")
     return body
 
 
@@ -370,7 +371,10 @@ def _parse_link(where: str, name: str, body: Any) -> Link:
     bandwidth = float(bw.value or 0.0)
     raw_value = raw_rec.value if raw_rec is not None else (bandwidth if bw.raw_or_net == "raw" else None)
     if raw_rec is not None and raw_value is not None and raw_value < bandwidth:
-        raise KvtierError(f"{where}: link '{name}' bandwidth {bw.text} exceeds its raw_bandwidth {raw_rec.text}")
+        raise KvtierError(
+            f"{where}: link {show(name, quote=True)} bandwidth {show(bw.text)} exceeds its raw_bandwidth"
+            f" {show(raw_rec.text)}"
+        )
     latency_s = float(latency.value or 0.0)
     return Link(name, _text(body["title"]), bandwidth, bw.raw_or_net, raw_value, latency_s, bw, raw_rec, latency)
 
@@ -378,26 +382,15 @@ def _parse_link(where: str, name: str, body: Any) -> Link:
 def _read_file(path: str | Path | None) -> tuple[str, Any]:
     if path is None:
         ref = resources.files("kvtier.data").joinpath(_DEFAULT_FILE)
-        where, text = _DEFAULT_FILE, ref.read_text(encoding="utf-8")
+        with resources.as_file(ref) as shipped:
+            where, data = _DEFAULT_FILE, load_yaml(shipped, "hardware file")
     else:
-        where = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise KvtierError(f"{where}: hardware file not found") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise KvtierError(f"{where}: cannot read hardware file ({exc.__class__.__name__})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" at line {mark.line + 1}" if mark is not None else ""
-        raise KvtierError(f"{where}: malformed YAML{line}") from None
+        where, data = show(path), load_yaml(path, "hardware file")
     if not isinstance(data, Mapping):
         raise KvtierError(f"{where}: expected a mapping with 'accelerators' and/or 'links'")
-    extra = sorted(set(data) - {"accelerators", "links"})
+    extra = [key for key in data if key not in ("accelerators", "links")]
     if extra:
-        raise KvtierError(f"{where}: unknown top-level key '{extra[0]}'; allowed: accelerators, links")
+        raise KvtierError(f"{where}: unknown top-level key {show(extra[0], quote=True)}; allowed: accelerators, links")
     return where, data
 
 
@@ -431,7 +424,7 @@ def _pick(presets: Mapping[str, Any], name: str, kind: str) -> Any:
     try:
         return presets[name]
     except KeyError:
-        raise KvtierError(f"unknown {kind} '{name}'; known: {', '.join(presets)}") from None
+        raise KvtierError(f"unknown {kind} {show(name, quote=True)}; known: {', '.join(presets)}") from None
 
 
 def load_accelerators(path: str | Path | None = None) -> dict[str, Accelerator]:

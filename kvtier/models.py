@@ -21,13 +21,13 @@ Conventions
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kvtier.errors import KvtierError
+from kvtier.errors import KvtierError, show
+from kvtier.readers import load_json
 
 PRESETS: tuple[str, ...] = (
     "llama-2-7b",
@@ -83,6 +83,7 @@ class ModelSpec:
     # context limits and published weight format; zero or empty when the config does not say
     max_positions: int = 0
     sliding_window: int = 0
+    sliding_layers: int = 0
     weight_quantization: str = ""
 
     # ---- classification -------------------------------------------------
@@ -104,12 +105,16 @@ class ModelSpec:
 
     @property
     def n_moe_layers(self) -> int:
-        """How many layers hold an MoE block instead of a dense MLP."""
+        """How many layers hold an MoE block instead of a dense MLP.
+
+        Layer ``i`` (from 0) is MoE when ``i >= first_dense_layers`` and ``i`` is a multiple of
+        ``moe_layer_freq``: the multiples of ``q`` in ``[0, n)`` number ``ceil(n / q)``, so the
+        count is ``ceil(layers / q) - ceil(first_dense_layers / q)``, never below 0.
+        """
         if not self.is_moe:
             return 0
-        return sum(
-            1 for i in range(self.n_layers) if i >= self.first_dense_layers and i % max(self.moe_layer_freq, 1) == 0
-        )
+        q = max(self.moe_layer_freq, 1)
+        return max(0, -(-self.n_layers // q) - -(-self.first_dense_layers // q))
 
     # ---- KV cache ---------------------------------------------------------
     def kv_elements_per_token(self) -> int:
@@ -206,21 +211,131 @@ def dtype_bytes(dtype: str, key: str = "dtype") -> int:
 
 
 MAX_CONFIG_INT = 10**12
-"""Largest integer accepted for a config field (sizes, counts); anything beyond is a typo."""
+"""Largest integer accepted for a config field without a bound of its own in :data:`CONFIG_MAX`."""
+
+_LAYERS_MAX = 100_000
+CONFIG_MAX: dict[str, int] = {
+    "num_hidden_layers": _LAYERS_MAX,
+    "first_k_dense_replace": _LAYERS_MAX,
+    "moe_layer_freq": _LAYERS_MAX,
+    "sliding_window_pattern": _LAYERS_MAX,
+    "max_window_layers": _LAYERS_MAX,
+    "hidden_size": 2**20,
+    "intermediate_size": 2**24,
+    "moe_intermediate_size": 2**24,
+    "vocab_size": 2**24,
+    "num_attention_heads": 2**16,
+    "num_key_value_heads": 2**16,
+    "head_dim": 2**16,
+    "kv_lora_rank": 2**20,
+    "q_lora_rank": 2**20,
+    "qk_rope_head_dim": 2**16,
+    "qk_nope_head_dim": 2**16,
+    "v_head_dim": 2**16,
+    "n_routed_experts": 2**16,
+    "num_local_experts": 2**16,
+    "n_shared_experts": 2**16,
+    "num_experts_per_tok": 2**16,
+}
+"""Largest value of each config field (a count or a size): generous, and each a typo if exceeded.
+
+The largest published models have about 130 layers, hidden size 2**14 to 2**15, 128 heads,
+a vocabulary of 2**18 and 256 experts; these bounds are 100 to 1000 times that, and keep
+every count computed from them (parameters, KV bytes, FLOPs) far below float overflow.
+"""
 
 
 def _int(config: dict[str, Any], key: str, where: str, default: int | None = None, low: int = 0) -> int:
+    """Config field ``key`` as an integer in ``[low, CONFIG_MAX[key]]``; ``default`` when absent or null."""
     value = config.get(key)
     if value is None:  # absent, or an explicit null: the default applies where there is one
         value = default
     if value is None:
         raise KvtierError(f"{where}: missing required field '{key}'")
+    high = CONFIG_MAX.get(key, MAX_CONFIG_INT)
     ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    ok = ok and low <= value <= MAX_CONFIG_INT and value == int(value)  # NaN and inf fail the range test
+    ok = ok and low <= value <= high and value == int(value)  # NaN and inf fail the range test
     if not ok:
-        shown = repr(value) if len(repr(value)) < 40 else repr(value)[:20] + "..."
-        raise KvtierError(f"{where}: field '{key}' must be an integer in [{low}, {MAX_CONFIG_INT:.0e}], got {shown}")
+        raise KvtierError(
+            f"{where}: field '{key}' must be an integer in [{low}, {high:,}], got {show(value, quote=True, limit=40)}"
+        )
     return int(value)
+
+
+def _bool(config: dict[str, Any], key: str, where: str) -> bool:
+    """Config field ``key`` as a JSON boolean (``true``/``false``); False when absent or null.
+
+    A string is refused rather than read by truthiness: ``"false"`` would be true.
+    """
+    value = config.get(key)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise KvtierError(
+            f"{where}: field '{key}' must be true or false (a JSON boolean), got {show(value, quote=True)}"
+        )
+    return value
+
+
+def _kv_heads(config: dict[str, Any], n_heads: int, where: str) -> int:
+    """``num_key_value_heads`` (``num_attention_heads`` when absent), checked against the query heads.
+
+    Grouped-query attention shares each KV head among ``heads / kv_heads`` query heads, so
+    the KV heads must divide the query heads (and so cannot outnumber them); 0 is refused.
+    """
+    n_kv = _int(config, "num_key_value_heads", where, default=n_heads, low=1)
+    if n_kv > n_heads or n_heads % n_kv:
+        raise KvtierError(
+            f"{where}: 'num_attention_heads' ({n_heads}) must be a multiple of 'num_key_value_heads' ({n_kv})"
+        )
+    return n_kv
+
+
+def _experts(config: dict[str, Any], where: str) -> tuple[int, int]:
+    """(routed experts, experts per token); (0, 0) for a dense model.
+
+    The experts are ``n_routed_experts`` (DeepSeek) or ``num_local_experts`` (Mixtral); a
+    token cannot be routed to more of them than there are.
+    """
+    for key in ("n_routed_experts", "num_local_experts"):
+        n_routed = _int(config, key, where, default=0)
+        if n_routed:
+            break
+    if not n_routed:
+        return 0, 0
+    per_token = _int(config, "num_experts_per_tok", where, default=0)
+    if per_token > n_routed:
+        raise KvtierError(f"{where}: 'num_experts_per_tok' ({per_token}) exceeds '{key}' ({n_routed})")
+    return n_routed, per_token
+
+
+def _sliding_layers(config: dict[str, Any], where: str, n_layers: int) -> int:
+    """How many layers attend only to the last ``sliding_window`` tokens (0 when there is no window).
+
+    In the order transformers uses: ``layer_types`` lists each layer's kind; else
+    ``sliding_window_pattern = p`` (Gemma-3, Cohere2) makes every p-th layer global and
+    the rest local; else Gemma-2 (``model_type: gemma2``) alternates, local first, so
+    ``ceil(layers / 2)`` are local; else ``max_window_layers = m`` (Qwen2) makes layers
+    ``m`` and up local; else every layer is (Mistral).  A ``hybrid`` cache with none of
+    these cannot say which layers are local and is refused.
+    """
+    if "layer_types" in config:
+        types = config["layer_types"]
+        if not isinstance(types, list) or len(types) != n_layers or not all(isinstance(t, str) for t in types):
+            raise KvtierError(f"{where}: field 'layer_types' must be a list of {n_layers} strings, one per layer")
+        return sum(kind == "sliding_attention" for kind in types)
+    if config.get("sliding_window_pattern") is not None:
+        return n_layers - n_layers // _int(config, "sliding_window_pattern", where, low=1)
+    if config.get("model_type") == "gemma2":
+        return (n_layers + 1) // 2
+    if config.get("max_window_layers") is not None:
+        return max(0, n_layers - _int(config, "max_window_layers", where))
+    if config.get("cache_implementation") == "hybrid":
+        raise KvtierError(
+            f"{where}: 'cache_implementation' is 'hybrid' (local and global layers) but neither"
+            " 'layer_types' nor 'sliding_window_pattern' says which layers are local"
+        )
+    return n_layers
 
 
 def from_config(config: dict[str, Any], name: str, where: str) -> ModelSpec:
@@ -234,6 +349,13 @@ def from_config(config: dict[str, Any], name: str, where: str) -> ModelSpec:
         Display name of the model.
     where : str
         File or preset name used in error messages.
+
+    Raises
+    ------
+    KvtierError
+        A missing field, a size outside its bound (:data:`CONFIG_MAX`), a flag that is no
+        JSON boolean, or a geometry no model has (KV heads that do not divide the query
+        heads, more experts per token than experts).
     """
     if not isinstance(config, dict):
         raise KvtierError(f"{where}: expected a JSON object")
@@ -247,29 +369,34 @@ def from_config(config: dict[str, Any], name: str, where: str) -> ModelSpec:
     hidden = _int(config, "hidden_size", where)
     if n_heads == 0 or hidden == 0:
         raise KvtierError(f"{where}: 'num_attention_heads' and 'hidden_size' must be positive")
-    n_kv = _int(config, "num_key_value_heads", where, default=n_heads) or n_heads
+    n_kv = _kv_heads(config, n_heads, where)
     head_dim = config.get("head_dim")
     head_dim = _int(config, "head_dim", where, low=1) if head_dim is not None else hidden // n_heads
     if head_dim < 1:
         raise KvtierError(f"{where}: hidden_size / num_attention_heads must be at least 1 (or give 'head_dim')")
-    n_routed = _int(config, "n_routed_experts", where, default=0) or _int(config, "num_local_experts", where, default=0)
+    n_routed, per_token = _experts(config, where)
     mla = config.get("kv_lora_rank") is not None
     if "intermediate_size" not in config and not n_routed:
         raise KvtierError(f"{where}: missing required field 'intermediate_size'")
     model_type = str(config.get("model_type", "unknown"))
-    qkv_bias = bool(config.get("attention_bias", False)) or model_type == "qwen2"
+    qkv_bias = _bool(config, "attention_bias", where) or model_type == "qwen2"
+    n_layers = _int(config, "num_hidden_layers", where, low=1)
+    # Qwen2 configs state a window but switch it off with use_sliding_window: false
+    use_window = _bool(config, "use_sliding_window", where) if "use_sliding_window" in config else True
+    window = _int(config, "sliding_window", where, default=0) if use_window else 0
+    sliding_layers = _sliding_layers(config, where, n_layers) if window else 0
     return ModelSpec(
         name=name,
         source=where,
         model_type=model_type,
-        n_layers=_int(config, "num_hidden_layers", where, low=1),
+        n_layers=n_layers,
         hidden_size=hidden,
         n_heads=n_heads,
         n_kv_heads=n_kv,
         head_dim=head_dim,
         intermediate_size=_int(config, "intermediate_size", where, default=0),
         vocab_size=_int(config, "vocab_size", where),
-        tie_embeddings=bool(config.get("tie_word_embeddings", False)),
+        tie_embeddings=_bool(config, "tie_word_embeddings", where),
         qkv_bias=qkv_bias,
         kv_lora_rank=_int(config, "kv_lora_rank", where, default=0) if mla else 0,
         q_lora_rank=_int(config, "q_lora_rank", where, default=0) if mla else 0,
@@ -278,31 +405,16 @@ def from_config(config: dict[str, Any], name: str, where: str) -> ModelSpec:
         v_head_dim=_int(config, "v_head_dim", where) if mla else 0,
         n_routed_experts=n_routed,
         n_shared_experts=_int(config, "n_shared_experts", where, default=0),
-        experts_per_token=_int(config, "num_experts_per_tok", where, default=0) if n_routed else 0,
+        experts_per_token=per_token,
         moe_intermediate_size=_int(config, "moe_intermediate_size", where, default=0),
         first_dense_layers=_int(config, "first_k_dense_replace", where, default=0),
         moe_layer_freq=_int(config, "moe_layer_freq", where, default=1),
         router_bias=config.get("topk_method") == "noaux_tc",
         max_positions=_int(config, "max_position_embeddings", where, default=0),
-        # Qwen2 configs state a window but switch it off with use_sliding_window: false
-        sliding_window=_int(config, "sliding_window", where, default=0)
-        if config.get("use_sliding_window", True)
-        else 0,
+        sliding_window=window if sliding_layers else 0,
+        sliding_layers=sliding_layers,
         weight_quantization=_quantization(config, where),
     )
-
-
-def _load_json(path: Path, where: str) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise KvtierError(f"{where}: model config file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KvtierError(f"{where}: cannot read model config ({exc.__class__.__name__})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise KvtierError(f"{where}: malformed JSON at line {exc.lineno} column {exc.colno}") from None
 
 
 def load_model(spec: str) -> ModelSpec:
@@ -317,16 +429,21 @@ def load_model(spec: str) -> ModelSpec:
     Raises
     ------
     KvtierError
-        Unknown preset, missing file, malformed JSON, or a missing required field.
+        Unknown preset; a missing, oversized or malformed file (see :mod:`kvtier.readers`);
+        or a config :func:`from_config` refuses.
     """
     if spec in PRESETS:
         ref = resources.files("kvtier.data").joinpath("models", f"{spec}.json")
         with resources.as_file(ref) as path:
-            return from_config(_load_json(Path(path), spec), spec, f"preset {spec}")
+            where = f"preset {spec}"
+            return from_config(load_json(path, "model config file", where), spec, where)
     path = config_path(spec)
     if path is None:
-        raise KvtierError(f"model '{spec}': unknown preset; presets: {', '.join(PRESETS)}, or a config.json path")
-    return from_config(_load_json(path, str(path)), path.parent.name or path.stem, str(path))
+        raise KvtierError(
+            f"model {show(spec, quote=True)}: unknown preset; presets: {', '.join(PRESETS)}, or a config.json path"
+        )
+    where = show(path)
+    return from_config(load_json(path, "model config file"), path.parent.name or path.stem, where)
 
 
 def _quantization(config: dict[str, Any], where: str) -> str:

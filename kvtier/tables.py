@@ -422,7 +422,12 @@ def model_note(s: Scenario) -> str:
     """What a reader must know before trusting a model's capacity row (empty if nothing)."""
     m = s.model
     notes = []
-    if m.sliding_window:
+    if m.sliding_window and m.sliding_layers < m.n_layers:
+        notes.append(
+            f"sliding-window attention over {m.sliding_window:,} tokens on {m.sliding_layers} of {m.n_layers}"
+            " layers: only those stop growing; the other layers' cache grows with the context"
+        )
+    elif m.sliding_window:
         capped = s.kv_bytes_per_token * m.sliding_window
         notes.append(
             f"sliding-window attention: the cache stops growing at {m.sliding_window:,} tokens"

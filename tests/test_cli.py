@@ -88,7 +88,7 @@ def test_python_dash_m_and_model_fp8():
     [
         (("model", "llama-9"), "model 'llama-9': unknown preset"),
         (("model", "/nonexistent/config.json"), "/nonexistent/config.json: model config file not found"),
-        (("compare", "--mfu", "0"), "key 'mfu.conservative' = '0' is out of range; allowed: fraction in (0, 1]"),
+        (("compare", "--mfu", "0"), "key 'mfu.conservative' = '0' is out of range; allowed: fraction in [0.0001, 1]"),
         (("compare", "--mfu", "1.5"), "key 'mfu.conservative' = '1.5' is out of range"),
         (("compare", "--bandwidth=-5GB/s"), "key 'bandwidth.mid' = '-5GB/s' is out of range"),
         (("compare", "--bandwidth", "0GB/s"), "key 'bandwidth.mid' = '0GB/s' is out of range"),

@@ -1,5 +1,7 @@
 """Models: KV bytes per token and parameter counts for MHA, GQA, head_dim, MLA and MoE."""
 
+import json
+
 import pytest
 
 from kvtier import KvtierError, load_model
@@ -111,3 +113,89 @@ def test_context_limits_and_weight_format_are_read():
     # Qwen2.5 states a window but switches it off (use_sliding_window: false)
     assert load_model("qwen2.5-72b").sliding_window == 0
     assert load_model("deepseek-v3").weight_quantization == "fp8 e4m3"
+
+
+@pytest.mark.parametrize(
+    ("layers", "first_dense", "freq"), [(61, 3, 1), (61, 0, 2), (10, 10, 1), (10, 12, 3), (7, 1, 3), (1, 0, 1)]
+)
+def test_moe_layer_count_is_arithmetic_and_matches_the_layer_by_layer_rule(layers, first_dense, freq):
+    cfg = {**BASE, "num_hidden_layers": layers, "num_local_experts": 4, "num_experts_per_tok": 2}
+    cfg |= {"first_k_dense_replace": first_dense, "moe_layer_freq": freq}
+    m = from_config(cfg, "moe", "test")
+    # layer i (from 0) is MoE when i >= first_k_dense_replace and i % moe_layer_freq == 0,
+    # e.g. DeepSeek-V3: 61 layers, the first 3 dense -> 58 MoE layers
+    assert m.n_moe_layers == sum(1 for i in range(layers) if i >= first_dense and i % freq == 0)
+
+
+def test_largest_allowed_moe_model_is_counted_without_a_loop_over_layers():
+    # 100,000 layers (the bound) of 65,536 experts each: counted arithmetically, at once
+    cfg = {**BASE, "num_hidden_layers": 100_000, "n_routed_experts": 2**16, "num_experts_per_tok": 8}
+    m = from_config(cfg, "huge", "test")
+    assert m.n_moe_layers == 100_000
+    total, active = m.param_counts()
+    # expert 3 x 64 x 128 = 24,576; router 64 x 65,536 = 4,194,304; attention 16,384; norms 128
+    # per layer: total 16,384 + 65,536 x 24,576 + 4,194,304 + 128 = 1,614,823,552
+    # x 100,000 layers + embeddings 12,800 + final norm 64
+    assert total == 100_000 * (16_384 + 2**16 * 24_576 + 4_194_304 + 128) + 12_864
+    # active: 16,384 + 8 x 24,576 + 4,194,304 + 128 = 4,407,424 per layer
+    assert active == 100_000 * 4_407_424 + 12_864
+
+
+GEMMA2 = {
+    # the fields of google/gemma-2-9b's config.json that matter here (42 layers, 4,096-token window,
+    # a hybrid cache); written out, not downloaded
+    "model_type": "gemma2",
+    "num_hidden_layers": 42,
+    "hidden_size": 3584,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 8,
+    "head_dim": 256,
+    "intermediate_size": 14336,
+    "vocab_size": 256000,
+    "max_position_embeddings": 8192,
+    "sliding_window": 4096,
+    "cache_implementation": "hybrid",
+    "tie_word_embeddings": True,
+}
+
+
+@pytest.mark.parametrize(
+    ("changes", "sliding"),
+    [
+        ({}, 21),  # Gemma-2 alternates, local first: layers 0, 2, ..., 40 -> ceil(42 / 2) = 21
+        ({"num_hidden_layers": 41}, 21),  # 0, 2, ..., 40 of 41 -> ceil(41 / 2) = 21
+        # Gemma-3 style: every 6th layer global -> 42 - 42 // 6 = 42 - 7 = 35 local
+        ({"model_type": "gemma3_text", "sliding_window_pattern": 6}, 35),
+        # transformers' explicit list wins: 3 of 42 local
+        ({"layer_types": ["sliding_attention"] * 3 + ["full_attention"] * 39}, 3),
+        # no global layers named anywhere: every layer is local (Mistral)
+        ({"model_type": "mistral", "cache_implementation": None}, 42),
+        # Qwen2 with the window switched on: layers from max_window_layers = 28 up -> 42 - 28 = 14 local
+        (
+            {"model_type": "qwen2", "use_sliding_window": True, "max_window_layers": 28, "cache_implementation": None},
+            14,
+        ),
+    ],
+)
+def test_sliding_window_counts_only_the_local_layers(changes, sliding):
+    cfg = {k: v for k, v in {**GEMMA2, **changes}.items() if v is not None}
+    m = from_config(cfg, "gemma-2-like", "test")
+    assert (m.sliding_window, m.sliding_layers) == (4096, sliding)
+
+
+def test_capacity_note_of_an_alternating_model_caps_only_its_local_layers(tmp_path):
+    from kvtier import Scenario, load_assumptions, tables
+
+    path = tmp_path / "gemma-2-9b" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(GEMMA2))
+    note = tables.model_note(Scenario(load_assumptions(sets={"model": str(path)})))
+    # half the layers keep every token: the cache never stops growing, so no "never reached" claim
+    assert note.startswith(
+        "sliding-window attention over 4,096 tokens on 21 of 42 layers: only those stop growing;"
+        " the other layers' cache grows with the context"
+    )
+    assert "never reached" not in note
+    # Mistral's every layer is local: its note is unchanged
+    mistral = tables.model_note(Scenario(load_assumptions(sets={"model": "mistral-7b"})))
+    assert mistral.startswith("sliding-window attention: the cache stops growing at 4,096 tokens")
