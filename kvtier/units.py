@@ -40,6 +40,11 @@ KIND_UNITS: dict[str, str] = {
     "count": "1",
 }
 
+MIB = 2.0**20
+"""One mebibyte (bytes)."""
+GIB = 2.0**30
+"""One gibibyte (bytes)."""
+
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
 _TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9}
