@@ -19,10 +19,9 @@ from typing import Any
 
 from kvtier.errors import KvtierError, show
 from kvtier.readers import load_yaml
-from kvtier.units import KIND_UNITS, LIMITS, Bounds, format_quantity, parse_quantity
+from kvtier.units import DTYPE_BYTES, KIND_UNITS, LIMITS, Bounds, format_quantity, parse_quantity
 
 PROVENANCE_CLASSES = ("measured", "published-spec", "assumed", "implied", "derived")
-KV_DTYPES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1}
 
 
 @dataclass(frozen=True)
@@ -73,8 +72,8 @@ MFU_LABELS = ("optimistic", "typical", "conservative")
 
 SCHEMA: dict[str, KeySpec] = {
     "model": KeySpec("text"),
-    "kv_dtype": KeySpec("choice", choices=tuple(KV_DTYPES)),
-    "weight_dtype": KeySpec("choice", choices=tuple(KV_DTYPES)),
+    "kv_dtype": KeySpec("choice", choices=tuple(DTYPE_BYTES)),
+    "weight_dtype": KeySpec("choice", choices=tuple(DTYPE_BYTES)),
     "param_count": KeySpec("count", low="1", optional=True),
     "block_tokens": KeySpec("tokens", low="1", integer=True),
     "flops_per_param_token": KeySpec("count", low="0.01", high="1000"),

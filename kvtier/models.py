@@ -28,6 +28,7 @@ from typing import Any
 
 from kvtier.errors import KvtierError, show
 from kvtier.readers import load_json
+from kvtier.units import DTYPE_BYTES
 
 PRESETS: tuple[str, ...] = (
     "llama-2-7b",
@@ -40,9 +41,6 @@ PRESETS: tuple[str, ...] = (
     "deepseek-v3",
 )
 """Shipped preset names; each is a published ``config.json`` under ``kvtier/data/models``."""
-
-DTYPE_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1}
-"""Bytes per element for the KV and weight dtypes kvtier accepts."""
 
 _REQUIRED = ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size")
 

@@ -45,8 +45,11 @@ MIB = 2.0**20
 GIB = 2.0**30
 """One gibibyte (bytes)."""
 
+DTYPE_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1}
+"""Bytes per element of each KV-cache and weight element type kvtier accepts."""
+
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
-_BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
+_BINARY = {"Ki": 2.0**10, "Mi": MIB, "Gi": GIB, "Ti": 2.0**40, "Pi": 2.0**50}
 _TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9}
 _TOKEN_SUFFIX = {"": 1, "K": 2**10, "k": 2**10, "M": 2**20, "m": 2**20}
 _COUNT_SUFFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
@@ -213,7 +216,7 @@ def parse_quantity(value: object, kind: str) -> float:
 def format_bytes(n_bytes: float, digits: int = 2, binary: bool = True) -> str:
     """Format a byte count, binary units (KiB, MiB, GiB) unless ``binary`` is False."""
     if binary:
-        steps = [("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20), ("KiB", 2.0**10)]
+        steps = [("TiB", 2.0**40), ("GiB", GIB), ("MiB", MIB), ("KiB", 2.0**10)]
     else:
         steps = [("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)]
     for name, size in steps:
