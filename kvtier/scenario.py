@@ -8,12 +8,12 @@ notebooks, tables and CLI print comes through here.
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cache, cached_property
 
 import numpy as np
 
 from kvtier import capacity, costs, roofline
-from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS, Assumption, AssumptionSet, load_assumptions
+from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS, Assumption, AssumptionSet, load_assumptions, seed
 from kvtier.models import ModelSpec, dtype_bytes, load_model
 
 
@@ -214,6 +214,29 @@ class Scenario:
         nbytes = self.regen_bytes(position, upstream, batch_tokens)
         return roofline.roofline_time_s(flops, nbytes, peak, mfu, bw, self.v("regen.mem_efficiency"))
 
+    def regen_bound(
+        self,
+        position: float | np.ndarray,
+        upstream: str,
+        mfu: float | np.ndarray,
+        *,
+        peak_flop_per_s: float | np.ndarray | None = None,
+        mem_bandwidth_bytes_per_s: float | np.ndarray | None = None,
+        batch_tokens: float | np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Which side of the roofline binds the block's regeneration: ``"compute"`` or ``"memory"``.
+
+        The compute side at ``mfu`` of the peak against the bytes of :meth:`regen_bytes` over
+        the device-memory bandwidth x ``regen.mem_efficiency`` (:func:`kvtier.roofline.bound`),
+        whatever ``regen.model`` says.  The keyword arguments override the assumption set's
+        peak (FLOP/s), memory bandwidth (B/s) and batch (tokens), as in :meth:`regen_time_s`.
+        """
+        peak = self.v("peak_flops") if peak_flop_per_s is None else peak_flop_per_s
+        bw = self.v("regen.mem_bandwidth") if mem_bandwidth_bytes_per_s is None else mem_bandwidth_bytes_per_s
+        flops = self.interior_flops(position, upstream)
+        nbytes = self.regen_bytes(position, upstream, batch_tokens)
+        return roofline.bound(flops, nbytes, peak, mfu, bw, self.v("regen.mem_efficiency"))
+
     # ---- capacity --------------------------------------------------------
     def kv_bytes(self, context_tokens: float | np.ndarray) -> np.ndarray:
         """KV bytes of one sequence of ``context_tokens`` (B)."""
@@ -232,3 +255,13 @@ class Scenario:
     def used(self, *keys: str) -> list[Assumption]:
         """The assumption records behind a number, for labels and tables."""
         return [self.assumptions[key] for key in keys]
+
+
+@cache
+def seed_scenario() -> Scenario:
+    """The seed set's scenario: what the source chapter's printed figures are compared with.
+
+    A page compares the chapter only with the seed values, whatever the build assumes, so
+    that a sentence such as "the chapter prints this rounded" stays true under any rerun.
+    """
+    return Scenario(seed())
