@@ -15,7 +15,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from kvtier import __version__, capacity, costs, diff
+from kvtier import __version__, capacity, costs, diff, hardware, roofline
 from kvtier.assumptions import Assumption, load_assumptions, parse_set_options
 from kvtier.errors import KvtierError
 from kvtier.models import ModelSpec, dtype_bytes, load_model
@@ -163,8 +163,6 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
     """The assumption set of a quick-answer command: file, accelerator preset, then options."""
     base = load_assumptions(args.assumptions)
     if getattr(args, "accelerator", None):
-        from kvtier import hardware
-
         acc = hardware.accelerator(args.accelerator)
         records = {"regen.mem_bandwidth": acc.mem_bandwidth_record.to_assumption("regen.mem_bandwidth")}
         if acc.peak_flop_per_s is not None:
@@ -210,14 +208,14 @@ def regen_point(scenario: Scenario, position: float | None, upstream: str) -> di
                 bytes_read=float(scenario.regen_bytes(p, upstream)),
                 batch_tokens=scenario.batch_tokens,
                 compute_time_s=compute_s,
-                bound="compute" if compute_s >= regen_s else "memory",
+                bound=str(scenario.regen_bound(p, upstream, point["mfu"])),
             )
     out.update(
         regen_flops=flops,
         regen_time_s=regen_s,
         regen_to_fetch_ratio=regen_s / point["fetch_s"],
         break_even_bandwidth_bytes_per_s=float(
-            costs.bandwidth_for_ratio(scenario.block_bytes, regen_s, 1.0, scenario.v("fetch_latency"))
+            roofline.break_even_bandwidth(scenario.block_bytes, regen_s, scenario.v("fetch_latency"))
         ),
     )
     return out
@@ -301,10 +299,12 @@ TIER_JSON = {
 
 
 def cmd_tiers(args: argparse.Namespace) -> int:
-    from kvtier.tables import tiers
+    # Imported here for start-up time only (no cycle: the pages sit below the cli): the page
+    # modules import pandas and matplotlib, which `kvtier compare` and `kvtier model` never need.
+    from kvtier.pages import tiers
 
     scenario = Scenario(load_assumptions(args.assumptions, parse_set_options(args.set)))
-    df = tiers(scenario)
+    df = tiers.table(scenario)
     rows = []
     for record in df.to_dict(orient="records"):
         row = {}
@@ -347,6 +347,7 @@ def cmd_tiers(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    # Imported here for start-up time only (no cycle): the build imports nbformat, pandas and matplotlib.
     from kvtier import pipeline
 
     assumptions = load_assumptions(args.assumptions, parse_set_options(args.set))

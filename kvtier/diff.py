@@ -11,7 +11,7 @@ A *source* of tables is either a directory or a git revision:
 An existing directory wins over a revision of the same name.
 
 Cells are kept as the exact text of the CSV.  Rows are matched by the key columns of
-:data:`kvtier.tables.TABLES` (for a table unknown there, by its first column), a repeated
+:data:`kvtier.pages.TABLES` (for a table unknown there, by its first column), a repeated
 key by its occurrence; a row's label quotes a key value that could be misread, so no two
 rows share a label.  A cell
 is numeric when both its old and its new text parse as finite floats; numeric cells are
@@ -60,10 +60,15 @@ ROW = "(row)"
 
 FORMATS = ("text", "md")
 
+
 @cache
 def _keys() -> dict[str, tuple[str, ...]]:
-    """The key columns of every table of record (read when a diff runs: the tables module imports pandas)."""
-    from kvtier.tables import TABLES
+    """The key columns of every table of record, from the page registry :data:`kvtier.pages.TABLES`."""
+    # Imported here, not at the top, for start-up time only (there is no cycle: kvtier.pages
+    # sits below this module): the page modules import pandas and matplotlib, and the cli,
+    # which imports this module, must answer `kvtier compare` without loading either.
+    # tests/test_layers.py lists this import as an allowed exception.
+    from kvtier.pages import TABLES
 
     return {t.name: t.key for t in TABLES}
 
@@ -500,7 +505,7 @@ HEADLINES: tuple[Headline, ...] = (
 """What a reviewer decides on, in the order the comment shows it; single cells are at the illustrative point."""
 
 SI_SUFFIX = "_si"
-"""tables.py names a column ``X_si`` when it restates column ``X`` in SI base units
+"""A page module names a column ``X_si`` when it restates column ``X`` in SI base units
 (``value_si`` beside ``value`` in assumptions.csv, with its unit in ``unit_si``)."""
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")

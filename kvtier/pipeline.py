@@ -8,7 +8,8 @@ Steps, each of which can fail without touching the last good output:
 3. execute with papermill the notebooks whose inputs changed (notebook source, its
    parameter values, the kvtier package), in parallel, reusing the others from the
    previous build; strip volatile metadata;
-4. write the tables of record (CSV) and the figures (SVG) extracted from the notebooks;
+4. write the tables of record (CSV) of every page in :data:`kvtier.pages.PAGES` and the
+   figures (SVG) extracted from the notebooks;
 5. build the HTML with Jupyter Book 1.x (execution off, warnings and missing
    references are errors);
 6. swap the new output into place (a rename), so readers never see a half-built book.
@@ -45,13 +46,13 @@ from typing import Any
 import nbformat
 
 import kvtier
-from kvtier import outdir, preview
+from kvtier import outdir, pages, preview
 from kvtier.assumptions import AssumptionSet, check_consistency
 from kvtier.errors import KvtierError
 from kvtier.models import config_path
-from kvtier.report import notebook_parameters
+from kvtier.notebook import notebook_parameters
 from kvtier.scenario import Scenario
-from kvtier.tables import csv_texts, write_csv_texts
+from kvtier.tables import write_csv_texts
 
 MANIFEST = outdir.MANIFEST
 BOOK_FILES = ("_config.yml", "_toc.yml")
@@ -461,7 +462,7 @@ def build(
     check_consistency(assumptions)
     check_sources(root)
     scenario = Scenario(assumptions)
-    table_texts = csv_texts(scenario)
+    table_texts = pages.csv_texts(scenario)
     work = plan(root, assumptions)
     if not default:
         check_out_dir(out, root)

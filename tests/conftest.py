@@ -43,6 +43,14 @@ def write_config(path: Path, **fields) -> Path:
     return path
 
 
+def write_tables(scenario: Scenario, directory: Path) -> list[Path]:
+    """Write every table of record of ``scenario`` as ``NAME.csv`` under ``directory``, as a build does."""
+    from kvtier.pages import csv_texts
+    from kvtier.tables import write_csv_texts
+
+    return write_csv_texts(csv_texts(scenario), directory)
+
+
 def build(out: Path, *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None):
     """``kvtier build --out OUT ARGS`` in a subprocess."""
     return subprocess.run(

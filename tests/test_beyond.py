@@ -13,8 +13,8 @@ import pytest
 
 from kvtier import costs, roofline
 from kvtier.assumptions import load_assumptions
+from kvtier.pages import models, tiers
 from kvtier.scenario import Scenario
-from kvtier.tables import models, tiers
 from tests.conftest import ROOT, run_cli, run_cli_json
 
 TABLES = ROOT / "book" / "tables"
@@ -131,7 +131,7 @@ def test_break_even_bandwidth_times_regen_time_is_the_block():
 
 
 def test_tier_ladder_by_hand():
-    rows = {r["link"]: r for r in tiers(scenario()).to_dict(orient="records")}
+    rows = {r["link"]: r for r in tiers.table(scenario()).to_dict(orient="records")}
     # NVMe Gen4 x4: 60 us + 5,242,880 B / 7e9 B/s = 60 + 748.98 = 808.98 us; 17.9229 ms / 808.98 us = 22.15
     nvme = rows["nvme-gen4-x4"]
     assert nvme["fetch_us"] == pytest.approx(60 + 5_242_880 / 7e9 * 1e6, rel=1e-12)
@@ -142,7 +142,7 @@ def test_tier_ladder_by_hand():
 
 
 def test_models_side_by_side_by_hand():
-    rows = {r["model"]: r for r in models(scenario()).to_dict(orient="records")}
+    rows = {r["model"]: r for r in models.table(scenario()).to_dict(orient="records")}
     # Llama-2 7B (MHA, 32 KV heads): 2 x 32 x 32 x 128 x 2 B = 524,288 B = 512 KiB per token, 4x Llama-3 8B's
     # 128 KiB (GQA, 8 KV heads); parameters 2 x 32,000 x 4,096 + 32 x (4 x 4,096^2 + 3 x 4,096 x 11,008 + 2 x 4,096)
     # + 4,096 = 262,144,000 + 6,476,267,520 + 4,096 = 6,738,415,616
@@ -216,7 +216,7 @@ def test_a_users_config_json_works_in_the_cli(tmp_path):
     table = run_cli_json("tiers", "--set", f"model={config}")
     # 16 x 131,072 B = 2,097,152 B over 64e9 B/s = 32.768 us for the mid bracket
     assert table["tiers"][1]["fetch_time_s"] == pytest.approx(32.768e-6, rel=1e-12)
-    assert {r["model"] for r in models(scenario(model=str(config))).to_dict(orient="records")} >= {str(config)}
+    assert {r["model"] for r in models.table(scenario(model=str(config))).to_dict(orient="records")} >= {str(config)}
 
 
 def test_json_never_prints_infinity():

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kvtier import report
+from kvtier import notebook, pages
 from kvtier.assumptions import SCHEMA, load_assumptions, seed
 from kvtier.errors import KvtierError
 from kvtier.pipeline import declared_parameters, glued_values, read_page
@@ -27,32 +27,10 @@ from kvtier.scenario import Scenario
 from tests.conftest import ROOT, build, copy_project, snapshot
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.md"))
-NUMBERS = {
-    "00_assumptions": report.assumption_numbers,
-    "01_block_unit": report.block_unit_numbers,
-    "02_fetch": report.fetch_numbers,
-    "03_regenerate": report.regenerate_numbers,
-    "04_ratio": report.ratio_numbers,
-    "05_interior": report.interior_numbers,
-    "06_capacity": report.capacity_numbers,
-    "07_roofline": report.roofline_numbers,
-    "08_tiers": report.tiers_numbers,
-    "09_models": report.models_numbers,
-    "10_uncertainty": report.uncertainty_numbers,
-}
+NUMBERS = {page.notebook: page.numbers for page in pages.PAGES}
 """Each notebook and the package function that computes every number its prose quotes."""
 
-FIGURES = {
-    "fig_fetch": "02_fetch",
-    "fig_ratio": "04_ratio",
-    "fig_interior": "05_interior",
-    "fig_capacity": "06_capacity",
-    "fig_roofline": "07_roofline",
-    "fig_tiers": "08_tiers",
-    "fig_models": "09_models",
-    "fig_mc": "10_uncertainty",
-    "fig_tornado": "10_uncertainty",
-}
+FIGURES = {figure.name: figure.notebook for figure in pages.FIGURES}
 """Every figure of the book and the page that holds it."""
 
 NON_DEFAULT = {
@@ -128,10 +106,10 @@ def test_parameter_defaults_are_the_seed_set(path):
     assert params.get("provenance") == {}
     if "set_name" in params:
         assert params["set_name"] == base.name
-    keys = [report.PARAM_KEYS[name] for name in params if name not in ("provenance", "set_name")]
+    keys = [notebook.PARAM_KEYS[name] for name in params if name not in ("provenance", "set_name")]
     assert keys, "a notebook must declare the assumptions it reads"
     for key in keys:
-        default = params[report.param_name(key)]
+        default = params[notebook.param_name(key)]
         assert default == base[key].text, f"{path.name}: {key} defaults to {default!r}, seed has {base[key].text!r}"
 
 
@@ -168,6 +146,15 @@ def test_every_notebook_is_a_page_and_has_a_numbers_function():
     assert set(NUMBERS) == {p.stem for p in NOTEBOOKS}
 
 
+@pytest.mark.parametrize("page", pages.PAGES, ids=lambda p: p.notebook)
+def test_every_page_module_is_presented_by_its_notebook(page):
+    text = (ROOT / "notebooks" / f"{page.notebook}.md").read_text()
+    assert re.search(rf"^from kvtier\.pages import {page.module.rsplit('.', 1)[1]} as page$", text, re.MULTILINE)
+    assert "notebook.glue_numbers(page.numbers(s))" in text
+    for figure in page.figures:
+        assert f"```{{glue:figure}} {figure.name}\n" in text, figure.name
+
+
 # ---------------------------------------------------------------------------
 # executed notebooks: glued numbers are the engine's numbers
 # ---------------------------------------------------------------------------
@@ -177,7 +164,7 @@ def test_glued_numbers_equal_the_engine_under_non_default_parameters(custom_buil
     scenario = Scenario(load_assumptions(sets=custom_sets))
     for name, numbers in NUMBERS.items():
         glued = glued_values(custom_build / "notebooks" / f"{name}.ipynb")
-        expected = {k: report.plain(v) for k, v in numbers(scenario).items()}
+        expected = {k: notebook.plain(v) for k, v in numbers(scenario).items()}
         assert set(expected) <= set(glued), f"{name}: not glued: {sorted(set(expected) - set(glued))}"
         for key, value in expected.items():
             assert glued[key] == pytest.approx(value, rel=1e-12) if isinstance(value, float) else glued[key] == value
@@ -378,7 +365,7 @@ def test_a_sphinx_warning_fails_the_build_and_leaves_it(seed_build, tmp_path):
 
 def test_an_undeclared_assumption_read_is_an_error():
     namespace = {"model": "llama-3-70b", "provenance": {}}
-    s = report.scenario_from_parameters(namespace, "example.ipynb")
+    s = notebook.scenario_from_parameters(namespace, "example.ipynb")
     assert s.model.n_layers == 80
     with pytest.raises(KvtierError, match="example.ipynb reads assumption 'kv_dtype' but does not declare it"):
         _ = s.kv_bytes_per_token
@@ -386,7 +373,7 @@ def test_an_undeclared_assumption_read_is_an_error():
 
 def test_every_schema_key_is_declared_by_the_assumptions_page():
     params = parameter_defaults(ROOT / "notebooks" / "00_assumptions.md")
-    assert {report.PARAM_KEYS[name] for name in params if name not in ("provenance", "set_name")} == set(SCHEMA)
+    assert {notebook.PARAM_KEYS[name] for name in params if name not in ("provenance", "set_name")} == set(SCHEMA)
 
 
 # ---------------------------------------------------------------------------
@@ -466,7 +453,7 @@ def test_the_set_name_and_a_model_file_edit_reach_the_notebooks(tmp_path):
     from kvtier import pipeline
 
     # the assumptions page is told the set's name (and so is re-executed when it changes)
-    s = report.scenario_from_parameters({"set_name": "my-lab", "model": "llama-3-70b", "provenance": {}}, "x")
+    s = notebook.scenario_from_parameters({"set_name": "my-lab", "model": "llama-3-70b", "provenance": {}}, "x")
     assert s.assumptions.name == "my-lab"
     # a model given as a directory: editing its config.json changes the inputs of every notebook that reads it
     model_dir = tmp_path / "my-model"

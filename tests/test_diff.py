@@ -15,7 +15,7 @@ from kvtier.assumptions import load_assumptions
 from kvtier.diff import ABSENT, COLUMN, Change, diff_tables, format_markdown, format_text, load_tables
 from kvtier.errors import KvtierError
 from kvtier.scenario import Scenario
-from kvtier.tables import write_tables
+from tests.conftest import write_tables
 
 # ---------------------------------------------------------------------------
 # fixtures and helpers

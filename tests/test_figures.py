@@ -7,29 +7,21 @@ import re
 import matplotlib
 import pytest
 
-from kvtier import figures
+from kvtier import figures, pages
+from kvtier.pages.fetch import fetch_vs_bandwidth
 from kvtier.scenario import Scenario
 
-matplotlib.use("Agg")  # tests save files; notebooks keep the inline backend (see figures.setup_notebook)
+matplotlib.use("Agg")  # tests save files; notebooks keep the inline backend (see kvtier.notebook.setup)
 
-BUILDERS = [
-    figures.fetch_vs_bandwidth,
-    figures.ratio_heatmap,
-    figures.regen_vs_position,
-    figures.capacity_vs_context,
-    figures.roofline_vs_batch,
-    figures.tiers_vs_position,
-    figures.models_crossover,
-    figures.uncertainty_histogram,
-    figures.tornado_chart,
-]
+BUILDERS = [figure.draw for figure in pages.FIGURES]
+"""Every figure function of the book, from the page registry."""
 
 
 @pytest.mark.parametrize("suffix", [".svg", ".png"])
 def test_saving_twice_gives_identical_bytes_without_dates_or_software(tmp_path, suffix):
     s = Scenario()
-    a = figures.save(figures.fetch_vs_bandwidth(s)[0], tmp_path / f"a{suffix}").read_bytes()
-    b = figures.save(figures.fetch_vs_bandwidth(s)[0], tmp_path / f"b{suffix}").read_bytes()
+    a = figures.save(fetch_vs_bandwidth(s)[0], tmp_path / f"a{suffix}").read_bytes()
+    b = figures.save(fetch_vs_bandwidth(s)[0], tmp_path / f"b{suffix}").read_bytes()
     assert a == b
     if suffix == ".svg":
         assert b"<dc:date>" not in a and b"Matplotlib v" not in a

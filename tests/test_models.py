@@ -184,12 +184,13 @@ def test_sliding_window_counts_only_the_local_layers(changes, sliding):
 
 
 def test_capacity_note_of_an_alternating_model_caps_only_its_local_layers(tmp_path):
-    from kvtier import Scenario, load_assumptions, tables
+    from kvtier import Scenario, load_assumptions
+    from kvtier.pages.models import model_note
 
     path = tmp_path / "gemma-2-9b" / "config.json"
     path.parent.mkdir()
     path.write_text(json.dumps(GEMMA2))
-    note = tables.model_note(Scenario(load_assumptions(sets={"model": str(path)})))
+    note = model_note(Scenario(load_assumptions(sets={"model": str(path)})))
     # half the layers keep every token: the cache never stops growing, so no "never reached" claim
     assert note.startswith(
         "sliding-window attention over 4,096 tokens on 21 of 42 layers: only those stop growing;"
@@ -197,5 +198,5 @@ def test_capacity_note_of_an_alternating_model_caps_only_its_local_layers(tmp_pa
     )
     assert "never reached" not in note
     # Mistral's every layer is local: its note is unchanged
-    mistral = tables.model_note(Scenario(load_assumptions(sets={"model": "mistral-7b"})))
+    mistral = model_note(Scenario(load_assumptions(sets={"model": "mistral-7b"})))
     assert mistral.startswith("sliding-window attention: the cache stops growing at 4,096 tokens")

@@ -21,8 +21,7 @@ import yaml
 
 from kvtier.assumptions import load_assumptions
 from kvtier.scenario import Scenario
-from kvtier.tables import write_tables
-from tests.conftest import ROOT
+from tests.conftest import ROOT, write_tables
 
 WORKFLOW = ROOT / ".github" / "workflows" / "ci.yml"
 

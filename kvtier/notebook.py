@@ -1,0 +1,168 @@
+"""The notebook helpers: parameters in, a scenario out, numbers, figures and tables onto the page.
+
+A notebook declares the assumptions it depends on in its cell tagged ``parameters``:
+one variable per assumption key (``.`` written as ``_``, e.g. ``bandwidth_mid``)
+holding the value as text, defaulting to the seed set, plus ``provenance``, a mapping
+``key -> {provenance, basis, source}`` for the keys whose records differ from the
+seed.  :func:`notebook_parameters` computes those parameters for the build;
+:func:`scenario_from_parameters` turns them back into a :class:`~kvtier.scenario.Scenario`
+inside the notebook, which refuses to read any undeclared key so that the build's
+re-execution bookkeeping cannot miss a dependency.
+
+What a page shows comes from its page module (:mod:`kvtier.pages`); a notebook only
+presents it with the helpers here: :func:`glue_numbers` and :func:`glue_figure` for the
+prose (myst-nb glue; they also fill :data:`kvtier.preview.GLUED` for a page run in
+Jupyter), :func:`show_table` for a table of record, :func:`setup` once at the top.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from kvtier import preview
+from kvtier.assumptions import SCHEMA, AssumptionSet, RestrictedAssumptionSet, make_assumption
+from kvtier.errors import KvtierError
+from kvtier.figures import apply_style
+from kvtier.scenario import Scenario, seed_scenario
+from kvtier.tables import formatted
+
+PROVENANCE_PARAM = "provenance"
+"""The parameter holding provenance records of keys that differ from the seed."""
+SET_NAME_PARAM = "set_name"
+"""The parameter holding the assumption set's name (declared by the assumptions page)."""
+
+
+def param_name(key: str) -> str:
+    """The notebook parameter name of assumption ``key`` (``bandwidth.mid`` -> ``bandwidth_mid``)."""
+    return key.replace(".", "_")
+
+
+PARAM_KEYS: dict[str, str] = {param_name(key): key for key in SCHEMA}
+"""Notebook parameter name -> assumption key."""
+
+
+def notebook_parameters(declared: Iterable[str], assumptions: AssumptionSet, owner: str) -> dict[str, Any]:
+    """The papermill parameters for a notebook that declares ``declared``.
+
+    Parameters
+    ----------
+    declared : iterable of str
+        Parameter names found in the notebook's ``parameters`` cell.
+    assumptions : AssumptionSet
+        The assumption set of this build.
+    owner : str
+        Notebook name, for error messages.
+
+    Returns
+    -------
+    dict
+        Each declared assumption's value text (None for a null optional key), and
+        ``provenance`` for the declared keys whose record differs from the seed.
+    """
+    base = seed_scenario().assumptions
+    params: dict[str, Any] = {}
+    prov: dict[str, dict[str, str]] = {}
+    for name in sorted(declared):
+        if name == SET_NAME_PARAM:
+            params[name] = assumptions.name
+            continue
+        if name == PROVENANCE_PARAM:
+            continue
+        key = PARAM_KEYS.get(name)
+        if key is None:
+            raise KvtierError(f"{owner}: parameter '{name}' is not an assumption key; known: {', '.join(PARAM_KEYS)}")
+        rec = assumptions[key]
+        params[name] = None if rec.value is None else rec.text
+        if rec != base[key]:
+            prov[key] = {"provenance": rec.provenance, "basis": rec.basis, "source": rec.source}
+    params[PROVENANCE_PARAM] = prov
+    return params
+
+
+def scenario_from_parameters(namespace: Mapping[str, Any], owner: str) -> Scenario:
+    """The scenario a notebook's parameters describe, limited to the keys it declares.
+
+    Parameters
+    ----------
+    namespace : mapping
+        The notebook's globals after the parameters (and papermill's injected) cell.
+    owner : str
+        Notebook name, for error messages.
+    """
+    base = seed_scenario().assumptions
+    prov = namespace.get(PROVENANCE_PARAM) or {}
+    declared = {key for name, key in PARAM_KEYS.items() if name in namespace}
+    records = {}
+    for key in sorted(declared):
+        raw = namespace[param_name(key)]
+        old = base[key]
+        text = "null" if raw is None else str(raw)
+        if key in prov or text != old.text:
+            info = prov.get(key, {})
+            records[key] = make_assumption(
+                key,
+                raw,
+                basis=info.get("basis", f"notebook parameter (the seed has {old.display})"),
+                provenance=info.get("provenance", "assumed"),
+                source=info.get("source", f"{owner} parameter"),
+                where=f"{owner}: parameter '{param_name(key)}'",
+            )
+    full = base.with_records(records, name=str(namespace.get(SET_NAME_PARAM, base.name)))
+    return Scenario(RestrictedAssumptionSet(full, declared, owner))
+
+
+def setup() -> None:
+    """House style plus inline SVG output without dates, for a notebook's first code cell."""
+    apply_style()
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython ships with the notebook stack
+        return
+    ip = get_ipython()
+    if ip is None:
+        return
+    ip.run_line_magic("config", "InlineBackend.figure_formats = ['svg']")
+    ip.run_line_magic(
+        "config", "InlineBackend.print_figure_kwargs = {'bbox_inches': 'tight', 'metadata': {'Date': None}}"
+    )
+
+
+def plain(value: Any) -> Any:
+    """A glue-safe value: numpy scalars become Python ``float``/``int`` (myst-nb formats those)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    return value
+
+
+def glue_numbers(numbers: Mapping[str, Any]) -> None:
+    """Glue every number (plain Python values) for the page's prose, without displaying them."""
+    from myst_nb import glue
+
+    for name, value in numbers.items():
+        glue(name, plain(value), display=False)
+        preview.GLUED[name] = plain(value)
+
+
+def glue_figure(name: str, fig: Any, caption: str) -> None:
+    """Glue a figure and its caption (``NAME_caption``) and close it."""
+    import matplotlib.pyplot as plt
+    from myst_nb import glue
+
+    glue(name, fig, display=False)
+    glue(f"{name}_caption", caption, display=False)
+    preview.GLUED.update({name: fig, f"{name}_caption": caption})
+    plt.close(fig)
+
+
+def show_table(df: Any, digits: Mapping[str, int] | None = None) -> Any:
+    """An HTML display of a table of record (rounded copy, no index, deterministic markup)."""
+    from IPython.display import HTML
+
+    return HTML(formatted(df, dict(digits or {})).to_html(index=False, border=0, classes="kvtier-table"))

@@ -1,0 +1,126 @@
+"""The pages of the book: one module per page, and :data:`PAGES`, the one registry of them.
+
+A page is one text notebook, ``notebooks/NOTEBOOK.md``, and one module here that holds
+everything the notebook presents, so that adding a page touches nothing else in the
+package.  The module defines:
+
+``NOTEBOOK``
+    The stem of the page's text notebook (``"02_fetch"``).
+``numbers(s)``
+    Every number the page's prose quotes, by glue name, for a
+    :class:`~kvtier.scenario.Scenario` ``s``.  Names carry units (``_us``, ``_ms``,
+    ``_gib``, ``_pct``, ``_tokens``).
+``TABLES``
+    Its tables of record, each ``(name, builder, key columns)``: ``builder(s)`` returns a
+    DataFrame whose column names carry units, written as ``tables/NAME.csv``; the key
+    columns identify a row, so that ``kvtier diff`` can match rows of two runs.
+``FIGURES``
+    Its figures, each ``(glue name, function)``: ``function(s)`` returns the figure, with
+    the assumptions footer drawn, and its caption.
+
+The registry finds every module of this package by itself: nothing here names a page.
+The pipeline writes the tables of record from :data:`PAGES`, ``kvtier diff`` reads their
+key columns from it, and the tests derive their lists of pages, numbers and figures
+from it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from kvtier.scenario import Scenario
+from kvtier.tables import to_csv_text
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of record: its name, the page that presents it, its builder, its key columns.
+
+    ``key`` names the columns that identify a row, so that two runs can be compared row
+    by row (:mod:`kvtier.diff`); every other column is a value.
+    """
+
+    name: str
+    notebook: str
+    build: Callable[[Scenario], pd.DataFrame]
+    key: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure of the book: its glue name (``fig_*``, also its SVG's name) and its function."""
+
+    name: str
+    notebook: str
+    draw: Callable[[Scenario], tuple[MplFigure, str]]
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of the book: its notebook, its numbers, its tables of record and figures."""
+
+    notebook: str
+    """Stem of the page's text notebook, ``notebooks/NOTEBOOK.md``."""
+    module: str
+    """The page module, ``kvtier.pages.NAME``."""
+    numbers: Callable[[Scenario], dict[str, Any]]
+    """Every number the page's prose quotes, by glue name."""
+    tables: tuple[Table, ...]
+    figures: tuple[Figure, ...]
+
+
+def _page(module: ModuleType) -> Page:
+    """The :class:`Page` a page module describes (its ``NOTEBOOK``, ``numbers``, ``TABLES``, ``FIGURES``)."""
+    missing = [name for name in ("NOTEBOOK", "numbers", "TABLES", "FIGURES") if not hasattr(module, name)]
+    if missing:
+        raise TypeError(f"page module {module.__name__} does not define {', '.join(missing)}")
+    notebook = module.NOTEBOOK
+    return Page(
+        notebook=notebook,
+        module=module.__name__,
+        numbers=module.numbers,
+        tables=tuple(Table(name, notebook, build, tuple(key)) for name, build, key in module.TABLES),
+        figures=tuple(Figure(name, notebook, draw) for name, draw in module.FIGURES),
+    )
+
+
+def _discover() -> tuple[Page, ...]:
+    """Every page module of this package, as pages in notebook order; names must not repeat."""
+    pages = sorted(
+        (_page(importlib.import_module(f"{__name__}.{info.name}")) for info in pkgutil.iter_modules(__path__)),
+        key=lambda page: page.notebook,
+    )
+    for kind, names in (
+        ("notebook", [p.notebook for p in pages]),
+        ("table", [t.name for p in pages for t in p.tables]),
+        ("figure", [f.name for p in pages for f in p.figures]),
+    ):
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise TypeError(f"more than one page module claims the {kind}(s) {', '.join(repeated)}")
+    return tuple(pages)
+
+
+PAGES: tuple[Page, ...] = _discover()
+"""Every page of the book with a page module, in notebook order."""
+
+TABLES: tuple[Table, ...] = tuple(table for page in PAGES for table in page.tables)
+"""Every table of record, in page order."""
+
+FIGURES: tuple[Figure, ...] = tuple(figure for page in PAGES for figure in page.figures)
+"""Every figure of the book, in page order."""
+
+
+def csv_texts(s: Scenario) -> dict[str, str]:
+    """The CSV text of every table of record, by name (computing them validates the scenario)."""
+    return {table.name: to_csv_text(table.build(s)) for table in TABLES}

@@ -1,0 +1,152 @@
+"""The capacity page (``notebooks/06_capacity.md``): KV footprint against context, and the crossover."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from kvtier import capacity, chapter
+from kvtier.figures import PALETTE, finish, new_figure
+from kvtier.models import dtype_bytes
+from kvtier.scenario import Scenario, seed_scenario
+from kvtier.units import GIB
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+NOTEBOOK = "06_capacity"
+"""The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+
+CAPACITY_CONTEXTS = (1_024, 4_096, 32_768, 131_072, 1_048_576)
+"""Contexts (tokens) of the capacity table, besides ``context.short`` and ``context.long``."""
+
+
+def numbers(s: Scenario) -> dict[str, Any]:
+    """KV footprint at the reference contexts, the weights, and the crossover."""
+    short, long = s.v("context.short"), s.v("context.long")
+    exact_total, _ = s.model.param_counts()
+    weight_elem = dtype_bytes(str(s.assumptions.value("weight_dtype")), "weight_dtype")
+    exact_crossover = float(
+        capacity.crossover_context_tokens(capacity.weight_bytes(exact_total, weight_elem), s.kv_bytes_per_token)
+    )
+    window = s.model.max_positions
+    if window and s.crossover_tokens > window:
+        window_note = (
+            f"lies beyond the {window:,} positions this model's configuration allows: for this model it is a"
+            " sizing yardstick (or a statement about a long-context variant with the same cache geometry),"
+            " not a state a deployment reaches"
+        )
+    elif window:
+        window_note = f"lies within the {window:,} positions this model's configuration allows"
+    else:
+        window_note = "cannot be checked against a context limit: the configuration states none"
+    params_note = (
+        f"With the configuration's exact parameter count instead ({exact_total:,}) the crossover moves to"
+        f" {exact_crossover:,.0f} tokens."
+        if s.params_source == "assumption"
+        else "The parameter count is the configuration's own."
+    )
+    return {
+        "window_note": window_note,
+        "params_note": params_note,
+        "kv_kib_per_token": s.kv_bytes_per_token / 1024,
+        "params_b": s.params / 1e9,
+        "weights_gb": s.weight_bytes / 1e9,
+        "weights_gib": s.weight_bytes / GIB,
+        "context_short_tokens": int(short),
+        "context_long_tokens": int(long),
+        "kv_short_gib": float(s.kv_bytes(short)) / GIB,
+        "kv_long_gib": float(s.kv_bytes(long)) / GIB,
+        "share_short_pct": float(s.kv_share(short)) * 100,
+        "share_long_pct": float(s.kv_share(long)) * 100,
+        "crossover_tokens": s.crossover_tokens,
+        "crossover_exact_tokens": exact_crossover,
+        "crossover_shift_tokens": exact_crossover - s.crossover_tokens,
+        "weight_dtype": str(s.assumptions.value("weight_dtype")),
+        "chapter_crossover_tokens": chapter.CROSSOVER_TOKENS.value,
+        "seed_crossover_tokens": seed_scenario().crossover_tokens,
+        "seed_share_short_pct": float(seed_scenario().kv_share(seed_scenario().v("context.short"))) * 100,
+        "seed_share_long_pct": float(seed_scenario().kv_share(seed_scenario().v("context.long"))) * 100,
+        "chapter_share_short_pct": chapter.SHARE_SHORT.value * 100,
+        "chapter_share_long_pct": chapter.SHARE_LONG.value * 100,
+    }
+
+
+def table(s: Scenario) -> pd.DataFrame:
+    """KV footprint of one sequence against context length, and its share of the weights."""
+    refs = {int(s.v("context.short")): "context.short", int(s.v("context.long")): "context.long"}
+    contexts = sorted({*CAPACITY_CONTEXTS, *refs})
+    rows = [
+        {
+            "point": f"context={c}",
+            "context_tokens": c,
+            "kv_GiB": float(s.kv_bytes(c)) / GIB,
+            "weights_GiB": s.weight_bytes / GIB,
+            "kv_share_of_weights_pct": float(s.kv_share(c)) * 100,
+            "reference": refs.get(c, ""),
+            "provenance": "derived",
+        }
+        for c in contexts
+    ]
+    rows.append(
+        {
+            "point": "crossover",
+            "context_tokens": round(s.crossover_tokens),
+            "kv_GiB": s.weight_bytes / GIB,
+            "weights_GiB": s.weight_bytes / GIB,
+            "kv_share_of_weights_pct": 100.0,
+            "reference": "crossover",
+            "provenance": "derived",
+        }
+    )
+    return pd.DataFrame(rows).sort_values("context_tokens", kind="stable").reset_index(drop=True)
+
+
+def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
+    """KV bytes of one sequence against context length, the weights and the crossover marked."""
+    contexts = np.logspace(np.log10(1024), np.log10(2**20), 200)
+    fig, ax = new_figure()
+    ax.loglog(contexts, s.kv_bytes(contexts) / GIB, color=PALETTE[0], label="KV cache of one sequence")
+    ax.axhline(s.weight_bytes / GIB, color=PALETTE[1], ls="--", label=f"weights ({s.weight_bytes / GIB:.1f} GiB)")
+    x = s.crossover_tokens
+    ax.axvline(x, color="#777777", lw=0.8)
+    ax.annotate(
+        f"crossover\n{x:,.0f} tokens",
+        (x, s.weight_bytes / GIB),
+        textcoords="offset points",
+        xytext=(-80, 12),
+        fontsize=8,
+    )
+    for key in ("context.short", "context.long"):
+        c = s.v(key)
+        ax.plot(c, float(s.kv_bytes(c)) / GIB, "o", color=PALETTE[2])
+        ax.annotate(
+            f"{c:,.0f} tokens: {float(s.kv_bytes(c)) / GIB:.1f} GiB ({float(s.kv_share(c)) * 100:.0f} %)",
+            (c, float(s.kv_bytes(c)) / GIB),
+            textcoords="offset points",
+            xytext=(6, -12),
+            fontsize=8,
+        )
+    share = ax.secondary_yaxis(
+        "right", functions=(lambda y: y * GIB / s.weight_bytes * 100, lambda p: p / 100 * s.weight_bytes / GIB)
+    )
+    share.set_ylabel("share of the weights (%)")
+    ax.set_xlabel("context length of one sequence (tokens)")
+    ax.set_ylabel("KV cache (GiB)")
+    ax.set_title(f"KV cache of one {s.model.name} sequence against its weights")
+    ax.legend(loc="upper left")
+    records = s.used("model", "kv_dtype", "weight_dtype", "param_count", "context.short", "context.long")
+    return finish(
+        fig,
+        records,
+        "KV-cache size of a single sequence against context length (log axes), with the weight footprint and "
+        "the context at which the two are equal.",
+    )
+
+
+TABLES = (("capacity", table, ("point",)),)
+"""The page's tables of record: (name, builder, key columns)."""
+FIGURES = (("fig_capacity", capacity_vs_context),)
+"""The page's figures: (glue name, function returning the figure and its caption)."""

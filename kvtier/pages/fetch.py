@@ -1,0 +1,82 @@
+"""The fetch page (``notebooks/02_fetch.md``): fetch time of one block for each bandwidth bracket."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from kvtier import chapter
+from kvtier.assumptions import BANDWIDTH_LABELS
+from kvtier.figures import PALETTE, finish, new_figure
+from kvtier.scenario import Scenario, seed_scenario
+from kvtier.units import MIB
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+NOTEBOOK = "02_fetch"
+"""The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+
+
+def numbers(s: Scenario) -> dict[str, Any]:
+    """Fetch time of one block for each bandwidth bracket, beside the chapter's figures."""
+    out: dict[str, Any] = {"block_mib": s.block_bytes / MIB, "latency_us": s.v("fetch_latency") * 1e6}
+    for label, fetch_s in s.fetch_by_label().items():
+        out[f"bandwidth_{label}_gbps"] = s.bandwidth(label) / 1e9
+        out[f"fetch_{label}_us"] = fetch_s * 1e6
+        out[f"chapter_fetch_{label}_us"] = chapter.FETCH_S[label].value * 1e6
+        out[f"seed_fetch_{label}_us"] = seed_scenario().fetch_by_label()[label] * 1e6
+    return out
+
+
+def table(s: Scenario) -> pd.DataFrame:
+    """Fetch time of one block for each bandwidth bracket."""
+    rows = []
+    for label in BANDWIDTH_LABELS:
+        rec = s.a(f"bandwidth.{label}")
+        rows.append(
+            {
+                "bracket": label,
+                "bandwidth_GBps": rec.value / 1e9,
+                "block_MiB": s.block_bytes / MIB,
+                "latency_us": s.v("fetch_latency") * 1e6,
+                "fetch_us": float(s.fetch_s(rec.value)) * 1e6,
+                "basis": rec.basis,
+                "provenance": rec.provenance,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def fetch_vs_bandwidth(s: Scenario) -> tuple[Figure, str]:
+    """Fetch time of one block against link bandwidth, the brackets marked."""
+    fig, ax = new_figure()
+    bw = np.logspace(0, 3, 200) * 1e9
+    ax.loglog(bw / 1e9, s.fetch_s(bw) * 1e6, color=PALETTE[0], label="fetch time = latency + block bytes / bandwidth")
+    for i, (label, fetch_s) in enumerate(s.fetch_by_label().items()):
+        b = s.bandwidth(label)
+        ax.plot(
+            b / 1e9,
+            fetch_s * 1e6,
+            "o",
+            color=PALETTE[1 + i],
+            label=f"{label}: {b / 1e9:g} GB/s, {fetch_s * 1e6:.1f} µs",
+        )
+    ax.set_xlabel("link bandwidth, one direction (GB/s, decimal)")
+    ax.set_ylabel("fetch time of one block (µs)")
+    ax.set_title(f"Fetching one {s.block_tokens}-token block of {s.model.name} ({s.block_bytes / MIB:.2f} MiB)")
+    ax.legend(loc="upper right")
+    records = s.used(
+        "model", "kv_dtype", "block_tokens", "fetch_latency", *[f"bandwidth.{b}" for b in BANDWIDTH_LABELS]
+    )
+    return finish(
+        fig, records, "Fetch time of one KV block against link bandwidth; dots mark the three bracketing bandwidths."
+    )
+
+
+TABLES = (("fetch", table, ("bracket",)),)
+"""The page's tables of record: (name, builder, key columns)."""
+FIGURES = (("fig_fetch", fetch_vs_bandwidth),)
+"""The page's figures: (glue name, function returning the figure and its caption)."""

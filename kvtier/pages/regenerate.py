@@ -1,0 +1,100 @@
+"""The regeneration page (``notebooks/03_regenerate.md``): the tail block recomputed for each MFU bracket."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import pandas as pd
+
+from kvtier import chapter, costs
+from kvtier.assumptions import MFU_LABELS
+from kvtier.scenario import Scenario, seed_scenario
+
+NOTEBOOK = "03_regenerate"
+"""The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+
+
+@cache
+def implied_peak_tflops() -> tuple[float, float]:
+    """The peak FLOP/s range (TFLOP/s) that the chapter's printed regeneration times allow.
+
+    Solved with the chapter's own FLOP count (the seed set), whatever this build assumes.
+    """
+    s = seed_scenario()
+    quotes = chapter.IMPLIED_PEAK_QUOTES
+    low, high = costs.implied_peak_interval(
+        s.block_flops,
+        [s.mfu(label) for label, _ in quotes],
+        [q.value for _, q in quotes],
+        [q.half_width for _, q in quotes],
+    )
+    return low / 1e12, high / 1e12
+
+
+def numbers(s: Scenario) -> dict[str, Any]:
+    """Tail-block regeneration for each MFU bracket, the implied peak, exact vs nominal parameters."""
+    exact_total, exact_active = s.model.param_counts()
+    low, high = implied_peak_tflops()
+    out: dict[str, Any] = {
+        "params_b": s.params / 1e9,
+        "params_source": s.params_source,
+        "exact_params": exact_total,
+        "exact_params_b": exact_total / 1e9,
+        "exact_over_nominal_pct": (exact_total / s.params - 1) * 100,
+        "flops_per_param_token": s.v("flops_per_param_token"),
+        "block_tokens": s.block_tokens,
+        "block_tflop": s.block_flops / 1e12,
+        "peak_tflops": s.v("peak_flops") / 1e12,
+        "implied_peak_low_tflops": low,
+        "implied_peak_high_tflops": high,
+    }
+    for label, regen_s in s.regen_by_label().items():
+        out[f"mfu_{label}_pct"] = s.mfu(label) * 100
+        out[f"regen_{label}_ms"] = regen_s * 1e3
+        out[f"chapter_regen_{label}_ms"] = chapter.REGEN_S[label].value * 1e3
+        out[f"seed_regen_{label}_ms"] = seed_scenario().regen_by_label()[label] * 1e3
+        out[f"seed_mfu_{label}_pct"] = seed_scenario().mfu(label) * 100
+        exact = costs.tail_regen_time_s(
+            s.block_tokens, exact_active, s.v("peak_flops"), s.mfu(label), s.v("flops_per_param_token")
+        )
+        out[f"regen_exact_{label}_ms"] = float(exact) * 1e3
+    out["chapter_regen_unrounded_ms"] = chapter.REGEN_CONSERVATIVE_UNROUNDED_S.value * 1e3
+    out["params_note"] = (
+        f"the published configuration gives {exact_total:,} parameters, {out['exact_over_nominal_pct']:.2f} per cent"
+        f" more, which at the conservative MFU means {out['regen_exact_conservative_ms']:.2f} ms instead of"
+        f" {out['regen_conservative_ms']:.2f} ms: small, but worth knowing when figures are compared digit by digit"
+        if s.params_source == "assumption"
+        else "the published configuration's exact count"
+    )
+    out["seed_params_b"] = seed_scenario().params / 1e9
+    out["seed_peak_tflops"] = seed_scenario().v("peak_flops") / 1e12
+    out["peak_provenance"] = s.a("peak_flops").provenance
+    out["seed_model"] = seed_scenario().model.name
+    return out
+
+
+def table(s: Scenario) -> pd.DataFrame:
+    """Tail-block regeneration time for each MFU bracket (parameter FLOPs only)."""
+    peak = s.a("peak_flops")
+    rows = []
+    for label in MFU_LABELS:
+        rec = s.a(f"mfu.{label}")
+        rows.append(
+            {
+                "bracket": label,
+                "mfu_pct": rec.value * 100,
+                "peak_TFLOPps": peak.value / 1e12,
+                "block_TFLOP": s.block_flops / 1e12,
+                "regen_ms": float(s.regen_s(rec.value)) * 1e3,
+                "mfu_provenance": rec.provenance,
+                "peak_provenance": peak.provenance,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+TABLES = (("regenerate", table, ("bracket",)),)
+"""The page's tables of record: (name, builder, key columns)."""
+FIGURES = ()
+"""The page's figures: (glue name, function returning the figure and its caption)."""

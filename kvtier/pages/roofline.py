@@ -1,0 +1,189 @@
+"""The roofline page (``notebooks/07_roofline.md``): regeneration bounded by compute and by memory reads."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from kvtier import hardware
+from kvtier import roofline as rl
+from kvtier.assumptions import MFU_LABELS
+from kvtier.figures import PALETTE, finish, new_figure
+from kvtier.scenario import Scenario
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+NOTEBOOK = "07_roofline"
+"""The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+
+
+def numbers(s: Scenario) -> dict[str, Any]:
+    """A lone tail block under the roofline on the set's own device, and the presets' range."""
+    df = table(s)
+    own = df[df["device"] == "this assumption set"].set_index("mfu_bracket")
+    presets = df[df["device"] != "this assumption set"]
+    known = presets.dropna(subset=["lone_block_ms"])
+    out: dict[str, Any] = {
+        "peak_tflops": s.v("peak_flops") / 1e12,
+        "mem_tbps": s.v("regen.mem_bandwidth") / 1e12,
+        "mem_efficiency_pct": s.v("regen.mem_efficiency") * 100,
+        "weights_gb": s.weight_bytes / 1e9,
+        "block_tokens": s.block_tokens,
+        "batch_tokens": s.batch_tokens,
+        "memory_ms": float(own["memory_ms"].iloc[0]),
+        "n_devices": int(presets["device"].nunique()),
+        "n_memory_bound": int((known["bound"] == "memory").sum()),
+        "n_device_points": len(known),
+        "preset_lone_min_ms": float(known["lone_block_ms"].min()),
+        "preset_lone_max_ms": float(known["lone_block_ms"].max()),
+        "preset_batch_min_tokens": math.ceil(float(known["compute_bound_batch_tokens"].min())),
+        "preset_batch_max_tokens": math.ceil(float(known["compute_bound_batch_tokens"].max())),
+    }
+    for label in MFU_LABELS:
+        row = own.loc[label]
+        out[f"compute_{label}_ms"] = float(row["compute_ms"])
+        out[f"lone_{label}_ms"] = float(row["lone_block_ms"])
+        out[f"bound_{label}"] = str(row["bound"])
+        out[f"batch_{label}_tokens"] = math.ceil(float(row["compute_bound_batch_tokens"]))
+        out[f"batched_{label}_ms"] = float(row["batched_ms"])
+        out[f"mfu_{label}_pct"] = s.mfu(label) * 100
+    out["lone_over_compute_conservative"] = out["lone_conservative_ms"] / out["compute_conservative_ms"]
+    memory_at = [label for label in MFU_LABELS if out[f"bound_{label}"] == "memory"]
+    if len(memory_at) == len(MFU_LABELS):
+        out["lone_verdict"] = (
+            f"memory-bound at every MFU bracket: reading the weights takes longer than the compute at any of them,"
+            f" so regenerating it takes {out['memory_ms']:.1f} ms whatever the MFU,"
+            f" {out['lone_over_compute_conservative']:.1f} times the compute-only time at"
+            f" {out['mfu_conservative_pct']:g} % MFU"
+        )
+    elif not memory_at:
+        out["lone_verdict"] = "compute-bound at every MFU bracket, so the source chapter's compute-only model stands"
+    else:
+        compute_at = [label for label in MFU_LABELS if label not in memory_at]
+        out["lone_verdict"] = (
+            f"memory-bound at the {', '.join(memory_at)} MFU bracket(s) and compute-bound at the"
+            f" {', '.join(compute_at)} one(s)"
+        )
+    return out
+
+
+def table(s: Scenario) -> pd.DataFrame:
+    """A lone tail block under the roofline, for each accelerator preset and MFU bracket.
+
+    The first device is the assumption set's own (``peak_flops``, ``regen.mem_bandwidth``);
+    the others are the presets of :mod:`kvtier.hardware`, each with its own peak and memory
+    bandwidth.  Position 0, upstream resident: the source chapter's tail block.
+    """
+    devices = [
+        (
+            "this assumption set",
+            s.v("peak_flops"),
+            s.v("regen.mem_bandwidth"),
+            s.a("peak_flops").provenance,
+            s.a("regen.mem_bandwidth").provenance,
+        )
+    ]
+    for name, acc in hardware.load_accelerators().items():
+        devices.append(
+            (
+                name,
+                acc.peak_flop_per_s,
+                acc.mem_bandwidth_bytes_per_s,
+                acc.peak_record.provenance,
+                acc.mem_bandwidth_record.provenance,
+            )
+        )
+    eff = s.v("regen.mem_efficiency")
+    lone = s.block_tokens
+    memory_bytes = float(s.regen_bytes(0, "resident", lone))
+    batch = s.batch_tokens
+    rows = []
+    for device, peak, bw, peak_prov, bw_prov in devices:
+        memory = float(rl.memory_time_s(memory_bytes, bw, eff))
+        for label in MFU_LABELS:
+            mfu = s.mfu(label)
+            row = {
+                "device": device,
+                "mfu_bracket": label,
+                "mfu_pct": mfu * 100,
+                "peak_TFLOPps": np.nan if peak is None else peak / 1e12,
+                "mem_TBps": bw / 1e12,
+                "compute_ms": np.nan,
+                "memory_ms": memory * 1e3,
+                "lone_block_ms": np.nan,
+                "bound": "unknown: no published dense bf16 peak",
+                "compute_bound_batch_tokens": np.nan,
+                "batch_tokens": batch,
+                "batched_ms": np.nan,
+                "peak_provenance": peak_prov,
+                "mem_provenance": bw_prov,
+            }
+            if peak is not None:
+                kw = {"peak_flop_per_s": peak, "mem_bandwidth_bytes_per_s": bw}
+                compute = float(s.regen_time_s(0, "resident", mfu, model="mfu", **kw))
+                row.update(
+                    compute_ms=compute * 1e3,
+                    lone_block_ms=float(s.regen_time_s(0, "resident", mfu, model="roofline", batch_tokens=lone, **kw))
+                    * 1e3,
+                    bound=str(s.regen_bound(0, "resident", mfu, batch_tokens=lone, **kw)),
+                    compute_bound_batch_tokens=float(
+                        rl.compute_bound_batch_tokens(s.weight_bytes, lone, s.kv_bytes_per_token, 0, compute, bw, eff)
+                    ),
+                    batched_ms=float(s.regen_time_s(0, "resident", mfu, model="roofline", batch_tokens=batch, **kw))
+                    * 1e3,
+                )
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def roofline_vs_batch(s: Scenario) -> tuple[Figure, str]:
+    """Regeneration time of the tail block against the tokens sharing its forward pass, per device."""
+    point = s.illustrative
+    batch = np.logspace(np.log10(s.block_tokens), np.log10(max(8192, 4 * s.block_tokens)), 200)
+    devices = [("this assumption set", s.v("peak_flops"), s.v("regen.mem_bandwidth"))]
+    devices += [(n, a.peak_flop_per_s, a.mem_bandwidth_bytes_per_s) for n, a in hardware.load_accelerators().items()]
+    fig, ax = new_figure()
+    i = 0
+    for name, peak, bw in devices:
+        if peak is None or (name == "chapter-implied" and (peak, bw) == devices[0][1:]):
+            continue
+        kw = {"peak_flop_per_s": peak, "mem_bandwidth_bytes_per_s": bw}
+        t = s.regen_time_s(0, "resident", point["mfu"], model="roofline", batch_tokens=batch, **kw)
+        c = float(s.regen_time_s(0, "resident", point["mfu"], model="mfu", **kw))
+        color = PALETTE[i % len(PALETTE)]
+        ax.loglog(batch, t * 1e3, color=color, label=f"{name} ({peak / 1e12:g} TFLOP/s, {bw / 1e12:g} TB/s)")
+        ax.axhline(c * 1e3, color=color, ls=":", lw=0.8)
+        i += 1
+    ax.set_xlabel("tokens processed in the same forward pass as the block (batch)")
+    ax.set_ylabel("regeneration time on the block's account (ms)")
+    ax.set_title(f"Roofline regeneration of a {s.block_tokens}-token tail block at {point['mfu'] * 100:g} % MFU")
+    ax.legend(loc="upper right", fontsize=7)
+    records = s.used(
+        "model",
+        "param_count",
+        "weight_dtype",
+        "block_tokens",
+        "peak_flops",
+        "flops_per_param_token",
+        f"mfu.{point['mfu_label']}",
+        "regen.mem_bandwidth",
+        "regen.mem_efficiency",
+    )
+    return finish(
+        fig,
+        records,
+        "Regeneration time of the tail block under the roofline model against the number of tokens sharing its "
+        "forward pass; solid lines are max(compute, memory), dotted lines the compute-only time of the source "
+        "chapter's model on the same device. Where a solid line lies above its dotted line the block is memory-bound.",
+        extra="accelerator presets: see the roofline table (published-spec, derived, assumed)",
+    )
+
+
+TABLES = (("roofline", table, ("device", "mfu_bracket")),)
+"""The page's tables of record: (name, builder, key columns)."""
+FIGURES = (("fig_roofline", roofline_vs_batch),)
+"""The page's figures: (glue name, function returning the figure and its caption)."""

@@ -1,0 +1,198 @@
+"""The tier-ladder page (``notebooks/08_tiers.md``): every link preset against regeneration."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from kvtier import costs, hardware, roofline
+from kvtier.assumptions import BANDWIDTH_LABELS
+from kvtier.figures import PALETTE, finish, new_figure
+from kvtier.scenario import Scenario
+from kvtier.units import format_bandwidth
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+NOTEBOOK = "08_tiers"
+"""The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+
+
+def numbers(s: Scenario) -> dict[str, Any]:
+    """The tier ladder: break-even bandwidths and the extremes of the links' ratios."""
+
+    df = table(s)
+    presets = df[~df["link"].str.startswith("bracket ")]
+    point = s.illustrative
+    p = s.v("interior.position")
+    regen = {
+        case: float(s.regen_time_s(pos, up, point["mfu"]))
+        for case, pos, up in (("tail", 0, "resident"), ("resident", p, "resident"), ("evicted", p, "evicted"))
+    }
+    slowest = presets.loc[presets["fetch_us"].idxmax()]
+    out: dict[str, Any] = {
+        "regen_model": {"mfu": "compute-only (FLOPs over peak x MFU)", "roofline": "roofline"}[
+            str(s.assumptions.value("regen.model"))
+        ],
+        "mfu_pct": point["mfu"] * 100,
+        "position_tokens": int(p),
+        "n_links": len(presets),
+        "n_fetch_wins": int(presets["fetch_wins_tail"].sum()),
+        "slowest_link": str(slowest["link"]),
+        "slowest_fetch_us": float(slowest["fetch_us"]),
+        "slowest_ratio_tail": float(slowest["ratio_tail"]),
+        "min_ratio_tail": float(presets["ratio_tail"].min()),
+        "max_ratio_tail": float(presets["ratio_tail"].max()),
+    }
+    faster = out["slowest_ratio_tail"] >= 1
+    out["slowest_sentence"] = (
+        f"The slowest, {out['slowest_link']}, fetches the block in {out['slowest_fetch_us']:,.0f} µs,"
+        + (
+            f" still {out['slowest_ratio_tail']:.1f} times faster than regenerating it."
+            if faster
+            else f" {1 / out['slowest_ratio_tail']:.1f} times slower than regenerating it: there recomputing wins."
+        )
+    )
+    out["ladder_sentence"] = (
+        "Every tier clears the break-even bandwidth here, so the source chapter's question changes: whether to"
+        " fetch or recompute is settled, and what the choice of tier decides is how much faster fetching is, next"
+        " to what each tier costs per byte held."
+        if out["n_fetch_wins"] == out["n_links"]
+        else f"Only {out['n_fetch_wins']} of the {out['n_links']} tiers clear the break-even bandwidth here; on the"
+        " others recomputing the tail block is quicker, and the choice between tiers decides the answer."
+    )
+    for case, t in regen.items():
+        out[f"regen_{case}_ms"] = t * 1e3
+        bw = float(roofline.break_even_bandwidth(s.block_bytes, t, s.v("fetch_latency")))
+        out[f"break_even_{case}_gbps"] = bw / 1e9
+        out[f"break_even_{case}"] = format_bandwidth(bw, 3) if np.isfinite(bw) else "unreachable (latency too long)"
+    return out
+
+
+def table(s: Scenario) -> pd.DataFrame:
+    """Every link preset (and the set's three brackets): fetch time, ratio, break-even bandwidth.
+
+    Regeneration follows the set's ``regen.model`` at the illustrative MFU, for the tail
+    block and for the block at ``interior.position`` with the upstream resident or evicted.
+    """
+
+    point = s.illustrative
+    mfu = point["mfu"]
+    p = s.v("interior.position")
+    regen = {
+        "tail": float(s.regen_time_s(0, "resident", mfu)),
+        "resident": float(s.regen_time_s(p, "resident", mfu)),
+        "evicted": float(s.regen_time_s(p, "evicted", mfu)),
+    }
+    links = [
+        (
+            f"bracket {label}",
+            f"the assumption set's {label} bandwidth",
+            s.bandwidth(label),
+            "as stated",
+            s.v("fetch_latency"),
+            s.a(f"bandwidth.{label}").provenance,
+            s.a("fetch_latency").provenance,
+        )
+        for label in BANDWIDTH_LABELS
+    ]
+    for name, link in hardware.load_links().items():
+        links.append(
+            (
+                name,
+                link.title,
+                link.bandwidth_bytes_per_s,
+                link.raw_or_net,
+                link.latency_s,
+                link.bandwidth_record.provenance,
+                link.latency_record.provenance,
+            )
+        )
+    rows = []
+    for name, title, bw, raw_or_net, latency, bw_prov, lat_prov in links:
+        fetch_s = float(costs.fetch_time_s(s.block_bytes, bw, latency))
+        rows.append(
+            {
+                "link": name,
+                "title": title,
+                "bandwidth_GBps": bw / 1e9,
+                "raw_or_net": raw_or_net,
+                "latency_us": latency * 1e6,
+                "fetch_us": fetch_s * 1e6,
+                "ratio_tail": regen["tail"] / fetch_s,
+                "ratio_resident": regen["resident"] / fetch_s,
+                "ratio_evicted": regen["evicted"] / fetch_s,
+                "break_even_tail_GBps": float(roofline.break_even_bandwidth(s.block_bytes, regen["tail"], latency))
+                / 1e9,
+                "fetch_wins_tail": fetch_s < regen["tail"],
+                "bandwidth_provenance": bw_prov,
+                "latency_provenance": lat_prov,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def tiers_vs_position(s: Scenario) -> tuple[Figure, str]:
+    """Break-even bandwidth against block position, each tier's bandwidth as a horizontal line."""
+
+    point = s.illustrative
+    positions = np.logspace(0, 6, 300)
+    fig, ax = new_figure(8.5, 5.2)
+    for i, upstream in enumerate(("resident", "evicted")):
+        t = s.regen_time_s(positions, upstream, point["mfu"])
+        ax.loglog(
+            positions,
+            roofline.break_even_bandwidth(s.block_bytes, t) / 1e9,
+            color=PALETTE[i],
+            lw=2,
+            label=f"break-even bandwidth, upstream {upstream}",
+        )
+    by_bandwidth: dict[float, list[str]] = {}
+    for name, link in hardware.load_links().items():
+        by_bandwidth.setdefault(link.bandwidth_bytes_per_s / 1e9, []).append(name)
+    clusters: list[list[tuple[float, list[str]]]] = []
+    for gbps, names in sorted(by_bandwidth.items()):
+        ax.axhline(gbps, color="#888888", lw=0.6, ls="--")
+        if clusters and gbps / clusters[-1][0][0] < 1.4:  # labels closer than this would overlap
+            clusters[-1].append((gbps, names))
+        else:
+            clusters.append([(gbps, names)])
+    for cluster in clusters:
+        label = "; ".join(f"{'/'.join(names)} {gbps:g}" for gbps, names in cluster)
+        y = float(np.exp(np.mean([np.log(g) for g, _ in cluster])))
+        ax.text(1.01, y, label, transform=ax.get_yaxis_transform(), fontsize=6, va="center")
+    ax.set_xlabel("position of the block's first token (tokens)")
+    ax.set_ylabel("link bandwidth (GB/s, decimal, one direction)")
+    ax.set_title("Fetching wins on every link above the break-even curve")
+    ax.legend(loc="lower left", fontsize=8)
+    records = s.used(
+        "model",
+        "param_count",
+        "kv_dtype",
+        "block_tokens",
+        "peak_flops",
+        "flops_per_param_token",
+        "weight_dtype",
+        f"mfu.{point['mfu_label']}",
+        "regen.model",
+        "regen.batch_tokens",
+        "regen.mem_bandwidth",
+        "regen.mem_efficiency",
+        "interior.anchor_every",
+    )
+    return finish(
+        fig,
+        records,
+        "Link bandwidth at which fetching a block takes as long as regenerating it, against the block's position "
+        "(latency left out), with each tier's bandwidth as a dashed line: a tier above the curve fetches faster "
+        "than the block can be regenerated.",
+        extra="link presets: see the tiers table (published-spec, derived, assumed)",
+    )
+
+
+TABLES = (("tiers", table, ("link",)),)
+"""The page's tables of record: (name, builder, key columns)."""
+FIGURES = (("fig_tiers", tiers_vs_position),)
+"""The page's figures: (glue name, function returning the figure and its caption)."""
