@@ -1,0 +1,157 @@
+"""Imports run one way: every kvtier module imports only from its own layer or the layers below.
+
+The imports are read from the source with :mod:`ast`, at module level and inside
+functions alike, so that a function-local import cannot hide an upward one.  A
+function-local import of a kvtier module is allowed only where :data:`LAZY` lists it,
+with its reason: start-up time, never a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+PACKAGE = ROOT / "kvtier"
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("kvtier.errors", "kvtier.data"),
+    ("kvtier.units", "kvtier.readers", "kvtier.outdir"),
+    ("kvtier.assumptions",),
+    ("kvtier.models",),
+    ("kvtier.costs", "kvtier.capacity", "kvtier.roofline", "kvtier.uncertainty"),
+    ("kvtier.hardware", "kvtier.chapter"),
+    ("kvtier.scenario", "kvtier"),
+    ("kvtier.figures", "kvtier.tables"),
+    ("kvtier.pages.*",),
+    ("kvtier.pages",),
+    ("kvtier.preview", "kvtier.notebook"),
+    ("kvtier.pipeline", "kvtier.diff", "kvtier.cli", "kvtier.__main__"),
+)
+"""Each module's layer, lowest first: inputs; formulas; presets and the chapter's figures; the
+scenario (and the package's public names, which re-export it); the house style of figures
+and the table machinery; the page modules; the page registry; the notebook helpers; the
+build, the review tool and the command line.  ``kvtier.pages.*`` is every page module."""
+
+LAZY: dict[tuple[str, str], str] = {
+    ("kvtier.diff", "kvtier.pages"): "start-up time: the registry's page modules import pandas and matplotlib",
+    ("kvtier.cli", "kvtier.pages.tiers"): "start-up time: `kvtier compare` loads neither pandas nor matplotlib",
+    ("kvtier.cli", "kvtier.pipeline"): "start-up time: the build imports nbformat, pandas and matplotlib",
+}
+"""The function-local imports of kvtier modules, each downward, and why each is not at the top."""
+
+
+def module_name(path: Path) -> str:
+    """The dotted name of the module at ``path`` under the package."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES: dict[str, Path] = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py")) if "__pycache__" not in p.parts}
+
+
+def layer(module: str) -> int:
+    """The layer of ``module`` in :data:`LAYERS`; fails the test for a module without one."""
+    for rank, names in enumerate(LAYERS):
+        for name in names:
+            if module == name or (name.endswith(".*") and module.rpartition(".")[0] == name[:-2]):
+                return rank
+    pytest.fail(f"{module} has no layer: add it to LAYERS in tests/test_layers.py")
+
+
+def _is_module(name: str) -> bool:
+    return name in MODULES
+
+
+def imports(path: Path, source: str | None = None) -> list[tuple[str, int, bool]]:
+    """The kvtier modules the module at ``path`` imports: ``(module, line, inside a function)``.
+
+    ``from kvtier.x import y`` imports ``kvtier.x.y`` when that is a module, else ``kvtier.x``;
+    relative imports are resolved against the importing module.  ``source`` replaces the
+    file's text.
+    """
+    me = module_name(path)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8") if source is None else source, str(path))
+    local: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            local.update(id(n) for n in ast.walk(node) if n is not node)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            names = [f"{base}.{a.name}" if _is_module(f"{base}.{a.name}") else base for a in node.names]
+        else:
+            continue
+        for name in names:
+            if name == "kvtier" or name.startswith("kvtier."):
+                target = name if _is_module(name) else name.rpartition(".")[0]
+                found.append((target, node.lineno, id(node) in local))
+    return sorted(found, key=lambda item: item[1])
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_every_module_imports_only_its_layer_and_below(module):
+    rank = layer(module)
+    upward = [
+        f"{MODULES[module].relative_to(ROOT)}:{line} imports {target} (layer {layer(target)} > {rank})"
+        for target, line, _ in imports(MODULES[module])
+        if layer(target) > rank
+    ]
+    assert not upward, "\n".join(upward)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_a_function_local_import_of_kvtier_is_only_for_start_up_time(module):
+    lazy = [(target, line) for target, line, inside in imports(MODULES[module]) if inside]
+    unlisted = [
+        f"{MODULES[module].relative_to(ROOT)}:{line} imports {target} inside a function" + " (move it to the top)"
+        for target, line in lazy
+        if (module, target) not in LAZY
+    ]
+    assert not unlisted, "\n".join(unlisted)
+
+
+def test_the_lazy_imports_listed_are_real_and_downward():
+    seen = {(module, target) for module, path in MODULES.items() for target, _, inside in imports(path) if inside}
+    for (module, target), reason in LAZY.items():
+        assert (module, target) in seen, f"{module} no longer imports {target} lazily: drop it from LAZY"
+        assert layer(target) <= layer(module) and reason
+
+
+def test_there_is_no_import_cycle():
+    graph = {m: {t for t, _, _ in imports(p) if t != m} for m, p in MODULES.items()}
+    done: set[str] = set()
+
+    def visit(module: str, path: tuple[str, ...]) -> None:
+        if module in path:
+            pytest.fail("import cycle: " + " -> ".join((*path[path.index(module) :], module)))
+        if module in done:
+            return
+        for target in sorted(graph[module]):
+            visit(target, (*path, module))
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, ())
+
+
+def test_the_reader_sees_upward_and_function_local_imports():
+    # the checks above are only as good as the import reader: show it both kinds of import
+    source = "from kvtier import costs\n\ndef f():\n    from kvtier.pages import fetch\n    import kvtier.cli\n"
+    path = PACKAGE / "roofline.py"
+    assert imports(path, source) == [
+        ("kvtier.costs", 1, False),
+        ("kvtier.pages.fetch", 4, True),
+        ("kvtier.cli", 5, True),
+    ]
+    assert layer("kvtier.pages.fetch") > layer("kvtier.roofline") and layer("kvtier.cli") > layer("kvtier.roofline")
