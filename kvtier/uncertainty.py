@@ -6,14 +6,20 @@ draws all inputs at once, and reports percentiles of
 
     ratio = regen_time / fetch_time = (flops / (peak x mfu)) / (latency + bytes / bandwidth)
 
-and the probability that the ratio falls below a threshold (100x: the lower end of the
-chapter's "two to three orders of magnitude").  The formulas themselves live in
+in either regime of regeneration: *inside a batch* (the block's marginal compute, as
+above: the source chapter's model) or as a *lone block* (its tokens are the whole forward
+pass, so the regeneration time is the roofline ``max(flops / (peak x mfu), bytes_read /
+(mem_bandwidth x mem_efficiency))``), and the probability that the ratio falls below a
+threshold (100x: the lower end of the chapter's "two to three orders of magnitude").  The formulas themselves live in
 :mod:`kvtier.costs`; this module only draws inputs and summarizes.
 
-Inputs are named ``bandwidth`` (B/s), ``mfu`` (fraction in (0, 1]) and ``peak`` (FLOP/s).
-Every draw is reproducible: one ``numpy.random.default_rng(seed)`` draws one uniform
-vector per input, in sorted name order, fixed inputs included, so changing how one input
-is distributed never reshuffles another's draws.
+Inputs are named ``bandwidth`` (B/s), ``mfu`` (fraction in (0, 1]) and ``peak`` (FLOP/s);
+the lone-block regime adds ``mem_bandwidth`` (B/s) and ``mem_efficiency`` (fraction in
+(0, 1]).  Every draw is reproducible: one ``numpy.random.default_rng(seed)`` draws one
+uniform vector per input, the three inputs of :data:`INPUTS` first and any others after
+them, each group in sorted name order, fixed inputs included, so changing how one input
+is distributed never reshuffles another's draws, and adding the memory side leaves the
+in-batch draws as they were.
 """
 
 from __future__ import annotations
@@ -36,7 +42,10 @@ DISTS = ("log-uniform", "uniform", "fixed")
 """Allowed values of :attr:`Range.dist`."""
 
 INPUTS = ("bandwidth", "mfu", "peak")
-"""Names of the uncertain inputs of the ratio: B/s, fraction, FLOP/s."""
+"""Names of the uncertain inputs of the in-batch ratio: B/s, fraction, FLOP/s."""
+
+LONE_INPUTS = (*INPUTS, "mem_bandwidth", "mem_efficiency")
+"""Names of the uncertain inputs of the lone-block ratio: the above, device-memory B/s and its efficiency."""
 
 DEFAULT_PERCENTILES = (5, 25, 50, 75, 95)
 
@@ -173,9 +182,11 @@ def sample(ranges: Mapping[str, Range], n: int, seed: int) -> dict[str, FloatArr
 
     Notes
     -----
-    Inputs are drawn in sorted name order, each consuming one ``rng.random(n)`` vector
-    whatever its distribution, so making one input fixed or changing its bounds leaves
-    every other input's draws unchanged (common random numbers across variants).
+    Inputs are drawn in order, the names of :data:`INPUTS` first and the rest after them,
+    each group sorted, each input consuming one ``rng.random(n)`` vector whatever its
+    distribution, so making one input fixed or changing its bounds leaves every other
+    input's draws unchanged (common random numbers across variants), and the lone-block
+    regime's extra inputs leave the in-batch inputs' draws unchanged.
     """
     _check_ranges(ranges)
     if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
@@ -183,31 +194,47 @@ def sample(ranges: Mapping[str, Range], n: int, seed: int) -> dict[str, FloatArr
     if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
         raise KvtierError(f"seed must be a non-negative integer, got {seed!r}")
     rng = np.random.default_rng(int(seed))
-    return {name: ranges[name].from_unit(rng.random(int(n))) for name in sorted(ranges)}
+    order = sorted(ranges, key=lambda name: (name not in INPUTS, name))
+    drawn = {name: ranges[name].from_unit(rng.random(int(n))) for name in order}
+    return {name: drawn[name] for name in sorted(drawn)}
 
 
-def _check_inputs(values: Mapping[str, Any], what: str, allow_extra: bool = False) -> None:
-    missing = [name for name in INPUTS if name not in values]
+def _names(bytes_read: float | None) -> tuple[str, ...]:
+    """The inputs a regime needs: :data:`INPUTS` inside a batch, :data:`LONE_INPUTS` for a lone block."""
+    return INPUTS if bytes_read is None else LONE_INPUTS
+
+
+def _check_inputs(
+    values: Mapping[str, Any], what: str, allow_extra: bool = False, names: tuple[str, ...] = INPUTS
+) -> None:
+    missing = [name for name in names if name not in values]
     if missing:
-        raise KvtierError(f"{what}: missing input {missing[0]!r}; needs {', '.join(INPUTS)}")
-    extra = sorted(set(values) - set(INPUTS))
+        raise KvtierError(f"{what}: missing input {missing[0]!r}; needs {', '.join(names)}")
+    extra = sorted(set(values) - set(names))
     if extra and not allow_extra:
-        raise KvtierError(f"{what}: unknown input {extra[0]!r}; allowed {', '.join(INPUTS)}")
+        raise KvtierError(f"{what}: unknown input {extra[0]!r}; allowed {', '.join(names)}")
 
 
-def _check_mfu(mfu: ArrayLike, what: str) -> None:
+def _check_mfu(mfu: ArrayLike, what: str, name: str = "mfu") -> None:
     values = np.asarray(mfu, dtype=np.float64)
     if np.any(~(values > 0)) or np.any(values > 1):
         low, high = float(values.min()), float(values.max())
-        raise KvtierError(f"{what}: mfu must lie in (0, 1], got values from {low!r} to {high!r}")
+        raise KvtierError(f"{what}: {name} must lie in (0, 1], got values from {low!r} to {high!r}")
 
 
-def ratio_draws(block_bytes: float, flops: float, draws: Mapping[str, ArrayLike], latency_s: float = 0.0) -> FloatArray:
-    """Regenerate/fetch ratio for every draw (dimensionless).
+def ratio_draws(
+    block_bytes: float,
+    flops: float,
+    draws: Mapping[str, ArrayLike],
+    latency_s: float = 0.0,
+    bytes_read: float | None = None,
+) -> FloatArray:
+    """Regenerate/fetch ratio for every draw (dimensionless), in either regime.
 
-    ``(flops / (peak x mfu)) / (latency + bytes / bandwidth)``, via
-    :func:`kvtier.costs.compute_time_s`, :func:`kvtier.costs.fetch_time_s` and
-    :func:`kvtier.costs.ratio`.
+    Inside a batch (``bytes_read`` None): ``(flops / (peak x mfu)) / (latency + bytes /
+    bandwidth)``, via :func:`kvtier.costs.compute_time_s`, :func:`kvtier.costs.fetch_time_s`
+    and :func:`kvtier.costs.ratio`.  A lone block (``bytes_read`` given): the regeneration
+    time is ``max(flops / (peak x mfu), bytes_read / (mem_bandwidth x mem_efficiency))``.
 
     Parameters
     ----------
@@ -220,15 +247,25 @@ def ratio_draws(block_bytes: float, flops: float, draws: Mapping[str, ArrayLike]
         of one shape or scalars; other keys are ignored.
     latency_s : float, optional
         Fixed per-fetch latency (s), 0 by default.
+    bytes_read : float, optional
+        Bytes a lone block's regeneration reads from device memory (B); None (the default)
+        for the in-batch regime.  Given, ``draws`` also needs ``mem_bandwidth`` (B/s) and
+        ``mem_efficiency`` (fraction in (0, 1]).
 
     Returns
     -------
     ndarray
         The ratio per draw, broadcast over the inputs.
     """
-    _check_inputs(draws, "draws", allow_extra=True)
+    _check_inputs(draws, "draws", allow_extra=True, names=_names(bytes_read))
     _check_mfu(draws["mfu"], "draws")
     regen = costs.compute_time_s(flops, draws["peak"], draws["mfu"])
+    if bytes_read is not None:
+        _check_mfu(draws["mem_efficiency"], "draws", "mem_efficiency")
+        memory = np.asarray(bytes_read, dtype=np.float64) / (
+            np.asarray(draws["mem_bandwidth"], dtype=np.float64) * np.asarray(draws["mem_efficiency"], dtype=np.float64)
+        )
+        regen = np.maximum(regen, memory)
     fetch = costs.fetch_time_s(block_bytes, draws["bandwidth"], latency_s)
     return costs.ratio(regen, fetch)
 
@@ -298,6 +335,7 @@ def tornado(
     base: Mapping[str, float],
     ranges: Mapping[str, Range],
     latency_s: float = 0.0,
+    bytes_read: float | None = None,
 ) -> list[TornadoRow]:
     """One-at-a-time sensitivity of the ratio: each input at its low and high, others at base.
 
@@ -313,18 +351,22 @@ def tornado(
         The inputs to swing (a subset of ``base``'s keys); only the bounds are used.
     latency_s : float, optional
         Fixed per-fetch latency (s).
+    bytes_read : float, optional
+        Bytes a lone block's regeneration reads (B), for the lone-block regime (see
+        :func:`ratio_draws`); ``base`` then also needs ``mem_bandwidth`` and ``mem_efficiency``.
 
     Returns
     -------
     list of TornadoRow
         Sorted by ``swing`` descending, then by name.
     """
-    _check_inputs(base, "base")
+    names = _names(bytes_read)
+    _check_inputs(base, "base", names=names)
     _check_ranges(ranges)
-    unknown = sorted(set(ranges) - set(INPUTS))
+    unknown = sorted(set(ranges) - set(names))
     if unknown:
-        raise KvtierError(f"{_label(unknown[0])}: unknown input; allowed {', '.join(INPUTS)}")
-    base_values = {name: _check_number(base[name], f"base {name!r}") for name in INPUTS}
+        raise KvtierError(f"{_label(unknown[0])}: unknown input; allowed {', '.join(names)}")
+    base_values = {name: _check_number(base[name], f"base {name!r}") for name in names}
     for name, value in base_values.items():
         if value <= 0:
             raise KvtierError(f"base {name!r} must be > 0, got {value!r}")
@@ -336,7 +378,9 @@ def tornado(
         draws[name] = np.array([rng.low, rng.high])
         if name == "mfu":
             _check_mfu(draws["mfu"], _label(name))
-        lo, hi = (float(x) for x in ratio_draws(block_bytes, flops, draws, latency_s))
+        if name == "mem_efficiency":
+            _check_mfu(draws[name], _label(name), name)
+        lo, hi = (float(x) for x in ratio_draws(block_bytes, flops, draws, latency_s, bytes_read))
         rows.append(TornadoRow(name, rng.low, rng.high, lo, hi, abs(hi - lo)))
     return sorted(rows, key=lambda row: (-row.swing, row.name))
 
@@ -350,6 +394,7 @@ def monte_carlo(
     latency_s: float = 0.0,
     percentiles: Sequence[float] = DEFAULT_PERCENTILES,
     threshold: float = 100.0,
+    bytes_read: float | None = None,
 ) -> dict[str, Any]:
     """Sample the inputs, compute the ratio per draw and summarize it.
 
@@ -368,14 +413,21 @@ def monte_carlo(
         Fixed per-fetch latency (s).
     percentiles, threshold : optional
         Passed to :func:`summarize`.
+    bytes_read : float, optional
+        Bytes a lone block's regeneration reads (B): the lone-block regime, whose ``ranges``
+        also hold ``mem_bandwidth`` (B/s) and ``mem_efficiency`` (fraction); None (the
+        default) for the in-batch regime.
 
     Returns
     -------
     dict
         :func:`summarize`'s dict plus ``seed``.
     """
-    _check_inputs(ranges, "ranges")
+    _check_inputs(ranges, "ranges", names=_names(bytes_read))
     _check_ranges(ranges)
     _check_mfu([ranges["mfu"].low, ranges["mfu"].high], _label("mfu"))
-    ratios = ratio_draws(block_bytes, flops, sample(ranges, n, seed), latency_s)
+    if bytes_read is not None:
+        eff = ranges["mem_efficiency"]
+        _check_mfu([eff.low, eff.high], _label("mem_efficiency"), "mem_efficiency")
+    ratios = ratio_draws(block_bytes, flops, sample(ranges, n, seed), latency_s, bytes_read)
     return {**summarize(ratios, percentiles, threshold), "seed": int(seed)}
