@@ -99,9 +99,14 @@ SCHEMA: dict[str, KeySpec] = {
     "uncertainty.mfu_high": KeySpec("fraction"),
     "uncertainty.peak_low": KeySpec("flop_rate"),
     "uncertainty.peak_high": KeySpec("flop_rate"),
+    "uncertainty.mem_bandwidth_low": KeySpec("bandwidth"),
+    "uncertainty.mem_bandwidth_high": KeySpec("bandwidth"),
+    "uncertainty.mem_efficiency_low": KeySpec("fraction"),
+    "uncertainty.mem_efficiency_high": KeySpec("fraction"),
     "uncertainty.draws": KeySpec("count", low="1", high="1e8", integer=True),
     "uncertainty.seed": KeySpec("count", high="9007199254740992", integer=True),  # 2**53: exact as a float
     "reference.dgx_spark_hbm": KeySpec("bandwidth"),
+    "reference.h200_host_link": KeySpec("bandwidth"),
 }
 """Every key an assumption set may hold. Unknown keys are rejected."""
 
@@ -456,5 +461,5 @@ def check_consistency(assumptions: AssumptionSet) -> None:
         raise KvtierError("key 'context.short' must be smaller than 'context.long'")
     if a.value("interior.position") >= a.value("interior.context"):
         raise KvtierError("key 'interior.position' must lie inside the sequence: smaller than 'interior.context'")
-    for name in ("bandwidth", "mfu", "peak"):
+    for name in ("bandwidth", "mfu", "peak", "mem_bandwidth", "mem_efficiency"):
         ordered((f"uncertainty.{name}_high", f"uncertainty.{name}_low"), "a range needs low <= high")
