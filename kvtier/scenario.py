@@ -8,11 +8,12 @@ notebooks, tables and CLI print comes through here.
 
 from __future__ import annotations
 
+import math
 from functools import cache, cached_property
 
 import numpy as np
 
-from kvtier import capacity, costs, roofline
+from kvtier import capacity, costs, hardware, roofline
 from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS, Assumption, AssumptionSet, load_assumptions, seed
 from kvtier.models import ModelSpec, dtype_bytes, load_model
 
@@ -236,6 +237,125 @@ class Scenario:
         flops = self.interior_flops(position, upstream)
         nbytes = self.regen_bytes(position, upstream, batch_tokens)
         return roofline.bound(flops, nbytes, peak, mfu, bw, self.v("regen.mem_efficiency"))
+
+    # ---- the two regimes: a lone block and a block inside a batch ------------------
+    def in_batch_regen_s(self, position: float | np.ndarray, upstream: str, mfu: float | np.ndarray) -> np.ndarray:
+        """Regeneration time *inside a batch*: the block's marginal compute, FLOPs / (peak x MFU) (s).
+
+        The block's tokens ride along a forward pass large enough to be compute-bound, so the
+        weight read is shared and only its FLOPs count: the source chapter's model.
+        """
+        return self.regen_time_s(position, upstream, mfu, model="mfu")
+
+    def lone_regen_s(
+        self,
+        position: float | np.ndarray,
+        upstream: str,
+        mfu: float | np.ndarray,
+        *,
+        peak_flop_per_s: float | np.ndarray | None = None,
+        mem_bandwidth_bytes_per_s: float | np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Regeneration time of a *lone block*: its tokens are the whole forward pass (s).
+
+        The roofline ``max(FLOPs / (peak x MFU), bytes read / (regen.mem_bandwidth x
+        regen.mem_efficiency))`` with no other tokens sharing the weight read: the batch is
+        the recomputed tokens themselves (the block, or the prefix from the nearest anchor).
+        """
+        return self.regen_time_s(
+            position,
+            upstream,
+            mfu,
+            model="roofline",
+            peak_flop_per_s=peak_flop_per_s,
+            mem_bandwidth_bytes_per_s=mem_bandwidth_bytes_per_s,
+            batch_tokens=self.block_tokens,
+        )
+
+    def lone_bound(self, position: float | np.ndarray, upstream: str, mfu: float | np.ndarray) -> np.ndarray:
+        """Which side of the roofline binds a lone block's regeneration: ``"compute"`` or ``"memory"``."""
+        return self.regen_bound(position, upstream, mfu, batch_tokens=self.block_tokens)
+
+    @property
+    def lone_device(self) -> str:
+        """The lone-block regime's device in words: its peak, memory bandwidth and efficiency."""
+        peak, bw = self.v("peak_flops"), self.v("regen.mem_bandwidth")
+        named = [
+            acc.title[0].lower() + acc.title[1:] if acc.title.startswith("The ") else acc.title
+            for acc in hardware.load_accelerators().values()
+            if acc.peak_flop_per_s is not None
+            and math.isclose(acc.peak_flop_per_s, peak, rel_tol=1e-9)
+            and math.isclose(acc.mem_bandwidth_bytes_per_s, bw, rel_tol=1e-9)
+        ]
+        what = f"{named[0]}, " if named else "a device of "
+        return (
+            f"{what}{peak / 1e12:g} TFLOP/s and {bw / 1e12:g} TB/s at"
+            f" {self.v('regen.mem_efficiency') * 100:g} % memory efficiency"
+        )
+
+    def bracket_hardware(self, label: str) -> str:
+        """The link presets whose bandwidth equals the bracket ``label``, in words ('' if none).
+
+        Read from :func:`kvtier.hardware.load_links`, net and raw figures alike, so that the
+        name follows the bracket's value under any rerun.
+        """
+        bw = self.bandwidth(label)
+        names: dict[str, list[str]] = {"net": [], "raw": []}
+        for link in hardware.load_links().values():
+            short = link.title.split(" (")[0].removesuffix(" to host DRAM").removesuffix(" memory expander")
+            if math.isclose(link.bandwidth_bytes_per_s, bw, rel_tol=1e-9) and link.raw_or_net == "net":
+                names["net"].append(short)
+            elif link.raw_bandwidth_bytes_per_s is not None and math.isclose(
+                link.raw_bandwidth_bytes_per_s, bw, rel_tol=1e-9
+            ):
+                names["raw"].append(short)
+
+        def either(items: list[str]) -> str:
+            return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
+
+        parts = []
+        if names["net"]:
+            parts.append(f"{either(names['net'])} after line coding and flit overhead")
+        if names["raw"]:
+            parts.append(f"the raw rate of {either(names['raw'])}")
+        return "; ".join(parts)
+
+    def host_link_note(self) -> str:
+        """What the accelerator's own host link means for the brackets faster than it, in words.
+
+        An H100 or H200 reaches CXL or host memory through its PCIe 5.0 x16 host link; a bracket
+        above that link's raw rate needs PCIe 6.0 end to end.  The measured host-link rate is
+        ``reference.h200_host_link``.
+        """
+        host = self.v("reference.h200_host_link")
+        pcie5 = hardware.link("pcie5-x16")
+        raw = pcie5.raw_bandwidth_bytes_per_s or pcie5.bandwidth_bytes_per_s
+        above = [label for label in BANDWIDTH_LABELS if self.bandwidth(label) > raw]
+        head = (
+            "An H100 or H200 reaches CXL or host memory through its own PCIe 5.0 x16 host link, whose raw rate is"
+            f" {raw / 1e9:g} GB/s and which moved {host / 1e9:.1f} GB/s in pinned host-to-device copies measured"
+            " on an H200"
+        )
+        if not above:
+            return f"{head}; no bracket here is faster than that link's raw rate."
+        names = " and ".join(f"{self.bandwidth(label) / 1e9:g} GB/s, the {label} bracket," for label in above)
+        verb = "needs" if len(above) == 1 else "need"
+        return f"{head}. So {names} {verb} PCIe 6.0 from the memory to the accelerator, end to end."
+
+    def realistic_note(self) -> str:
+        """Whether the lowest bracket is the interface of the CXL expanders shipping today, in words ('' if not)."""
+        expander = hardware.link("cxl2-x8")
+        label = BANDWIDTH_LABELS[-1]
+        bw = self.bandwidth(label)
+        if not any(
+            x is not None and math.isclose(x, bw, rel_tol=1e-9)
+            for x in (expander.raw_bandwidth_bytes_per_s, expander.bandwidth_bytes_per_s)
+        ):
+            return ""
+        return (
+            f"The {label} bracket is no pessimistic tail: a CXL 2.0 x8 link is the interface of the CXL memory"
+            " expanders shipping today, so it is the realistic case for a CXL tier."
+        )
 
     # ---- capacity --------------------------------------------------------
     def kv_bytes(self, context_tokens: float | np.ndarray) -> np.ndarray:
