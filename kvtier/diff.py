@@ -484,16 +484,23 @@ _AT_POINT = ILLUSTRATIVE[1]
 _ROOFLINE_AT_POINT = (("device", "this assumption set"), ("mfu_bracket", "{mfu_bracket}"))
 
 HEADLINES: tuple[Headline, ...] = (
-    # The ratio for each regeneration regime the tables carry: ratio.csv carries the chapter's
-    # compute-only (in-batch) regime.  roofline.csv carries the lone block's regeneration time under
-    # the roofline but no ratio, so that time is shown below, beside the compute-only time.
+    # The ratio for each regeneration regime: ratio.csv carries the chapter's compute-only (in-batch)
+    # regime in `ratio` and the lone block's roofline regime in `lone_ratio`; roofline.csv's lone-block
+    # regeneration time is shown below, beside the compute-only time.
     Headline("ratio, regeneration / fetch (compute-only regeneration: the chapter's in-batch model)", "ratio",
              _AT_POINT, "ratio"),
     # The verdict on the source chapter's "two to three orders of magnitude" (100x to 1000x).
     Headline("ratio within the chapter's two to three orders of magnitude", "ratio", _AT_POINT, "within_claim",
              shown=(("True", "yes"), ("False", "no"))),
     Headline("bracket combinations within the chapter's claim", "ratio", (), "within_claim", count="True"),
+    # the lone-block regime: the block's tokens are the whole forward pass (roofline on the set's device)
+    Headline("ratio, regeneration / fetch (lone block: roofline on the set's device)", "ratio", _AT_POINT,
+             "lone_ratio"),
+    Headline("bracket combinations within the chapter's claim, lone block", "ratio", (), "lone_within_claim",
+             count="True"),
     Headline("Monte Carlo draws below 100x (%)", "uncertainty", (("statistic", "below_100x"),), "value"),
+    Headline("Monte Carlo draws below 100x, lone block (%)", "uncertainty",
+             (("statistic", "lone_block_below_100x"),), "value"),
     Headline("Monte Carlo draws above 1000x (%)", "uncertainty", (("statistic", "above_1000x"),), "value"),
     Headline("break-even bandwidth, tail block (GB/s)", "tiers", (("link", "bracket {bandwidth_bracket}"),),
              "break_even_tail_GBps"),

@@ -241,3 +241,118 @@ def test_book_consistency_checks_name_the_keys():
     for key, (value, message) in cases.items():
         with pytest.raises(KvtierError, match=re.escape(message)):
             check_consistency(load_assumptions(sets={key: value}))
+
+
+# ---------------------------------------------------------------------------
+# the two regimes: a lone block (roofline) and a block inside a batch (marginal compute)
+# ---------------------------------------------------------------------------
+
+
+def test_lone_block_regime_by_hand_on_the_seed_device():
+    from kvtier.pages import ratio
+
+    s = Scenario()
+    # A lone 16-token block of Llama-3-70B reads every weight once: 70e9 x 2 B = 140e9 B, no cached KV at the
+    # tail. On the seed's device: 140e9 B / (3.35e12 B/s x 0.80) = 52.2388 ms, memory-bound at every MFU
+    # (compute at 25 % MFU: 2.24e12 FLOP / 125e12 FLOP/s = 17.92 ms, plus 16 x 17 / 2 x 2,621,440 FLOP of
+    # attention over its own tokens, 0.36 GFLOP: negligible).
+    lone_s = 140e9 / (3.35e12 * 0.80)
+    assert float(s.lone_regen_s(0, "resident", 0.25)) == pytest.approx(lone_s, rel=1e-12)
+    assert str(s.lone_bound(0, "resident", 0.50)) == "memory"
+    # Inside a batch the same block costs its marginal compute, the chapter's model: 17.92 ms (+ attention).
+    assert float(s.in_batch_regen_s(0, "resident", 0.25)) == pytest.approx(
+        (2.24e12 + 2_621_440 * 16 * 17 / 2) / 125e12, rel=1e-12
+    )
+    n = ratio.numbers(s)
+    # Against the 81.92 us fetch at 64 GB/s (5,242,880 B / 64e9 B/s): 52.2388 ms / 81.92 us = 637.68.
+    assert n["lone_ratio_illustrative"] == pytest.approx(lone_s / 81.92e-6, rel=1e-12)
+    assert n["lone_ratio_illustrative"] == pytest.approx(637.68, abs=0.01)
+    # Over the 3 x 3 brackets the lone time does not depend on the MFU, so the range is set by the link:
+    # 52.2388 ms / 163.84 us (32 GB/s) = 318.84 to 52.2388 ms / 43.3296 us (121 GB/s) = 1,205.62.
+    assert n["lone_ratio_min"] == pytest.approx(lone_s / (5_242_880 / 32e9), rel=1e-12)
+    assert n["lone_ratio_max"] == pytest.approx(lone_s / (5_242_880 / 121e9), rel=1e-12)
+    assert n["n_lone_memory_bound"] == 9
+    # The verdict on "two to three orders of magnitude", both regimes: inside a batch 7 of 9 hold and the
+    # two 32 GB/s corners at 50 % and 40 % MFU fall below (54.7x, 68.4x); as a lone block 6 of 9 hold and
+    # the three 121 GB/s corners exceed 1,000x (1,205.6x); none falls below 100x.
+    assert (n["n_within_claim"], n["n_below_claim"], n["n_above_claim"]) == (7, 2, 0)
+    assert (n["lone_n_within_claim"], n["lone_n_below_claim"], n["lone_n_above_claim"]) == (6, 0, 3)
+    assert "exceeds 1,000× at 3" in n["lone_verdict"]
+    rows = csv_rows("ratio")
+    assert [r["lone_bound"] for r in rows] == ["memory"] * 9
+    assert sum(r["lone_within_claim"] == "True" for r in rows) == 6
+    # every lone ratio is above its in-batch ratio: the lone block is dearer at every corner
+    assert all(float(r["lone_ratio"]) > float(r["ratio"]) for r in rows)
+
+
+def test_interior_tiers_and_capacity_in_both_regimes_by_hand():
+    from kvtier.pages import capacity, interior
+
+    s = Scenario()
+    n = interior.numbers(s)
+    # Lone block at 50,000, upstream resident: weights 140e9 B + KV of 50,000 positions x 327,680 B
+    # = 16.384e9 B; 156.384e9 B / 2.68e12 B/s = 58.352 ms, memory-bound; / 81.92 us = 712.31.
+    assert n["lone_resident_regen_ms"] == pytest.approx(156.384e9 / 2.68e12 * 1e3, rel=1e-12)
+    assert n["lone_resident_bound"] == "memory"
+    assert n["lone_resident_ratio"] == pytest.approx(156.384e9 / 2.68e12 / 81.92e-6, rel=1e-12)
+    # Evicted upstream: 50,016 tokens are one pass, compute-bound, so both regimes give the same 82.25 s.
+    assert n["lone_evicted_bound"] == "compute"
+    assert n["lone_evicted_regen_s"] == pytest.approx(n["evicted_regen_s"], rel=1e-12)
+    # The tier ladder: a lone tail block breaks even at 5,242,880 B / 52.2388 ms = 100.36 MB/s.
+    t = tiers.numbers(s)
+    assert t["lone_break_even_tail_gbps"] == pytest.approx(5_242_880 / (140e9 / 2.68e12) / 1e9, rel=1e-12)
+    assert t["lone_n_fetch_wins"] == t["n_links"]
+    # Capacity: the last block of a 427,246-token sequence reads KV as large as the weights (2 x 140e9 B,
+    # 104.5 ms), but its attention over 427,230 cached positions at 25 % MFU takes longer:
+    # (2.24e12 + 2,621,440 x (16 x 427,230 + 136)) / 125e12 = 161.28 ms, so it is compute-bound alone too.
+    c = capacity.numbers(s)
+    last = 140e9 / 327_680 - 16
+    compute = (2.24e12 + 2_621_440 * (16 * last + 16 * 17 / 2)) / 125e12
+    assert c["crossover_lone_bound"] == "compute"
+    assert c["crossover_lone_ms"] == pytest.approx(compute * 1e3, rel=1e-9)
+    assert c["crossover_in_batch_ms"] == pytest.approx(compute * 1e3, rel=1e-9)
+    assert "the two regimes meet" in c["crossover_regimes_sentence"]
+
+
+def test_brackets_are_named_by_the_hardware_they_stand_for():
+    from kvtier.pages import fetch
+
+    s = Scenario()
+    n = fetch.numbers(s)
+    # 121 GB/s = 128 GB/s x 242/256: PCIe 6.0 x16 / CXL 3.x x16 after flit overhead
+    assert n["bandwidth_optimistic_hardware"] == "PCIe 6.0 x16 or CXL 3.x x16 after line coding and flit overhead"
+    # 64 GB/s = 32 GT/s x 16 lanes / 8, raw: PCIe 5.0 x16, CXL 2.0 x16 (and CXL 3.x x8, 64 GT/s x 8 / 8)
+    assert n["bandwidth_mid_hardware"] == "the raw rate of PCIe 5.0 x16, CXL 2.0 x16 or CXL 3.x x8"
+    # 32 GB/s = 32 GT/s x 8 lanes / 8, raw: CXL 2.0 x8, the shipping expanders' interface: the realistic case
+    assert n["bandwidth_pessimistic_hardware"] == "the raw rate of CXL 2.0 x8"
+    assert "realistic case" in n["realistic_note"]
+    # 121 GB/s is above the 64 GB/s raw rate of an H100/H200's PCIe 5.0 x16 host link (55.3 GB/s measured)
+    assert (
+        "55.3 GB/s" in n["host_link_note"] and "121 GB/s, the optimistic bracket, needs PCIe 6.0" in n["host_link_note"]
+    )
+    # The names follow the values under a rerun: no preset at 45 GB/s, and no bracket above the host link.
+    other = fetch.numbers(scenario(**{"bandwidth.optimistic": "60GB/s", "bandwidth.mid": "45GB/s"}))
+    assert other["bandwidth_mid_hardware"] == "no link preset at this bandwidth"
+    assert other["host_link_note"].endswith("no bracket here is faster than that link's raw rate.")
+    assert fetch.numbers(scenario(**{"bandwidth.pessimistic": "20GB/s"}))["realistic_note"] == ""
+    # Basis strings carry no hand-typed derived value of their own bracket
+    seed_records = Scenario().assumptions
+    for label, value in (("optimistic", "121"), ("mid", "64"), ("pessimistic", "32 GB")):
+        assert value not in seed_records[f"bandwidth.{label}"].basis
+
+
+def test_what_was_measured_follows_the_provenance_classes():
+    from kvtier.assumptions import make_assumption
+    from kvtier.pages import assumptions
+
+    s = Scenario()
+    n = assumptions.numbers(s)
+    # 40 records; the 2 reference.* figures (DGX Spark HBM, H200 host link) are measured and enter no calculation
+    assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (40, 2, 2, 0)
+    assert n["answer_measured"].startswith("Of the 38 inputs that enter a calculation, none of them measured:")
+    # a set whose mid bracket is measured says so
+    measured = make_assumption(
+        "bandwidth.mid", "50GB/s", basis="our expander", provenance="measured", source="lab", where="test"
+    )
+    m = assumptions.numbers(Scenario(s.assumptions.with_records({"bandwidth.mid": measured})))
+    assert m["n_used_measured"] == 1 and "1 of them measured: 1 measured," in m["answer_measured"]

@@ -88,11 +88,16 @@ def test_bandwidth_change_fetch_row(seed_dir: Path, fast_dir: Path) -> None:
     basis = cells[("fetch", "bracket=mid", "basis")]
     assert basis.new == "override of the seed set's 64 GB/s"
     assert basis.rel_change is None and basis.kind == "text"
+    # The hardware the bracket stands for follows its value: no link preset runs at 100 GB/s.
+    hardware = cells[("fetch", "bracket=mid", "hardware")]
+    assert hardware.old == "the raw rate of PCIe 5.0 x16, CXL 2.0 x16 or CXL 3.x x8"
+    assert hardware.new == "no link preset at this bandwidth"
     # Nothing else in fetch.csv: the block (5 MiB), the latency (0) and the other brackets are as they were.
     assert {k for k in cells if k[0] == "fetch"} == {
         ("fetch", "bracket=mid", "bandwidth_GBps"),
         ("fetch", "bracket=mid", "fetch_us"),
         ("fetch", "bracket=mid", "basis"),
+        ("fetch", "bracket=mid", "hardware"),
     }
 
 
@@ -106,16 +111,27 @@ def test_bandwidth_change_ratio_and_interior(seed_dir: Path, fast_dir: Path) -> 
     # Orders of magnitude: log10(218.75) = 2.33995 -> log10(341.797) = 2.53377, +log10(1.5625) = +0.19382.
     oom = cells[("ratio", "bandwidth_bracket=mid, mfu_bracket=conservative", "orders_of_magnitude")]
     assert oom.rel_change == pytest.approx(math.log10(1.5625) / math.log10(218.75), rel=1e-8)
-    # Only the three mid rows change, four numbers each (bandwidth, fetch, ratio, orders); regen_ms does not,
-    # and within_claim stays True for all three (109.4 / 136.7 / 218.75 -> 170.9 / 213.6 / 341.8).
+    # Only the three mid rows change, six numbers each (bandwidth, fetch, and the ratio and its orders in
+    # both regimes); regen_ms and lone_regen_ms do not. within_claim stays True for all three in-batch
+    # (109.4 / 136.7 / 218.75 -> 170.9 / 213.6 / 341.8), and so does lone_within_claim: a lone block
+    # reads 140e9 B of weights at 3.35e12 B/s x 80 % = 52.24 ms, / 81.92 µs = 637.7 -> / 52.4288 µs = 996.4.
     ratio_cells = {k for k in cells if k[0] == "ratio"}
-    assert len(ratio_cells) == 3 * 4
+    assert len(ratio_cells) == 3 * 6
     assert all(k[1].startswith("bandwidth_bracket=mid,") for k in ratio_cells)
-    assert {k[2] for k in ratio_cells} == {"bandwidth_GBps", "fetch_us", "ratio", "orders_of_magnitude"}
-    # Interior: regeneration is unchanged; every ratio_to_fetch of its 2 x 6 rows scales by 100/64.
+    assert {k[2] for k in ratio_cells} == {
+        "bandwidth_GBps",
+        "fetch_us",
+        "ratio",
+        "orders_of_magnitude",
+        "lone_ratio",
+        "lone_orders_of_magnitude",
+    }
+    lone = cells[("ratio", "bandwidth_bracket=mid, mfu_bracket=conservative", "lone_ratio")]
+    assert float(lone.old) == pytest.approx(140e9 / (3.35e12 * 0.8) / 81.92e-6, rel=1e-9)
+    # Interior: regeneration is unchanged; both ratios to the fetch of its 2 x 6 rows scale by 100/64.
     interior = [c for c in cells.values() if c.table == "interior"]
-    assert len(interior) == 12
-    assert {c.column for c in interior} == {"ratio_to_fetch"}
+    assert len(interior) == 2 * 12
+    assert {c.column for c in interior} == {"ratio_to_fetch", "lone_ratio_to_fetch"}
     assert all(c.rel_change == pytest.approx(0.5625, rel=1e-8) for c in interior)
     # The assumption record: its SI value 64e9 -> 100e9 is the one number; display, basis, source are text.
     a = {k[2]: c for k, c in cells.items() if k[0] == "assumptions"}
@@ -127,22 +143,34 @@ def test_bandwidth_change_ratio_and_interior(seed_dir: Path, fast_dir: Path) -> 
 
 def test_unaffected_tables_report_nothing(seed_dir: Path, fast_dir: Path) -> None:
     changes = diff_tables(load_tables(str(seed_dir)), load_tables(str(fast_dir)))
-    # Bandwidth enters neither the block size, nor regeneration, nor capacity, nor the roofline, nor the
-    # Monte Carlo (its range is separate from the brackets).
-    assert {c.table for c in changes} == {"assumptions", "fetch", "interior", "ratio", "models", "tiers", "tornado"}
-    assert not [c for c in changes if c.table in {"block_unit", "regenerate", "capacity", "roofline", "uncertainty"}]
-    # assumptions 1 + fetch 2 + interior 12 + ratio 12 + models 8 (one illustrative ratio per preset)
-    # + tiers 5 (the mid bracket's bandwidth, fetch and three ratios) + tornado 6 (the mfu and peak rows are
-    # taken at the illustrative bandwidth: two ratios and a swing each) = 46 numbers; 3 + 1 = 4 text cells.
-    assert sum(c.kind == "number" for c in changes) == 46
-    assert sum(c.kind == "text" for c in changes) == 4
+    # Bandwidth enters neither the block size, nor regeneration, nor the roofline, nor the Monte Carlo (its
+    # range is separate from the brackets); in capacity only the last block's ratios to the fetch move.
+    assert {c.table for c in changes} == {
+        "assumptions",
+        "capacity",
+        "fetch",
+        "interior",
+        "ratio",
+        "models",
+        "tiers",
+        "tornado",
+    }
+    assert not [c for c in changes if c.table in {"block_unit", "regenerate", "roofline", "uncertainty"}]
+    # assumptions 1 + fetch 2 + interior 24 (two regimes) + ratio 18 + models 8 (one illustrative ratio per
+    # preset) + tiers 8 (the mid bracket's bandwidth, fetch and three ratios in each regime) + capacity 12
+    # (six rows, the last block's ratio in each regime) + tornado 16 (in-batch: the mfu and peak rows are
+    # taken at the illustrative bandwidth, two ratios and a swing each, 6; lone block: mem_efficiency and
+    # mem_bandwidth 3 each, mfu and peak 2 each, their swing staying 0 on a memory-bound block, 10)
+    # = 89 numbers; assumptions 3 + fetch 2 (basis, and the hardware the bracket names) = 5 text cells.
+    assert sum(c.kind == "number" for c in changes) == 89
+    assert sum(c.kind == "text" for c in changes) == 5
 
 
 def test_order_is_deterministic(seed_dir: Path, fast_dir: Path) -> None:
     changes = diff_tables(load_tables(str(seed_dir)), load_tables(str(fast_dir)))
     assert [c.table for c in changes] == sorted(c.table for c in changes)
     fetch_cols = [c.column for c in changes if c.table == "fetch"]
-    assert fetch_cols == ["bandwidth_GBps", "fetch_us", "basis"]  # header order
+    assert fetch_cols == ["bandwidth_GBps", "fetch_us", "hardware", "basis"]  # header order
     rows = [c.row for c in changes if c.table == "interior"]
     assert rows[0] == "upstream=resident, position_tokens=0"
     assert rows[-1] == "upstream=evicted, position_tokens=1000000"  # new table's row order
@@ -170,7 +198,7 @@ def test_text_output(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixtu
     lines = out.splitlines()
     assert lines[0].split() == ["table", "row", "column", "old", "new", "change"]
     assert set(lines[1].replace(" ", "")) == {"-"}
-    assert len(lines) == 2 + 50  # header, rule, and the 46 + 4 changes counted above
+    assert len(lines) == 2 + 94  # header, rule, and the 89 + 5 changes counted above
     fetch = next(line for line in lines if line.startswith("fetch") and "fetch_us" in line)
     assert fetch.split() == ["fetch", "bracket=mid", "fetch_us", "81.92", "52.4288", "-36.00%"]
     bw = next(line for line in lines if line.startswith("fetch") and "bandwidth_GBps" in line)
@@ -184,7 +212,7 @@ def test_markdown_opens_with_the_headline_numbers(
 ) -> None:
     assert cli(str(seed_dir), str(fast_dir), "--format", "md") == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines[:14] == [
+    assert lines[:17] == [
         "**Headline numbers** at the illustrative point (mid bandwidth, conservative MFU)",
         "",
         "| | before | after | change |",
@@ -196,8 +224,13 @@ def test_markdown_opens_with_the_headline_numbers(
         # the mid row's 109.4 / 136.7 / 218.75 -> 170.9 / 213.6 / 341.8 stay in 100..1000; the two
         # pessimistic-bandwidth rows below 100x (54.7, 68.4) are untouched
         "| bracket combinations within the chapter's claim | 7 of 9 | 7 of 9 | unchanged |",
+        # lone block: 140e9 B / (3.35e12 B/s x 80 %) = 52.24 ms; / 81.92 µs = 637.7 -> / 52.4288 µs = 996.4
+        "| ratio, regeneration / fetch (lone block: roofline on the set's device) | 637.7 | 996.4 | +56.25% |",
+        # 319 / 638 / 1,206 -> the mid row's 996.4 is still below 1000x
+        "| bracket combinations within the chapter's claim, lone block | 6 of 9 | 6 of 9 | unchanged |",
         # the Monte Carlo draws its own bandwidth range, not the brackets
         "| Monte Carlo draws below 100x (%) | 44.89 | 44.89 | unchanged |",
+        "| Monte Carlo draws below 100x, lone block (%) | 0 | 0 | unchanged |",
         "| Monte Carlo draws above 1000x (%) | 0 | 0 | unchanged |",
         # fetch = regeneration: 5,242,880 B / 17.9229 ms (tail block, attention included) = 0.2925 GB/s,
         # whatever the link
@@ -208,29 +241,31 @@ def test_markdown_opens_with_the_headline_numbers(
         "| regeneration of a lone block under the roofline (ms) | 52.24 | 52.24 | unchanged |",
         "",
     ]
-    # Then one line per table. The 46 numbers of test_unaffected_tables_report_nothing less value_si
-    # (an SI duplicate of `value`) = 45; 4 text cells (fetch basis; assumptions value, basis, source).
-    assert lines[14:26] == [
-        "**45 numbers changed, 4 text cells changed in 7 tables**",
+    # Then one line per table. The 89 numbers of test_unaffected_tables_report_nothing less value_si
+    # (an SI duplicate of `value`) = 88; 5 text cells (fetch basis and hardware; assumptions value, basis,
+    # source).
+    assert lines[17:30] == [
+        "**88 numbers changed, 5 text cells changed in 8 tables**",
         "",
         "| table | cells changed | largest relative change |",
         "|:--|:--|:--|",
         "| assumptions | 3: 3 text cells changed | — |",
-        "| fetch | 3: 2 numbers changed, 1 text cell changed | +56.25% (bandwidth_GBps at bracket=mid) |",
-        "| interior | 12 | +56.25% (ratio_to_fetch at upstream=resident, position_tokens=0) |",
+        "| capacity | 12 | +56.25% (last_block_in_batch_ratio at point=context=1024) |",
+        "| fetch | 4: 2 numbers changed, 2 text cells changed | +56.25% (bandwidth_GBps at bracket=mid) |",
+        "| interior | 24 | +56.25% (ratio_to_fetch at upstream=resident, position_tokens=0) |",
         "| models | 8 | +56.25% (ratio_illustrative at model=llama-2-7b) |",
-        "| ratio | 12 | +56.25% (bandwidth_GBps at bandwidth_bracket=mid, mfu_bracket=optimistic) |",
-        "| tiers | 5 | +56.25% (bandwidth_GBps at link=bracket mid) |",
-        "| tornado | 6 | +56.25% (ratio_at_low at input=mfu) |",
+        "| ratio | 18 | +56.25% (bandwidth_GBps at bandwidth_bracket=mid, mfu_bracket=optimistic) |",
+        "| tiers | 8 | +56.25% (bandwidth_GBps at link=bracket mid) |",
+        "| tornado | 16 | +56.25% (ratio_at_low at input=mfu) |",
         "",
     ]
-    # Then every cell, folded: 45 + 4 = 49 rows at display precision.
-    assert lines[26] == (
-        "<details><summary>All 49 changed cells, numbers to 4 significant figures;"
+    # Then every cell, folded: 88 + 5 = 93 rows at display precision.
+    assert lines[30] == (
+        "<details><summary>All 93 changed cells, numbers to 4 significant figures;"
         " 1 cell of SI duplicate columns (value_si) left out</summary>"
     )
-    assert lines[27:30] == ["", "| table | row | column | old | new | change |", "|:--|:--|:--|--:|--:|--:|"]
-    assert lines[-2:] == ["", "</details>"] and len(lines) == 30 + 49 + 2
+    assert lines[31:34] == ["", "| table | row | column | old | new | change |", "|:--|:--|:--|--:|--:|--:|"]
+    assert lines[-2:] == ["", "</details>"] and len(lines) == 34 + 93 + 2
     assert "| fetch | bracket=mid | fetch_us | 81.92 | 52.43 | -36.00% |" in lines
     assert "| assumptions | key=bandwidth.mid | value | 64 GB/s | 100 GB/s | text |" in lines
     assert not [line for line in lines if "| value_si |" in line or "64000000000" in line]
@@ -242,18 +277,22 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
     write_tables(Scenario(load_assumptions(sets={"peak_flops": "989TFLOP/s", "bandwidth.mid": "100GB/s"})), both)
     old, new = load_tables(str(seed_dir)), load_tables(str(both))
     changes = diff_tables(old, new)
-    # 151 numbers, 2 of them value_si (peak and bandwidth); 16 text cells
-    assert sum(c.kind == "number" for c in changes) == 151 and sum(c.kind == "text" for c in changes) == 16
+    # 222 numbers, 2 of them value_si (peak and bandwidth); 18 text cells
+    assert sum(c.kind == "number" for c in changes) == 222 and sum(c.kind == "text" for c in changes) == 18
     out = format_markdown(changes, old, new)
     lines = out.splitlines()
-    assert lines[4:13] == [
+    assert lines[4:16] == [
         # 2.24e12 FLOP / (0.25 x 989e12) = 9.0597 ms; / 52.4288 µs = 172.80; 500/989 x 100/64 - 1 = -21.01 %
         "| ratio, regeneration / fetch (compute-only regeneration: the chapter's in-batch model)"
         " | 218.8 | 172.8 | -21.01% |",
         "| ratio within the chapter's two to three orders of magnitude | yes | yes | unchanged |",
         # now below 100x: mid/optimistic 4.53 ms / 52.43 µs = 86.4, pessimistic/conservative 9.06 / 163.84 = 55.3
         "| bracket combinations within the chapter's claim | 7 of 9 | 5 of 9 | changed |",
+        # a lone block stays memory-bound at the higher peak: 52.24 ms / 52.4288 µs = 996.4, still below 1000x
+        "| ratio, regeneration / fetch (lone block: roofline on the set's device) | 637.7 | 996.4 | +56.25% |",
+        "| bracket combinations within the chapter's claim, lone block | 6 of 9 | 6 of 9 | unchanged |",
         "| Monte Carlo draws below 100x (%) | 44.89 | 44.89 | unchanged |",
+        "| Monte Carlo draws below 100x, lone block (%) | 0 | 0 | unchanged |",
         "| Monte Carlo draws above 1000x (%) | 0 | 0 | unchanged |",
         # regeneration takes 500/989 the time, so fetch breaks even at 989/500 the bandwidth: +97.80 %
         "| break-even bandwidth, tail block (GB/s) | 0.2925 | 0.5786 | +97.80% |",
@@ -262,9 +301,9 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
         # a lone block is bound by reading the weights, whatever the peak
         "| regeneration of a lone block under the roofline (ms) | 52.24 | 52.24 | unchanged |",
     ]
-    assert lines[14] == "**149 numbers changed, 16 text cells changed in 9 tables**"
-    # 9 per-table lines, then 149 + 16 = 165 cells folded away
-    assert lines[28].startswith("<details><summary>All 165 changed cells,") and len(lines) == 32 + 165 + 2
+    assert lines[17] == "**220 numbers changed, 18 text cells changed in 11 tables**"
+    # 11 per-table lines, then 220 + 18 = 238 cells folded away
+    assert lines[33].startswith("<details><summary>All 238 changed cells,") and len(lines) == 37 + 238 + 2
     # no SI duplicates, no raw CSV precision
     assert "500000000000000" not in out and "17.92285213" not in out and "value_si |" not in out
     assert not re.search(r"\d\.\d{5,}", out)
@@ -326,7 +365,7 @@ def test_headline_present_on_one_side(seed_dir: Path, tmp_path: Path) -> None:
 def test_markdown_numbers_only(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli(str(seed_dir), str(fast_dir), "--format", "md", "--numbers-only") == 1
     lines = capsys.readouterr().out.splitlines()
-    assert "**45 numbers changed in 6 tables**" in lines  # the assumptions table had only value_si left
+    assert "**88 numbers changed in 7 tables**" in lines  # the assumptions table had only value_si left
     assert not [line for line in lines if line.endswith("| text |")]
 
 
@@ -371,7 +410,15 @@ def test_added_and_removed_rows(seed_dir: Path, moved_dir: Path, capsys: pytest.
         "upstream=evicted, position_tokens=20000",
     }
     assert all(c.old == ABSENT and c.kind == "cell added" and c.rel_change is None for c in interior)
-    assert [c.column for c in interior[:4]] == ["regen_TFLOP", "regen_ms", "ratio_to_fetch", "provenance"]
+    assert [c.column for c in interior[:7]] == [
+        "regen_TFLOP",
+        "regen_ms",
+        "ratio_to_fetch",
+        "lone_regen_ms",
+        "lone_bound",
+        "lone_ratio_to_fetch",
+        "provenance",
+    ]
     # Resident upstream: the block's 2.24e12 parameter FLOPs + attention over 20,000 cached positions;
     # new cells are the exact CSV text.
     cells = by_cell(changes)
@@ -379,13 +426,13 @@ def test_added_and_removed_rows(seed_dir: Path, moved_dir: Path, capsys: pytest.
     # The removed side: the same rows, reported as removed, after the new table's rows.
     back = diff_tables(load_tables(str(moved_dir)), load_tables(str(seed_dir)))
     removed = [c for c in back if c.table == "interior"]
-    assert all(c.new == ABSENT and c.kind == "cell removed" for c in removed) and len(removed) == 8
+    assert all(c.new == ABSENT and c.kind == "cell removed" for c in removed) and len(removed) == 14
     assert cli(str(seed_dir), str(moved_dir), "--format", "md") == 1
     lines = capsys.readouterr().out.splitlines()
-    # the tiers table's resident and evicted ratios of its 14 links (28 numbers; assumptions' value_si, an SI
-    # duplicate of its value, is left out of the Markdown form)
-    assert "**28 numbers changed, 3 text cells changed, 2 rows added in 3 tables**" in lines
-    assert "| interior | 8: 2 rows added | — |" in lines
+    # the tiers table's resident and evicted ratios of its 14 links in both regimes (56 numbers; assumptions'
+    # value_si, an SI duplicate of its value, is left out of the Markdown form)
+    assert "**56 numbers changed, 3 text cells changed, 2 rows added in 3 tables**" in lines
+    assert "| interior | 14: 2 rows added | — |" in lines
 
 
 def test_columns_tables_and_number_semantics(tmp_path: Path) -> None:
@@ -509,7 +556,7 @@ def test_git_revisions(
 ) -> None:
     from_git = diff_tables(load_tables("HEAD~1", git_repo), load_tables("HEAD", git_repo))
     from_dirs = diff_tables(load_tables(str(seed_dir)), load_tables(str(fast_dir)))
-    assert from_git == from_dirs and len(from_git) == 50
+    assert from_git == from_dirs and len(from_git) == 94
     assert cli("HEAD~1", "HEAD", "--repo", str(git_repo)) == 1
     assert "-36.00%" in capsys.readouterr().out
     # Default repository: the one holding the current directory (here from a subdirectory).
@@ -561,5 +608,5 @@ def test_numbers_only(seed_dir: Path, fast_dir: Path, capsys) -> None:
     args = parser.parse_args(["diff", str(seed_dir), str(fast_dir), "--numbers-only"])
     assert args.func(args) == 1
     lines = capsys.readouterr().out.splitlines()
-    # header and rule, then the 46 numeric changes only (the 4 text cells are left out)
-    assert len(lines) == 2 + 46 and not any(line.rstrip().endswith("text") for line in lines)
+    # header and rule, then the 89 numeric changes only (the 5 text cells are left out)
+    assert len(lines) == 2 + 89 and not any(line.rstrip().endswith("text") for line in lines)

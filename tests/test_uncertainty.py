@@ -268,3 +268,61 @@ def test_tornado_and_summarize_reject_bad_input():
         summarize([])
     with pytest.raises(KvtierError, match="percentile"):
         summarize([1.0], percentiles=(101,))
+
+
+# ---- the lone-block regime -------------------------------------------------------
+
+
+def test_lone_block_ratio_draws_by_hand():
+    # A lone block reads 140e9 B of weights. At 3.35e12 B/s x 0.8: 52.2388 ms, above the 17.92 ms of compute
+    # at 25 % MFU of 500 TFLOP/s, so the roofline takes the memory side: / 81.92 us = 637.68.
+    draws = {
+        "bandwidth": np.array([64e9, 64e9]),
+        "mfu": np.array([0.25, 0.25]),
+        "peak": np.array([PEAK, 5e12]),
+        "mem_bandwidth": np.array([3.35e12, 3.35e12]),
+        "mem_efficiency": np.array([0.8, 0.8]),
+    }
+    r = ratio_draws(BLOCK, FLOPS, draws, bytes_read=140e9)
+    assert r[0] == pytest.approx(140e9 / 2.68e12 / 81.92e-6, rel=1e-12)
+    # at a 5 TFLOP/s peak the compute side binds instead: 2.24e12 / 1.25e12 = 1.792 s / 81.92 us = 21,875
+    assert r[1] == pytest.approx(1.792 / 81.92e-6, rel=1e-12)
+    with pytest.raises(KvtierError, match="missing input 'mem_bandwidth'"):
+        ratio_draws(BLOCK, FLOPS, {k: v for k, v in draws.items() if k != "mem_bandwidth"}, bytes_read=140e9)
+    with pytest.raises(KvtierError, match="mem_efficiency must lie in"):
+        ratio_draws(BLOCK, FLOPS, {**draws, "mem_efficiency": np.array([0.8, 1.5])}, bytes_read=140e9)
+
+
+def test_memory_inputs_leave_the_in_batch_draws_unchanged():
+    mem = {"mem_bandwidth": Range(3.35e12, 4.8e12), "mem_efficiency": Range(0.6, 0.9, "uniform")}
+    base = sample(BRACKETS, 1000, 7)
+    both = sample({**BRACKETS, **mem}, 1000, 7)
+    for name in BRACKETS:
+        assert np.array_equal(base[name], both[name])
+    lone = monte_carlo(BLOCK, FLOPS, {**BRACKETS, **mem}, n=N, seed=0, bytes_read=140e9)
+    in_batch = monte_carlo(BLOCK, FLOPS, BRACKETS, n=N, seed=0)
+    # The lone block's memory time is at least 140e9 / (4.8e12 x 0.9) = 32.4 ms, above the 17.92 ms most
+    # the compute takes here; over the slowest fetch (163.84 us) that is 197.8x, so no draw is below 100x.
+    assert lone["p_below"] == 0.0 and 0.0 < in_batch["p_below"] < 1.0
+    assert lone["percentiles"][50] > in_batch["percentiles"][50]
+    with pytest.raises(KvtierError, match="missing input 'mem_bandwidth'"):
+        monte_carlo(BLOCK, FLOPS, BRACKETS, bytes_read=140e9)
+
+
+def test_the_page_reports_both_regimes():
+    from kvtier.pages import uncertainty as page
+    from kvtier.scenario import Scenario
+
+    s = Scenario()
+    n = page.numbers(s)
+    for key in ("p_below_claim_pct", "lone_p_below_claim_pct", "p_below_claim_fixed_peak_pct"):
+        assert 0.0 <= n[key] <= 100.0
+    # the seed's in-batch share below 100x, as before the lone regime was added (the same draws)
+    assert n["p_below_claim_pct"] == pytest.approx(44.887, abs=1e-9)
+    assert n["lone_p_below_claim_pct"] == 0.0
+    assert n["lone_p50"] > n["p50"]
+    # per draw, the lone block is never cheaper than the same draw inside a batch
+    assert np.all(page.ratio_draws(s, "lone block") >= page.ratio_draws(s, "in-batch"))
+    table = page.table(s)
+    assert set(table["regime"]) == {"in-batch", "lone block"}
+    assert {"below_100x", "lone_block_below_100x", "below_100x_fixed_peak"} <= set(table["statistic"])

@@ -6,7 +6,11 @@ from typing import Any
 
 import pandas as pd
 
+from kvtier.assumptions import PROVENANCE_CLASSES
 from kvtier.scenario import Scenario
+
+REFERENCE_PREFIX = "reference."
+"""Keys of figures kept for comparison only: shown, labelled, read by no calculation."""
 
 NOTEBOOK = "00_assumptions"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
@@ -19,9 +23,26 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "n_assumptions": len(records),
         "set_name": s.assumptions.name,
         "dgx_spark_gbps": s.v("reference.dgx_spark_hbm") / 1e9,
+        "h200_host_link_gbps": s.v("reference.h200_host_link") / 1e9,
     }
-    for cls in ("measured", "published-spec", "assumed", "implied", "derived"):
+    for cls in PROVENANCE_CLASSES:
         out[f"n_{cls.replace('-', '_')}"] = sum(rec.provenance == cls for rec in records)
+    # what enters a calculation: every record but the reference figures, which are shown only
+    used = [rec for rec in records if not rec.key.startswith(REFERENCE_PREFIX)]
+    counts = {cls: sum(rec.provenance == cls for rec in used) for cls in PROVENANCE_CLASSES}
+    out["n_inputs_used"] = len(used)
+    out["n_used_measured"] = counts["measured"]
+    out["n_reference"] = len(records) - len(used)
+    out["n_reference_measured"] = out["n_measured"] - counts["measured"]
+    listed = ", ".join(f"{counts[cls]} {cls}" for cls in PROVENANCE_CLASSES if counts[cls])
+    measured = "none of them measured" if not counts["measured"] else f"{counts['measured']} of them measured"
+    out["answer_measured"] = (
+        f"Of the {len(used)} inputs that enter a calculation, {measured}: {listed}."
+        f" The {out['n_reference_measured']} measured figures in the set are shown beside the results for"
+        " comparison only, and no CXL link was measured."
+        if out["n_reference_measured"]
+        else f"Of the {len(used)} inputs that enter a calculation, {measured}: {listed}; no CXL link was measured."
+    )
     return out
 
 

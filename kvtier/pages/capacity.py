@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -48,7 +49,35 @@ def numbers(s: Scenario) -> dict[str, Any]:
         if s.params_source == "assumption"
         else "The parameter count is the configuration's own."
     )
+    point = s.illustrative
+    last = max(s.crossover_tokens - s.block_tokens, 0.0)
+    in_batch = float(s.in_batch_regen_s(last, "resident", point["mfu"]))
+    lone = float(s.lone_regen_s(last, "resident", point["mfu"]))
+    lone_tail = float(s.lone_regen_s(0, "resident", point["mfu"]))
+    in_batch_tail = float(s.in_batch_regen_s(0, "resident", point["mfu"]))
+    if math.isclose(lone, in_batch, rel_tol=1e-9):
+        regimes = (
+            "At that depth the two regimes meet: the attention arithmetic over the cached context outweighs even a"
+            " lone block's memory read, so whether the block is regenerated alone or inside a batch no longer"
+            " changes its cost"
+        )
+    else:
+        regimes = (
+            f"At that depth a lone block is still {str(s.lone_bound(last, 'resident', point['mfu']))}-bound and costs"
+            f" {lone / in_batch:.2f} times its in-batch time"
+        )
     return {
+        "crossover_regimes_sentence": regimes,
+        "mfu_pct": point["mfu"] * 100,
+        "fetch_us": point["fetch_s"] * 1e6,
+        "lone_device": s.lone_device,
+        "crossover_in_batch_ms": in_batch * 1e3,
+        "crossover_lone_ms": lone * 1e3,
+        "crossover_lone_bound": str(s.lone_bound(last, "resident", point["mfu"])),
+        "crossover_in_batch_ratio": in_batch / point["fetch_s"],
+        "crossover_lone_ratio": lone / point["fetch_s"],
+        "crossover_in_batch_over_tail": in_batch / in_batch_tail,
+        "crossover_lone_over_tail": lone / lone_tail,
         "window_note": window_note,
         "params_note": params_note,
         "kv_kib_per_token": s.kv_bytes_per_token / 1024,
@@ -75,9 +104,30 @@ def numbers(s: Scenario) -> dict[str, Any]:
 
 
 def table(s: Scenario) -> pd.DataFrame:
-    """KV footprint of one sequence against context length, and its share of the weights."""
+    """KV footprint of one sequence against context length, its share of the weights, and its last block.
+
+    The ``last_block_`` columns regenerate the sequence's last block (upstream resident) in
+    both regimes, inside a batch (marginal compute, attention included) and alone (roofline:
+    the weights plus every cached position's KV read from device memory), at the
+    illustrative MFU, and divide by the illustrative fetch.
+    """
     refs = {int(s.v("context.short")): "context.short", int(s.v("context.long")): "context.long"}
     contexts = sorted({*CAPACITY_CONTEXTS, *refs})
+    point = s.illustrative
+
+    def last_block(c: float) -> dict[str, Any]:
+        # the sequence's last block, its upstream resident, in both regimes, against the illustrative fetch
+        pos = max(c - s.block_tokens, 0.0)
+        in_batch = float(s.in_batch_regen_s(pos, "resident", point["mfu"]))
+        lone = float(s.lone_regen_s(pos, "resident", point["mfu"]))
+        return {
+            "last_block_in_batch_ms": in_batch * 1e3,
+            "last_block_lone_ms": lone * 1e3,
+            "last_block_lone_bound": str(s.lone_bound(pos, "resident", point["mfu"])),
+            "last_block_in_batch_ratio": in_batch / point["fetch_s"],
+            "last_block_lone_ratio": lone / point["fetch_s"],
+        }
+
     rows = [
         {
             "point": f"context={c}",
@@ -86,6 +136,7 @@ def table(s: Scenario) -> pd.DataFrame:
             "weights_GiB": s.weight_bytes / GIB,
             "kv_share_of_weights_pct": float(s.kv_share(c)) * 100,
             "reference": refs.get(c, ""),
+            **last_block(c),
             "provenance": "derived",
         }
         for c in contexts
@@ -98,6 +149,7 @@ def table(s: Scenario) -> pd.DataFrame:
             "weights_GiB": s.weight_bytes / GIB,
             "kv_share_of_weights_pct": 100.0,
             "reference": "crossover",
+            **last_block(s.crossover_tokens),
             "provenance": "derived",
         }
     )

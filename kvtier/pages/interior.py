@@ -36,7 +36,25 @@ def numbers(s: Scenario) -> dict[str, Any]:
     parity = costs.attention_parity_position(
         s.active_params, s.model.attention_flops_per_position(), s.block_tokens, s.v("flops_per_param_token")
     )
+    lone_resident_s = float(s.lone_regen_s(p, "resident", point["mfu"]))
+    lone_evicted_s = float(s.lone_regen_s(p, "evicted", point["mfu"]))
+    lone_tail_s = float(s.lone_regen_s(0, "resident", point["mfu"]))
+    if np.isclose(lone_evicted_s, evicted_s, rtol=1e-9):
+        note = "A prefill this long is a batch of its own, so here the two regimes give the same time."
+    else:
+        note = f"That is {lone_evicted_s / evicted_s:.2f} times its in-batch time."
     return {
+        "lone_evicted_note": note,
+        "lone_device": s.lone_device,
+        "lone_tail_regen_ms": lone_tail_s * 1e3,
+        "lone_resident_regen_ms": lone_resident_s * 1e3,
+        "lone_evicted_regen_s": lone_evicted_s,
+        "lone_resident_ratio": lone_resident_s / point["fetch_s"],
+        "lone_evicted_ratio": lone_evicted_s / point["fetch_s"],
+        "lone_evicted_amortised_ratio": lone_evicted_s / prefix_fetch_s,
+        "lone_resident_bound": str(s.lone_bound(p, "resident", point["mfu"])),
+        "lone_evicted_bound": str(s.lone_bound(p, "evicted", point["mfu"])),
+        "lone_resident_kv_gb": float(s.kv_bytes(p)) / 1e9,
         "position_tokens": int(p),
         "context_tokens": int(s.v("interior.context")),
         "position_share_pct": p / s.v("interior.context") * 100,
@@ -62,14 +80,21 @@ def numbers(s: Scenario) -> dict[str, Any]:
 
 
 def table(s: Scenario) -> pd.DataFrame:
-    """Regeneration of a block by position, both upstream cases, attention included."""
+    """Regeneration of a block by position, both upstream cases, attention included, in both regimes.
+
+    ``regen_ms`` and ``ratio_to_fetch`` are the in-batch regime (marginal compute at the
+    illustrative MFU); the ``lone_`` columns a lone block (or a lone prefix, when the
+    upstream was evicted) under the roofline on the assumption set's device.
+    """
     point = s.illustrative
     positions = np.array(sorted({*INTERIOR_POSITIONS, int(s.v("interior.position"))}), dtype=np.float64)
     rows = []
     for upstream in UPSTREAM_CASES:
         flops = s.interior_flops(positions, upstream)
         regen = s.interior_regen_s(positions, upstream, point["mfu"])
-        for p, f, t in zip(positions, flops, regen, strict=True):
+        lone = s.lone_regen_s(positions, upstream, point["mfu"])
+        bound = s.lone_bound(positions, upstream, point["mfu"])
+        for p, f, t, lt, b in zip(positions, flops, regen, lone, bound, strict=True):
             rows.append(
                 {
                     "upstream": upstream,
@@ -77,6 +102,9 @@ def table(s: Scenario) -> pd.DataFrame:
                     "regen_TFLOP": f / 1e12,
                     "regen_ms": t * 1e3,
                     "ratio_to_fetch": t / point["fetch_s"],
+                    "lone_regen_ms": lt * 1e3,
+                    "lone_bound": str(b),
+                    "lone_ratio_to_fetch": lt / point["fetch_s"],
                     "provenance": "derived",
                 }
             )
@@ -90,8 +118,15 @@ def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
     fig, ax = new_figure()
     for i, upstream in enumerate(UPSTREAM_CASES):
         t = s.interior_regen_s(positions, upstream, point["mfu"])
-        ax.loglog(positions, t * 1e3, color=PALETTE[i], label=f"regenerate, upstream KV {upstream}")
-    ax.axhline(point["regen_s"] * 1e3, color=PALETTE[6], ls=":", label="tail block, parameter FLOPs only (the chapter)")
+        ax.loglog(positions, t * 1e3, color=PALETTE[i], label=f"in-batch: regenerate, upstream KV {upstream}")
+        lone = s.lone_regen_s(positions, upstream, point["mfu"])
+        ax.loglog(positions, lone * 1e3, color=PALETTE[i], ls="-.", lw=1.2, label=f"lone block: upstream KV {upstream}")
+    ax.axhline(
+        point["regen_s"] * 1e3,
+        color=PALETTE[6],
+        ls=":",
+        label="tail block in-batch, parameter FLOPs only (the chapter)",
+    )
     ax.axhline(
         point["fetch_s"] * 1e3,
         color=PALETTE[3],
@@ -109,7 +144,9 @@ def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
     ratio_axis.set_ylabel("ratio to the fetch time (regenerate / fetch)")
     ax.set_xlabel("position of the block's first token in the sequence (tokens)")
     ax.set_ylabel("time (ms)")
-    ax.set_title(f"Regenerating a {s.block_tokens}-token block at {point['mfu'] * 100:g} % MFU, by position")
+    ax.set_title(
+        f"Regenerating a {s.block_tokens}-token block at {point['mfu'] * 100:g} % MFU, by position: both regimes"
+    )
     ax.legend(loc="upper left", fontsize=8)
     records = s.used(
         "model",
@@ -123,11 +160,16 @@ def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
         f"bandwidth.{point['bandwidth_label']}",
         "interior.position",
         "interior.anchor_every",
+        "weight_dtype",
+        "regen.mem_bandwidth",
+        "regen.mem_efficiency",
     )
     return finish(
         fig,
         records,
-        "Regeneration time of one block against its position, attention term included, with the upstream KV "
+        "Regeneration time of one block against its position in both regimes, inside a batch (solid: marginal "
+        "compute) and as a lone block (dash-dot: roofline on the set's device), attention term included, "
+        "with the upstream KV "
         "resident (only the block is recomputed) or evicted (the prefix is recomputed from the nearest anchor); "
         "the right axis reads the same curves as a ratio to the fetch time; the vertical line marks the example "
         "position.",

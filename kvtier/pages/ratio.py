@@ -19,22 +19,40 @@ NOTEBOOK = "04_ratio"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
 
+REGIMES = {"in-batch": "ratio", "lone block": "lone_ratio"}
+"""The two regimes of regeneration and the table column holding each one's ratio."""
+
+
+def _verdict(df: pd.DataFrame, column: str) -> tuple[str, int, int, int]:
+    """The verdict on the chapter's band for the ratios in ``column``, and the counts within, below, above."""
+    lo_claim, hi_claim = chapter.CLAIM_LOW, chapter.CLAIM_HIGH
+    below = df[df[column] < lo_claim]
+    above = df[df[column] > hi_claim]
+    within = len(df) - len(below) - len(above)
+    if len(below) == 0 and len(above) == 0:
+        return f"holds at all {len(df)} combinations of the bracketed assumptions", within, 0, 0
+    parts = []
+    for rows, word, bound in ((below, "falls below", lo_claim), (above, "exceeds", hi_claim)):
+        if len(rows):
+            pts = "; ".join(
+                f"{r['bandwidth_GBps']:g} GB/s at {r['mfu_pct']:g} % MFU, {r[column]:,.1f}×" for _, r in rows.iterrows()
+            )
+            parts.append(f"{word} {bound:,.0f}× at {len(rows)}: {pts}")
+    return f"holds at {within} of {len(df)} combinations; it " + ", and ".join(parts), within, len(below), len(above)
+
+
 def numbers(s: Scenario) -> dict[str, Any]:
-    """The ratio grid's extremes, the illustrative point, and the verdict on the chapter's claim."""
+    """The ratio grid's extremes in both regimes, the illustrative point, and the verdict on the chapter's claim."""
     df = table(s)
     point = s.illustrative
     lo_claim, hi_claim = chapter.CLAIM_LOW, chapter.CLAIM_HIGH
     low_row = df.loc[df["ratio"].idxmin()]
     high_row = df.loc[df["ratio"].idxmax()]
-    below = df[df["ratio"] < lo_claim]
-    above = df[df["ratio"] > hi_claim]
     regen = s.regen_by_label()
     latency = s.v("fetch_latency")
+    lone_point = float(s.lone_regen_s(0, "resident", point["mfu"]))
     out: dict[str, Any] = {
         "n_points": len(df),
-        "n_within_claim": int(df["within_claim"].sum()),
-        "n_below_claim": len(below),
-        "n_above_claim": len(above),
         "claim_low": lo_claim,
         "claim_high": hi_claim,
         "ratio_min": float(low_row["ratio"]),
@@ -53,45 +71,85 @@ def numbers(s: Scenario) -> dict[str, Any]:
         # the chapter's own division: its unrounded conservative time over its rounded mid-bandwidth fetch
         "chapter_rounded_inputs_ratio": chapter.REGEN_CONSERVATIVE_UNROUNDED_S.value / chapter.FETCH_S["mid"].value,
         "optimistic_ends_ratio": regen["optimistic"] / s.fetch_by_label()["optimistic"],
+        # the lone-block regime: the block's tokens are the whole forward pass (roofline on the set's device)
+        "lone_device": s.lone_device,
+        "lone_illustrative_regen_ms": lone_point * 1e3,
+        "lone_ratio_illustrative": lone_point / point["fetch_s"],
+        "lone_ratio_min": float(df["lone_ratio"].min()),
+        "lone_ratio_max": float(df["lone_ratio"].max()),
+        "lone_orders_min": float(np.log10(df["lone_ratio"].min())),
+        "lone_orders_max": float(np.log10(df["lone_ratio"].max())),
+        "lone_regen_min_ms": float(df["lone_regen_ms"].min()),
+        "lone_regen_max_ms": float(df["lone_regen_ms"].max()),
+        "n_lone_memory_bound": int((df["lone_bound"] == "memory").sum()),
+        "lone_over_in_batch_illustrative": lone_point / point["regen_s"],
     }
+    lo_ms, hi_ms = out["lone_regen_min_ms"], out["lone_regen_max_ms"]
+    out["lone_regen_range"] = (
+        f"are {lo_ms:.1f} ms at every MFU bracket"
+        if np.isclose(lo_ms, hi_ms, rtol=1e-9)
+        else f"run from {lo_ms:.1f} to {hi_ms:.1f} ms"
+    )
     for label in MFU_LABELS:
         out[f"mfu_{label}_pct"] = s.mfu(label) * 100
         need = costs.bandwidth_for_ratio(s.block_bytes, regen[label], lo_claim, latency)
         out[f"claim_min_bandwidth_{label}_gbps"] = float(need) / 1e9
-    if len(below) == 0 and len(above) == 0:
-        verdict = f"holds at all {len(df)} combinations of the bracketed assumptions"
+    for label in BANDWIDTH_LABELS:
+        out[f"bandwidth_{label}_gbps"] = s.bandwidth(label) / 1e9
+        out[f"bandwidth_{label}_hardware"] = s.bracket_hardware(label) or "no link preset at this bandwidth"
+    out["host_link_gbps"] = s.v("reference.h200_host_link") / 1e9
+    out["host_link_note"] = s.host_link_note()
+    out["verdict"], out["n_within_claim"], out["n_below_claim"], out["n_above_claim"] = _verdict(df, "ratio")
+    lone = _verdict(df, "lone_ratio")
+    out["lone_verdict"], out["lone_n_within_claim"], out["lone_n_below_claim"], out["lone_n_above_claim"] = lone
+    if out["lone_n_below_claim"] == 0 and out["lone_n_above_claim"]:
+        out["lone_verdict_note"] = (
+            "The lower end of the band is safe in this regime; what the fastest links can do is push the ratio past"
+            " its upper end."
+        )
+    elif out["lone_n_below_claim"] == 0:
+        out["lone_verdict_note"] = "In this regime every combination lands inside the band."
     else:
-        parts = []
-        if len(below):
-            pts = "; ".join(
-                f"{r.bandwidth_GBps:g} GB/s at {r.mfu_pct:g} % MFU ({r.ratio:.1f}x)" for r in below.itertuples()
-            )
-            parts.append(f"falls below {lo_claim:g}x at {len(below)} ({pts})")
-        if len(above):
-            pts = "; ".join(
-                f"{r.bandwidth_GBps:g} GB/s at {r.mfu_pct:g} % MFU ({r.ratio:.1f}x)" for r in above.itertuples()
-            )
-            parts.append(f"exceeds {hi_claim:g}x at {len(above)} ({pts})")
-        verdict = f"holds at {int(df['within_claim'].sum())} of {len(df)} combinations; it " + " and ".join(parts)
-    out["verdict"] = verdict
+        out["lone_verdict_note"] = "Even regenerated alone, the block is cheap enough here to fall below the band."
     out["top_verdict"] = (
-        f"no combination reaches {hi_claim:,.0f}x: the largest ratio is {out['orders_max']:.2f} orders of magnitude,"
-        " so the upper end of the claimed band is not approached by the tail block"
-        if not len(above) and out["ratio_max"] < hi_claim
-        else f"{len(above)} combination(s) exceed {hi_claim:,.0f}x"
+        f"no combination reaches {hi_claim:,.0f}× inside a batch: the largest ratio is {out['orders_max']:.2f} orders"
+        " of magnitude, so the upper end of the claimed band is not approached by the tail block in that regime"
+        if not out["n_above_claim"] and out["ratio_max"] < hi_claim
+        else f"{out['n_above_claim']} combination(s) exceed {hi_claim:,.0f}× inside a batch"
+    )
+    out["answer_regimes"] = (
+        f"Inside a batch, where regenerating the block costs only its marginal compute, fetching it is"
+        f" {out['ratio_min']:,.0f}× to {out['ratio_max']:,.0f}× faster across the {len(df)} bracket combinations,"
+        f" and the source chapter's two to three orders of magnitude holds at {out['n_within_claim']} of them."
+        f" Regenerated alone, the block must stream every weight from device memory; on {s.lone_device}, fetching"
+        f" is {out['lone_ratio_min']:,.0f}× to {out['lone_ratio_max']:,.0f}× faster, and the claim holds at"
+        f" {out['lone_n_within_claim']} of {len(df)}"
+        + (
+            f", the rest above {hi_claim:,.0f}×."
+            if out["lone_n_above_claim"] and not out["lone_n_below_claim"]
+            else "."
+        )
     )
     return out
 
 
 def table(s: Scenario) -> pd.DataFrame:
-    """Regenerate/fetch ratio over the cross product of bandwidth and MFU brackets."""
+    """Regenerate/fetch ratio over the cross product of bandwidth and MFU brackets, in both regimes.
+
+    ``regen_ms`` and ``ratio`` are the in-batch regime (marginal compute, the source
+    chapter's model); the ``lone_`` columns are a lone block under the roofline on the
+    assumption set's device (``peak_flops``, ``regen.mem_bandwidth``, ``regen.mem_efficiency``).
+    """
     fetch_s = s.fetch_by_label()
     regen_s = s.regen_by_label()
     point = s.illustrative
+    lone_s = {m: float(s.lone_regen_s(0, "resident", s.mfu(m))) for m in MFU_LABELS}
+    lone_bound = {m: str(s.lone_bound(0, "resident", s.mfu(m))) for m in MFU_LABELS}
     rows = []
     for b in BANDWIDTH_LABELS:
         for m in MFU_LABELS:
             r = regen_s[m] / fetch_s[b]
+            lone = lone_s[m] / fetch_s[b]
             rows.append(
                 {
                     "bandwidth_bracket": b,
@@ -104,6 +162,11 @@ def table(s: Scenario) -> pd.DataFrame:
                     "orders_of_magnitude": float(np.log10(r)),
                     "within_claim": bool(chapter.CLAIM_LOW <= r <= chapter.CLAIM_HIGH),
                     "illustrative": (b, m) == (point["bandwidth_label"], point["mfu_label"]),
+                    "lone_regen_ms": lone_s[m] * 1e3,
+                    "lone_bound": lone_bound[m],
+                    "lone_ratio": lone,
+                    "lone_orders_of_magnitude": float(np.log10(lone)),
+                    "lone_within_claim": bool(chapter.CLAIM_LOW <= lone <= chapter.CLAIM_HIGH),
                     "provenance": "derived",
                 }
             )
@@ -111,43 +174,57 @@ def table(s: Scenario) -> pd.DataFrame:
 
 
 def ratio_heatmap(s: Scenario) -> tuple[Figure, str]:
-    """The regenerate/fetch ratio over every bandwidth x MFU bracket, the claimed band outlined."""
-    grid = s.ratio_grid()
-    data = np.array([[grid[(b, m)] for m in MFU_LABELS] for b in BANDWIDTH_LABELS])
-    fig, ax = new_figure(7.5, 4.8)
-    logs = np.log10(data)
-    im = ax.imshow(logs, cmap="viridis", vmin=min(1.5, logs.min()), vmax=max(3.5, logs.max()), aspect="auto")
-    ax.grid(False)
-    ax.set_xticks(range(len(MFU_LABELS)), [f"{m}\n{s.mfu(m) * 100:g} % MFU" for m in MFU_LABELS])
-    ax.set_yticks(range(len(BANDWIDTH_LABELS)), [f"{b}\n{s.bandwidth(b) / 1e9:g} GB/s" for b in BANDWIDTH_LABELS])
+    """The regenerate/fetch ratio over every bandwidth x MFU bracket in both regimes, the claimed band marked."""
+    df = table(s).set_index(["bandwidth_bracket", "mfu_bracket"])
     point = s.illustrative
-    for i, b in enumerate(BANDWIDTH_LABELS):
-        for j, m in enumerate(MFU_LABELS):
-            r = data[i, j]
-            inside = 100 <= r <= 1000
-            text = f"{r:.1f}x" + ("" if inside else "\noutside 100-1000x")
-            if (b, m) == (point["bandwidth_label"], point["mfu_label"]):
-                text += "\n(illustrative)"
-            ax.text(j, i, text, ha="center", va="center", color="white" if r < 300 else "black", fontsize=9)
-    cbar = fig.colorbar(im, ax=ax)
+    fig, ax0 = new_figure(12, 4.8)
+    ax0.remove()
+    axes = fig.subplots(1, 2)
+    panels = (
+        ("ratio", "a. inside a batch: marginal compute (the chapter's model)"),
+        ("lone_ratio", "b. lone block: roofline on the set's device"),
+    )
+    all_logs = np.log10(df[["ratio", "lone_ratio"]].to_numpy())
+    vmin, vmax = min(1.5, float(all_logs.min())), max(3.5, float(all_logs.max()))
+    for ax, (column, title) in zip(axes, panels, strict=True):
+        data = np.array([[df.loc[(b, m), column] for m in MFU_LABELS] for b in BANDWIDTH_LABELS])
+        im = ax.imshow(np.log10(data), cmap="viridis", vmin=vmin, vmax=vmax, aspect="auto")
+        ax.grid(False)
+        ax.set_xticks(range(len(MFU_LABELS)), [f"{m}\n{s.mfu(m) * 100:g} % MFU" for m in MFU_LABELS])
+        ax.set_yticks(range(len(BANDWIDTH_LABELS)), [f"{b}\n{s.bandwidth(b) / 1e9:g} GB/s" for b in BANDWIDTH_LABELS])
+        for i, b in enumerate(BANDWIDTH_LABELS):
+            for j, m in enumerate(MFU_LABELS):
+                r = data[i, j]
+                inside = chapter.CLAIM_LOW <= r <= chapter.CLAIM_HIGH
+                text = f"{r:,.1f}×" + ("" if inside else "\noutside 100-1000×")
+                if (b, m) == (point["bandwidth_label"], point["mfu_label"]):
+                    text += "\n(illustrative)"
+                ax.text(j, i, text, ha="center", va="center", color="white" if r < 300 else "black", fontsize=9)
+        ax.set_title(title, fontsize=10)
+    fig.subplots_adjust(left=0.09, right=0.88, wspace=0.3, top=0.85, bottom=0.24)
+    cbar = fig.colorbar(im, cax=fig.add_axes((0.9, 0.24, 0.015, 0.61)))
     cbar.set_label("log10(regenerate time / fetch time)")
-    ax.set_title("How many times longer regenerating a tail block takes than fetching it")
+    fig.suptitle("How many times longer regenerating a tail block takes than fetching it, in each regime", fontsize=11)
     records = s.used(
         "model",
         "kv_dtype",
         "param_count",
+        "weight_dtype",
         "block_tokens",
         "peak_flops",
         "flops_per_param_token",
         "fetch_latency",
         *[f"bandwidth.{b}" for b in BANDWIDTH_LABELS],
         *[f"mfu.{m}" for m in MFU_LABELS],
+        "regen.mem_bandwidth",
+        "regen.mem_efficiency",
     )
     return finish(
         fig,
         records,
-        "Regenerate/fetch ratio for each pair of bracketing assumptions; cells outside the source chapter's "
-        "'two to three orders of magnitude' (100x to 1000x) are marked.",
+        "Regenerate/fetch ratio for each pair of bracketing assumptions in both regimes, inside a batch (left, the "
+        "source chapter's model) and as a lone block (right, the roofline); cells outside the source chapter's "
+        "'two to three orders of magnitude' (100× to 1000×) are marked.",
     )
 
 

@@ -158,7 +158,9 @@ def roofline_vs_batch(s: Scenario) -> tuple[Figure, str]:
         ax.loglog(batch, t * 1e3, color=color, label=f"{name} ({peak / 1e12:g} TFLOP/s, {bw / 1e12:g} TB/s)")
         ax.axhline(c * 1e3, color=color, ls=":", lw=0.8)
         i += 1
-    ax.set_xlabel("tokens processed in the same forward pass as the block (batch)")
+    ax.set_xlabel(
+        "tokens in the same forward pass as the block: lone block at the left edge, inside a batch to the right"
+    )
     ax.set_ylabel("regeneration time on the block's account (ms)")
     ax.set_title(f"Roofline regeneration of a {s.block_tokens}-token tail block at {point['mfu'] * 100:g} % MFU")
     ax.legend(loc="upper right", fontsize=7)

@@ -33,9 +33,15 @@ def numbers(s: Scenario) -> dict[str, Any]:
     }
     slowest = presets.loc[presets["fetch_us"].idxmax()]
     out: dict[str, Any] = {
-        "regen_model": {"mfu": "compute-only (FLOPs over peak x MFU)", "roofline": "roofline"}[
-            str(s.assumptions.value("regen.model"))
-        ],
+        "regen_model": {
+            "mfu": "the block's marginal compute (FLOPs over peak × MFU, the source chapter's model)",
+            "roofline": f"the roofline with {s.batch_tokens:,} tokens sharing the forward pass",
+        }[str(s.assumptions.value("regen.model"))],
+        "lone_device": s.lone_device,
+        "lone_n_fetch_wins": int(presets["lone_fetch_wins_tail"].sum()),
+        "lone_min_ratio_tail": float(presets["lone_ratio_tail"].min()),
+        "lone_max_ratio_tail": float(presets["lone_ratio_tail"].max()),
+        "lone_slowest_ratio_tail": float(slowest["lone_ratio_tail"]),
         "mfu_pct": point["mfu"] * 100,
         "position_tokens": int(p),
         "n_links": len(presets),
@@ -63,19 +69,28 @@ def numbers(s: Scenario) -> dict[str, Any]:
         else f"Only {out['n_fetch_wins']} of the {out['n_links']} tiers clear the break-even bandwidth here; on the"
         " others recomputing the tail block is quicker, and the choice between tiers decides the answer."
     )
-    for case, t in regen.items():
-        out[f"regen_{case}_ms"] = t * 1e3
-        bw = float(roofline.break_even_bandwidth(s.block_bytes, t, s.v("fetch_latency")))
-        out[f"break_even_{case}_gbps"] = bw / 1e9
-        out[f"break_even_{case}"] = format_bandwidth(bw, 3) if np.isfinite(bw) else "unreachable (latency too long)"
+    lone = {
+        case: float(s.lone_regen_s(pos, up, point["mfu"]))
+        for case, pos, up in (("tail", 0, "resident"), ("resident", p, "resident"), ("evicted", p, "evicted"))
+    }
+    for prefix, times in (("", regen), ("lone_", lone)):
+        for case, t in times.items():
+            out[f"{prefix}regen_{case}_ms"] = t * 1e3
+            bw = float(roofline.break_even_bandwidth(s.block_bytes, t, s.v("fetch_latency")))
+            out[f"{prefix}break_even_{case}_gbps"] = bw / 1e9
+            out[f"{prefix}break_even_{case}"] = (
+                format_bandwidth(bw, 3) if np.isfinite(bw) else "unreachable (latency too long)"
+            )
     return out
 
 
 def table(s: Scenario) -> pd.DataFrame:
     """Every link preset (and the set's three brackets): fetch time, ratio, break-even bandwidth.
 
-    Regeneration follows the set's ``regen.model`` at the illustrative MFU, for the tail
-    block and for the block at ``interior.position`` with the upstream resident or evicted.
+    Regeneration follows the set's ``regen.model`` at the illustrative MFU (for the seed
+    set, ``mfu``: the in-batch regime), for the tail block and for the block at
+    ``interior.position`` with the upstream resident or evicted; the ``lone_`` columns are
+    the lone-block regime, the roofline on the set's device with no other tokens in the pass.
     """
 
     point = s.illustrative
@@ -85,6 +100,11 @@ def table(s: Scenario) -> pd.DataFrame:
         "tail": float(s.regen_time_s(0, "resident", mfu)),
         "resident": float(s.regen_time_s(p, "resident", mfu)),
         "evicted": float(s.regen_time_s(p, "evicted", mfu)),
+    }
+    lone = {
+        "tail": float(s.lone_regen_s(0, "resident", mfu)),
+        "resident": float(s.lone_regen_s(p, "resident", mfu)),
+        "evicted": float(s.lone_regen_s(p, "evicted", mfu)),
     }
     links = [
         (
@@ -127,6 +147,12 @@ def table(s: Scenario) -> pd.DataFrame:
                 "break_even_tail_GBps": float(roofline.break_even_bandwidth(s.block_bytes, regen["tail"], latency))
                 / 1e9,
                 "fetch_wins_tail": fetch_s < regen["tail"],
+                "lone_ratio_tail": lone["tail"] / fetch_s,
+                "lone_ratio_resident": lone["resident"] / fetch_s,
+                "lone_ratio_evicted": lone["evicted"] / fetch_s,
+                "lone_break_even_tail_GBps": float(roofline.break_even_bandwidth(s.block_bytes, lone["tail"], latency))
+                / 1e9,
+                "lone_fetch_wins_tail": fetch_s < lone["tail"],
                 "bandwidth_provenance": bw_prov,
                 "latency_provenance": lat_prov,
             }
@@ -140,6 +166,7 @@ def tiers_vs_position(s: Scenario) -> tuple[Figure, str]:
     point = s.illustrative
     positions = np.logspace(0, 6, 300)
     fig, ax = new_figure(8.5, 5.2)
+    regime_words = "in-batch" if str(s.assumptions.value("regen.model")) == "mfu" else "regen.model"
     for i, upstream in enumerate(("resident", "evicted")):
         t = s.regen_time_s(positions, upstream, point["mfu"])
         ax.loglog(
@@ -147,7 +174,16 @@ def tiers_vs_position(s: Scenario) -> tuple[Figure, str]:
             roofline.break_even_bandwidth(s.block_bytes, t) / 1e9,
             color=PALETTE[i],
             lw=2,
-            label=f"break-even bandwidth, upstream {upstream}",
+            label=f"break-even, {regime_words}, upstream {upstream}",
+        )
+        lone = s.lone_regen_s(positions, upstream, point["mfu"])
+        ax.loglog(
+            positions,
+            roofline.break_even_bandwidth(s.block_bytes, lone) / 1e9,
+            color=PALETTE[i],
+            lw=1.2,
+            ls="-.",
+            label=f"break-even, lone block, upstream {upstream}",
         )
     by_bandwidth: dict[float, list[str]] = {}
     for name, link in hardware.load_links().items():
@@ -165,7 +201,7 @@ def tiers_vs_position(s: Scenario) -> tuple[Figure, str]:
         ax.text(1.01, y, label, transform=ax.get_yaxis_transform(), fontsize=6, va="center")
     ax.set_xlabel("position of the block's first token (tokens)")
     ax.set_ylabel("link bandwidth (GB/s, decimal, one direction)")
-    ax.set_title("Fetching wins on every link above the break-even curve")
+    ax.set_title("Fetching wins on every link above its break-even curve, in either regime")
     ax.legend(loc="lower left", fontsize=8)
     records = s.used(
         "model",
@@ -186,7 +222,8 @@ def tiers_vs_position(s: Scenario) -> tuple[Figure, str]:
         fig,
         records,
         "Link bandwidth at which fetching a block takes as long as regenerating it, against the block's position "
-        "(latency left out), with each tier's bandwidth as a dashed line: a tier above the curve fetches faster "
+        "(latency left out), in both regimes (solid: inside a batch, as regen.model says; dash-dot: a lone block "
+        "under the roofline), with each tier's bandwidth as a dashed line: a tier above the curve fetches faster "
         "than the block can be regenerated.",
         extra="link presets: see the tiers table (published-spec, derived, assumed)",
     )

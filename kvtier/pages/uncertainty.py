@@ -1,4 +1,10 @@
-"""The uncertainty page (``notebooks/10_uncertainty.md``): a seeded Monte Carlo and a tornado chart."""
+"""The uncertainty page (``notebooks/10_uncertainty.md``): a seeded Monte Carlo and a tornado chart, both regimes.
+
+Both regimes of regeneration are drawn from the same seeded draws of the link bandwidth,
+the MFU and the peak: *inside a batch* the block costs its marginal compute (the source
+chapter's model); a *lone block* also streams every weight from device memory, so its
+draws add the memory bandwidth and its efficiency.
+"""
 
 from __future__ import annotations
 
@@ -18,182 +24,298 @@ if TYPE_CHECKING:
 NOTEBOOK = "10_uncertainty"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
+REGIMES = ("in-batch", "lone block")
+"""The two regimes of regeneration: marginal compute inside a batch, and a lone block under the roofline."""
+
+UNITS = {
+    "bandwidth": ("GB/s", 1e9),
+    "mfu": ("%", 0.01),
+    "peak": ("TFLOP/s", 1e12),
+    "mem_bandwidth": ("TB/s", 1e12),
+    "mem_efficiency": ("%", 0.01),
+}
+"""Display unit and scale of each uncertain input."""
+
+RANGE_KEYS = (
+    "uncertainty.distribution",
+    "uncertainty.bandwidth_low",
+    "uncertainty.bandwidth_high",
+    "uncertainty.mfu_low",
+    "uncertainty.mfu_high",
+    "uncertainty.peak_low",
+    "uncertainty.peak_high",
+)
+MEMORY_KEYS = (
+    "uncertainty.mem_bandwidth_low",
+    "uncertainty.mem_bandwidth_high",
+    "uncertainty.mem_efficiency_low",
+    "uncertainty.mem_efficiency_high",
+    "weight_dtype",
+)
+BLOCK_KEYS = ("model", "param_count", "kv_dtype", "block_tokens", "flops_per_param_token", "fetch_latency")
+
 
 def inputs(s: Scenario) -> tuple[dict[str, mc.Range], dict[str, float]]:
-    """The Monte Carlo ranges and the illustrative base point.
+    """The Monte Carlo ranges and the illustrative base point, both regimes' inputs.
 
     Returns
     -------
     ranges : dict
-        ``bandwidth`` (B/s), ``mfu`` (fraction) and ``peak`` (FLOP/s) ranges from the
-        ``uncertainty.*`` keys.
+        ``bandwidth`` (B/s), ``mfu`` (fraction), ``peak`` (FLOP/s), ``mem_bandwidth`` (B/s)
+        and ``mem_efficiency`` (fraction) ranges from the ``uncertainty.*`` keys.
     base : dict
-        The same three inputs at the illustrative point (B/s, fraction, FLOP/s).
+        The same inputs at the illustrative point, on the assumption set's device.
     """
     dist = str(s.assumptions.value("uncertainty.distribution"))
     ranges = {
         name: mc.Range(
             s.v(f"uncertainty.{name}_low"), s.v(f"uncertainty.{name}_high"), dist, name=f"uncertainty.{name}"
         )
-        for name in ("bandwidth", "mfu", "peak")
+        for name in mc.LONE_INPUTS
     }
     point = s.illustrative
-    base = {"bandwidth": point["bandwidth_bytes_per_s"], "mfu": point["mfu"], "peak": s.v("peak_flops")}
+    base = {
+        "bandwidth": point["bandwidth_bytes_per_s"],
+        "mfu": point["mfu"],
+        "peak": s.v("peak_flops"),
+        "mem_bandwidth": s.v("regen.mem_bandwidth"),
+        "mem_efficiency": s.v("regen.mem_efficiency"),
+    }
     return ranges, base
 
 
-def ratio_draws(s: Scenario) -> np.ndarray:
-    """The seeded Monte Carlo draws of the tail block's regenerate/fetch ratio."""
-    ranges, _ = inputs(s)
+def lone_bytes(s: Scenario) -> float:
+    """Bytes a lone tail block's regeneration reads from device memory: every weight once (B)."""
+    return float(s.regen_bytes(0, "resident", s.block_tokens))
+
+
+def _bytes_read(s: Scenario, regime: str) -> float | None:
+    return None if regime == "in-batch" else lone_bytes(s)
+
+
+def ratio_draws(s: Scenario, regime: str = "in-batch", fixed_peak: bool = False) -> np.ndarray:
+    """The seeded Monte Carlo draws of the tail block's regenerate/fetch ratio in ``regime``.
+
+    Both regimes read the same draws (the memory side is drawn after the others, so it
+    leaves them unchanged); ``fixed_peak`` holds the peak at the build's ``peak_flops``.
+    """
+    ranges, base = inputs(s)
+    if fixed_peak:
+        ranges = dict(ranges, peak=mc.Range.fixed(base["peak"], name="peak_flops"))
     draws = mc.sample(ranges, int(s.v("uncertainty.draws")), int(s.v("uncertainty.seed")))
-    return mc.ratio_draws(s.block_bytes, s.block_flops, draws, s.v("fetch_latency"))
+    return mc.ratio_draws(s.block_bytes, s.block_flops, draws, s.v("fetch_latency"), _bytes_read(s, regime))
+
+
+def tornado_rows(s: Scenario, regime: str) -> list[mc.TornadoRow]:
+    """One-at-a-time swings of the ratio in ``regime``, widest first."""
+    ranges, base = inputs(s)
+    if regime == "in-batch":
+        ranges = {name: ranges[name] for name in mc.INPUTS}
+        base = {name: base[name] for name in mc.INPUTS}
+    return mc.tornado(s.block_bytes, s.block_flops, base, ranges, s.v("fetch_latency"), _bytes_read(s, regime))
 
 
 def numbers(s: Scenario) -> dict[str, Any]:
-    """Percentiles of the ratio, the chance it leaves the chapter's band, and the top tornado input."""
-    ratios = ratio_draws(s)
-    summary = mc.summarize(ratios, threshold=chapter.CLAIM_LOW)
+    """Percentiles of the ratio in each regime, the chance it leaves the chapter's band, the top tornado inputs."""
     ranges, base = inputs(s)
-    rows = mc.tornado(s.block_bytes, s.block_flops, base, ranges, s.v("fetch_latency"))
     out: dict[str, Any] = {
-        "draws": summary["n"],
+        "draws": int(s.v("uncertainty.draws")),
         "seed": int(s.v("uncertainty.seed")),
         "distribution": str(s.assumptions.value("uncertainty.distribution")),
-        "mean": summary["mean"],
-        "p_below_claim_pct": summary["p_below"] * 100,
-        "p_below_claim_se_pct": summary["p_below_se"] * 100,
-        "p_above_claim_pct": float(np.mean(ratios > chapter.CLAIM_HIGH)) * 100,
-        "top_input": rows[0].name,
-        "top_swing": rows[0].swing,
-        "second_input": rows[1].name,
-        "second_swing": rows[1].swing,
+        "peak_tflops": base["peak"] / 1e12,
+        "mem_tbps": base["mem_bandwidth"] / 1e12,
+        "mem_efficiency_pct": base["mem_efficiency"] * 100,
     }
-    for q, value in summary["percentiles"].items():
-        out[f"p{q:g}"] = value
-    for name, unit, scale in (("bandwidth", "gbps", 1e9), ("mfu", "pct", 0.01), ("peak", "tflops", 1e12)):
+    for regime in REGIMES:
+        prefix = "" if regime == "in-batch" else "lone_"
+        ratios = ratio_draws(s, regime)
+        summary = mc.summarize(ratios, threshold=chapter.CLAIM_LOW)
+        rows = tornado_rows(s, regime)
+        fixed = ratio_draws(s, regime, fixed_peak=True)
+        out.update(
+            {
+                f"{prefix}mean": summary["mean"],
+                f"{prefix}p_below_claim_pct": summary["p_below"] * 100,
+                f"{prefix}p_below_claim_se_pct": summary["p_below_se"] * 100,
+                f"{prefix}p_above_claim_pct": float(np.mean(ratios > chapter.CLAIM_HIGH)) * 100,
+                f"{prefix}p_below_claim_fixed_peak_pct": float(np.mean(fixed < chapter.CLAIM_LOW)) * 100,
+                f"{prefix}top_input": rows[0].name,
+                f"{prefix}top_swing": rows[0].swing,
+                f"{prefix}second_input": rows[1].name,
+                f"{prefix}second_swing": rows[1].swing,
+            }
+        )
+        for q, value in summary["percentiles"].items():
+            out[f"{prefix}p{q:g}"] = value
+    for name, (unit, scale) in UNITS.items():
+        unit = {"GB/s": "gbps", "%": "pct", "TFLOP/s": "tflops", "TB/s": "tbps"}[unit]
         out[f"{name}_low_{unit}"] = ranges[name].low / scale
         out[f"{name}_high_{unit}"] = ranges[name].high / scale
-    fixed = dict(ranges, peak=mc.Range.fixed(base["peak"], name="peak_flops"))
-    draws = mc.sample(fixed, int(s.v("uncertainty.draws")), int(s.v("uncertainty.seed")))
-    fixed_ratios = mc.ratio_draws(s.block_bytes, s.block_flops, draws, s.v("fetch_latency"))
-    out["p_below_claim_fixed_peak_pct"] = float(np.mean(fixed_ratios < chapter.CLAIM_LOW)) * 100
-    out["peak_tflops"] = base["peak"] / 1e12
+    out["lone_minus_in_batch_p50"] = out["lone_p50"] - out["p50"]
+    out["answer_sureness"] = (
+        f"In {out['draws']:,} draws over the ranges of the link, the utilization, the peak and the device"
+        f" memory, {out['p_below_claim_pct']:.1f} % of in-batch ratios and {out['lone_p_below_claim_pct']:.1f} %"
+        f" of lone-block ratios fall below {chapter.CLAIM_LOW:g}×; "
+        + (
+            f"both move most with {_input_words(out['top_input'])}, the input to pin down first."
+            if out["top_input"] == out["lone_top_input"]
+            else f"the in-batch answer moves most with {_input_words(out['top_input'])}, the lone-block answer"
+            f" with {_input_words(out['lone_top_input'])}."
+        )
+    )
     return out
 
 
+def _input_words(name: str) -> str:
+    """An uncertain input in words."""
+    return {
+        "bandwidth": "the link bandwidth",
+        "mfu": "the MFU",
+        "peak": "the accelerator's peak",
+        "mem_bandwidth": "the device-memory bandwidth",
+        "mem_efficiency": "the memory efficiency",
+    }[name]
+
+
 def table(s: Scenario) -> pd.DataFrame:
-    """Monte Carlo statistics of the tail block's ratio (seeded, so reproducible)."""
+    """Monte Carlo statistics of the tail block's ratio in both regimes (seeded, so reproducible)."""
     n = numbers(s)
     basis = f"{n['draws']:,} {n['distribution']} draws, seed {n['seed']}"
-    rows = [(f"p{q}", n[f"p{q}"], "ratio") for q in (5, 25, 50, 75, 95)]
-    rows += [
-        ("mean", n["mean"], "ratio"),
-        ("below_100x", n["p_below_claim_pct"], "% of draws"),
-        ("below_100x_standard_error", n["p_below_claim_se_pct"], "percentage points"),
-        ("above_1000x", n["p_above_claim_pct"], "% of draws"),
-    ]
-    return pd.DataFrame(
-        [{"statistic": k, "value": v, "unit": u, "basis": basis, "provenance": "derived"} for k, v, u in rows]
-    )
+    rows = []
+    for regime in REGIMES:
+        prefix = "" if regime == "in-batch" else "lone_"
+        name = "" if regime == "in-batch" else "lone_block_"
+        stats = [(f"p{q}", n[f"{prefix}p{q}"], "ratio") for q in (5, 25, 50, 75, 95)]
+        stats += [
+            ("mean", n[f"{prefix}mean"], "ratio"),
+            ("below_100x", n[f"{prefix}p_below_claim_pct"], "% of draws"),
+            ("below_100x_standard_error", n[f"{prefix}p_below_claim_se_pct"], "percentage points"),
+            ("above_1000x", n[f"{prefix}p_above_claim_pct"], "% of draws"),
+            ("below_100x_fixed_peak", n[f"{prefix}p_below_claim_fixed_peak_pct"], "% of draws"),
+        ]
+        rows += [
+            {
+                "statistic": f"{name}{k}",
+                "regime": regime,
+                "value": v,
+                "unit": u,
+                "basis": basis,
+                "provenance": "derived",
+            }
+            for k, v, u in stats
+        ]
+    return pd.DataFrame(rows)
 
 
 def tornado_table(s: Scenario) -> pd.DataFrame:
-    """One-at-a-time sensitivity of the ratio, widest swing first."""
-    ranges, base = inputs(s)
-    rows = mc.tornado(s.block_bytes, s.block_flops, base, ranges, s.v("fetch_latency"))
-    units = {"bandwidth": ("GB/s", 1e9), "mfu": ("%", 0.01), "peak": ("TFLOP/s", 1e12)}
-    return pd.DataFrame(
-        [
-            {
-                "input": r.name,
-                "unit": units[r.name][0],
-                "low": r.low_value / units[r.name][1],
-                "high": r.high_value / units[r.name][1],
-                "ratio_at_low": r.ratio_at_low,
-                "ratio_at_high": r.ratio_at_high,
-                "swing": r.swing,
-                "provenance": "derived",
-            }
-            for r in rows
-        ]
-    )
+    """One-at-a-time sensitivity of the ratio in each regime, widest swing first."""
+    rows = []
+    for regime in REGIMES:
+        for r in tornado_rows(s, regime):
+            unit, scale = UNITS[r.name]
+            rows.append(
+                {
+                    "input": r.name if regime == "in-batch" else f"{r.name} (lone block)",
+                    "regime": regime,
+                    "unit": unit,
+                    "low": r.low_value / scale,
+                    "high": r.high_value / scale,
+                    "ratio_at_low": r.ratio_at_low,
+                    "ratio_at_high": r.ratio_at_high,
+                    "swing": r.swing,
+                    "provenance": "derived",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _two_panels(width_in: float, height_in: float) -> tuple[Figure, Any]:
+    fig, ax = new_figure(width_in, height_in)
+    ax.remove()
+    return fig, fig.subplots(1, 2, sharey=False)
 
 
 def uncertainty_histogram(s: Scenario) -> tuple[Figure, str]:
-    """Distribution of the Monte Carlo ratio, the source chapter's band shaded."""
-    ratios = ratio_draws(s)
-    fig, ax = new_figure()
-    bins = np.logspace(np.log10(ratios.min()), np.log10(ratios.max()), 60)
-    ax.hist(ratios, bins=bins, color=PALETTE[0], alpha=0.85)
-    ax.set_xscale("log")
-    ax.axvspan(100, 1000, color=PALETTE[3], alpha=0.15, label="the source chapter's 100x to 1000x")
-    for q in (5, 50, 95):
-        v = float(np.percentile(ratios, q))
-        ax.axvline(v, color="#333333", lw=0.8, ls="--")
-        ax.annotate(
-            f"p{q}: {v:.0f}x", (v, ax.get_ylim()[1] * 0.9), xytext=(3, 0), textcoords="offset points", fontsize=8
-        )
-    ax.set_xlabel("regenerate time / fetch time (tail block)")
-    ax.set_ylabel("draws")
-    ax.set_title(f"{len(ratios):,} draws of bandwidth, MFU and peak")
-    ax.legend(loc="upper right", fontsize=8)
-    records = s.used(
-        "uncertainty.distribution",
-        "uncertainty.bandwidth_low",
-        "uncertainty.bandwidth_high",
-        "uncertainty.mfu_low",
-        "uncertainty.mfu_high",
-        "uncertainty.peak_low",
-        "uncertainty.peak_high",
-        "uncertainty.draws",
-        "uncertainty.seed",
-        "model",
-        "param_count",
-        "kv_dtype",
-        "block_tokens",
-        "flops_per_param_token",
-        "fetch_latency",
+    """Distribution of the Monte Carlo ratio in both regimes: the peak drawn, and the peak fixed."""
+    _, base = inputs(s)
+    fig, axes = _two_panels(11, 4.8)
+    panels = (
+        (
+            False,
+            f"peak drawn, {s.v('uncertainty.peak_low') / 1e12:g} to {s.v('uncertainty.peak_high') / 1e12:g} TFLOP/s",
+        ),
+        (True, f"peak fixed at the build's {base['peak'] / 1e12:g} TFLOP/s"),
     )
-    return finish(fig, records, "Monte Carlo distribution of the tail block's regenerate/fetch ratio.")
+    all_ratios = {(f, r): ratio_draws(s, r, f) for f, _ in panels for r in REGIMES}
+    low = min(float(v.min()) for v in all_ratios.values())
+    high = max(float(v.max()) for v in all_ratios.values())
+    bins = np.logspace(np.log10(low), np.log10(high), 70)
+    for ax, (fixed, title) in zip(axes, panels, strict=True):
+        ax.axvspan(100, 1000, color=PALETTE[3], alpha=0.12, label="the source chapter's 100× to 1000×")
+        for i, regime in enumerate(REGIMES):
+            ratios = all_ratios[(fixed, regime)]
+            below = float(np.mean(ratios < chapter.CLAIM_LOW)) * 100
+            words = "in-batch (marginal compute)" if regime == "in-batch" else "lone block (roofline)"
+            ax.hist(ratios, bins=bins, color=PALETTE[i], alpha=0.6, label=f"{words}: {below:.1f} % below 100×")
+            med = float(np.median(ratios))
+            ax.axvline(med, color=PALETTE[i], lw=1.0, ls="--")
+        ax.set_xscale("log")
+        ax.set_ylim(top=ax.get_ylim()[1] * 1.45)
+        ax.set_xlabel("regenerate time / fetch time (tail block)")
+        ax.set_title(title, fontsize=10)
+        ax.legend(loc="upper left", fontsize=7.5)
+    axes[0].set_ylabel("draws")
+    fig.suptitle(f"{int(s.v('uncertainty.draws')):,} draws per regime; dashed lines are the medians", fontsize=10)
+    fig.subplots_adjust(wspace=0.25, top=0.86, bottom=0.3)
+    records = s.used(*RANGE_KEYS, *MEMORY_KEYS, "uncertainty.draws", "uncertainty.seed", "peak_flops", *BLOCK_KEYS)
+    return finish(
+        fig,
+        records,
+        "Monte Carlo distribution of the tail block's regenerate/fetch ratio in both regimes, inside a batch "
+        "(marginal compute, the source chapter's model) and as a lone block (roofline, memory side drawn too); "
+        "left with the peak drawn over its range, right with the peak fixed at the build's value.",
+    )
 
 
 def tornado_chart(s: Scenario) -> tuple[Figure, str]:
-    """One-at-a-time sensitivity of the ratio to each uncertain input."""
-    ranges, base = inputs(s)
-    rows = mc.tornado(s.block_bytes, s.block_flops, base, ranges, s.v("fetch_latency"))[::-1]
+    """One-at-a-time sensitivity of the ratio to each uncertain input, one panel per regime."""
     point = s.illustrative
-    fig, ax = new_figure(7.5, 3.6)
-    for i, r in enumerate(rows):
-        lo, hi = sorted((r.ratio_at_low, r.ratio_at_high))
-        ax.barh(i, hi - lo, left=lo, color=PALETTE[i % len(PALETTE)])
-        ax.annotate(f"{lo:.0f}x to {hi:.0f}x", (hi, i), xytext=(4, -3), textcoords="offset points", fontsize=8)
-    ax.axvline(point["ratio"], color="#333333", lw=0.8, ls="--")
-    ax.set_yticks(range(len(rows)), [r.name for r in rows])
-    ax.set_xlabel("regenerate/fetch ratio when one input spans its range, the others at the illustrative point")
-    ax.set_title("Which assumption moves the answer most")
-    ax.grid(axis="y", visible=False)
+    fig, axes = _two_panels(11, 4.0)
+    for k, (ax, regime) in enumerate(zip(axes, REGIMES, strict=True)):
+        rows = tornado_rows(s, regime)[::-1]
+        for i, r in enumerate(rows):
+            lo, hi = sorted((r.ratio_at_low, r.ratio_at_high))
+            ax.barh(i, max(hi - lo, 1e-9 * hi), left=lo, color=PALETTE[i % len(PALETTE)])
+            ax.annotate(f"{lo:.0f}× to {hi:.0f}×", (hi, i), xytext=(4, -3), textcoords="offset points", fontsize=8)
+        base_ratio = (
+            point["ratio"]
+            if regime == "in-batch"
+            else float(s.lone_regen_s(0, "resident", point["mfu"]) / point["fetch_s"])
+        )
+        ax.axvline(base_ratio, color="#333333", lw=0.8, ls="--")
+        ax.set_yticks(range(len(rows)), [r.name for r in rows])
+        ax.set_xlabel("ratio, one input across its range, others at base")
+        words = "inside a batch (marginal compute)" if regime == "in-batch" else "lone block (roofline)"
+        ax.set_title(f"{'ab'[k]}. {words}", fontsize=10)
+        ax.grid(axis="y", visible=False)
+        ax.margins(x=0.25)
+    fig.suptitle("Which assumption moves the answer most, in each regime", fontsize=10)
+    fig.subplots_adjust(wspace=0.35, top=0.84, bottom=0.3)
     records = s.used(
-        "uncertainty.bandwidth_low",
-        "uncertainty.bandwidth_high",
-        "uncertainty.mfu_low",
-        "uncertainty.mfu_high",
-        "uncertainty.peak_low",
-        "uncertainty.peak_high",
+        *RANGE_KEYS[1:],
+        *MEMORY_KEYS,
         f"bandwidth.{point['bandwidth_label']}",
         f"mfu.{point['mfu_label']}",
         "peak_flops",
-        "model",
-        "param_count",
-        "kv_dtype",
-        "block_tokens",
-        "flops_per_param_token",
-        "fetch_latency",
+        "regen.mem_bandwidth",
+        "regen.mem_efficiency",
+        *BLOCK_KEYS,
     )
     return finish(
         fig,
         records,
-        "Tornado chart: the range of the ratio as each input alone moves across its range; the dashed line is the "
-        "illustrative point.",
+        "Tornado chart for both regimes, inside a batch and as a lone block: the range of the ratio as each input "
+        "alone moves across its range; the dashed line is the illustrative point in that regime.",
     )
 
 
