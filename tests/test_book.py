@@ -230,8 +230,10 @@ def test_book_holds_every_page_figure_and_the_seed_numbers(seed_build):
     assert "427,246 tokens" in text["notebooks/06_capacity"]
     # 32,768 x 327,680 B = 10.0 GiB; 131,072 tokens -> 40.0 GiB
     assert "10.0 GiB" in text["notebooks/06_capacity"] and "40.0 GiB" in text["notebooks/06_capacity"]
-    # intro quotes the illustrative ratio across pages: 218.75 -> "219"
-    assert "takes 219 times as long" in text["book/intro"]
+    # intro quotes the illustrative ratio across pages, in both regimes: 218.75 -> "219" inside a batch;
+    # a lone block reads 140e9 B of weights at 3.35e12 B/s x 80 % = 52.24 ms, / 81.92 us = 637.68 -> "638"
+    assert "inside a batch takes 219 times as long" in text["book/intro"]
+    assert "alone 638 times as long" in text["book/intro"]
     # every figure carries its assumptions with provenance in its caption
     from bs4 import BeautifulSoup
 
@@ -257,13 +259,14 @@ def test_a_changed_assumption_changes_only_what_depends_on_it(seed_build, bandwi
         "02_fetch",
         "04_ratio",
         "05_interior",
+        "06_capacity",  # its last block's ratios to the fetch, in both regimes
         "07_roofline",
         "08_tiers",
         "09_models",
         "10_uncertainty",
     ]
-    assert sorted(re.findall(r"\[reuse\] (\w+)\.ipynb", log)) == ["01_block_unit", "03_regenerate", "06_capacity"]
-    for name in ("block_unit.csv", "regenerate.csv", "capacity.csv"):
+    assert sorted(re.findall(r"\[reuse\] (\w+)\.ipynb", log)) == ["01_block_unit", "03_regenerate"]
+    for name in ("block_unit.csv", "regenerate.csv"):
         assert (out / "tables" / name).read_bytes() == (seed_build / "tables" / name).read_bytes(), name
     old = read_csv_rows(seed_build / "tables" / "fetch.csv", "bracket")
     new = read_csv_rows(out / "tables" / "fetch.csv", "bracket")
@@ -501,3 +504,29 @@ def test_the_preview_fills_numbers_and_names_other_pages_numbers():
     parts = list(page_parts(page, {**glued, "fig_a": "FIG"}))
     assert [kind for kind, _ in parts] == ["markdown", "figure", "markdown", "markdown"]
     assert parts[0][1].strip() == "A 82." and parts[1][1] == "FIG" and parts[2][1] == "*llama-3-70b*"
+
+
+def test_intro_and_findings_lead_with_the_three_line_answer(seed_build):
+    from bs4 import BeautifulSoup
+
+    for page in ("book/intro", "book/findings"):
+        soup = BeautifulSoup((seed_build / "html" / f"{page}.html").read_text(), "html.parser")
+        first = soup.select_one("main section ul")
+        lines = [re.sub(r"\s+", " ", li.get_text(" ")).strip() for li in first.find_all("li", recursive=False)]
+        assert len(lines) == 3, (page, lines)
+        regimes, sureness, measured = lines
+        # 1. the verdict in each regime with its range. Inside a batch: 2.24e12 FLOP / (500e12 x 0.50) = 4.48 ms
+        # ... 17.92 ms over 43.33 ... 163.84 us: 54.7x (32 GB/s, 50 %) to 413.6x (121 GB/s, 25 %), 7 of 9 in
+        # 100..1000. Lone block: 52.24 ms / 163.84 us = 318.8x to 52.24 ms / 43.33 us = 1,205.6x; 6 of 9 within.
+        assert "fetching it is 55× to 414× faster" in regimes and "holds at 7 of them" in regimes
+        assert "fetching is 319× to 1,206× faster" in regimes and "holds at 6 of 9" in regimes
+        # 2. how sure, per regime, and which input moves it
+        assert re.search(r"44\.9 % of in-batch ratios and 0\.0 % of lone-block ratios fall below 100×", sureness)
+        assert "link bandwidth" in sureness
+        # 3. what was measured: 40 records, the 2 reference.* figures (both measured) enter no calculation
+        assert measured.startswith("Of the 38 inputs that enter a calculation, none of them measured")
+        assert "35 assumed" in measured and "The 2 measured figures" in measured
+        for line in lines:
+            assert not re.search(r"\([^()]*\(", line), line  # no nested parentheses
+        # no sentence in bold: nothing inside the three lines is strong
+        assert not first.find(["strong", "b"])
