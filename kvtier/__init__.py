@@ -2,7 +2,9 @@
 
 Public API (each name lives in one small module):
 
-- :func:`load_assumptions`, :func:`seed`, :class:`AssumptionSet`, :class:`Assumption`
+- :class:`Record`: a value with its provenance (an assumption, a hardware preset's figure,
+  a number the source chapter printed); :data:`Assumption` is its name in an assumption set
+- :func:`load_assumptions`, :func:`seed`, :class:`AssumptionSet`
 - :func:`load_model`, :class:`ModelSpec`, :data:`PRESETS`
 - :class:`Scenario`: an assumption set resolved into the report's numbers
 - :mod:`kvtier.costs`, :mod:`kvtier.capacity`: the vectorized formulas
@@ -12,6 +14,7 @@ Public API (each name lives in one small module):
 from kvtier.assumptions import Assumption, AssumptionSet, load_assumptions, seed
 from kvtier.errors import KvtierError
 from kvtier.models import PRESETS, ModelSpec, load_model
+from kvtier.provenance import Record
 from kvtier.scenario import Scenario
 from kvtier.units import format_quantity, parse_quantity
 
@@ -23,6 +26,7 @@ __all__ = [
     "AssumptionSet",
     "KvtierError",
     "ModelSpec",
+    "Record",
     "Scenario",
     "format_quantity",
     "load_assumptions",

@@ -1,11 +1,12 @@
 """Assumptions with provenance, and assumption sets loaded from YAML.
 
-Every input of the analysis is an :class:`Assumption`: a value (in SI base units),
-what kind of quantity it is, the text it was written as, a basis in words, a
-provenance class and a source.  An :class:`AssumptionSet` maps keys such as
-``bandwidth.mid`` to assumptions.  The shipped ``seed`` set reproduces the source
-chapter; user files and ``--set KEY=VALUE`` overrides are layered on top of it, and
-every value is validated (type, range, finiteness) with an error naming the key.
+Every input of the analysis is an assumption: a :class:`~kvtier.provenance.Record`
+holding a value (in SI base units), what kind of quantity it is, the text it was
+written as, a basis in words, a provenance class and a source.  An
+:class:`AssumptionSet` maps keys such as ``bandwidth.mid`` to assumptions.  The
+shipped ``seed`` set reproduces the source chapter; user files and ``--set
+KEY=VALUE`` overrides are layered on top of it, and every value is validated (type,
+range, finiteness) with an error naming the key.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from kvtier.errors import KvtierError, show
+from kvtier.provenance import PROVENANCE_CLASSES, Record
 from kvtier.readers import load_yaml
-from kvtier.units import DTYPE_BYTES, KIND_UNITS, LIMITS, Bounds, format_quantity, parse_quantity
+from kvtier.units import DTYPE_BYTES, LIMITS, Bounds, parse_quantity
 
-PROVENANCE_CLASSES = ("measured", "published-spec", "assumed", "implied", "derived")
+Assumption = Record
+"""An assumption is a :class:`~kvtier.provenance.Record` whose key is a key of :data:`SCHEMA`."""
 
 
 @dataclass(frozen=True)
@@ -111,56 +114,6 @@ SCHEMA: dict[str, KeySpec] = {
 """Every key an assumption set may hold. Unknown keys are rejected."""
 
 
-@dataclass(frozen=True)
-class Assumption:
-    """One input of the analysis, with its provenance.
-
-    Attributes
-    ----------
-    key : str
-        Name in the assumption set, e.g. ``"bandwidth.mid"``.
-    value : float or str or None
-        Value in the SI base unit of ``kind`` (bytes, s, FLOP/s, B/s, ...), or a
-        string for choice/text keys, or None for an optional key left to the model.
-    kind : str
-        Quantity kind (see :mod:`kvtier.units`) or ``choice``/``text``.
-    text : str
-        The value as written by whoever supplied it, e.g. ``"64 GB/s"``.
-    basis : str
-        Why this value, in words.
-    provenance : str
-        One of :data:`PROVENANCE_CLASSES`.
-    source : str
-        Where it comes from (document, datasheet, file, command line).
-    """
-
-    key: str
-    value: float | str | None
-    kind: str
-    text: str
-    basis: str
-    provenance: str
-    source: str
-
-    @property
-    def unit(self) -> str:
-        """The SI base unit that :attr:`value` is expressed in."""
-        return KIND_UNITS.get(self.kind, "")
-
-    @property
-    def display(self) -> str:
-        """The value formatted for a reader (decimal bandwidths, binary sizes)."""
-        if self.value is None:
-            return "from model config"
-        if isinstance(self.value, str):
-            return self.value
-        return format_quantity(self.value, self.kind)
-
-    def label(self) -> str:
-        """Short label ``key = value [provenance]`` for figure footers and tables."""
-        return f"{self.key} = {self.display} [{self.provenance}]"
-
-
 def _check_value(key: str, raw: Any, where: str) -> float | str | None:
     """Parse and range-check ``raw`` for ``key``; raise KvtierError naming both."""
     spec = SCHEMA[key]
@@ -207,7 +160,21 @@ def make_assumption(
         )
     value = _check_value(key, raw, where)
     text = "null" if raw is None else str(raw)
-    return Assumption(key, value, SCHEMA[key].kind, text, basis, provenance, source)
+    kind = SCHEMA[key].kind  # None (only for an optional key) leaves the value to the model's config
+    return Record(key, value, kind, text, provenance, basis, source, absent="from model config")
+
+
+def _adopt(key: str, rec: Record) -> Assumption:
+    """``rec`` as the value of ``key``: validated against :data:`SCHEMA` and named ``key``.
+
+    Its basis says what it was (``h100-sxm peak_flops: dense bf16 ...``) before its own basis.
+    """
+    owner, _, field = rec.key.rpartition(".")
+    what = f"{owner} {field}".strip() + (f": {rec.figure}" if rec.figure else "")
+    basis = f"{what}; {rec.basis}" if rec.basis else what
+    raw = None if rec.value is None else rec.text
+    where = f"record {show(rec.key, quote=True)}"
+    return make_assumption(key, raw, basis=basis, provenance=rec.provenance, source=rec.source, where=where)
 
 
 class AssumptionSet(Mapping[str, Assumption]):
@@ -259,10 +226,17 @@ class AssumptionSet(Mapping[str, Assumption]):
             records[key] = make_assumption(key, raw, basis=why, provenance=provenance, source=source, where=source)
         return AssumptionSet(self.name, self._follow_model(records, set(values)))
 
-    def with_records(self, records: Mapping[str, Assumption], name: str | None = None) -> AssumptionSet:
-        """Return a copy with whole records replaced."""
+    def with_records(self, records: Mapping[str, Record], name: str | None = None) -> AssumptionSet:
+        """Return a copy with whole records replaced.
+
+        A record named for something else, such as a hardware preset's figure given for a
+        key (``h100-sxm.peak_flops`` for ``peak_flops``), is validated like any value of
+        that key and takes the key's name; its basis opens with the name it had and which
+        figure it is.
+        """
         merged = dict(self._records)
-        merged.update(records)
+        for key, rec in records.items():
+            merged[key] = rec if rec.key == key else _adopt(key, rec)
         return AssumptionSet(name or self.name, self._follow_model(merged, set(records)))
 
     def _follow_model(self, records: dict[str, Assumption], changed: set[str]) -> dict[str, Assumption]:
@@ -272,14 +246,13 @@ class AssumptionSet(Mapping[str, Assumption]):
         would silently mix two models.
         """
         if "model" in changed and "param_count" not in changed and records["model"].value != self["model"].value:
-            records["param_count"] = Assumption(
+            records["param_count"] = make_assumption(
                 "param_count",
                 None,
-                "count",
-                "null",
-                "exact parameter count of the model's config (follows the model)",
-                "derived",
-                f"config of {records['model'].value}",
+                basis="exact parameter count of the model's config (follows the model)",
+                provenance="derived",
+                source=f"config of {records['model'].value}",
+                where="param_count",
             )
         return records
 

@@ -164,9 +164,9 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
     base = load_assumptions(args.assumptions)
     if getattr(args, "accelerator", None):
         acc = hardware.accelerator(args.accelerator)
-        records = {"regen.mem_bandwidth": acc.mem_bandwidth_record.to_assumption("regen.mem_bandwidth")}
+        records = {"regen.mem_bandwidth": acc.mem_bandwidth_record}
         if acc.peak_flop_per_s is not None:
-            records["peak_flops"] = acc.peak_assumption()
+            records["peak_flops"] = acc.peak_record
         elif args.peak_flops is None:
             acc.require_peak()  # raises: this preset publishes no peak, --peak-flops is required
         base = base.with_records(records)

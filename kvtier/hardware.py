@@ -2,19 +2,19 @@
 
 The presets live in ``kvtier/data/hardware.yaml``.  Each value there is a record
 (value with unit, provenance class, which figure it is, basis, source), read here
-into a :class:`SpecValue` in SI base units.  An :class:`Accelerator` holds a dense
-peak compute rate (FLOP/s) and a device-memory bandwidth (B/s); a :class:`Link`
-holds the per-direction bandwidth used in calculations (net of encoding where
-known, else the raw line rate; B/s) and a per-transfer latency (s).
+into a :class:`~kvtier.provenance.Record` named ``PRESET.FIELD``, in SI base units.
+An :class:`Accelerator` holds a dense peak compute rate (FLOP/s) and a device-memory
+bandwidth (B/s); a :class:`Link` holds the per-direction bandwidth used in
+calculations (net of encoding where known, else the raw line rate; B/s) and a
+per-transfer latency (s).
 
 A missing figure is stored as ``None`` and never silently replaced: DGX Spark
-publishes no dense bf16 peak, so asking it for one without supplying your own
-raises :class:`~kvtier.errors.KvtierError`.
+publishes no dense bf16 peak, so asking it for one raises
+:class:`~kvtier.errors.KvtierError`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -22,12 +22,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from numpy.typing import ArrayLike, NDArray
-
-from kvtier import costs, roofline
-from kvtier.assumptions import PROVENANCE_CLASSES, Assumption, make_assumption
 from kvtier.errors import KvtierError, show
+from kvtier.provenance import PROVENANCE_CLASSES, Record
 from kvtier.readers import load_yaml
 from kvtier.units import LIMITS, parse_quantity
 
@@ -44,88 +40,6 @@ _DEFAULT_FILE = "hardware.yaml"
 
 
 @dataclass(frozen=True)
-class SpecValue:
-    """One hardware figure with its provenance.
-
-    Attributes
-    ----------
-    owner : str
-        Preset the value belongs to, e.g. ``"h100-sxm"``.
-    field : str
-        Which value: ``peak_flops``, ``mem_bandwidth``, ``bandwidth``, ``raw_bandwidth``
-        or ``latency``.
-    value : float or None
-        In the SI base unit of ``kind`` (FLOP/s, B/s or s); None when no figure is
-        published.
-    kind : str
-        Quantity kind of :mod:`kvtier.units` (``flop_rate``, ``bandwidth``, ``time``).
-    text : str
-        The value as written in the preset file, e.g. ``"3.35 TB/s"``; ``"null"`` if None.
-    provenance : str
-        One of :data:`kvtier.assumptions.PROVENANCE_CLASSES`.
-    figure : str
-        Which figure this is (dense or sparse, raw or net, per direction or aggregate).
-    basis : str
-        Why this value, in words (empty for plain published figures).
-    source : str
-        Datasheet, specification or document.
-    raw_or_net : str
-        For link bandwidths, ``"raw"`` or ``"net"``; empty otherwise.
-    """
-
-    owner: str
-    field: str
-    value: float | None
-    kind: str
-    text: str
-    provenance: str
-    figure: str
-    basis: str
-    source: str
-    raw_or_net: str = ""
-
-    @property
-    def key(self) -> str:
-        """``owner.field``, e.g. ``"h100-sxm.peak_flops"``."""
-        return f"{self.owner}.{self.field}"
-
-    @property
-    def display(self) -> str:
-        """The value as written in the preset, or ``"not published"`` when missing."""
-        return self.text if self.value is not None else "not published"
-
-    def label(self) -> str:
-        """Short label ``owner field = value [provenance]`` for figure footers and tables."""
-        detail = f"{self.raw_or_net}, {self.provenance}" if self.raw_or_net else self.provenance
-        return f"{self.owner} {self.field} = {self.display} [{detail}]"
-
-    def describe(self) -> str:
-        """Long one-line description: label, which figure, basis and source."""
-        parts = [self.label(), self.figure]
-        if self.basis:
-            parts.append(self.basis)
-        parts.append(f"source: {self.source}")
-        return "; ".join(parts)
-
-    def to_assumption(self, key: str) -> Assumption:
-        """This value as an :class:`~kvtier.assumptions.Assumption` for ``key`` of an assumption set.
-
-        For example ``link("cxl2-x16").bandwidth_record.to_assumption("bandwidth.mid")``.
-        Validated like any assumption (a missing value for a required key is an error).
-        """
-        basis = f"{self.owner} {self.field}: {self.figure}" + (f"; {self.basis}" if self.basis else "")
-        raw = None if self.value is None else self.text
-        return make_assumption(
-            key,
-            raw,
-            basis=basis,
-            provenance=self.provenance,
-            source=self.source,
-            where=f"hardware preset '{self.owner}'",
-        )
-
-
-@dataclass(frozen=True)
 class Accelerator:
     """An accelerator preset: dense peak compute and device-memory bandwidth.
 
@@ -139,79 +53,31 @@ class Accelerator:
         Dense bf16 peak (FLOP/s); None when none is published (see :meth:`require_peak`).
     mem_bandwidth_bytes_per_s : float
         Device-memory (HBM or LPDDR) aggregate peak bandwidth (B/s, decimal).
-    peak_record, mem_bandwidth_record : SpecValue
-        The two values with their provenance.
+    peak_record, mem_bandwidth_record : Record
+        The two values with their provenance (``NAME.peak_flops``, ``NAME.mem_bandwidth``).
     """
 
     name: str
     title: str
     peak_flop_per_s: float | None
     mem_bandwidth_bytes_per_s: float
-    peak_record: SpecValue
-    mem_bandwidth_record: SpecValue
+    peak_record: Record
+    mem_bandwidth_record: Record
 
-    def records(self) -> tuple[SpecValue, ...]:
-        """Every value of the preset with its provenance, in a fixed order."""
-        return (self.peak_record, self.mem_bandwidth_record)
-
-    def labels(self) -> list[str]:
-        """Short provenance labels of :meth:`records`, for figure footers."""
-        return [record.label() for record in self.records()]
-
-    def require_peak(self, peak_flop_per_s: float | None = None) -> float:
-        """The peak to compute with (FLOP/s): ``peak_flop_per_s`` if given, else the preset's.
+    def require_peak(self) -> float:
+        """The preset's dense peak (FLOP/s).
 
         Raises
         ------
         KvtierError
-            If neither is available (DGX Spark publishes no dense bf16 peak), or the
-            supplied peak is not a positive finite number.
+            If it has none (DGX Spark publishes no dense bf16 peak).
         """
-        if peak_flop_per_s is not None:
-            peak = float(peak_flop_per_s)
-            if not math.isfinite(peak) or peak <= 0:
-                raise KvtierError(
-                    f"accelerator '{self.name}': peak_flop_per_s must be positive and finite, got {peak:g}"
-                )
-            return peak
         if self.peak_flop_per_s is None:
             raise KvtierError(
                 f"accelerator '{self.name}' has no peak compute rate ({self.peak_record.figure}); "
-                "a peak is required: pass peak_flop_per_s or set the key peak_flops"
+                "a peak is required: pass --peak-flops or set the key peak_flops"
             )
         return self.peak_flop_per_s
-
-    def peak_assumption(self) -> Assumption:
-        """The preset's peak as the ``peak_flops`` assumption; KvtierError if it has none."""
-        self.require_peak()
-        return self.peak_record.to_assumption("peak_flops")
-
-    def roofline_time_s(
-        self,
-        flops: ArrayLike,
-        bytes_read: ArrayLike,
-        mfu: ArrayLike,
-        mem_efficiency: ArrayLike = 1.0,
-        peak_flop_per_s: float | None = None,
-    ) -> NDArray[np.float64]:
-        """Roofline time of a pass on this accelerator (s); see :func:`kvtier.roofline.roofline_time_s`.
-
-        ``peak_flop_per_s`` overrides the preset's peak and is required where it has none.
-        """
-        peak = self.require_peak(peak_flop_per_s)
-        return roofline.roofline_time_s(flops, bytes_read, peak, mfu, self.mem_bandwidth_bytes_per_s, mem_efficiency)
-
-    def bound(
-        self,
-        flops: ArrayLike,
-        bytes_read: ArrayLike,
-        mfu: ArrayLike,
-        mem_efficiency: ArrayLike = 1.0,
-        peak_flop_per_s: float | None = None,
-    ) -> NDArray[np.str_]:
-        """``"compute"`` or ``"memory"``, elementwise; see :func:`kvtier.roofline.bound`."""
-        peak = self.require_peak(peak_flop_per_s)
-        return roofline.bound(flops, bytes_read, peak, mfu, self.mem_bandwidth_bytes_per_s, mem_efficiency)
 
 
 @dataclass(frozen=True)
@@ -233,7 +99,7 @@ class Link:
         Raw signalling rate, one direction (B/s); None if not given.
     latency_s : float
         Fixed per-transfer latency (s); an assumed order of magnitude in the presets.
-    bandwidth_record, raw_bandwidth_record, latency_record : SpecValue or None
+    bandwidth_record, raw_bandwidth_record, latency_record : Record or None
         The values with their provenance (``raw_bandwidth_record`` None if not given).
     """
 
@@ -243,26 +109,9 @@ class Link:
     raw_or_net: str
     raw_bandwidth_bytes_per_s: float | None
     latency_s: float
-    bandwidth_record: SpecValue
-    raw_bandwidth_record: SpecValue | None
-    latency_record: SpecValue
-
-    def records(self) -> tuple[SpecValue, ...]:
-        """Every value of the preset with its provenance, in a fixed order."""
-        extra = () if self.raw_bandwidth_record is None else (self.raw_bandwidth_record,)
-        return (self.bandwidth_record, *extra, self.latency_record)
-
-    def labels(self) -> list[str]:
-        """Short provenance labels of :meth:`records`, for figure footers."""
-        return [record.label() for record in self.records()]
-
-    def fetch_time_s(self, n_bytes: ArrayLike, with_latency: bool = True) -> NDArray[np.float64]:
-        """Time to fetch ``n_bytes`` over this link (s): ``latency + bytes / bandwidth``.
-
-        See :func:`kvtier.costs.fetch_time_s`; ``with_latency=False`` leaves the latency out.
-        """
-        latency = self.latency_s if with_latency else 0.0
-        return costs.fetch_time_s(n_bytes, self.bandwidth_bytes_per_s, latency)
+    bandwidth_record: Record
+    raw_bandwidth_record: Record | None
+    latency_record: Record
 
 
 # ---------------------------------------------------------------------------
@@ -276,8 +125,8 @@ def _text(raw: Any) -> str:
 
 def _record(
     where: str, what: str, owner: str, field: str, raw: Any, kind: str, *, nullable: bool = False, link: bool = False
-) -> SpecValue:
-    """Validate one value record of the preset file into a :class:`SpecValue`."""
+) -> Record:
+    """Validate one value record of the preset file into a :class:`~kvtier.provenance.Record`."""
     at = f"{where}: {what} {show(owner, quote=True)} field '{field}'"
     if not isinstance(raw, Mapping):
         raise KvtierError(f"{at} must be a mapping with value, provenance, figure and source")
@@ -316,17 +165,17 @@ def _record(
             raise KvtierError(f"{at}: {exc}") from None
         if value not in LIMITS[kind]:  # NaN and inf are never inside
             raise KvtierError(f"{at} = {show(text, quote=True)} is out of range; allowed: {LIMITS[kind]}")
-    return SpecValue(
-        owner=owner,
-        field=field,
-        value=value,
-        kind=kind,
-        text=text,
+    return Record(
+        f"{owner}.{field}",
+        value,
+        kind,
+        text,
         provenance=provenance,
-        figure=_text(raw["figure"]),
         basis=basis,
         source=_text(raw["source"]),
+        figure=_text(raw["figure"]),
         raw_or_net=raw_or_net,
+        absent="not published",
     )
 
 
@@ -365,8 +214,15 @@ def _parse_link(where: str, name: str, body: Any) -> Link:
     if "latency" in body:
         latency = _record(where, "link", name, "latency", body["latency"], "time")
     else:
-        latency = SpecValue(
-            name, "latency", 0.0, "time", "0 s", "assumed", "per-transfer latency", "none given in the preset", where
+        latency = Record(
+            f"{name}.latency",
+            0.0,
+            "time",
+            "0 s",
+            provenance="assumed",
+            basis="none given in the preset",
+            source=where,
+            figure="per-transfer latency",
         )
     bandwidth = float(bw.value or 0.0)
     raw_value = raw_rec.value if raw_rec is not None else (bandwidth if bw.raw_or_net == "raw" else None)

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kvtier import costs, hardware, load_assumptions, load_model, roofline
-from kvtier.assumptions import PROVENANCE_CLASSES
 from kvtier.errors import KvtierError
+from kvtier.provenance import PROVENANCE_CLASSES
 
 # Llama-3 70B as the source chapter counts it: nominal 70e9 parameters in bf16
 P70 = 70e9
@@ -57,18 +57,21 @@ def test_preset_names_in_file_order():
 
 
 def test_every_record_has_valid_provenance_and_text():
-    records = [r for a in hardware.load_accelerators().values() for r in a.records()]
-    records += [r for link in hardware.load_links().values() for r in link.records()]
+    records = [
+        (name, r) for name, a in hardware.load_accelerators().items() for r in (a.peak_record, a.mem_bandwidth_record)
+    ]
+    for name, link in hardware.load_links().items():
+        records += [(name, r) for r in (link.bandwidth_record, link.raw_bandwidth_record, link.latency_record) if r]
     # 6 accelerators x 2 records + 11 links x (bandwidth + latency)
     # + 8 net links with a raw bandwidth (pcie5, pcie6, 4 cxl, 2 nvme) = 12 + 22 + 8 = 42
     assert len(records) == 6 * 2 + 11 * 2 + 8
-    for record in records:
+    for name, record in records:
+        assert record.key.startswith(f"{name}."), record.key
         assert record.provenance in PROVENANCE_CLASSES, record.key
         assert record.figure and record.source, record.key
         if record.provenance in ("assumed", "implied", "derived"):
             assert record.basis, record.key
-        assert record.label().startswith(f"{record.owner} {record.field} = "), record.key
-        assert f"[{record.provenance}]" in record.label() or f", {record.provenance}]" in record.label()
+        assert record.label() == f"{record.key} = {record.display} [{record.provenance}]"
 
 
 def test_accelerator_values():
@@ -97,11 +100,12 @@ def test_accelerator_values():
 
 
 def test_chapter_implied_peak_matches_the_seed_set():
-    seed_peak = load_assumptions()["peak_flops"]
-    record = hardware.accelerator("chapter-implied").peak_assumption()
+    seed = load_assumptions()
+    preset = hardware.accelerator("chapter-implied").peak_record
+    record = seed.with_records({"peak_flops": preset})["peak_flops"]
     # both 500 TFLOP/s = 5e14 FLOP/s, both implied
-    assert record.value == seed_peak.value == 500e12
-    assert record.provenance == seed_peak.provenance == "implied"
+    assert record.value == seed["peak_flops"].value == preset.value == 500e12
+    assert record.provenance == seed["peak_flops"].provenance == "implied"
 
 
 def test_link_values():
@@ -138,19 +142,24 @@ def test_link_values():
 
 def test_link_fetch_time():
     cxl = hardware.link("cxl2-x16")
+    fetch = costs.fetch_time_s(BLOCK70, cxl.bandwidth_bytes_per_s, cxl.latency_s)  # as the tiers page does
     # 0.5 us + 5,242,880 B / 63e9 B/s = 0.5 us + 83.22 us = 83.72 us
-    assert float(cxl.fetch_time_s(BLOCK70)) == pytest.approx(0.5e-6 + BLOCK70 / 63e9, rel=1e-12)
-    assert float(cxl.fetch_time_s(BLOCK70)) == pytest.approx(83.72e-6, rel=1e-3)
+    assert float(fetch) == pytest.approx(0.5e-6 + BLOCK70 / 63e9, rel=1e-12)
+    assert float(fetch) == pytest.approx(83.72e-6, rel=1e-3)
     # without latency: 5,242,880 / 63e9 = 83.22 us
-    assert float(cxl.fetch_time_s(BLOCK70, with_latency=False)) == pytest.approx(83.22e-6, rel=1e-3)
+    assert float(costs.fetch_time_s(BLOCK70, cxl.bandwidth_bytes_per_s)) == pytest.approx(83.22e-6, rel=1e-3)
 
 
-def test_link_record_becomes_an_assumption():
-    rec = hardware.link("cxl2-x16").bandwidth_record.to_assumption("bandwidth.mid")
-    # 63 GB/s = 6.3e10 B/s, provenance carried over
-    assert (rec.key, rec.value, rec.provenance) == ("bandwidth.mid", 63e9, "derived")
-    scenario_set = load_assumptions().with_records({"bandwidth.mid": rec})
-    assert scenario_set.value("bandwidth.mid") == 63e9
+def test_a_preset_record_stands_for_an_assumption():
+    preset = hardware.link("cxl2-x16").bandwidth_record
+    assert preset.key == "cxl2-x16.bandwidth"
+    rec = load_assumptions().with_records({"bandwidth.mid": preset})["bandwidth.mid"]
+    # 63 GB/s = 6.3e10 B/s, provenance and source carried over, the preset named in the basis
+    assert (rec.key, rec.value, rec.provenance, rec.source) == ("bandwidth.mid", 63e9, "derived", preset.source)
+    assert rec.basis == f"cxl2-x16 bandwidth: {preset.figure}; {preset.basis}"
+    # validated as a value of its new key: a compute rate is no bandwidth
+    with pytest.raises(KvtierError, match=r"record 'h100-sxm.peak_flops': key 'bandwidth.mid'"):
+        load_assumptions().with_records({"bandwidth.mid": hardware.accelerator("h100-sxm").peak_record})
 
 
 def test_unknown_preset_names_raise_naming_the_name():
@@ -164,19 +173,15 @@ def test_dgx_spark_needs_a_user_peak():
     spark = hardware.accelerator("dgx-spark-gb10")
     with pytest.raises(KvtierError, match=r"accelerator 'dgx-spark-gb10' has no peak .*a peak is required"):
         spark.require_peak()
-    with pytest.raises(KvtierError, match="a peak is required"):
-        spark.roofline_time_s(2.24e12, W70, 0.25)
-    with pytest.raises(KvtierError, match="a peak is required"):
-        spark.peak_assumption()
     # the bare formula refuses a missing peak too
     with pytest.raises(KvtierError, match="peak_flop_per_s"):
         roofline.roofline_time_s(2.24e12, W70, spark.peak_flop_per_s, 0.25, spark.mem_bandwidth_bytes_per_s)
     # with a user peak of 100 TFLOP/s: compute 2.24e12 / (100e12 x 0.25) = 89.6 ms;
     # memory 140e9 / 273e9 = 512.8 ms -> memory-bound, 512.8 ms
-    t = spark.roofline_time_s(2.24e12, W70, 0.25, peak_flop_per_s=100e12)
+    t = roofline.roofline_time_s(2.24e12, W70, 100e12, 0.25, spark.mem_bandwidth_bytes_per_s)
     assert float(t) == pytest.approx(140e9 / 273e9, rel=1e-12)
     assert float(t) == pytest.approx(0.5128, rel=1e-3)
-    assert str(spark.bound(2.24e12, W70, 0.25, peak_flop_per_s=100e12)) == "memory"
+    assert str(roofline.bound(2.24e12, W70, 100e12, 0.25, spark.mem_bandwidth_bytes_per_s)) == "memory"
 
 
 def test_preset_file_errors_name_file_and_key(tmp_path):
@@ -233,6 +238,7 @@ def test_custom_file_link_without_latency_defaults_to_zero(tmp_path):
 
 def test_llama3_70b_lone_block_on_h100_is_memory_bound():
     h100 = hardware.accelerator("h100-sxm")
+    peak, hbm = h100.peak_flop_per_s, h100.mem_bandwidth_bytes_per_s
     flops = costs.forward_flops(16, P70)  # 2 x 70e9 x 16 = 2.24e12 FLOP
     # lone block: batch_tokens == block_tokens, so the block pays for all 140e9 B of weights;
     # the tail block at position 0 reads no cached KV
@@ -245,21 +251,24 @@ def test_llama3_70b_lone_block_on_h100_is_memory_bound():
     memory = roofline.memory_time_s(read, h100.mem_bandwidth_bytes_per_s)
     assert float(memory) == pytest.approx(41.791e-3, rel=1e-4)
     # roofline = max(9.06, 41.79) ms = 41.79 ms, memory-bound
-    assert float(h100.roofline_time_s(flops, read, 0.25)) == pytest.approx(140e9 / 3.35e12, rel=1e-12)
-    assert str(h100.bound(flops, read, 0.25)) == "memory"
+    assert float(roofline.roofline_time_s(flops, read, peak, 0.25, hbm)) == pytest.approx(140e9 / 3.35e12, rel=1e-12)
+    assert str(roofline.bound(flops, read, peak, 0.25, hbm)) == "memory"
 
 
 def test_llama3_70b_batched_block_on_h100_is_compute_bound():
     h100 = hardware.accelerator("h100-sxm")
+    peak, hbm = h100.peak_flop_per_s, h100.mem_bandwidth_bytes_per_s
     flops = 2 * P70 * 16  # 2.24e12 FLOP
     # 4096 tokens share one weight read: 140e9 x 16 / 4096 = 546,875,000 B = 546.9 MB
     read = roofline.regen_bytes_read(W70, 16, 4096, KV70, 0)
     assert float(read) == pytest.approx(546_875_000, rel=1e-12)
     # memory: 546.875e6 / 3.35e12 = 0.1632 ms < compute 9.06 ms -> compute-bound
     assert float(roofline.memory_time_s(read, 3.35e12)) == pytest.approx(0.16325e-3, rel=1e-4)
-    assert str(h100.bound(flops, read, 0.25)) == "compute"
+    assert str(roofline.bound(flops, read, peak, 0.25, hbm)) == "compute"
     # and then the roofline is exactly the chapter's MFU model: 2.24e12 / (989e12 x 0.25)
-    assert float(h100.roofline_time_s(flops, read, 0.25)) == float(costs.compute_time_s(flops, 989e12, 0.25))
+    assert float(roofline.roofline_time_s(flops, read, peak, 0.25, hbm)) == float(
+        costs.compute_time_s(flops, 989e12, 0.25)
+    )
 
 
 def test_llama3_8b_interior_block_on_h200():
@@ -267,6 +276,7 @@ def test_llama3_8b_interior_block_on_h200():
     assert model.total_params == P8
     assert model.kv_bytes_per_token("bf16") == KV8
     h200 = hardware.accelerator("h200")
+    peak, hbm = h200.peak_flop_per_s, h200.mem_bandwidth_bytes_per_s
     flops = costs.forward_flops(16, P8)  # 2 x 8,030,261,248 x 16 = 256,968,359,936 FLOP
     assert float(flops) == 256_968_359_936
     # lone block at position 4096, prefix resident: 16,060,522,496 B weights + 131,072 x 4096 = 536,870,912 B KV
@@ -275,14 +285,14 @@ def test_llama3_8b_interior_block_on_h200():
     # compute: 256,968,359,936 / (989e12 x 0.40) = 0.6496 ms
     assert float(roofline.compute_time_s(flops, 989e12, 0.40)) == pytest.approx(0.64956e-3, rel=1e-4)
     # memory: 16,597,393,408 / 4.8e12 = 3.4578 ms -> memory-bound
-    assert float(h200.roofline_time_s(flops, read, 0.40)) == pytest.approx(3.4578e-3, rel=1e-4)
-    assert str(h200.bound(flops, read, 0.40)) == "memory"
+    assert float(roofline.roofline_time_s(flops, read, peak, 0.40, hbm)) == pytest.approx(3.4578e-3, rel=1e-4)
+    assert str(roofline.bound(flops, read, peak, 0.40, hbm)) == "memory"
     # batch of 8192 tokens: 16,060,522,496 x 16 / 8192 = 31,368,208 B weights + 536,870,912 B KV
     # = 568,239,120 B -> 568,239,120 / 4.8e12 = 0.1184 ms < 0.6496 ms -> compute-bound
     batched = roofline.regen_bytes_read(W8, 16, 8192, KV8, 4096)
     assert float(batched) == 568_239_120
     assert float(roofline.memory_time_s(batched, 4.8e12)) == pytest.approx(0.11838e-3, rel=1e-4)
-    assert str(h200.bound(flops, batched, 0.40)) == "compute"
+    assert str(roofline.bound(flops, batched, peak, 0.40, hbm)) == "compute"
     # at half the memory efficiency the memory side doubles: 0.2368 ms, still compute-bound
     assert float(roofline.memory_time_s(batched, 4.8e12, 0.5)) == pytest.approx(0.23675e-3, rel=1e-4)
 
@@ -390,8 +400,8 @@ def test_bad_roofline_inputs_raise():
         roofline.roofline_time_s(2.24e12, W70, 989e12, 0.5, -1.0)
     with pytest.raises(KvtierError, match="peak_flop_per_s .* is required"):
         roofline.roofline_time_s(2.24e12, W70, None, 0.5, 3.35e12)
-    with pytest.raises(KvtierError, match="peak_flop_per_s must be positive"):
-        hardware.accelerator("h100-sxm").require_peak(0.0)
+    with pytest.raises(KvtierError, match="peak_flop_per_s .* must be positive"):
+        roofline.roofline_time_s(2.24e12, W70, 0.0, 0.5, 3.35e12)
 
 
 def test_vectorized_equals_scalar():
@@ -410,9 +420,10 @@ def test_vectorized_equals_scalar():
         for j, b in enumerate(batch.ravel()):
             for k, acc in enumerate(accs):
                 r = float(roofline.regen_bytes_read(W70, 16, int(b), KV70, 50_000))
-                t = float(acc.roofline_time_s(flops, r, float(m), 0.8))
+                hw = (acc.peak_flop_per_s, float(m), acc.mem_bandwidth_bytes_per_s, 0.8)
+                t = float(roofline.roofline_time_s(flops, r, *hw))
                 assert grid[i, j, k] == t
-                assert which[i, j, k] == str(acc.bound(flops, r, float(m), 0.8))
+                assert which[i, j, k] == str(roofline.bound(flops, r, *hw))
                 assert even[i, j, k] == float(roofline.break_even_bandwidth(BLOCK70, t, 0.5e-6))
     # the grid spans both regimes: lone blocks memory-bound, large batches compute-bound
     assert set(which.ravel()) == {"compute", "memory"}

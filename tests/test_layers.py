@@ -20,7 +20,7 @@ PACKAGE = ROOT / "kvtier"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("kvtier.errors", "kvtier.data"),
     ("kvtier.units", "kvtier.readers", "kvtier.outdir"),
-    ("kvtier.assumptions",),
+    ("kvtier.provenance", "kvtier.assumptions"),
     ("kvtier.models",),
     ("kvtier.costs", "kvtier.capacity", "kvtier.roofline", "kvtier.uncertainty"),
     ("kvtier.hardware", "kvtier.chapter"),
