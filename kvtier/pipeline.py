@@ -279,22 +279,6 @@ def extract_figures(notebook: Path, directory: Path) -> list[Path]:
     return paths
 
 
-def glued_values(notebook: Path) -> dict[str, Any]:
-    """Every plain value a notebook glued (numbers and strings), by name."""
-    from ast import literal_eval
-
-    nb = nbformat.read(notebook, as_version=4)
-    values: dict[str, Any] = {}
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            record = output.get("metadata", {}).get("scrapbook", {})
-            data = output.get("data", {})
-            prefix = record.get("mime_prefix", "")
-            if record.get("name") and prefix + "text/plain" in data and prefix + "image/svg+xml" not in data:
-                values[record["name"]] = literal_eval(data[prefix + "text/plain"])
-    return values
-
-
 def build_html(source: Path, dest: Path) -> None:
     """Build the book in ``source`` with Jupyter Book into ``dest`` (warnings are errors)."""
     jb = Path(sys.executable).with_name("jupyter-book")

@@ -6,8 +6,11 @@ import json
 import shutil
 import subprocess
 import sys
+from ast import literal_eval
 from pathlib import Path
+from typing import Any
 
+import nbformat
 import pytest
 from hypothesis import settings
 
@@ -86,3 +89,17 @@ def copy_project(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "book", project / "book")
     shutil.copytree(ROOT / "notebooks", project / "notebooks")
     return project
+
+
+def glued_values(notebook: Path) -> dict[str, Any]:
+    """Every plain value an executed notebook glued (numbers and strings), by name."""
+    nb = nbformat.read(notebook, as_version=4)
+    values: dict[str, Any] = {}
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            record = output.get("metadata", {}).get("scrapbook", {})
+            data = output.get("data", {})
+            prefix = record.get("mime_prefix", "")
+            if record.get("name") and prefix + "text/plain" in data and prefix + "image/svg+xml" not in data:
+                values[record["name"]] = literal_eval(data[prefix + "text/plain"])
+    return values

@@ -22,9 +22,9 @@ import yaml
 from kvtier import notebook, pages
 from kvtier.assumptions import SCHEMA, load_assumptions, seed
 from kvtier.errors import KvtierError
-from kvtier.pipeline import declared_parameters, glued_values, read_page
+from kvtier.pipeline import declared_parameters, read_page
 from kvtier.scenario import Scenario
-from tests.conftest import ROOT, build, copy_project, snapshot
+from tests.conftest import ROOT, build, copy_project, glued_values, snapshot
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.md"))
 NUMBERS = {page.notebook: page.numbers for page in pages.PAGES}
