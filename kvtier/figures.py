@@ -3,15 +3,14 @@
 The figures themselves live with their pages (:mod:`kvtier.pages`); each is drawn on
 :func:`new_figure` and ends with :func:`finish`, so that it states the assumptions behind
 it twice: in a footer line drawn on the figure itself and in its caption (see
-:func:`assumption_text`).  Output is deterministic: a fixed SVG hash salt, no dates in
-SVG metadata, no software tag in PNG.
+:func:`assumption_text`).  Output is deterministic: a fixed SVG hash salt and no date in
+the SVG a notebook prints (:data:`SVG_PRINT`).
 """
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kvtier.assumptions import Assumption
@@ -21,8 +20,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 HASH_SALT = "kvtier"
-SVG_METADATA = {"Date": None, "Creator": None}
-PNG_METADATA = {"Software": None}
+SVG_PRINT: dict[str, object] = {"bbox_inches": "tight", "metadata": {"Date": None}}
+"""How a notebook prints a figure as SVG (``InlineBackend.print_figure_kwargs``): tight, no date."""
 PALETTE = ("#1b6ca8", "#d1495b", "#edae49", "#66a182", "#6a4c93", "#2e4057", "#8d96a3", "#00798c")
 
 STYLE: dict[str, object] = {
@@ -74,15 +73,6 @@ def add_footer(fig: Figure, records: Iterable[Assumption], extra: str = "", widt
     n_lines = text.count("\n") + 1
     fig.text(0.01, 0.005, text, fontsize=6.5, color="#444444", ha="left", va="bottom", family="monospace")
     fig.subplots_adjust(bottom=0.12 + 0.03 * n_lines)
-
-
-def save(fig: Figure, path: str | Path) -> Path:
-    """Save ``fig`` deterministically as SVG or PNG (by suffix); return the path."""
-    path = Path(path)
-    apply_style()
-    metadata = SVG_METADATA if path.suffix == ".svg" else PNG_METADATA
-    fig.savefig(path, metadata=metadata, bbox_inches="tight")
-    return path
 
 
 def caption(text: str, records: Iterable[Assumption]) -> str:

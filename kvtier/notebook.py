@@ -25,7 +25,7 @@ import numpy as np
 from kvtier import preview
 from kvtier.assumptions import SCHEMA, AssumptionSet, RestrictedAssumptionSet, make_assumption
 from kvtier.errors import KvtierError
-from kvtier.figures import apply_style
+from kvtier.figures import SVG_PRINT, apply_style
 from kvtier.scenario import Scenario, seed_scenario
 from kvtier.tables import formatted
 
@@ -125,9 +125,7 @@ def setup() -> None:
     if ip is None:
         return
     ip.run_line_magic("config", "InlineBackend.figure_formats = ['svg']")
-    ip.run_line_magic(
-        "config", "InlineBackend.print_figure_kwargs = {'bbox_inches': 'tight', 'metadata': {'Date': None}}"
-    )
+    ip.run_line_magic("config", f"InlineBackend.print_figure_kwargs = {SVG_PRINT!r}")
 
 
 def plain(value: Any) -> Any:
