@@ -6,7 +6,7 @@ rounded figure the chapter prints.
 
 import pytest
 
-from kvtier import Scenario, load_model
+from kvtier import Scenario, chapter, load_model, parse_quantity
 from kvtier.costs import implied_peak_interval
 
 GIB = 2**30
@@ -46,6 +46,32 @@ def test_regeneration_table(seed_scenario):
     # 2.24e12 / (500e12 x 0.25) = 17.92 ms (chapter: 18 ms, "17.9 ms before rounding")
     assert regen["conservative"] == pytest.approx(17.92e-3, rel=1e-12)
     assert [round(t * 1e3) for t in regen.values()] == [9, 11, 18]
+
+
+def test_the_chapters_printed_numbers_are_records_of_what_it_printed():
+    quotes = {
+        q.key: q
+        for q in (
+            *chapter.FETCH_S.values(),
+            *chapter.REGEN_S.values(),
+            chapter.REGEN_CONSERVATIVE_UNROUNDED_S,
+            chapter.ILLUSTRATIVE_RATIO,
+            chapter.CROSSOVER_TOKENS,
+            chapter.SHARE_SHORT,
+            chapter.SHARE_LONG,
+        )
+    }
+    # 3 fetch times + 3 regeneration times + 17.9 ms + 218x + 427,000 tokens + 2 shares = 11
+    assert len(quotes) == 11 and all(key.startswith("chapter.") for key in quotes)
+    for q in quotes.values():
+        # a quotation, not an input: no provenance class; its place in the chapter is its source
+        assert q.provenance == "" and q.source.startswith(chapter.SOURCE + ", ") and q.half_width > 0
+        if q.kind in ("time", "fraction"):
+            # the text reads back as the value: "82 µs" = 82e-6 s, "8%" = 0.08
+            assert parse_quantity(q.text, q.kind) == pytest.approx(q.value, rel=1e-12)
+    # half the last printed digit: "82 µs" +- 0.5 µs, "17.9 ms" +- 0.05 ms
+    assert quotes["chapter.fetch.mid"].half_width == 0.5e-6
+    assert quotes["chapter.regen.conservative_unrounded"].half_width == 0.05e-3
 
 
 def test_implied_peak_is_forced_by_the_chapter():
