@@ -79,11 +79,6 @@ class Scenario:
         return "config" if self.assumptions.value("param_count") is None else "assumption"
 
     @property
-    def flops_per_token(self) -> float:
-        """Parameter FLOPs per token, ``k x active parameters`` (FLOP)."""
-        return float(costs.forward_flops(1, self.active_params, self.v("flops_per_param_token")))
-
-    @property
     def weight_bytes(self) -> float:
         """Bytes of the weights (B)."""
         return float(capacity.weight_bytes(self.params, dtype_bytes(str(self.assumptions.value("weight_dtype")))))
@@ -128,12 +123,6 @@ class Scenario:
     def regen_by_label(self) -> dict[str, float]:
         """Tail regeneration time (s) for each MFU bracket."""
         return {label: float(self.regen_s(self.mfu(label))) for label in MFU_LABELS}
-
-    def ratio_grid(self) -> dict[tuple[str, str], float]:
-        """Regenerate/fetch ratio for every (bandwidth label, MFU label) pair."""
-        fetch = self.fetch_by_label()
-        regen = self.regen_by_label()
-        return {(b, m): regen[m] / fetch[b] for b in BANDWIDTH_LABELS for m in MFU_LABELS}
 
     @property
     def illustrative(self) -> dict[str, float | str]:

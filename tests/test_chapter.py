@@ -8,6 +8,7 @@ import pytest
 
 from kvtier import Scenario, chapter, load_model, parse_quantity
 from kvtier.costs import implied_peak_interval
+from kvtier.pages import ratio
 
 GIB = 2**30
 
@@ -96,7 +97,9 @@ def test_illustrative_ratio_and_the_chapters_rounding(seed_scenario):
 
 
 def test_ratio_grid_spans_the_chapters_claimed_range(seed_scenario):
-    grid = seed_scenario.ratio_grid()
+    rows = ratio.table(seed_scenario).itertuples()  # the ratio page's grid, in-batch regime
+    grid = {(row.bandwidth_bracket, row.mfu_bracket): row.ratio for row in rows}
+    assert len(grid) == 9
     # smallest: 8.96 ms / 163.84 µs = 54.69 (optimistic MFU, pessimistic link)
     assert min(grid.values()) == pytest.approx(54.6875, rel=1e-12)
     # largest: 17.92 ms / 43.33 µs = 413.6 (conservative MFU, optimistic link)
