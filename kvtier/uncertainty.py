@@ -125,37 +125,6 @@ class Range:
         return np.clip(values, self.low, self.high)
 
 
-def parse_ranges(spec: Mapping[str, Any]) -> dict[str, Range]:
-    """Build named :class:`Range` objects from plain data, e.g. parsed YAML.
-
-    Each value is a :class:`Range`, a number (fixed), a ``(low, high[, dist])`` sequence,
-    or a mapping with keys ``low``, ``high`` and optional ``dist``.
-
-    Raises
-    ------
-    KvtierError
-        Naming the input whose value cannot be read.
-    """
-    out: dict[str, Range] = {}
-    for name in sorted(spec):
-        value = spec[name]
-        label = _label(name)
-        if isinstance(value, Range):
-            out[name] = Range(value.low, value.high, value.dist, name=name)
-        elif isinstance(value, Real) and not isinstance(value, bool):
-            out[name] = Range.fixed(float(value), name=name)
-        elif isinstance(value, Mapping):
-            unknown = sorted(set(value) - {"low", "high", "dist"})
-            if unknown or "low" not in value or "high" not in value:
-                raise KvtierError(f"{label}: expected keys low, high and optional dist, got {sorted(value)}")
-            out[name] = Range(value["low"], value["high"], value.get("dist", "log-uniform"), name=name)
-        elif isinstance(value, Sequence) and not isinstance(value, str) and len(value) in (2, 3):
-            out[name] = Range(*value, name=name)
-        else:
-            raise KvtierError(f"{label}: expected a number, (low, high[, dist]) or {{low, high, dist}}, got {value!r}")
-    return out
-
-
 def _check_ranges(ranges: Mapping[str, Range]) -> None:
     for name in sorted(ranges):
         if not isinstance(ranges[name], Range):

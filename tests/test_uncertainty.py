@@ -25,7 +25,6 @@ from kvtier.uncertainty import (
     Range,
     TornadoRow,
     monte_carlo,
-    parse_ranges,
     ratio_draws,
     sample,
     summarize,
@@ -227,21 +226,6 @@ def test_bad_range_raises_naming_the_input(args, match):
         Range(*args, name="bandwidth")
     assert "'bandwidth'" in str(info.value)
     assert "\n" not in str(info.value)
-
-
-def test_parse_ranges_names_the_bad_key():
-    parsed = parse_ranges(
-        {"mfu": {"low": 0.25, "high": 0.5, "dist": "uniform"}, "peak": 5e14, "bandwidth": (32e9, 121e9)}
-    )
-    assert parsed["mfu"] == Range(0.25, 0.5, "uniform")
-    assert parsed["peak"] == Range.fixed(5e14)
-    assert parsed["bandwidth"] == Range(32e9, 121e9)
-    with pytest.raises(KvtierError, match="'bandwidth'.*low must be > 0"):
-        parse_ranges({"bandwidth": {"low": -1, "high": 2}})
-    with pytest.raises(KvtierError, match="'mfu'.*expected keys"):
-        parse_ranges({"mfu": {"lo": 0.25, "high": 0.5}})
-    with pytest.raises(KvtierError, match="'peak'"):
-        parse_ranges({"peak": "fast"})
 
 
 def test_monte_carlo_rejects_missing_unknown_and_out_of_range_inputs():
