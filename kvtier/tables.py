@@ -9,6 +9,7 @@ CSVs are deterministic: fixed row order, ``%.10g`` floats, ``\\n`` line ends.
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pandas as pd
@@ -35,7 +36,7 @@ def formatted(df: pd.DataFrame, digits: dict[str, int] | None = None) -> pd.Data
     """A display copy: floats rounded per column (default 2 decimals), thousands separators.
 
     A float column whose values are all whole numbers is shown as integers; a missing
-    value (NaN, None) as "n/a".
+    value (NaN, None) as "n/a". Numbers are rounded by :func:`display_number`.
     """
     digits = digits or {}
     out = df.copy()
@@ -45,10 +46,22 @@ def formatted(df: pd.DataFrame, digits: dict[str, int] | None = None) -> pd.Data
             numbers = pd.to_numeric(values, errors="coerce")
             whole = bool(numbers.dropna().map(float.is_integer).all()) and col not in digits
             d = 0 if whole else digits.get(col, 2)
-            out[col] = ["n/a" if pd.isna(x) else f"{x:,.{d}f}" for x in numbers]
+            out[col] = ["n/a" if pd.isna(x) else display_number(x, d) for x in numbers]
         elif pd.api.types.is_integer_dtype(values) and col.endswith("tokens"):
             out[col] = [f"{x:,}" for x in values]
     return out
+
+
+def display_number(x: float, digits: int) -> str:
+    """``x`` as its table of record holds it (``%.10g``), rounded once, half away from zero.
+
+    Rounding the recorded text rather than the binary float keeps a display consistent
+    with the CSV and with prose: 218.74999999999997 is recorded as 218.75 and shows as
+    218.8 at one decimal (Python's own ``f"{x:.1f}"`` would show 218.7).
+    """
+    exact = Decimal(f"{x:.10g}").quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    text = f"{exact:,.{digits}f}"
+    return "0" + text[2:] if text.startswith("-0") and not exact else text
 
 
 def _is_number(x: object) -> bool:

@@ -1,0 +1,33 @@
+"""Display rounding: tables and prose round once, from the recorded value, half away from zero."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from kvtier.pages import ratio
+from kvtier.scenario import seed_scenario
+from kvtier.tables import display_number, formatted
+
+
+def test_display_rounds_recorded_value_half_away_from_zero():
+    # 81.92 µs / 17.92 ms is 218.74999999999997 in binary; its record is 218.75
+    assert display_number(218.74999999999997, 1) == "218.8"
+    assert display_number(218.74999999999997, 2) == "218.75"
+    assert display_number(0.125, 2) == "0.13"
+    assert display_number(-0.125, 2) == "-0.13"
+    assert display_number(-0.04, 1) == "0.0"
+    assert display_number(1234567.5, 0) == "1,234,568"
+
+
+def test_ratio_table_shows_the_illustrative_ratio_as_prose_does():
+    df = ratio.table(seed_scenario())
+    shown = formatted(df, {"ratio": 1})
+    row = (df["bandwidth_bracket"] == "mid") & (df["mfu_bracket"] == "conservative")
+    assert shown.loc[row, "ratio"].item() == "218.8"
+    assert formatted(df, {"ratio": 2}).loc[row, "ratio"].item() == "218.75"
+
+
+def test_formatted_keeps_whole_columns_and_missing_values():
+    out = formatted(pd.DataFrame({"a": [1.0, 2.0], "b": [0.25, None]}), {"b": 1})
+    assert out["a"].tolist() == ["1", "2"]
+    assert out["b"].tolist() == ["0.3", "n/a"]
