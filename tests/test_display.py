@@ -31,3 +31,14 @@ def test_formatted_keeps_whole_columns_and_missing_values():
     out = formatted(pd.DataFrame({"a": [1.0, 2.0], "b": [0.25, None]}), {"b": 1})
     assert out["a"].tolist() == ["1", "2"]
     assert out["b"].tolist() == ["0.3", "n/a"]
+
+
+def test_tier_page_names_the_significant_digit_where_its_ratio_departs():
+    from kvtier.pages import tiers
+
+    assert tiers.first_differing_digit(218.784816, 218.75) == 5
+    assert tiers.first_differing_digit(100.0, 99.9) == 1
+    assert tiers.first_differing_digit(3.0, 3.0) == 0
+    sentence = tiers.numbers(seed_scenario())["ratio_digit_sentence"]
+    assert "fifth significant digit" in sentence and "218.78 against 218.75" in sentence
+    assert "third" not in sentence
