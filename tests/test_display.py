@@ -42,3 +42,18 @@ def test_tier_page_names_the_significant_digit_where_its_ratio_departs():
     sentence = tiers.numbers(seed_scenario())["ratio_digit_sentence"]
     assert "fifth significant digit" in sentence and "218.78 against 218.75" in sentence
     assert "third" not in sentence
+
+
+def test_roofline_prose_and_table_share_one_rounding_of_the_compute_bound_batch():
+    from kvtier.pages import roofline
+
+    s = seed_scenario()
+    df = roofline.table(s)
+    known = df["compute_bound_batch_tokens"].dropna()
+    assert (known == known.round()).all()  # whole tokens in the record itself
+    n = roofline.numbers(s)
+    shown = formatted(df, {"compute_bound_batch_tokens": 0})["compute_bound_batch_tokens"]
+    assert f"{n['preset_batch_min_tokens']:,}" in shown.tolist()
+    assert f"{n['preset_batch_max_tokens']:,}" in shown.tolist()
+    for label in ("conservative", "optimistic"):
+        assert f"{n[f'batch_{label}_tokens']:,}" in shown.tolist()

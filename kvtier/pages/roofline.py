@@ -40,15 +40,15 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "n_device_points": len(known),
         "preset_lone_min_ms": float(known["lone_block_ms"].min()),
         "preset_lone_max_ms": float(known["lone_block_ms"].max()),
-        "preset_batch_min_tokens": math.ceil(float(known["compute_bound_batch_tokens"].min())),
-        "preset_batch_max_tokens": math.ceil(float(known["compute_bound_batch_tokens"].max())),
+        "preset_batch_min_tokens": int(known["compute_bound_batch_tokens"].min()),
+        "preset_batch_max_tokens": int(known["compute_bound_batch_tokens"].max()),
     }
     for label in MFU_LABELS:
         row = own.loc[label]
         out[f"compute_{label}_ms"] = float(row["compute_ms"])
         out[f"lone_{label}_ms"] = float(row["lone_block_ms"])
         out[f"bound_{label}"] = str(row["bound"])
-        out[f"batch_{label}_tokens"] = math.ceil(float(row["compute_bound_batch_tokens"]))
+        out[f"batch_{label}_tokens"] = int(row["compute_bound_batch_tokens"])
         out[f"batched_{label}_ms"] = float(row["batched_ms"])
         out[f"mfu_{label}_pct"] = s.mfu(label) * 100
     out["lone_over_compute_conservative"] = out["lone_conservative_ms"] / out["compute_conservative_ms"]
@@ -77,6 +77,8 @@ def table(s: Scenario) -> pd.DataFrame:
     The first device is the assumption set's own (``peak_flops``, ``regen.mem_bandwidth``);
     the others are the presets of :mod:`kvtier.hardware`, each with its own peak and memory
     bandwidth.  Position 0, upstream resident: the source chapter's tail block.
+    ``compute_bound_batch_tokens`` is the smallest whole batch that is compute-bound (rounded
+    up here, once; the prose reads it from this column).
     """
     devices = [
         (
@@ -130,8 +132,13 @@ def table(s: Scenario) -> pd.DataFrame:
                     lone_block_ms=float(s.regen_time_s(0, "resident", mfu, model="roofline", batch_tokens=lone, **kw))
                     * 1e3,
                     bound=str(s.regen_bound(0, "resident", mfu, batch_tokens=lone, **kw)),
+                    # the smallest whole batch that is compute-bound: rounded up once, here
                     compute_bound_batch_tokens=float(
-                        rl.compute_bound_batch_tokens(s.weight_bytes, lone, s.kv_bytes_per_token, 0, compute, bw, eff)
+                        math.ceil(
+                            rl.compute_bound_batch_tokens(
+                                s.weight_bytes, lone, s.kv_bytes_per_token, 0, compute, bw, eff
+                            )
+                        )
                     ),
                     batched_ms=float(s.regen_time_s(0, "resident", mfu, model="roofline", batch_tokens=batch, **kw))
                     * 1e3,
