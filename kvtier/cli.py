@@ -91,7 +91,12 @@ def model_summary(model: ModelSpec, kv_dtype: str, weight_dtype: str) -> dict[st
         "attention_flops_per_token_per_position": model.attention_flops_per_position(),
     }
     if model.attention == "MLA":
-        out.update(kv_lora_rank=model.kv_lora_rank, qk_rope_head_dim=model.qk_rope_head_dim)
+        out.update(
+            kv_lora_rank=model.kv_lora_rank,
+            qk_rope_head_dim=model.qk_rope_head_dim,
+            qk_nope_head_dim=model.qk_nope_head_dim,
+            v_head_dim=model.v_head_dim,
+        )
     if model.is_moe:
         out.update(
             routed_experts=model.n_routed_experts,
@@ -111,7 +116,14 @@ def cmd_model(args: argparse.Namespace) -> int:
         f"config              {s['source']}",
         f"layers              {s['layers']}",
         f"hidden size         {s['hidden_size']}",
-        f"heads (q / kv)      {s['attention_heads']} / {s['kv_heads']}, head_dim {s['head_dim']}",
+        (
+            # under MLA the cache holds a latent and a rope key per layer: hidden/heads means nothing there
+            f"heads (q)           {s['attention_heads']}; MLA caches a latent of {s['kv_lora_rank']}"
+            f" + a rope key of {s['qk_rope_head_dim']} per layer (q/k heads {s['qk_nope_head_dim']}"
+            f" + {s['qk_rope_head_dim']}, v heads {s['v_head_dim']})"
+            if model.attention == "MLA"
+            else f"heads (q / kv)      {s['attention_heads']} / {s['kv_heads']}, head_dim {s['head_dim']}"
+        ),
         f"KV per token        {s['kv_bytes_per_token']:,} B = {format_bytes(s['kv_bytes_per_token'])}"
         f" ({args.kv_dtype})",
         f"parameters          {s['total_params']:,} total, {s['active_params']:,} active",

@@ -186,3 +186,15 @@ def test_a_quick_answer_imports_neither_pandas_nor_matplotlib():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_model_mla_prints_latent_and_rope_widths_not_head_dim():
+    proc = run_cli("model", "deepseek-v3")
+    assert proc.returncode == 0
+    assert "latent of 512 + a rope key of 64 per layer" in proc.stdout
+    assert "head_dim" not in proc.stdout
+    out = run_cli_json("model", "deepseek-v3")
+    assert (out["kv_lora_rank"], out["qk_rope_head_dim"]) == (512, 64)
+    assert (out["qk_nope_head_dim"], out["v_head_dim"]) == (128, 128)
+    assert "head_dim" in out  # the stable key stays
+    assert "head_dim 128" in run_cli("model", "llama-3-70b").stdout
