@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from kvtier.units import format_time
+
 
 def to_csv_text(df: pd.DataFrame) -> str:
     """The CSV text of a table of record: ``%.10g`` floats, ``\\n`` line ends."""
@@ -40,8 +42,17 @@ def formatted(df: pd.DataFrame, digits: dict[str, int] | None = None) -> pd.Data
     """
     digits = digits or {}
     out = df.copy()
+    renames = {}
     for col in out.columns:
         values = out[col]
+        seconds = _time_seconds(col, values)
+        if seconds is not None:
+            # a time column that reaches a minute: each cell carries its own unit ("3.22 h", not
+            # "11,606,123.95 ms"), and the header drops the unit suffix the cells now show
+            d = digits.get(col, 2)
+            out[col] = ["n/a" if pd.isna(x) else format_time(x, d) for x in seconds]
+            renames[col] = col[: col.rindex("_")]
+            continue
         if pd.api.types.is_float_dtype(values) or (values.dtype == object and values.map(_is_number).all()):
             numbers = pd.to_numeric(values, errors="coerce")
             whole = bool(numbers.dropna().map(float.is_integer).all()) and col not in digits
@@ -49,7 +60,20 @@ def formatted(df: pd.DataFrame, digits: dict[str, int] | None = None) -> pd.Data
             out[col] = ["n/a" if pd.isna(x) else display_number(x, d) for x in numbers]
         elif pd.api.types.is_integer_dtype(values) and col.endswith("tokens"):
             out[col] = [f"{x:,}" for x in values]
-    return out
+    return out.rename(columns=renames)
+
+
+TIME_SUFFIXES = {"_s": 1.0, "_ms": 1e-3, "_us": 1e-6}
+"""Column-name suffixes of time columns in the tables of record and the seconds each unit is."""
+
+
+def _time_seconds(col: str, values: pd.Series) -> pd.Series | None:
+    """``values`` in seconds when ``col`` is a numeric time column any of whose values reaches a minute."""
+    scale = next((v for k, v in TIME_SUFFIXES.items() if str(col).endswith(k)), None)
+    if scale is None or not pd.api.types.is_numeric_dtype(values):
+        return None
+    seconds = pd.to_numeric(values, errors="coerce") * scale
+    return seconds if bool((seconds.abs() >= 60).any()) else None
 
 
 def display_number(x: float, digits: int) -> str:

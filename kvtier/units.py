@@ -242,14 +242,17 @@ def format_flop_rate(flop_per_s: float, digits: int = 4) -> str:
 
 
 def format_time(seconds: float, digits: int = 2) -> str:
-    """Format a duration with the largest unit (s, ms, µs, ns) that keeps it >= 1."""
+    """Format a duration with the largest unit (h, min, s, ms, µs, ns) that keeps it >= 1.
+
+    Minutes and hours start at one minute and one hour: 11,606 s reads "3.22 h".
+    """
     if not math.isfinite(seconds):
         return str(seconds)
     if seconds == 0:
         return "0 s"
-    for name, size in [("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)]:
+    for name, size in [("h", 3600.0), ("min", 60.0), ("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)]:
         if abs(seconds) >= size:
-            return f"{seconds / size:.{digits}f} {name}"
+            return f"{seconds / size:,.{digits}f} {name}"
     return f"{seconds / 1e-9:.{digits}f} ns"
 
 

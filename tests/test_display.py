@@ -57,3 +57,24 @@ def test_roofline_prose_and_table_share_one_rounding_of_the_compute_bound_batch(
     assert f"{n['preset_batch_max_tokens']:,}" in shown.tolist()
     for label in ("conservative", "optimistic"):
         assert f"{n[f'batch_{label}_tokens']:,}" in shown.tolist()
+
+
+def test_time_columns_that_reach_hours_scale_their_unit():
+    from kvtier.pages import interior
+    from kvtier.units import format_time
+
+    assert format_time(11_606.12395) == "3.22 h"
+    assert format_time(82.25) == "1.37 min"
+    assert format_time(59.0) == "59.00 s"
+    df = interior.table(seed_scenario())
+    shown = formatted(df, {"regen_ms": 2, "lone_regen_ms": 2})
+    assert "regen" in shown.columns and "regen_ms" not in shown.columns
+    assert not any("," in cell and cell.endswith(" ms") for cell in shown["regen"])
+    longest = df["regen_ms"].idxmax()
+    assert shown.loc[longest, "regen"] == format_time(df.loc[longest, "regen_ms"] * 1e-3)
+    assert shown.loc[0, "regen"] == "17.92 ms"
+    # the table of record keeps its unit column
+    assert "regen_ms" in df.columns
+    # a time column that stays under a minute keeps its header and plain numbers
+    small = formatted(pd.DataFrame({"fetch_us": [81.92, 163.84]}), {"fetch_us": 2})
+    assert small["fetch_us"].tolist() == ["81.92", "163.84"]
