@@ -78,3 +78,34 @@ def test_time_columns_that_reach_hours_scale_their_unit():
     # a time column that stays under a minute keeps its header and plain numbers
     small = formatted(pd.DataFrame({"fetch_us": [81.92, 163.84]}), {"fetch_us": 2})
     assert small["fetch_us"].tolist() == ["81.92", "163.84"]
+
+
+# the source chapter's own description of its one measurement (quoted here to test against)
+CHAPTER_ON_236 = (
+    "Chapter 4 reports the one hardware-measured bandwidth result in this document, 236.5 GB/s of on-GPU"
+    " HBM/unified-memory streaming bandwidth on a DGX Spark. That is a different link, a different distance, and a"
+    " different measurement method than anything discussed here, and the two should never be cited interchangeably."
+)
+
+
+def _shingles(text: str, n: int = 5) -> set[tuple[str, ...]]:
+    import re
+
+    words = re.findall(r"[a-z0-9./-]+", text.lower())
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def test_dgx_spark_measurement_is_described_in_our_own_words():
+    from pathlib import Path
+
+    from kvtier.assumptions import seed
+
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "notebooks" / "00_assumptions.md").read_text(encoding="utf-8")
+    start = page.index("Measured elsewhere")
+    admonition = page[start : page.index("```", start)]
+    basis = seed()["reference.dgx_spark_hbm"].basis
+    chapter = _shingles(CHAPTER_ON_236)
+    for ours in (admonition, basis):
+        assert not _shingles(ours) & chapter, ours
+    assert "HBM/unified-memory" not in admonition + basis
