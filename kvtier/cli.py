@@ -80,6 +80,8 @@ def model_summary(model: ModelSpec, kv_dtype: str, weight_dtype: str) -> dict[st
         "head_dim": model.head_dim,
         "intermediate_size": model.intermediate_size,
         "vocab_size": model.vocab_size,
+        "max_position_embeddings": model.max_positions or None,
+        "sliding_window": model.sliding_window or None,
         "tied_embeddings": model.tie_embeddings,
         "kv_dtype": kv_dtype,
         "kv_bytes_per_token": kv,
@@ -124,6 +126,9 @@ def cmd_model(args: argparse.Namespace) -> int:
             if model.attention == "MLA"
             else f"heads (q / kv)      {s['attention_heads']} / {s['kv_heads']}, head_dim {s['head_dim']}"
         ),
+        "context window      "
+        + (f"{s['max_position_embeddings']:,} positions" if s["max_position_embeddings"] else "not stated")
+        + (f", sliding window {s['sliding_window']:,}" if s["sliding_window"] else ""),
         f"KV per token        {s['kv_bytes_per_token']:,} B = {format_bytes(s['kv_bytes_per_token'])}"
         f" ({args.kv_dtype})",
         f"parameters          {s['total_params']:,} total, {s['active_params']:,} active",

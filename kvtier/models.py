@@ -34,6 +34,7 @@ PRESETS: tuple[str, ...] = (
     "llama-2-7b",
     "llama-3-8b",
     "llama-3-70b",
+    "llama-3.1-70b",
     "llama-3.1-405b",
     "mistral-7b",
     "mixtral-8x7b",

@@ -200,3 +200,13 @@ def test_capacity_note_of_an_alternating_model_caps_only_its_local_layers(tmp_pa
     # Mistral's every layer is local: its note is unchanged
     mistral = model_note(Scenario(load_assumptions(sets={"model": "mistral-7b"})))
     assert mistral.startswith("sliding-window attention: the cache stops growing at 4,096 tokens")
+
+
+def test_llama_3_1_70b_has_llama_3_70b_geometry_and_a_128k_window():
+    new, old = load_model("llama-3.1-70b"), load_model("llama-3-70b")
+    assert "llama-3.1-70b" in PRESETS
+    assert new.kv_bytes_per_token("bf16") == old.kv_bytes_per_token("bf16") == 327_680
+    assert new.param_counts() == old.param_counts()
+    assert (new.n_layers, new.hidden_size, new.n_heads, new.n_kv_heads) == (80, 8192, 64, 8)
+    assert (new.intermediate_size, new.vocab_size) == (28672, 128256)
+    assert (new.max_positions, old.max_positions) == (131_072, 8_192)
