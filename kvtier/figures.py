@@ -80,6 +80,36 @@ def caption(text: str, records: Iterable[Assumption]) -> str:
     return f"{text} {assumption_text(records)}."
 
 
+CONTEXT_LIMIT_COLOR = "#b03a2e"
+
+
+def mark_context_limit(ax: Axes, name: str, max_positions: int, x_max: float) -> str:
+    """Mark a model's context window where the x axis (positions or context tokens) runs past it.
+
+    Draws a vertical line at ``max_positions`` labelled with the model's name and its
+    ``max_position_embeddings``, and returns a caption sentence saying what lies beyond it;
+    draws nothing and returns "" when the configuration states no limit or the axis stops
+    inside it.
+    """
+    if not max_positions or x_max <= max_positions:
+        return ""
+    ax.axvline(max_positions, color=CONTEXT_LIMIT_COLOR, lw=1.0, ls=(0, (4, 2)))
+    ax.annotate(
+        f"{name} context limit\nmax_position_embeddings = {max_positions:,}",
+        xy=(max_positions, 0.98),
+        xycoords=ax.get_xaxis_transform(),
+        xytext=(4, 0),
+        textcoords="offset points",
+        va="top",
+        fontsize=7,
+        color=CONTEXT_LIMIT_COLOR,
+    )
+    return (
+        f" The dashed line marks {name}'s context limit ({max_positions:,} positions, its max_position_embeddings):"
+        " to its right the curves describe a long-context model with the same cache geometry, not this one."
+    )
+
+
 def finish(fig: Figure, records: list[Assumption], text: str, extra: str = "") -> tuple[Figure, str]:
     """Draw the assumptions footer and return the figure with its caption (which names them too).
 

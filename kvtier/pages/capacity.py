@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from kvtier import capacity, chapter
-from kvtier.figures import PALETTE, finish, new_figure
+from kvtier.figures import PALETTE, finish, mark_context_limit, new_figure
 from kvtier.models import dtype_bytes
 from kvtier.scenario import Scenario, seed_scenario
 from kvtier.units import GIB
@@ -181,6 +181,7 @@ def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
             xytext=(6, -12),
             fontsize=8,
         )
+    limit_note = mark_context_limit(ax, s.model.name, s.model.max_positions, float(contexts[-1]))
     share = ax.secondary_yaxis(
         "right", functions=(lambda y: y * GIB / s.weight_bytes * 100, lambda p: p / 100 * s.weight_bytes / GIB)
     )
@@ -194,7 +195,7 @@ def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
         fig,
         records,
         "KV-cache size of a single sequence against context length (log axes), with the weight footprint and "
-        "the context at which the two are equal.",
+        "the context at which the two are equal." + limit_note,
     )
 
 

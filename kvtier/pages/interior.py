@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from kvtier import costs
-from kvtier.figures import PALETTE, finish, new_figure
+from kvtier.figures import PALETTE, finish, mark_context_limit, new_figure
 from kvtier.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -139,6 +139,7 @@ def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
         ax.plot(p, t * 1e3, "o", color=PALETTE[i])
         ax.annotate(f"{t * 1e3:,.1f} ms", (p, t * 1e3), textcoords="offset points", xytext=(6, -12), fontsize=8)
     ax.axvline(p, color="#999999", lw=0.8)
+    limit_note = mark_context_limit(ax, s.model.name, s.model.max_positions, float(positions[-1]))
     fetch_ms = point["fetch_s"] * 1e3
     ratio_axis = ax.secondary_yaxis("right", functions=(lambda t: t / fetch_ms, lambda r: r * fetch_ms))
     ratio_axis.set_ylabel("ratio to the fetch time (regenerate / fetch)")
@@ -172,7 +173,7 @@ def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
         "with the upstream KV "
         "resident (only the block is recomputed) or evicted (the prefix is recomputed from the nearest anchor); "
         "the right axis reads the same curves as a ratio to the fetch time; the vertical line marks the example "
-        "position.",
+        "position." + limit_note,
     )
 
 

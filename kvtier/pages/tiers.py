@@ -9,7 +9,7 @@ import pandas as pd
 
 from kvtier import costs, hardware, roofline
 from kvtier.assumptions import BANDWIDTH_LABELS
-from kvtier.figures import PALETTE, finish, new_figure
+from kvtier.figures import PALETTE, finish, mark_context_limit, new_figure
 from kvtier.scenario import Scenario
 from kvtier.units import format_bandwidth
 
@@ -231,6 +231,7 @@ def tiers_vs_position(s: Scenario) -> tuple[Figure, str]:
         label = "; ".join(f"{'/'.join(names)} {gbps:g}" for gbps, names in cluster)
         y = float(np.exp(np.mean([np.log(g) for g, _ in cluster])))
         ax.text(1.01, y, label, transform=ax.get_yaxis_transform(), fontsize=6, va="center")
+    limit_note = mark_context_limit(ax, s.model.name, s.model.max_positions, float(positions[-1]))
     ax.set_xlabel("position of the block's first token (tokens)")
     ax.set_ylabel("link bandwidth (GB/s, decimal, one direction)")
     ax.set_title("Fetching wins on every link above its break-even curve, in either regime")
@@ -256,7 +257,7 @@ def tiers_vs_position(s: Scenario) -> tuple[Figure, str]:
         "Link bandwidth at which fetching a block takes as long as regenerating it, against the block's position "
         "(latency left out), in both regimes (solid: inside a batch, as regen.model says; dash-dot: a lone block "
         "under the roofline), with each tier's bandwidth as a dashed line: a tier above the curve fetches faster "
-        "than the block can be regenerated.",
+        "than the block can be regenerated." + limit_note,
         extra="link presets: see the tiers table (published-spec, derived, assumed)",
     )
 

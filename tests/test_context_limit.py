@@ -1,0 +1,35 @@
+"""Figures whose axis runs past the model's context window mark its max_position_embeddings."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from kvtier.figures import mark_context_limit, new_figure  # noqa: E402
+from kvtier.pages import capacity, interior, tiers  # noqa: E402
+from kvtier.scenario import seed_scenario  # noqa: E402
+
+
+@pytest.mark.parametrize("draw", [interior.regen_vs_position, tiers.tiers_vs_position, capacity.capacity_vs_context])
+def test_figures_past_the_seed_models_window_mark_it(draw):
+    s = seed_scenario()
+    assert s.model.max_positions == 8192
+    fig, caption = draw(s)
+    ax = fig.axes[0]
+    xs = [line.get_xdata()[0] for line in ax.get_lines() if len(set(line.get_xdata())) == 1]
+    assert 8192 in xs
+    assert any("max_position_embeddings = 8,192" in t.get_text() for t in ax.texts)
+    assert "context limit (8,192 positions" in caption
+    plt.close(fig)
+
+
+def test_no_mark_inside_the_window_or_without_one():
+    fig, ax = new_figure()
+    assert mark_context_limit(ax, "m", 131_072, 100_000.0) == ""
+    assert mark_context_limit(ax, "m", 0, 1e6) == ""
+    assert not ax.get_lines()
+    plt.close(fig)
