@@ -33,3 +33,22 @@ def test_no_mark_inside_the_window_or_without_one():
     assert mark_context_limit(ax, "m", 0, 1e6) == ""
     assert not ax.get_lines()
     plt.close(fig)
+
+
+def test_a_model_whose_every_layer_slides_has_no_capacity_crossover():
+    from kvtier.assumptions import load_assumptions
+    from kvtier.scenario import Scenario
+
+    s = Scenario(load_assumptions(sets={"model": "mistral-7b"}))
+    assert capacity.no_crossover(s)
+    df = capacity.table(s)
+    assert "crossover" not in df["point"].tolist()
+    row = df[df["point"] == "no crossover"].iloc[0]
+    assert row["reference"].startswith("no crossover: a 4,096-token sliding window")
+    assert df["kv_GiB"].max() == row["kv_GiB"]  # the cache stops growing at the window
+    fig, caption = capacity.capacity_vs_context(s)
+    assert "There is no crossover" in caption
+    assert not any(t.get_text().startswith("crossover") for t in fig.axes[0].texts)
+    plt.close(fig)
+    assert "does not exist" in capacity.numbers(s)["window_note"]
+    assert not capacity.no_crossover(seed_scenario())

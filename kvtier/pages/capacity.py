@@ -24,6 +24,36 @@ CAPACITY_CONTEXTS = (1_024, 4_096, 32_768, 131_072, 1_048_576)
 """Contexts (tokens) of the capacity table, besides ``context.short`` and ``context.long``."""
 
 
+def window_cap_bytes(s: Scenario) -> float | None:
+    """One sequence's KV ceiling when every layer attends only to a sliding window (None otherwise)."""
+    m = s.model
+    if m.sliding_window and m.sliding_layers >= m.n_layers:
+        return float(s.kv_bytes(m.sliding_window))
+    return None
+
+
+def no_crossover(s: Scenario) -> bool:
+    """True when a sliding window caps one sequence's KV below the weights: the two never meet."""
+    cap = window_cap_bytes(s)
+    return cap is not None and cap < s.weight_bytes
+
+
+def _kv_bytes(s: Scenario, contexts: float | np.ndarray) -> np.ndarray:
+    """One sequence's KV at ``contexts``, capped at the sliding window when every layer slides."""
+    if window_cap_bytes(s) is None:
+        return s.kv_bytes(contexts)
+    return s.kv_bytes(np.minimum(contexts, s.model.sliding_window))
+
+
+def no_crossover_text(s: Scenario) -> str:
+    """What a capped model has instead of a crossover."""
+    cap = window_cap_bytes(s) or 0.0
+    return (
+        f"no crossover: a {s.model.sliding_window:,}-token sliding window on every layer caps one sequence's KV at"
+        f" {cap / GIB:.2f} GiB, below the {s.weight_bytes / GIB:.1f} GiB of weights, at any context"
+    )
+
+
 def numbers(s: Scenario) -> dict[str, Any]:
     """KV footprint at the reference contexts, the weights, and the crossover."""
     short, long = s.v("context.short"), s.v("context.long")
@@ -33,7 +63,9 @@ def numbers(s: Scenario) -> dict[str, Any]:
         capacity.crossover_context_tokens(capacity.weight_bytes(exact_total, weight_elem), s.kv_bytes_per_token)
     )
     window = s.model.max_positions
-    if window and s.crossover_tokens > window:
+    if no_crossover(s):
+        window_note = f"does not exist for this model: {no_crossover_text(s).split(': ', 1)[1]}"
+    elif window and s.crossover_tokens > window:
         window_note = (
             f"lies beyond the {window:,} positions this model's configuration allows: for this model it is a"
             " sizing yardstick (or a statement about a long-context variant with the same cache geometry),"
@@ -132,15 +164,30 @@ def table(s: Scenario) -> pd.DataFrame:
         {
             "point": f"context={c}",
             "context_tokens": c,
-            "kv_GiB": float(s.kv_bytes(c)) / GIB,
+            "kv_GiB": float(_kv_bytes(s, c)) / GIB,
             "weights_GiB": s.weight_bytes / GIB,
-            "kv_share_of_weights_pct": float(s.kv_share(c)) * 100,
+            "kv_share_of_weights_pct": float(_kv_bytes(s, c)) / s.weight_bytes * 100,
             "reference": refs.get(c, ""),
             **last_block(c),
             "provenance": "derived",
         }
         for c in contexts
     ]
+    if no_crossover(s):
+        cap = window_cap_bytes(s) or 0.0
+        rows.append(
+            {
+                "point": "no crossover",
+                "context_tokens": int(s.model.sliding_window),
+                "kv_GiB": cap / GIB,
+                "weights_GiB": s.weight_bytes / GIB,
+                "kv_share_of_weights_pct": cap / s.weight_bytes * 100,
+                "reference": no_crossover_text(s),
+                **last_block(s.model.sliding_window),
+                "provenance": "derived",
+            }
+        )
+        return pd.DataFrame(rows).sort_values("context_tokens", kind="stable").reset_index(drop=True)
     rows.append(
         {
             "point": "crossover",
@@ -160,23 +207,36 @@ def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
     """KV bytes of one sequence against context length, the weights and the crossover marked."""
     contexts = np.logspace(np.log10(1024), np.log10(2**20), 200)
     fig, ax = new_figure()
-    ax.loglog(contexts, s.kv_bytes(contexts) / GIB, color=PALETTE[0], label="KV cache of one sequence")
+    ax.loglog(contexts, _kv_bytes(s, contexts) / GIB, color=PALETTE[0], label="KV cache of one sequence")
     ax.axhline(s.weight_bytes / GIB, color=PALETTE[1], ls="--", label=f"weights ({s.weight_bytes / GIB:.1f} GiB)")
-    x = s.crossover_tokens
-    ax.axvline(x, color="#777777", lw=0.8)
-    ax.annotate(
-        f"crossover\n{x:,.0f} tokens",
-        (x, s.weight_bytes / GIB),
-        textcoords="offset points",
-        xytext=(-80, 12),
-        fontsize=8,
-    )
+    if no_crossover(s):
+        # the cache stops growing at the window: say so instead of drawing a crossover
+        ax.annotate(
+            no_crossover_text(s).replace(": ", ":\n", 1),
+            (0.98, 0.5),
+            xycoords="axes fraction",
+            ha="right",
+            fontsize=8,
+        )
+        crossover_note = f" There is {no_crossover_text(s)}."
+    else:
+        x = s.crossover_tokens
+        ax.axvline(x, color="#777777", lw=0.8)
+        ax.annotate(
+            f"crossover\n{x:,.0f} tokens",
+            (x, s.weight_bytes / GIB),
+            textcoords="offset points",
+            xytext=(-80, 12),
+            fontsize=8,
+        )
+        crossover_note = ""
     for key in ("context.short", "context.long"):
         c = s.v(key)
-        ax.plot(c, float(s.kv_bytes(c)) / GIB, "o", color=PALETTE[2])
+        ax.plot(c, float(_kv_bytes(s, c)) / GIB, "o", color=PALETTE[2])
         ax.annotate(
-            f"{c:,.0f} tokens: {float(s.kv_bytes(c)) / GIB:.1f} GiB ({float(s.kv_share(c)) * 100:.0f} %)",
-            (c, float(s.kv_bytes(c)) / GIB),
+            f"{c:,.0f} tokens: {float(_kv_bytes(s, c)) / GIB:.1f} GiB"
+            f" ({float(_kv_bytes(s, c)) / s.weight_bytes * 100:.0f} %)",
+            (c, float(_kv_bytes(s, c)) / GIB),
             textcoords="offset points",
             xytext=(6, -12),
             fontsize=8,
@@ -195,7 +255,9 @@ def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
         fig,
         records,
         "KV-cache size of a single sequence against context length (log axes), with the weight footprint and "
-        "the context at which the two are equal." + limit_note,
+        + ("the sliding window's ceiling." if crossover_note else "the context at which the two are equal.")
+        + crossover_note
+        + limit_note,
     )
 
 
