@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -212,8 +213,8 @@ def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
     if no_crossover(s):
         # the cache stops growing at the window: say so instead of drawing a crossover
         ax.annotate(
-            no_crossover_text(s).replace(": ", ":\n", 1),
-            (0.98, 0.5),
+            textwrap.fill(no_crossover_text(s), 60),
+            (0.98, 0.72),
             xycoords="axes fraction",
             ha="right",
             fontsize=8,
