@@ -156,13 +156,13 @@ def test_unaffected_tables_report_nothing(seed_dir: Path, fast_dir: Path) -> Non
         "tornado",
     }
     assert not [c for c in changes if c.table in {"block_unit", "regenerate", "roofline", "uncertainty"}]
-    # assumptions 1 + fetch 2 + interior 24 (two regimes) + ratio 18 + models 8 (one illustrative ratio per
+    # assumptions 1 + fetch 2 + interior 24 (two regimes) + ratio 18 + models 9 (one illustrative ratio per
     # preset) + tiers 8 (the mid bracket's bandwidth, fetch and three ratios in each regime) + capacity 12
     # (six rows, the last block's ratio in each regime) + tornado 16 (in-batch: the mfu and peak rows are
     # taken at the illustrative bandwidth, two ratios and a swing each, 6; lone block: mem_efficiency and
     # mem_bandwidth 3 each, mfu and peak 2 each, their swing staying 0 on a memory-bound block, 10)
-    # = 89 numbers; assumptions 3 + fetch 2 (basis, and the hardware the bracket names) = 5 text cells.
-    assert sum(c.kind == "number" for c in changes) == 89
+    # = 90 numbers; assumptions 3 + fetch 2 (basis, and the hardware the bracket names) = 5 text cells.
+    assert sum(c.kind == "number" for c in changes) == 90
     assert sum(c.kind == "text" for c in changes) == 5
 
 
@@ -198,7 +198,7 @@ def test_text_output(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixtu
     lines = out.splitlines()
     assert lines[0].split() == ["table", "row", "column", "old", "new", "change"]
     assert set(lines[1].replace(" ", "")) == {"-"}
-    assert len(lines) == 2 + 94  # header, rule, and the 89 + 5 changes counted above
+    assert len(lines) == 2 + 95  # header, rule, and the 90 + 5 changes counted above
     fetch = next(line for line in lines if line.startswith("fetch") and "fetch_us" in line)
     assert fetch.split() == ["fetch", "bracket=mid", "fetch_us", "81.92", "52.4288", "-36.00%"]
     bw = next(line for line in lines if line.startswith("fetch") and "bandwidth_GBps" in line)
@@ -241,11 +241,11 @@ def test_markdown_opens_with_the_headline_numbers(
         "| regeneration of a lone block under the roofline (ms) | 52.24 | 52.24 | unchanged |",
         "",
     ]
-    # Then one line per table. The 89 numbers of test_unaffected_tables_report_nothing less value_si
-    # (an SI duplicate of `value`) = 88; 5 text cells (fetch basis and hardware; assumptions value, basis,
+    # Then one line per table. The 90 numbers of test_unaffected_tables_report_nothing less value_si
+    # (an SI duplicate of `value`) = 89; 5 text cells (fetch basis and hardware; assumptions value, basis,
     # source).
     assert lines[17:30] == [
-        "**88 numbers changed, 5 text cells changed in 8 tables**",
+        "**89 numbers changed, 5 text cells changed in 8 tables**",
         "",
         "| table | cells changed | largest relative change |",
         "|:--|:--|:--|",
@@ -253,19 +253,19 @@ def test_markdown_opens_with_the_headline_numbers(
         "| capacity | 12 | +56.25% (last_block_in_batch_ratio at point=context=1024) |",
         "| fetch | 4: 2 numbers changed, 2 text cells changed | +56.25% (bandwidth_GBps at bracket=mid) |",
         "| interior | 24 | +56.25% (ratio_to_fetch at upstream=resident, position_tokens=0) |",
-        "| models | 8 | +56.25% (ratio_illustrative at model=llama-2-7b) |",
+        "| models | 9 | +56.25% (ratio_illustrative at model=llama-2-7b) |",
         "| ratio | 18 | +56.25% (bandwidth_GBps at bandwidth_bracket=mid, mfu_bracket=optimistic) |",
         "| tiers | 8 | +56.25% (bandwidth_GBps at link=bracket mid) |",
         "| tornado | 16 | +56.25% (ratio_at_low at input=mfu) |",
         "",
     ]
-    # Then every cell, folded: 88 + 5 = 93 rows at display precision.
+    # Then every cell, folded: 89 + 5 = 94 rows at display precision.
     assert lines[30] == (
-        "<details><summary>All 93 changed cells, numbers to 4 significant figures;"
+        "<details><summary>All 94 changed cells, numbers to 4 significant figures;"
         " 1 cell of SI duplicate columns (value_si) left out</summary>"
     )
     assert lines[31:34] == ["", "| table | row | column | old | new | change |", "|:--|:--|:--|--:|--:|--:|"]
-    assert lines[-2:] == ["", "</details>"] and len(lines) == 34 + 93 + 2
+    assert lines[-2:] == ["", "</details>"] and len(lines) == 34 + 94 + 2
     assert "| fetch | bracket=mid | fetch_us | 81.92 | 52.43 | -36.00% |" in lines
     assert "| assumptions | key=bandwidth.mid | value | 64 GB/s | 100 GB/s | text |" in lines
     assert not [line for line in lines if "| value_si |" in line or "64000000000" in line]
@@ -277,8 +277,8 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
     write_tables(Scenario(load_assumptions(sets={"peak_flops": "989TFLOP/s", "bandwidth.mid": "100GB/s"})), both)
     old, new = load_tables(str(seed_dir)), load_tables(str(both))
     changes = diff_tables(old, new)
-    # 222 numbers, 2 of them value_si (peak and bandwidth); 18 text cells
-    assert sum(c.kind == "number" for c in changes) == 222 and sum(c.kind == "text" for c in changes) == 18
+    # 223 numbers, 2 of them value_si (peak and bandwidth); 18 text cells
+    assert sum(c.kind == "number" for c in changes) == 223 and sum(c.kind == "text" for c in changes) == 18
     out = format_markdown(changes, old, new)
     lines = out.splitlines()
     assert lines[4:16] == [
@@ -301,9 +301,9 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
         # a lone block is bound by reading the weights, whatever the peak
         "| regeneration of a lone block under the roofline (ms) | 52.24 | 52.24 | unchanged |",
     ]
-    assert lines[17] == "**220 numbers changed, 18 text cells changed in 11 tables**"
+    assert lines[17] == "**221 numbers changed, 18 text cells changed in 11 tables**"
     # 11 per-table lines, then 220 + 18 = 238 cells folded away
-    assert lines[33].startswith("<details><summary>All 238 changed cells,") and len(lines) == 37 + 238 + 2
+    assert lines[33].startswith("<details><summary>All 239 changed cells,") and len(lines) == 37 + 239 + 2
     # no SI duplicates, no raw CSV precision
     assert "500000000000000" not in out and "17.92285213" not in out and "value_si |" not in out
     assert not re.search(r"\d\.\d{5,}", out)
@@ -365,7 +365,7 @@ def test_headline_present_on_one_side(seed_dir: Path, tmp_path: Path) -> None:
 def test_markdown_numbers_only(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli(str(seed_dir), str(fast_dir), "--format", "md", "--numbers-only") == 1
     lines = capsys.readouterr().out.splitlines()
-    assert "**88 numbers changed in 7 tables**" in lines  # the assumptions table had only value_si left
+    assert "**89 numbers changed in 7 tables**" in lines  # the assumptions table had only value_si left
     assert not [line for line in lines if line.endswith("| text |")]
 
 
@@ -556,7 +556,7 @@ def test_git_revisions(
 ) -> None:
     from_git = diff_tables(load_tables("HEAD~1", git_repo), load_tables("HEAD", git_repo))
     from_dirs = diff_tables(load_tables(str(seed_dir)), load_tables(str(fast_dir)))
-    assert from_git == from_dirs and len(from_git) == 94
+    assert from_git == from_dirs and len(from_git) == 95
     assert cli("HEAD~1", "HEAD", "--repo", str(git_repo)) == 1
     assert "-36.00%" in capsys.readouterr().out
     # Default repository: the one holding the current directory (here from a subdirectory).
@@ -609,4 +609,4 @@ def test_numbers_only(seed_dir: Path, fast_dir: Path, capsys) -> None:
     assert args.func(args) == 1
     lines = capsys.readouterr().out.splitlines()
     # header and rule, then the 89 numeric changes only (the 5 text cells are left out)
-    assert len(lines) == 2 + 89 and not any(line.rstrip().endswith("text") for line in lines)
+    assert len(lines) == 2 + 90 and not any(line.rstrip().endswith("text") for line in lines)
