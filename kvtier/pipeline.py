@@ -50,7 +50,7 @@ from kvtier import outdir, pages, preview
 from kvtier.assumptions import AssumptionSet, check_consistency
 from kvtier.errors import KvtierError
 from kvtier.models import config_path
-from kvtier.notebook import notebook_parameters
+from kvtier.notebook import PARAM_KEYS, PROVENANCE_PARAM, SET_NAME_PARAM, notebook_parameters, param_name
 from kvtier.scenario import Scenario
 from kvtier.tables import write_csv_texts
 
@@ -148,6 +148,39 @@ def declared_parameters(nb: nbformat.NotebookNode, where: str) -> list[str]:
     return sorted(names)
 
 
+def page_parameters(path: Path) -> list[str]:
+    """The parameters of the page ``path``: its page module's ``KEYS``, which its cell must declare.
+
+    Raises
+    ------
+    KvtierError
+        One line, when the page has no page module or its ``parameters`` cell and the
+        module's ``KEYS`` disagree (naming the first key each side lacks).
+    """
+    page = pages.page_of(path.stem)
+    if page is None:
+        raise KvtierError(f"{path}: no page module in kvtier/pages declares NOTEBOOK = {path.stem!r}")
+    declared = declared_parameters(read_page(path), path.name)
+    expected = {param_name(key) for key in page.keys}
+    extras = {PROVENANCE_PARAM, SET_NAME_PARAM}
+    lacking = sorted(expected - set(declared))
+    unknown = sorted(name for name in set(declared) - expected - extras if name in PARAM_KEYS)
+    if lacking or unknown:
+        what = "; ".join(
+            part
+            for part in (
+                lacking
+                and f"the cell lacks '{lacking[0]}'" + (f" and {len(lacking) - 1} more" if len(lacking) > 1 else ""),
+                unknown
+                and f"{page.module}.KEYS lacks the key of '{unknown[0]}'"
+                + (f" and {len(unknown) - 1} more" if len(unknown) > 1 else ""),
+            )
+            if part
+        )
+        raise KvtierError(f"{path}: the parameters cell and {page.module}.KEYS disagree: {what}")
+    return sorted(declared)
+
+
 def plan(root: Path, assumptions: AssumptionSet) -> list[NotebookJob]:
     """Every notebook with its parameters and inputs hash; validates parameter names."""
     notebooks = sorted((root / "notebooks").glob(f"*{PAGE_SUFFIX}"))
@@ -157,7 +190,7 @@ def plan(root: Path, assumptions: AssumptionSet) -> list[NotebookJob]:
     model_file = _model_file_hash(str(assumptions.value("model")))
     jobs = []
     for path in notebooks:
-        params = notebook_parameters(declared_parameters(read_page(path), path.name), assumptions, path.name)
+        params = notebook_parameters(page_parameters(path), assumptions, path.name)
         h = hashlib.sha256()
         h.update(path.read_bytes())
         h.update(json.dumps(params, sort_keys=True).encode())

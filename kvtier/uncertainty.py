@@ -240,7 +240,10 @@ def ratio_draws(
 
 
 def summarize(
-    ratios: ArrayLike, percentiles: Sequence[float] = DEFAULT_PERCENTILES, threshold: float = 100.0
+    ratios: ArrayLike,
+    percentiles: Sequence[float] = DEFAULT_PERCENTILES,
+    threshold: float = 100.0,
+    threshold_high: float | None = None,
 ) -> dict[str, Any]:
     """Percentiles, mean and tail probability of a sample of ratios.
 
@@ -252,6 +255,9 @@ def summarize(
         Percentiles in ``[0, 100]`` (numpy's default linear interpolation).
     threshold : float, optional
         Ratio below which a draw counts as "cheaper than claimed" (default 100).
+    threshold_high : float, optional
+        Ratio above which a draw counts as "dearer than claimed"; None (the default)
+        leaves ``p_above`` out.
 
     Returns
     -------
@@ -259,7 +265,8 @@ def summarize(
         ``n`` (int), ``mean`` (float), ``percentiles`` (dict from each requested
         percentile to its value), ``threshold``, ``p_below`` (fraction of draws with
         ``ratio < threshold``) and ``p_below_se`` (its binomial standard error,
-        ``sqrt(p (1 - p) / n)``).
+        ``sqrt(p (1 - p) / n)``), and with ``threshold_high`` ``p_above`` (fraction of
+        draws with ``ratio > threshold_high``).
     """
     r = np.asarray(ratios, dtype=np.float64).ravel()
     if r.size == 0:
@@ -273,7 +280,7 @@ def summarize(
     threshold = _check_number(threshold, "threshold")
     values = np.percentile(r, qs) if qs else np.array([])
     p = float(np.mean(r < threshold))
-    return {
+    out = {
         "n": int(r.size),
         "mean": float(np.mean(r)),
         "percentiles": {q: float(v) for q, v in zip(percentiles, values, strict=True)},
@@ -281,6 +288,9 @@ def summarize(
         "p_below": p,
         "p_below_se": math.sqrt(p * (1.0 - p) / r.size),
     }
+    if threshold_high is not None:
+        out["p_above"] = float(np.mean(r > _check_number(threshold_high, "threshold_high")))
+    return out
 
 
 class TornadoRow(NamedTuple):
@@ -364,6 +374,7 @@ def monte_carlo(
     percentiles: Sequence[float] = DEFAULT_PERCENTILES,
     threshold: float = 100.0,
     bytes_read: float | None = None,
+    threshold_high: float | None = None,
 ) -> dict[str, Any]:
     """Sample the inputs, compute the ratio per draw and summarize it.
 
@@ -380,7 +391,7 @@ def monte_carlo(
         Draws and seed (see :func:`sample`).
     latency_s : float, optional
         Fixed per-fetch latency (s).
-    percentiles, threshold : optional
+    percentiles, threshold, threshold_high : optional
         Passed to :func:`summarize`.
     bytes_read : float, optional
         Bytes a lone block's regeneration reads (B): the lone-block regime, whose ``ranges``
@@ -399,4 +410,4 @@ def monte_carlo(
         eff = ranges["mem_efficiency"]
         _check_mfu([eff.low, eff.high], _label("mem_efficiency"), "mem_efficiency")
     ratios = ratio_draws(block_bytes, flops, sample(ranges, n, seed), latency_s, bytes_read)
-    return {**summarize(ratios, percentiles, threshold), "seed": int(seed)}
+    return {**summarize(ratios, percentiles, threshold, threshold_high), "seed": int(seed)}

@@ -22,7 +22,7 @@ import yaml
 from kvtier import notebook, pages
 from kvtier.assumptions import SCHEMA, load_assumptions, seed
 from kvtier.errors import KvtierError
-from kvtier.pipeline import declared_parameters, read_page
+from kvtier.pipeline import declared_parameters, page_parameters, read_page
 from kvtier.scenario import Scenario
 from tests.conftest import ROOT, build, copy_project, glued_values, snapshot
 
@@ -372,6 +372,61 @@ def test_an_undeclared_assumption_read_is_an_error():
     assert s.model.n_layers == 80
     with pytest.raises(KvtierError, match="example.ipynb reads assumption 'kv_dtype' but does not declare it"):
         _ = s.kv_bytes_per_token
+
+
+def test_a_page_whose_parameters_cell_and_keys_disagree_is_refused(tmp_path):
+    fetch = (ROOT / "notebooks" / "02_fetch.md").read_text()
+    page = tmp_path / "02_fetch.md"
+    # kvtier.pages.fetch.KEYS holds bandwidth.mid; the cell without it lacks one key
+    page.write_text(fetch.replace('bandwidth_mid = "64 GB/s"\n', ""))
+    with pytest.raises(KvtierError) as err:
+        page_parameters(page)
+    assert str(err.value) == (
+        f"{page}: the parameters cell and kvtier.pages.fetch.KEYS disagree: the cell lacks 'bandwidth_mid'"
+    )
+    # two keys the module does not read: the first is named, the other counted
+    page.write_text(
+        fetch.replace('model = "llama-3-70b"\n', 'model = "llama-3-70b"\nregen_model = ""\npeak_flops = "1 PFLOP/s"\n')
+    )
+    with pytest.raises(KvtierError) as err:
+        page_parameters(page)
+    assert str(err.value) == (
+        f"{page}: the parameters cell and kvtier.pages.fetch.KEYS disagree:"
+        " kvtier.pages.fetch.KEYS lacks the key of 'peak_flops' and 1 more"
+    )
+    orphan = tmp_path / "99_orphan.md"
+    orphan.write_text(fetch)
+    with pytest.raises(KvtierError) as err:
+        page_parameters(orphan)
+    assert str(err.value) == f"{orphan}: no page module in kvtier/pages declares NOTEBOOK = '99_orphan'"
+
+
+@pytest.mark.parametrize("page", pages.PAGES, ids=lambda p: p.notebook)
+@pytest.mark.parametrize(
+    "values",
+    [
+        {},
+        # the illustrative point may name any bracket, and the roofline model reads other keys
+        {"illustrative.bandwidth": "optimistic", "illustrative.mfu": "conservative", "regen.model": "roofline"},
+        {"illustrative.bandwidth": "pessimistic", "illustrative.mfu": "optimistic"},
+    ],
+    ids=["seed", "other-brackets-roofline", "pessimistic-optimistic"],
+)
+def test_a_page_reads_only_the_keys_it_declares(page, values):
+    import matplotlib.pyplot as plt
+
+    from kvtier.assumptions import RestrictedAssumptionSet
+
+    # a restricted set raises on any key outside KEYS, as inside the page's notebook
+    s = Scenario(RestrictedAssumptionSet(seed().with_values(values, source="test"), set(page.keys), page.notebook))
+    assert page.numbers(s)
+    for table in page.tables:
+        assert len(table.build(s)) > 0, table.name
+    for figure in page.figures:
+        fig, caption = figure.draw(s)
+        plt.close(fig)
+        assert caption, figure.name
+    assert page_parameters(ROOT / "notebooks" / f"{page.notebook}.md")
 
 
 def test_every_schema_key_is_declared_by_the_assumptions_page():

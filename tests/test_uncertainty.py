@@ -310,3 +310,19 @@ def test_the_page_reports_both_regimes():
     table = page.table(s)
     assert set(table["regime"]) == {"in-batch", "lone block"}
     assert {"below_100x", "lone_block_below_100x", "below_100x_fixed_peak"} <= set(table["statistic"])
+
+
+def test_summarize_counts_draws_strictly_above_the_high_threshold():
+    # draws 1, 2, 3, 4: below 2 only the 1 (1/4); above 3 only the 4 (1/4); the 3 itself is not above 3
+    out = summarize([1.0, 2.0, 3.0, 4.0], percentiles=(), threshold=2.0, threshold_high=3.0)
+    assert out["p_below"] == 0.25 and out["p_above"] == 0.25
+    assert "p_above" not in summarize([1.0, 2.0], percentiles=())
+    with pytest.raises(KvtierError, match="threshold_high"):
+        summarize([1.0], threshold_high=float("nan"))
+
+
+def test_monte_carlo_passes_the_high_threshold_through():
+    # every draw is the fixed point: 17.92 ms / 81.92 us = 218.75 (see the test above)
+    summary = monte_carlo(BLOCK, FLOPS, fixed(64e9, 0.25), n=10, seed=0, threshold=100, threshold_high=218)
+    assert summary["p_below"] == 0.0 and summary["p_above"] == 1.0
+    assert monte_carlo(BLOCK, FLOPS, fixed(64e9, 0.25), n=10, seed=0, threshold_high=219)["p_above"] == 0.0

@@ -6,6 +6,11 @@ package.  The module defines:
 
 ``NOTEBOOK``
     The stem of the page's text notebook (``"02_fetch"``).
+``KEYS``
+    The assumption keys the page reads.  Its notebook's ``parameters`` cell must declare
+    exactly these (as ``bandwidth_mid`` for ``bandwidth.mid``), with their seed values,
+    so that papermill and Jupyter can run the page alone; the build refuses a page whose
+    cell and ``KEYS`` disagree.
 ``numbers(s)``
     Every number the page's prose quotes, by glue name, for a
     :class:`~kvtier.scenario.Scenario` ``s``.  Names carry units (``_us``, ``_ms``,
@@ -73,6 +78,8 @@ class Page:
     """Stem of the page's text notebook, ``notebooks/NOTEBOOK.md``."""
     module: str
     """The page module, ``kvtier.pages.NAME``."""
+    keys: tuple[str, ...]
+    """The assumption keys the page reads (its ``KEYS``)."""
     numbers: Callable[[Scenario], dict[str, Any]]
     """Every number the page's prose quotes, by glue name."""
     tables: tuple[Table, ...]
@@ -80,14 +87,15 @@ class Page:
 
 
 def _page(module: ModuleType) -> Page:
-    """The :class:`Page` a page module describes (its ``NOTEBOOK``, ``numbers``, ``TABLES``, ``FIGURES``)."""
-    missing = [name for name in ("NOTEBOOK", "numbers", "TABLES", "FIGURES") if not hasattr(module, name)]
+    """The :class:`Page` a page module describes (its ``NOTEBOOK``, ``KEYS``, ``numbers``, ``TABLES``, ``FIGURES``)."""
+    missing = [name for name in ("NOTEBOOK", "KEYS", "numbers", "TABLES", "FIGURES") if not hasattr(module, name)]
     if missing:
         raise TypeError(f"page module {module.__name__} does not define {', '.join(missing)}")
     notebook = module.NOTEBOOK
     return Page(
         notebook=notebook,
         module=module.__name__,
+        keys=tuple(module.KEYS),
         numbers=module.numbers,
         tables=tuple(Table(name, notebook, build, tuple(key)) for name, build, key in module.TABLES),
         figures=tuple(Figure(name, notebook, draw) for name, draw in module.FIGURES),
@@ -124,3 +132,8 @@ FIGURES: tuple[Figure, ...] = tuple(figure for page in PAGES for figure in page.
 def csv_texts(s: Scenario) -> dict[str, str]:
     """The CSV text of every table of record, by name (computing them validates the scenario)."""
     return {table.name: to_csv_text(table.build(s)) for table in TABLES}
+
+
+def page_of(notebook: str) -> Page | None:
+    """The page whose text notebook is ``notebooks/NOTEBOOK.md``, or None."""
+    return next((page for page in PAGES if page.notebook == notebook), None)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from kvtier.assumptions import PROVENANCE_CLASSES
+from kvtier.assumptions import PROVENANCE_CLASSES, SCHEMA
 from kvtier.scenario import Scenario
 
 REFERENCE_PREFIX = "reference."
@@ -14,6 +14,9 @@ REFERENCE_PREFIX = "reference."
 
 NOTEBOOK = "00_assumptions"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+
+KEYS: tuple[str, ...] = tuple(SCHEMA)
+"""The assumption keys the page reads: all of them (its ``parameters`` cell declares each)."""
 
 
 def numbers(s: Scenario) -> dict[str, Any]:

@@ -13,6 +13,13 @@ from kvtier.units import MIB
 NOTEBOOK = "01_block_unit"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
+KEYS: tuple[str, ...] = (
+    "block_tokens",
+    "kv_dtype",
+    "model",
+)
+"""The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
+
 
 def numbers(s: Scenario) -> dict[str, Any]:
     """The block unit: the model's attention geometry, KV bytes per token, the block."""

@@ -21,6 +21,31 @@ if TYPE_CHECKING:
 NOTEBOOK = "06_capacity"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
+KEYS: tuple[str, ...] = (
+    "bandwidth.mid",
+    "bandwidth.optimistic",
+    "bandwidth.pessimistic",
+    "block_tokens",
+    "context.long",
+    "context.short",
+    "fetch_latency",
+    "flops_per_param_token",
+    "illustrative.bandwidth",
+    "illustrative.mfu",
+    "interior.anchor_every",
+    "kv_dtype",
+    "mfu.conservative",
+    "mfu.optimistic",
+    "mfu.typical",
+    "model",
+    "param_count",
+    "peak_flops",
+    "regen.mem_bandwidth",
+    "regen.mem_efficiency",
+    "weight_dtype",
+)
+"""The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
+
 CAPACITY_CONTEXTS = (1_024, 4_096, 32_768, 131_072, 1_048_576)
 """Contexts (tokens) of the capacity table, besides ``context.short`` and ``context.long``."""
 

@@ -19,6 +19,18 @@ if TYPE_CHECKING:
 NOTEBOOK = "02_fetch"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
+KEYS: tuple[str, ...] = (
+    "bandwidth.mid",
+    "bandwidth.optimistic",
+    "bandwidth.pessimistic",
+    "block_tokens",
+    "fetch_latency",
+    "kv_dtype",
+    "model",
+    "reference.h200_host_link",
+)
+"""The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
+
 
 def numbers(s: Scenario) -> dict[str, Any]:
     """Fetch time of one block for each bandwidth bracket, beside the chapter's figures."""

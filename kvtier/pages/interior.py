@@ -17,6 +17,31 @@ if TYPE_CHECKING:
 NOTEBOOK = "05_interior"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
+KEYS: tuple[str, ...] = (
+    "bandwidth.mid",
+    "bandwidth.optimistic",
+    "bandwidth.pessimistic",
+    "block_tokens",
+    "fetch_latency",
+    "flops_per_param_token",
+    "illustrative.bandwidth",
+    "illustrative.mfu",
+    "interior.anchor_every",
+    "interior.context",
+    "interior.position",
+    "kv_dtype",
+    "mfu.conservative",
+    "mfu.optimistic",
+    "mfu.typical",
+    "model",
+    "param_count",
+    "peak_flops",
+    "regen.mem_bandwidth",
+    "regen.mem_efficiency",
+    "weight_dtype",
+)
+"""The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
+
 INTERIOR_POSITIONS = (0, 1_000, 10_000, 50_000, 100_000, 1_000_000)
 """Block positions (tokens) of the interior table, besides ``interior.position``."""
 UPSTREAM_CASES = ("resident", "evicted")

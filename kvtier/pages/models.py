@@ -19,6 +19,26 @@ if TYPE_CHECKING:
 NOTEBOOK = "09_models"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
+KEYS: tuple[str, ...] = (
+    "bandwidth.mid",
+    "bandwidth.optimistic",
+    "bandwidth.pessimistic",
+    "block_tokens",
+    "fetch_latency",
+    "flops_per_param_token",
+    "illustrative.bandwidth",
+    "illustrative.mfu",
+    "kv_dtype",
+    "mfu.conservative",
+    "mfu.optimistic",
+    "mfu.typical",
+    "model",
+    "param_count",
+    "peak_flops",
+    "weight_dtype",
+)
+"""The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
+
 
 def numbers(s: Scenario) -> dict[str, Any]:
     """Extremes across the model presets."""

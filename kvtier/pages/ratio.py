@@ -18,6 +18,30 @@ if TYPE_CHECKING:
 NOTEBOOK = "04_ratio"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
+KEYS: tuple[str, ...] = (
+    "bandwidth.mid",
+    "bandwidth.optimistic",
+    "bandwidth.pessimistic",
+    "block_tokens",
+    "fetch_latency",
+    "flops_per_param_token",
+    "illustrative.bandwidth",
+    "illustrative.mfu",
+    "interior.anchor_every",
+    "kv_dtype",
+    "mfu.conservative",
+    "mfu.optimistic",
+    "mfu.typical",
+    "model",
+    "param_count",
+    "peak_flops",
+    "reference.h200_host_link",
+    "regen.mem_bandwidth",
+    "regen.mem_efficiency",
+    "weight_dtype",
+)
+"""The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
+
 
 REGIMES = {"in-batch": "ratio", "lone block": "lone_ratio"}
 """The two regimes of regeneration and the table column holding each one's ratio."""

@@ -14,6 +14,18 @@ from kvtier.scenario import Scenario, seed_scenario
 NOTEBOOK = "03_regenerate"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
+KEYS: tuple[str, ...] = (
+    "block_tokens",
+    "flops_per_param_token",
+    "mfu.conservative",
+    "mfu.optimistic",
+    "mfu.typical",
+    "model",
+    "param_count",
+    "peak_flops",
+)
+"""The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
+
 
 @cache
 def implied_peak_tflops() -> tuple[float, float]:

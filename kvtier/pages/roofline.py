@@ -20,6 +20,31 @@ if TYPE_CHECKING:
 NOTEBOOK = "07_roofline"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
+KEYS: tuple[str, ...] = (
+    "bandwidth.mid",
+    "bandwidth.optimistic",
+    "bandwidth.pessimistic",
+    "block_tokens",
+    "fetch_latency",
+    "flops_per_param_token",
+    "illustrative.bandwidth",
+    "illustrative.mfu",
+    "interior.anchor_every",
+    "kv_dtype",
+    "mfu.conservative",
+    "mfu.optimistic",
+    "mfu.typical",
+    "model",
+    "param_count",
+    "peak_flops",
+    "regen.batch_tokens",
+    "regen.mem_bandwidth",
+    "regen.mem_efficiency",
+    "regen.model",
+    "weight_dtype",
+)
+"""The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
+
 
 def numbers(s: Scenario) -> dict[str, Any]:
     """A lone tail block under the roofline on the set's own device, and the presets' range."""

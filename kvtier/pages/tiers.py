@@ -19,6 +19,32 @@ if TYPE_CHECKING:
 NOTEBOOK = "08_tiers"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
+KEYS: tuple[str, ...] = (
+    "bandwidth.mid",
+    "bandwidth.optimistic",
+    "bandwidth.pessimistic",
+    "block_tokens",
+    "fetch_latency",
+    "flops_per_param_token",
+    "illustrative.bandwidth",
+    "illustrative.mfu",
+    "interior.anchor_every",
+    "interior.position",
+    "kv_dtype",
+    "mfu.conservative",
+    "mfu.optimistic",
+    "mfu.typical",
+    "model",
+    "param_count",
+    "peak_flops",
+    "regen.batch_tokens",
+    "regen.mem_bandwidth",
+    "regen.mem_efficiency",
+    "regen.model",
+    "weight_dtype",
+)
+"""The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
+
 ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth", 7: "seventh", 8: "eighth"}
 
 
