@@ -51,4 +51,10 @@ def test_a_model_whose_every_layer_slides_has_no_capacity_crossover():
     assert not any(t.get_text().startswith("crossover") for t in fig.axes[0].texts)
     plt.close(fig)
     assert "does not exist" in capacity.numbers(s)["window_note"]
+    # the would-be crossover is still stated, as a hypothetical
+    assert capacity.numbers(s)["crossover_sentence"].startswith(
+        f"Were every layer's cache to keep growing, the two would be equal at {s.crossover_tokens:,.0f} tokens"
+    )
+    # the seed: 70e9 x 2 B of weights / 327,680 B per token = 427,246.1 tokens
+    assert capacity.numbers(seed_scenario())["crossover_sentence"] == "The two are equal at 427,246 tokens of context."
     assert not capacity.no_crossover(seed_scenario())

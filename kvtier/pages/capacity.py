@@ -124,7 +124,14 @@ def numbers(s: Scenario) -> dict[str, Any]:
             f"At that depth a lone block is still {str(s.lone_bound(last, 'resident', point['mfu']))}-bound and costs"
             f" {lone / in_batch:.2f} times its in-batch time"
         )
+    crossover_sentence = (
+        f"Were every layer's cache to keep growing, the two would be equal at {s.crossover_tokens:,.0f} tokens of"
+        " context; with this model they never are, and the figures below for that context are hypothetical."
+        if no_crossover(s)
+        else f"The two are equal at {s.crossover_tokens:,.0f} tokens of context."
+    )
     return {
+        "crossover_sentence": crossover_sentence,
         "crossover_regimes_sentence": regimes,
         "mfu_pct": point["mfu"] * 100,
         "fetch_us": point["fetch_s"] * 1e6,

@@ -10,6 +10,7 @@ import pandas as pd
 from kvtier import costs
 from kvtier.figures import PALETTE, finish, mark_context_limit, new_figure
 from kvtier.scenario import Scenario
+from kvtier.units import format_time
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -74,6 +75,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "lone_tail_regen_ms": lone_tail_s * 1e3,
         "lone_resident_regen_ms": lone_resident_s * 1e3,
         "lone_evicted_regen_s": lone_evicted_s,
+        "lone_evicted_regen_time": format_time(lone_evicted_s),
         "lone_resident_ratio": lone_resident_s / point["fetch_s"],
         "lone_evicted_ratio": lone_evicted_s / point["fetch_s"],
         "lone_evicted_amortised_ratio": lone_evicted_s / prefix_fetch_s,
@@ -91,6 +93,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "resident_regen_ms": resident_s * 1e3,
         "evicted_regen_ms": evicted_s * 1e3,
         "evicted_regen_s": evicted_s,
+        "evicted_regen_time": format_time(evicted_s),
         "resident_over_tail": resident_s * 1e3 / tail_ms,
         "evicted_over_tail": evicted_s * 1e3 / tail_ms,
         "resident_ratio": resident_s / point["fetch_s"],
