@@ -10,11 +10,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from kvtier.figures import mark_context_limit, new_figure  # noqa: E402
-from kvtier.pages import capacity, interior, tiers  # noqa: E402
+from kvtier.pages import capacity, interior  # noqa: E402
 from kvtier.scenario import seed_scenario  # noqa: E402
 
 
-@pytest.mark.parametrize("draw", [interior.regen_vs_position, tiers.tiers_vs_position, capacity.capacity_vs_context])
+@pytest.mark.parametrize("draw", [interior.regen_vs_position, capacity.capacity_vs_context])
 def test_figures_past_the_seed_models_window_mark_it(draw):
     s = seed_scenario()
     assert s.model.max_positions == 8192

@@ -193,6 +193,12 @@ def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
         "regen.mem_bandwidth",
         "regen.mem_efficiency",
     )
+    n = numbers(s)
+    lead = (
+        f"Regenerating a block gets dearer the deeper it sits: inside a batch, at position {n['position_tokens']:,}"
+        f" it costs {n['resident_over_tail']:.2f} times the tail block with the upstream KV resident and"
+        f" {n['evicted_over_tail']:,.0f} times with it evicted, while the fetch stays {n['fetch_us']:.2f} µs."
+    )
     return finish(
         fig,
         records,
@@ -202,6 +208,8 @@ def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
         "resident (only the block is recomputed) or evicted (the prefix is recomputed from the nearest anchor); "
         "the right axis reads the same curves as a ratio to the fetch time; the vertical line marks the example "
         "position." + limit_note,
+        lead=lead,
+        drivers=("interior.position", "interior.anchor_every"),
     )
 
 
