@@ -552,6 +552,7 @@ def read(directory: str | Path) -> Measurements:
         "matmul_ceiling.median_s",
         f"2 x {n:.0f}^3 FLOP over the {_median_note(mm)}",
     )
+    values["matmul_n"] = _measured("matmul_n", n, "count", f"{n:.0f}", "probe1.json", "matmul_ceiling.n")
     hbm = p1.timing("hbm_copy")
     hbm_bytes = p1.number("hbm_copy.bytes", integer=True)
     put(
