@@ -443,7 +443,7 @@ def read(directory: str | Path) -> Measurements:
     def put(key: str, value: float, kind: str, text: str, file: str, field: str, how: str = "") -> None:
         values[key] = _measured(key, value, kind, text, file, field, how)
 
-    block_bytes = 5 * MIB
+    block_bytes = 5 * 2**20
     for kind in ("h2d_pinned", "d2h_pinned", "h2d_pageable"):
         match = [c for c in copies if c.kind == kind and c.n_bytes == block_bytes]
         if not match:
