@@ -348,3 +348,12 @@ def test_the_book_builds_from_the_measured_set(tmp_path):
     assert glued["set_name"] == "h200-measured"
     ratio = glued_values(out / "notebooks" / "04_ratio.ipynb")
     assert ratio
+
+
+def test_the_tables_of_record_do_not_depend_on_the_assumption_set():
+    # a rerun with other assumptions must leave the record of a measurement alone; only the page's
+    # comparison adds this set's two rows
+    other = Scenario(load_assumptions(sets={"bandwidth.mid": "100GB/s", "peak_flops": "989TFLOP/s"}))
+    for name, builder, _key in page.TABLES:
+        assert builder(other).equals(builder(Scenario())), name
+    assert len(page.comparison_table(other)) == len(page.ratio_table(other)) + 2
