@@ -40,7 +40,7 @@ def tiny(tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def result(tiny) -> measure.Result:
     return measure.measure(
-        tiny, measure.cpu_backend(), sizes=(4096, 2**20, 4 * 2**20), sweep=(1, 16, 64), matmul_n=128, reps=3
+        tiny, measure.cpu_backend(), sizes=(4096, 2**20, 4 * 2**20), sweep=(1, 16, 64), matmul_n=512, reps=3
     )
 
 
@@ -113,7 +113,7 @@ def test_a_model_too_large_is_refused_in_one_line_offering_layers(monkeypatch):
 
 
 def test_measuring_fewer_layers_scales_to_all_and_says_so(tiny, tmp_path):
-    r = measure.measure(tiny, measure.cpu_backend(), layers=1, sizes=(4096, 2**20), sweep=(16,), matmul_n=64, reps=2)
+    r = measure.measure(tiny, measure.cpu_backend(), layers=1, sizes=(4096, 2**20), sweep=(16,), matmul_n=512, reps=2)
     assert (r.layers_built, r.layers_total) == (1, 3)
     doc = measure.assumption_set(r)
     assert "ran 1 of 3 layers and were scaled by 3/1" in doc["assumptions"]["mfu.typical"]["basis"]
