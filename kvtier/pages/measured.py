@@ -1045,7 +1045,7 @@ def ratio_figure(s: Scenario) -> tuple[Figure, str]:
 
     ax.legend(
         handles=[Patch(color=PALETTE[0], label="lone block"), Patch(color=PALETTE[2], label="inside a batch")],
-        loc="upper right",
+        loc="lower right",
         fontsize=9.5,
     )
     ax.set_title(f"The illustrative {BLOCK_TOKENS}-token Llama-3-70B block: regenerate / fetch", pad=18)
