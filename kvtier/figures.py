@@ -103,7 +103,9 @@ def caption(lead: str, text: str, records: Iterable[Assumption], drivers: Iterab
     ``text`` says how to read it; the drivers are named by what they are (see
     :data:`kvtier.assumptions.HELP`), then every assumption is listed with its provenance.
     """
-    words = " and ".join(f"{HELP[rec.key]} ({rec.display}, {rec.provenance})" for rec in drivers)
+    words = " and ".join(
+        f"{HELP.get(rec.key) or rec.figure or rec.key} ({rec.display}, {rec.provenance})" for rec in drivers
+    )
     return f"{lead} {text} It depends most on {words}. {assumption_text(records, extra)}."
 
 

@@ -888,9 +888,10 @@ def fetch_figure(s: Scenario) -> tuple[Figure, str]:
         big[big["kind"] == "h2d_pageable"].set_index("bytes")["measured_us"]
         / big[big["kind"] == "h2d_pinned"].set_index("bytes")["measured_us"]
     )
-    return finish(
+    return _finish(
         fig,
         records,
+        (f.records["h2d_pinned_latency"].key, f.records["h2d_pinned_bandwidth"].key),
         f"From {ms.FETCH_FIT_MIN_BYTES / MIB:g} MiB up, one latency and one bandwidth fitted to the measured copies"
         f" predict every pinned copy within {numbers_fetch_max(df):.1f} %, the 5 MiB block included; below it a copy"
         f" has a floor of {small.min():.0f} to {small.max():.0f} µs that the line misses, and pageable memory is"
@@ -984,9 +985,10 @@ def forward_figure(s: Scenario) -> tuple[Figure, str]:
         )
         for _tool, _version, shp, n, rec in peers
     ]
-    fig, caption = finish(
+    fig, caption = _finish(
         fig,
         records,
+        (f.records[f"mfu_{SHAPE70}"].key, f.records[f"mem_efficiency_{SHAPE70}"].key),
         f"A forward pass costs a floor until about {ms.knee_tokens(m, f, SHAPE70, 'eager'):,.0f} tokens (70B shapes)"
         f" and its FLOPs after; the blended model, fitted, is within {ACCURACY_PCT:g} % of {within} of the"
         f" {len(plain)} measured passes, where max(compute, floor) falls short at the knee and the peer tools fall"
@@ -1068,9 +1070,10 @@ def ratio_figure(s: Scenario) -> tuple[Figure, str]:
     batch = float(pick("in batch", "contiguous").min())
     chunk_lone = (float(pick("lone block", "per-chunk").min()), float(pick("lone block", "per-chunk").max()))
     chunk_batch = (float(pick("in batch", "per-chunk").min()), float(pick("in batch", "per-chunk").max()))
-    return finish(
+    return _finish(
         fig,
         records,
+        (_m().record("forward16_llama-3-70b_graph").key, _m().record("fetch_5mib_h2d_pinned").key),
         f"Measured on one H200, a lone block costs {lone:,.0f} times its fetch and a block inside a batch"
         f" {batch:,.0f} times; moved as one copy per layer chunk, the fetch drops the lone-block ratio to"
         f" {chunk_lone[0]:,.0f} to {chunk_lone[1]:,.0f} and the in-batch one to {chunk_batch[0]:.1f} to"
@@ -1078,6 +1081,12 @@ def ratio_figure(s: Scenario) -> tuple[Figure, str]:
         " Measured rows are medians (measured); the in-batch slope and the fitted rows are derived; the"
         " assumption-set rows use this build's assumptions.",
     )
+
+
+def _finish(fig: Figure, records: list[Record], drivers: tuple[str, ...], words: str) -> tuple[Figure, str]:
+    """:func:`~kvtier.figures.finish` with ``words``' first sentence as the caption's lead."""
+    lead, _, text = words.partition(". ")
+    return finish(fig, records, text, lead=f"{lead}.", drivers=drivers)
 
 
 TABLES = (
