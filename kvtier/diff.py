@@ -37,7 +37,6 @@ import argparse
 import csv
 import io
 import math
-import re
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from functools import cache
 from pathlib import Path
 
 from kvtier.errors import KvtierError
+from kvtier.units import SIGNIFICANT_DIGITS, format_number
 
 TABLES_DIR = "book/tables"
 """Where the tables of record live in the repository (the git-revision mode reads them here)."""
@@ -453,7 +453,7 @@ def summary(changes: Sequence[Change]) -> str:
 # the Markdown form: headline numbers, one line per table, every cell folded away
 # ---------------------------------------------------------------------------
 
-DISPLAY_DIGITS = 4
+DISPLAY_DIGITS = SIGNIFICANT_DIGITS
 """Significant figures of a number in the Markdown form (more where old and new would read alike)."""
 
 ILLUSTRATIVE = ("ratio", (("illustrative", "True"),))
@@ -515,8 +515,6 @@ SI_SUFFIX = "_si"
 """A page module names a column ``X_si`` when it restates column ``X`` in SI base units
 (``value_si`` beside ``value`` in assumptions.csv, with its unit in ``unit_si``)."""
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-
 
 def _rows_by_column(table: CsvTable) -> Iterator[dict[str, str]]:
     for row in table.rows:
@@ -556,20 +554,8 @@ def si_columns(tables: Mapping[str, CsvTable], name: str) -> set[str]:
 
 
 def display_number(text: str, digits: int = DISPLAY_DIGITS) -> str:
-    """A numeric cell for reading: an integer exactly, with thousands separators (``5,242,880``);
-    any other number to ``digits`` significant figures (``17.92``, ``1,004,000``, ``0.2925``),
-    in scientific notation below 1e-4 or from 1e9 on (``5.000e+14``)."""
-    text = text.strip()
-    if _INTEGER.fullmatch(text):
-        return f"{int(text):,}"
-    x = float(text)
-    if x == 0:
-        return "0"
-    rounded = float(f"{x:.{digits}g}")
-    exponent = math.floor(math.log10(abs(rounded)))
-    if exponent < -4 or exponent >= 9:
-        return f"{rounded:.{digits - 1}e}"
-    return f"{rounded:,.{max(0, digits - 1 - exponent)}f}"
+    """A numeric cell for reading, by the book's one rule (:func:`kvtier.units.format_number`)."""
+    return format_number(text, digits)
 
 
 def display_pair(old: str, new: str) -> tuple[str, str]:

@@ -18,12 +18,13 @@ Jupyter), :func:`show_table` for a table of record, :func:`setup` once at the to
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from kvtier import preview
+from kvtier import pages, preview
 from kvtier.assumptions import (
     SCHEMA,
     AssumptionSet,
@@ -198,8 +199,51 @@ def glue_figure(name: str, fig: Any, caption: str) -> None:
     plt.close(fig)
 
 
-def show_table(df: Any, digits: Mapping[str, int] | None = None) -> Any:
-    """An HTML display of a table of record (rounded copy, no index, deterministic markup)."""
+DETAIL_COLUMNS = ("title", "hardware", "figure", "basis", "source")
+"""Long text columns of the tables of record: in the CSV, and shown in a details block under a table."""
+
+
+def _is_detail(column: str) -> bool:
+    """Whether ``column`` is long text or an SI duplicate (``value_si``) rather than a value to read."""
+    return column in DETAIL_COLUMNS or column.endswith("_si")
+
+
+def show_table(df: Any, name: str) -> Any:
+    """An HTML display of the table of record ``name`` (rows of ``df``, its builder's output).
+
+    The values to read come first (the table's shown columns, else every column but long
+    text) in a box that scrolls sideways on a narrow screen; the other columns (bases,
+    sources, titles, SI duplicates) follow in a details block keyed by the table's key
+    columns; a link downloads the CSV of record (``tables/NAME.csv``, which the build copies
+    beside the pages).  Numbers follow the book's one rule
+    (:func:`kvtier.units.format_number`); the markup is deterministic.
+    """
     from IPython.display import HTML
 
-    return HTML(formatted(df, dict(digits or {})).to_html(index=False, border=0, classes="kvtier-table"))
+    table = next((t for t in pages.TABLES if t.name == name), None)
+    if table is None:
+        raise KvtierError(f"show_table: no table of record named {name!r}")
+    if table.shown:
+        shown = [c for c in table.shown if c in df.columns]
+        detail = [c for c in df.columns if c not in shown]
+    else:
+        detail = [c for c in df.columns if _is_detail(str(c))]
+        shown = [c for c in df.columns if c not in detail]
+
+    def html(columns: list[Any]) -> str:
+        text = formatted(df[columns]).to_html(index=False, border=0, classes="kvtier-table")
+        # a long header may break after an underscore (lone_ratio_tail) instead of widening its column
+        return re.sub(r"<th>([^<]*)</th>", lambda m: "<th>" + m.group(1).replace("_", "_<wbr>") + "</th>", text)
+
+    parts = [f'<div class="kvtier-table-box">{html(shown)}</div>']
+    if detail:
+        key = [c for c in table.key if c in shown]
+        parts.append(
+            f'<details class="kvtier-details"><summary>More columns: {", ".join(detail)}</summary>'
+            f'<div class="kvtier-table-box">{html(key + detail)}</div></details>'
+        )
+    parts.append(
+        f'<p class="kvtier-csv">Table of record: <a href="../tables/{name}.csv" download>{name}.csv</a>'
+        " (every row and column, full precision).</p>"
+    )
+    return HTML("\n".join(parts))

@@ -564,6 +564,8 @@ def _build_locked(
 
         log("building the HTML with Jupyter Book (warnings are errors)")
         build_html(src, staging / "html")
+        # each page links the CSV of record it shows (../tables/NAME.csv): the tables go beside the pages
+        shutil.copytree(staging / "tables", staging / "html" / "tables")
         shutil.rmtree(src)
         manifest["files"] = _file_hashes(staging)
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")

@@ -9,12 +9,11 @@ CSVs are deterministic: fixed row order, ``%.10g`` floats, ``\\n`` line ends.
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pandas as pd
 
-from kvtier.units import format_time
+from kvtier.units import format_number, format_time
 
 
 def to_csv_text(df: pd.DataFrame) -> str:
@@ -34,32 +33,30 @@ def write_csv_texts(texts: dict[str, str], directory: str | Path) -> list[Path]:
     return paths
 
 
-def formatted(df: pd.DataFrame, digits: dict[str, int] | None = None) -> pd.DataFrame:
-    """A display copy: floats rounded per column (default 2 decimals), thousands separators.
+def formatted(df: pd.DataFrame) -> pd.DataFrame:
+    """A display copy: every number by the one rule of :func:`kvtier.units.format_number`.
 
-    A float column whose values are all whole numbers is shown as integers; a missing
-    value (NaN, None) as "n/a". Numbers are rounded by :func:`display_number`.
+    A missing value (NaN, None) shows as "n/a"; a time column any of whose values reaches a
+    minute gives each cell its own unit (:func:`kvtier.units.format_time`) and drops the unit
+    from its header.
     """
-    digits = digits or {}
     out = df.copy()
     renames = {}
     for col in out.columns:
         values = out[col]
         seconds = _time_seconds(col, values)
         if seconds is not None:
-            # a time column that reaches a minute: each cell carries its own unit ("3.22 h", not
-            # "11,606,123.95 ms"), and the header drops the unit suffix the cells now show
-            d = digits.get(col, 2)
-            out[col] = ["n/a" if pd.isna(x) else format_time(x, d) for x in seconds]
+            # "3.22 h", not "11,606,123.95 ms"
+            out[col] = ["n/a" if pd.isna(x) else format_time(x) for x in seconds]
             renames[col] = col[: col.rindex("_")]
             continue
-        if pd.api.types.is_float_dtype(values) or (values.dtype == object and values.map(_is_number).all()):
+        if (
+            pd.api.types.is_numeric_dtype(values)
+            and not pd.api.types.is_bool_dtype(values)
+            or (values.dtype == object and values.map(_is_number).all())
+        ):
             numbers = pd.to_numeric(values, errors="coerce")
-            whole = bool(numbers.dropna().map(float.is_integer).all()) and col not in digits
-            d = 0 if whole else digits.get(col, 2)
-            out[col] = ["n/a" if pd.isna(x) else display_number(x, d) for x in numbers]
-        elif pd.api.types.is_integer_dtype(values) and col.endswith("tokens"):
-            out[col] = [f"{x:,}" for x in values]
+            out[col] = ["n/a" if pd.isna(x) else format_number(float(x)) for x in numbers]
     return out.rename(columns=renames)
 
 
@@ -74,18 +71,6 @@ def _time_seconds(col: str, values: pd.Series) -> pd.Series | None:
         return None
     seconds = pd.to_numeric(values, errors="coerce") * scale
     return seconds if bool((seconds.abs() >= 60).any()) else None
-
-
-def display_number(x: float, digits: int) -> str:
-    """``x`` as its table of record holds it (``%.10g``), rounded once, half away from zero.
-
-    Rounding the recorded text rather than the binary float keeps a display consistent
-    with the CSV and with prose: 218.74999999999997 is recorded as 218.75 and shows as
-    218.8 at one decimal (Python's own ``f"{x:.1f}"`` would show 218.7).
-    """
-    exact = Decimal(f"{x:.10g}").quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
-    text = f"{exact:,.{digits}f}"
-    return "0" + text[2:] if text.startswith("-0") and not exact else text
 
 
 def _is_number(x: object) -> bool:

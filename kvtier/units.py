@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 
 from kvtier.errors import KvtierError, show
 
@@ -260,6 +261,41 @@ def format_flop_rate(flop_per_s: float, digits: int = 4) -> str:
         if abs(flop_per_s) >= size:
             return f"{flop_per_s / size:.{digits}g} {name}"
     return f"{flop_per_s:.0f} FLOP/s"
+
+
+SIGNIFICANT_DIGITS = 5
+"""How many significant figures a number shows in a table, the review diff and the CLI (see
+:func:`format_number`); 218.75 shows whole, 0.29252 B/s to five figures."""
+
+
+def format_number(value: float | str, digits: int = SIGNIFICANT_DIGITS) -> str:
+    """A number for reading: the one rule of the tables, the review diff and the command line.
+
+    The value is taken as its table of record holds it (``%.10g``, or the CSV text itself) and
+    rounded once, half away from zero, so that 218.74999999999997 (recorded 218.75) shows as
+    218.75.  A whole number below 1e9 shows exactly with thousands separators (``5,242,880``);
+    a number of ``digits`` or more integer digits to the unit (``11,452``); any other to
+    ``digits`` significant figures without trailing zeros (``17.92``, ``0.29252``); below 1e-4
+    and from 1e9 on in scientific notation (``5e+14``, ``1.234e-05``).
+    """
+    exact = Decimal(value.strip() if isinstance(value, str) else f"{value:.10g}")
+    if not exact.is_finite():
+        return str(value)
+    if exact == 0:
+        return "0"
+    magnitude = exact.adjusted()  # the exponent of the leading digit
+    if magnitude < -4 or magnitude >= 9:
+        mantissa = exact.scaleb(-magnitude).quantize(Decimal(1).scaleb(1 - digits), rounding=ROUND_HALF_UP)
+        if abs(mantissa) >= 10:  # 9.99995 rounds up to 10.0000
+            mantissa, magnitude = mantissa / 10, magnitude + 1
+        text = f"{mantissa.normalize():f}"
+        return f"{text}e{magnitude:+03d}"
+    places = 0 if magnitude >= digits - 1 or exact == exact.to_integral_value() else digits - 1 - magnitude
+    rounded = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    text = f"{rounded:,.{places}f}"
+    if places:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "0") else text
 
 
 def format_time(seconds: float, digits: int = 2) -> str:

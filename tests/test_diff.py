@@ -219,26 +219,26 @@ def test_markdown_opens_with_the_headline_numbers(
         "|:--|--:|--:|--:|",
         # 17.92 ms / 81.92 µs = 218.75 -> 17.92 ms / 52.4288 µs = 341.796875, x 100/64 = +56.25 %
         "| ratio, regeneration / fetch (compute-only regeneration: the chapter's in-batch model)"
-        " | 218.8 | 341.8 | +56.25% |",
+        " | 218.75 | 341.8 | +56.25% |",
         "| ratio within the chapter's two to three orders of magnitude | yes | yes | unchanged |",
         # the mid row's 109.4 / 136.7 / 218.75 -> 170.9 / 213.6 / 341.8 stay in 100..1000; the two
         # pessimistic-bandwidth rows below 100x (54.7, 68.4) are untouched
         "| bracket combinations within the chapter's claim | 7 of 9 | 7 of 9 | unchanged |",
         # lone block: 140e9 B / (3.35e12 B/s x 80 %) = 52.24 ms; / 81.92 µs = 637.7 -> / 52.4288 µs = 996.4
-        "| ratio, regeneration / fetch (lone block: roofline on the set's device) | 637.7 | 996.4 | +56.25% |",
+        "| ratio, regeneration / fetch (lone block: roofline on the set's device) | 637.68 | 996.38 | +56.25% |",
         # 319 / 638 / 1,206 -> the mid row's 996.4 is still below 1000x
         "| bracket combinations within the chapter's claim, lone block | 6 of 9 | 6 of 9 | unchanged |",
         # the Monte Carlo draws its own bandwidth range, not the brackets
-        "| Monte Carlo draws below 100x (%) | 44.89 | 44.89 | unchanged |",
+        "| Monte Carlo draws below 100x (%) | 44.887 | 44.887 | unchanged |",
         "| Monte Carlo draws below 100x, lone block (%) | 0 | 0 | unchanged |",
         "| Monte Carlo draws above 1000x (%) | 0 | 0 | unchanged |",
         # fetch = regeneration: 5,242,880 B / 17.9229 ms (tail block, attention included) = 0.2925 GB/s,
         # whatever the link
-        "| break-even bandwidth, tail block (GB/s) | 0.2925 | 0.2925 | unchanged |",
-        "| fetch (µs) | 81.92 | 52.43 | -36.00% |",  # 5,242,880 B / 64e9 -> / 100e9 B/s
+        "| break-even bandwidth, tail block (GB/s) | 0.29252 | 0.29252 | unchanged |",
+        "| fetch (µs) | 81.92 | 52.429 | -36.00% |",  # 5,242,880 B / 64e9 -> / 100e9 B/s
         "| regeneration, compute only (ms) | 17.92 | 17.92 | unchanged |",  # 2.24e12 FLOP / (0.25 x 500e12)
         # memory-bound: 140e9 B of weights / (3.35e12 B/s x 80 %) = 52.24 ms
-        "| regeneration of a lone block under the roofline (ms) | 52.24 | 52.24 | unchanged |",
+        "| regeneration of a lone block under the roofline (ms) | 52.239 | 52.239 | unchanged |",
         "",
     ]
     # Then one line per table. The 90 numbers of test_unaffected_tables_report_nothing less value_si
@@ -261,12 +261,12 @@ def test_markdown_opens_with_the_headline_numbers(
     ]
     # Then every cell, folded: 89 + 5 = 94 rows at display precision.
     assert lines[30] == (
-        "<details><summary>All 94 changed cells, numbers to 4 significant figures;"
+        "<details><summary>All 94 changed cells, numbers to 5 significant figures;"
         " 1 cell of SI duplicate columns (value_si) left out</summary>"
     )
     assert lines[31:34] == ["", "| table | row | column | old | new | change |", "|:--|:--|:--|--:|--:|--:|"]
     assert lines[-2:] == ["", "</details>"] and len(lines) == 34 + 94 + 2
-    assert "| fetch | bracket=mid | fetch_us | 81.92 | 52.43 | -36.00% |" in lines
+    assert "| fetch | bracket=mid | fetch_us | 81.92 | 52.429 | -36.00% |" in lines
     assert "| assumptions | key=bandwidth.mid | value | 64 GB/s | 100 GB/s | text |" in lines
     assert not [line for line in lines if "| value_si |" in line or "64000000000" in line]
 
@@ -284,40 +284,40 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
     assert lines[4:16] == [
         # 2.24e12 FLOP / (0.25 x 989e12) = 9.0597 ms; / 52.4288 µs = 172.80; 500/989 x 100/64 - 1 = -21.01 %
         "| ratio, regeneration / fetch (compute-only regeneration: the chapter's in-batch model)"
-        " | 218.8 | 172.8 | -21.01% |",
+        " | 218.75 | 172.8 | -21.01% |",
         "| ratio within the chapter's two to three orders of magnitude | yes | yes | unchanged |",
         # now below 100x: mid/optimistic 4.53 ms / 52.43 µs = 86.4, pessimistic/conservative 9.06 / 163.84 = 55.3
         "| bracket combinations within the chapter's claim | 7 of 9 | 5 of 9 | changed |",
         # a lone block stays memory-bound at the higher peak: 52.24 ms / 52.4288 µs = 996.4, still below 1000x
-        "| ratio, regeneration / fetch (lone block: roofline on the set's device) | 637.7 | 996.4 | +56.25% |",
+        "| ratio, regeneration / fetch (lone block: roofline on the set's device) | 637.68 | 996.38 | +56.25% |",
         "| bracket combinations within the chapter's claim, lone block | 6 of 9 | 6 of 9 | unchanged |",
-        "| Monte Carlo draws below 100x (%) | 44.89 | 44.89 | unchanged |",
+        "| Monte Carlo draws below 100x (%) | 44.887 | 44.887 | unchanged |",
         "| Monte Carlo draws below 100x, lone block (%) | 0 | 0 | unchanged |",
         "| Monte Carlo draws above 1000x (%) | 0 | 0 | unchanged |",
         # regeneration takes 500/989 the time, so fetch breaks even at 989/500 the bandwidth: +97.80 %
-        "| break-even bandwidth, tail block (GB/s) | 0.2925 | 0.5786 | +97.80% |",
-        "| fetch (µs) | 81.92 | 52.43 | -36.00% |",
-        "| regeneration, compute only (ms) | 17.92 | 9.060 | -49.44% |",  # 17.92 x 500/989
+        "| break-even bandwidth, tail block (GB/s) | 0.29252 | 0.57861 | +97.80% |",
+        "| fetch (µs) | 81.92 | 52.429 | -36.00% |",
+        "| regeneration, compute only (ms) | 17.92 | 9.0597 | -49.44% |",  # 17.92 x 500/989
         # a lone block is bound by reading the weights, whatever the peak
-        "| regeneration of a lone block under the roofline (ms) | 52.24 | 52.24 | unchanged |",
+        "| regeneration of a lone block under the roofline (ms) | 52.239 | 52.239 | unchanged |",
     ]
     assert lines[17] == "**221 numbers changed, 18 text cells changed in 11 tables**"
     # 11 per-table lines, then 220 + 18 = 238 cells folded away
     assert lines[33].startswith("<details><summary>All 239 changed cells,") and len(lines) == 37 + 239 + 2
     # no SI duplicates, no raw CSV precision
     assert "500000000000000" not in out and "17.92285213" not in out and "value_si |" not in out
-    assert not re.search(r"\d\.\d{5,}", out)
-    assert "| regenerate | bracket=conservative | regen_ms | 17.92 | 9.060 | -49.44% |" in lines
+    assert not re.search(r"\d\.\d{7,}", out)  # five significant figures, not the CSV's ten
+    assert "| regenerate | bracket=conservative | regen_ms | 17.92 | 9.0597 | -49.44% |" in lines
 
 
 def test_display_precision() -> None:
-    assert diff.display_number("17.92285213") == "17.92"
+    assert diff.display_number("17.92285213") == "17.923"
     assert diff.display_number("5242880") == "5,242,880"  # an integer is shown exactly
-    assert diff.display_number("1004023.735") == "1,004,000"
-    assert diff.display_number("0.2925248706") == "0.2925"
-    assert diff.display_number("2.339948062") == "2.340"
-    assert diff.display_number("500000000000000.0") == "5.000e+14"
-    assert diff.display_number("52554367.37") == "52,550,000"
+    assert diff.display_number("1004023.735") == "1,004,024"
+    assert diff.display_number("0.2925248706") == "0.29252"
+    assert diff.display_number("2.339948062") == "2.3399"
+    assert diff.display_number("500000000000000.0") == "5e+14"
+    assert diff.display_number("52554367.37") == "52,554,367"
     assert diff.display_number("0.00001234") == "1.234e-05"
     assert diff.display_number("-0.0") == "0"
     # More digits only where 4 would show two different numbers alike.
@@ -358,7 +358,7 @@ def test_headline_present_on_one_side(seed_dir: Path, tmp_path: Path) -> None:
     (fewer / "roofline.csv").unlink()
     old, new = load_tables(str(seed_dir)), load_tables(str(fewer))
     lines = format_markdown(diff_tables(old, new), old, new).splitlines()
-    assert "| regeneration of a lone block under the roofline (ms) | 52.24 | (absent) | removed |" in lines
+    assert "| regeneration of a lone block under the roofline (ms) | 52.239 | (absent) | removed |" in lines
     assert "| roofline | 1: 1 table removed | — |" in lines
 
 
@@ -378,7 +378,7 @@ def test_markdown_escapes_pipes_and_html_and_shows_empty_cells() -> None:
         "|:--|:--|:--|",
         "| t | 1: 1 text cell changed | — |",
         "",
-        "<details><summary>All 1 changed cell, numbers to 4 significant figures</summary>",
+        "<details><summary>All 1 changed cell, numbers to 5 significant figures</summary>",
         "",
         "| table | row | column | old | new | change |",
         "|:--|:--|:--|--:|--:|--:|",

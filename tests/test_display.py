@@ -6,31 +6,36 @@ import pandas as pd
 
 from kvtier.pages import ratio
 from kvtier.scenario import seed_scenario
-from kvtier.tables import display_number, formatted
+from kvtier.tables import formatted
+from kvtier.units import format_number
 
 
-def test_display_rounds_recorded_value_half_away_from_zero():
-    # 81.92 µs / 17.92 ms is 218.74999999999997 in binary; its record is 218.75
-    assert display_number(218.74999999999997, 1) == "218.8"
-    assert display_number(218.74999999999997, 2) == "218.75"
-    assert display_number(0.125, 2) == "0.13"
-    assert display_number(-0.125, 2) == "-0.13"
-    assert display_number(-0.04, 1) == "0.0"
-    assert display_number(1234567.5, 0) == "1,234,568"
+def test_one_rule_rounds_the_recorded_value_half_away_from_zero_to_five_figures():
+    # 81.92 µs / 17.92 ms is 218.74999999999997 in binary; its record (%.10g) is 218.75, shown whole
+    assert format_number(218.74999999999997) == "218.75"
+    assert format_number(0.125) == "0.125"  # three figures need no trailing zeros
+    assert format_number(2.339948062) == "2.3399"  # five significant figures, half up
+    assert format_number(0.292524870) == "0.29252"
+    assert format_number(12_345.6) == "12,346"  # five integer digits: to the unit
+    assert format_number(1_234_567.5) == "1,234,568"
+    assert format_number(5_242_880) == "5,242,880"  # a whole number exactly
+    assert format_number(-0.04) == "-0.04"
+    assert format_number(-0.0) == "0"
+    assert format_number(5e14) == "5e+14"  # from 1e9 on, scientific
+    assert format_number(0.00001234) == "1.234e-05"  # below 1e-4 too
+    assert format_number(9.999996e9) == "1e+10"  # a mantissa that rounds up to 10 moves the exponent
 
 
 def test_ratio_table_shows_the_illustrative_ratio_as_prose_does():
     df = ratio.table(seed_scenario())
-    shown = formatted(df, {"ratio": 1})
     row = (df["bandwidth_bracket"] == "mid") & (df["mfu_bracket"] == "conservative")
-    assert shown.loc[row, "ratio"].item() == "218.8"
-    assert formatted(df, {"ratio": 2}).loc[row, "ratio"].item() == "218.75"
+    assert formatted(df).loc[row, "ratio"].item() == "218.75"
 
 
 def test_formatted_keeps_whole_columns_and_missing_values():
-    out = formatted(pd.DataFrame({"a": [1.0, 2.0], "b": [0.25, None]}), {"b": 1})
+    out = formatted(pd.DataFrame({"a": [1.0, 2.0], "b": [0.25, None]}))
     assert out["a"].tolist() == ["1", "2"]
-    assert out["b"].tolist() == ["0.3", "n/a"]
+    assert out["b"].tolist() == ["0.25", "n/a"]
 
 
 def test_tier_page_names_the_significant_digit_where_its_ratio_departs():
@@ -52,7 +57,7 @@ def test_roofline_prose_and_table_share_one_rounding_of_the_compute_bound_batch(
     known = df["compute_bound_batch_tokens"].dropna()
     assert (known == known.round()).all()  # whole tokens in the record itself
     n = roofline.numbers(s)
-    shown = formatted(df, {"compute_bound_batch_tokens": 0})["compute_bound_batch_tokens"]
+    shown = formatted(df)["compute_bound_batch_tokens"]
     assert f"{n['preset_batch_min_tokens']:,}" in shown.tolist()
     assert f"{n['preset_batch_max_tokens']:,}" in shown.tolist()
     for label in ("conservative", "optimistic"):
@@ -67,7 +72,7 @@ def test_time_columns_that_reach_hours_scale_their_unit():
     assert format_time(82.25) == "1.37 min"
     assert format_time(59.0) == "59.00 s"
     df = interior.table(seed_scenario())
-    shown = formatted(df, {"regen_ms": 2, "lone_regen_ms": 2})
+    shown = formatted(df)
     assert "regen" in shown.columns and "regen_ms" not in shown.columns
     assert not any("," in cell and cell.endswith(" ms") for cell in shown["regen"])
     longest = df["regen_ms"].idxmax()
@@ -76,7 +81,7 @@ def test_time_columns_that_reach_hours_scale_their_unit():
     # the table of record keeps its unit column
     assert "regen_ms" in df.columns
     # a time column that stays under a minute keeps its header and plain numbers
-    small = formatted(pd.DataFrame({"fetch_us": [81.92, 163.84]}), {"fetch_us": 2})
+    small = formatted(pd.DataFrame({"fetch_us": [81.92, 163.84]}))
     assert small["fetch_us"].tolist() == ["81.92", "163.84"]
 
 

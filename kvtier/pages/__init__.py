@@ -16,9 +16,11 @@ package.  The module defines:
     :class:`~kvtier.scenario.Scenario` ``s``.  Names carry units (``_us``, ``_ms``,
     ``_gib``, ``_pct``, ``_tokens``).
 ``TABLES``
-    Its tables of record, each ``(name, builder, key columns)``: ``builder(s)`` returns a
-    DataFrame whose column names carry units, written as ``tables/NAME.csv``; the key
-    columns identify a row, so that ``kvtier diff`` can match rows of two runs.
+    Its tables of record, each ``(name, builder, key columns)`` or ``(name, builder, key
+    columns, shown columns)``: ``builder(s)`` returns a DataFrame whose column names carry
+    units, written as ``tables/NAME.csv``; the key columns identify a row, so that ``kvtier
+    diff`` can match rows of two runs; the shown columns, when given, are the ones the page
+    shows first (the rest sit in a details block under the table).
 ``FIGURES``
     Its figures, each ``(glue name, function)``: ``function(s)`` returns the figure, with
     the assumptions footer drawn, and its caption.
@@ -59,6 +61,8 @@ class Table:
     notebook: str
     build: Callable[[Scenario], pd.DataFrame]
     key: tuple[str, ...]
+    shown: tuple[str, ...] = ()
+    """The columns the page shows first, in order; empty: every column but long text."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,9 @@ def _page(module: ModuleType) -> Page:
         module=module.__name__,
         keys=tuple(module.KEYS),
         numbers=module.numbers,
-        tables=tuple(Table(name, notebook, build, tuple(key)) for name, build, key in module.TABLES),
+        tables=tuple(
+            Table(name, notebook, build, tuple(key), *map(tuple, shown)) for name, build, key, *shown in module.TABLES
+        ),
         figures=tuple(Figure(name, notebook, draw) for name, draw in module.FIGURES),
     )
 

@@ -309,7 +309,24 @@ def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
     )
 
 
-TABLES = (("capacity", table, ("point",)),)
+TABLES = (
+    (
+        "capacity",
+        table,
+        ("point",),
+        (
+            "point",
+            "context_tokens",
+            "kv_GiB",
+            "kv_share_of_weights_pct",
+            "last_block_in_batch_ms",
+            "last_block_lone_ms",
+            "last_block_lone_bound",
+            "last_block_in_batch_ratio",
+            "last_block_lone_ratio",
+        ),
+    ),
+)
 """The page's tables of record: (name, builder, key columns)."""
 FIGURES = (("fig_capacity", capacity_vs_context),)
 """The page's figures: (glue name, function returning the figure and its caption)."""

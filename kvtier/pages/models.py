@@ -174,7 +174,24 @@ def models_crossover(s: Scenario) -> tuple[Figure, str]:
     )
 
 
-TABLES = (("models", table, ("model",)),)
+TABLES = (
+    (
+        "models",
+        table,
+        ("model",),
+        (
+            "model",
+            "attention",
+            "kv_KiB_per_token",
+            "block_MiB",
+            "weights_GiB",
+            "crossover_tokens",
+            "max_positions",
+            "ratio_illustrative",
+            "note",
+        ),
+    ),
+)
 """The page's tables of record: (name, builder, key columns)."""
 FIGURES = (("fig_models", models_crossover),)
 """The page's figures: (glue name, function returning the figure and its caption)."""

@@ -264,7 +264,25 @@ def ratio_heatmap(s: Scenario) -> tuple[Figure, str]:
     )
 
 
-TABLES = (("ratio", table, ("bandwidth_bracket", "mfu_bracket")),)
+TABLES = (
+    (
+        "ratio",
+        table,
+        ("bandwidth_bracket", "mfu_bracket"),
+        (
+            "bandwidth_bracket",
+            "mfu_bracket",
+            "fetch_us",
+            "regen_ms",
+            "ratio",
+            "within_claim",
+            "lone_regen_ms",
+            "lone_bound",
+            "lone_ratio",
+            "lone_within_claim",
+        ),
+    ),
+)
 """The page's tables of record: (name, builder, key columns)."""
 FIGURES = (("fig_ratio", ratio_heatmap),)
 """The page's figures: (glue name, function returning the figure and its caption)."""

@@ -228,7 +228,24 @@ def roofline_vs_batch(s: Scenario) -> tuple[Figure, str]:
     )
 
 
-TABLES = (("roofline", table, ("device", "mfu_bracket")),)
+TABLES = (
+    (
+        "roofline",
+        table,
+        ("device", "mfu_bracket"),
+        (
+            "device",
+            "mfu_bracket",
+            "peak_TFLOPps",
+            "mem_TBps",
+            "compute_ms",
+            "memory_ms",
+            "lone_block_ms",
+            "bound",
+            "compute_bound_batch_tokens",
+        ),
+    ),
+)
 """The page's tables of record: (name, builder, key columns)."""
 FIGURES = (("fig_roofline", roofline_vs_batch),)
 """The page's figures: (glue name, function returning the figure and its caption)."""

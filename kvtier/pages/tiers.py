@@ -286,7 +286,25 @@ def tier_ladder(s: Scenario) -> tuple[Figure, str]:
     )
 
 
-TABLES = (("tiers", table, ("link",)),)
+TABLES = (
+    (
+        "tiers",
+        table,
+        ("link",),
+        (
+            "link",
+            "bandwidth_GBps",
+            "latency_us",
+            "fetch_us",
+            "break_even_tail_GBps",
+            "ratio_tail",
+            "fetch_wins_tail",
+            "lone_break_even_tail_GBps",
+            "lone_ratio_tail",
+            "lone_fetch_wins_tail",
+        ),
+    ),
+)
 """The page's tables of record: (name, builder, key columns)."""
 FIGURES = (("fig_tiers", tier_ladder),)
 """The page's figures: (glue name, function returning the figure and its caption)."""
