@@ -290,7 +290,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         f"  at {format_quantity(point['bandwidth_bytes_per_s'], 'bandwidth')}",
         f"regenerate       {format_time(result['regen_time_s'])}  ({regen_detail})",
         f"case             {result['regen_case']}",
-        f"ratio            {result['regen_to_fetch_ratio']:.2f}x  (regenerate / fetch)",
+        f"ratio            {result['regen_to_fetch_ratio']:.2f}×  (regenerate / fetch)",
         f"break-even       {format_quantity(result['break_even_bandwidth_bytes_per_s'], 'bandwidth')}"
         "  (links slower than this make regenerating faster)",
         "",

@@ -23,7 +23,7 @@ def test_compare_text_lists_assumptions_with_provenance():
     proc = run_cli("compare")
     assert proc.returncode == 0
     assert "5.00 MiB" in proc.stdout and "81.92 µs" in proc.stdout and "17.92 ms" in proc.stdout
-    assert "218.75x" in proc.stdout  # 17.92 ms / 81.92 µs
+    assert "218.75×" in proc.stdout  # 17.92 ms / 81.92 µs
     assert "[implied]" in proc.stdout and "peak_flops" in proc.stdout
 
 

@@ -26,9 +26,9 @@ def numbers(s: Scenario) -> dict[str, Any]:
     m = s.model
     elem = dtype_bytes(s.kv_dtype, "kv_dtype")
     if m.attention == "MLA":
-        formula = f"{m.n_layers} layers x ({m.kv_lora_rank} latent + {m.qk_rope_head_dim} rope) elements x {elem} B"
+        formula = f"{m.n_layers} layers × ({m.kv_lora_rank} latent + {m.qk_rope_head_dim} rope) elements × {elem} B"
     else:
-        formula = f"2 (K and V) x {m.n_layers} layers x {m.n_kv_heads} KV heads x {m.head_dim} head_dim x {elem} B"
+        formula = f"2 (K and V) × {m.n_layers} layers × {m.n_kv_heads} KV heads × {m.head_dim} head_dim × {elem} B"
     block_bytes = s.block_bytes
     return {
         "model_name": m.name,
@@ -64,7 +64,7 @@ def table(s: Scenario) -> pd.DataFrame:
             ("kv_lora_rank", m.kv_lora_rank, "elements", "compressed KV latent per layer", cfg),
             ("qk_rope_head_dim", m.qk_rope_head_dim, "elements", "decoupled rope key per layer", cfg),
         ]
-        formula = "layers x (kv_lora_rank + qk_rope_head_dim) x bytes"
+        formula = "layers × (kv_lora_rank + qk_rope_head_dim) × bytes"
     else:
         rows = [
             ("layers", m.n_layers, "count", "config num_hidden_layers", cfg),
@@ -72,12 +72,12 @@ def table(s: Scenario) -> pd.DataFrame:
             ("head_dim", m.head_dim, "elements", "config head_dim, else hidden_size / heads", cfg),
             ("K and V", 2, "count", "one key and one value vector per head", "derived"),
         ]
-        formula = "2 x layers x kv_heads x head_dim x bytes"
+        formula = "2 × layers × kv_heads × head_dim × bytes"
     rows += [
         ("bytes_per_element", kv_bytes, "B", f"kv_dtype = {s.kv_dtype}", s.a("kv_dtype").provenance),
         ("kv_per_token", s.kv_bytes_per_token, "B", formula, "derived"),
         ("block_tokens", s.block_tokens, "tokens", s.a("block_tokens").basis, s.a("block_tokens").provenance),
-        ("block", s.block_bytes, "B", "kv_per_token x block_tokens", "derived"),
+        ("block", s.block_bytes, "B", "kv_per_token × block_tokens", "derived"),
     ]
     return pd.DataFrame(rows, columns=["quantity", "value", "unit", "basis", "provenance"])
 

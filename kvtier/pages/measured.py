@@ -428,7 +428,7 @@ def _residual_rows() -> list[dict[str, Any]]:
         rows.append(
             (
                 f"5 MiB block, {layout}" if "blocks" not in layout else f"{layout}, 5 MiB each",
-                f"kvtier: {transfers} x fitted latency + bytes / bandwidth",
+                f"kvtier: {transfers} × fitted latency + bytes / bandwidth",
                 "derived",
                 _fetch_model_s(transfers, n_bytes),
                 measured,
@@ -448,7 +448,7 @@ def _residual_rows() -> list[dict[str, Any]]:
     rows.append(
         (
             "16-token pass, 70B shapes, CUDA graph",
-            "source chapter: 2 N n / (500 TFLOP/s x 25 %)",
+            "source chapter: 2 N n / (500 TFLOP/s × 25 %)",
             "assumed",
             float(seed.regen_s(seed.mfu("conservative"))),
             graph16,
