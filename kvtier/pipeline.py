@@ -393,6 +393,57 @@ class BuildResult:
     up_to_date: bool
 
 
+def source_info(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Where the book's source lives, from the environment of the build; empty when unknown.
+
+    ``KVTIER_REPOSITORY_URL`` and ``KVTIER_COMMIT`` name it for any CI; in GitHub Actions
+    ``GITHUB_SERVER_URL``/``GITHUB_REPOSITORY`` and ``GITHUB_SHA`` do.  Nothing is guessed: an
+    address that is not ``https://`` is ignored.
+    """
+    env = os.environ if environ is None else environ
+    url = env.get("KVTIER_REPOSITORY_URL", "").strip()
+    if not url and env.get("GITHUB_REPOSITORY"):
+        url = f"{env.get('GITHUB_SERVER_URL', 'https://github.com').rstrip('/')}/{env['GITHUB_REPOSITORY'].strip()}"
+    commit = (env.get("KVTIER_COMMIT") or env.get("GITHUB_SHA") or "").strip()
+    if not re.fullmatch(r"https://[\w.-]+(:\d+)?(/[\w.~-]+)+/?", url):
+        return {}
+    info = {"url": url.rstrip("/")}
+    if re.fullmatch(r"[0-9a-f]{7,40}", commit):
+        info["commit"] = commit
+    return info
+
+
+def configure_source(config_path: Path, info: Mapping[str, str]) -> None:
+    """Point the staged book's ``_config.yml`` at the repository ``info`` names (see :func:`source_info`).
+
+    The repository button links it, the footer prints it with the commit, and the Reproduce
+    page's ``{{ source }}`` says where to clone it.  Without ``info`` the file is left as it
+    is: its own ``source`` text says the copy was built locally.
+    """
+    if not info:
+        return
+    import yaml
+
+    config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    url, commit = info["url"], info.get("commit", "")
+    name = "/".join(url.split("/")[-2:])
+    at = f" at commit [`{commit[:7]}`]({url}/tree/{commit})" if commit else ""
+    config.setdefault("repository", {})["url"] = url
+    html = config.setdefault("html", {})
+    html["use_repository_button"] = True
+    html["extra_footer"] = (
+        f'<p>Built from <a href="{url}">{name}</a>'
+        + (f' at commit <a href="{url}/tree/{commit}"><code>{commit[:7]}</code></a>' if commit else "")
+        + ".</p>"
+    )
+    parse = config.setdefault("parse", {})
+    parse.setdefault("myst_substitutions", {})["source"] = (
+        f"This book was built from [{name}]({url}){at}. Clone it to rerun everything below:"
+        f" `git clone {url}`."
+    )
+    config_path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
 def _book_hash(root: Path) -> str:
     """Every file that reaches the book besides the notebooks: the configuration and all of ``book/``."""
     h = hashlib.sha256()
@@ -516,7 +567,7 @@ def _build_locked(
     build_id = outdir.new_build_id()
     manifest: dict[str, Any] = {
         "build_id": build_id,
-        "book": _book_hash(root),
+        "book": _book_hash(root) + json.dumps(source_info(), sort_keys=True),
         "notebooks": {job.name: job.inputs_hash for job in work},
         "assumptions": assumptions.to_dict(),
     }
@@ -547,6 +598,7 @@ def _build_locked(
         (src / "notebooks").mkdir(parents=True)
         for name in BOOK_FILES:
             shutil.copy2(root / name, src / name)
+        configure_source(src / "_config.yml", source_info())
         for d in BOOK_DIRS:
             shutil.copytree(root / d, src / d, ignore=shutil.ignore_patterns("tables", ".tables.*", "__pycache__"))
         for job in fresh:

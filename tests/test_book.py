@@ -493,12 +493,50 @@ KNOWN_THEME_ERROR = "Got invalid theme mode"
 """pydata-sphinx-theme logs this once on a fresh browser profile; the theme still renders."""
 
 
+READING_CHECKS = """() => {
+  const out = {figures: [], boxes: [], wide: [], alts: []};
+  for (const img of document.querySelectorAll("main img")) {
+    out.alts.push([img.getAttribute("src"), img.getAttribute("alt") || ""]);
+    if (img.src.endsWith(".svg")) {
+      out.figures.push([img.src, img.naturalWidth, img.naturalHeight, img.getBoundingClientRect().width,
+                        !!img.closest("a")]);
+    }
+  }
+  for (const box of document.querySelectorAll("main .kvtier-table-box")) {
+    const style = getComputedStyle(box);
+    // a table in a details block or a hidden cell output is opened on purpose; it may scroll
+    const folded = box.closest("details, .tag_hide-output") !== null;
+    out.boxes.push([box.scrollWidth, box.clientWidth, style.overflowX, folded]);
+  }
+  const article = document.querySelector("main article") || document.querySelector("main");
+  const right = article.getBoundingClientRect().right;
+  for (const el of article.querySelectorAll("p, li, table, figure, img, pre, h1, h2, h3")) {
+    if (el.closest(".kvtier-table-box") || el.closest("pre") || el.closest(".highlight")) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && r.right > right + 1) out.wide.push(el.tagName + ": " + (el.textContent || "").slice(0, 60));
+  }
+  return out;
+}"""
+"""What a reader would see: each figure's natural and shown width and whether it opens at full size,
+each table box's scroll and visible width and its overflow style, anything wider than the article,
+and every image's alt text."""
+
+SVG_PX_PER_PT = 4 / 3
+"""An SVG figure's point is 4/3 CSS px at its natural size."""
+
+
 @pytest.mark.skipif(
     not CHROMIUM.exists() and os.environ.get("CI") != "true",
     reason="Debian's chromium is not installed (scripts/setup.sh installs it); with CI=true the test fails instead",
 )
-def test_every_page_loads_in_chromium_without_errors_and_figures_render(seed_build):
+def test_every_page_reads_well_in_chromium_at_1400_and_420_px(seed_build):
+    # console errors, figures that do not render, figure text under 9 px, tables cut off without a
+    # scroll affordance (and, at 1,400 px, any table of record that needs one), content wider than the
+    # page, alt text that is a file name. Overlapping figure labels are checked on the figures as
+    # drawn (tests/test_figures.py), where matplotlib knows every label's box.
     from playwright.sync_api import sync_playwright
+
+    from kvtier.figures import MIN_FONT_PT
 
     html = seed_build / "html"
     # index.html only redirects to the root page (checked here, then skipped: it navigates away)
@@ -508,6 +546,7 @@ def test_every_page_loads_in_chromium_without_errors_and_figures_render(seed_bui
         p for p in html.rglob("*.html") if "_static" not in p.parts and p.relative_to(html).as_posix() not in skip
     )
     assert len(pages) == 3 + len(NOTEBOOKS)  # intro, findings, reproduce and one page per notebook
+    problems: list[str] = []
     figures_seen = 0
     with sync_playwright() as p:
         browser = p.chromium.launch(
@@ -521,24 +560,41 @@ def test_every_page_loads_in_chromium_without_errors_and_figures_render(seed_bui
             ],
         )
         try:
-            for page_path in pages:
-                page = browser.new_page()
-                errors: list[str] = []
-                page.on("console", lambda msg, errors=errors: msg.type == "error" and errors.append(msg.text))
-                page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
-                response = page.goto(page_path.as_uri(), wait_until="load")
-                assert response is None or response.ok
-                unexpected = [e for e in errors if KNOWN_THEME_ERROR not in e]
-                assert unexpected == [], f"{page_path.name}: {unexpected}"
-                sizes = page.eval_on_selector_all(
-                    "main img", "imgs => imgs.map(i => [i.src, i.naturalWidth, i.naturalHeight])"
-                )
-                for src, width, height in sizes:
-                    assert width > 0 and height > 0, f"{page_path.name}: {src} did not render"
-                figures_seen += sum(1 for src, _, _ in sizes if src.endswith(".svg"))
-                page.close()
+            for width in (1400, 420):
+                for page_path in pages:
+                    where = f"{page_path.relative_to(html)} at {width} px"
+                    page = browser.new_page(viewport={"width": width, "height": 900})
+                    errors: list[str] = []
+                    page.on("console", lambda msg, errors=errors: msg.type == "error" and errors.append(msg.text))
+                    page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
+                    response = page.goto(page_path.as_uri(), wait_until="load")
+                    assert response is None or response.ok
+                    problems += [f"{where}: console: {e}" for e in errors if KNOWN_THEME_ERROR not in e]
+                    seen = page.evaluate(READING_CHECKS)
+                    for src, alt in seen["alts"]:
+                        if not alt.strip() or alt.strip() == src or re.search(r"\.(svg|png)$", alt.strip()):
+                            problems.append(f"{where}: image {src} has alt text {alt!r}, not a description")
+                    for src, natural_w, natural_h, shown_w, zoom in seen["figures"]:
+                        if not (natural_w > 0 and natural_h > 0):
+                            problems.append(f"{where}: {src} did not render")
+                            continue
+                        if not zoom:
+                            problems.append(f"{where}: {src} cannot be opened at full size")
+                        smallest_px = MIN_FONT_PT * SVG_PX_PER_PT * shown_w / natural_w
+                        if width == 1400 and smallest_px < 9:
+                            problems.append(f"{where}: {src} shows its smallest text at {smallest_px:.1f} px")
+                    for scroll_w, client_w, overflow, folded in seen["boxes"]:
+                        if scroll_w > client_w + 1 and overflow not in ("auto", "scroll"):
+                            problems.append(f"{where}: a table is cut off ({scroll_w} px in {client_w} px)")
+                        if width == 1400 and not folded and scroll_w > client_w + 1:
+                            problems.append(f"{where}: a table needs {scroll_w} px, the page gives it {client_w}")
+                    problems += [f"{where}: wider than the page: {w}" for w in seen["wide"]]
+                    if width == 1400:
+                        figures_seen += len(seen["figures"])
+                    page.close()
         finally:
             browser.close()
+    assert not problems, "\n".join(problems)
     assert figures_seen == len(FIGURES)
 
 
