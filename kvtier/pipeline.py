@@ -438,8 +438,7 @@ def configure_source(config_path: Path, info: Mapping[str, str]) -> None:
     )
     parse = config.setdefault("parse", {})
     parse.setdefault("myst_substitutions", {})["source"] = (
-        f"This book was built from [{name}]({url}){at}. Clone it to rerun everything below:"
-        f" `git clone {url}`."
+        f"This book was built from [{name}]({url}){at}. Clone it to rerun everything below: `git clone {url}`."
     )
     config_path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
 

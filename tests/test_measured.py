@@ -357,3 +357,21 @@ def test_the_tables_of_record_do_not_depend_on_the_assumption_set():
     for name, builder, _key in page.TABLES:
         assert builder(other).equals(builder(Scenario())), name
     assert len(page.comparison_table(other)) == len(page.ratio_table(other)) + 2
+
+
+def test_the_intro_says_which_pages_the_measured_set_changes_most():
+    from kvtier.pages import measured
+
+    change = measured.changes_under_measured_set()
+    # both sets' illustrative in-batch ratio: the seed's 17.92 ms / 81.92 us = 218.75; the H200 set's is far lower
+    assert change["seed_ratio"] == pytest.approx(218.75, rel=1e-12)
+    assert change["h200_ratio"] < 50 and change["h200_lone_ratio"] < change["seed_lone_ratio"]
+    counts = dict(change["ranked"])
+    assert counts["09_models"] >= 0 and counts["07_roofline"] > 0
+    assert [c for _, c in change["ranked"]] == sorted(counts.values(), reverse=True)
+    sentence = measured.numbers(Scenario())["measured_set_sentence"]
+    assert sentence.startswith("Rebuilt with it instead of the seed set, the pages that change most are ")
+    assert "from 218.75 to " in sentence
+    assert "{glue:text}`../notebooks/11_measured.ipynb::measured_set_sentence:s`" in (
+        ROOT / "book" / "intro.md"
+    ).read_text()

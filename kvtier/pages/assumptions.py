@@ -42,9 +42,11 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out["answer_measured"] = (
         f"Of the {len(used)} inputs that enter a calculation, {measured}: {listed}."
         f" The {out['n_reference_measured']} measured figures in the set are shown beside the results for"
-        " comparison only, and no CXL link was measured."
+        " comparison only, and no CXL link was measured; the page measured on one H200 sets the model against"
+        " real copies and forward passes."
         if out["n_reference_measured"]
-        else f"Of the {len(used)} inputs that enter a calculation, {measured}: {listed}; no CXL link was measured."
+        else f"Of the {len(used)} inputs that enter a calculation, {measured}: {listed}; no CXL link was measured,"
+        " and the page measured on one H200 sets the model against real copies and forward passes."
     )
     return out
 
