@@ -166,6 +166,7 @@ def _compare_overrides(args: argparse.Namespace, base: Scenario) -> dict[str, st
         (args.tokens, "block_tokens"),
         (args.kv_dtype, "kv_dtype"),
         (args.latency, "fetch_latency"),
+        (args.layout, "fetch_layout"),
         (args.position, "interior.position"),
         (args.anchor_every, "interior.anchor_every"),
         (args.regen_model, "regen.model"),
@@ -204,6 +205,7 @@ def regen_point(scenario: Scenario, position: float | None, upstream: str) -> di
         "bandwidth_bytes_per_s": point["bandwidth_bytes_per_s"],
         "mfu": point["mfu"],
         "fetch_time_s": point["fetch_s"],
+        "fetch_transfers": scenario.fetch_transfers,
         "regen_model": model,
     }
     if position is None and model == "mfu":
@@ -232,7 +234,7 @@ def regen_point(scenario: Scenario, position: float | None, upstream: str) -> di
         regen_time_s=regen_s,
         regen_to_fetch_ratio=regen_s / point["fetch_s"],
         break_even_bandwidth_bytes_per_s=float(
-            roofline.break_even_bandwidth(scenario.block_bytes, regen_s, scenario.v("fetch_latency"))
+            roofline.break_even_bandwidth(scenario.block_bytes, regen_s, scenario.block_latency_s)
         ),
     )
     return out
@@ -252,6 +254,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         "block_tokens",
         f"bandwidth.{point['bandwidth_label']}",
         "fetch_latency",
+        "fetch_layout",
         "param_count",
         "flops_per_param_token",
         "peak_flops",
@@ -284,10 +287,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
             f" batch of {result['batch_tokens']} tokens: {result['bound']}-bound"
         )
     lines = [
-        f"block            {scenario.block_tokens} tokens x {format_bytes(scenario.kv_bytes_per_token)}/token"
+        f"block            {scenario.block_tokens} tokens × {format_bytes(scenario.kv_bytes_per_token)}/token"
         f" = {format_bytes(scenario.block_bytes)} ({scenario.block_bytes:,.0f} B)",
         f"fetch            {format_time(point['fetch_s'])}"
-        f"  at {format_quantity(point['bandwidth_bytes_per_s'], 'bandwidth')}",
+        f"  at {format_quantity(point['bandwidth_bytes_per_s'], 'bandwidth')}"
+        + (
+            f", {scenario.fetch_transfers} transfers × {format_time(scenario.v('fetch_latency'))}"
+            if scenario.fetch_transfers > 1
+            else ""
+        ),
         f"regenerate       {format_time(result['regen_time_s'])}  ({regen_detail})",
         f"case             {result['regen_case']}",
         f"ratio            {result['regen_to_fetch_ratio']:.2f}×  (regenerate / fetch)",
@@ -411,6 +419,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokens", help="tokens per block, e.g. 16")
     p.add_argument("--kv-dtype", help="KV-cache dtype: bf16, fp16, fp32, fp8")
     p.add_argument("--latency", help="fixed per-transfer latency, e.g. 2us")
+    p.add_argument(
+        "--layout",
+        choices=("contiguous", "per-layer"),
+        help="one transfer per block, or one per layer chunk as a paged cache (each pays the latency)",
+    )
     p.add_argument("--position", metavar="P", help="regenerate the block starting at token P (attention included)")
     p.add_argument("--upstream", choices=("resident", "evicted"), help="is the KV before the block still cached?")
     p.add_argument("--anchor-every", metavar="N", help="resident anchors every N tokens for --upstream evicted")

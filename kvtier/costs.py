@@ -24,8 +24,10 @@ def block_bytes(kv_bytes_per_token: ArrayLike, block_tokens: ArrayLike) -> Float
     return _f(kv_bytes_per_token) * _f(block_tokens)
 
 
-def fetch_time_s(n_bytes: ArrayLike, bandwidth_bytes_per_s: ArrayLike, latency_s: ArrayLike = 0.0) -> FloatArray:
-    """Time to move ``n_bytes`` over a link: ``latency + bytes / bandwidth`` (seconds).
+def fetch_time_s(
+    n_bytes: ArrayLike, bandwidth_bytes_per_s: ArrayLike, latency_s: ArrayLike = 0.0, transfers: ArrayLike = 1
+) -> FloatArray:
+    """Time to move ``n_bytes`` over a link: ``transfers x latency + bytes / bandwidth`` (seconds).
 
     Parameters
     ----------
@@ -35,8 +37,11 @@ def fetch_time_s(n_bytes: ArrayLike, bandwidth_bytes_per_s: ArrayLike, latency_s
         Sustained link bandwidth, one direction (B/s; decimal GB/s = 1e9 B/s).
     latency_s : array_like, optional
         Fixed per-transfer latency (s), 0 by default.
+    transfers : array_like, optional
+        Transfers the bytes are moved in (1: one contiguous copy; one per layer chunk for a
+        paged cache), each paying ``latency_s``; the bytes themselves cross the link once.
     """
-    return _f(latency_s) + _f(n_bytes) / _f(bandwidth_bytes_per_s)
+    return _f(transfers) * _f(latency_s) + _f(n_bytes) / _f(bandwidth_bytes_per_s)
 
 
 def forward_flops(tokens: ArrayLike, params: ArrayLike, flops_per_param_token: ArrayLike = 2.0) -> FloatArray:

@@ -103,9 +103,26 @@ class Scenario:
         """The MFU bracket ``label`` (optimistic, typical, conservative), fraction."""
         return self.v(f"mfu.{label}")
 
+    @property
+    def layer_chunks(self) -> int:
+        """Chunks a paged cache stores one block in: per layer one for K and one for V (one latent under MLA)."""
+        return self.model.n_layers * (1 if self.model.attention == "MLA" else 2)
+
+    @property
+    def fetch_transfers(self) -> int:
+        """Transfers that fetch one block: 1 if contiguous, :attr:`layer_chunks` if per layer."""
+        return 1 if str(self.assumptions.value("fetch_layout")) == "contiguous" else self.layer_chunks
+
+    @property
+    def block_latency_s(self) -> float:
+        """The latency one block's fetch pays: per-transfer latency x :attr:`fetch_transfers` (s)."""
+        return self.v("fetch_latency") * self.fetch_transfers
+
     def fetch_s(self, bandwidth_bytes_per_s: float | np.ndarray) -> np.ndarray:
-        """Fetch time of one block over ``bandwidth`` (s), with the fetch latency."""
-        return costs.fetch_time_s(self.block_bytes, bandwidth_bytes_per_s, self.v("fetch_latency"))
+        """Fetch time of one block over ``bandwidth`` (s), its transfers' latency included."""
+        return costs.fetch_time_s(
+            self.block_bytes, bandwidth_bytes_per_s, self.v("fetch_latency"), self.fetch_transfers
+        )
 
     @property
     def block_flops(self) -> float:

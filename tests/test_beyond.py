@@ -358,3 +358,40 @@ def test_what_was_measured_follows_the_provenance_classes():
     )
     m = assumptions.numbers(Scenario(s.assumptions.with_records({"bandwidth.mid": measured})))
     assert m["n_used_measured"] == 1 and "1 of them measured: 1 measured," in m["answer_measured"]
+
+
+def test_a_per_layer_layout_pays_the_latency_once_per_chunk():
+    from kvtier import costs
+    from kvtier.pages import ratio
+
+    # 5,242,880 B at 64 GB/s = 81.92 µs; 160 chunks (2 x 80 layers) x 9 µs = 1,440 µs more
+    assert float(costs.fetch_time_s(5_242_880, 64e9, 9e-6, 160)) == pytest.approx(1_521.92e-6, rel=1e-12)
+    s = Scenario(load_assumptions(sets={"fetch_layout": "per-layer", "fetch_latency": "9us"}))
+    assert (s.layer_chunks, s.fetch_transfers) == (160, 160)
+    assert s.block_latency_s == pytest.approx(1_440e-6, rel=1e-12)
+    assert s.illustrative["fetch_s"] == pytest.approx(1_521.92e-6, rel=1e-12)
+    # 17.92 ms / 1,521.92 µs = 11.775 inside a batch
+    assert s.illustrative["ratio"] == pytest.approx(17.92 / 1.52192, rel=1e-12)
+    # contiguous is one transfer whatever the latency; DeepSeek-V3 caches one latent per layer: 61 chunks
+    assert Scenario(load_assumptions(sets={"fetch_latency": "9us"})).fetch_transfers == 1
+    assert Scenario(load_assumptions(sets={"model": "deepseek-v3"})).layer_chunks == 61
+    # the ratio page sets both layouts side by side at the set's latency (here 9 µs, not the fitted one)
+    n = ratio.layout_numbers(Scenario(load_assumptions(sets={"fetch_latency": "9us"})))
+    assert n["layout_chunks"] == 160
+    assert n["layout_contiguous_us"] == pytest.approx(81.92 + 9, rel=1e-12)
+    assert n["layout_per_layer_us"] == pytest.approx(1_521.92, rel=1e-12)
+    assert n["layout_ratio_per_layer"] == pytest.approx(17.92e-3 / 1_521.92e-6, rel=1e-12)
+    assert "this set's 9 µs fetch latency" in n["layout_sentence"]
+
+
+def test_compare_and_the_tier_ladder_count_the_transfers():
+    from kvtier.pages import tiers
+
+    s = Scenario(load_assumptions(sets={"fetch_layout": "per-layer"}))
+    df = tiers.table(s).set_index("link")
+    # PCIe 5.0 x16: 0.5 µs per transfer x 160 = 80 µs; + 5,242,880 B / 63e9 B/s = 83.22 µs -> 163.22 µs
+    assert df.loc["pcie5-x16", "transfers"] == 160
+    assert df.loc["pcie5-x16", "fetch_us"] == pytest.approx(80 + 5_242_880 / 63e9 * 1e6, rel=1e-12)
+    proc = run_cli("compare", "--layout", "per-layer", "--latency", "9us", "--json")
+    out = json.loads(proc.stdout)
+    assert out["fetch_transfers"] == 160 and out["fetch_time_s"] == pytest.approx(1_521.92e-6, rel=1e-12)

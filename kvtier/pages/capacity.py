@@ -29,6 +29,7 @@ KEYS: tuple[str, ...] = (
     "context.long",
     "context.short",
     "fetch_latency",
+    "fetch_layout",
     "flops_per_param_token",
     "illustrative.bandwidth",
     "illustrative.mfu",

@@ -25,6 +25,7 @@ KEYS: tuple[str, ...] = (
     "bandwidth.pessimistic",
     "block_tokens",
     "fetch_latency",
+    "fetch_layout",
     "kv_dtype",
     "model",
     "reference.h200_host_link",

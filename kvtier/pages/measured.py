@@ -32,6 +32,7 @@ KEYS: tuple[str, ...] = (
     "bandwidth.pessimistic",
     "block_tokens",
     "fetch_latency",
+    "fetch_layout",
     "flops_per_param_token",
     "illustrative.bandwidth",
     "illustrative.mfu",

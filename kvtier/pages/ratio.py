@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from kvtier import chapter, costs
+from kvtier import measurements as ms
 from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS
 from kvtier.figures import finish, new_figure
 from kvtier.scenario import Scenario, seed_scenario
@@ -24,6 +25,7 @@ KEYS: tuple[str, ...] = (
     "bandwidth.pessimistic",
     "block_tokens",
     "fetch_latency",
+    "fetch_layout",
     "flops_per_param_token",
     "illustrative.bandwidth",
     "illustrative.mfu",
@@ -65,6 +67,51 @@ def _verdict(df: pd.DataFrame, column: str) -> tuple[str, int, int, int]:
     return f"holds at {within} of {len(df)} combinations; it " + ", and ".join(parts), within, len(below), len(above)
 
 
+def layout_numbers(s: Scenario) -> dict[str, Any]:
+    """The illustrative block fetched contiguously and as a paged cache lays it out, one transfer per chunk.
+
+    Each transfer pays the set's ``fetch_latency``; where that is zero (the source chapter's
+    choice) the per-transfer latency fitted to the H200's pinned copies stands in for it, and
+    the sentence says so.
+    """
+    point = s.illustrative
+    per_transfer = s.v("fetch_latency")
+    if per_transfer > 0:
+        source = f"this set's {per_transfer * 1e6:g} µs fetch latency"
+    else:
+        rec = ms.shipped_fits().records["h2d_pinned_latency"]
+        per_transfer = float(rec.value)
+        source = f"the {per_transfer * 1e6:.2f} µs per transfer fitted to one H200's copies ({rec.provenance})"
+    chunks = s.layer_chunks
+    bw = point["bandwidth_bytes_per_s"]
+    one = float(costs.fetch_time_s(s.block_bytes, bw, per_transfer, 1))
+    many = float(costs.fetch_time_s(s.block_bytes, bw, per_transfer, chunks))
+    regen = point["regen_s"]
+    lone = float(s.lone_regen_s(0, "resident", point["mfu"]))
+    out = {
+        "layout_chunks": chunks,
+        "layout_latency_us": per_transfer * 1e6,
+        "layout_contiguous_us": one * 1e6,
+        "layout_per_layer_us": many * 1e6,
+        "layout_ratio_contiguous": regen / one,
+        "layout_ratio_per_layer": regen / many,
+        "layout_lone_ratio_contiguous": lone / one,
+        "layout_lone_ratio_per_layer": lone / many,
+    }
+    out["layout_sentence"] = (
+        f"The layout of the tier can matter as much as its link. A paged KV cache keeps this block as {chunks:,}"
+        f" chunks of {s.block_bytes / chunks / 1024:,.0f} KiB, "
+        + ("one latent per layer" if s.model.attention == "MLA" else "one per layer for keys and one for values")
+        + "; copied chunk by"
+        f" chunk, each copy pays the per-transfer latency. With {source}, the {point['bandwidth_label']} bracket's"
+        f" fetch grows from {one * 1e6:,.1f} µs in one transfer to {many * 1e6:,.1f} µs in {chunks:,}, and the"
+        f" ratio falls from {regen / one:,.1f} to {regen / many:,.1f} inside a batch and from {lone / one:,.1f} to"
+        f" {lone / many:,.1f} for a lone block. The `fetch_layout` assumption applies the per-layer layout to"
+        " every page."
+    )
+    return out
+
+
 def numbers(s: Scenario) -> dict[str, Any]:
     """The ratio grid's extremes in both regimes, the illustrative point, and the verdict on the chapter's claim."""
     df = table(s)
@@ -73,7 +120,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     low_row = df.loc[df["ratio"].idxmin()]
     high_row = df.loc[df["ratio"].idxmax()]
     regen = s.regen_by_label()
-    latency = s.v("fetch_latency")
+    latency = s.block_latency_s
     lone_point = float(s.lone_regen_s(0, "resident", point["mfu"]))
     out: dict[str, Any] = {
         "n_points": len(df),
@@ -154,6 +201,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
             else "."
         )
     )
+    out.update(layout_numbers(s))
     return out
 
 

@@ -25,6 +25,7 @@ KEYS: tuple[str, ...] = (
     "bandwidth.pessimistic",
     "block_tokens",
     "fetch_latency",
+    "fetch_layout",
     "flops_per_param_token",
     "illustrative.bandwidth",
     "illustrative.mfu",
@@ -134,7 +135,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     for prefix, times in (("", regen), ("lone_", lone)):
         for case, t in times.items():
             out[f"{prefix}regen_{case}_ms"] = t * 1e3
-            bw = float(roofline.break_even_bandwidth(s.block_bytes, t, s.v("fetch_latency")))
+            bw = float(roofline.break_even_bandwidth(s.block_bytes, t, s.block_latency_s))
             out[f"{prefix}break_even_{case}_gbps"] = bw / 1e9
             out[f"{prefix}break_even_{case}"] = (
                 format_bandwidth(bw, 3) if np.isfinite(bw) else "unreachable (latency too long)"
@@ -189,15 +190,18 @@ def table(s: Scenario) -> pd.DataFrame:
             )
         )
     rows = []
-    for name, title, bw, raw_or_net, latency, bw_prov, lat_prov in links:
-        fetch_s = float(costs.fetch_time_s(s.block_bytes, bw, latency))
+    transfers = s.fetch_transfers
+    for name, title, bw, raw_or_net, per_transfer, bw_prov, lat_prov in links:
+        fetch_s = float(costs.fetch_time_s(s.block_bytes, bw, per_transfer, transfers))
+        latency = per_transfer * transfers  # what one block's fetch pays in latency
         rows.append(
             {
                 "link": name,
                 "title": title,
                 "bandwidth_GBps": bw / 1e9,
                 "raw_or_net": raw_or_net,
-                "latency_us": latency * 1e6,
+                "latency_us": per_transfer * 1e6,
+                "transfers": transfers,
                 "fetch_us": fetch_s * 1e6,
                 "ratio_tail": regen["tail"] / fetch_s,
                 "ratio_resident": regen["resident"] / fetch_s,

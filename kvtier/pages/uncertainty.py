@@ -30,6 +30,7 @@ KEYS: tuple[str, ...] = (
     "bandwidth.pessimistic",
     "block_tokens",
     "fetch_latency",
+    "fetch_layout",
     "flops_per_param_token",
     "illustrative.bandwidth",
     "illustrative.mfu",
@@ -146,7 +147,7 @@ def ratio_draws(s: Scenario, regime: str = "in-batch", fixed_peak: bool = False)
     """
     ranges = _regime_ranges(s, regime, fixed_peak)
     draws = mc.sample(ranges, int(s.v("uncertainty.draws")), int(s.v("uncertainty.seed")))
-    return mc.ratio_draws(s.block_bytes, s.block_flops, draws, s.v("fetch_latency"), _bytes_read(s, regime))
+    return mc.ratio_draws(s.block_bytes, s.block_flops, draws, s.block_latency_s, _bytes_read(s, regime))
 
 
 def monte_carlo(s: Scenario, regime: str = "in-batch", fixed_peak: bool = False) -> dict[str, Any]:
@@ -160,7 +161,7 @@ def monte_carlo(s: Scenario, regime: str = "in-batch", fixed_peak: bool = False)
         _regime_ranges(s, regime, fixed_peak),
         n=int(s.v("uncertainty.draws")),
         seed=int(s.v("uncertainty.seed")),
-        latency_s=s.v("fetch_latency"),
+        latency_s=s.block_latency_s,
         threshold=chapter.CLAIM_LOW,
         threshold_high=chapter.CLAIM_HIGH,
         bytes_read=_bytes_read(s, regime),
@@ -173,7 +174,7 @@ def tornado_rows(s: Scenario, regime: str) -> list[mc.TornadoRow]:
     if regime == "in-batch":
         ranges = {name: ranges[name] for name in mc.INPUTS}
         base = {name: base[name] for name in mc.INPUTS}
-    return mc.tornado(s.block_bytes, s.block_flops, base, ranges, s.v("fetch_latency"), _bytes_read(s, regime))
+    return mc.tornado(s.block_bytes, s.block_flops, base, ranges, s.block_latency_s, _bytes_read(s, regime))
 
 
 def numbers(s: Scenario) -> dict[str, Any]:
