@@ -13,7 +13,17 @@ time       second (s)            ``82 us``, ``82 µs``, ``18 ms``, ``0``
 fraction   dimensionless (0..1)  ``0.25``, ``25%``
 tokens     token (count)         ``16``, ``128K`` (K = 1024 tokens), ``1M``
 count      dimensionless         ``70e9``, ``70B`` (B = 1e9 here)
+power      watt (W)              ``467 W``, ``0.7 kW``
+energy     joule (J)             ``26.2 J``, ``1 kWh``
+power_capacity watt per byte     ``0.15 W/GB``, ``5 mW/GB``
+price_rate US dollar per second  ``3 USD/h``, ``3 $/h``
+price_capacity US dollar per byte ``10 USD/GB``, ``0.3 $/GB``
+price_energy US dollar per joule ``0.09 USD/kWh``
+period     second (s)            ``5 y``, ``90 d``, ``8 h``
 ========== ===================== ==========================================
+
+Prices are in US dollars: a price without its currency (``3/h``) or a bare number is refused.
+A year (``y``) is 365.25 days.
 
 Decimal prefixes (k, M, G, T, P) are powers of 1000; binary prefixes (Ki, Mi, Gi,
 Ti) are powers of 1024.  A lower-case ``b`` in a bandwidth means bits (``Gb/s``).
@@ -39,6 +49,13 @@ KIND_UNITS: dict[str, str] = {
     "fraction": "1",
     "tokens": "tokens",
     "count": "1",
+    "power": "W",
+    "energy": "J",
+    "power_capacity": "W/B",
+    "price_rate": "USD/s",
+    "price_capacity": "USD/B",
+    "price_energy": "USD/J",
+    "period": "s",
 }
 
 UNIT_EXAMPLES: dict[str, str] = {
@@ -47,6 +64,13 @@ UNIT_EXAMPLES: dict[str, str] = {
     "flop_rate": "500TFLOP/s",
     "flops": "2.24e12FLOP",
     "time": "5us",
+    "power": "467W",
+    "energy": "26.2J",
+    "power_capacity": "0.15W/GB",
+    "price_rate": "3USD/h",
+    "price_capacity": "10USD/GB",
+    "price_energy": "0.09USD/kWh",
+    "period": "5y",
 }
 """The kinds whose values need a unit where a user types them, each with an accepted form."""
 
@@ -89,7 +113,31 @@ _EXAMPLES = {
     "fraction": "'0.25' or '25%'",
     "tokens": "'16', '100000' or '128K'",
     "count": "'70e9' or '70B'",
+    "power": "'467 W' or '0.7 kW'",
+    "energy": "'26.2 J' or '1 kWh'",
+    "power_capacity": "'0.15 W/GB' or '5 mW/GB'",
+    "price_rate": "'3 USD/h' or '3 $/h'",
+    "price_capacity": "'10 USD/GB' or '0.3 $/GB'",
+    "price_energy": "'0.09 USD/kWh' or '90 USD/MWh'",
+    "period": "'5 y', '90 d' or '8 h'",
 }
+
+_YEAR_S = 365.25 * 86400.0
+_PER_BYTE = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2.0**10, "MiB": 2.0**20, "GiB": 2.0**30}
+_PER_BYTE["TiB"] = 2.0**40
+_PER_TIME = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0, "y": _YEAR_S}
+_PER_ENERGY = {"J": 1.0, "kJ": 1e3, "MJ": 1e6, "Wh": 3600.0, "kWh": 3.6e6, "MWh": 3.6e9}
+_CURRENCY = ("USD", "$")
+_UNIT_TABLES: dict[str, dict[str, float]] = {
+    "power": {"mW": 1e-3, "W": 1.0, "kW": 1e3, "MW": 1e6},
+    "energy": {"mJ": 1e-3, **_PER_ENERGY},
+    "power_capacity": {f"{w}/{b}": wv / bv for w, wv in (("mW", 1e-3), ("W", 1.0)) for b, bv in _PER_BYTE.items()},
+    "price_rate": {f"{c}/{t}": 1.0 / tv for c in _CURRENCY for t, tv in _PER_TIME.items()},
+    "price_capacity": {f"{c}/{b}": 1.0 / bv for c in _CURRENCY for b, bv in _PER_BYTE.items()},
+    "price_energy": {f"{c}/{e}": 1.0 / ev for c in _CURRENCY for e, ev in _PER_ENERGY.items()},
+    "period": {**_PER_TIME, "yr": _YEAR_S, "year": _YEAR_S, "years": _YEAR_S, "days": 86400.0},
+}
+"""The units of the kinds read from a plain table: the unit (spaces removed) to its factor to the base unit."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +174,13 @@ LIMITS: dict[str, Bounds] = {
     "fraction": Bounds("fraction", "0.0001", "1"),
     "tokens": Bounds("tokens", "0", "1024M"),
     "count": Bounds("count", "0", "1e15"),
+    "power": Bounds("power", "1 mW", "100 MW"),
+    "energy": Bounds("energy", "1 mJ", "1000 MWh"),
+    "power_capacity": Bounds("power_capacity", "0.001 mW/GB", "1000 W/GB"),
+    "price_rate": Bounds("price_rate", "0.0001 USD/h", "1000000 USD/h"),
+    "price_capacity": Bounds("price_capacity", "0.000001 USD/GB", "1000000 USD/GB"),
+    "price_energy": Bounds("price_energy", "0.0001 USD/kWh", "1000 USD/kWh"),
+    "period": Bounds("period", "1 h", "100 y"),
 }
 """Physical bounds of each kind: every value an input may take, generously.
 
@@ -209,6 +264,14 @@ def parse_quantity(value: object, kind: str) -> float:
     if kind == "count":
         if compact in _COUNT_SUFFIX:
             return number * _COUNT_SUFFIX[compact]
+        raise _fail(value, kind, f"unknown unit {show(unit, quote=True)}")
+    if kind in _UNIT_TABLES:
+        if compact == "":
+            return number
+        if compact in _UNIT_TABLES[kind]:
+            return number * _UNIT_TABLES[kind][compact]
+        if kind.startswith("price_") and not compact.startswith(_CURRENCY):
+            raise _fail(value, kind, f"{show(unit, quote=True)} is not in US dollars: write USD or $")
         raise _fail(value, kind, f"unknown unit {show(unit, quote=True)}")
     if compact == "":  # a bare number is in the base unit, written as text or not: "0" is 0 s
         return number
@@ -329,4 +392,19 @@ def format_quantity(value: float, kind: str) -> str:
         return f"{value:,.0f}" if float(value).is_integer() else f"{value:g}"
     if kind == "flops":
         return f"{value:.3g} FLOP"
+    if kind in _SHOWN:
+        unit, factor = _SHOWN[kind]
+        return f"{value / factor:.4g} {unit}"
     return f"{value:g}"
+
+
+_SHOWN: dict[str, tuple[str, float]] = {
+    "power": ("W", 1.0),
+    "energy": ("J", 1.0),
+    "power_capacity": ("W/GB", 1e-9),
+    "price_rate": ("USD/h", 1 / 3600.0),
+    "price_capacity": ("USD/GB", 1e-9),
+    "price_energy": ("USD/kWh", 1 / 3.6e6),
+    "period": ("y", _YEAR_S),
+}
+"""How :func:`format_quantity` shows the kinds read from a plain table: unit and its factor."""
