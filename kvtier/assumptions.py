@@ -71,6 +71,20 @@ class KeySpec:
 
 
 BANDWIDTH_LABELS = ("optimistic", "mid", "pessimistic")
+COST_MEDIA = ("dram", "cxl", "nvme")
+"""The media below HBM whose capacity has a price per GB (``cost.dram_gb`` ...)."""
+COST_RANGES = (
+    "cost.accelerator_hour",
+    "cost.hbm_share",
+    "cost.dram_gb",
+    "cost.cxl_gb",
+    "cost.nvme_gb",
+    "cost.amortisation",
+    "cost.energy_kwh",
+    "energy.dram_w_per_gb",
+    "energy.nvme_w_per_gb",
+)
+"""The cost inputs with a range (``KEY_low`` .. ``KEY_high``) for the tornado."""
 MFU_LABELS = ("optimistic", "typical", "conservative")
 
 SCHEMA: dict[str, KeySpec] = {
@@ -111,6 +125,21 @@ SCHEMA: dict[str, KeySpec] = {
     "uncertainty.seed": KeySpec("count", high="9007199254740992", integer=True),  # 2**53: exact as a float
     "reference.dgx_spark_hbm": KeySpec("bandwidth"),
     "reference.h200_host_link": KeySpec("bandwidth"),
+    **{f"cost.accelerator_hour{end}": KeySpec("price_rate") for end in ("", "_low", "_high")},
+    "cost.hbm_capacity": KeySpec("bytes", low="1 GB"),
+    **{f"cost.hbm_share{end}": KeySpec("fraction") for end in ("", "_low", "_high")},
+    **{f"cost.{m}_gb{end}": KeySpec("price_capacity") for m in COST_MEDIA for end in ("", "_low", "_high")},
+    **{f"cost.amortisation{end}": KeySpec("period") for end in ("", "_low", "_high")},
+    **{f"cost.energy_kwh{end}": KeySpec("price_energy") for end in ("", "_low", "_high")},
+    "cost.large_block_tokens": KeySpec("tokens", low="1", integer=True),
+    "energy.power_lone": KeySpec("power"),
+    "energy.power_batch": KeySpec("power"),
+    "energy.forward16": KeySpec("energy"),
+    **{
+        f"energy.{m}_w_per_gb{end}": KeySpec("power_capacity")
+        for m in ("dram", "nvme")
+        for end in ("", "_low", "_high")
+    },
 }
 """Every key an assumption set may hold. Unknown keys are rejected."""
 
@@ -156,6 +185,38 @@ HELP: dict[str, str] = {
     "uncertainty.seed": "seed of the random generator",
     "reference.dgx_spark_hbm": "a measured DGX Spark memory read, shown for comparison only",
     "reference.h200_host_link": "a measured H200 host-link copy rate, shown for comparison only",
+    "cost.accelerator_hour": "price of one hour of the accelerator that regenerates, all in (a cloud on-demand rate)",
+    "cost.accelerator_hour_low": "lowest accelerator price per hour the tornado considers",
+    "cost.accelerator_hour_high": "highest accelerator price per hour the tornado considers",
+    "cost.hbm_capacity": "HBM capacity of the accelerator, the bytes its HBM share is spread over",
+    "cost.hbm_share": "share of the accelerator's hourly price that its HBM capacity stands for",
+    "cost.hbm_share_low": "lowest HBM share of the accelerator's price the tornado considers",
+    "cost.hbm_share_high": "highest HBM share of the accelerator's price the tornado considers",
+    "cost.dram_gb": "purchase price of host DRAM capacity per GB",
+    "cost.dram_gb_low": "lowest host DRAM price per GB the tornado considers",
+    "cost.dram_gb_high": "highest host DRAM price per GB the tornado considers",
+    "cost.cxl_gb": "purchase price of CXL expander memory per GB, module and controller included",
+    "cost.cxl_gb_low": "lowest CXL expander price per GB the tornado considers",
+    "cost.cxl_gb_high": "highest CXL expander price per GB the tornado considers",
+    "cost.nvme_gb": "purchase price of NVMe flash capacity per GB",
+    "cost.nvme_gb_low": "lowest NVMe price per GB the tornado considers",
+    "cost.nvme_gb_high": "highest NVMe price per GB the tornado considers",
+    "cost.amortisation": "period over which purchased memory and storage are written off",
+    "cost.amortisation_low": "shortest amortisation period the tornado considers",
+    "cost.amortisation_high": "longest amortisation period the tornado considers",
+    "cost.energy_kwh": "price of electrical energy",
+    "cost.energy_kwh_low": "lowest energy price the tornado considers",
+    "cost.energy_kwh_high": "highest energy price the tornado considers",
+    "cost.large_block_tokens": "tokens of the larger block the cost page prices next to the source chapter's",
+    "energy.power_lone": "accelerator board power while it regenerates a lone block",
+    "energy.power_batch": "accelerator board power while it runs a compute-bound batch",
+    "energy.forward16": "energy of one 16-token forward pass of a Llama-3-70B-shaped model on one accelerator",
+    "energy.dram_w_per_gb": "power to hold a GB in DRAM (HBM, host DRAM, CXL expander), refresh and idle",
+    "energy.dram_w_per_gb_low": "lowest DRAM holding power per GB the tornado considers",
+    "energy.dram_w_per_gb_high": "highest DRAM holding power per GB the tornado considers",
+    "energy.nvme_w_per_gb": "power to hold a GB on NVMe flash, the drive's idle power over its capacity",
+    "energy.nvme_w_per_gb_low": "lowest NVMe holding power per GB the tornado considers",
+    "energy.nvme_w_per_gb_high": "highest NVMe holding power per GB the tornado considers",
 }
 """One line per key of :data:`SCHEMA`: what it is (its unit and allowed values come from its spec)."""
 
@@ -512,3 +573,5 @@ def check_consistency(assumptions: AssumptionSet) -> None:
     )
     for name in ("bandwidth", "mfu", "peak", "mem_bandwidth", "mem_efficiency"):
         ordered((f"uncertainty.{name}_high", f"uncertainty.{name}_low"), "a range needs low <= high")
+    for key in COST_RANGES:
+        ordered((f"{key}_high", key, f"{key}_low"), "a price's range must hold its value: low <= value <= high")
