@@ -1,0 +1,200 @@
+"""What holding a KV block costs against re-obtaining it: a five-minute rule for KV caches.
+
+Gray and Putzolu's five-minute rule (1987) keeps an item in a faster tier when it will be
+used again within the break-even interval: the cost of obtaining it once more divided by
+the cost of holding it for a second.  For a KV block the alternative to holding it is
+fetching it from a slower tier or recomputing it on the accelerator.  Costs here are in
+US dollars or in joules; every function is pure and vectorized (floats or numpy arrays in
+SI base units: bytes, seconds, USD, J, W) and broadcasts.
+
+Where a holding cost is per byte per second, a tier's cost of holding ``n_bytes`` for
+``dt`` seconds and then fetching them once is ``hold x n_bytes x dt + fetch``; the cost
+of dropping them is one recomputation.  :func:`cheapest_tier` takes the lower envelope of
+those lines for each reuse interval, and :func:`tier_mix` sums a trace's reuses into the
+bytes each tier must hold (Little's law) and the cost per second of the mix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+FloatArray = NDArray[np.float64]
+
+
+def _f(x: ArrayLike) -> FloatArray:
+    return np.asarray(x, dtype=np.float64)
+
+
+def capacity_price_per_byte_s(
+    purchase_usd_per_byte: ArrayLike,
+    amortisation_s: ArrayLike,
+    hold_w_per_byte: ArrayLike = 0.0,
+    usd_per_joule: ArrayLike = 0.0,
+) -> FloatArray:
+    """Cost of holding one byte for one second in purchased memory (USD/(B s)).
+
+    ``purchase / amortisation + holding power x energy price``: the capacity written off
+    evenly over ``amortisation_s`` seconds, plus the energy it draws while it holds data.
+
+    Parameters
+    ----------
+    purchase_usd_per_byte : array_like
+        Purchase price of the capacity (USD/B).
+    amortisation_s : array_like
+        Period the purchase is written off over (s, > 0).
+    hold_w_per_byte : array_like, optional
+        Power the capacity draws per byte held (W/B).
+    usd_per_joule : array_like, optional
+        Price of energy (USD/J).
+    """
+    return _f(purchase_usd_per_byte) / _f(amortisation_s) + _f(hold_w_per_byte) * _f(usd_per_joule)
+
+
+def hbm_price_per_byte_s(accelerator_usd_per_s: ArrayLike, hbm_share: ArrayLike, hbm_bytes: ArrayLike) -> FloatArray:
+    """Cost of holding one byte for one second in the accelerator's HBM (USD/(B s)).
+
+    ``accelerator price x share / HBM capacity``: the share of the accelerator's hourly
+    price that its HBM capacity stands for, spread evenly over that capacity.
+    """
+    return _f(accelerator_usd_per_s) * _f(hbm_share) / _f(hbm_bytes)
+
+
+def time_cost(seconds: ArrayLike, rate_per_s: ArrayLike) -> FloatArray:
+    """Cost of occupying something priced per second for ``seconds`` (USD, or J for a power in W)."""
+    return _f(seconds) * _f(rate_per_s)
+
+
+def keep_interval_s(recompute_cost: ArrayLike, fetch_cost: ArrayLike, hold_cost_per_s: ArrayLike) -> FloatArray:
+    """How long a block is worth holding in a tier rather than dropping it and recomputing it (s).
+
+    Holding it for ``dt`` and fetching it once costs ``hold x dt + fetch``; dropping it costs
+    one recomputation.  Holding wins while ``dt < (recompute - fetch) / hold``.  Where the
+    fetch alone costs as much as recomputing, the interval is 0: never worth holding there.
+
+    Parameters
+    ----------
+    recompute_cost : array_like
+        Cost of recomputing the block once (USD or J).
+    fetch_cost : array_like
+        Cost of fetching it once from this tier (same unit; 0 for the accelerator's HBM).
+    hold_cost_per_s : array_like
+        Cost of holding the block's bytes in this tier for one second (unit per s, > 0).
+    """
+    return np.maximum(_f(recompute_cost) - _f(fetch_cost), 0.0) / _f(hold_cost_per_s)
+
+
+def gray_interval_s(fetch_cost_below: ArrayLike, hold_cost_per_s: ArrayLike) -> FloatArray:
+    """Gray's break-even interval: keep a block in this tier rather than fetch it from the one below (s).
+
+    ``fetch cost from below / holding cost here per second``, the form of the five-minute
+    rule, in which the tier below holds a copy anyway.
+    """
+    return _f(fetch_cost_below) / _f(hold_cost_per_s)
+
+
+def tier_costs(
+    intervals_s: ArrayLike, hold_cost_per_s: ArrayLike, fetch_cost: ArrayLike, recompute_cost: float
+) -> FloatArray:
+    """Cost of serving each reuse from each tier, and from recomputation (last row).
+
+    Returns an array of shape ``(tiers + 1, reuses)``: row ``i`` is ``hold_i x dt + fetch_i``
+    for tier ``i``, the last row the recomputation cost for every reuse.
+    """
+    dt = _f(intervals_s).ravel()
+    hold = _f(hold_cost_per_s).reshape(-1, 1)
+    fetch = _f(fetch_cost).reshape(-1, 1)
+    tiers = hold * dt[None, :] + fetch
+    return np.vstack([tiers, np.full((1, dt.size), float(recompute_cost))])
+
+
+def cheapest_tier(
+    intervals_s: ArrayLike, hold_cost_per_s: ArrayLike, fetch_cost: ArrayLike, recompute_cost: float
+) -> NDArray[np.int64]:
+    """For each reuse interval, the index of the cheapest way to have the block again.
+
+    ``0 .. tiers - 1``: hold it in that tier until the reuse, then fetch it; ``tiers``:
+    drop it and recompute it.  Ties go to the lower index (the faster tier, as listed).
+    """
+    return np.argmin(tier_costs(intervals_s, hold_cost_per_s, fetch_cost, recompute_cost), axis=0)
+
+
+@dataclass(frozen=True)
+class Mix:
+    """A trace's reuses served at least cost: what each tier holds and what it all costs.
+
+    Attributes
+    ----------
+    share : ndarray
+        Share of the reuses each tier serves, recomputation last (fractions summing to 1).
+    bytes_held : ndarray
+        Mean bytes each tier holds over the trace, by Little's law (B; 0 for recomputation).
+    hold_usd_per_s, fetch_usd_per_s, recompute_usd_per_s : float
+        The mix's cost per second of trace time: capacity held, fetches, recomputations (USD/s).
+    recompute_all_usd_per_s : float
+        Cost per second of recomputing every reuse instead (USD/s).
+    """
+
+    share: FloatArray
+    bytes_held: FloatArray
+    hold_usd_per_s: float
+    fetch_usd_per_s: float
+    recompute_usd_per_s: float
+    recompute_all_usd_per_s: float
+
+    @property
+    def usd_per_s(self) -> float:
+        """The mix's whole cost per second of trace time (USD/s)."""
+        return self.hold_usd_per_s + self.fetch_usd_per_s + self.recompute_usd_per_s
+
+
+def tier_mix(
+    intervals_s: ArrayLike,
+    duration_s: float,
+    block_bytes: float,
+    hold_usd_per_byte_s: ArrayLike,
+    fetch_usd: ArrayLike,
+    recompute_usd: float,
+) -> Mix:
+    """Serve each reuse of a trace the cheapest way, and sum what that holds and costs.
+
+    Parameters
+    ----------
+    intervals_s : array_like
+        Time from each reference to a block back to its previous reference (s).
+    duration_s : float
+        Length of the trace (s, > 0).
+    block_bytes : float
+        Bytes of one block (B).
+    hold_usd_per_byte_s : array_like
+        Each tier's holding price (USD/(B s)), fastest first.
+    fetch_usd : array_like
+        Each tier's cost of one fetch of the block (USD); 0 for HBM.
+    recompute_usd : float
+        Cost of recomputing the block once (USD).
+
+    Returns
+    -------
+    Mix
+        A block reused after ``dt`` in tier ``i`` occupies ``block_bytes`` there for ``dt``;
+        summed over the reuses and divided by the duration that is the mean bytes held.
+    """
+    dt = _f(intervals_s).ravel()
+    hold = _f(hold_usd_per_byte_s).ravel() * float(block_bytes)
+    fetch = _f(fetch_usd).ravel()
+    n_tiers = hold.size
+    choice = cheapest_tier(dt, hold, fetch, recompute_usd)
+    counts = np.bincount(choice, minlength=n_tiers + 1).astype(float)
+    held_s = np.bincount(choice, weights=dt, minlength=n_tiers + 1)[:n_tiers]
+    share = counts / dt.size if dt.size else counts
+    bytes_held = np.r_[held_s * float(block_bytes) / duration_s, 0.0]
+    return Mix(
+        share=share,
+        bytes_held=bytes_held,
+        hold_usd_per_s=float(np.sum(held_s * hold) / duration_s),
+        fetch_usd_per_s=float(np.sum(counts[:n_tiers] * fetch) / duration_s),
+        recompute_usd_per_s=float(counts[n_tiers] * recompute_usd / duration_s),
+        recompute_all_usd_per_s=float(dt.size * recompute_usd / duration_s),
+    )
