@@ -1,0 +1,563 @@
+"""The cost page (``notebooks/13_cost.md``): how long a KV block is worth keeping in each tier.
+
+The five-minute rule for KV caches (:mod:`kvtier.economics`): a block is worth holding in
+a tier while its next use comes sooner than the cost of re-obtaining it (recomputing it,
+in either regime, or fetching it from a slower tier) divided by the cost of holding its
+bytes there for a second, in dollars and in joules.  Every link preset is a tier; the
+medium behind it (HBM, host DRAM, a CXL expander, NVMe flash) sets its holding cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from kvtier import costs, economics, hardware
+from kvtier.assumptions import COST_RANGES, HELP
+from kvtier.figures import PALETTE, finish, new_figure
+from kvtier.scenario import Scenario
+from kvtier.units import format_number, format_time
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+NOTEBOOK = "13_cost"
+"""The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+
+KEYS: tuple[str, ...] = (
+    "block_tokens",
+    "cost.accelerator_hour",
+    "cost.accelerator_hour_high",
+    "cost.accelerator_hour_low",
+    "cost.amortisation",
+    "cost.amortisation_high",
+    "cost.amortisation_low",
+    "cost.cxl_gb",
+    "cost.cxl_gb_high",
+    "cost.cxl_gb_low",
+    "cost.dram_gb",
+    "cost.dram_gb_high",
+    "cost.dram_gb_low",
+    "cost.energy_kwh",
+    "cost.energy_kwh_high",
+    "cost.energy_kwh_low",
+    "cost.hbm_capacity",
+    "cost.hbm_share",
+    "cost.hbm_share_high",
+    "cost.hbm_share_low",
+    "cost.large_block_tokens",
+    "cost.nvme_gb",
+    "cost.nvme_gb_high",
+    "cost.nvme_gb_low",
+    "energy.dram_w_per_gb",
+    "energy.dram_w_per_gb_high",
+    "energy.dram_w_per_gb_low",
+    "energy.forward16",
+    "energy.nvme_w_per_gb",
+    "energy.nvme_w_per_gb_high",
+    "energy.nvme_w_per_gb_low",
+    "energy.power_batch",
+    "energy.power_lone",
+    "fetch_layout",
+    "flops_per_param_token",
+    "illustrative.mfu",
+    "interior.anchor_every",
+    "kv_dtype",
+    "mfu.conservative",
+    "mfu.optimistic",
+    "mfu.typical",
+    "model",
+    "param_count",
+    "peak_flops",
+    "regen.mem_bandwidth",
+    "regen.mem_efficiency",
+    "weight_dtype",
+)
+"""The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
+
+REGIMES: dict[str, str] = {"lone": "regenerated alone", "batch": "regenerated inside a batch"}
+"""The two regimes of regeneration, by the short name the tables use: a lone block, a block inside a batch."""
+
+MEDIA: dict[str, str] = {"hbm": "HBM", "dram": "host DRAM", "cxl": "CXL expander", "nvme": "NVMe flash"}
+"""The media a tier holds its blocks in, by the name the cost keys use."""
+
+CXL_TIER = "cxl2-x8"
+"""The tier the tornado follows: a CXL 2.0 x8 expander, the interface of those shipping today."""
+
+YEAR_S = 365.25 * 86400.0
+
+
+def duration(seconds: float) -> str:
+    """A holding interval for reading, in the largest unit up to years, three significant figures.
+
+    Years from one year on, days from two days on, then :func:`kvtier.units.format_time`'s
+    units: ``"28.8 h"``, ``"49.2 d"``, ``"26.6 min"``; ``"0 s"`` for a block never worth holding.
+    """
+    if seconds <= 0:
+        return "0 s"
+    for unit, size, start in (("y", YEAR_S, YEAR_S), ("d", 86400.0, 2 * 86400.0), ("h", 3600.0, 3600.0)):
+        if seconds >= start:
+            return f"{format_number(seconds / size, 3)} {unit}"
+    for unit, size in (("min", 60.0), ("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= size:
+            return f"{format_number(seconds / size, 3)} {unit}"
+    return format_time(seconds)
+
+
+def medium(link: str) -> str:
+    """The medium behind the link preset ``link``: ``hbm``, ``cxl``, ``nvme`` or ``dram``.
+
+    A PCIe, NVLink-C2C or RDMA link reaches a host's DRAM; a CXL link an expander's.
+    """
+    if link == "hbm":
+        return "hbm"
+    for prefix in ("cxl", "nvme"):
+        if link.startswith(prefix):
+            return prefix
+    return "dram"
+
+
+def inputs(s: Scenario, overrides: Mapping[str, float] | None = None) -> dict[str, float]:
+    """The cost inputs in SI base units (USD/s, USD/B, USD/J, W, W/B, s), by assumption key.
+
+    ``overrides`` replaces some of them (the tornado's low and high ends).
+    """
+    keys = (*COST_RANGES, "cost.hbm_capacity", "energy.power_lone", "energy.power_batch")
+    out = {key: s.v(key) for key in keys}
+    out.update(overrides or {})
+    return out
+
+
+def hold_price(values: Mapping[str, float], unit: str) -> dict[str, float]:
+    """Each medium's cost of holding one byte for one second: USD/(B s) for ``"usd"``, W/B for ``"J"``."""
+    if unit == "J":
+        dram = values["energy.dram_w_per_gb"]
+        return {"hbm": dram, "dram": dram, "cxl": dram, "nvme": values["energy.nvme_w_per_gb"]}
+    usd_per_j = values["cost.energy_kwh"]
+    amort = values["cost.amortisation"]
+    out = {
+        "hbm": float(
+            economics.hbm_price_per_byte_s(
+                values["cost.accelerator_hour"], values["cost.hbm_share"], values["cost.hbm_capacity"]
+            )
+        )
+    }
+    for m, watts in (
+        ("dram", "energy.dram_w_per_gb"),
+        ("cxl", "energy.dram_w_per_gb"),
+        ("nvme", "energy.nvme_w_per_gb"),
+    ):
+        out[m] = float(economics.capacity_price_per_byte_s(values[f"cost.{m}_gb"], amort, values[watts], usd_per_j))
+    return out
+
+
+def block_scenario(s: Scenario, tokens: int) -> Scenario:
+    """``s`` with blocks of ``tokens`` tokens (the same scenario when that is its own block size)."""
+    if tokens == s.block_tokens:
+        return s
+    return Scenario(s.assumptions.with_values({"block_tokens": f"{tokens} tokens"}, source="the cost page"))
+
+
+def mfu(s: Scenario) -> float:
+    """The illustrative MFU bracket's value (fraction): the MFU both regimes run at here."""
+    return s.mfu(str(s.assumptions.value("illustrative.mfu")))
+
+
+def regen_s(s: Scenario, regime: str) -> float:
+    """Time to regenerate the tail block once in ``regime`` (``lone`` or ``batch``), s."""
+    if regime == "lone":
+        return float(s.lone_regen_s(0, "resident", mfu(s)))
+    return float(s.in_batch_regen_s(0, "resident", mfu(s)))
+
+
+def block_sizes(s: Scenario) -> tuple[int, int]:
+    """The two block sizes priced: the set's own and ``cost.large_block_tokens``."""
+    return s.block_tokens, int(s.v("cost.large_block_tokens"))
+
+
+def long_table(s: Scenario, overrides: Mapping[str, float] | None = None) -> pd.DataFrame:
+    """Every tier x block size x regime: the costs of holding, fetching and recomputing, and the intervals."""
+    values = inputs(s, overrides)
+    usd_hold, j_hold = hold_price(values, "usd"), hold_price(values, "J")
+    accel = values["cost.accelerator_hour"]
+    power = {"lone": values["energy.power_lone"], "batch": values["energy.power_batch"]}
+    links = hardware.load_links()
+    rows = []
+    for tokens in block_sizes(s):
+        sc = block_scenario(s, tokens)
+        n_bytes = sc.block_bytes
+        fetch = {
+            name: float(costs.fetch_time_s(n_bytes, link.bandwidth_bytes_per_s, link.latency_s, sc.fetch_transfers))
+            for name, link in links.items()
+        }
+        fetch["hbm"] = 0.0  # a block already in HBM is used where it lies
+        for regime in REGIMES:
+            regen = regen_s(sc, regime)
+            r_usd, r_j = regen * accel, regen * power[regime]
+            hbm_hold_usd = usd_hold["hbm"] * n_bytes
+            for name in links:
+                m = medium(name)
+                f_usd, f_j = fetch[name] * accel, fetch[name] * power[regime]
+                h_usd, h_j = usd_hold[m] * n_bytes, j_hold[m] * n_bytes
+                rows.append(
+                    {
+                        "tier": name,
+                        "medium": m,
+                        "block_tokens": tokens,
+                        "regime": regime,
+                        "block_MiB": n_bytes / 2**20,
+                        "fetch_us": fetch[name] * 1e6,
+                        "regen_ms": regen * 1e3,
+                        "hold_usd_per_GB_h": usd_hold[m] * 1e9 * 3600,
+                        "hold_mW_per_GB": j_hold[m] * 1e9 * 1e3,
+                        "recompute_usd": r_usd,
+                        "fetch_usd": f_usd,
+                        "recompute_J": r_j,
+                        "keep_usd_s": float(economics.keep_interval_s(r_usd, f_usd, h_usd)),
+                        "keep_J_s": float(economics.keep_interval_s(r_j, f_j, h_j)),
+                        "hbm_over_tier_s": float(economics.gray_interval_s(f_usd, hbm_hold_usd)) if m != "hbm" else 0.0,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def table(s: Scenario) -> pd.DataFrame:
+    """One row per tier: its holding costs and how long a block is worth keeping there, both regimes, both sizes.
+
+    ``keep_usd_S_R_h`` is the dollar interval (hours) for the ``small`` block (the set's
+    ``block_tokens``) or the ``large`` one (``cost.large_block_tokens``) in regime ``R``
+    (``lone`` or ``batch``); ``keep_J_S_R_h`` the same in joules; ``hbm_over_tier_S_s`` how
+    long such a block is worth keeping in HBM rather than fetching it from this tier (Gray's
+    form, seconds, the same in both regimes).
+    """
+    df = long_table(s)
+    small, large = block_sizes(s)
+    out = df[(df["block_tokens"] == small) & (df["regime"] == "lone")][
+        ["tier", "medium", "hold_usd_per_GB_h", "hold_mW_per_GB", "fetch_us"]
+    ].reset_index(drop=True)
+    for tokens, label in ((small, "small"), (large, "large")):
+        for regime in REGIMES:
+            part = df[(df["block_tokens"] == tokens) & (df["regime"] == regime)].reset_index(drop=True)
+            out[f"keep_usd_{label}_{regime}_h"] = part["keep_usd_s"] / 3600
+            out[f"keep_J_{label}_{regime}_h"] = part["keep_J_s"] / 3600
+        part = df[(df["block_tokens"] == tokens) & (df["regime"] == "lone")].reset_index(drop=True)
+        out[f"hbm_over_tier_{label}_s"] = part["hbm_over_tier_s"]
+    return out
+
+
+def block_table(s: Scenario) -> pd.DataFrame:
+    """Per block size and regime: regeneration time, and what one recomputation costs in dollars and joules."""
+    df = long_table(s)
+    rows = df[df["tier"] == "hbm"][["block_tokens", "regime", "block_MiB", "regen_ms", "recompute_usd", "recompute_J"]]
+    out = rows.reset_index(drop=True)
+    out["regime_words"] = out["regime"].map(REGIMES)
+    return out
+
+
+def inputs_table(s: Scenario) -> pd.DataFrame:
+    """The cost and energy inputs: value, range, provenance, basis and source, as the assumption set holds them."""
+    rows = []
+    for key in (*COST_RANGES, "cost.hbm_capacity", "energy.power_lone", "energy.power_batch", "energy.forward16"):
+        rec = s.a(key)
+        ranged = key in COST_RANGES
+        rows.append(
+            {
+                "input": key,
+                "value": rec.text,
+                "low": s.a(f"{key}_low").text if ranged else "",
+                "high": s.a(f"{key}_high").text if ranged else "",
+                "provenance": rec.provenance,
+                "what": HELP[key],
+                "basis": rec.basis,
+                "source": rec.source,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _tornado_metrics(s: Scenario, overrides: Mapping[str, float] | None = None) -> dict[str, float]:
+    """The two numbers the tornado follows: the CXL tier's dollar and joule intervals (16-token, lone; h)."""
+    df = long_table(s, overrides)
+    row = df[(df["tier"] == CXL_TIER) & (df["block_tokens"] == s.block_tokens) & (df["regime"] == "lone")].iloc[0]
+    return {"usd": float(row["keep_usd_s"]) / 3600, "J": float(row["keep_J_s"]) / 3600}
+
+
+def tornado_table(s: Scenario) -> pd.DataFrame:
+    """Each price (and the board power) at its low and high end, the others held: the CXL tier's intervals.
+
+    The board power swings from the measured lone-block power to the datasheet TDP.
+    """
+    base = _tornado_metrics(s)
+    ranges: list[tuple[str, float, float]] = [(key, s.v(f"{key}_low"), s.v(f"{key}_high")) for key in COST_RANGES]
+    ranges.append(("energy.power_lone", s.v("energy.power_lone"), s.v("energy.power_batch")))
+    rows = []
+    for key, low, high in ranges:
+        at_low = _tornado_metrics(s, {key: low})
+        at_high = _tornado_metrics(s, {key: high})
+        row: dict[str, Any] = {"input": key, "low_si": low, "high_si": high}
+        for unit in ("usd", "J"):
+            row[f"keep_{unit}_at_low_h"] = at_low[unit]
+            row[f"keep_{unit}_at_high_h"] = at_high[unit]
+            row[f"keep_{unit}_base_h"] = base[unit]
+            row[f"swing_{unit}"] = max(at_low[unit], at_high[unit]) / min(at_low[unit], at_high[unit])
+        rows.append(row)
+    return pd.DataFrame(rows).sort_values(["swing_usd", "input"], ascending=[False, True]).reset_index(drop=True)
+
+
+def numbers(s: Scenario) -> dict[str, Any]:
+    """The page's numbers: block costs, the CXL and HBM intervals, the tornado's verdict."""
+    wide = table(s)
+    small, large = block_sizes(s)
+    blocks = block_table(s).set_index(["block_tokens", "regime"])
+    out: dict[str, Any] = {
+        "small_tokens": small,
+        "large_tokens": large,
+        "mfu_pct": mfu(s) * 100,
+        "lone_device": s.lone_device,
+        "n_tiers": len(wide),
+        "accelerator_hour_text": s.a("cost.accelerator_hour").text,
+        "hbm_share_pct": s.v("cost.hbm_share") * 100,
+        "hbm_capacity_text": s.a("cost.hbm_capacity").text,
+        "forward16_measured_j": s.v("energy.forward16"),
+        "power_lone_w": s.v("energy.power_lone"),
+        "power_batch_w": s.v("energy.power_batch"),
+    }
+    for tokens, label in ((small, "small"), (large, "large")):
+        for regime in REGIMES:
+            b = blocks.loc[(tokens, regime)]
+            out[f"{label}_{regime}_regen_ms"] = float(b["regen_ms"])
+            out[f"{label}_{regime}_recompute_usd"] = float(b["recompute_usd"])
+            out[f"{label}_{regime}_recompute_j"] = float(b["recompute_J"])
+            for unit in ("usd", "J"):
+                col = wide[f"keep_{unit}_{label}_{regime}_h"]
+                key = unit.lower()
+                for tier in ("hbm", CXL_TIER, "pcie5-x16", "nvme-gen4-x4"):
+                    value = float(col[wide["tier"] == tier].iloc[0]) * 3600
+                    name = tier.replace("-", "_")
+                    out[f"{label}_{regime}_{name}_keep_{key}"] = duration(value)
+    out["small_lone_model_j"] = out["small_lone_recompute_j"]
+    out["energy_model_vs_measured_pct"] = (out["small_lone_recompute_j"] / out["forward16_measured_j"] - 1) * 100
+    gray = wide.set_index("tier")["hbm_over_tier_small_s"]
+    out["hbm_over_cxl"] = duration(float(gray[CXL_TIER]))
+    out["hbm_over_nvme"] = duration(float(gray["nvme-gen4-x4"]))
+    # the HBM interval against recomputation needs no price at all when HBM is priced as a share of the GPU
+    out["hbm_price_free_sentence"] = (
+        "Priced as a share of the accelerator, HBM's interval against recomputation holds no price at all: the"
+        " accelerator's hourly price is on both sides of the ratio and cancels, leaving the regeneration time"
+        " times the HBM capacity over the block's bytes and the HBM share."
+    )
+    tornado = tornado_table(s)
+    top = tornado.iloc[0]
+    out["tornado_top_key"] = str(top["input"])
+    out["tornado_top_words"] = HELP[str(top["input"])]
+    out["tornado_top_swing"] = float(top["swing_usd"])
+    out["tornado_top_low"] = duration(float(min(top["keep_usd_at_low_h"], top["keep_usd_at_high_h"])) * 3600)
+    out["tornado_top_high"] = duration(float(max(top["keep_usd_at_low_h"], top["keep_usd_at_high_h"])) * 3600)
+    second = tornado.iloc[1]
+    out["tornado_second_key"] = str(second["input"])
+    out["tornado_second_words"] = HELP[str(second["input"])]
+    out["tornado_second_swing"] = float(second["swing_usd"])
+    jt = tornado.sort_values("swing_J", ascending=False).iloc[0]
+    out["tornado_top_j_key"] = str(jt["input"])
+    out["tornado_top_j_words"] = HELP[str(jt["input"])]
+    out["tornado_top_j_swing"] = float(jt["swing_J"])
+    shortest = min(
+        float(wide.loc[wide["tier"] == CXL_TIER, f"keep_usd_{t}_{r}_h"].iloc[0])
+        for t in ("small", "large")
+        for r in REGIMES
+    )
+    out["cxl_shortest_keep"] = duration(shortest * 3600)
+    return out
+
+
+# ---- figures ---------------------------------------------------------------------------
+
+_MARKS = (("lone", "o", True), ("batch", "o", False))
+
+
+def _interval_ticks(ax: Any, low: float, high: float) -> None:
+    """Label a log axis of seconds at readable durations."""
+    from matplotlib.ticker import NullLocator
+
+    coarse = [(1, "1 s"), (60, "1 min"), (300, "5 min"), (3600, "1 h"), (86400, "1 d"), (30 * 86400, "30 d")]
+    coarse += [(YEAR_S, "1 y"), (10 * YEAR_S, "10 y")]
+    fine = [(10, "10 s"), (900, "15 min"), (3 * 3600, "3 h"), (12 * 3600, "12 h"), (2 * 86400, "2 d")]
+    fine += [(7 * 86400, "7 d"), (90 * 86400, "90 d")]
+    marks = [(v, t) for v, t in coarse if low <= v <= high]
+    if len(marks) < 3:
+        marks = sorted((v, t) for v, t in coarse + fine if low <= v <= high)
+    ax.set_xticks([v for v, _ in marks], [t for _, t in marks])
+    ax.xaxis.set_minor_locator(NullLocator())
+
+
+def interval_figure(s: Scenario) -> tuple[Figure, str]:
+    """Each tier's break-even holding interval against recomputation, in dollars and in joules, log axis."""
+    df = long_table(s)
+    small, large = block_sizes(s)
+    tiers = list(dict.fromkeys(df["tier"]))
+    order = sorted(tiers, key=lambda t: float(df[(df["tier"] == t)]["keep_usd_s"].median()))
+    fig, axes = new_figure(9.5, 6.4)
+    fig.delaxes(axes)
+    ax_usd = fig.add_subplot(1, 2, 1)
+    ax_j = fig.add_subplot(1, 2, 2, sharey=ax_usd)
+    y = {t: i for i, t in enumerate(order)}
+    styles = {
+        (small, "lone"): (PALETTE[0], "o", "full"),
+        (small, "batch"): (PALETTE[0], "o", "none"),
+        (large, "lone"): (PALETTE[1], "s", "full"),
+        (large, "batch"): (PALETTE[1], "s", "none"),
+    }
+    values = np.r_[df["keep_usd_s"].to_numpy(), df["keep_J_s"].to_numpy()]
+    positive = values[values > 0]
+    low, high = float(positive.min()) / 3, float(positive.max()) * 3
+    for ax, col, title in ((ax_usd, "keep_usd_s", "in dollars"), (ax_j, "keep_J_s", "in joules")):
+        for (tokens, regime), (color, marker, fill) in styles.items():
+            part = df[(df["block_tokens"] == tokens) & (df["regime"] == regime)]
+            yy = np.array([y[t] for t in part["tier"]]) + (0.15 if tokens == large else -0.15)
+            ax.scatter(
+                np.maximum(part[col].to_numpy(), low),
+                yy,
+                s=36,
+                marker=marker,
+                facecolors=color if fill == "full" else "white",
+                edgecolors=color,
+                linewidths=1.4,
+                label=f"{tokens}-token block, {REGIMES[regime]}",
+                zorder=3,
+            )
+        ax.set_xscale("log")
+        ax.set_xlim(low, high)
+        _interval_ticks(ax, low, high)
+        ax.axvline(300, color="#888888", lw=0.8, ls=":")
+        ax.set_title(f"break-even interval {title}", fontsize=10)
+        ax.grid(axis="y", visible=False)
+    ax_usd.set_yticks(range(len(order)), order)
+    ax_j.tick_params(labelleft=False)
+    ax_usd.set_xlabel("keep a block while its next use comes sooner (log)")
+    ax_j.set_xlabel("keep a block while its next use comes sooner (log)")
+    handles, labels = ax_usd.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=2, fontsize=8, bbox_to_anchor=(0.5, 0.985))
+    n = numbers(s)
+    fig.suptitle(
+        f"A CXL expander pays for a block reused within {n['small_lone_cxl2_x8_keep_usd']} ({small} tokens, lone)",
+        fontsize=11,
+        y=0.9,
+    )
+    fig.subplots_adjust(top=0.80, wspace=0.06, left=0.15, right=0.98)
+    records = s.used(
+        "cost.accelerator_hour",
+        "cost.hbm_share",
+        "cost.hbm_capacity",
+        "cost.dram_gb",
+        "cost.cxl_gb",
+        "cost.nvme_gb",
+        "cost.amortisation",
+        "cost.energy_kwh",
+        "energy.power_lone",
+        "energy.power_batch",
+        "energy.dram_w_per_gb",
+        "energy.nvme_w_per_gb",
+        "model",
+        "block_tokens",
+        "cost.large_block_tokens",
+        "peak_flops",
+        f"mfu.{s.assumptions.value('illustrative.mfu')}",
+        "regen.mem_bandwidth",
+        "regen.mem_efficiency",
+    )
+    lead = (
+        f"Every tier below HBM is worth holding a block for far longer than HBM is: a {small}-token block regenerated"
+        f" alone is worth keeping in a CXL expander for {n['small_lone_cxl2_x8_keep_usd']} by the dollar and"
+        f" {n['small_lone_cxl2_x8_keep_j']} by the joule, in HBM for {n['small_lone_hbm_keep_usd']}."
+    )
+    return finish(
+        fig,
+        records,
+        "Each mark is how long a block may wait for its next use before holding it in that tier costs more than"
+        " recomputing it (minus one fetch from the tier), left in dollars, right in joules; filled marks regenerate"
+        f" a lone block, open marks inside a batch; circles are {small}-token blocks, squares {large}-token ones."
+        " The dotted line is five minutes. A block that reaches the left edge is never worth holding there.",
+        extra="tier presets: see the cost table (published-spec, derived, assumed)",
+        lead=lead,
+        drivers=("cost.accelerator_hour", "cost.cxl_gb"),
+    )
+
+
+def tornado_figure(s: Scenario) -> tuple[Figure, str]:
+    """The CXL tier's dollar interval as each price moves across its range, widest swing on top."""
+    t = tornado_table(s).iloc[::-1].reset_index(drop=True)
+    n = numbers(s)
+    fig, ax = new_figure(8.5, 5.4)
+    base = float(t["keep_usd_base_h"].iloc[0]) * 3600
+    for i, row in t.iterrows():
+        lo, hi = float(row["keep_usd_at_low_h"]) * 3600, float(row["keep_usd_at_high_h"]) * 3600
+        ax.barh(i, lo - base, left=base, color=PALETTE[0], height=0.6)
+        ax.barh(i, hi - base, left=base, color=PALETTE[1], height=0.6)
+    ax.axvline(base, color="#333333", lw=1.0)
+    ax.set_yticks(range(len(t)), list(t["input"]))
+    ax.set_xscale("log")
+    lows = np.r_[t["keep_usd_at_low_h"], t["keep_usd_at_high_h"]] * 3600
+    ax.set_xlim(float(lows.min()) / 1.6, float(lows.max()) * 1.6)
+    _interval_ticks(ax, float(lows.min()) / 1.6, float(lows.max()) * 1.6)
+    ax.set_xlabel(f"how long a {s.block_tokens}-token block is worth keeping in a CXL expander (dollars, lone; log)")
+    ax.grid(axis="y", visible=False)
+    from matplotlib.patches import Patch
+
+    ax.legend(
+        [Patch(color=PALETTE[0]), Patch(color=PALETTE[1])],
+        ["input at the low end of its range", "input at the high end of its range"],
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        ncol=2,
+        fontsize=8,
+    )
+    fig.subplots_adjust(left=0.3, top=0.88)
+    records = s.used(*(f"{k}{end}" for k in COST_RANGES for end in ("", "_low", "_high")), "energy.power_lone")
+    lead = (
+        f"{n['tornado_top_key']} decides how long a block is worth keeping in a CXL expander: across its range the"
+        f" interval runs from {n['tornado_top_low']} to {n['tornado_top_high']}, a factor of"
+        f" {n['tornado_top_swing']:.1f}, more than any other input moves it."
+    )
+    return finish(
+        fig,
+        records,
+        "Each bar moves one input to the low (blue) and high (red) end of its range with every other input at its"
+        " value; the vertical line is the interval at the values. The energy inputs move the dollar interval"
+        " only through the energy a tier draws to hold a block.",
+        lead=lead,
+        drivers=(n["tornado_top_key"], n["tornado_second_key"]),
+    )
+
+
+TABLES = (
+    ("cost_inputs", inputs_table, ("input",), ("input", "value", "low", "high", "provenance", "what")),
+    (
+        "cost_intervals",
+        table,
+        ("tier",),
+        (
+            "tier",
+            "medium",
+            "hold_usd_per_GB_h",
+            "fetch_us",
+            "keep_usd_small_lone_h",
+            "keep_usd_small_batch_h",
+            "keep_usd_large_lone_h",
+            "keep_J_small_lone_h",
+            "keep_J_small_batch_h",
+            "keep_J_large_lone_h",
+            "hbm_over_tier_small_s",
+        ),
+    ),
+    ("cost_blocks", block_table, ("block_tokens", "regime")),
+    ("cost_tornado", tornado_table, ("input",)),
+)
+"""The page's tables of record: (name, builder, key columns)."""
+FIGURES: tuple[tuple[str, Callable[[Scenario], tuple[Any, str]]], ...] = (
+    ("fig_cost_intervals", interval_figure),
+    ("fig_cost_tornado", tornado_figure),
+)
+"""The page's figures: (glue name, function returning the figure and its caption)."""
