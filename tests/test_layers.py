@@ -22,14 +22,22 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kvtier.units", "kvtier.readers", "kvtier.outdir"),
     ("kvtier.provenance", "kvtier.assumptions"),
     ("kvtier.models",),
-    ("kvtier.costs", "kvtier.capacity", "kvtier.roofline", "kvtier.uncertainty", "kvtier.workload"),
+    ("kvtier.costs", "kvtier.capacity", "kvtier.roofline", "kvtier.uncertainty", "kvtier.workload", "kvtier.economics"),
     ("kvtier.hardware", "kvtier.chapter", "kvtier.measurements"),
     ("kvtier.scenario", "kvtier"),
     ("kvtier.figures", "kvtier.tables"),
     ("kvtier.pages.*",),
     ("kvtier.pages",),
     ("kvtier.preview", "kvtier.notebook"),
-    ("kvtier.pipeline", "kvtier.diff", "kvtier.measure", "kvtier.workload_cli", "kvtier.cli", "kvtier.__main__"),
+    (
+        "kvtier.pipeline",
+        "kvtier.diff",
+        "kvtier.measure",
+        "kvtier.workload_cli",
+        "kvtier.cost_cli",
+        "kvtier.cli",
+        "kvtier.__main__",
+    ),
 )
 """Each module's layer, lowest first: inputs; formulas; presets and the chapter's figures; the
 scenario (and the package's public names, which re-export it); the house style of figures

@@ -1,0 +1,102 @@
+"""``kvtier cost``: how long a KV block is worth keeping in each tier, in dollars and joules.
+
+Registered on the command line by :func:`add_parser`; :func:`run` prints, for an
+assumption set, each tier's break-even holding interval against recomputation for the
+set's block and the larger block, in both regimes of regeneration (a lone block and a
+block inside a batch), and which price moves the CXL tier's interval most.  ``--json``
+prints the same in SI base units (seconds, USD, J).  Bad input (a price without its
+currency, a negative or zero price, an unknown key) raises
+:class:`~kvtier.errors.KvtierError`, which the command line prints on one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from kvtier.assumptions import check_consistency, load_assumptions, parse_set_options
+from kvtier.pages import cost
+from kvtier.scenario import Scenario
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``cost [--assumptions FILE] [--set KEY=VALUE] [--json]`` on ``subparsers``."""
+    p = subparsers.add_parser(
+        "cost",
+        help="how long a KV block is worth keeping in each tier, in dollars and joules (a five-minute rule)",
+        description="For each tier preset: how long a block may wait for its next use before holding it there"
+        " costs more than recomputing it, in dollars and in joules, for the set's block and the larger block"
+        " (cost.large_block_tokens), with regeneration as a lone block and inside a batch. Prices are assumption"
+        " keys (cost.*, energy.*), e.g. --set cost.accelerator_hour=4USD/h.",
+    )
+    p.add_argument("--assumptions", metavar="FILE", help="YAML assumption set layered on the seed set")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one assumption (repeatable)")
+    p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
+    p.set_defaults(func=run)
+    return p
+
+
+def report(s: Scenario) -> dict[str, Any]:
+    """The command's output for ``s`` as plain data in SI base units."""
+    df = cost.long_table(s)
+    tiers: dict[str, Any] = {}
+    for name, part in df.groupby("tier", sort=False):
+        tiers[str(name)] = {
+            "medium": str(part["medium"].iloc[0]),
+            "hold_usd_per_byte_s": float(part["hold_usd_per_GB_h"].iloc[0]) / 1e9 / 3600,
+            "hold_w_per_byte": float(part["hold_mW_per_GB"].iloc[0]) / 1e3 / 1e9,
+            "keep_s": {
+                f"{int(row.block_tokens)}_{row.regime}": {"usd": float(row.keep_usd_s), "J": float(row.keep_J_s)}
+                for row in part.itertuples()
+            },
+        }
+    blocks = {
+        f"{int(row.block_tokens)}_{row.regime}": {
+            "regen_s": float(row.regen_ms) / 1e3,
+            "recompute_usd": float(row.recompute_usd),
+            "recompute_J": float(row.recompute_J),
+        }
+        for row in cost.block_table(s).itertuples()
+    }
+    top = cost.tornado_table(s).iloc[0]
+    return {
+        "assumption_set": s.assumptions.name,
+        "regimes": cost.REGIMES,
+        "blocks": blocks,
+        "tiers": tiers,
+        "decisive_input": {"key": str(top["input"]), "swing": float(top["swing_usd"]), "tier": cost.CXL_TIER},
+    }
+
+
+def lines(rep: dict[str, Any]) -> list[str]:
+    """The report as text: one row per tier, the intervals readable."""
+    keys = list(next(iter(rep["tiers"].values()))["keep_s"])
+    out = [f"Break-even holding interval per tier (assumption set: {rep['assumption_set']})"]
+    for case, b in rep["blocks"].items():
+        tokens, regime = case.split("_")
+        out.append(
+            f"  {tokens}-token block {cost.REGIMES[regime]}: takes {cost.duration(b['regen_s'])},"
+            f" {b['recompute_usd']:.3g} USD or {b['recompute_J']:.3g} J"
+        )
+    head = "  ".join(f"{k.replace('_', ' tokens, '):>18}" for k in keys)
+    out.append(f"{'tier':<14}{'unit':<5}{head}")
+    for name, t in rep["tiers"].items():
+        for unit in ("usd", "J"):
+            cells = "  ".join(f"{cost.duration(t['keep_s'][k][unit]):>18}" for k in keys)
+            out.append(f"{name:<14}{unit:<5}{cells}")
+    d = rep["decisive_input"]
+    out.append(f"The input that moves the {d['tier']} interval most: {d['key']} (a factor of {d['swing']:.1f}).")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``kvtier cost``; return the exit status (0), or raise KvtierError on bad input."""
+    assumptions = load_assumptions(getattr(args, "assumptions", None), parse_set_options(getattr(args, "set", None)))
+    check_consistency(assumptions)
+    rep = report(Scenario(assumptions))
+    if args.json:
+        print(json.dumps(rep, indent=2, sort_keys=True, allow_nan=False))
+    else:
+        print("\n".join(lines(rep)))
+    return 0
