@@ -203,6 +203,10 @@ DETAIL_COLUMNS = ("title", "hardware", "figure", "basis", "source")
 """Long text columns of the tables of record: in the CSV, and shown in a details block under a table."""
 
 
+SHORT_FIRST_COLUMN = 24
+"""Characters up to which a table's first column is kept on one line."""
+
+
 def _is_detail(column: str) -> bool:
     """Whether ``column`` is long text or an SI duplicate (``value_si``) rather than a value to read."""
     return column in DETAIL_COLUMNS or column.endswith("_si")
@@ -231,7 +235,11 @@ def show_table(df: Any, name: str) -> Any:
         shown = [c for c in df.columns if c not in detail]
 
     def html(columns: list[Any]) -> str:
-        text = formatted(df[columns]).to_html(index=False, border=0, classes="kvtier-table")
+        shown_df = formatted(df[columns])
+        # a short first column (a name, a bracket) stays on one line; a long one may wrap
+        short = shown_df[columns[0]].astype(str).str.len().max() <= SHORT_FIRST_COLUMN if len(shown_df) else True
+        classes = "kvtier-table kvtier-nowrap-first" if short else "kvtier-table"
+        text = shown_df.to_html(index=False, border=0, classes=classes)
         # a long header may break after an underscore (lone_ratio_tail) instead of widening its column
         return re.sub(r"<th>([^<]*)</th>", lambda m: "<th>" + m.group(1).replace("_", "_<wbr>") + "</th>", text)
 

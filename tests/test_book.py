@@ -268,6 +268,7 @@ def test_a_changed_assumption_changes_only_what_depends_on_it(seed_build, bandwi
         "08_tiers",
         "09_models",
         "10_uncertainty",
+        "11_measured",  # the assumption set's own fetch model beside the measured copies
     ]
     assert sorted(re.findall(r"\[reuse\] (\w+)\.ipynb", log)) == ["01_block_unit", "03_regenerate"]
     for name in ("block_unit.csv", "regenerate.csv"):

@@ -372,6 +372,7 @@ def test_the_intro_says_which_pages_the_measured_set_changes_most():
     sentence = measured.numbers(Scenario())["measured_set_sentence"]
     assert sentence.startswith("Rebuilt with it instead of the seed set, the pages that change most are ")
     assert "from 218.75 to " in sentence
-    assert "{glue:text}`../notebooks/11_measured.ipynb::measured_set_sentence:s`" in (
-        ROOT / "book" / "intro.md"
-    ).read_text()
+    assert (
+        "{glue:text}`../notebooks/11_measured.ipynb::measured_set_sentence:s`"
+        in (ROOT / "book" / "intro.md").read_text()
+    )

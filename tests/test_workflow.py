@@ -99,7 +99,7 @@ def test_ci_provides_the_browser_before_the_tests(workflow: dict) -> None:
 def test_browser_test_fails_rather_than_skips_in_ci() -> None:
     # Evaluate the browser test's skip condition with the browser missing, in CI and outside it.
     tree = ast.parse((ROOT / "tests" / "test_book.py").read_text())
-    (fn,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_every_page_loads")]
+    (fn,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_every_page_reads_well")]
     (skipif,) = [d for d in fn.decorator_list if isinstance(d, ast.Call) and ast.unparse(d.func).endswith("skipif")]
     condition = compile(ast.Expression(skipif.args[0]), "test_book.py", "eval")
     missing = ROOT / "no-such-browser"
@@ -173,7 +173,7 @@ def test_summary_step_writes_the_diff_to_the_job_summary(workflow: dict, pr_repo
     # 17.92 ms / 81.92 µs = 218.75 -> 17.92 ms / 52.4288 µs = 341.8 (x 100/64)
     assert (
         "| ratio, regeneration / fetch (compute-only regeneration: the chapter's in-batch model)"
-        " | 218.8 | 341.8 | +56.25% |" in lines
+        " | 218.75 | 341.8 | +56.25% |" in lines
     )
     assert lines[-1] == "</details>"
     assert output == "changed=true\n"

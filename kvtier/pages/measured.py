@@ -8,6 +8,7 @@ measured ratio stands next to the book's own two regimes under any rerun.
 
 from __future__ import annotations
 
+from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,7 +16,9 @@ import pandas as pd
 
 from kvtier import hardware
 from kvtier import measurements as ms
+from kvtier.assumptions import load_assumptions
 from kvtier.figures import PALETTE, finish, new_figure
+from kvtier.pages import capacity, interior, models, ratio, roofline, tiers
 from kvtier.provenance import Record
 from kvtier.scenario import Scenario, seed_scenario
 from kvtier.units import MIB
@@ -599,10 +602,6 @@ MEASURED_SET = "h200-measured.yaml"
 
 def measured_set() -> Scenario:
     """The shipped assumption set of the H200 measurements (:data:`MEASURED_SET`), layered on the seed."""
-    from importlib import resources
-
-    from kvtier.assumptions import load_assumptions
-
     with resources.as_file(resources.files("kvtier.data").joinpath(MEASURED_SET)) as path:
         return Scenario(load_assumptions(path))
 
@@ -625,8 +624,6 @@ def changes_under_measured_set() -> dict[str, Any]:
     cells that change (numbers beyond a relative 1e-9, or text), most first; and the
     illustrative ratio in both regimes under each set.
     """
-    from kvtier.pages import capacity, interior, models, ratio, roofline, tiers
-
     seed, h200 = seed_scenario(), measured_set()
     counts = {}
     for module in (ratio, interior, capacity, roofline, tiers, models):
