@@ -134,7 +134,7 @@ SCHEMA: dict[str, KeySpec] = {
     "cost.large_block_tokens": KeySpec("tokens", low="1", integer=True),
     "energy.power_lone": KeySpec("power"),
     "energy.power_batch": KeySpec("power"),
-    "energy.forward16": KeySpec("energy"),
+    "reference.h200_forward16_energy": KeySpec("energy"),
     **{
         f"energy.{m}_w_per_gb{end}": KeySpec("power_capacity")
         for m in ("dram", "nvme")
@@ -210,7 +210,7 @@ HELP: dict[str, str] = {
     "cost.large_block_tokens": "tokens of the larger block the cost page prices next to the source chapter's",
     "energy.power_lone": "accelerator board power while it regenerates a lone block",
     "energy.power_batch": "accelerator board power while it runs a compute-bound batch",
-    "energy.forward16": "energy of one 16-token forward pass of a Llama-3-70B-shaped model on one accelerator",
+    "reference.h200_forward16_energy": "a measured H200 energy of one 16-token 70B-shaped forward pass, shown for comparison only",
     "energy.dram_w_per_gb": "power to hold a GB in DRAM (HBM, host DRAM, CXL expander), refresh and idle",
     "energy.dram_w_per_gb_low": "lowest DRAM holding power per GB the tornado considers",
     "energy.dram_w_per_gb_high": "highest DRAM holding power per GB the tornado considers",

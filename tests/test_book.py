@@ -686,9 +686,10 @@ def test_intro_and_findings_lead_with_the_three_line_answer(seed_build):
         # 2. how sure, per regime, and which input moves it
         assert re.search(r"44\.9 % of in-batch ratios and 0\.0 % of lone-block ratios fall below 100×", sureness)
         assert "link bandwidth" in sureness
-        # 3. what was measured: 40 records, the 2 reference.* figures (both measured) enter no calculation
-        assert measured.startswith("Of the 38 inputs that enter a calculation, none of them measured")
-        assert "35 assumed" in measured and "The 2 measured figures" in measured
+        # 3. what was measured: 73 records, the 3 reference.* figures (all measured) enter no calculation; the
+        # cost page's measured lone-block board power enters one
+        assert measured.startswith("Of the 70 inputs that enter a calculation, 1 of them measured")
+        assert "64 assumed" in measured and "The 3 measured figures" in measured
         for line in lines:
             assert not re.search(r"\([^()]*\(", line), line  # no nested parentheses
         # no sentence in bold: nothing inside the three lines is strong

@@ -152,9 +152,9 @@ def test_measured_power_and_energy_match_the_measurements():
     from kvtier import measurements
 
     m, a = measurements.load(), seed()
-    assert a["energy.power_lone"].provenance == a["energy.forward16"].provenance == "measured"
+    assert a["energy.power_lone"].provenance == a["reference.h200_forward16_energy"].provenance == "measured"
     assert a.value("energy.power_lone") == pytest.approx(m.v("power_forward16_llama-3-70b_w"), abs=0.5)
-    assert a.value("energy.forward16") == pytest.approx(m.v("energy_forward16_llama-3-70b_j"), abs=0.05)
+    assert a.value("reference.h200_forward16_energy") == pytest.approx(m.v("energy_forward16_llama-3-70b_j"), abs=0.05)
 
 
 def test_the_tornado_names_the_price_that_moves_the_cxl_interval_most():

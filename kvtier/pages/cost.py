@@ -55,7 +55,7 @@ KEYS: tuple[str, ...] = (
     "energy.dram_w_per_gb",
     "energy.dram_w_per_gb_high",
     "energy.dram_w_per_gb_low",
-    "energy.forward16",
+    "reference.h200_forward16_energy",
     "energy.nvme_w_per_gb",
     "energy.nvme_w_per_gb_high",
     "energy.nvme_w_per_gb_low",
@@ -258,7 +258,13 @@ def block_table(s: Scenario) -> pd.DataFrame:
 def inputs_table(s: Scenario) -> pd.DataFrame:
     """The cost and energy inputs: value, range, provenance, basis and source, as the assumption set holds them."""
     rows = []
-    for key in (*COST_RANGES, "cost.hbm_capacity", "energy.power_lone", "energy.power_batch", "energy.forward16"):
+    for key in (
+        *COST_RANGES,
+        "cost.hbm_capacity",
+        "energy.power_lone",
+        "energy.power_batch",
+        "reference.h200_forward16_energy",
+    ):
         rec = s.a(key)
         ranged = key in COST_RANGES
         rows.append(
@@ -319,7 +325,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "accelerator_hour_text": s.a("cost.accelerator_hour").text,
         "hbm_share_pct": s.v("cost.hbm_share") * 100,
         "hbm_capacity_text": s.a("cost.hbm_capacity").text,
-        "forward16_measured_j": s.v("energy.forward16"),
+        "forward16_measured_j": s.v("reference.h200_forward16_energy"),
         "power_lone_w": s.v("energy.power_lone"),
         "power_batch_w": s.v("energy.power_batch"),
     }
