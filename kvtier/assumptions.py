@@ -108,6 +108,8 @@ SCHEMA: dict[str, KeySpec] = {
     "uncertainty.mem_efficiency_high": KeySpec("fraction"),
     "uncertainty.draws": KeySpec("count", low="1", high="1e8", integer=True),
     "uncertainty.seed": KeySpec("count", high="9007199254740992", integer=True),  # 2**53: exact as a float
+    "workload.trace": KeySpec("text"),
+    "workload.block_tokens": KeySpec("tokens", low="1", integer=True),
     "reference.dgx_spark_hbm": KeySpec("bandwidth"),
     "reference.h200_host_link": KeySpec("bandwidth"),
 }
