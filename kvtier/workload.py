@@ -748,3 +748,104 @@ def to_jsonl(trace: Trace) -> Iterable[str]:
                 "hash_ids": trace.blocks[trace.starts[r] : trace.starts[r + 1]].tolist(),
             }
         )
+
+
+# ---------------------------------------------------------------------------
+# the whole report, for the command line and the book
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """A link the hits could be fetched over: name, bandwidth (B/s, one direction), per-transfer latency (s)."""
+
+    name: str
+    bandwidth_bytes_per_s: float
+    latency_s: float
+
+
+def _stats(values: np.ndarray) -> dict[str, float]:
+    out = percentiles(values)
+    out["mean"] = float(np.mean(values)) if np.size(values) else math.nan
+    return out
+
+
+def report(
+    reuse: Reuse, rc: RegenCosts, links: Sequence[LinkSpec] = (), targets_pct: Sequence[float] = TARGETS_PCT
+) -> dict[str, Any]:
+    """Everything the analysis says about one trace, in SI base units (a JSON-ready mapping).
+
+    Parameters
+    ----------
+    reuse : Reuse
+        The measured trace.
+    rc : RegenCosts
+        The model and accelerator that price the hits.
+    links : sequence of LinkSpec
+        Links to fetch the hits over.
+    targets_pct : sequence of float
+        Shares of the achievable hit ratio to size the tier for (%).
+
+    Returns
+    -------
+    dict
+        ``trace`` (requests, duration, rate, length percentiles), ``blocks`` (references,
+        unique blocks, infinite-cache hit ratios, reuse-interval percentiles), ``prefix``
+        (the prefix property, checked), ``block_bytes`` and ``tiers``: one entry per target
+        and one for the infinite cache (``target_pct`` None), each with its capacity, hit
+        ratios, the prefill avoided per second in both regimes and, per link, the
+        link-seconds per second its fetches take and how many times longer recomputing takes.
+    """
+    t = reuse.trace
+    duration = t.duration_s
+    block_bytes = rc.kv_bytes_per_token * t.block_tokens
+    tiers = []
+    for target in [*targets_pct, None]:
+        cap = float(reuse.capacity_for(target / 100)) if target is not None else math.inf
+        sv = saving(reuse, rc, cap)
+        per_link = []
+        for link in links:
+            fetch = fetch_link_s_per_s(reuse, rc, link.bandwidth_bytes_per_s, link.latency_s, cap)
+            per_link.append(
+                {
+                    "link": link.name,
+                    "fetch_link_s_per_s": fetch,
+                    "in_batch_over_fetch": sv.in_batch_gpu_s_per_s / fetch if fetch else math.nan,
+                    "lone_over_fetch": sv.lone_gpu_s_per_s / fetch if fetch else math.nan,
+                }
+            )
+        tiers.append(
+            {
+                "target_pct": target,
+                "capacity_blocks": cap,
+                "capacity_bytes": cap * block_bytes,
+                **{k: v for k, v in vars(sv).items() if k != "capacity_blocks"},
+                "links": per_link,
+            }
+        )
+    return {
+        "trace": {
+            "name": t.name,
+            "block_tokens": t.block_tokens,
+            "requests": t.n_requests,
+            "duration_s": duration,
+            "requests_per_s": t.n_requests / duration if duration > 0 else math.nan,
+            "input_tokens": _stats(t.input_tokens),
+            "output_tokens": _stats(t.output_tokens),
+        },
+        "blocks": {
+            "references": t.n_refs,
+            "unique": t.n_unique,
+            "hit_ratio_infinite_blocks": float(reuse.hit_ratio(math.inf, "blocks")),
+            "hit_ratio_infinite_tokens": float(reuse.hit_ratio(math.inf, "tokens")),
+            "reuse_interval_s": _stats(reuse.reuse_interval_s),
+        },
+        "prefix": {
+            "requests_with_a_hit_after_a_miss": reuse.requests_with_a_hit_after_a_miss,
+            "requests_with_a_distance_that_falls": reuse.requests_with_a_distance_that_falls,
+        },
+        "block_bytes": block_bytes,
+        "kv_bytes_per_token": rc.kv_bytes_per_token,
+        "regen": vars(rc).copy(),
+        "tiers": tiers,
+    }
