@@ -59,7 +59,9 @@ def _links() -> list[workload.LinkSpec]:
 
 
 def _reuse(s: Scenario, trace: str) -> workload.Reuse:
-    return workload.analyse(trace, int(s.v("workload.block_tokens")))
+    """The sized trace at ``workload.block_tokens``; the shipped contrast trace at its own published block size."""
+    block = int(s.v("workload.block_tokens")) if trace == trace_name(s) else workload.TRACE_BLOCK_TOKENS
+    return workload.analyse(trace, block)
 
 
 def report(s: Scenario, trace: str) -> dict[str, Any]:
@@ -139,6 +141,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "lone_memory_bound_pct": whole["lone_memory_bound_share"] * 100,
         "lone_over_in_batch": whole["lone_gpu_s_per_s"] / whole["in_batch_gpu_s_per_s"],
         **_lone_numbers(s, rep),
+        "cap100_tib": whole["capacity_bytes"] / TIB,
         "shown_target_pct": SHOWN_TARGET,
         "targets_text": ", ".join(f"{x:g}" for x in workload.TARGETS_PCT[:-1]) + f" and {workload.TARGETS_PCT[-1]:g} %",
         "shown_tib": shown["capacity_bytes"] / TIB,
@@ -258,17 +261,45 @@ def links_table(s: Scenario) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+TIER_COLUMNS = {
+    "target": "share of the achievable hit ratio",
+    "capacity_TiB": "capacity (TiB)",
+    "capacity_blocks": "capacity (blocks)",
+    "hit_blocks_pct": "hits (% of blocks)",
+    "hit_tokens_pct": "hits (% of tokens)",
+    "hit_GBps": "hits (GB/s)",
+    "prefill_avoided_in_batch_gpus": "accelerators saved, in batch",
+    "prefill_avoided_lone_gpus": "accelerators saved, lone",
+}
+"""The columns of :func:`tiers_table` the page shows, and their display names."""
+
+LINK_COLUMNS = {
+    "link": "link preset",
+    "bandwidth_GBps": "bandwidth (GB/s)",
+    "link_busy_pct": "link busy (%)",
+    "recompute_over_fetch_in_batch": "recompute / fetch, in batch",
+    "recompute_over_fetch_lone": "recompute / fetch, lone",
+}
+"""The columns of :func:`links_table` the page shows, and their display names."""
+
+
 def shown_tiers(s: Scenario) -> pd.DataFrame:
-    """The page's capacity table: the sized trace's rows of :func:`tiers_table`."""
+    """The page's capacity table: the sized trace's rows of :func:`tiers_table`, display columns."""
     df = tiers_table(s)
-    return df[df["trace"] == trace_name(s)].drop(columns=["trace", "provenance"]).reset_index(drop=True)
+    return df.loc[df["trace"] == trace_name(s), list(TIER_COLUMNS)].reset_index(drop=True)
 
 
 def shown_links(s: Scenario) -> pd.DataFrame:
-    """The page's link table: the sized trace at the shown target, from :func:`links_table`."""
+    """The page's link table: the sized trace at the shown target, from :func:`links_table`, display columns."""
     df = links_table(s)
     keep = (df["trace"] == trace_name(s)) & (df["target"] == _target_label(SHOWN_TARGET))
-    return df[keep].drop(columns=["trace", "target", "provenance"]).reset_index(drop=True)
+    return df.loc[keep, list(LINK_COLUMNS)].reset_index(drop=True)
+
+
+def show(df: pd.DataFrame, digits: dict[str, int]) -> tuple[pd.DataFrame, dict[str, int]]:
+    """A shown table with its display column names, and its decimals per column under those names."""
+    names = {**TIER_COLUMNS, **LINK_COLUMNS}
+    return df.rename(columns=names), {names.get(col, col): d for col, d in digits.items()}
 
 
 def _footer_records(s: Scenario, *keys: str) -> list:
