@@ -792,20 +792,24 @@ def report(
         ``trace`` (requests, duration, rate, length percentiles), ``blocks`` (references,
         unique blocks, infinite-cache hit ratios, reuse-interval percentiles), ``prefix``
         (the prefix property, checked), ``block_bytes`` and ``tiers``: one entry per target
-        and one for the infinite cache (``target_pct`` None), each with its capacity, hit
+        and one for 100 %, each with its capacity, hit
         ratios, the prefill avoided per second in both regimes and, per link, the
         link-seconds per second its fetches take and how many times longer recomputing takes.
+        The last tier is ``target_pct`` 100: the smallest LRU tier that hits every reference an
+        infinite cache would (the largest stack distance plus one).
     """
     t = reuse.trace
     duration = t.duration_s
     block_bytes = rc.kv_bytes_per_token * t.block_tokens
     tiers = []
-    for target in [*targets_pct, None]:
-        cap = float(reuse.capacity_for(target / 100)) if target is not None else math.inf
+    for target in [*(x for x in targets_pct if x != 100), 100]:
+        cap = float(reuse.capacity_for(target / 100))
         sv = saving(reuse, rc, cap)
+        hit_blocks, hit_tokens = reuse.hit_tokens(cap)
         per_link = []
         for link in links:
-            fetch = fetch_link_s_per_s(reuse, rc, link.bandwidth_bytes_per_s, link.latency_s, cap)
+            fetch_s = rc.fetch_s(hit_blocks, hit_tokens, link.bandwidth_bytes_per_s, link.latency_s)
+            fetch = float(fetch_s.sum()) / duration if duration > 0 else math.nan
             per_link.append(
                 {
                     "link": link.name,

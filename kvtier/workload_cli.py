@@ -117,14 +117,14 @@ def lines(rep: dict[str, Any]) -> list[str]:
         f" {'GPU-s/s in batch':>17} {'GPU-s/s lone':>13}",
     ]
     for tier in rep["tiers"]:
-        target = f"{tier['target_pct']:g} %" if tier["target_pct"] is not None else "all"
-        cap = format_bytes(tier["capacity_bytes"]) if math.isfinite(tier["capacity_bytes"]) else "infinite"
+        target = f"{tier['target_pct']:g} %"
+        cap = format_bytes(tier["capacity_bytes"])
         out.append(
             f"{target:>8} {cap:>16} {_pct(tier['hit_ratio_blocks']):>11} {_pct(tier['hit_ratio_tokens']):>11}"
             f" {tier['in_batch_gpu_s_per_s']:>17.2f} {tier['lone_gpu_s_per_s']:>13.2f}"
         )
     last = rep["tiers"][-2] if len(rep["tiers"]) > 1 else rep["tiers"][-1]
-    label = f"{last['target_pct']:g} % tier" if last["target_pct"] is not None else "infinite cache"
+    label = f"{last['target_pct']:g} % tier"
     out += [
         "",
         f"fetching the {label}'s hits: link busy (link-s per s) and recompute time / fetch time",
