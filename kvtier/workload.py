@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -229,7 +230,7 @@ def parse_trace(text: str, where: str, block_tokens: int = TRACE_BLOCK_TOKENS) -
     inputs: list[int] = []
     outputs: list[int] = []
     counts: list[int] = []
-    ids: list[int] = []
+    ids = array("q")  # 8 bytes a reference, not a Python int object each
     last = -math.inf
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -242,14 +243,13 @@ def parse_trace(text: str, where: str, block_tokens: int = TRACE_BLOCK_TOKENS) -
         inputs.append(n_in)
         outputs.append(n_out)
         counts.append(len(hashes))
-        ids.extend(hashes)
+        try:
+            ids.extend(hashes)
+        except OverflowError:
+            raise KvtierError(f"{where}: line {number}: a hash id does not fit in 64 bits") from None
     if not stamps:
         raise KvtierError(f"{where}: the trace holds no requests")
-    try:
-        raw = np.array(ids, dtype=np.int64)
-    except OverflowError:
-        raise KvtierError(f"{where}: a hash id does not fit in 64 bits") from None
-    _, dense = np.unique(raw, return_inverse=True)
+    _, dense = np.unique(np.frombuffer(ids, dtype=np.int64), return_inverse=True)
     starts = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     return Trace(
@@ -684,6 +684,7 @@ def generate_trace(
     shared_blocks: int = 4,
     new_blocks: tuple[int, int] = (1, 40),
     rate_per_s: float = 10.0,
+    max_blocks: int = 256,
     block_tokens: int = TRACE_BLOCK_TOKENS,
 ) -> Trace:
     """A seeded synthetic trace: prompts that share prefixes from a tree, reused with a Zipf skew.
@@ -692,7 +693,8 @@ def generate_trace(
     document, ``shared_blocks`` blocks long, the tree's first level) with probability
     proportional to ``rank ** -skew``, extends it with one of that prefix's earlier
     continuations half of the time (a conversation's next turn), and adds between
-    ``new_blocks[0]`` and ``new_blocks[1]`` blocks of its own.  Arrivals are Poisson at
+    ``new_blocks[0]`` and ``new_blocks[1]`` blocks of its own; a conversation that would grow
+    past ``max_blocks`` blocks starts afresh from its shared prefix.  Arrivals are Poisson at
     ``rate_per_s``.  Same arguments, same trace.
 
     Returns
@@ -718,7 +720,8 @@ def generate_trace(
         tail = continuations.get(root)
         own = np.arange(next_id, next_id + n_new[r])
         next_id += int(n_new[r])
-        prompt = np.concatenate((head, tail, own)) if extend[r] and tail else np.concatenate((head, own))
+        grow = extend[r] and tail and shared_blocks + len(tail) + own.size <= max_blocks
+        prompt = np.concatenate((head, tail, own)) if grow else np.concatenate((head, own))
         continuations[root] = prompt[shared_blocks:].tolist()
         pieces.append(prompt)
         counts[r] = prompt.size
