@@ -338,3 +338,16 @@ def test_generated_traces_are_seeded_valid_and_prefix_shaped():
     r = workload.Reuse.of(again)
     assert r.requests_with_a_distance_that_falls == 0 and 0 < float(r.hit_ratio()) < 1
     assert math.isclose(float(r.hit_ratio(r.capacity_for(1.0))), float(r.hit_ratio()))
+
+
+def test_editing_the_trace_file_re_executes_the_workload_page_only(tmp_path):
+    from kvtier.assumptions import seed
+    from kvtier.pipeline import plan
+    from tests.conftest import ROOT
+
+    path = write_trace(tmp_path / "hand.jsonl", HAND)
+    a = seed().with_values({"workload.trace": str(path), "workload.block_tokens": "4"}, source="test")
+    before = {job.name: job.inputs_hash for job in plan(ROOT, a)}
+    write_trace(path, HAND[:4])
+    after = {job.name: job.inputs_hash for job in plan(ROOT, a)}
+    assert sorted(name for name in before if before[name] != after[name]) == ["00_assumptions", "12_workload"]
