@@ -856,3 +856,210 @@ def report(
         "regen": vars(rc).copy(),
         "tiers": tiers,
     }
+
+
+# ---------------------------------------------------------------------------
+# streaming: the LRU curve of a trace of any length in memory proportional to its distinct blocks
+# ---------------------------------------------------------------------------
+
+
+class DenseIds:
+    """Maps hash ids to dense ids ``0, 1, 2, ...`` in order of first appearance, chunk by chunk.
+
+    Holds the distinct hashes seen so far as two sorted int64 arrays (16 B a distinct block).
+    """
+
+    def __init__(self) -> None:
+        self.keys = np.empty(0, dtype=np.int64)
+        self.values = np.empty(0, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return int(self.keys.size)
+
+    def map(self, raw: np.ndarray) -> np.ndarray:
+        """The dense ids of ``raw`` (int64 hashes), assigning new ids to hashes never seen."""
+        uniq, first, inverse = np.unique(raw, return_index=True, return_inverse=True)
+        pos = np.searchsorted(self.keys, uniq)
+        known = pos < self.keys.size
+        known[known] = self.keys[pos[known]] == uniq[known]
+        ids = np.empty(uniq.size, dtype=np.int64)
+        ids[known] = self.values[pos[known]]
+        new = np.flatnonzero(~known)
+        # new hashes take the next ids in the order the chunk first names them
+        ids[new[np.argsort(first[new], kind="stable")]] = len(self) + np.arange(new.size)
+        if new.size:
+            keys = np.concatenate((self.keys, uniq[new]))
+            order = np.argsort(keys, kind="stable")
+            self.keys, self.values = keys[order], np.concatenate((self.values, ids[new]))[order]
+        return ids[inverse.reshape(-1)]
+
+
+class StackDistanceStream:
+    """Exact LRU stack distances of a reference stream fed in chunks, in memory proportional to its distinct blocks.
+
+    The state is each block's last reference (8 B a distinct block).  For a reference ``t``
+    whose block was last used at ``p``:
+
+    - ``p`` inside the current chunk: the references between are all in the chunk, and
+      :func:`stack_distances`'s identity applies to it;
+    - ``p`` before the chunk: the distinct blocks used since ``p`` are the blocks whose last use
+      before the chunk is after ``p`` and that the chunk has not touched before ``t``, plus
+      the distinct blocks the chunk has touched before ``t``.
+    """
+
+    def __init__(self) -> None:
+        self.last = np.full(1024, -1, dtype=np.int64)
+        self.offset = 0
+
+    def feed(self, blocks: np.ndarray) -> np.ndarray:
+        """Stack distances of the next chunk of dense block ids (-1 for a first reference)."""
+        blocks = np.asarray(blocks, dtype=np.int64)
+        k, a = blocks.size, self.offset
+        if not k:
+            return np.empty(0, dtype=np.int64)
+        top = int(blocks.max())
+        if top >= self.last.size:
+            grown = np.full(max(2 * self.last.size, top + 1), -1, dtype=np.int64)
+            grown[: self.last.size] = self.last
+            self.last = grown
+        local = previous_reference(blocks)
+        first = local < 0
+        prev = np.where(first, self.last[blocks], a + local)
+        out = np.full(k, -1, dtype=np.int64)
+        inner = np.flatnonzero(~first)
+        if inner.size:
+            p = prev[inner]
+            out[inner] = _count_below(prev + 1, local[inner] + 1, inner, p + 2)
+        cross = np.flatnonzero(first & (prev >= 0))
+        if cross.size:
+            p = prev[cross]
+            seen = np.sort(self.last[self.last >= 0])
+            above = seen.size - np.searchsorted(seen, p, side="right")
+            # first touches in the chunk whose block was last used after p (a new block never is)
+            w = np.where(first, a - 1 - prev, a + 1)
+            overlap = _count_below(w, np.zeros(cross.size, dtype=np.int64), cross, a - 1 - p)
+            touched = np.cumsum(first)[cross] - 1
+            out[cross] = above - overlap + touched
+        is_last = np.ones(k, dtype=bool)
+        is_last[local[~first]] = False
+        self.last[blocks[is_last]] = a + np.flatnonzero(is_last)
+        self.offset += k
+        return out
+
+
+def _stream_lines(path: Path, where: str) -> Iterable[tuple[int, str]]:
+    """``(line number, text)`` of a UTF-8 file read line by line; KvtierError naming a bad line."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise KvtierError(f"{where}: cannot read trace ({exc.__class__.__name__})") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise KvtierError(f"{where}: line {number}: not UTF-8 text") from None
+
+
+@dataclass
+class LruHistogram:
+    """The exact LRU curve of a trace as histograms of stack distances (blocks and tokens weighted).
+
+    ``counts[w][d]`` is the weight of the references at stack distance ``d``; an LRU tier of
+    ``C`` blocks hits the references at distances below ``C``.
+    """
+
+    name: str
+    n_requests: int
+    n_refs: int
+    n_unique: int
+    total: dict[str, float]
+    counts: dict[str, np.ndarray]
+    requests_with_a_distance_that_falls: int
+
+    def hit_ratio(self, capacity_blocks: float = math.inf, weighting: str = "blocks") -> float:
+        """Hit ratio of an LRU tier of ``capacity_blocks`` blocks (fraction)."""
+        c = self.counts[weighting]
+        upto = c.size if math.isinf(capacity_blocks) else min(int(math.ceil(capacity_blocks)), c.size)
+        return float(c[:upto].sum()) / self.total[weighting] if self.total[weighting] else 0.0
+
+    def capacity_for(self, share: float, weighting: str = "blocks") -> int:
+        """Smallest LRU capacity (blocks) reaching ``share`` of the infinite cache's hit ratio."""
+        if not 0 < share <= 1:
+            raise ValueError(f"share must be in (0, 1], got {share!r}")
+        cum = np.cumsum(self.counts[weighting])
+        if not cum.size or cum[-1] == 0:
+            return 0
+        return int(np.searchsorted(cum, share * cum[-1] * (1 - 1e-12), side="left")) + 1
+
+
+def stream_lru(
+    name: str | os.PathLike[str], block_tokens: int = TRACE_BLOCK_TOKENS, chunk_refs: int = 1 << 20
+) -> LruHistogram:
+    """The exact LRU curve of a trace read line by line, in memory proportional to its distinct blocks.
+
+    Validates every line as :func:`read_trace` does (same one-line errors).  Works on
+    chunks of whole requests of about ``chunk_refs`` references (at least as many as the
+    distinct blocks seen, so that the per-chunk work stays O(n log n) overall); holds the
+    distinct hashes, each block's last use and the histograms, 40 B or so a distinct block,
+    plus the chunk.
+    """
+    where, path = trace_path(name)
+    if int(block_tokens) != block_tokens or block_tokens < 1:
+        raise KvtierError(f"block tokens must be a whole number >= 1, got {show(block_tokens, quote=True)}")
+    block_tokens = int(block_tokens)
+    dense, kernel = DenseIds(), StackDistanceStream()
+    counts = {"blocks": np.zeros(0), "tokens": np.zeros(0)}
+    total = {"blocks": 0.0, "tokens": 0.0}
+    n_requests = n_refs = falls = 0
+    last_ts = -math.inf
+    ids = array("q")
+    tokens = array("q")
+    starts = array("q", [0])
+
+    def flush() -> None:
+        nonlocal n_refs, falls
+        if not starts[-1]:
+            return
+        d = kernel.feed(dense.map(np.frombuffer(ids, dtype=np.int64).copy()))
+        tok = np.array(tokens, dtype=float)
+        begin = np.zeros(d.size, dtype=bool)
+        st = np.array(starts[:-1], dtype=np.int64)
+        begin[st[st < d.size]] = True
+        fd = np.where(d < 0, np.inf, d.astype(float))
+        fall = np.r_[False, fd[1:] < fd[:-1]] & ~begin
+        falls += int(np.unique(np.cumsum(begin)[fall]).size)
+        hit = d >= 0
+        for weighting, w in (("blocks", np.ones(d.size)), ("tokens", tok)):
+            add = np.bincount(d[hit], weights=w[hit])
+            if add.size > counts[weighting].size:
+                counts[weighting] = np.r_[counts[weighting], np.zeros(add.size - counts[weighting].size)]
+            counts[weighting][: add.size] += add
+            total[weighting] += float(w.sum())
+        n_refs += d.size
+        del ids[:], tokens[:], starts[1:]
+
+    for number, line in _stream_lines(path, where):
+        if not line.strip():
+            continue
+        ts, n_in, _, hashes = _parse_request(line, where, number, block_tokens)
+        if ts < last_ts:
+            raise KvtierError(
+                f"{where}: line {number}: timestamp {ts:g} ms goes backwards (the line before: {last_ts:g})"
+            )
+        last_ts = ts
+        n_requests += 1
+        try:
+            ids.extend(hashes)
+        except OverflowError:
+            raise KvtierError(f"{where}: line {number}: a hash id does not fit in 64 bits") from None
+        if hashes:
+            tokens.extend([block_tokens] * (len(hashes) - 1))
+            tokens.append(n_in - block_tokens * (len(hashes) - 1))
+        starts.append(len(ids))
+        if len(ids) >= max(chunk_refs, len(dense)):
+            flush()
+    flush()
+    if not n_requests:
+        raise KvtierError(f"{where}: the trace holds no requests")
+    return LruHistogram(where, n_requests, n_refs, len(dense), total, counts, falls)

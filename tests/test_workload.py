@@ -351,3 +351,56 @@ def test_editing_the_trace_file_re_executes_the_workload_page_only(tmp_path):
     write_trace(path, HAND[:4])
     after = {job.name: job.inputs_hash for job in plan(ROOT, a)}
     assert sorted(name for name in before if before[name] != after[name]) == ["00_assumptions", "12_workload"]
+
+
+# ---------------------------------------------------------------------------
+# streaming: the same curve in memory proportional to the distinct blocks
+# ---------------------------------------------------------------------------
+
+
+def first_seen_dense(values: np.ndarray) -> np.ndarray:
+    """Dense ids in order of first appearance, computed the obvious way."""
+    ids: dict[int, int] = {}
+    return np.array([ids.setdefault(int(v), len(ids)) for v in values], dtype=np.int64)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(-3, 12), min_size=1, max_size=80),
+    st.lists(st.integers(0, 80), max_size=5),
+)
+def test_the_stream_in_any_chunks_equals_the_whole(values, cuts):
+    raw = np.array(values, dtype=np.int64) * 1_000_003
+    cuts = sorted(c for c in cuts if c <= raw.size)
+    dense_ids = workload.DenseIds()
+    mapped = np.concatenate([dense_ids.map(part) for part in np.split(raw, cuts)])
+    assert mapped.tolist() == first_seen_dense(raw).tolist()
+    kernel = workload.StackDistanceStream()
+    streamed = np.concatenate([kernel.feed(part) for part in np.split(mapped, cuts)])
+    assert streamed.tolist() == lru_brute(values)
+
+
+def test_stream_lru_equals_the_in_memory_analysis(hand):
+    for name, block, chunk in (("synthetic", 512, 700), (str(hand), 4, 2)):
+        whole = workload.analyse(name, block)
+        h = workload.stream_lru(name, block, chunk_refs=chunk)
+        assert (h.n_requests, h.n_refs, h.n_unique) == (
+            whole.trace.n_requests,
+            whole.trace.n_refs,
+            whole.trace.n_unique,
+        )
+        for weighting in ("blocks", "tokens"):
+            for capacity in (1, 2, 5, 100, 5_000, math.inf):
+                assert h.hit_ratio(capacity, weighting) == pytest.approx(float(whole.hit_ratio(capacity, weighting)))
+            shares = (0.5, 0.8, 0.9, 0.95, 1.0)
+            assert [h.capacity_for(x, weighting) for x in shares] == [whole.capacity_for(x, weighting) for x in shares]
+        assert h.requests_with_a_distance_that_falls == whole.requests_with_a_distance_that_falls == 0
+
+
+@pytest.mark.parametrize("case", ["missing field", "timestamp backwards", "hash_ids length"])
+def test_stream_lru_refuses_bad_lines_like_the_reader(case, tmp_path):
+    rows, line, message = BAD[case]
+    path = write_trace(tmp_path / "bad.jsonl", rows)
+    with pytest.raises(KvtierError) as err:
+        workload.stream_lru(path)
+    assert str(err.value).startswith(f"{path}: line {line}: ") and message in str(err.value)
