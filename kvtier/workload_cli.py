@@ -21,7 +21,7 @@ from kvtier.units import format_bytes, format_time
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Register ``workload TRACE [--model SPEC] [--block-tokens N] [--json]`` on ``subparsers``."""
+    """Register ``workload TRACE [--model SPEC] [--block-tokens N] [--stream] [--json]`` on ``subparsers``."""
     p = subparsers.add_parser(
         "workload",
         help="size a KV tier from a serving trace: block reuse, exact LRU hit ratio, what each tier saves",
@@ -43,6 +43,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     p.add_argument("--assumptions", metavar="FILE", help="YAML assumption set layered on the seed set")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one assumption (repeatable)")
+    p.add_argument(
+        "--stream",
+        action="store_true",
+        help="read the trace line by line and report the LRU curve only, in memory proportional to its distinct"
+        " blocks (for a trace larger than memory)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
     p.set_defaults(func=run)
     return p
@@ -142,15 +148,69 @@ def lines(rep: dict[str, Any]) -> list[str]:
     return out
 
 
+def streamed(s: Scenario, trace: str) -> dict[str, Any]:
+    """The LRU part of the report of ``trace``, from :func:`kvtier.workload.stream_lru`."""
+    h = workload.stream_lru(trace, int(s.v("workload.block_tokens")))
+    block_bytes = s.kv_bytes_per_token * s.v("workload.block_tokens")
+    tiers = []
+    for target in (*workload.TARGETS_PCT, 100):
+        cap = h.capacity_for(target / 100)
+        tiers.append(
+            {
+                "target_pct": target,
+                "capacity_blocks": cap,
+                "capacity_bytes": cap * block_bytes,
+                "hit_ratio_blocks": h.hit_ratio(cap, "blocks"),
+                "hit_ratio_tokens": h.hit_ratio(cap, "tokens"),
+            }
+        )
+    return {
+        "trace": {"name": h.name, "block_tokens": int(s.v("workload.block_tokens")), "requests": h.n_requests},
+        "blocks": {
+            "references": h.n_refs,
+            "unique": h.n_unique,
+            "hit_ratio_infinite_blocks": h.hit_ratio(),
+            "hit_ratio_infinite_tokens": h.hit_ratio(weighting="tokens"),
+        },
+        "prefix": {"requests_with_a_distance_that_falls": h.requests_with_a_distance_that_falls},
+        "block_bytes": block_bytes,
+        "model": s.model.name,
+        "kv_dtype": s.kv_dtype,
+        "tiers": tiers,
+    }
+
+
+def streamed_lines(rep: dict[str, Any]) -> list[str]:
+    """The streamed report as text."""
+    tr, bl = rep["trace"], rep["blocks"]
+    out = [
+        f"trace {tr['name']} (streamed): {tr['requests']:,} requests; {tr['block_tokens']} tokens a block",
+        f"blocks: {bl['references']:,} references, {bl['unique']:,} unique; an infinite cache hits"
+        f" {_pct(bl['hit_ratio_infinite_blocks'])} of blocks, {_pct(bl['hit_ratio_infinite_tokens'])} of tokens",
+        f"prefix property: {tr['requests'] - rep['prefix']['requests_with_a_distance_that_falls']:,} of"
+        f" {tr['requests']:,} requests have stack distances that never fall along the prompt",
+        "",
+        f"{rep['model']}, {rep['kv_dtype']} KV: {format_bytes(rep['block_bytes'])} a block",
+        f"{'target':>8} {'capacity':>16} {'blocks':>12} {'hit blocks':>11} {'hit tokens':>11}",
+    ]
+    for tier in rep["tiers"]:
+        out.append(
+            f"{tier['target_pct']:>6g} % {format_bytes(tier['capacity_bytes']):>16} {tier['capacity_blocks']:>12,}"
+            f" {_pct(tier['hit_ratio_blocks']):>11} {_pct(tier['hit_ratio_tokens']):>11}"
+        )
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``kvtier workload``; return the exit status (0), or raise KvtierError on bad input."""
     s = _scenario(args)
     trace = str(args.trace)
     if not trace:
         raise KvtierError("workload: name a trace")
-    rep = analysis(s, trace)
+    stream = bool(getattr(args, "stream", False))
+    rep = streamed(s, trace) if stream else analysis(s, trace)
     if args.json:
         print(json.dumps(_finite(rep), indent=2, sort_keys=True, allow_nan=False))
     else:
-        print("\n".join(lines(rep)))
+        print("\n".join(streamed_lines(rep) if stream else lines(rep)))
     return 0

@@ -404,3 +404,16 @@ def test_stream_lru_refuses_bad_lines_like_the_reader(case, tmp_path):
     with pytest.raises(KvtierError) as err:
         workload.stream_lru(path)
     assert str(err.value).startswith(f"{path}: line {line}: ") and message in str(err.value)
+
+
+def test_the_command_streams_the_same_curve(hand, capsys):
+    status, out, _ = cli([str(hand), "--block-tokens", "4", "--json"], capsys)
+    whole = json.loads(out)
+    status_s, out_s, _ = cli([str(hand), "--block-tokens", "4", "--json", "--stream"], capsys)
+    streamed = json.loads(out_s)
+    assert status == status_s == 0
+    assert streamed["blocks"] == {k: whole["blocks"][k] for k in streamed["blocks"]}
+    keys = ("target_pct", "capacity_blocks", "capacity_bytes", "hit_ratio_blocks", "hit_ratio_tokens")
+    assert streamed["tiers"] == [{k: t[k] for k in keys} for t in whole["tiers"]]
+    status, out, err = cli([str(write_trace(hand, HAND[1:] + HAND[:1])), "--block-tokens", "4", "--stream"], capsys)
+    assert (status, out) == (2, "") and err.startswith(f"kvtier: error: {hand}: line 5: timestamp 0 ms goes backwards")
