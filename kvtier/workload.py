@@ -999,10 +999,10 @@ def stream_lru(
     """The exact LRU curve of a trace read line by line, in memory proportional to its distinct blocks.
 
     Validates every line as :func:`read_trace` does (same one-line errors).  Works on
-    chunks of whole requests of about ``chunk_refs`` references (at least as many as the
-    distinct blocks seen, so that the per-chunk work stays O(n log n) overall); holds the
-    distinct hashes, each block's last use and the histograms, 40 B or so a distinct block,
-    plus the chunk.
+    chunks of whole requests of about ``chunk_refs`` references, and at least a quarter as
+    many as the distinct blocks seen, so that the per-chunk work on the state (sorting it)
+    stays O(n log n) overall; holds the distinct hashes, each block's last use and the
+    histograms (about 40 B a distinct block) and one chunk.
     """
     where, path = trace_path(name)
     if int(block_tokens) != block_tokens or block_tokens < 1:
@@ -1057,7 +1057,7 @@ def stream_lru(
             tokens.extend([block_tokens] * (len(hashes) - 1))
             tokens.append(n_in - block_tokens * (len(hashes) - 1))
         starts.append(len(ids))
-        if len(ids) >= max(chunk_refs, len(dense)):
+        if len(ids) >= max(chunk_refs, len(dense) // 4):
             flush()
     flush()
     if not n_requests:
