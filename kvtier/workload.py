@@ -21,6 +21,9 @@ The analysis, vectorized with numpy:
   cache of a given size saves recomputing; :class:`RegenCosts` prices them in both
   regeneration regimes (a lone prefix recomputed alone, memory-bound roofline; inside a
   batch, marginal compute) and against fetching them over a link.
+- :func:`stream_lru`, the same exact LRU curve for a trace read line by line, in memory
+  proportional to its distinct blocks (:class:`StackDistanceStream`, :class:`DenseIds`), for
+  a trace larger than memory.
 - :func:`generate_trace`, a seeded generator of traces in the same format (shared-prefix
   trees, skewed reuse) for benchmarks at scale.
 
