@@ -21,7 +21,7 @@ from typing import Any
 from kvtier.errors import KvtierError, show
 from kvtier.provenance import PROVENANCE_CLASSES, Record
 from kvtier.readers import load_yaml
-from kvtier.units import DTYPE_BYTES, LIMITS, Bounds, parse_quantity
+from kvtier.units import DTYPE_BYTES, LIMITS, UNIT_EXAMPLES, Bounds, is_bare_number, parse_quantity
 
 Assumption = Record
 """An assumption is a :class:`~kvtier.provenance.Record` whose key is a key of :data:`SCHEMA`."""
@@ -115,6 +115,68 @@ SCHEMA: dict[str, KeySpec] = {
 }
 """Every key an assumption set may hold. Unknown keys are rejected."""
 
+HELP: dict[str, str] = {
+    "model": "the model: a preset name or the path of a Hugging Face config.json",
+    "kv_dtype": "element type the KV cache is stored in",
+    "weight_dtype": "element type the weights are stored in",
+    "param_count": "parameters that regeneration runs through (null: the exact count of the model config)",
+    "block_tokens": "tokens one KV block covers",
+    "flops_per_param_token": "forward-pass FLOPs per parameter per token (2: one multiply, one add)",
+    "peak_flops": "dense peak of the accelerator that regenerates",
+    "fetch_latency": "fixed latency added to every fetch",
+    "bandwidth.optimistic": "link bandwidth of the optimistic bracket, one direction",
+    "bandwidth.mid": "link bandwidth of the mid bracket, one direction",
+    "bandwidth.pessimistic": "link bandwidth of the pessimistic bracket, one direction",
+    "mfu.optimistic": "model FLOPs utilization of the optimistic bracket",
+    "mfu.typical": "model FLOPs utilization of the typical bracket",
+    "mfu.conservative": "model FLOPs utilization of the conservative bracket",
+    "illustrative.bandwidth": "the bandwidth bracket of the illustrative point",
+    "illustrative.mfu": "the MFU bracket of the illustrative point",
+    "context.short": "first reference context length of one sequence",
+    "context.long": "second reference context length of one sequence",
+    "interior.position": "start position of the example interior block",
+    "interior.context": "length of the sequence holding the example interior block",
+    "interior.anchor_every": "spacing of resident anchors an evicted prefix restarts from (0: the start only)",
+    "regen.model": "regeneration time model: compute only (mfu) or bounded by memory reads too (roofline)",
+    "regen.batch_tokens": "tokens in the forward pass that regenerates the block (the block alone: its size)",
+    "regen.mem_bandwidth": "device-memory bandwidth of the accelerator that regenerates",
+    "regen.mem_efficiency": "share of the device-memory bandwidth a forward pass reaches",
+    "uncertainty.distribution": "how each uncertain input is drawn between its low and high values",
+    "uncertainty.bandwidth_low": "lowest link bandwidth drawn",
+    "uncertainty.bandwidth_high": "highest link bandwidth drawn",
+    "uncertainty.mfu_low": "lowest MFU drawn",
+    "uncertainty.mfu_high": "highest MFU drawn",
+    "uncertainty.peak_low": "lowest dense peak drawn",
+    "uncertainty.peak_high": "highest dense peak drawn",
+    "uncertainty.mem_bandwidth_low": "lowest device-memory bandwidth drawn (lone block)",
+    "uncertainty.mem_bandwidth_high": "highest device-memory bandwidth drawn (lone block)",
+    "uncertainty.mem_efficiency_low": "lowest device-memory efficiency drawn (lone block)",
+    "uncertainty.mem_efficiency_high": "highest device-memory efficiency drawn (lone block)",
+    "uncertainty.draws": "Monte Carlo draws per regime",
+    "uncertainty.seed": "seed of the random generator",
+    "workload.trace": "the serving trace the workload page sizes a tier for: conversation, synthetic or a JSONL path",
+    "workload.block_tokens": "prompt tokens per hash id of the serving trace",
+    "reference.dgx_spark_hbm": "a measured DGX Spark memory read, shown for comparison only",
+    "reference.h200_host_link": "a measured H200 host-link copy rate, shown for comparison only",
+}
+"""One line per key of :data:`SCHEMA`: what it is (its unit and allowed values come from its spec)."""
+
+
+def describe(key: str) -> str:
+    """One line on ``key``: what it is, and the values it takes (``bandwidth.mid`` needs a unit)."""
+    spec = SCHEMA[key]
+    if spec.kind in UNIT_EXAMPLES:
+        form = f"{spec.kind.replace('_', ' ')} with a unit, e.g. {UNIT_EXAMPLES[spec.kind]}"
+    elif spec.kind == "fraction":
+        form = "fraction, e.g. 40% or 0.4"
+    elif spec.kind == "tokens":
+        form = "tokens, e.g. 16 or 32K"
+    elif spec.kind in ("choice", "text"):
+        form = spec.allowed()
+    else:
+        form = "a number" + (", whole" if spec.integer else "")
+    return f"{HELP[key]}; {form}"
+
 
 def _check_value(key: str, raw: Any, where: str) -> float | str | None:
     """Parse and range-check ``raw`` for ``key``; raise KvtierError naming both."""
@@ -136,6 +198,9 @@ def _check_value(key: str, raw: Any, where: str) -> float | str | None:
     shown = show(raw, quote=True)
     if not math.isfinite(value):
         raise KvtierError(f"{where}: key '{key}' must be finite, got {shown}; allowed: {spec.allowed()}")
+    if spec.kind in UNIT_EXAMPLES and value != 0 and is_bare_number(raw):
+        # a bare 64 could be B/s or GB/s: only zero means the same in every unit
+        raise KvtierError(f"{where}: key '{key}' = {shown} needs a unit, for example {UNIT_EXAMPLES[spec.kind]}")
     if value not in spec.bounds:
         raise KvtierError(f"{where}: key '{key}' = {shown} is out of range; allowed: {spec.allowed()}")
     if spec.integer and not float(value).is_integer():
@@ -414,7 +479,9 @@ def check_consistency(assumptions: AssumptionSet) -> None:
     The brackets must be ordered (optimistic bandwidth >= mid >= pessimistic, and the
     same for MFU), the short context below the long one, the example block inside its
     sequence, and every uncertainty range low <= high.  A quick ``compare`` needs none of
-    this, so only the book build calls it.
+    this, so only the book build, and a page run on its own, call it.  A set limited to a
+    page's keys (:class:`RestrictedAssumptionSet`) is checked on the checks whose keys it
+    holds.
 
     Raises
     ------
@@ -422,19 +489,28 @@ def check_consistency(assumptions: AssumptionSet) -> None:
         Naming the keys that disagree.
     """
     a = assumptions
+    readable = set(a)
 
     def ordered(keys: tuple[str, ...], rule: str) -> None:
+        if not readable.issuperset(keys):
+            return
         for hi, lo in zip(keys, keys[1:], strict=False):
             if a.value(hi) < a.value(lo):
                 raise KvtierError(
                     f"keys '{hi}' ({a[hi].display}) and '{lo}' ({a[lo].display}) are out of order; {rule}"
                 )
 
+    def below(low: str, high: str, message: str) -> None:
+        if readable.issuperset((low, high)) and a.value(low) >= a.value(high):
+            raise KvtierError(message)
+
     ordered(tuple(f"bandwidth.{b}" for b in BANDWIDTH_LABELS), "bandwidths must run optimistic >= mid >= pessimistic")
     ordered(tuple(f"mfu.{m}" for m in MFU_LABELS), "MFUs must run optimistic >= typical >= conservative")
-    if a.value("context.short") >= a.value("context.long"):
-        raise KvtierError("key 'context.short' must be smaller than 'context.long'")
-    if a.value("interior.position") >= a.value("interior.context"):
-        raise KvtierError("key 'interior.position' must lie inside the sequence: smaller than 'interior.context'")
+    below("context.short", "context.long", "key 'context.short' must be smaller than 'context.long'")
+    below(
+        "interior.position",
+        "interior.context",
+        "key 'interior.position' must lie inside the sequence: smaller than 'interior.context'",
+    )
     for name in ("bandwidth", "mfu", "peak", "mem_bandwidth", "mem_efficiency"):
         ordered((f"uncertainty.{name}_high", f"uncertainty.{name}_low"), "a range needs low <= high")

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from kvtier import __version__, capacity, costs, diff, hardware, roofline
+from kvtier import __version__, capacity, costs, diff, hardware, measure, roofline
 from kvtier.assumptions import Assumption, load_assumptions, parse_set_options
 from kvtier.errors import KvtierError
 from kvtier.models import ModelSpec, dtype_bytes, load_model
@@ -435,6 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_build)
 
     diff.add_parser(sub)
+    measure.add_parser(sub)
     return parser
 
 

@@ -9,19 +9,26 @@ the SVG a notebook prints (:data:`SVG_PRINT`).
 
 from __future__ import annotations
 
+import math
 import textwrap
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from kvtier.assumptions import Assumption
+from kvtier.assumptions import HELP, Assumption
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.axis import Axis
     from matplotlib.figure import Figure
 
 HASH_SALT = "kvtier"
 SVG_PRINT: dict[str, object] = {"bbox_inches": "tight", "metadata": {"Date": None}}
 """How a notebook prints a figure as SVG (``InlineBackend.print_figure_kwargs``): tight, no date."""
+MIN_FONT_PT = 8.0
+"""Smallest text on a figure (pt).  An SVG point is 4/3 CSS px, so 8 pt shows at 10.7 px at
+full size and stays at or above 9 px down to 84 % of it (the browser test checks the scale)."""
+
+
 PALETTE = ("#1b6ca8", "#d1495b", "#edae49", "#66a182", "#6a4c93", "#2e4057", "#8d96a3", "#00798c")
 
 STYLE: dict[str, object] = {
@@ -34,6 +41,9 @@ STYLE: dict[str, object] = {
     "axes.spines.top": False,
     "axes.spines.right": False,
     "font.size": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "legend.fontsize": 9,
     "legend.frameon": False,
 }
 """The house style's matplotlib settings; :func:`apply_style` adds the colour cycle of :data:`PALETTE`.
@@ -67,17 +77,36 @@ def new_figure(width_in: float = 7.5, height_in: float = 4.6) -> tuple[Figure, A
     return fig, ax
 
 
-def add_footer(fig: Figure, records: Iterable[Assumption], extra: str = "", width_chars: int = 130) -> None:
-    """Draw the assumptions line(s) at the bottom of ``fig``, below the axes."""
-    text = "\n".join(textwrap.wrap(assumption_text(records, extra), width_chars))
+FOOTER_PREFIX = "Drawn with: "
+"""How the on-figure line of the assumptions that drive a figure starts."""
+
+
+def add_footer(fig: Figure, records: Iterable[Assumption]) -> None:
+    """Draw the assumptions that drive ``fig`` (with provenance) at its bottom, below the axes.
+
+    The line is :data:`MIN_FONT_PT` high and wrapped to the figure's width; the axes move up
+    to make room for it, the tick labels and the axis label.
+    """
+    width_in, height_in = fig.get_size_inches()
+    chars = int(width_in * 72 / (MIN_FONT_PT * 0.62))  # monospace glyphs are about 0.6 em wide
+    label = FOOTER_PREFIX + "; ".join(rec.label() for rec in records) + ". All assumptions: see the caption."
+    text = "\n".join(textwrap.wrap(label, chars))
     n_lines = text.count("\n") + 1
-    fig.text(0.01, 0.005, text, fontsize=6.5, color="#444444", ha="left", va="bottom", family="monospace")
-    fig.subplots_adjust(bottom=0.12 + 0.03 * n_lines)
+    fig.text(0.01, 0.005, text, fontsize=MIN_FONT_PT, color="#444444", ha="left", va="bottom", family="monospace")
+    fig.subplots_adjust(bottom=(50 + 11 * n_lines) / (height_in * 72))
 
 
-def caption(text: str, records: Iterable[Assumption]) -> str:
-    """A figure's caption: ``text`` followed by the assumptions line of ``records``."""
-    return f"{text} {assumption_text(records)}."
+def caption(lead: str, text: str, records: Iterable[Assumption], drivers: Iterable[Assumption], extra: str = "") -> str:
+    """A figure's caption: what to conclude, what it shows, what drives it in words, all assumptions.
+
+    ``lead`` is one sentence saying what the figure shows and what to conclude from it;
+    ``text`` says how to read it; the drivers are named by what they are (see
+    :data:`kvtier.assumptions.HELP`), then every assumption is listed with its provenance.
+    """
+    words = " and ".join(
+        f"{HELP.get(rec.key) or rec.figure or rec.key} ({rec.display}, {rec.provenance})" for rec in drivers
+    )
+    return f"{lead} {text} It depends most on {words}. {assumption_text(records, extra)}."
 
 
 CONTEXT_LIMIT_COLOR = "#b03a2e"
@@ -94,14 +123,18 @@ def mark_context_limit(ax: Axes, name: str, max_positions: int, x_max: float) ->
     if not max_positions or x_max <= max_positions:
         return ""
     ax.axvline(max_positions, color=CONTEXT_LIMIT_COLOR, lw=1.0, ls=(0, (4, 2)))
+    x_min = ax.get_xlim()[0]
+    # in the right part of a log axis the label goes left of the line, clear of a right-hand axis
+    right = math.log(max_positions / x_min) > 0.55 * math.log(x_max / x_min)
     ax.annotate(
         f"{name} context limit\nmax_position_embeddings = {max_positions:,}",
-        xy=(max_positions, 0.98),
+        xy=(max_positions, 0.02),
         xycoords=ax.get_xaxis_transform(),
-        xytext=(4, 0),
+        xytext=(-4 if right else 4, 0),
         textcoords="offset points",
-        va="top",
-        fontsize=7,
+        ha="right" if right else "left",
+        va="bottom",
+        fontsize=MIN_FONT_PT,
         color=CONTEXT_LIMIT_COLOR,
     )
     return (
@@ -110,11 +143,70 @@ def mark_context_limit(ax: Axes, name: str, max_positions: int, x_max: float) ->
     )
 
 
-def finish(fig: Figure, records: list[Assumption], text: str, extra: str = "") -> tuple[Figure, str]:
-    """Draw the assumptions footer and return the figure with its caption (which names them too).
+def finish(
+    fig: Figure, records: list[Assumption], text: str, *, lead: str, drivers: Iterable[str], extra: str = ""
+) -> tuple[Figure, str]:
+    """Draw the footer of the assumptions that drive the figure and return it with its caption.
 
-    Every figure function of a page ends here, so that every figure of the book states its
-    assumptions twice: on the figure and in the caption.
+    Every figure function of a page ends here, so that every figure of the book names on
+    itself the assumptions that drive it (``drivers``, keys of ``records``) and lists them
+    all in its caption, which opens with ``lead``: what the figure shows and what to
+    conclude from it.  ``extra`` adds a note to the caption's list (presets shown in a table).
     """
-    add_footer(fig, records, extra=extra)
-    return fig, caption(text, records)
+    by_key = {rec.key: rec for rec in records}
+    chosen = [by_key[key] for key in drivers]
+    add_footer(fig, chosen)
+    return fig, caption(lead, text, records, chosen, extra)
+
+
+def text_boxes(fig: Figure) -> list[tuple[str, float, tuple[float, float, float, float]]]:
+    """Every visible, non-empty text of ``fig``: its text, size (pt) and box (x0, y0, x1, y1 in px).
+
+    Titles, axis labels, tick labels, legend entries, annotations and figure texts alike,
+    as drawn by the Agg renderer at the figure's dpi.
+    """
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    # a tick label is drawn only while its tick lies inside the view: matplotlib keeps the others, stale
+    ticks, drawn = set(), set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in (*axis.get_major_ticks(), *axis.get_minor_ticks()):
+                ticks |= {id(tick.label1), id(tick.label2)}
+            for tick in axis._update_ticks():  # the ticks drawn (private, but the one place matplotlib says so)
+                drawn |= {id(tick.label1), id(tick.label2)}
+    out = []
+    for artist in fig.findobj(Text):
+        if not artist.get_visible() or not artist.get_text().strip() or (id(artist) in ticks - drawn):
+            continue
+        box = artist.get_window_extent(renderer)
+        if box.width <= 0 or box.height <= 0:
+            continue
+        out.append((artist.get_text(), float(artist.get_fontsize()), (box.x0, box.y0, box.x1, box.y1)))
+    return out
+
+
+def legibility_problems(fig: Figure, min_pt: float = MIN_FONT_PT) -> list[str]:
+    """What makes ``fig`` hard to read: texts smaller than ``min_pt`` and texts that overlap.
+
+    Two texts overlap when their boxes share more than 1 px in both directions; each problem
+    is one line naming the texts.
+    """
+    boxes = text_boxes(fig)
+    problems = [f"{text!r} is {size:g} pt, below {min_pt:g} pt" for text, size, _ in boxes if size < min_pt]
+    for i, (a, _, (ax0, ay0, ax1, ay1)) in enumerate(boxes):
+        for b, _, (bx0, by0, bx1, by1) in boxes[i + 1 :]:
+            if min(ax1, bx1) - max(ax0, bx0) > 1 and min(ay1, by1) - max(ay0, by0) > 1:
+                problems.append(f"{a!r} overlaps {b!r}")
+    return problems
+
+
+def plain_log_ticks(axis: Axis) -> None:
+    """Label a log ``axis`` at 1, 2 and 5 of each decade in plain numbers (``20``, not ``2×10¹``)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.10g}"))
+    axis.set_minor_formatter(NullFormatter())

@@ -137,7 +137,11 @@ def _record(
     if "value" not in raw:
         raise KvtierError(f"{at} has no 'value'")
     provenance = _text(raw.get("provenance"))
-    if provenance not in PROVENANCE_CLASSES:
+    if raw["value"] is None and nullable:
+        # a figure nobody publishes has no provenance: no class would be true of it
+        if raw.get("provenance") is not None:
+            raise KvtierError(f"{at} has no value, so it takes no provenance class; remove its 'provenance'")
+    elif provenance not in PROVENANCE_CLASSES:
         shown = show(raw.get("provenance"), quote=True)
         raise KvtierError(f"{at} has provenance {shown}; allowed: {', '.join(PROVENANCE_CLASSES)}")
     for entry in ("figure", "source"):

@@ -17,13 +17,21 @@ Jupyter), :func:`show_table` for a table of record, :func:`setup` once at the to
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
 from kvtier import preview
-from kvtier.assumptions import SCHEMA, AssumptionSet, RestrictedAssumptionSet, make_assumption
+from kvtier.assumptions import (
+    SCHEMA,
+    AssumptionSet,
+    RestrictedAssumptionSet,
+    check_consistency,
+    describe,
+    make_assumption,
+)
 from kvtier.errors import KvtierError
 from kvtier.figures import SVG_PRINT, apply_style
 from kvtier.scenario import Scenario, seed_scenario
@@ -42,6 +50,32 @@ def param_name(key: str) -> str:
 
 PARAM_KEYS: dict[str, str] = {param_name(key): key for key in SCHEMA}
 """Notebook parameter name -> assumption key."""
+
+
+PARAMETERS_HEADER = (
+    "# Parameters: the assumptions this page reads, with the seed set's values.\n"
+    "# `kvtier build` injects the values of the assumption set being built."
+)
+
+
+def parameters_cell(keys: Iterable[str], set_name: bool = False) -> str:
+    """The source of a page's ``parameters`` cell for assumption ``keys``, in schema order.
+
+    Each line assigns the seed set's value text and says in a comment what the key is and
+    which values it takes, which ``papermill --help-notebook`` shows.  ``set_name`` adds
+    the assumption set's name (the assumptions page shows it).
+    """
+    base = seed_scenario().assumptions
+    wanted = set(keys)
+    lines = [PARAMETERS_HEADER]
+    if set_name:
+        lines.append(f'{SET_NAME_PARAM}: str = "{base.name}"  # name of the assumption set')
+    for key in (key for key in SCHEMA if key in wanted):
+        lines.append(f"{param_name(key)}: str = {json.dumps(base[key].text, ensure_ascii=False)}  # {describe(key)}")
+    lines.append(
+        f"{PROVENANCE_PARAM}: dict = {{}}  # key -> {{provenance, basis, source}} of the keys that differ from the seed"
+    )
+    return "\n".join(lines)
 
 
 def notebook_parameters(declared: Iterable[str], assumptions: AssumptionSet, owner: str) -> dict[str, Any]:
@@ -111,7 +145,12 @@ def scenario_from_parameters(namespace: Mapping[str, Any], owner: str) -> Scenar
                 where=f"{owner}: parameter '{param_name(key)}'",
             )
     full = base.with_records(records, name=str(namespace.get(SET_NAME_PARAM, base.name)))
-    return Scenario(RestrictedAssumptionSet(full, declared, owner))
+    restricted = RestrictedAssumptionSet(full, declared, owner)
+    try:  # run alone with papermill, a page checks what `kvtier build` checks
+        check_consistency(restricted)
+    except KvtierError as exc:
+        raise KvtierError(f"{owner}: {exc}") from None
+    return Scenario(restricted)
 
 
 def setup() -> None:

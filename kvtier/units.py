@@ -40,6 +40,27 @@ KIND_UNITS: dict[str, str] = {
     "count": "1",
 }
 
+UNIT_EXAMPLES: dict[str, str] = {
+    "bytes": "5MiB",
+    "bandwidth": "64GB/s",
+    "flop_rate": "500TFLOP/s",
+    "flops": "2.24e12FLOP",
+    "time": "5us",
+}
+"""The kinds whose values need a unit where a user types them, each with an accepted form."""
+
+_BARE_NUMBER = re.compile(r"\s*[-+]?(\d[\d_]*(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*")
+
+
+def is_bare_number(value: object) -> bool:
+    """Whether ``value`` is a number without a unit: an int, a float, or text such as ``"64e9"``."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    return isinstance(value, str) and _BARE_NUMBER.fullmatch(value) is not None
+
+
 MIB = 2.0**20
 """One mebibyte (bytes)."""
 GIB = 2.0**30

@@ -90,6 +90,12 @@ ASSUMPTION_FILES = [
         [f"{YAML}: unknown top-level key 'assumption'; allowed: name, description, assumptions"],
     ),
     ("assumptions-not-a-mapping", "assumptions: [1, 2]\n", [f"{YAML}: 'assumptions' must be a non-empty mapping"]),
+    # a quantity with a unit needs it: 64000000000 could be meant as B/s or as anything else
+    (
+        "bare-bandwidth",
+        "assumptions:\n  bandwidth.mid: 64000000000\n",
+        [f"{YAML}: key 'bandwidth.mid' = 64000000000 needs a unit, for example 64GB/s"],
+    ),
     # keys and record fields: unknown names, a record without a value
     (
         "unknown-assumption-key",
@@ -342,6 +348,10 @@ SET_OPTIONS = [
         "fetch_latency=11s",
         ["key 'fetch_latency' = '11s' is out of range; allowed: time in [0 s, 10 s]"],
     ),
+    # bare numbers for keys with a unit (zero alone is the same in every unit, so it stays accepted)
+    ("bare-bandwidth", "bandwidth.mid=64e9", ["key 'bandwidth.mid' = '64e9' needs a unit, for example 64GB/s"]),
+    ("bare-peak", "peak_flops=5e14", ["key 'peak_flops' = '5e14' needs a unit, for example 500TFLOP/s"]),
+    ("bare-latency", "fetch_latency=5", ["key 'fetch_latency' = '5' needs a unit, for example 5us"]),
 ]
 
 # Models: (id, config.json text or None for no file, spec, substrings). Each runs as
@@ -536,6 +546,18 @@ CASES = [
         {},
         [f"key 'bandwidth.mid' = '1e-300B/s' is out of range; allowed: {BANDWIDTH_RANGE}"],
         id="compare-bandwidth-1e-300",
+    ),
+    pytest.param(
+        ("compare", "--bandwidth", "64"),
+        {},
+        ["command line: key 'bandwidth.mid' = '64' needs a unit, for example 64GB/s"],
+        id="compare-bandwidth-bare",
+    ),
+    pytest.param(
+        ("compare", "--peak-flops", "989e12"),
+        {},
+        ["command line: key 'peak_flops' = '989e12' needs a unit, for example 500TFLOP/s"],
+        id="compare-peak-bare",
     ),
     # build's own options
     pytest.param(("build", "--jobs", "0"), {}, ["--jobs must be at least 1, got 0"], id="build-jobs-0"),

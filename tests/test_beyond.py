@@ -298,6 +298,8 @@ def test_interior_tiers_and_capacity_in_both_regimes_by_hand():
     # Evicted upstream: 50,016 tokens are one pass, compute-bound, so both regimes give the same 82.25 s.
     assert n["lone_evicted_bound"] == "compute"
     assert n["lone_evicted_regen_s"] == pytest.approx(n["evicted_regen_s"], rel=1e-12)
+    # the prose scales the unit: 82.25 s / 60 = 1.37 min in both regimes
+    assert n["evicted_regen_time"] == n["lone_evicted_regen_time"] == "1.37 min"
     # The tier ladder: a lone tail block breaks even at 5,242,880 B / 52.2388 ms = 100.36 MB/s.
     t = tiers.numbers(s)
     assert t["lone_break_even_tail_gbps"] == pytest.approx(5_242_880 / (140e9 / 2.68e12) / 1e9, rel=1e-12)

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from kvtier import notebook, pages
-from kvtier.assumptions import SCHEMA, load_assumptions, seed
+from kvtier.assumptions import SCHEMA, describe, load_assumptions, seed
 from kvtier.errors import KvtierError
 from kvtier.pipeline import declared_parameters, page_parameters, read_page
 from kvtier.scenario import Scenario
@@ -95,7 +95,11 @@ def parameter_defaults(path: Path) -> dict[str, object]:
     nb = read_page(path)
     (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     tree = ast.parse(cell.source)
-    return {node.targets[0].id: ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)}
+    return {
+        (node.targets[0] if isinstance(node, ast.Assign) else node.target).id: ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+    }
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -374,11 +378,55 @@ def test_an_undeclared_assumption_read_is_an_error():
         _ = s.kv_bytes_per_token
 
 
+@pytest.mark.parametrize("page", pages.PAGES, ids=lambda p: p.notebook)
+def test_the_parameters_cell_is_the_generated_one_and_papermill_describes_each_parameter(page, tmp_path):
+    import nbformat
+    import papermill
+
+    path = ROOT / "notebooks" / f"{page.notebook}.md"
+    nb = read_page(path)
+    (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    set_name = "set_name" in declared_parameters(nb, path.name)
+    assert cell.source == notebook.parameters_cell(page.keys, set_name=set_name)
+    nbformat.write(nb, tmp_path / "page.ipynb")
+    described = papermill.inspect_notebook(str(tmp_path / "page.ipynb"))
+    for key in page.keys:
+        param = described[notebook.param_name(key)]
+        assert (param["inferred_type_name"], param["help"]) == ("str", describe(key)), key
+    # e.g. the fetch page's mid bracket: what it is, and that it needs a unit
+    if page.notebook == "02_fetch":
+        assert described["bandwidth_mid"]["help"] == (
+            "link bandwidth of the mid bracket, one direction; bandwidth with a unit, e.g. 64GB/s"
+        )
+
+
+def test_a_page_run_alone_with_papermill_refuses_what_the_build_refuses(tmp_path):
+    import nbformat
+    import papermill
+
+    nbformat.write(read_page(ROOT / "notebooks" / "02_fetch.md"), tmp_path / "02_fetch.ipynb")
+    for params, message in (
+        ({"bandwidth_mid": 64e9}, "parameter 'bandwidth_mid': key 'bandwidth.mid' = 64000000000.0 needs a unit"),
+        # 200 GB/s above the 121 GB/s optimistic bracket: the build's cross-key check
+        ({"bandwidth_mid": "200 GB/s"}, "keys 'bandwidth.optimistic' (121 GB/s) and 'bandwidth.mid' (200 GB/s)"),
+    ):
+        with pytest.raises(papermill.PapermillExecutionError) as err:
+            papermill.execute_notebook(
+                str(tmp_path / "02_fetch.ipynb"),
+                str(tmp_path / "out.ipynb"),
+                parameters=params,
+                cwd=str(ROOT / "notebooks"),
+                progress_bar=False,
+            )
+        assert "KvtierError" in err.value.ename and message in err.value.evalue
+
+
 def test_a_page_whose_parameters_cell_and_keys_disagree_is_refused(tmp_path):
     fetch = (ROOT / "notebooks" / "02_fetch.md").read_text()
     page = tmp_path / "02_fetch.md"
     # kvtier.pages.fetch.KEYS holds bandwidth.mid; the cell without it lacks one key
-    page.write_text(fetch.replace('bandwidth_mid = "64 GB/s"\n', ""))
+    lines = fetch.splitlines(keepends=True)
+    page.write_text("".join(line for line in lines if not line.startswith("bandwidth_mid:")))
     with pytest.raises(KvtierError) as err:
         page_parameters(page)
     assert str(err.value) == (
@@ -386,7 +434,9 @@ def test_a_page_whose_parameters_cell_and_keys_disagree_is_refused(tmp_path):
     )
     # two keys the module does not read: the first is named, the other counted
     page.write_text(
-        fetch.replace('model = "llama-3-70b"\n', 'model = "llama-3-70b"\nregen_model = ""\npeak_flops = "1 PFLOP/s"\n')
+        fetch.replace(
+            "# `kvtier build` injects", 'regen_model = ""\npeak_flops = "1 PFLOP/s"\n# `kvtier build` injects'
+        )
     )
     with pytest.raises(KvtierError) as err:
         page_parameters(page)
@@ -586,3 +636,28 @@ def test_intro_and_findings_lead_with_the_three_line_answer(seed_build):
             assert not re.search(r"\([^()]*\(", line), line  # no nested parentheses
         # no sentence in bold: nothing inside the three lines is strong
         assert not first.find(["strong", "b"])
+
+
+def test_every_schema_key_has_a_one_line_description():
+    from kvtier.assumptions import HELP
+
+    assert set(HELP) == set(SCHEMA)
+    assert all("\n" not in describe(key) and "=" not in describe(key) for key in SCHEMA)  # papermill reads one line
+    assert (
+        describe("peak_flops")
+        == "dense peak of the accelerator that regenerates; flop rate with a unit, e.g. 500TFLOP/s"
+    )
+    assert describe("mfu.typical").endswith("; fraction, e.g. 40% or 0.4")
+
+
+def test_a_page_run_alone_checks_only_the_cross_key_rules_whose_keys_it_declares():
+    # the tiers page declares interior.position but not interior.context: a position past the seed's
+    # 100,000-token sequence is the build's business, which checks the whole set
+    s = notebook.scenario_from_parameters({"interior_position": "200000", "provenance": {}}, "08_tiers.md")
+    assert s.v("interior.position") == 200_000
+    both = {"interior_position": "200000", "interior_context": "100000", "provenance": {}}
+    with pytest.raises(KvtierError) as err:
+        notebook.scenario_from_parameters(both, "05_interior.md")
+    assert str(err.value) == (
+        "05_interior.md: key 'interior.position' must lie inside the sequence: smaller than 'interior.context'"
+    )

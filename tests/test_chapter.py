@@ -142,3 +142,24 @@ def test_exact_llama3_70b_params_move_the_crossover():
     assert s.crossover_tokens - Scenario().crossover_tokens == pytest.approx(3_379.56, abs=0.01)
     # and regeneration at 25 % MFU: 16 x 2 x 70,553,706,496 / 125e12 = 18.06 ms
     assert float(s.regen_s(0.25)) == pytest.approx(18.0617e-3, rel=1e-4)
+
+
+def test_no_seed_basis_restates_its_own_value():
+    # a basis that repeats the value ("32K ... (32,768 tokens)") goes stale when the value is edited
+    from kvtier.assumptions import seed
+
+    for rec in seed().values():
+        if not isinstance(rec.value, (int, float)) or rec.value in (0, 1, 2):
+            continue  # small counts ("2 bytes", "0 = start only") read as words, not as the value
+        forms = {rec.text, f"{rec.value:g}"} | ({f"{rec.value:,.0f}"} if rec.value >= 1000 else set())
+        assert not [form for form in forms if form in rec.basis], (rec.key, rec.basis)
+
+
+def test_the_seed_peak_basis_quotes_the_interval_the_chapter_forces():
+    # the basis quotes 499.2 to 502.0 TFLOP/s: implied_peak_interval over the chapter's table, rounded to 0.1
+    from kvtier.assumptions import seed
+
+    low, high = implied_peak_interval(
+        2.24e12, [0.5, 0.4, 0.25, 0.25], [9e-3, 11e-3, 18e-3, 17.9e-3], [5e-4, 5e-4, 5e-4, 5e-5]
+    )
+    assert f"{low / 1e12:.1f} to {high / 1e12:.1f} TFLOP/s" in seed()["peak_flops"].basis

@@ -10,11 +10,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from kvtier.figures import mark_context_limit, new_figure  # noqa: E402
-from kvtier.pages import capacity, interior, tiers  # noqa: E402
+from kvtier.pages import capacity, interior  # noqa: E402
 from kvtier.scenario import seed_scenario  # noqa: E402
 
 
-@pytest.mark.parametrize("draw", [interior.regen_vs_position, tiers.tiers_vs_position, capacity.capacity_vs_context])
+@pytest.mark.parametrize("draw", [interior.regen_vs_position, capacity.capacity_vs_context])
 def test_figures_past_the_seed_models_window_mark_it(draw):
     s = seed_scenario()
     assert s.model.max_positions == 8192
@@ -51,4 +51,10 @@ def test_a_model_whose_every_layer_slides_has_no_capacity_crossover():
     assert not any(t.get_text().startswith("crossover") for t in fig.axes[0].texts)
     plt.close(fig)
     assert "does not exist" in capacity.numbers(s)["window_note"]
+    # the would-be crossover is still stated, as a hypothetical
+    assert capacity.numbers(s)["crossover_sentence"].startswith(
+        f"Were every layer's cache to keep growing, the two would be equal at {s.crossover_tokens:,.0f} tokens"
+    )
+    # the seed: 70e9 x 2 B of weights / 327,680 B per token = 427,246.1 tokens
+    assert capacity.numbers(seed_scenario())["crossover_sentence"] == "The two are equal at 427,246 tokens of context."
     assert not capacity.no_crossover(seed_scenario())

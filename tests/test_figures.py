@@ -9,6 +9,7 @@ import pytest
 from IPython.core.pylabtools import print_figure
 
 from kvtier import figures, pages
+from kvtier.assumptions import HELP, load_assumptions
 from kvtier.pages.fetch import fetch_vs_bandwidth
 from kvtier.scenario import Scenario
 
@@ -27,10 +28,46 @@ def test_printing_twice_as_a_notebook_does_gives_identical_svg_without_a_date():
 
 
 @pytest.mark.parametrize("builder", BUILDERS, ids=lambda f: f.__name__)
-def test_every_figure_states_its_assumptions_with_provenance(builder):
+def test_every_figure_names_what_drives_it_on_itself_and_everything_in_its_caption(builder):
     fig, caption = builder(Scenario())
-    footer = [t.get_text() for t in fig.texts if t.get_text().startswith("Assumptions: ")]
-    provenance = r"\[(measured|published-spec|assumed|implied|derived)"
+    footer = [t.get_text() for t in fig.texts if t.get_text().startswith(figures.FOOTER_PREFIX)]
+    provenance = r"\[(measured|published-spec|assumed|implied|derived)\]"
     assert len(footer) == 1 and re.search(provenance, footer[0])
-    assert "Assumptions: " in caption and re.search(provenance, caption)
+    assert footer[0].replace("\n", " ").endswith("All assumptions: see the caption.")
+    # the caption: a lead sentence, how to read it, the drivers in words, then every assumption
+    lead, _, rest = caption.partition(". ")
+    assert lead and "Assumptions: " in rest and re.search(provenance, rest)
+    drivers = re.findall(r"(\S+) = [^;\n]+? \[", footer[0].replace("\n", " ").removeprefix(figures.FOOTER_PREFIX))
+    assert 1 <= len(drivers) <= 2
+    for key in drivers:  # an assumption key is named by what it is (a measured record by its figure)
+        assert key not in HELP or HELP[key] in caption.split(" It depends most on ")[1], key
+    matplotlib.pyplot.close(fig)
+
+
+LEGIBILITY_SETS = {
+    "seed": {},
+    "mistral-sliding-window": {"model": "mistral-7b"},
+    "deepseek-mla-roofline": {"model": "deepseek-v3", "regen.model": "roofline", "peak_flops": "2250 TFLOP/s"},
+    "slow-links": {"bandwidth.optimistic": "8 GB/s", "bandwidth.mid": "4 GB/s", "bandwidth.pessimistic": "1 GB/s"},
+}
+"""Assumption sets under which every figure must stay legible: the seed and sets that move its marks."""
+
+
+@pytest.mark.parametrize("values", LEGIBILITY_SETS.values(), ids=LEGIBILITY_SETS)
+@pytest.mark.parametrize("builder", BUILDERS, ids=lambda f: f.__name__)
+def test_every_figure_text_is_at_least_8_pt_and_no_two_texts_overlap(builder, values):
+    # 8 pt is 10.7 CSS px at full size; the browser test checks no figure is shown below 84 % of it
+    fig, _ = builder(Scenario(load_assumptions(sets=values)))
+    assert figures.legibility_problems(fig) == []
+    matplotlib.pyplot.close(fig)
+
+
+def test_the_legibility_check_finds_small_and_overlapping_text():
+    fig, ax = figures.new_figure()
+    ax.text(0.5, 0.5, "a label", fontsize=10)
+    ax.text(0.5, 0.5, "another label", fontsize=10)  # drawn on top of the first
+    ax.text(0.1, 0.9, "tiny", fontsize=6)
+    problems = figures.legibility_problems(fig)
+    assert "'tiny' is 6 pt, below 8 pt" in problems
+    assert "'a label' overlaps 'another label'" in problems
     matplotlib.pyplot.close(fig)

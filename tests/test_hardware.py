@@ -63,10 +63,13 @@ def test_every_record_has_valid_provenance_and_text():
     for name, link in hardware.load_links().items():
         records += [(name, r) for r in (link.bandwidth_record, link.raw_bandwidth_record, link.latency_record) if r]
     # 6 accelerators x 2 records + 11 links x (bandwidth + latency)
-    # + 8 net links with a raw bandwidth (pcie5, pcie6, 4 cxl, 2 nvme) = 12 + 22 + 8 = 42
-    assert len(records) == 6 * 2 + 11 * 2 + 8
+    # + 9 net links with a raw bandwidth (pcie5, pcie6, 4 cxl, 2 nvme, rdma) = 12 + 22 + 9 = 43
+    assert len(records) == 6 * 2 + 11 * 2 + 9
     for name, record in records:
         assert record.key.startswith(f"{name}."), record.key
+        if record.value is None:  # a figure nobody publishes carries no class
+            assert record.provenance == "" and record.key == "dgx-spark-gb10.peak_flops"
+            continue
         assert record.provenance in PROVENANCE_CLASSES, record.key
         assert record.figure and record.source, record.key
         if record.provenance in ("assumed", "implied", "derived"):
@@ -83,8 +86,9 @@ def test_accelerator_values():
     assert "sparse" in acc["h100-sxm"].peak_record.figure
     # H200: same compute, 4.8 TB/s HBM3e
     assert (acc["h200"].peak_flop_per_s, acc["h200"].mem_bandwidth_bytes_per_s) == (989e12, 4.8e12)
-    # B200: 4.5 PFLOP/s sparse / 2 = 2.25e15 dense; 8 TB/s
+    # B200: 4.5 PFLOP/s sparse / 2 = 2.25e15 dense; 64 TB/s / 8 GPUs = 8 TB/s; both computed, so derived
     assert (acc["b200"].peak_flop_per_s, acc["b200"].mem_bandwidth_bytes_per_s) == (2.25e15, 8e12)
+    assert acc["b200"].peak_record.provenance == acc["b200"].mem_bandwidth_record.provenance == "derived"
     # GB200 per GPU: 10 PFLOP/s sparse per superchip / 2 GPUs / 2 = 2.5e15, marked derived
     assert acc["gb200"].peak_flop_per_s == 2.5e15
     assert acc["gb200"].peak_record.provenance == "derived"
@@ -92,6 +96,7 @@ def test_accelerator_values():
     assert acc["dgx-spark-gb10"].peak_flop_per_s is None
     assert acc["dgx-spark-gb10"].mem_bandwidth_bytes_per_s == 273e9
     assert acc["dgx-spark-gb10"].peak_record.display == "not published"
+    assert acc["dgx-spark-gb10"].peak_record.provenance == ""  # no figure, so no class
     # the chapter's unstated 500 TFLOP/s (implied) with an assumed H100-class 3.35 TB/s
     chapter = acc["chapter-implied"]
     assert chapter.peak_flop_per_s == 500e12
@@ -126,9 +131,10 @@ def test_link_values():
     assert links["cxl3-x8"].bandwidth_bytes_per_s == 60.5e9  # 121 / 2
     # the source chapter's optimistic 121 GB/s is the CXL 3.x x16 net figure
     assert links["cxl3-x16"].bandwidth_bytes_per_s == load_assumptions().value("bandwidth.optimistic")
-    # 400 Gb/s / 8 = 50 GB/s line rate, raw
+    # 400 Gb/s / 8 = 50 GB/s data rate, net of line coding and FEC; raw 4 x 106.25 Gb/s / 8 = 53.125 GB/s
     assert links["rdma-400g"].bandwidth_bytes_per_s == 50e9
-    assert links["rdma-400g"].raw_or_net == "raw"
+    assert links["rdma-400g"].raw_or_net == "net"
+    assert links["rdma-400g"].raw_bandwidth_bytes_per_s == 53.125e9
     assert (links["nvme-gen4-x4"].bandwidth_bytes_per_s, links["nvme-gen5-x4"].bandwidth_bytes_per_s) == (7e9, 14e9)
     for link in links.values():
         assert link.raw_or_net in hardware.RAW_OR_NET
@@ -217,6 +223,17 @@ def test_preset_file_errors_name_file_and_key(tmp_path):
     )
     with pytest.raises(KvtierError, match=r"link 'l1' field 'bandwidth' is assumed and needs a 'basis'"):
         hardware.load_links(bad)
+    bad.write_text(
+        "accelerators:\n  x1:\n    title: X\n"
+        "    peak_flops: {value: null, provenance: published-spec, figure: f, source: s}\n"
+        "    mem_bandwidth: {value: 1 TB/s, provenance: assumed, figure: f, basis: b, source: s}\n"
+    )
+    with pytest.raises(KvtierError) as err:
+        hardware.load_accelerators(bad)
+    assert str(err.value) == (
+        f"{bad}: accelerator 'x1' field 'peak_flops' has no value, so it takes no provenance class;"
+        " remove its 'provenance'"
+    )
 
 
 def test_custom_file_link_without_latency_defaults_to_zero(tmp_path):

@@ -101,3 +101,14 @@ def test_physical_bounds_include_their_ends_and_nothing_beyond(kind, low, high):
     assert low in bounds and high in bounds
     assert math.nextafter(low, -math.inf) not in bounds and math.nextafter(high, math.inf) not in bounds
     assert math.nan not in bounds and math.inf not in bounds
+
+
+@pytest.mark.parametrize(
+    ("value", "bare"),
+    [(64, True), (6.4e10, True), ("64e9", True), (" 1_000 ", True), (".5", True), ("-3", True)]
+    + [("64GB/s", False), ("64 GB/s", False), ("5us", False), (True, False), (None, False), ("", False), ("e9", False)],
+)
+def test_is_bare_number(value, bare):
+    from kvtier.units import is_bare_number
+
+    assert is_bare_number(value) is bare

@@ -124,7 +124,14 @@ def numbers(s: Scenario) -> dict[str, Any]:
             f"At that depth a lone block is still {str(s.lone_bound(last, 'resident', point['mfu']))}-bound and costs"
             f" {lone / in_batch:.2f} times its in-batch time"
         )
+    crossover_sentence = (
+        f"Were every layer's cache to keep growing, the two would be equal at {s.crossover_tokens:,.0f} tokens of"
+        " context; with this model they never are, and the figures below for that context are hypothetical."
+        if no_crossover(s)
+        else f"The two are equal at {s.crossover_tokens:,.0f} tokens of context."
+    )
     return {
+        "crossover_sentence": crossover_sentence,
         "crossover_regimes_sentence": regimes,
         "mfu_pct": point["mfu"] * 100,
         "fetch_us": point["fetch_s"] * 1e6,
@@ -231,7 +238,9 @@ def table(s: Scenario) -> pd.DataFrame:
 
 def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
     """KV bytes of one sequence against context length, the weights and the crossover marked."""
-    contexts = np.logspace(np.log10(1024), np.log10(2**20), 200)
+    # the axis runs to 1M tokens, or past the crossover where that lies further out
+    top = 2**20 if no_crossover(s) else max(2**20, 2 * s.crossover_tokens)
+    contexts = np.logspace(np.log10(1024), np.log10(top), 200)
     fig, ax = new_figure()
     ax.loglog(contexts, _kv_bytes(s, contexts) / GIB, color=PALETTE[0], label="KV cache of one sequence")
     ax.axhline(s.weight_bytes / GIB, color=PALETTE[1], ls="--", label=f"weights ({s.weight_bytes / GIB:.1f} GiB)")
@@ -247,16 +256,20 @@ def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
         crossover_note = f" There is {no_crossover_text(s)}."
     else:
         x = s.crossover_tokens
+        left_of_edge = np.log(x / contexts[0]) < 0.8 * np.log(contexts[-1] / contexts[0])  # room on its right
         ax.axvline(x, color="#777777", lw=0.8)
         ax.annotate(
             f"crossover\n{x:,.0f} tokens",
             (x, s.weight_bytes / GIB),
             textcoords="offset points",
-            xytext=(-80, 12),
+            xytext=(6, -8) if left_of_edge else (-6, -8),
+            ha="left" if left_of_edge else "right",
+            va="top",
             fontsize=8,
         )
         crossover_note = ""
-    for key in ("context.short", "context.long"):
+    capped = float(_kv_bytes(s, s.v("context.short"))) == float(_kv_bytes(s, s.v("context.long")))
+    for key, offset in (("context.short", (6, -12)), ("context.long", (6, 6) if capped else (6, -12))):
         c = s.v(key)
         ax.plot(c, float(_kv_bytes(s, c)) / GIB, "o", color=PALETTE[2])
         ax.annotate(
@@ -264,7 +277,7 @@ def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
             f" ({float(_kv_bytes(s, c)) / s.weight_bytes * 100:.0f} %)",
             (c, float(_kv_bytes(s, c)) / GIB),
             textcoords="offset points",
-            xytext=(6, -12),
+            xytext=offset,
             fontsize=8,
         )
     limit_note = mark_context_limit(ax, s.model.name, s.model.max_positions, float(contexts[-1]))
@@ -277,6 +290,13 @@ def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
     ax.set_title(f"KV cache of one {s.model.name} sequence against its weights")
     ax.legend(loc="upper left")
     records = s.used("model", "kv_dtype", "weight_dtype", "param_count", "context.short", "context.long")
+    lead = (
+        f"One sequence's KV cache grows with its context but never reaches the {s.weight_bytes / GIB:.1f} GiB of"
+        " weights: the sliding window caps it."
+        if no_crossover(s)
+        else f"One sequence's KV cache grows in proportion to its context and equals the {s.weight_bytes / GIB:.1f}"
+        f" GiB of weights at {s.crossover_tokens:,.0f} tokens."
+    )
     return finish(
         fig,
         records,
@@ -284,6 +304,8 @@ def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
         + ("the sliding window's ceiling." if crossover_note else "the context at which the two are equal.")
         + crossover_note
         + limit_note,
+        lead=lead,
+        drivers=("kv_dtype", "param_count"),
     )
 
 

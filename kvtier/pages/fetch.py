@@ -88,8 +88,18 @@ def fetch_vs_bandwidth(s: Scenario) -> tuple[Figure, str]:
     records = s.used(
         "model", "kv_dtype", "block_tokens", "fetch_latency", *[f"bandwidth.{b}" for b in BANDWIDTH_LABELS]
     )
+    fetch = s.fetch_by_label()
+    lead = (
+        f"Fetching one block takes time inversely proportional to the link bandwidth: the {s.block_bytes / MIB:.2f}"
+        f" MiB block needs {fetch['pessimistic'] * 1e6:.1f} µs at the pessimistic bracket and"
+        f" {fetch['optimistic'] * 1e6:.1f} µs at the optimistic one."
+    )
     return finish(
-        fig, records, "Fetch time of one KV block against link bandwidth; dots mark the three bracketing bandwidths."
+        fig,
+        records,
+        "The line is the fetch time against link bandwidth; dots mark the three bracketing bandwidths.",
+        lead=lead,
+        drivers=("block_tokens", "bandwidth.mid"),
     )
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 from kvtier import costs
 from kvtier.figures import PALETTE, finish, mark_context_limit, new_figure
 from kvtier.scenario import Scenario
+from kvtier.units import format_time
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -74,6 +75,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "lone_tail_regen_ms": lone_tail_s * 1e3,
         "lone_resident_regen_ms": lone_resident_s * 1e3,
         "lone_evicted_regen_s": lone_evicted_s,
+        "lone_evicted_regen_time": format_time(lone_evicted_s),
         "lone_resident_ratio": lone_resident_s / point["fetch_s"],
         "lone_evicted_ratio": lone_evicted_s / point["fetch_s"],
         "lone_evicted_amortised_ratio": lone_evicted_s / prefix_fetch_s,
@@ -91,6 +93,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "resident_regen_ms": resident_s * 1e3,
         "evicted_regen_ms": evicted_s * 1e3,
         "evicted_regen_s": evicted_s,
+        "evicted_regen_time": format_time(evicted_s),
         "resident_over_tail": resident_s * 1e3 / tail_ms,
         "evicted_over_tail": evicted_s * 1e3 / tail_ms,
         "resident_ratio": resident_s / point["fetch_s"],
@@ -190,6 +193,12 @@ def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
         "regen.mem_bandwidth",
         "regen.mem_efficiency",
     )
+    n = numbers(s)
+    lead = (
+        f"Regenerating a block gets dearer the deeper it sits: inside a batch, at position {n['position_tokens']:,}"
+        f" it costs {n['resident_over_tail']:.2f} times the tail block with the upstream KV resident and"
+        f" {n['evicted_over_tail']:,.0f} times with it evicted, while the fetch stays {n['fetch_us']:.2f} µs."
+    )
     return finish(
         fig,
         records,
@@ -199,6 +208,8 @@ def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
         "resident (only the block is recomputed) or evicted (the prefix is recomputed from the nearest anchor); "
         "the right axis reads the same curves as a ratio to the fetch time; the vertical line marks the example "
         "position." + limit_note,
+        lead=lead,
+        drivers=("interior.position", "interior.anchor_every"),
     )
 
 

@@ -150,19 +150,27 @@ def models_crossover(s: Scenario) -> tuple[Figure, str]:
     )
     for yi, (x, kv) in enumerate(zip(df["crossover_tokens"], df["kv_KiB_per_token"], strict=True)):
         ax.annotate(
-            f"{x:,.0f} tokens; {kv:g} KiB/token", (x, yi), xytext=(4, -3), textcoords="offset points", fontsize=7
+            f"{x:,.0f} tokens; {kv:g} KiB/token", (x, yi), xytext=(4, -3), textcoords="offset points", fontsize=8
         )
     ax.set_xlabel("context at which one sequence's KV cache equals the weights (tokens, log scale)")
     ax.set_xlim(right=df["crossover_tokens"].max() * 30)
     ax.grid(axis="y", visible=False)
     ax.set_title("KV cache against weights, model by model")
     records = s.used("kv_dtype", "weight_dtype")
+    n = numbers(s)
+    lead = (
+        f"Where one sequence's cache outweighs the model depends on the model: the crossover runs from"
+        f" {n['crossover_min_tokens']:,.0f} tokens ({n['crossover_min_model']}) to {n['crossover_max_tokens']:,.0f}"
+        f" ({n['crossover_max_model']})."
+    )
     return finish(
         fig,
         records,
         "Crossover context of every model preset (exact parameter counts from their configurations), with each "
         "model's KV bytes per token; colour marks the attention type.",
         extra="parameters and geometry from each published config.json [published-spec]",
+        lead=lead,
+        drivers=("kv_dtype", "weight_dtype"),
     )
 
 

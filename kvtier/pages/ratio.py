@@ -243,12 +243,24 @@ def ratio_heatmap(s: Scenario) -> tuple[Figure, str]:
         "regen.mem_bandwidth",
         "regen.mem_efficiency",
     )
+    n = numbers(s)
+    ranges = (
+        f"inside a batch the ratio runs from {n['ratio_min']:,.0f}× to {n['ratio_max']:,.0f}× ({n['n_within_claim']}"
+        f" of {n['n_points']} cells in the chapter's band), as a lone block from {n['lone_ratio_min']:,.0f}× to"
+        f" {n['lone_ratio_max']:,.0f}× ({n['lone_n_within_claim']} of {n['n_points']})."
+    )
+    if min(n["ratio_min"], n["lone_ratio_min"]) > 1:
+        lead = f"Regenerating a block costs more than fetching it in every cell: {ranges}"
+    else:
+        lead = ranges[0].upper() + ranges[1:]
     return finish(
         fig,
         records,
         "Regenerate/fetch ratio for each pair of bracketing assumptions in both regimes, inside a batch (left, the "
         "source chapter's model) and as a lone block (right, the roofline); cells outside the source chapter's "
         "'two to three orders of magnitude' (100× to 1000×) are marked.",
+        lead=lead,
+        drivers=("peak_flops", "regen.mem_bandwidth"),
     )
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 from kvtier import hardware
 from kvtier import roofline as rl
 from kvtier.assumptions import MFU_LABELS
-from kvtier.figures import PALETTE, finish, new_figure
+from kvtier.figures import PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -187,15 +187,16 @@ def roofline_vs_batch(s: Scenario) -> tuple[Figure, str]:
         t = s.regen_time_s(0, "resident", point["mfu"], model="roofline", batch_tokens=batch, **kw)
         c = float(s.regen_time_s(0, "resident", point["mfu"], model="mfu", **kw))
         color = PALETTE[i % len(PALETTE)]
-        ax.loglog(batch, t * 1e3, color=color, label=f"{name} ({peak / 1e12:g} TFLOP/s, {bw / 1e12:g} TB/s)")
+        # the set's own device is drawn dashed and on top: a preset with the same figures lies under it
+        style = {"ls": (0, (5, 3)), "lw": 2.2, "zorder": 3} if i == 0 else {"lw": 1.5}
+        ax.loglog(batch, t * 1e3, color=color, label=f"{name} ({peak / 1e12:g} TFLOP/s, {bw / 1e12:g} TB/s)", **style)
         ax.axhline(c * 1e3, color=color, ls=":", lw=0.8)
         i += 1
-    ax.set_xlabel(
-        "tokens in the same forward pass as the block: lone block at the left edge, inside a batch to the right"
-    )
+    ax.set_xlabel("tokens in the block's forward pass (left edge: a lone block; to the right: inside a batch)")
+    plain_log_ticks(ax.yaxis)
     ax.set_ylabel("regeneration time on the block's account (ms)")
     ax.set_title(f"Roofline regeneration of a {s.block_tokens}-token tail block at {point['mfu'] * 100:g} % MFU")
-    ax.legend(loc="upper right", fontsize=7)
+    ax.legend(loc="upper right", fontsize=8)
     records = s.used(
         "model",
         "param_count",
@@ -207,6 +208,14 @@ def roofline_vs_batch(s: Scenario) -> tuple[Figure, str]:
         "regen.mem_bandwidth",
         "regen.mem_efficiency",
     )
+    n = numbers(s)
+    label = point["mfu_label"]
+    lead = (
+        f"A lone block is {n['bound_' + label]}-bound on this set's device: its {n['block_tokens']}-token pass takes"
+        f" {n['lone_' + label + '_ms']:.1f} ms against {n['compute_' + label + '_ms']:.1f} ms of compute at"
+        f" {n['mfu_' + label + '_pct']:g} % MFU, and the pass turns compute-bound from about"
+        f" {n['batch_' + label + '_tokens']:,} tokens."
+    )
     return finish(
         fig,
         records,
@@ -214,6 +223,8 @@ def roofline_vs_batch(s: Scenario) -> tuple[Figure, str]:
         "forward pass; solid lines are max(compute, memory), dotted lines the compute-only time of the source "
         "chapter's model on the same device. Where a solid line lies above its dotted line the block is memory-bound.",
         extra="accelerator presets: see the roofline table (published-spec, derived, assumed)",
+        lead=lead,
+        drivers=("regen.mem_bandwidth", "peak_flops"),
     )
 
 

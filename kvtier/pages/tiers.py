@@ -9,7 +9,7 @@ import pandas as pd
 
 from kvtier import costs, hardware, roofline
 from kvtier.assumptions import BANDWIDTH_LABELS
-from kvtier.figures import PALETTE, finish, mark_context_limit, new_figure
+from kvtier.figures import PALETTE, finish, new_figure
 from kvtier.scenario import Scenario
 from kvtier.units import format_bandwidth
 
@@ -218,50 +218,39 @@ def table(s: Scenario) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def tiers_vs_position(s: Scenario) -> tuple[Figure, str]:
-    """Break-even bandwidth against block position, each tier's bandwidth as a horizontal line."""
-
+def tier_ladder(s: Scenario) -> tuple[Figure, str]:
+    """Every tier's bandwidth as a labelled bar against the break-even bandwidths of both regimes."""
     point = s.illustrative
-    positions = np.logspace(0, 6, 300)
-    fig, ax = new_figure(8.5, 5.2)
-    regime_words = "in-batch" if str(s.assumptions.value("regen.model")) == "mfu" else "regen.model"
-    for i, upstream in enumerate(("resident", "evicted")):
-        t = s.regen_time_s(positions, upstream, point["mfu"])
-        ax.loglog(
-            positions,
-            roofline.break_even_bandwidth(s.block_bytes, t) / 1e9,
-            color=PALETTE[i],
-            lw=2,
-            label=f"break-even, {regime_words}, upstream {upstream}",
-        )
-        lone = s.lone_regen_s(positions, upstream, point["mfu"])
-        ax.loglog(
-            positions,
-            roofline.break_even_bandwidth(s.block_bytes, lone) / 1e9,
-            color=PALETTE[i],
-            lw=1.2,
-            ls="-.",
-            label=f"break-even, lone block, upstream {upstream}",
-        )
-    by_bandwidth: dict[float, list[str]] = {}
-    for name, link in hardware.load_links().items():
-        by_bandwidth.setdefault(link.bandwidth_bytes_per_s / 1e9, []).append(name)
-    clusters: list[list[tuple[float, list[str]]]] = []
-    for gbps, names in sorted(by_bandwidth.items()):
-        ax.axhline(gbps, color="#888888", lw=0.6, ls="--")
-        if clusters and gbps / clusters[-1][0][0] < 1.4:  # labels closer than this would overlap
-            clusters[-1].append((gbps, names))
-        else:
-            clusters.append([(gbps, names)])
-    for cluster in clusters:
-        label = "; ".join(f"{'/'.join(names)} {gbps:g}" for gbps, names in cluster)
-        y = float(np.exp(np.mean([np.log(g) for g, _ in cluster])))
-        ax.text(1.01, y, label, transform=ax.get_yaxis_transform(), fontsize=6, va="center")
-    limit_note = mark_context_limit(ax, s.model.name, s.model.max_positions, float(positions[-1]))
-    ax.set_xlabel("position of the block's first token (tokens)")
-    ax.set_ylabel("link bandwidth (GB/s, decimal, one direction)")
-    ax.set_title("Fetching wins on every link above its break-even curve, in either regime")
-    ax.legend(loc="lower left", fontsize=8)
+    n = numbers(s)
+    links = sorted(hardware.load_links().items(), key=lambda item: (item[1].bandwidth_bytes_per_s, item[0]))
+    names = [name for name, _ in links]
+    gbps = np.array([link.bandwidth_bytes_per_s / 1e9 for _, link in links])
+    tail = n["break_even_tail_gbps"]
+    fig, ax = new_figure(8.5, 5.6)
+    y = np.arange(len(links))
+    colors = [PALETTE[3] if g > tail else PALETTE[1] for g in gbps]
+    ax.barh(y, gbps, left=1e-6, color=colors, height=0.6)
+    for yi, g in zip(y, gbps, strict=True):
+        ax.text(g * 1.15, yi, format_bandwidth(g * 1e9), va="center", fontsize=8)
+    ax.set_xscale("log")
+    ax.set_yticks(y, names)
+    lines = (
+        (tail, PALETTE[0], "-", "tail block, inside a batch"),
+        (n["lone_break_even_tail_gbps"], PALETTE[0], "-.", "tail block, lone"),
+        (n["break_even_resident_gbps"], PALETTE[4], "-", f"position {n['position_tokens']:,}, upstream resident"),
+        (n["break_even_evicted_gbps"], PALETTE[5], ":", f"position {n['position_tokens']:,}, upstream evicted"),
+    )
+    for value, color, style, label in lines:
+        ax.axvline(value, color=color, ls=style, lw=1.4, label=f"break-even: {label} ({format_bandwidth(value * 1e9)})")
+    ax.set_xlim(min(v for v, *_ in lines) / 3, float(gbps.max()) * 12)
+    ax.set_xlabel("link bandwidth, one direction (GB/s, decimal; log scale)")
+    fig.suptitle(
+        f"{n['n_fetch_wins']} of {n['n_links']} tiers fetch faster than a tail block regenerates in a batch",
+        fontsize=11,
+    )
+    ax.grid(axis="y", visible=False)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=8)
+    fig.subplots_adjust(top=0.80)
     records = s.used(
         "model",
         "param_count",
@@ -275,20 +264,29 @@ def tiers_vs_position(s: Scenario) -> tuple[Figure, str]:
         "regen.batch_tokens",
         "regen.mem_bandwidth",
         "regen.mem_efficiency",
+        "interior.position",
         "interior.anchor_every",
+    )
+    lead = (
+        f"Every tier whose bar reaches past a break-even line fetches a block faster than it can be regenerated:"
+        f" {n['n_fetch_wins']} of {n['n_links']} tiers beat the {n['break_even_tail']} a tail block needs inside a"
+        f" batch, and {n['lone_n_fetch_wins']} of {n['n_links']} the {n['lone_break_even_tail']} of a lone block."
     )
     return finish(
         fig,
         records,
-        "Link bandwidth at which fetching a block takes as long as regenerating it, against the block's position "
-        "(latency left out), in both regimes (solid: inside a batch, as regen.model says; dash-dot: a lone block "
-        "under the roofline), with each tier's bandwidth as a dashed line: a tier above the curve fetches faster "
-        "than the block can be regenerated." + limit_note,
+        "Each bar is a tier's link bandwidth (green where it beats the in-batch tail block's break-even, red where"
+        " it does not); each vertical line is the bandwidth at which fetching a block takes as long as"
+        " regenerating it (latency left out), for the tail block in both regimes and for the example interior"
+        " block with its upstream KV resident or evicted. How the break-even falls with position is drawn on the"
+        " interior-block page.",
         extra="link presets: see the tiers table (published-spec, derived, assumed)",
+        lead=lead,
+        drivers=("peak_flops", "regen.mem_bandwidth"),
     )
 
 
 TABLES = (("tiers", table, ("link",)),)
 """The page's tables of record: (name, builder, key columns)."""
-FIGURES = (("fig_tiers", tiers_vs_position),)
+FIGURES = (("fig_tiers", tier_ladder),)
 """The page's figures: (glue name, function returning the figure and its caption)."""

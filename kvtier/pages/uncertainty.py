@@ -323,17 +323,26 @@ def uncertainty_histogram(s: Scenario) -> tuple[Figure, str]:
         ax.set_ylim(top=ax.get_ylim()[1] * 1.45)
         ax.set_xlabel("regenerate time / fetch time (tail block)")
         ax.set_title(title, fontsize=10)
-        ax.legend(loc="upper left", fontsize=7.5)
+        ax.legend(loc="upper left", fontsize=8)
     axes[0].set_ylabel("draws")
     fig.suptitle(f"{int(s.v('uncertainty.draws')):,} draws per regime; dashed lines are the medians", fontsize=10)
     fig.subplots_adjust(wspace=0.25, top=0.86, bottom=0.3)
     records = s.used(*RANGE_KEYS, *MEMORY_KEYS, "uncertainty.draws", "uncertainty.seed", "peak_flops", *BLOCK_KEYS)
+    n = numbers(s)
+    lead = (
+        f"How often the ratio falls below the chapter's band depends on the regime:"
+        f" {n['p_below_claim_pct']:.1f} % of in-batch draws and {n['lone_p_below_claim_pct']:.1f} % of lone-block"
+        f" draws fall below {chapter.CLAIM_LOW:g}×, and the lone-block median is {n['lone_p50'] / n['p50']:.1f}"
+        " times the in-batch one."
+    )
     return finish(
         fig,
         records,
         "Monte Carlo distribution of the tail block's regenerate/fetch ratio in both regimes, inside a batch "
         "(marginal compute, the source chapter's model) and as a lone block (roofline, memory side drawn too); "
         "left with the peak drawn over its range, right with the peak fixed at the build's value.",
+        lead=lead,
+        drivers=(f"uncertainty.{n['top_input']}_low", f"uncertainty.{n['top_input']}_high"),
     )
 
 
@@ -371,11 +380,18 @@ def tornado_chart(s: Scenario) -> tuple[Figure, str]:
         "regen.mem_efficiency",
         *BLOCK_KEYS,
     )
+    n = numbers(s)
+    lead = (
+        f"Of the uncertain inputs, {_input_words(n['top_input'])} moves the in-batch ratio most and"
+        f" {_input_words(n['lone_top_input'])} the lone-block ratio: those are the inputs to pin down first."
+    )
     return finish(
         fig,
         records,
         "Tornado chart for both regimes, inside a batch and as a lone block: the range of the ratio as each input "
         "alone moves across its range; the dashed line is the illustrative point in that regime.",
+        lead=lead,
+        drivers=(f"uncertainty.{n['top_input']}_low", f"uncertainty.{n['top_input']}_high"),
     )
 
 

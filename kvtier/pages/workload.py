@@ -358,12 +358,13 @@ def lru_curve(s: Scenario) -> tuple[Figure, str]:
     return finish(
         fig,
         records,
-        f"Going from {first[0]} to {last[0]} % of the hit ratio an infinite cache reaches takes the"
-        f" {name} trace's tier from {first[1]:.2f} TiB to {last[1]:.2f} TiB, {last[1] / first[1]:.1f} times the"
-        f" capacity: the curve flattens, so the last points of hit ratio are the dear ones. Exact LRU hit ratio of"
-        f" block references against capacity for the {name} trace and, for contrast, Mooncake's shipped {other}"
-        " trace (grey); dotted lines: each trace's infinite cache; red dots: the capacities for 50, 80, 90 and"
-        " 95 % of it.",
+        f"Exact LRU hit ratio of block references against the tier's capacity (log axis) for the {name} trace"
+        f" and, for contrast, Mooncake's shipped {other} trace (grey); dotted lines: each trace's infinite cache;"
+        " red dots: the capacities for 50, 80, 90 and 95 % of it.",
+        lead=f"Going from {first[0]} to {last[0]} % of the hit ratio an infinite cache reaches takes the {name}"
+        f" trace's tier from {first[1]:.2f} TiB to {last[1]:.2f} TiB, {last[1] / first[1]:.1f} times the capacity:"
+        " the last points of hit ratio are the dear ones.",
+        drivers=("workload.trace", "model"),
     )
 
 
@@ -403,11 +404,14 @@ def reuse_intervals(s: Scenario) -> tuple[Figure, str]:
     return finish(
         fig,
         _footer_records(s),
-        f"Nine in ten repeat references to a block in the {name} trace come within {p90.get(name, math.nan):.1f}"
-        f" minutes of the previous one ({p90.get(other, math.nan):.1f} minutes in the {other} trace): a tier has to"
-        " keep a block for minutes, not seconds, which is why its size runs to terabytes. Cumulative distribution"
-        " of the time between consecutive references to the same block; references within the same millisecond"
-        " are drawn at the left edge.",
+        "Cumulative distribution of the time between consecutive references to the same block, for the"
+        f" {name} trace and, for contrast, Mooncake's shipped {other} trace (grey); references within the same"
+        " millisecond are drawn at the left edge.",
+        lead=f"Nine in ten repeat references to a block in the {name} trace come within"
+        f" {p90.get(name, math.nan):.1f} minutes of the previous one ({p90.get(other, math.nan):.1f} minutes in the"
+        f" {other} trace): a tier has to keep a block for minutes, not seconds, which is why its size runs to"
+        " terabytes.",
+        drivers=("workload.trace",),
     )
 
 

@@ -1,0 +1,1019 @@
+"""Measurements of record: one H200's timings of both sides of the question, read, checked and fitted.
+
+``kvtier/data/measurements/h200-2026-11-30/`` holds real measurements (copies between
+host and device by size and layout, Llama-3-70B- and 8B-shaped forward passes by tokens
+and position, attention by position, overlap, energy) with the scripts that took them
+and their README.  :func:`load` reads the probe files there, checks every field it uses
+(a bad or malformed file is one :class:`~kvtier.errors.KvtierError` line naming the file
+and the key) and returns them typed, in SI base units; :meth:`Measurements.record` gives
+any quoted value as a :class:`~kvtier.provenance.Record` of class ``measured`` whose
+basis names the file and the field.
+
+:func:`fit` fits the package's models to them: the fetch model
+``latency + bytes / bandwidth`` (relative least squares), the compute MFU and the
+memory efficiency of each model shape, the host's launch floor of an eager pass and the
+sharpness of the knee (:func:`kvtier.roofline.blended_time_s`).  Each fitted value is a
+``derived`` record whose basis names the file and the fit.  :func:`forward_model_s`
+predicts a forward pass from the fits.
+
+Peers' published predictions of the same passes (``kvtier/data/peer-predictions.yaml``)
+are read by :func:`peer_predictions`, as ``derived`` records naming the tool and version.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from kvtier import costs, roofline
+from kvtier.errors import KvtierError, show
+from kvtier.provenance import Record
+from kvtier.readers import load_json, load_yaml
+from kvtier.units import MIB
+
+FloatArray = NDArray[np.float64]
+
+SET_NAME = "h200-2026-11-30"
+"""The shipped measurement set: a directory under ``kvtier/data/measurements/``."""
+
+CITE = "measured on one H200 SXM, 2026-11-30"
+"""How the book cites the shipped set (its README's wording)."""
+
+DATA_DIR = f"kvtier/data/measurements/{SET_NAME}"
+"""Where the shipped set lives in the repository, for sources and bases."""
+
+H200_PEAK_FLOP_PER_S = 989e12
+"""The H200's dense bf16 peak (FLOP/s), published-spec: MFUs are fitted against it."""
+
+H200_MEM_BANDWIDTH = 4.8e12
+"""The H200's HBM3e peak bandwidth (B/s), published-spec: memory efficiencies are fitted against it."""
+
+FETCH_FIT_MIN_BYTES = MIB
+"""Smallest copy in the fetch fit (B): below about 1 MiB a copy has a floor of 14-25 µs that
+``latency + bytes / bandwidth`` does not describe (the page shows those residuals too)."""
+
+COMPUTE_FIT_MIN_TOKENS = 1024
+"""Tokens per pass from which a pass counts as compute-bound in the MFU fit (both shapes)."""
+
+SLOPE_TOKENS = (1024, 2048, 4096)
+"""The 70B sweep points whose least-squares line gives the marginal cost of a token inside a batch."""
+
+SHAPES = ("llama-3-70b", "llama-3-8b")
+"""The two model shapes measured, by the preset names of their configs."""
+
+BLEND_GRID = np.round(np.arange(1.0, 12.0001, 0.05), 2)
+"""Candidate sharpness exponents of the knee (dimensionless)."""
+
+
+# ---------------------------------------------------------------------------
+# typed values
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Timings of one call repeated ``reps`` times (s): median, fastest and slowest."""
+
+    median_s: float
+    min_s: float
+    max_s: float
+    reps: int
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A decoder's shapes as the probe built it (random bf16 weights, untied embeddings)."""
+
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    ffn: int
+    vocab: int
+    params: int
+
+    @property
+    def weight_bytes(self) -> float:
+        """Bytes of the bf16 weights (B)."""
+        return 2.0 * self.params
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        """bf16 K and V bytes per token over all layers (B)."""
+        return 2.0 * self.layers * self.kv_heads * self.head_dim * 2
+
+    @property
+    def attention_flops_per_position(self) -> float:
+        """Attention-score FLOPs per token per position attended: ``2 x layers x heads x 2 x head_dim``."""
+        return 2.0 * self.layers * self.heads * 2 * self.head_dim
+
+    def flops(self, tokens: ArrayLike, position: ArrayLike = 0, logits_tokens: ArrayLike | None = None) -> FloatArray:
+        """FLOPs of a pass over ``tokens`` tokens from ``position`` (FLOP): ``2 N n`` plus attention.
+
+        ``logits_tokens`` tokens get logits (all of them by default, the ``2 N`` convention);
+        each token without them saves ``2 x vocab x hidden``.
+        """
+        n = np.asarray(tokens, dtype=np.float64)
+        out = costs.forward_flops(n, self.params) + costs.attention_flops(
+            n, position, self.attention_flops_per_position
+        )
+        if logits_tokens is not None:
+            out = out - 2.0 * self.vocab * self.hidden * (n - np.asarray(logits_tokens, dtype=np.float64))
+        return out
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One copy size and direction: ``kind`` is h2d_pinned, d2h_pinned, h2d_pageable or d2d."""
+
+    kind: str
+    n_bytes: int
+    timing: Timing
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One forward pass measured: tokens, position of the first one, and its timing."""
+
+    tokens: int
+    position: int
+    timing: Timing
+
+
+@dataclass(frozen=True)
+class Measurements:
+    """Every measured value the book uses, in SI base units, from one measurement set.
+
+    Attributes
+    ----------
+    name : str
+        The set's directory name (``h200-2026-11-30``).
+    device : str
+        The device name the probe read (``NVIDIA H200``).
+    copies : tuple of Copy
+        Contiguous copies by direction and size (probe1).
+    chunk_bytes, chunks : int
+        A paged block's per-layer chunks: bytes of one and how many (probe1).
+    block : dict of str to Timing
+        The 5 MiB block moved as ``contiguous`` (probe1), ``per_chunk_probe1``,
+        ``per_chunk_probe2`` (one copy per chunk) and ``strided`` (one 2-D copy, probe2).
+    shapes : dict of str to Shape
+        The two model shapes by :data:`SHAPES` name.
+    sweeps : dict of str to tuple of Pass
+        Eager forward passes by tokens, per shape (probe1, probe2).
+    tail16 : dict of (str, str) to Timing
+        The 16-token pass per (shape, ``eager``/``graph``).
+    resident, evicted : tuple of Pass
+        70B 16-token block at a position with the upstream KV resident; with it evicted
+        (a prefill of ``position + 16`` tokens, logits for the last only).
+    attention : tuple of tuple
+        ``(position, kv_bytes_one_layer, masked, unmasked)``: one layer's attention of 16
+        queries over ``position + 16`` keys.
+    hf_sweeps : dict of str to tuple of Pass
+        The cross-check through transformers' ``LlamaForCausalLM`` (probe4).
+    values : dict of str to Record
+        Every other scalar, by name (see :meth:`record`).
+    """
+
+    name: str
+    device: str
+    copies: tuple[Copy, ...]
+    chunk_bytes: int
+    chunks: int
+    block: dict[str, Timing]
+    shapes: dict[str, Shape]
+    sweeps: dict[str, tuple[Pass, ...]]
+    tail16: dict[tuple[str, str], Timing]
+    resident: tuple[Pass, ...]
+    evicted: tuple[Pass, ...]
+    attention: tuple[tuple[int, int, Timing, Timing], ...]
+    hf_sweeps: dict[str, tuple[Pass, ...]]
+    values: dict[str, Record]
+
+    def record(self, key: str) -> Record:
+        """The measured scalar ``key`` with its provenance (``measured``, basis naming file and field)."""
+        try:
+            return self.values[key]
+        except KeyError:
+            raise KvtierError(f"no measured value '{key}'; known: {', '.join(sorted(self.values))}") from None
+
+    def v(self, key: str) -> float:
+        """The value of :meth:`record` ``key`` in SI base units."""
+        return float(self.record(key).value)  # type: ignore[arg-type]
+
+    def copy(self, kind: str, n_bytes: int) -> Copy:
+        """The copy of ``kind`` and size ``n_bytes``."""
+        for c in self.copies:
+            if c.kind == kind and c.n_bytes == n_bytes:
+                return c
+        raise KvtierError(f"no measured {kind} copy of {n_bytes} bytes in the set {self.name}")
+
+    def copies_of(self, kind: str) -> tuple[Copy, ...]:
+        """The copies of one ``kind``, smallest first."""
+        return tuple(sorted((c for c in self.copies if c.kind == kind), key=lambda c: c.n_bytes))
+
+
+# ---------------------------------------------------------------------------
+# reading and checking
+# ---------------------------------------------------------------------------
+
+
+class _Doc:
+    """One probe file: typed access to its fields, each failure one line naming file and key."""
+
+    def __init__(self, path: Path, label: str):
+        self.path, self.label = path, label
+        self.data = load_json(path, "measurement file", where=label)
+        if not isinstance(self.data, dict):
+            raise KvtierError(f"{label}: expected a JSON object at the top level")
+
+    def fail(self, key: str, problem: str) -> KvtierError:
+        return KvtierError(f"{self.label}: key '{key}' {problem}")
+
+    def get(self, key: str) -> Any:
+        """The field at dotted ``key`` (``regenerate.tail16_graph``)."""
+        node = self.data
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                raise self.fail(key, "is missing")
+            node = node[part]
+        return node
+
+    def _positive(self, value: Any, shown: str, integer: bool) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise self.fail(shown, f"must be a positive number, got {show(value, quote=True)}")
+        if integer and not float(value).is_integer():
+            raise self.fail(shown, f"must be a whole number, got {show(value, quote=True)}")
+        return float(value)
+
+    def number(self, key: str, *, integer: bool = False) -> float:
+        """A positive number at dotted ``key``."""
+        return self._positive(self.get(key), key, integer)
+
+    def child(self, node: Any, key: str, shown: str) -> Any:
+        """``node[key]``; ``shown`` names ``node`` in the file for messages."""
+        if not isinstance(node, dict) or key not in node:
+            raise self.fail(f"{shown}.{key}", "is missing")
+        return node[key]
+
+    def field(self, node: Any, key: str, shown: str, *, integer: bool = False) -> float:
+        """A positive number ``node[key]``; ``shown`` names ``node`` in the file for messages."""
+        return self._positive(self.child(node, key, shown), f"{shown}.{key}", integer)
+
+    def items(self, key: str) -> list[Any]:
+        """A non-empty list at dotted ``key``."""
+        value = self.get(key)
+        if not isinstance(value, list) or not value:
+            raise self.fail(key, "must be a non-empty list")
+        return value
+
+    def timing_of(self, node: Any, shown: str) -> Timing:
+        """A timing ``{median_s, min_s, max_s, reps}`` with min <= median <= max; ``shown`` names it."""
+        median, low, high = (self.field(node, f, shown) for f in ("median_s", "min_s", "max_s"))
+        reps = int(self.field(node, "reps", shown, integer=True))
+        if not low <= median <= high:
+            raise self.fail(shown, f"has min_s <= median_s <= max_s out of order ({low:g}, {median:g}, {high:g})")
+        return Timing(median, low, high, reps)
+
+    def timing(self, key: str) -> Timing:
+        """The timing at dotted ``key``."""
+        return self.timing_of(self.get(key), key)
+
+    def clean(self) -> None:
+        """Refuse a smoke run and a file whose probe recorded failed sections."""
+        if self.data.get("smoke") is True:
+            raise self.fail("smoke", "is true: a smoke run on small shapes, not a measurement")
+        errors = self.data.get("errors", {})
+        if not isinstance(errors, dict):
+            raise self.fail("errors", "must be a mapping of section to error")
+        if errors:
+            raise self.fail("errors", f"lists failed sections: {', '.join(sorted(map(str, errors)))}")
+
+
+def _shape(doc: _Doc, key: str, name: str, params_key: str) -> Shape:
+    cfg = doc.get(key)
+    fields = ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab")
+    dims = {f: int(doc.field(cfg, f, key, integer=True)) for f in fields}
+    params = int(doc.number(params_key, integer=True))
+    h, q, kv = dims["hidden"], dims["heads"] * dims["head_dim"], dims["kv_heads"] * dims["head_dim"]
+    per_layer = h * q + 2 * h * kv + q * h + 3 * h * dims["ffn"] + 2 * h
+    count = dims["layers"] * per_layer + 2 * dims["vocab"] * h + h
+    if count != params:
+        raise doc.fail(params_key, f"= {params:,} disagrees with the shapes in '{key}' ({count:,} parameters)")
+    return Shape(name, params=params, **dims)
+
+
+def _sweep(doc: _Doc, key: str) -> tuple[Pass, ...]:
+    rows = []
+    for i, row in enumerate(doc.items(key)):
+        shown = f"{key}[{i}]"
+        tokens = int(doc.field(row, "tokens", shown, integer=True))
+        rows.append(Pass(tokens, 0, doc.timing_of(row, shown)))
+    tokens = [r.tokens for r in rows]
+    if tokens != sorted(set(tokens)):
+        raise doc.fail(key, "must list each token count once, in increasing order")
+    return tuple(rows)
+
+
+def _positions(doc: _Doc, key: str) -> tuple[Pass, ...]:
+    rows = []
+    for i, row in enumerate(doc.items(key)):
+        shown = f"{key}[{i}]"
+        position = int(doc.field(row, "position", shown, integer=True))
+        tokens = int(doc.field(row, "tokens_computed", shown, integer=True)) if "tokens_computed" in row else 16
+        rows.append(Pass(tokens, position, doc.timing_of(row, shown)))
+    return tuple(rows)
+
+
+def _measured(key: str, value: float, kind: str, text: str, file: str, field: str, how: str = "") -> Record:
+    """A measured record: basis names the file and the field (and how it was taken)."""
+    basis = f"{file}: {field}" + (f"; {how}" if how else "")
+    return Record(f"measured.{key}", value, kind, text, "measured", basis, f"{CITE} ({DATA_DIR}/{file})")
+
+
+def _median_note(t: Timing) -> str:
+    return f"median of {t.reps} CUDA-event timings (min {t.min_s * 1e3:.4g} ms, max {t.max_s * 1e3:.4g} ms)"
+
+
+def read(directory: str | Path) -> Measurements:
+    """Read and check the probe files of a measurement set.
+
+    Parameters
+    ----------
+    directory : str or Path
+        A directory holding ``probe1.json`` to ``probe4.json`` as the shipped set has them.
+
+    Returns
+    -------
+    Measurements
+
+    Raises
+    ------
+    KvtierError
+        One line naming the file and the key: a file missing or malformed, a field
+        missing, not a positive number, timings out of order, a shape whose parameter
+        count disagrees with its dimensions, a smoke run or failed sections.
+    """
+    base = Path(directory)
+    name = base.name
+    docs = {}
+    for file in ("probe1.json", "probe2.json", "probe3.json", "probe4.json"):
+        doc = _Doc(base / file, f"{show(base / file)}")
+        doc.clean()
+        docs[file] = doc
+    p1, p2, p3, p4 = (docs[f] for f in ("probe1.json", "probe2.json", "probe3.json", "probe4.json"))
+
+    copies = []
+    kinds = ("h2d_pinned", "d2h_pinned", "h2d_pageable", "d2d")
+    for i, row in enumerate(p1.items("copies")):
+        shown = f"copies[{i}]"
+        kind = row.get("kind") if isinstance(row, dict) else None
+        if kind not in kinds:
+            raise p1.fail(f"{shown}.kind", f"must be one of {', '.join(kinds)}, got {show(kind, quote=True)}")
+        n_bytes = int(p1.field(row, "bytes", shown, integer=True))
+        copies.append(Copy(kind, n_bytes, p1.timing_of(row, shown)))
+    seen = [(c.kind, c.n_bytes) for c in copies]
+    if len(set(seen)) != len(seen):
+        raise p1.fail("copies", "lists a (kind, bytes) pair twice")
+
+    chunk_bytes = int(p1.number("block_layouts.chunk_bytes", integer=True))
+    chunks = int(p1.number("block_layouts.chunks", integer=True))
+    if (
+        int(p2.number("strided_block.chunk_bytes", integer=True)) != chunk_bytes
+        or int(p2.number("strided_block.chunks", integer=True)) != chunks
+    ):
+        raise p2.fail("strided_block", "moves chunks of another size or count than probe1.json's block_layouts")
+    block = {
+        "contiguous": p1.timing("block_layouts.contiguous_h2d"),
+        "per_chunk_probe1": p1.timing("block_layouts.per_layer_chunks_h2d"),
+        "per_chunk_probe2": p2.timing("strided_block.per_chunk_copies"),
+        "strided": p2.timing("strided_block.one_2d_copy"),
+    }
+
+    shapes = {
+        "llama-3-70b": _shape(p1, "regenerate.config", "llama-3-70b", "regenerate.params"),
+        "llama-3-8b": _shape(p2, "llama3_8b.config", "llama-3-8b", "llama3_8b.params"),
+    }
+    sweeps = {
+        "llama-3-70b": _sweep(p1, "regenerate.token_sweep"),
+        "llama-3-8b": _sweep(p2, "llama3_8b.token_sweep"),
+    }
+    tail16 = {
+        ("llama-3-70b", "eager"): p1.timing("regenerate.tail16_eager"),
+        ("llama-3-70b", "graph"): p1.timing("regenerate.tail16_graph"),
+        ("llama-3-8b", "eager"): p2.timing("llama3_8b.tail16_eager"),
+        ("llama-3-8b", "graph"): p2.timing("llama3_8b.tail16_graph"),
+    }
+    resident = _positions(p1, "regenerate.interior_resident")
+    evicted = _positions(p1, "regenerate.interior_evicted")
+    for row in evicted:
+        if row.tokens != row.position + 16:
+            raise p1.fail("regenerate.interior_evicted", "tokens_computed must be position + 16")
+    attention = []
+    for i, row in enumerate(p1.items("attention_vs_position")):
+        shown = f"attention_vs_position[{i}]"
+        attention.append(
+            (
+                int(p1.field(row, "position", shown, integer=True)),
+                int(p1.field(row, "kv_bytes_one_layer", shown, integer=True)),
+                p1.timing_of(p1.child(row, "masked", shown), f"{shown}.masked"),
+                p1.timing_of(p1.child(row, "unmasked", shown), f"{shown}.unmasked"),
+            )
+        )
+    hf_sweeps = {
+        "llama-3-70b": _sweep(p4, "hf_llama3_70b.token_sweep"),
+        "llama-3-8b": _sweep(p4, "hf_llama3_8b.token_sweep"),
+    }
+    for shape, key in (("llama-3-70b", "hf_llama3_70b.params"), ("llama-3-8b", "hf_llama3_8b.params")):
+        if int(p4.number(key, integer=True)) != shapes[shape].params:
+            raise p4.fail(key, f"disagrees with the {shape} shapes of the plain-PyTorch passes")
+
+    values: dict[str, Record] = {}
+
+    def put(key: str, value: float, kind: str, text: str, file: str, field: str, how: str = "") -> None:
+        values[key] = _measured(key, value, kind, text, file, field, how)
+
+    block_bytes = 5 * 2**20
+    for kind in ("h2d_pinned", "d2h_pinned", "h2d_pageable"):
+        match = [c for c in copies if c.kind == kind and c.n_bytes == block_bytes]
+        if not match:
+            raise p1.fail("copies", f"has no {kind} copy of the 5 MiB block ({block_bytes} bytes)")
+        t = match[0].timing
+        field = f"copies[kind={kind}, bytes={block_bytes}].median_s"
+        put(
+            f"fetch_5mib_{kind}",
+            t.median_s,
+            "time",
+            f"{t.median_s * 1e6:.1f} µs",
+            "probe1.json",
+            field,
+            _median_note(t),
+        )
+    for key, t, file, field in (
+        ("block_contiguous", block["contiguous"], "probe1.json", "block_layouts.contiguous_h2d.median_s"),
+        (
+            "block_per_chunk_probe1",
+            block["per_chunk_probe1"],
+            "probe1.json",
+            "block_layouts.per_layer_chunks_h2d.median_s",
+        ),
+        ("block_per_chunk_probe2", block["per_chunk_probe2"], "probe2.json", "strided_block.per_chunk_copies.median_s"),
+        ("block_strided", block["strided"], "probe2.json", "strided_block.one_2d_copy.median_s"),
+    ):
+        put(key, t.median_s, "time", f"{t.median_s * 1e3:.3f} ms", file, field, _median_note(t))
+    for (shape, mode), t in tail16.items():
+        file = "probe1.json" if shape == "llama-3-70b" else "probe2.json"
+        group = "regenerate" if shape == "llama-3-70b" else "llama3_8b"
+        put(
+            f"forward16_{shape}_{mode}",
+            t.median_s,
+            "time",
+            f"{t.median_s * 1e3:.2f} ms",
+            file,
+            f"{group}.tail16_{mode}.median_s",
+            _median_note(t),
+        )
+
+    e70 = "regenerate.tail16_energy"
+    put(
+        "energy_forward16_llama-3-70b_j",
+        p1.number(f"{e70}.joules_per_forward"),
+        "count",
+        f"{p1.number(f'{e70}.joules_per_forward'):.1f} J",
+        "probe1.json",
+        f"{e70}.joules_per_forward",
+        "NVML board energy over an eager loop, divided by the passes",
+    )
+    put(
+        "power_forward16_llama-3-70b_w",
+        p1.number(f"{e70}.mean_watts"),
+        "count",
+        f"{p1.number(f'{e70}.mean_watts'):.0f} W",
+        "probe1.json",
+        f"{e70}.mean_watts",
+    )
+    e8 = "llama3_8b.tail16_graph_energy"
+    put(
+        "energy_forward16_llama-3-8b_j",
+        p2.number(f"{e8}.joules_per_forward"),
+        "count",
+        f"{p2.number(f'{e8}.joules_per_forward'):.2f} J",
+        "probe2.json",
+        f"{e8}.joules_per_forward",
+        "NVML board energy over a CUDA-graph loop, divided by the passes",
+    )
+    fe = "fetch_energy"
+    if int(p2.number(f"{fe}.bytes", integer=True)) != block_bytes:
+        raise p2.fail(f"{fe}.bytes", f"must be the 5 MiB block ({block_bytes} bytes)")
+    put(
+        "energy_fetch_5mib_j",
+        p2.number(f"{fe}.joules_per_copy_board"),
+        "count",
+        f"{p2.number(f'{fe}.joules_per_copy_board') * 1e3:.1f} mJ",
+        "probe2.json",
+        f"{fe}.joules_per_copy_board",
+        "NVML board energy while copying, static power included, divided by the copies",
+    )
+    put(
+        "power_fetch_w",
+        p2.number(f"{fe}.mean_watts"),
+        "count",
+        f"{p2.number(f'{fe}.mean_watts'):.0f} W",
+        "probe2.json",
+        f"{fe}.mean_watts",
+    )
+    put(
+        "power_idle_w",
+        p2.number(f"{fe}.idle_watts"),
+        "count",
+        f"{p2.number(f'{fe}.idle_watts'):.0f} W",
+        "probe2.json",
+        f"{fe}.idle_watts",
+    )
+
+    mm = p1.timing("matmul_ceiling")
+    n = p1.number("matmul_ceiling.n", integer=True)
+    put(
+        "matmul_flop_rate",
+        2 * n**3 / mm.median_s,
+        "flop_rate",
+        f"{2 * n**3 / mm.median_s / 1e12:.0f} TFLOP/s",
+        "probe1.json",
+        "matmul_ceiling.median_s",
+        f"2 x {n:.0f}^3 FLOP over the {_median_note(mm)}",
+    )
+    values["matmul_n"] = _measured("matmul_n", n, "count", f"{n:.0f}", "probe1.json", "matmul_ceiling.n")
+    hbm = p1.timing("hbm_copy")
+    hbm_bytes = p1.number("hbm_copy.bytes", integer=True)
+    put(
+        "hbm_copy_rate",
+        2 * hbm_bytes / hbm.median_s,
+        "bandwidth",
+        f"{2 * hbm_bytes / hbm.median_s / 1e12:.2f} TB/s",
+        "probe1.json",
+        "hbm_copy.median_s",
+        f"read plus write of {hbm_bytes / 2**30:.0f} GiB over the {_median_note(hbm)}",
+    )
+
+    ov = "overlap"
+    alone = p3.timing(f"{ov}.forward_alone")
+    put(
+        "overlap_forward_alone",
+        alone.median_s,
+        "time",
+        f"{alone.median_s * 1e3:.2f} ms",
+        "probe3.json",
+        f"{ov}.forward_alone.median_s",
+        _median_note(alone),
+    )
+    runs = p3.items(f"{ov}.with_copies")
+    fwd = [p3.field(r, "forward_s", f"{ov}.with_copies[{i}]") for i, r in enumerate(runs)]
+    moved = [
+        p3.field(r, "copies", f"{ov}.with_copies[{i}]", integer=True)
+        * p3.number(f"{ov}.block_bytes", integer=True)
+        / p3.field(r, "copies_s", f"{ov}.with_copies[{i}]")
+        for i, r in enumerate(runs)
+    ]
+    put(
+        "overlap_forward_with_copies",
+        float(np.median(fwd)),
+        "time",
+        f"{np.median(fwd) * 1e3:.2f} ms",
+        "probe3.json",
+        f"{ov}.with_copies[*].forward_s",
+        f"median of {len(fwd)} runs",
+    )
+    put(
+        "overlap_copy_rate",
+        float(np.median(moved)),
+        "bandwidth",
+        f"{np.median(moved) / 1e9:.1f} GB/s",
+        "probe3.json",
+        f"{ov}.with_copies[*]: copies x block_bytes / copies_s",
+        f"median of {len(moved)} runs",
+    )
+    n_copies = float(np.median([p3.field(r, "copies", f"{ov}.with_copies[{i}]") for i, r in enumerate(runs)]))
+    copies_s = float(np.median([p3.field(r, "copies_s", f"{ov}.with_copies[{i}]") for i, r in enumerate(runs)]))
+    put("overlap_copies_per_run", n_copies, "count", f"{n_copies:.0f}", "probe3.json", f"{ov}.with_copies[*].copies")
+    put(
+        "overlap_copies_s",
+        copies_s,
+        "time",
+        f"{copies_s * 1e3:.1f} ms",
+        "probe3.json",
+        f"{ov}.with_copies[*].copies_s",
+        "median of the runs",
+    )
+
+    bi = "bidirectional"
+    each = p3.number(f"{bi}.bytes_each", integer=True)
+    bruns = p3.items(f"{bi}.runs")
+    for field in ("h2d_alone_s", "d2h_alone_s", "h2d_together_s", "d2h_together_s"):
+        times = [p3.field(r, field, f"{bi}.runs[{i}]") for i, r in enumerate(bruns)]
+        put(
+            f"bidirectional_{field}",
+            float(np.median(times)),
+            "time",
+            f"{np.median(times) * 1e3:.2f} ms",
+            "probe3.json",
+            f"{bi}.runs[*].{field}",
+            f"median of {len(times)} runs of {each / MIB:.0f} MiB each way",
+        )
+    values["bidirectional_bytes"] = _measured(
+        "bidirectional_bytes", each, "bytes", f"{each / MIB:.0f} MiB", "probe3.json", f"{bi}.bytes_each"
+    )
+
+    ba = "batching"
+    blocks = p3.number(f"{ba}.blocks", integer=True)
+    for field in ("one_copy", "copy_per_block"):
+        t = p3.timing(f"{ba}.{field}")
+        put(
+            f"batching_{field}",
+            t.median_s,
+            "time",
+            f"{t.median_s * 1e3:.2f} ms",
+            "probe3.json",
+            f"{ba}.{field}.median_s",
+            f"{blocks:.0f} blocks of {p3.number(f'{ba}.block_bytes') / MIB:g} MiB; " + _median_note(t),
+        )
+    values["batching_blocks"] = _measured(
+        "batching_blocks", blocks, "count", f"{blocks:.0f}", "probe3.json", f"{ba}.blocks"
+    )
+
+    device = p1.get("environment.device_name")
+    if not isinstance(device, str) or not device:
+        raise p1.fail("environment.device_name", "must be a non-empty string")
+    return Measurements(
+        name=name,
+        device=device,
+        copies=tuple(copies),
+        chunk_bytes=chunk_bytes,
+        chunks=chunks,
+        block=block,
+        shapes=shapes,
+        sweeps=sweeps,
+        tail16=tail16,
+        resident=resident,
+        evicted=evicted,
+        attention=tuple(attention),
+        hf_sweeps=hf_sweeps,
+        values=values,
+    )
+
+
+@cache
+def load() -> Measurements:
+    """The shipped measurement set (:data:`SET_NAME`), read once per process."""
+    ref = resources.files("kvtier.data").joinpath("measurements", SET_NAME)
+    with resources.as_file(ref) as path:
+        return read(path)
+
+
+# ---------------------------------------------------------------------------
+# fits
+# ---------------------------------------------------------------------------
+
+
+def fit_latency_bandwidth(n_bytes: ArrayLike, times_s: ArrayLike) -> tuple[float, float]:
+    """Fit ``t = latency + bytes / bandwidth`` to copies by relative least squares.
+
+    Minimises the sum of ``((latency + bytes / bandwidth) / t - 1) ** 2``, so that a
+    1 MiB copy weighs as much as a 1 GiB one (plain least squares on times would let
+    the largest copy set both parameters).  The problem is linear in ``latency`` and
+    ``1 / bandwidth``.
+
+    Parameters
+    ----------
+    n_bytes : array_like
+        Bytes of each copy (B).
+    times_s : array_like
+        Its measured time (s).
+
+    Returns
+    -------
+    latency_s, bandwidth_bytes_per_s : float
+        Per-transfer latency (s) and bandwidth (B/s).
+    """
+    b = np.asarray(n_bytes, dtype=np.float64)
+    t = np.asarray(times_s, dtype=np.float64)
+    design = np.column_stack([np.ones_like(b), b]) / t[:, None]
+    (latency, inverse), *_ = np.linalg.lstsq(design, np.ones_like(t), rcond=None)
+    return float(latency), float(1.0 / inverse)
+
+
+def fit_rate_fraction(work: ArrayLike, times_s: ArrayLike, peak: float) -> float:
+    """The fraction of ``peak`` that ``work / time`` reaches, fitted by least squares on log time.
+
+    ``t = work / (peak x f)`` gives ``log f = mean(log(work / (peak x t)))``: the geometric mean
+    of the achieved fractions.  Used for the MFU (work in FLOP, peak in FLOP/s) and the
+    memory efficiency (work in bytes, peak in B/s).
+    """
+    w = np.asarray(work, dtype=np.float64)
+    t = np.asarray(times_s, dtype=np.float64)
+    return float(np.exp(np.mean(np.log(w / (peak * t)))))
+
+
+def _fit_floor(compute: FloatArray, memory: FloatArray, times: FloatArray, p: float) -> tuple[float, float]:
+    """The eager floor (s) minimising squared log residuals for sharpness ``p``, and that sum."""
+    grid = np.min(times) * np.exp(np.linspace(np.log(0.5), np.log(1.5), 401))
+    floor = np.maximum(memory[None, :], grid[:, None])
+    model = roofline.blended_time_s(compute[None, :], floor, p)
+    cost = np.sum(np.log(model / times[None, :]) ** 2, axis=1)
+    best = int(np.argmin(cost))
+    return float(grid[best]), float(cost[best])
+
+
+@dataclass(frozen=True)
+class Fits:
+    """The models fitted to a measurement set; :attr:`records` holds each value with its basis.
+
+    Attributes
+    ----------
+    fetch : dict of str to tuple of float
+        ``(latency_s, bandwidth_bytes_per_s)`` per copy kind (``h2d_pinned``, ``d2h_pinned``).
+    mfu, mem_efficiency, eager_floor_s : dict of str to float
+        Per shape: the compute MFU of :data:`H200_PEAK_FLOP_PER_S`, the memory efficiency of
+        :data:`H200_MEM_BANDWIDTH` (from the CUDA-graph pass) and the eager pass's floor (s).
+    sharpness : float
+        The knee's exponent in :func:`kvtier.roofline.blended_time_s`.
+    slope_s_per_token : float
+        Marginal time of one more token inside a compute-bound 70B pass (s).
+    records : dict of str to Record
+        Every fitted value as a ``derived`` record.
+    """
+
+    fetch: dict[str, tuple[float, float]]
+    mfu: dict[str, float]
+    mem_efficiency: dict[str, float]
+    eager_floor_s: dict[str, float]
+    sharpness: float
+    slope_s_per_token: float
+    records: dict[str, Record]
+
+
+def _derived(key: str, value: float, kind: str, text: str, basis: str, file: str) -> Record:
+    return Record(
+        f"fit.{key}", value, kind, text, "derived", basis, f"fitted by kvtier.measurements to {DATA_DIR}/{file}"
+    )
+
+
+def fit(m: Measurements) -> Fits:
+    """Fit the fetch and forward-pass models to the measurements ``m``.
+
+    - **Fetch**: :func:`fit_latency_bandwidth` over the pinned copies of at least
+      :data:`FETCH_FIT_MIN_BYTES`, per direction.
+    - **MFU**: :func:`fit_rate_fraction` of the pass's FLOPs (parameters and attention,
+      :meth:`Shape.flops`) over the eager sweep points of at least
+      :data:`COMPUTE_FIT_MIN_TOKENS` tokens, per shape.
+    - **Memory efficiency**: the weight and KV bytes of the 16-token CUDA-graph pass over
+      its time, per shape: the one measured pass that streams the weights with no
+      launch overhead.  (The eager sweep's flat start is the host launching kernels,
+      slower than the weight stream: fitted as the eager floor instead.)
+    - **Eager floor and knee**: the sharpness ``p`` on :data:`BLEND_GRID` and, for each
+      ``p``, each shape's floor minimising the squared log residuals of
+      ``blended_time_s(compute, max(memory, floor), p)`` over its eager sweep; the ``p``
+      with the least total.
+    - **Marginal token**: the least-squares slope of the 70B sweep over :data:`SLOPE_TOKENS`.
+    """
+    records: dict[str, Record] = {}
+    fetch: dict[str, tuple[float, float]] = {}
+    for kind in ("h2d_pinned", "d2h_pinned"):
+        pts = [c for c in m.copies_of(kind) if c.n_bytes >= FETCH_FIT_MIN_BYTES]
+        latency, bw = fit_latency_bandwidth([c.n_bytes for c in pts], [c.timing.median_s for c in pts])
+        fetch[kind] = (latency, bw)
+        how = (
+            f"relative least squares of t = latency + bytes / bandwidth over the {len(pts)} {kind} copies of"
+            f" {pts[0].n_bytes / MIB:g} MiB to {pts[-1].n_bytes / 2**30:g} GiB (probe1.json copies[*].median_s)"
+        )
+        records[f"{kind}_latency"] = _derived(
+            f"{kind}_latency", latency, "time", f"{latency * 1e6:.2f} µs", how, "probe1.json"
+        )
+        records[f"{kind}_bandwidth"] = _derived(
+            f"{kind}_bandwidth", bw, "bandwidth", f"{bw / 1e9:.2f} GB/s", how, "probe1.json"
+        )
+
+    mfu: dict[str, float] = {}
+    eff: dict[str, float] = {}
+    compute_at_1: dict[str, FloatArray] = {}
+    memory: dict[str, FloatArray] = {}
+    times: dict[str, FloatArray] = {}
+    for shape_name in SHAPES:
+        shape, sweep = m.shapes[shape_name], m.sweeps[shape_name]
+        file = "probe1.json" if shape_name == "llama-3-70b" else "probe2.json"
+        group = "regenerate" if shape_name == "llama-3-70b" else "llama3_8b"
+        tokens = np.array([p.tokens for p in sweep], dtype=np.float64)
+        t = np.array([p.timing.median_s for p in sweep])
+        flops = shape.flops(tokens)
+        bound = tokens >= COMPUTE_FIT_MIN_TOKENS
+        mfu[shape_name] = fit_rate_fraction(flops[bound], t[bound], H200_PEAK_FLOP_PER_S)
+        graph = m.tail16[(shape_name, "graph")].median_s
+        bytes16 = shape.weight_bytes + shape.kv_bytes_per_token * 16
+        eff[shape_name] = fit_rate_fraction(bytes16, graph, H200_MEM_BANDWIDTH)
+        compute_at_1[shape_name] = flops / (H200_PEAK_FLOP_PER_S * mfu[shape_name])
+        memory[shape_name] = (shape.weight_bytes + shape.kv_bytes_per_token * tokens) / (
+            H200_MEM_BANDWIDTH * eff[shape_name]
+        )
+        times[shape_name] = t
+        used = ", ".join(f"{n:,.0f}" for n in tokens[bound])
+        records[f"mfu_{shape_name}"] = _derived(
+            f"mfu_{shape_name}",
+            mfu[shape_name],
+            "fraction",
+            f"{mfu[shape_name] * 100:.1f}%",
+            f"least squares on log time of FLOPs / (989 TFLOP/s x MFU) over the eager {shape_name} passes of {used}"
+            f" tokens ({group}.token_sweep[*].median_s; FLOPs = 2 N n plus attention)",
+            file,
+        )
+        records[f"mem_efficiency_{shape_name}"] = _derived(
+            f"mem_efficiency_{shape_name}",
+            eff[shape_name],
+            "fraction",
+            f"{eff[shape_name] * 100:.1f}%",
+            f"the 16-token pass's weight and KV bytes over its CUDA-graph time, as a fraction of 4.8 TB/s"
+            f" ({group}.tail16_graph.median_s)",
+            file,
+        )
+
+    best: tuple[float, float, dict[str, float]] | None = None
+    for p in BLEND_GRID:
+        floors, total = {}, 0.0
+        for shape_name in SHAPES:
+            floors[shape_name], cost = _fit_floor(compute_at_1[shape_name], memory[shape_name], times[shape_name], p)
+            total += cost
+        if best is None or total < best[0] - 1e-15:
+            best = (total, float(p), floors)
+    assert best is not None
+    _, sharpness, floors = best
+    how = (
+        "least squares on log time of blended_time_s(compute, max(memory, floor), p) over the eager sweeps of both"
+        " shapes (probe1.json regenerate.token_sweep, probe2.json llama3_8b.token_sweep): p on a grid of"
+        f" {BLEND_GRID[0]:g} to {BLEND_GRID[-1]:g} in steps of 0.05, one floor per shape"
+    )
+    records["sharpness"] = _derived("sharpness", sharpness, "count", f"{sharpness:g}", how, "probe1.json, probe2.json")
+    for shape_name in SHAPES:
+        records[f"eager_floor_{shape_name}"] = _derived(
+            f"eager_floor_{shape_name}",
+            floors[shape_name],
+            "time",
+            f"{floors[shape_name] * 1e3:.1f} ms",
+            how + f"; {floors[shape_name] / m.shapes[shape_name].layers * 1e3:.2f} ms per layer",
+            "probe1.json" if shape_name == "llama-3-70b" else "probe2.json",
+        )
+
+    sweep70 = {p.tokens: p.timing.median_s for p in m.sweeps["llama-3-70b"]}
+    missing = [n for n in SLOPE_TOKENS if n not in sweep70]
+    if missing:
+        raise KvtierError(f"{m.name}/probe1.json: key 'regenerate.token_sweep' has no pass of {missing[0]} tokens")
+    slope, _ = np.polyfit(np.array(SLOPE_TOKENS, float), np.array([sweep70[n] for n in SLOPE_TOKENS]), 1)
+    records["slope_s_per_token"] = _derived(
+        "slope_s_per_token",
+        float(slope),
+        "time",
+        f"{slope * 1e6:.1f} µs",
+        "least-squares slope of time against tokens over the eager llama-3-70b passes of "
+        + ", ".join(f"{n:,}" for n in SLOPE_TOKENS)
+        + " tokens (regenerate.token_sweep[*].median_s): the marginal time of one more token in a compute-bound pass",
+        "probe1.json",
+    )
+    return Fits(fetch, mfu, eff, floors, sharpness, float(slope), records)
+
+
+@cache
+def shipped_fits() -> Fits:
+    """:func:`fit` of the shipped set, computed once per process."""
+    return fit(load())
+
+
+def forward_model_s(
+    m: Measurements,
+    fits: Fits,
+    shape_name: str,
+    tokens: ArrayLike,
+    mode: str,
+    position: ArrayLike = 0,
+    logits_tokens: ArrayLike | None = None,
+) -> dict[str, FloatArray]:
+    """The fitted models of a forward pass on the measured H200 (s).
+
+    Parameters
+    ----------
+    m, fits : Measurements, Fits
+        The measurements and their fits.
+    shape_name : str
+        One of :data:`SHAPES`.
+    tokens : array_like
+        Tokens in the pass (tokens).
+    mode : {"eager", "graph"}
+        Eager passes have the fitted launch floor; a CUDA graph has none.
+    position : array_like
+        Position of the pass's first token: cached KV read and attended (tokens).
+    logits_tokens : array_like, optional
+        Tokens that get logits (all by default).
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``compute`` (FLOPs at the fitted MFU), ``memory`` (weights and KV at the fitted
+        efficiency), ``floor`` (the larger of memory and, eager, the launch floor),
+        ``roofline`` (the plain maximum of compute and floor) and ``blended``
+        (:func:`kvtier.roofline.blended_time_s`, the package's model).
+    """
+    if mode not in ("eager", "graph"):
+        raise KvtierError(f"mode must be 'eager' or 'graph', got {show(mode, quote=True)}")
+    shape = m.shapes[shape_name]
+    n = np.asarray(tokens, dtype=np.float64)
+    p = np.asarray(position, dtype=np.float64)
+    compute = shape.flops(n, p, logits_tokens) / (H200_PEAK_FLOP_PER_S * fits.mfu[shape_name])
+    memory = (shape.weight_bytes + shape.kv_bytes_per_token * (n + p)) / (
+        H200_MEM_BANDWIDTH * fits.mem_efficiency[shape_name]
+    )
+    floor = np.maximum(memory, fits.eager_floor_s[shape_name]) if mode == "eager" else memory
+    return {
+        "compute": compute,
+        "memory": memory,
+        "floor": floor,
+        "roofline": np.maximum(compute, floor),
+        "blended": roofline.blended_time_s(compute, floor, fits.sharpness),
+    }
+
+
+def knee_tokens(m: Measurements, fits: Fits, shape_name: str, mode: str) -> float:
+    """Tokens per pass at which the fitted compute time equals the floor (tokens): the knee.
+
+    Solved by bisection on ``log(tokens)`` between 1 and 2**20 tokens; below the knee a
+    pass costs its floor (the weight stream, or in eager mode the launch floor), above it
+    its FLOPs.
+    """
+    low, high = 0.0, 20.0 * math.log(2.0)
+    for _ in range(100):
+        mid = 0.5 * (low + high)
+        sides = forward_model_s(m, fits, shape_name, math.exp(mid), mode)
+        if float(sides["compute"]) < float(sides["floor"]):
+            low = mid
+        else:
+            high = mid
+    return math.exp(0.5 * (low + high))
+
+
+# ---------------------------------------------------------------------------
+# peers' published predictions
+# ---------------------------------------------------------------------------
+
+_PEER_FIELDS = ("tool", "version", "shape", "tokens", "value", "basis", "source")
+
+
+@cache
+def peer_predictions() -> tuple[tuple[str, str, str, int, Record], ...]:
+    """Peer tools' predictions of the measured passes: ``(tool, version, shape, tokens, record)``.
+
+    Read from ``kvtier/data/peer-predictions.yaml``; each record is ``derived`` (the tool
+    computed it from its own defaults), its basis naming the tool and version.
+    """
+    ref = resources.files("kvtier.data").joinpath("peer-predictions.yaml")
+    with resources.as_file(ref) as path:
+        return _read_peers(path)
+
+
+def _read_peers(path: Path) -> tuple[tuple[str, str, str, int, Record], ...]:
+    where = show(path)
+    data = load_yaml(path, "peer predictions file")
+    rows = data.get("predictions") if isinstance(data, Mapping) else None
+    if not isinstance(rows, list) or not rows:
+        raise KvtierError(f"{where}: key 'predictions' must be a non-empty list")
+    out = []
+    for i, row in enumerate(rows):
+        shown = f"predictions[{i}]"
+        if not isinstance(row, Mapping):
+            raise KvtierError(f"{where}: key '{shown}' must be a mapping")
+        missing = [f for f in _PEER_FIELDS if f not in row]
+        if missing:
+            raise KvtierError(f"{where}: key '{shown}.{missing[0]}' is missing")
+        if row["shape"] not in SHAPES:
+            raise KvtierError(f"{where}: key '{shown}.shape' must be one of {', '.join(SHAPES)}")
+        tokens, value = row["tokens"], row["value"]
+        if not isinstance(tokens, int) or tokens <= 0:
+            raise KvtierError(f"{where}: key '{shown}.tokens' must be a positive whole number")
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+            raise KvtierError(f"{where}: key '{shown}.value' must be a positive time in ms")
+        tool, version = str(row["tool"]), str(row["version"])
+        rec = Record(
+            f"peer.{tool}.{row['shape']}.{tokens}",
+            float(value) * 1e-3,
+            "time",
+            f"{value} ms",
+            "derived",
+            f"{tool} {version}: {row['basis']}",
+            str(row["source"]),
+        )
+        out.append((tool, version, str(row["shape"]), tokens, rec))
+    return tuple(out)
