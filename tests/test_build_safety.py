@@ -306,8 +306,8 @@ def test_damaged_outputs_are_rebuilt_and_force_rebuilds_all_whatever_the_backend
     (out / "notebooks" / "02_fetch.ipynb").write_text("{ not json")
     proc = build(out)
     assert proc.returncode == 0, proc.stderr
-    # the corrupt cached notebook is executed again, the other ten reused; the lost figure is back
-    assert "executed 1, reused 10" in proc.stderr, proc.stderr
+    # the corrupt cached notebook is executed again, the other twelve pages reused; the lost figure is back
+    assert "executed 1, reused 12" in proc.stderr, proc.stderr
     assert (out / "figures" / "fig_ratio.svg").read_bytes() == (seed_build / "figures" / "fig_ratio.svg").read_bytes()
     assert (out / "notebooks" / "02_fetch.ipynb").read_bytes() == (
         seed_build / "notebooks" / "02_fetch.ipynb"
@@ -316,7 +316,7 @@ def test_damaged_outputs_are_rebuilt_and_force_rebuilds_all_whatever_the_backend
     env = {**os.environ, "MPLBACKEND": "Agg"}
     forced = build(out, "--force", env=env)
     assert forced.returncode == 0, forced.stderr
-    assert "executed 11, reused 0" in forced.stderr
+    assert "executed 13, reused 0" in forced.stderr
     for svg in sorted((seed_build / "figures").glob("*.svg")):
         assert (out / "figures" / svg.name).read_bytes() == svg.read_bytes(), svg.name
 
