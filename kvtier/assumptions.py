@@ -154,7 +154,7 @@ HELP: dict[str, str] = {
     "uncertainty.mem_efficiency_high": "highest device-memory efficiency drawn (lone block)",
     "uncertainty.draws": "Monte Carlo draws per regime",
     "uncertainty.seed": "seed of the random generator",
-    "workload.trace": "the serving trace the workload page sizes a tier for: conversation, synthetic or a JSONL path",
+    "workload.trace": "the serving trace the tier is sized for, a shipped one or a JSONL file",
     "workload.block_tokens": "prompt tokens per hash id of the serving trace",
     "reference.dgx_spark_hbm": "a measured DGX Spark memory read, shown for comparison only",
     "reference.h200_host_link": "a measured H200 host-link copy rate, shown for comparison only",

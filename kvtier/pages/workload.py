@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from kvtier import hardware, workload
-from kvtier.figures import PALETTE, finish, new_figure
+from kvtier.figures import PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -308,6 +308,8 @@ def _footer_records(s: Scenario, *keys: str) -> list:
 
 def lru_curve(s: Scenario) -> tuple[Figure, str]:
     """Exact LRU hit ratio against the tier's capacity in TiB, both traces, with the targets marked."""
+    from matplotlib.ticker import LogLocator
+
     name, other = trace_name(s), contrast_name(s)
     fig, ax = new_figure(7.5, 4.8)
     marks: list[tuple[int, float]] = []
@@ -337,6 +339,8 @@ def lru_curve(s: Scenario) -> tuple[Figure, str]:
                 marks.append((target, cx))
                 ax.plot(cx, cy, "o", color=PALETTE[1], ms=5, zorder=3)
     ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0,)))  # five decades: 1, 2, 5 of each would crowd
     ax.set_ylim(0, 100)
     listing = "\n".join(f"{target} %: {cx:,.2f} TiB" for target, cx in marks)
     ax.text(
@@ -396,6 +400,7 @@ def reuse_intervals(s: Scenario) -> tuple[Figure, str]:
                 )
     ax.set_xscale("log")
     ax.set_xlim(left=1e-2)
+    plain_log_ticks(ax.xaxis)
     ax.set_ylim(0, 100)
     ax.set_xlabel("reuse interval: time since the block's previous reference (minutes, log scale)")
     ax.set_ylabel("share of repeat references (%)")
