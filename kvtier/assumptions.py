@@ -109,6 +109,8 @@ SCHEMA: dict[str, KeySpec] = {
     "uncertainty.mem_efficiency_high": KeySpec("fraction"),
     "uncertainty.draws": KeySpec("count", low="1", high="1e8", integer=True),
     "uncertainty.seed": KeySpec("count", high="9007199254740992", integer=True),  # 2**53: exact as a float
+    "workload.trace": KeySpec("text"),
+    "workload.block_tokens": KeySpec("tokens", low="1", integer=True),
     "reference.dgx_spark_hbm": KeySpec("bandwidth"),
     "reference.h200_host_link": KeySpec("bandwidth"),
 }
@@ -154,6 +156,8 @@ HELP: dict[str, str] = {
     "uncertainty.mem_efficiency_high": "highest device-memory efficiency drawn (lone block)",
     "uncertainty.draws": "Monte Carlo draws per regime",
     "uncertainty.seed": "seed of the random generator",
+    "workload.trace": "the serving trace the tier is sized for, a shipped one or a JSONL file",
+    "workload.block_tokens": "prompt tokens per hash id of the serving trace",
     "reference.dgx_spark_hbm": "a measured DGX Spark memory read, shown for comparison only",
     "reference.h200_host_link": "a measured H200 host-link copy rate, shown for comparison only",
 }

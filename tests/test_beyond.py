@@ -349,15 +349,23 @@ def test_what_was_measured_follows_the_provenance_classes():
 
     s = Scenario()
     n = assumptions.numbers(s)
-    # 40 records; the 2 reference.* figures (DGX Spark HBM, H200 host link) are measured and enter no calculation
-    assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (40, 2, 2, 0)
-    assert n["answer_measured"].startswith("Of the 38 inputs that enter a calculation, none of them measured:")
+    # 43 records; the 2 reference.* figures (DGX Spark HBM, H200 host link) are measured and enter no calculation;
+    # the serving trace of the workload page (workload.trace) is measured and enters one: 43 - 2 = 41 inputs
+    assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (43, 2, 2, 1)
+    assert n["answer_measured"].startswith(
+        "Of the 41 inputs that enter a calculation, 1 of them measured (the serving trace the tier is sized for):"
+        " 1 measured,"
+    )
     # a set whose mid bracket is measured says so
     measured = make_assumption(
         "bandwidth.mid", "50GB/s", basis="our expander", provenance="measured", source="lab", where="test"
     )
     m = assumptions.numbers(Scenario(s.assumptions.with_records({"bandwidth.mid": measured})))
-    assert m["n_used_measured"] == 1 and "1 of them measured: 1 measured," in m["answer_measured"]
+    assert m["n_used_measured"] == 2
+    assert (
+        "2 of them measured (link bandwidth of the mid bracket; the serving trace the tier is sized for)"
+        in (m["answer_measured"])
+    )
 
 
 def test_a_per_layer_layout_pays_the_latency_once_per_chunk():
