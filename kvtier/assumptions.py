@@ -123,6 +123,8 @@ SCHEMA: dict[str, KeySpec] = {
     "uncertainty.mem_efficiency_high": KeySpec("fraction"),
     "uncertainty.draws": KeySpec("count", low="1", high="1e8", integer=True),
     "uncertainty.seed": KeySpec("count", high="9007199254740992", integer=True),  # 2**53: exact as a float
+    "workload.trace": KeySpec("text"),
+    "workload.block_tokens": KeySpec("tokens", low="1", integer=True),
     "reference.dgx_spark_hbm": KeySpec("bandwidth"),
     "reference.h200_host_link": KeySpec("bandwidth"),
     **{f"cost.accelerator_hour{end}": KeySpec("price_rate") for end in ("", "_low", "_high")},
@@ -183,6 +185,8 @@ HELP: dict[str, str] = {
     "uncertainty.mem_efficiency_high": "highest device-memory efficiency drawn (lone block)",
     "uncertainty.draws": "Monte Carlo draws per regime",
     "uncertainty.seed": "seed of the random generator",
+    "workload.trace": "the serving trace the tier is sized for, a shipped one or a JSONL file",
+    "workload.block_tokens": "prompt tokens per hash id of the serving trace",
     "reference.dgx_spark_hbm": "a measured DGX Spark memory read, shown for comparison only",
     "reference.h200_host_link": "a measured H200 host-link copy rate, shown for comparison only",
     "cost.accelerator_hour": "price of one hour of the accelerator that regenerates, all in (a cloud on-demand rate)",
@@ -210,7 +214,9 @@ HELP: dict[str, str] = {
     "cost.large_block_tokens": "tokens of the larger block the cost page prices next to the source chapter's",
     "energy.power_lone": "accelerator board power while it regenerates a lone block",
     "energy.power_batch": "accelerator board power while it runs a compute-bound batch",
-    "reference.h200_forward16_energy": "a measured H200 energy of one 16-token 70B-shaped forward pass, shown for comparison only",
+    "reference.h200_forward16_energy": (
+        "a measured H200 energy of one 16-token 70B-shaped forward pass, shown for comparison only"
+    ),
     "energy.dram_w_per_gb": "power to hold a GB in DRAM (HBM, host DRAM, CXL expander), refresh and idle",
     "energy.dram_w_per_gb_low": "lowest DRAM holding power per GB the tornado considers",
     "energy.dram_w_per_gb_high": "highest DRAM holding power per GB the tornado considers",

@@ -53,6 +53,7 @@ from kvtier.models import config_path
 from kvtier.notebook import PARAM_KEYS, PROVENANCE_PARAM, SET_NAME_PARAM, notebook_parameters, param_name
 from kvtier.scenario import Scenario
 from kvtier.tables import write_csv_texts
+from kvtier.workload import trace_path
 
 MANIFEST = outdir.MANIFEST
 BOOK_FILES = ("_config.yml", "_toc.yml")
@@ -89,7 +90,7 @@ def package_fingerprint() -> str:
         except PackageNotFoundError:
             h.update(f"{name} absent".encode())
     for path in sorted(root.rglob("*")):
-        if path.is_file() and path.suffix in (".py", ".yaml", ".json") and "__pycache__" not in path.parts:
+        if path.is_file() and path.suffix in (".py", ".yaml", ".json", ".jsonl") and "__pycache__" not in path.parts:
             h.update(path.relative_to(root).as_posix().encode())
             h.update(path.read_bytes())
     return h.hexdigest()
@@ -188,6 +189,7 @@ def plan(root: Path, assumptions: AssumptionSet) -> list[NotebookJob]:
         raise KvtierError(f"{root / 'notebooks'}: no pages (*{PAGE_SUFFIX}) found")
     code = package_fingerprint()
     model_file = _model_file_hash(str(assumptions.value("model")))
+    trace_file = _trace_file_hash(str(assumptions.value("workload.trace")))
     jobs = []
     for path in notebooks:
         params = notebook_parameters(page_parameters(path), assumptions, path.name)
@@ -197,6 +199,8 @@ def plan(root: Path, assumptions: AssumptionSet) -> list[NotebookJob]:
         h.update(code.encode())
         if "model" in params:
             h.update(model_file.encode())
+        if "workload_trace" in params:
+            h.update(trace_file.encode())
         jobs.append(NotebookJob(path.stem, path, params, h.hexdigest()))
     return jobs
 
@@ -204,6 +208,15 @@ def plan(root: Path, assumptions: AssumptionSet) -> list[NotebookJob]:
 def _model_file_hash(spec: str) -> str:
     path = config_path(spec)
     return _sha256(path.read_bytes()) if path is not None and path.is_file() else ""
+
+
+def _trace_file_hash(spec: str) -> str:
+    """The hash of the trace file ``workload.trace`` names, so that editing it re-executes the page reading it."""
+    try:
+        _, path = trace_path(spec)
+    except KvtierError:
+        return ""  # the page itself reports the missing trace
+    return _sha256(path.read_bytes()) if path.is_file() else ""
 
 
 # ---------------------------------------------------------------------------

@@ -349,16 +349,24 @@ def test_what_was_measured_follows_the_provenance_classes():
 
     s = Scenario()
     n = assumptions.numbers(s)
-    # 73 records; the 3 reference.* figures (DGX Spark HBM, H200 host link, H200 16-token pass energy) are
-    # measured and enter no calculation; the cost page's lone-block board power is measured and enters one
-    assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (73, 3, 3, 1)
-    assert n["answer_measured"].startswith("Of the 70 inputs that enter a calculation, 1 of them measured:")
+    # 75 records; the 3 reference.* figures (DGX Spark HBM, H200 host link, H200 16-token pass energy) are measured
+    # and enter no calculation; the serving trace of the workload page (workload.trace) and the cost page's
+    # lone-block board power (energy.power_lone) are measured and enter one: 75 - 3 = 72 inputs
+    assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (75, 3, 3, 2)
+    assert n["answer_measured"].startswith(
+        "Of the 72 inputs that enter a calculation, 2 of them measured (the serving trace the tier is sized for;"
+        " accelerator board power while it regenerates a lone block): 2 measured,"
+    )
     # a set whose mid bracket is measured says so
     measured = make_assumption(
         "bandwidth.mid", "50GB/s", basis="our expander", provenance="measured", source="lab", where="test"
     )
     m = assumptions.numbers(Scenario(s.assumptions.with_records({"bandwidth.mid": measured})))
-    assert m["n_used_measured"] == 2 and "2 of them measured: 2 measured," in m["answer_measured"]
+    assert m["n_used_measured"] == 3
+    assert (
+        "3 of them measured (link bandwidth of the mid bracket; the serving trace the tier is sized for;"
+        " accelerator board power while it regenerates a lone block)" in (m["answer_measured"])
+    )
 
 
 def test_a_per_layer_layout_pays_the_latency_once_per_chunk():

@@ -270,8 +270,13 @@ def test_a_changed_assumption_changes_only_what_depends_on_it(seed_build, bandwi
         "10_uncertainty",
         "11_measured",  # the assumption set's own fetch model beside the measured copies
     ]
-    # the cost page prices the link presets, not the brackets
-    assert sorted(re.findall(r"\[reuse\] (\w+)\.ipynb", log)) == ["01_block_unit", "03_regenerate", "13_cost"]
+    # the workload and cost pages price the link presets, not the brackets
+    assert sorted(re.findall(r"\[reuse\] (\w+)\.ipynb", log)) == [
+        "01_block_unit",
+        "03_regenerate",
+        "12_workload",
+        "13_cost",
+    ]
     for name in ("block_unit.csv", "regenerate.csv"):
         assert (out / "tables" / name).read_bytes() == (seed_build / "tables" / name).read_bytes(), name
     old = read_csv_rows(seed_build / "tables" / "fetch.csv", "bracket")
@@ -686,9 +691,9 @@ def test_intro_and_findings_lead_with_the_three_line_answer(seed_build):
         # 2. how sure, per regime, and which input moves it
         assert re.search(r"44\.9 % of in-batch ratios and 0\.0 % of lone-block ratios fall below 100×", sureness)
         assert "link bandwidth" in sureness
-        # 3. what was measured: 73 records, the 3 reference.* figures (all measured) enter no calculation; the
-        # cost page's measured lone-block board power enters one
-        assert measured.startswith("Of the 70 inputs that enter a calculation, 1 of them measured")
+        # 3. what was measured: 75 records, the 3 reference.* figures (all measured) enter no calculation; the
+        # serving trace (workload.trace) and the cost page's lone-block board power (energy.power_lone) enter one
+        assert measured.startswith("Of the 72 inputs that enter a calculation, 2 of them measured")
         assert "64 assumed" in measured and "The 3 measured figures" in measured
         for line in lines:
             assert not re.search(r"\([^()]*\(", line), line  # no nested parentheses

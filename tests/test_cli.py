@@ -170,7 +170,9 @@ def test_version_and_usage():
     bare = run_cli()
     # no command: the usage line and one error line, status 2 like every usage error
     assert bare.returncode == 2 and bare.stdout == ""
-    assert bare.stderr.startswith("usage: kvtier [-h] [--version] {model,compare,tiers,build,diff")
+    assert " ".join(bare.stderr.split()).startswith(
+        "usage: kvtier [-h] [--version] {model,compare,tiers,build,diff,measure,workload}"
+    )
     assert bare.stderr.strip().splitlines()[-1] == "kvtier: error: name a command (kvtier --help lists them)"
 
 

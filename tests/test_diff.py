@@ -277,8 +277,9 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
     write_tables(Scenario(load_assumptions(sets={"peak_flops": "989TFLOP/s", "bandwidth.mid": "100GB/s"})), both)
     old, new = load_tables(str(seed_dir)), load_tables(str(both))
     changes = diff_tables(old, new)
-    # 223 numbers, 2 of them value_si (peak and bandwidth); 18 text cells
-    assert sum(c.kind == "number" for c in changes) == 223 and sum(c.kind == "text" for c in changes) == 18
+    # 223 numbers, 2 of them value_si (peak and bandwidth); 18 text cells; and the workload page's 240: the prefill
+    # avoided in both regimes for 2 traces x 5 tiers (20), recompute / fetch in both regimes for 2 x 5 x 11 links (220)
+    assert sum(c.kind == "number" for c in changes) == 463 and sum(c.kind == "text" for c in changes) == 18
     out = format_markdown(changes, old, new)
     lines = out.splitlines()
     assert lines[4:16] == [
@@ -301,9 +302,9 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
         # a lone block is bound by reading the weights, whatever the peak
         "| regeneration of a lone block under the roofline (ms) | 52.239 | 52.239 | unchanged |",
     ]
-    assert lines[17] == "**221 numbers changed, 18 text cells changed in 11 tables**"
-    # 11 per-table lines, then 220 + 18 = 238 cells folded away
-    assert lines[33].startswith("<details><summary>All 239 changed cells,") and len(lines) == 37 + 239 + 2
+    assert lines[17] == "**461 numbers changed, 18 text cells changed in 13 tables**"
+    # 13 per-table lines, then 461 + 18 = 479 cells folded away
+    assert lines[35].startswith("<details><summary>All 479 changed cells,") and len(lines) == 39 + 479 + 2
     # no SI duplicates, no raw CSV precision
     assert "500000000000000" not in out and "17.92285213" not in out and "value_si |" not in out
     assert not re.search(r"\d\.\d{7,}", out)  # five significant figures, not the CSV's ten

@@ -1,0 +1,1068 @@
+"""Serving traces: read and validate them, then measure block reuse and what a KV tier saves.
+
+A trace is one JSON object per line and per request, in the format of the traces Mooncake
+published with its FAST'25 paper (shipped in ``kvtier/data/traces/mooncake-fast25/``):
+``timestamp`` (ms since the start of the trace), ``input_length`` and ``output_length``
+(tokens) and ``hash_ids``, one id per block of ``block_tokens`` prompt tokens, chained so
+that two equal ids mean an equal prefix up to and including that block.
+
+The analysis, vectorized with numpy:
+
+- :func:`read_trace`, the one validating reader: a malformed line, a missing field, a
+  negative length, a ``hash_ids`` list whose length disagrees with the input length, or a
+  timestamp that goes backwards is a :class:`~kvtier.errors.KvtierError` naming the file
+  and the line, on one line.
+- :func:`stack_distances`, the exact LRU stack distance of every block reference, in
+  O(n log n) by an offline distinct-count over a wavelet matrix (no sampling).  A reference
+  hits an LRU cache of ``C`` blocks exactly when its stack distance is below ``C``, so one
+  pass gives the hit ratio at every capacity (:meth:`Reuse.hit_ratio`,
+  :meth:`Reuse.capacity_for`).
+- reuse intervals, the prefix property of the hits, and per request the hit tokens that a
+  cache of a given size saves recomputing; :class:`RegenCosts` prices them in both
+  regeneration regimes (a lone prefix recomputed alone, memory-bound roofline; inside a
+  batch, marginal compute) and against fetching them over a link.
+- :func:`stream_lru`, the same exact LRU curve for a trace read line by line, in memory
+  proportional to its distinct blocks (:class:`StackDistanceStream`, :class:`DenseIds`), for
+  a trace larger than memory.
+- :func:`generate_trace`, a seeded generator of traces in the same format (shared-prefix
+  trees, skewed reuse) for benchmarks at scale.
+
+Times are seconds, sizes bytes, rates per second, unless a name says otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kvtier import costs, roofline
+from kvtier.errors import KvtierError, show
+from kvtier.readers import read_text_bounded
+
+TRACE_DIR = "traces/mooncake-fast25"
+"""Where the shipped traces live inside ``kvtier/data``."""
+
+SHIPPED_TRACES: dict[str, str] = {
+    "conversation": "conversation_trace.jsonl",
+    "synthetic": "synthetic_trace.jsonl",
+}
+"""The shipped traces by name: Mooncake's FAST'25 conversation and synthetic traces."""
+
+TRACE_BLOCK_TOKENS = 512
+"""Tokens per ``hash_ids`` block in the Mooncake traces (as their authors publish them)."""
+
+MAX_TRACE_BYTES = 2 << 30
+"""Largest trace file read (bytes): 2 GiB, about 700 times the shipped conversation trace."""
+
+TARGETS_PCT: tuple[int, ...] = (50, 80, 90, 95)
+"""Shares of the achievable (infinite-cache) hit ratio whose capacity the report gives (%)."""
+
+FIELDS = ("timestamp", "input_length", "output_length", "hash_ids")
+"""The fields every request of a trace must have."""
+
+
+# ---------------------------------------------------------------------------
+# reading
+# ---------------------------------------------------------------------------
+
+
+def trace_path(name: str | os.PathLike[str]) -> tuple[str, Path]:
+    """Resolve a shipped trace's name or a user's file into ``(shown name, path)``.
+
+    Parameters
+    ----------
+    name : str or path-like
+        ``conversation`` or ``synthetic`` (the shipped traces), or the path of a JSONL file.
+
+    Raises
+    ------
+    KvtierError
+        A name that is neither a shipped trace nor an existing file.
+    """
+    text = os.fspath(name)
+    if text in SHIPPED_TRACES:
+        ref = resources.files("kvtier.data").joinpath(f"{TRACE_DIR}/{SHIPPED_TRACES[text]}")
+        return text, Path(str(ref))
+    path = Path(text)
+    if not path.exists():
+        raise KvtierError(f"{show(text)}: trace not found; name a file or a shipped trace: {', '.join(SHIPPED_TRACES)}")
+    return show(text), path
+
+
+def _whole(value: Any) -> bool:
+    """True for an int, or a float with no fractional part (JSON writes 5 or 5.0); never a bool."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A validated serving trace, one row per request and one per block reference.
+
+    Attributes
+    ----------
+    name : str
+        How messages and labels name it (a shipped name or the path given).
+    block_tokens : int
+        Prompt tokens per block (tokens).
+    timestamps_s : ndarray of float
+        Arrival time of each request (s), non-decreasing.
+    input_tokens, output_tokens : ndarray of int
+        Prompt and output length of each request (tokens).
+    starts : ndarray of int
+        ``starts[r]:starts[r + 1]`` are request ``r``'s references in :attr:`blocks`.
+    blocks : ndarray of int
+        Every block reference in trace order, as dense ids ``0 .. n_unique - 1``.
+    """
+
+    name: str
+    block_tokens: int
+    timestamps_s: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    starts: np.ndarray
+    blocks: np.ndarray
+
+    @property
+    def n_requests(self) -> int:
+        """Requests in the trace."""
+        return int(self.input_tokens.size)
+
+    @property
+    def n_refs(self) -> int:
+        """Block references (every block of every prompt)."""
+        return int(self.blocks.size)
+
+    @cached_property
+    def n_unique(self) -> int:
+        """Distinct blocks."""
+        return int(self.blocks.max()) + 1 if self.blocks.size else 0
+
+    @property
+    def duration_s(self) -> float:
+        """Time from the first request to the last (s)."""
+        return float(self.timestamps_s[-1] - self.timestamps_s[0]) if self.n_requests else 0.0
+
+    @cached_property
+    def request_of_ref(self) -> np.ndarray:
+        """The request each block reference belongs to."""
+        return np.repeat(np.arange(self.n_requests), np.diff(self.starts))
+
+    @cached_property
+    def first_of_request(self) -> np.ndarray:
+        """True for the first block reference of each request (its block 0)."""
+        first = np.zeros(self.n_refs, dtype=bool)
+        first[self.starts[:-1][np.diff(self.starts) > 0]] = True
+        return first
+
+    @cached_property
+    def ref_tokens(self) -> np.ndarray:
+        """Prompt tokens in each referenced block: ``block_tokens``, the prompt's last block the rest (tokens)."""
+        tokens = np.full(self.n_refs, self.block_tokens, dtype=np.int64)
+        counts = np.diff(self.starts)
+        has = counts > 0
+        last = self.starts[1:][has] - 1
+        tokens[last] = self.input_tokens[has] - self.block_tokens * (counts[has] - 1)
+        return tokens
+
+
+def _parse_request(line: str, where: str, number: int, block_tokens: int) -> tuple[float, int, int, list[int]]:
+    """One line of a trace, validated: ``(timestamp ms, input tokens, output tokens, hash ids)``."""
+    at = f"{where}: line {number}"
+    try:
+        obj = json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        raise KvtierError(f"{at}: not a JSON object (malformed JSON)") from None
+    except ValueError:  # an integer of more than 4300 digits
+        raise KvtierError(f"{at}: a value cannot be read") from None
+    if not isinstance(obj, dict):
+        raise KvtierError(f"{at}: expected a JSON object with {', '.join(FIELDS)}")
+    missing = [f for f in FIELDS if f not in obj]
+    if missing:
+        raise KvtierError(f"{at}: missing field '{missing[0]}' (a request needs {', '.join(FIELDS)})")
+    ts = obj["timestamp"]
+    if isinstance(ts, bool) or not isinstance(ts, (int, float)) or not math.isfinite(ts):
+        raise KvtierError(f"{at}: 'timestamp' must be a finite number of milliseconds, got {show(ts, quote=True)}")
+    lengths = []
+    for field in ("input_length", "output_length"):
+        value = obj[field]
+        if not _whole(value):
+            raise KvtierError(f"{at}: '{field}' must be a whole number of tokens, got {show(value, quote=True)}")
+        if value < 0:
+            raise KvtierError(f"{at}: '{field}' is negative ({int(value)})")
+        lengths.append(int(value))
+    ids = obj["hash_ids"]
+    if not isinstance(ids, list) or not all(isinstance(h, int) and not isinstance(h, bool) for h in ids):
+        raise KvtierError(f"{at}: 'hash_ids' must be a list of integers")
+    expected = -(-lengths[0] // block_tokens)
+    if len(ids) != expected:
+        raise KvtierError(
+            f"{at}: 'hash_ids' has {len(ids)} ids but input_length {lengths[0]} at {block_tokens} tokens a block"
+            f" needs {expected}"
+        )
+    return float(ts), lengths[0], lengths[1], ids
+
+
+def parse_trace(text: str, where: str, block_tokens: int = TRACE_BLOCK_TOKENS) -> Trace:
+    """Validate and index the text of a trace (see :func:`read_trace`).
+
+    Parameters
+    ----------
+    text : str
+        The JSONL text; blank lines are skipped.
+    where : str
+        How messages name the trace.
+    block_tokens : int
+        Prompt tokens per ``hash_ids`` block (tokens, >= 1).
+    """
+    if int(block_tokens) != block_tokens or block_tokens < 1:
+        raise KvtierError(f"block tokens must be a whole number >= 1, got {show(block_tokens, quote=True)}")
+    block_tokens = int(block_tokens)
+    stamps: list[float] = []
+    inputs: list[int] = []
+    outputs: list[int] = []
+    counts: list[int] = []
+    ids = array("q")  # 8 bytes a reference, not a Python int object each
+    last = -math.inf
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        ts, n_in, n_out, hashes = _parse_request(line, where, number, block_tokens)
+        if ts < last:
+            raise KvtierError(f"{where}: line {number}: timestamp {ts:g} ms goes backwards (the line before: {last:g})")
+        last = ts
+        stamps.append(ts)
+        inputs.append(n_in)
+        outputs.append(n_out)
+        counts.append(len(hashes))
+        try:
+            ids.extend(hashes)
+        except OverflowError:
+            raise KvtierError(f"{where}: line {number}: a hash id does not fit in 64 bits") from None
+    if not stamps:
+        raise KvtierError(f"{where}: the trace holds no requests")
+    _, dense = np.unique(np.frombuffer(ids, dtype=np.int64), return_inverse=True)
+    starts = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    return Trace(
+        name=where,
+        block_tokens=block_tokens,
+        timestamps_s=np.array(stamps) / 1e3,
+        input_tokens=np.array(inputs, dtype=np.int64),
+        output_tokens=np.array(outputs, dtype=np.int64),
+        starts=starts,
+        blocks=dense.reshape(-1).astype(np.int64),
+    )
+
+
+def read_trace(name: str | os.PathLike[str], block_tokens: int = TRACE_BLOCK_TOKENS) -> Trace:
+    """Read and validate a trace: a shipped one by name or a user's JSONL file.
+
+    Parameters
+    ----------
+    name : str or path-like
+        ``conversation``, ``synthetic`` or a path.
+    block_tokens : int
+        Prompt tokens per ``hash_ids`` block (tokens); 512 in the Mooncake traces.
+
+    Raises
+    ------
+    KvtierError
+        One line naming the file (and the line, for a bad request): not found, too large,
+        not UTF-8, malformed JSON, a missing field, a negative length, ``hash_ids`` whose
+        length is not ``ceil(input_length / block_tokens)``, a timestamp that goes backwards,
+        no requests at all.
+    """
+    where, path = trace_path(name)
+    return parse_trace(read_text_bounded(path, "trace", MAX_TRACE_BYTES), where, block_tokens)
+
+
+# ---------------------------------------------------------------------------
+# stack distances
+# ---------------------------------------------------------------------------
+
+
+def previous_reference(blocks: np.ndarray) -> np.ndarray:
+    """For each reference, the index of the previous reference to the same block (-1 for the first).
+
+    Parameters
+    ----------
+    blocks : ndarray of int
+        Block ids in reference order.
+    """
+    blocks = np.asarray(blocks)
+    order = np.argsort(blocks, kind="stable")
+    same = blocks[order][1:] == blocks[order][:-1]
+    prev = np.full(blocks.size, -1, dtype=np.int64)
+    prev[order[1:][same]] = order[:-1][same]
+    return prev
+
+
+def _count_below(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, below: np.ndarray) -> np.ndarray:
+    """For each query ``q``: how many of ``values[lo[q]:hi[q]]`` are smaller than ``below[q]``.
+
+    A wavelet matrix over ``values`` (non-negative integers), walked one bit level at a time
+    for all queries at once: O((n + queries) log max) numpy work, one level in memory.
+    """
+    n = values.size
+    idx = np.int32 if n < 2**31 - 1 else np.int64
+    top = int(max(values.max(initial=0), below.max(initial=0)))
+    cur = values.astype(idx)
+    lo, hi, below = lo.astype(idx), hi.astype(idx), below.astype(np.int64)
+    count = np.zeros(below.size, dtype=np.int64)
+    zeros = np.empty(n + 1, dtype=idx)
+    zeros[0] = 0
+    for level in range(max(top.bit_length(), 1) - 1, -1, -1):
+        bit = ((cur >> level) & 1).astype(bool)
+        np.cumsum(~bit, out=zeros[1:])
+        n_zero = zeros[-1]
+        z_lo, z_hi = zeros[lo], zeros[hi]
+        one = ((below >> level) & 1).astype(bool)
+        # where the threshold has a 1 here, every value in range with a 0 here (same higher bits) is below it
+        count += np.where(one, z_hi - z_lo, 0)
+        lo = np.where(one, n_zero + lo - z_lo, z_lo)
+        hi = np.where(one, n_zero + hi - z_hi, z_hi)
+        cur = np.concatenate((cur[~bit], cur[bit]))
+    return count
+
+
+def stack_distances(blocks: np.ndarray, prev: np.ndarray | None = None) -> np.ndarray:
+    """The LRU stack distance of every reference: distinct other blocks referenced since its block's last use.
+
+    A reference hits an LRU cache holding ``C`` blocks exactly when its stack distance is
+    below ``C``; a first reference (a cold miss) has distance -1 and hits no finite or
+    infinite cache.  Exact, by the identity ``distance(t) = #{i in (p, t) : prev(i) <= p}``
+    (``p`` the previous reference to the block, ``prev(i)`` that of reference ``i``): the
+    references in between that are the first of their block since ``p`` each name one
+    distinct block.
+
+    Parameters
+    ----------
+    blocks : ndarray of int
+        Block ids in reference order.
+    prev : ndarray of int, optional
+        :func:`previous_reference` of ``blocks``, if already computed.
+
+    Returns
+    -------
+    ndarray of int64
+        Stack distance per reference (blocks), -1 for a first reference.
+    """
+    blocks = np.asarray(blocks)
+    prev = previous_reference(blocks) if prev is None else prev
+    out = np.full(blocks.size, -1, dtype=np.int64)
+    again = np.flatnonzero(prev >= 0)
+    if again.size:
+        p = prev[again]
+        # count i in [p + 1, t) with prev(i) + 1 < p + 2
+        out[again] = _count_below(prev + 1, p + 1, again, p + 2)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# the analysis
+# ---------------------------------------------------------------------------
+
+
+def percentiles(values: np.ndarray, pcts: Sequence[float] = (50, 90, 99)) -> dict[str, float]:
+    """``{"p50": ..., "p90": ..., "p99": ..., "max": ...}`` of ``values`` (NaN when empty)."""
+    values = np.asarray(values, dtype=float)
+    if not values.size:
+        return {**{f"p{p:g}": math.nan for p in pcts}, "max": math.nan}
+    out = {f"p{p:g}": float(np.percentile(values, p)) for p in pcts}
+    out["max"] = float(values.max())
+    return out
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """A trace with the reuse of its blocks measured.
+
+    Attributes
+    ----------
+    trace : Trace
+    prev : ndarray of int
+        Previous reference to the same block, per reference (-1: none).
+    distance : ndarray of int
+        LRU stack distance per reference (blocks; -1: first reference).
+    """
+
+    trace: Trace
+    prev: np.ndarray
+    distance: np.ndarray
+
+    @classmethod
+    def of(cls, trace: Trace) -> Reuse:
+        """Measure ``trace``."""
+        prev = previous_reference(trace.blocks)
+        return cls(trace, prev, stack_distances(trace.blocks, prev))
+
+    # ---- hit ratios -------------------------------------------------------
+    def _weights(self, weighting: str) -> np.ndarray:
+        if weighting == "blocks":
+            return np.ones(self.trace.n_refs)
+        if weighting == "tokens":
+            return self.trace.ref_tokens.astype(float)
+        raise ValueError(f"weighting must be 'blocks' or 'tokens', got {weighting!r}")
+
+    @cached_property
+    def _sorted(self) -> dict[str, tuple[np.ndarray, np.ndarray, float]]:
+        """Per weighting: hit distances sorted, cumulative hit weight, total weight."""
+        hits = self.distance >= 0
+        order = np.argsort(self.distance[hits], kind="stable")
+        out = {}
+        for weighting in ("blocks", "tokens"):
+            w = self._weights(weighting)
+            out[weighting] = (self.distance[hits][order], np.cumsum(w[hits][order]), float(w.sum()))
+        return out
+
+    def hit_ratio(self, capacity_blocks: float | np.ndarray = math.inf, weighting: str = "blocks") -> np.ndarray:
+        """Hit ratio of an LRU cache of ``capacity_blocks`` blocks, exact (fraction).
+
+        ``weighting="blocks"`` counts references; ``"tokens"`` weighs each by its prompt
+        tokens (a prompt's last block is partial).  ``inf`` gives the infinite cache: every
+        reference to a block seen before hits.
+        """
+        dist, cum, total = self._sorted[weighting]
+        cap = np.asarray(capacity_blocks, dtype=float)
+        n_hit = np.searchsorted(dist, cap, side="left")  # distances < capacity
+        got = np.where(n_hit > 0, cum[np.maximum(n_hit, 1) - 1] if cum.size else 0.0, 0.0)
+        return got / total if total else np.zeros_like(cap)
+
+    def capacity_for(self, share: float, weighting: str = "blocks") -> int:
+        """Smallest LRU capacity (blocks) whose hit ratio reaches ``share`` of the infinite cache's.
+
+        Parameters
+        ----------
+        share : float
+            Fraction of the achievable hit ratio, in (0, 1].
+        """
+        if not 0 < share <= 1:
+            raise ValueError(f"share must be in (0, 1], got {share!r}")
+        dist, cum, _ = self._sorted[weighting]
+        if not dist.size:
+            return 0
+        k = int(np.searchsorted(cum, share * cum[-1] * (1 - 1e-12), side="left"))
+        return int(dist[min(k, dist.size - 1)]) + 1
+
+    def curve(self, weighting: str = "blocks") -> tuple[np.ndarray, np.ndarray]:
+        """The whole LRU curve: every capacity where the hit ratio steps (blocks) and the ratio there."""
+        dist, cum, total = self._sorted[weighting]
+        if not dist.size:
+            return np.array([1.0]), np.array([0.0])
+        last = np.r_[dist[1:] != dist[:-1], True]
+        return dist[last].astype(float) + 1, cum[last] / total
+
+    # ---- the prefix property -------------------------------------------------
+    @cached_property
+    def requests_with_a_hit_after_a_miss(self) -> int:
+        """Requests in which, in an infinite cache, a block hits after an earlier block of the prompt missed."""
+        hit = self.distance >= 0
+        late = np.r_[False, hit[1:] & ~hit[:-1]] & ~self.trace.first_of_request
+        return int(np.unique(self.trace.request_of_ref[late]).size)
+
+    @cached_property
+    def requests_with_a_distance_that_falls(self) -> int:
+        """Requests in which a block's stack distance is smaller than its predecessor's in the prompt.
+
+        Zero means that at every LRU capacity the hits of every request form a prefix of
+        its prompt (a block hits only if the block before it does).
+        """
+        d = np.where(self.distance < 0, np.inf, self.distance.astype(float))
+        falls = np.r_[False, d[1:] < d[:-1]] & ~self.trace.first_of_request
+        return int(np.unique(self.trace.request_of_ref[falls]).size)
+
+    # ---- per request ------------------------------------------------------
+    def hit_tokens(self, capacity_blocks: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
+        """Per request: blocks and prompt tokens that hit an LRU cache of ``capacity_blocks``."""
+        hit = (self.distance >= 0) & (self.distance < capacity_blocks)
+        n = self.trace.n_requests
+        req = self.trace.request_of_ref
+        blocks = np.bincount(req, weights=hit, minlength=n)
+        tokens = np.bincount(req, weights=hit * self.trace.ref_tokens, minlength=n)
+        return blocks, tokens
+
+    @cached_property
+    def reuse_interval_s(self) -> np.ndarray:
+        """Time from the previous reference to the same block, for every reference that has one (s)."""
+        again = self.prev >= 0
+        ts = self.trace.timestamps_s[self.trace.request_of_ref]
+        return ts[again] - ts[self.prev[again]]
+
+
+@lru_cache(maxsize=4)
+def _analyse_cached(path: str, size: int, mtime_ns: int, where: str, block_tokens: int) -> Reuse:
+    text = read_text_bounded(path, "trace", MAX_TRACE_BYTES)
+    return Reuse.of(parse_trace(text, where, block_tokens))
+
+
+def analyse(name: str | os.PathLike[str], block_tokens: int = TRACE_BLOCK_TOKENS) -> Reuse:
+    """Read, validate and measure a trace (a shipped one by name or a file), cached per file version."""
+    where, path = trace_path(name)
+    try:
+        st = path.stat()
+    except OSError:
+        return Reuse.of(read_trace(name, block_tokens))  # read_trace names the problem
+    return _analyse_cached(str(path), st.st_size, st.st_mtime_ns, where, int(block_tokens))
+
+
+# ---------------------------------------------------------------------------
+# what the hits are worth
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RegenCosts:
+    """What recomputing or fetching a prompt prefix costs, for one model and one accelerator.
+
+    Attributes
+    ----------
+    kv_bytes_per_token : float
+        KV-cache bytes per token (B).
+    active_params : float
+        Parameters a token passes through (dimensionless).
+    flops_per_param_token : float
+        FLOPs per parameter per token (2 for a multiply-add).
+    attention_flops_per_position : float
+        Attention FLOPs per token per position it attends to (FLOP).
+    peak_flop_per_s : float
+        Dense peak of the accelerator (FLOP/s).
+    mfu : float
+        Achieved fraction of the peak (0, 1].
+    weight_bytes : float
+        Bytes of the weights a forward pass streams (B).
+    mem_bandwidth_bytes_per_s : float
+        Device-memory bandwidth (B/s).
+    mem_efficiency : float
+        Achieved fraction of it (0, 1].
+    """
+
+    kv_bytes_per_token: float
+    active_params: float
+    flops_per_param_token: float
+    attention_flops_per_position: float
+    peak_flop_per_s: float
+    mfu: float
+    weight_bytes: float
+    mem_bandwidth_bytes_per_s: float
+    mem_efficiency: float
+
+    @classmethod
+    def of(cls, s: Any, mfu_label: str) -> RegenCosts:
+        """The costs of a :class:`~kvtier.scenario.Scenario` ``s`` at its MFU bracket ``mfu_label``."""
+        return cls(
+            kv_bytes_per_token=float(s.kv_bytes_per_token),
+            active_params=float(s.active_params),
+            flops_per_param_token=s.v("flops_per_param_token"),
+            attention_flops_per_position=float(s.model.attention_flops_per_position()),
+            peak_flop_per_s=s.v("peak_flops"),
+            mfu=s.mfu(mfu_label),
+            weight_bytes=float(s.weight_bytes),
+            mem_bandwidth_bytes_per_s=s.v("regen.mem_bandwidth"),
+            mem_efficiency=s.v("regen.mem_efficiency"),
+        )
+
+    def prefix_flops(self, tokens: np.ndarray) -> np.ndarray:
+        """FLOPs to recompute the first ``tokens`` tokens of a prompt: ``k N h + f h (h + 1) / 2`` (FLOP).
+
+        Exactly the prefill work a cache hit on that prefix avoids: the rest of the prompt
+        still attends to the prefix, whether recomputed or fetched.
+        """
+        return costs.regen_flops(
+            0.0,
+            tokens,
+            self.active_params,
+            self.attention_flops_per_position,
+            "resident",
+            0,
+            self.flops_per_param_token,
+        )
+
+    def in_batch_s(self, tokens: np.ndarray) -> np.ndarray:
+        """Recomputing each prefix *inside a batch*: its marginal compute, FLOPs / (peak x MFU) (s)."""
+        return costs.compute_time_s(self.prefix_flops(tokens), self.peak_flop_per_s, self.mfu)
+
+    def lone_s(self, tokens: np.ndarray) -> np.ndarray:
+        """Recomputing each prefix *alone*, as its own forward pass: the roofline (s); 0 for no tokens.
+
+        ``max(FLOPs / (peak x MFU), weights / (memory bandwidth x efficiency))``: the pass
+        streams every weight once whatever its length.
+        """
+        tokens = np.asarray(tokens, dtype=float)
+        safe = np.maximum(tokens, 1.0)
+        nbytes = roofline.regen_bytes_read(self.weight_bytes, safe, safe, self.kv_bytes_per_token, 0.0)
+        t = roofline.roofline_time_s(
+            self.prefix_flops(safe),
+            nbytes,
+            self.peak_flop_per_s,
+            self.mfu,
+            self.mem_bandwidth_bytes_per_s,
+            self.mem_efficiency,
+        )
+        return np.where(tokens > 0, t, 0.0)
+
+    def lone_memory_bound(self, tokens: np.ndarray) -> np.ndarray:
+        """True where recomputing the prefix alone is memory-bound (the weights' read outlasts the compute)."""
+        tokens = np.asarray(tokens, dtype=float)
+        compute = costs.compute_time_s(self.prefix_flops(tokens), self.peak_flop_per_s, self.mfu)
+        memory = self.weight_bytes / (self.mem_bandwidth_bytes_per_s * self.mem_efficiency)
+        return (tokens > 0) & (memory > compute)
+
+    def fetch_s(
+        self, blocks: np.ndarray, tokens: np.ndarray, bandwidth_bytes_per_s: float, latency_s: float
+    ) -> np.ndarray:
+        """Fetching each request's hit prefix over a link: one latency per block plus its bytes over the link (s)."""
+        return np.asarray(blocks) * latency_s + np.asarray(tokens) * self.kv_bytes_per_token / bandwidth_bytes_per_s
+
+
+@dataclass(frozen=True)
+class Saving:
+    """What an LRU tier of one size saves on a trace, per second of the trace's traffic."""
+
+    capacity_blocks: float
+    hit_ratio_blocks: float
+    hit_ratio_tokens: float
+    hit_tokens_per_s: float
+    hit_bytes_per_s: float
+    in_batch_gpu_s_per_s: float
+    lone_gpu_s_per_s: float
+    lone_memory_bound_share: float
+    """Of the requests with a hit, the share whose prefix recomputed alone is memory-bound."""
+
+
+def saving(reuse: Reuse, rc: RegenCosts, capacity_blocks: float = math.inf) -> Saving:
+    """Prefill work a tier of ``capacity_blocks`` avoids, per second of traffic, in both regimes.
+
+    ``*_gpu_s_per_s`` is accelerator-seconds of recomputation avoided per second of the
+    trace: the number of accelerators that recomputing the hits would keep busy.
+    """
+    blocks, tokens = reuse.hit_tokens(capacity_blocks)
+    duration = reuse.trace.duration_s
+    per_s = (1.0 / duration) if duration > 0 else math.nan
+    hit = tokens > 0
+    return Saving(
+        capacity_blocks=float(capacity_blocks),
+        hit_ratio_blocks=float(reuse.hit_ratio(capacity_blocks, "blocks")),
+        hit_ratio_tokens=float(reuse.hit_ratio(capacity_blocks, "tokens")),
+        hit_tokens_per_s=float(tokens.sum()) * per_s,
+        hit_bytes_per_s=float(tokens.sum()) * rc.kv_bytes_per_token * per_s,
+        in_batch_gpu_s_per_s=float(rc.in_batch_s(tokens).sum()) * per_s,
+        lone_gpu_s_per_s=float(rc.lone_s(tokens).sum()) * per_s,
+        lone_memory_bound_share=float(rc.lone_memory_bound(tokens)[hit].mean()) if hit.any() else 0.0,
+    )
+
+
+def fetch_link_s_per_s(
+    reuse: Reuse, rc: RegenCosts, bandwidth_bytes_per_s: float, latency_s: float, capacity_blocks: float = math.inf
+) -> float:
+    """Link-seconds per second of traffic to fetch every hit of a tier of ``capacity_blocks`` (its busy share)."""
+    blocks, tokens = reuse.hit_tokens(capacity_blocks)
+    duration = reuse.trace.duration_s
+    total = float(rc.fetch_s(blocks, tokens, bandwidth_bytes_per_s, latency_s).sum())
+    return total / duration if duration > 0 else math.nan
+
+
+# ---------------------------------------------------------------------------
+# synthetic traces for scale
+# ---------------------------------------------------------------------------
+
+
+def generate_trace(
+    n_requests: int,
+    *,
+    seed: int = 0,
+    n_prefixes: int = 1_000,
+    skew: float = 1.1,
+    shared_blocks: int = 4,
+    new_blocks: tuple[int, int] = (1, 40),
+    rate_per_s: float = 10.0,
+    max_blocks: int = 256,
+    block_tokens: int = TRACE_BLOCK_TOKENS,
+) -> Trace:
+    """A seeded synthetic trace: prompts that share prefixes from a tree, reused with a Zipf skew.
+
+    Each request picks one of ``n_prefixes`` shared prefixes (a system prompt or a
+    document, ``shared_blocks`` blocks long, the tree's first level) with probability
+    proportional to ``rank ** -skew``, extends it with one of that prefix's earlier
+    continuations half of the time (a conversation's next turn), and adds between
+    ``new_blocks[0]`` and ``new_blocks[1]`` blocks of its own; a conversation that would grow
+    past ``max_blocks`` blocks starts afresh from its shared prefix.  Arrivals are Poisson at
+    ``rate_per_s``.  Same arguments, same trace.
+
+    Returns
+    -------
+    Trace
+        Already indexed, as :func:`read_trace` would return it; :func:`to_jsonl` writes it.
+    """
+    rng = np.random.default_rng(seed)
+    weights = np.arange(1, n_prefixes + 1, dtype=float) ** -skew
+    picks = rng.choice(n_prefixes, size=n_requests, p=weights / weights.sum())
+    extend = rng.random(n_requests) < 0.5
+    n_new = rng.integers(new_blocks[0], new_blocks[1] + 1, size=n_requests)
+    gaps = rng.exponential(1.0 / rate_per_s, size=n_requests)
+    gaps[0] = 0.0
+    last_block_tokens = rng.integers(1, block_tokens + 1, size=n_requests)
+    next_id = n_prefixes * shared_blocks
+    continuations: dict[int, list[int]] = {}
+    pieces: list[np.ndarray] = []
+    counts = np.empty(n_requests, dtype=np.int64)
+    for r in range(n_requests):
+        root = int(picks[r])
+        head = np.arange(root * shared_blocks, (root + 1) * shared_blocks)
+        tail = continuations.get(root)
+        own = np.arange(next_id, next_id + n_new[r])
+        next_id += int(n_new[r])
+        grow = extend[r] and tail and shared_blocks + len(tail) + own.size <= max_blocks
+        prompt = np.concatenate((head, tail, own)) if grow else np.concatenate((head, own))
+        continuations[root] = prompt[shared_blocks:].tolist()
+        pieces.append(prompt)
+        counts[r] = prompt.size
+    raw = np.concatenate(pieces)
+    _, dense = np.unique(raw, return_inverse=True)
+    starts = np.zeros(n_requests + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    return Trace(
+        name=f"generated(seed={seed})",
+        block_tokens=block_tokens,
+        timestamps_s=np.round(np.cumsum(gaps), 3),
+        input_tokens=(counts - 1) * block_tokens + last_block_tokens,
+        output_tokens=rng.integers(1, 1_000, size=n_requests),
+        starts=starts,
+        blocks=dense.reshape(-1).astype(np.int64),
+    )
+
+
+def to_jsonl(trace: Trace) -> Iterable[str]:
+    """The lines of ``trace`` in the Mooncake format (block ids as hash ids, timestamps in ms)."""
+    for r in range(trace.n_requests):
+        yield json.dumps(
+            {
+                "timestamp": round(float(trace.timestamps_s[r]) * 1e3),
+                "input_length": int(trace.input_tokens[r]),
+                "output_length": int(trace.output_tokens[r]),
+                "hash_ids": trace.blocks[trace.starts[r] : trace.starts[r + 1]].tolist(),
+            }
+        )
+
+
+# ---------------------------------------------------------------------------
+# the whole report, for the command line and the book
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """A link the hits could be fetched over: name, bandwidth (B/s, one direction), per-transfer latency (s)."""
+
+    name: str
+    bandwidth_bytes_per_s: float
+    latency_s: float
+
+
+def _stats(values: np.ndarray) -> dict[str, float]:
+    out = percentiles(values)
+    out["mean"] = float(np.mean(values)) if np.size(values) else math.nan
+    return out
+
+
+def report(
+    reuse: Reuse, rc: RegenCosts, links: Sequence[LinkSpec] = (), targets_pct: Sequence[float] = TARGETS_PCT
+) -> dict[str, Any]:
+    """Everything the analysis says about one trace, in SI base units (a JSON-ready mapping).
+
+    Parameters
+    ----------
+    reuse : Reuse
+        The measured trace.
+    rc : RegenCosts
+        The model and accelerator that price the hits.
+    links : sequence of LinkSpec
+        Links to fetch the hits over.
+    targets_pct : sequence of float
+        Shares of the achievable hit ratio to size the tier for (%).
+
+    Returns
+    -------
+    dict
+        ``trace`` (requests, duration, rate, length percentiles), ``blocks`` (references,
+        unique blocks, infinite-cache hit ratios, reuse-interval percentiles), ``prefix``
+        (the prefix property, checked), ``block_bytes`` and ``tiers``: one entry per target
+        and one for 100 %, each with its capacity, hit
+        ratios, the prefill avoided per second in both regimes and, per link, the
+        link-seconds per second its fetches take and how many times longer recomputing takes.
+        The last tier is ``target_pct`` 100: the smallest LRU tier that hits every reference an
+        infinite cache would (the largest stack distance plus one).
+    """
+    t = reuse.trace
+    duration = t.duration_s
+    block_bytes = rc.kv_bytes_per_token * t.block_tokens
+    tiers = []
+    for target in [*(x for x in targets_pct if x != 100), 100]:
+        cap = float(reuse.capacity_for(target / 100))
+        sv = saving(reuse, rc, cap)
+        hit_blocks, hit_tokens = reuse.hit_tokens(cap)
+        per_link = []
+        for link in links:
+            fetch_s = rc.fetch_s(hit_blocks, hit_tokens, link.bandwidth_bytes_per_s, link.latency_s)
+            fetch = float(fetch_s.sum()) / duration if duration > 0 else math.nan
+            per_link.append(
+                {
+                    "link": link.name,
+                    "fetch_link_s_per_s": fetch,
+                    "in_batch_over_fetch": sv.in_batch_gpu_s_per_s / fetch if fetch else math.nan,
+                    "lone_over_fetch": sv.lone_gpu_s_per_s / fetch if fetch else math.nan,
+                }
+            )
+        tiers.append(
+            {
+                "target_pct": target,
+                "capacity_blocks": cap,
+                "capacity_bytes": cap * block_bytes,
+                **{k: v for k, v in vars(sv).items() if k != "capacity_blocks"},
+                "links": per_link,
+            }
+        )
+    return {
+        "trace": {
+            "name": t.name,
+            "block_tokens": t.block_tokens,
+            "requests": t.n_requests,
+            "duration_s": duration,
+            "requests_per_s": t.n_requests / duration if duration > 0 else math.nan,
+            "input_tokens": _stats(t.input_tokens),
+            "output_tokens": _stats(t.output_tokens),
+        },
+        "blocks": {
+            "references": t.n_refs,
+            "unique": t.n_unique,
+            "hit_ratio_infinite_blocks": float(reuse.hit_ratio(math.inf, "blocks")),
+            "hit_ratio_infinite_tokens": float(reuse.hit_ratio(math.inf, "tokens")),
+            "reuse_interval_s": _stats(reuse.reuse_interval_s),
+        },
+        "prefix": {
+            "requests_with_a_hit_after_a_miss": reuse.requests_with_a_hit_after_a_miss,
+            "requests_with_a_distance_that_falls": reuse.requests_with_a_distance_that_falls,
+        },
+        "block_bytes": block_bytes,
+        "kv_bytes_per_token": rc.kv_bytes_per_token,
+        "regen": vars(rc).copy(),
+        "tiers": tiers,
+    }
+
+
+# ---------------------------------------------------------------------------
+# streaming: the LRU curve of a trace of any length in memory proportional to its distinct blocks
+# ---------------------------------------------------------------------------
+
+
+class DenseIds:
+    """Maps hash ids to dense ids ``0, 1, 2, ...`` in order of first appearance, chunk by chunk.
+
+    Holds the distinct hashes seen so far as two sorted int64 arrays (16 B a distinct block).
+    """
+
+    def __init__(self) -> None:
+        self.keys = np.empty(0, dtype=np.int64)
+        self.values = np.empty(0, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return int(self.keys.size)
+
+    def map(self, raw: np.ndarray) -> np.ndarray:
+        """The dense ids of ``raw`` (int64 hashes), assigning new ids to hashes never seen."""
+        uniq, first, inverse = np.unique(raw, return_index=True, return_inverse=True)
+        pos = np.searchsorted(self.keys, uniq)
+        known = pos < self.keys.size
+        known[known] = self.keys[pos[known]] == uniq[known]
+        ids = np.empty(uniq.size, dtype=np.int64)
+        ids[known] = self.values[pos[known]]
+        new = np.flatnonzero(~known)
+        # new hashes take the next ids in the order the chunk first names them
+        ids[new[np.argsort(first[new], kind="stable")]] = len(self) + np.arange(new.size)
+        if new.size:
+            keys = np.concatenate((self.keys, uniq[new]))
+            order = np.argsort(keys, kind="stable")
+            self.keys, self.values = keys[order], np.concatenate((self.values, ids[new]))[order]
+        return ids[inverse.reshape(-1)]
+
+
+class StackDistanceStream:
+    """Exact LRU stack distances of a reference stream fed in chunks, in memory proportional to its distinct blocks.
+
+    The state is each block's last reference (8 B a distinct block).  For a reference ``t``
+    whose block was last used at ``p``:
+
+    - ``p`` inside the current chunk: the references between are all in the chunk, and
+      :func:`stack_distances`'s identity applies to it;
+    - ``p`` before the chunk: the distinct blocks used since ``p`` are the blocks whose last use
+      before the chunk is after ``p`` and that the chunk has not touched before ``t``, plus
+      the distinct blocks the chunk has touched before ``t``.
+    """
+
+    def __init__(self) -> None:
+        self.last = np.full(1024, -1, dtype=np.int64)
+        self.offset = 0
+
+    def feed(self, blocks: np.ndarray) -> np.ndarray:
+        """Stack distances of the next chunk of dense block ids (-1 for a first reference)."""
+        blocks = np.asarray(blocks, dtype=np.int64)
+        k, a = blocks.size, self.offset
+        if not k:
+            return np.empty(0, dtype=np.int64)
+        top = int(blocks.max())
+        if top >= self.last.size:
+            grown = np.full(max(2 * self.last.size, top + 1), -1, dtype=np.int64)
+            grown[: self.last.size] = self.last
+            self.last = grown
+        local = previous_reference(blocks)
+        first = local < 0
+        prev = np.where(first, self.last[blocks], a + local)
+        out = np.full(k, -1, dtype=np.int64)
+        inner = np.flatnonzero(~first)
+        if inner.size:
+            p = prev[inner]
+            out[inner] = _count_below(prev + 1, local[inner] + 1, inner, p + 2)
+        cross = np.flatnonzero(first & (prev >= 0))
+        if cross.size:
+            p = prev[cross]
+            seen = np.sort(self.last[self.last >= 0])
+            above = seen.size - np.searchsorted(seen, p, side="right")
+            # first touches in the chunk whose block was last used after p (a new block never is)
+            w = np.where(first, a - 1 - prev, a + 1)
+            overlap = _count_below(w, np.zeros(cross.size, dtype=np.int64), cross, a - 1 - p)
+            touched = np.cumsum(first)[cross] - 1
+            out[cross] = above - overlap + touched
+        is_last = np.ones(k, dtype=bool)
+        is_last[local[~first]] = False
+        self.last[blocks[is_last]] = a + np.flatnonzero(is_last)
+        self.offset += k
+        return out
+
+
+def _stream_lines(path: Path, where: str) -> Iterable[tuple[int, str]]:
+    """``(line number, text)`` of a UTF-8 file read line by line; KvtierError naming a bad line."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise KvtierError(f"{where}: cannot read trace ({exc.__class__.__name__})") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise KvtierError(f"{where}: line {number}: not UTF-8 text") from None
+
+
+@dataclass
+class LruHistogram:
+    """The exact LRU curve of a trace as histograms of stack distances (blocks and tokens weighted).
+
+    ``counts[w][d]`` is the weight of the references at stack distance ``d``; an LRU tier of
+    ``C`` blocks hits the references at distances below ``C``.
+    """
+
+    name: str
+    n_requests: int
+    n_refs: int
+    n_unique: int
+    total: dict[str, float]
+    counts: dict[str, np.ndarray]
+    requests_with_a_distance_that_falls: int
+
+    def hit_ratio(self, capacity_blocks: float = math.inf, weighting: str = "blocks") -> float:
+        """Hit ratio of an LRU tier of ``capacity_blocks`` blocks (fraction)."""
+        c = self.counts[weighting]
+        upto = c.size if math.isinf(capacity_blocks) else min(int(math.ceil(capacity_blocks)), c.size)
+        return float(c[:upto].sum()) / self.total[weighting] if self.total[weighting] else 0.0
+
+    def capacity_for(self, share: float, weighting: str = "blocks") -> int:
+        """Smallest LRU capacity (blocks) reaching ``share`` of the infinite cache's hit ratio."""
+        if not 0 < share <= 1:
+            raise ValueError(f"share must be in (0, 1], got {share!r}")
+        cum = np.cumsum(self.counts[weighting])
+        if not cum.size or cum[-1] == 0:
+            return 0
+        return int(np.searchsorted(cum, share * cum[-1] * (1 - 1e-12), side="left")) + 1
+
+
+def stream_lru(
+    name: str | os.PathLike[str], block_tokens: int = TRACE_BLOCK_TOKENS, chunk_refs: int = 1 << 20
+) -> LruHistogram:
+    """The exact LRU curve of a trace read line by line, in memory proportional to its distinct blocks.
+
+    Validates every line as :func:`read_trace` does (same one-line errors).  Works on
+    chunks of whole requests of about ``chunk_refs`` references, and at least a quarter as
+    many as the distinct blocks seen, so that the per-chunk work on the state (sorting it)
+    stays O(n log n) overall; holds the distinct hashes, each block's last use and the
+    histograms (about 40 B a distinct block) and one chunk.
+    """
+    where, path = trace_path(name)
+    if int(block_tokens) != block_tokens or block_tokens < 1:
+        raise KvtierError(f"block tokens must be a whole number >= 1, got {show(block_tokens, quote=True)}")
+    block_tokens = int(block_tokens)
+    dense, kernel = DenseIds(), StackDistanceStream()
+    counts = {"blocks": np.zeros(0), "tokens": np.zeros(0)}
+    total = {"blocks": 0.0, "tokens": 0.0}
+    n_requests = n_refs = falls = 0
+    last_ts = -math.inf
+    ids = array("q")
+    tokens = array("q")
+    starts = array("q", [0])
+
+    def flush() -> None:
+        nonlocal n_refs, falls
+        if not starts[-1]:
+            return
+        d = kernel.feed(dense.map(np.frombuffer(ids, dtype=np.int64).copy()))
+        tok = np.array(tokens, dtype=float)
+        begin = np.zeros(d.size, dtype=bool)
+        st = np.array(starts[:-1], dtype=np.int64)
+        begin[st[st < d.size]] = True
+        fd = np.where(d < 0, np.inf, d.astype(float))
+        fall = np.r_[False, fd[1:] < fd[:-1]] & ~begin
+        falls += int(np.unique(np.cumsum(begin)[fall]).size)
+        hit = d >= 0
+        for weighting, w in (("blocks", np.ones(d.size)), ("tokens", tok)):
+            add = np.bincount(d[hit], weights=w[hit])
+            if add.size > counts[weighting].size:
+                counts[weighting] = np.r_[counts[weighting], np.zeros(add.size - counts[weighting].size)]
+            counts[weighting][: add.size] += add
+            total[weighting] += float(w.sum())
+        n_refs += d.size
+        del ids[:], tokens[:], starts[1:]
+
+    for number, line in _stream_lines(path, where):
+        if not line.strip():
+            continue
+        ts, n_in, _, hashes = _parse_request(line, where, number, block_tokens)
+        if ts < last_ts:
+            raise KvtierError(
+                f"{where}: line {number}: timestamp {ts:g} ms goes backwards (the line before: {last_ts:g})"
+            )
+        last_ts = ts
+        n_requests += 1
+        try:
+            ids.extend(hashes)
+        except OverflowError:
+            raise KvtierError(f"{where}: line {number}: a hash id does not fit in 64 bits") from None
+        if hashes:
+            tokens.extend([block_tokens] * (len(hashes) - 1))
+            tokens.append(n_in - block_tokens * (len(hashes) - 1))
+        starts.append(len(ids))
+        if len(ids) >= max(chunk_refs, len(dense) // 4):
+            flush()
+    flush()
+    if not n_requests:
+        raise KvtierError(f"{where}: the trace holds no requests")
+    return LruHistogram(where, n_requests, n_refs, len(dense), total, counts, falls)

@@ -1,0 +1,216 @@
+"""``kvtier workload TRACE``: how big a KV tier a serving trace needs, and what it saves.
+
+Registered on the command line by :func:`add_parser`; :func:`run` prints the analysis of
+:func:`kvtier.workload.report` as text or JSON (SI base units).  A bad trace raises
+:class:`~kvtier.errors.KvtierError` naming the file and line; the command line prints it on
+one line and exits with status 2, having printed nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+from kvtier import hardware, workload
+from kvtier.assumptions import load_assumptions, parse_set_options
+from kvtier.errors import KvtierError
+from kvtier.scenario import Scenario
+from kvtier.units import format_bytes, format_time
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``workload TRACE [--model SPEC] [--block-tokens N] [--stream] [--json]`` on ``subparsers``."""
+    p = subparsers.add_parser(
+        "workload",
+        help="size a KV tier from a serving trace: block reuse, exact LRU hit ratio, what each tier saves",
+        description="Analyse a request trace in the Mooncake format (one JSON object per request: timestamp in"
+        " ms, input_length, output_length, hash_ids): block reuse, the exact LRU hit ratio against capacity,"
+        " reuse intervals, the prefill work the hits avoid in both regeneration regimes, and for each link"
+        " preset the time to fetch them. Exit status 2 on a bad trace, with one line naming file and line.",
+    )
+    p.add_argument(
+        "trace",
+        metavar="TRACE",
+        help=f"a shipped trace ({', '.join(workload.SHIPPED_TRACES)}) or the path of a JSONL trace",
+    )
+    p.add_argument("--model", metavar="SPEC", help="preset name or config.json path (default: the set's model)")
+    p.add_argument(
+        "--block-tokens",
+        metavar="N",
+        help="prompt tokens per hash id in the trace (default: the set's workload.block_tokens, 512)",
+    )
+    p.add_argument("--assumptions", metavar="FILE", help="YAML assumption set layered on the seed set")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one assumption (repeatable)")
+    p.add_argument(
+        "--stream",
+        action="store_true",
+        help="read the trace line by line and report the LRU curve only, in memory proportional to its distinct"
+        " blocks (for a trace larger than memory)",
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
+    p.set_defaults(func=run)
+    return p
+
+
+def _scenario(args: argparse.Namespace) -> Scenario:
+    sets = parse_set_options(getattr(args, "set", None))
+    if getattr(args, "model", None):
+        sets["model"] = args.model
+    if getattr(args, "block_tokens", None) is not None:
+        sets["workload.block_tokens"] = str(args.block_tokens)
+    return Scenario(load_assumptions(getattr(args, "assumptions", None), sets))
+
+
+def links() -> list[workload.LinkSpec]:
+    """The link presets, fastest first, as :class:`~kvtier.workload.LinkSpec`."""
+    presets = sorted(hardware.load_links().values(), key=lambda k: (-k.bandwidth_bytes_per_s, k.name))
+    return [workload.LinkSpec(k.name, k.bandwidth_bytes_per_s, k.latency_s) for k in presets]
+
+
+def analysis(s: Scenario, trace: str) -> dict[str, Any]:
+    """The report of ``trace`` under scenario ``s``, with what priced it."""
+    block_tokens = int(s.v("workload.block_tokens"))
+    reuse = workload.analyse(trace, block_tokens)
+    mfu_label = str(s.assumptions.value("illustrative.mfu"))
+    out = workload.report(reuse, workload.RegenCosts.of(s, mfu_label), links())
+    out["model"] = s.model.name
+    out["kv_dtype"] = s.kv_dtype
+    out["mfu_label"] = mfu_label
+    return out
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.1f} %"
+
+
+def lines(rep: dict[str, Any]) -> list[str]:
+    """The report as text for a terminal."""
+    tr, bl, pf = rep["trace"], rep["blocks"], rep["prefix"]
+    ins, outs, ri = tr["input_tokens"], tr["output_tokens"], bl["reuse_interval_s"]
+    regen = rep["regen"]
+    out = [
+        f"trace {tr['name']}: {tr['requests']:,} requests over {format_time(tr['duration_s'])}"
+        f" ({tr['requests_per_s']:.2f} per s); {tr['block_tokens']} tokens a block",
+        f"  input tokens  p50 {ins['p50']:,.0f}  p90 {ins['p90']:,.0f}  p99 {ins['p99']:,.0f}  max {ins['max']:,.0f}",
+        f"  output tokens p50 {outs['p50']:,.0f}  p90 {outs['p90']:,.0f}  p99 {outs['p99']:,.0f}"
+        f"  max {outs['max']:,.0f}",
+        f"blocks: {bl['references']:,} references, {bl['unique']:,} unique; an infinite cache hits"
+        f" {_pct(bl['hit_ratio_infinite_blocks'])} of blocks, {_pct(bl['hit_ratio_infinite_tokens'])} of tokens",
+        f"  reuse interval p50 {format_time(ri['p50'])}  p90 {format_time(ri['p90'])}  p99 {format_time(ri['p99'])}"
+        f"  max {format_time(ri['max'])}",
+        f"prefix property: {tr['requests'] - pf['requests_with_a_distance_that_falls']:,} of {tr['requests']:,}"
+        " requests have stack distances that never fall along the prompt (their LRU hits form a prefix"
+        " at every capacity)",
+        "",
+        f"{rep['model']}, {rep['kv_dtype']} KV: {format_bytes(rep['block_bytes'])} a block;"
+        f" regeneration at {regen['mfu'] * 100:g} % MFU of {regen['peak_flop_per_s'] / 1e12:g} TFLOP/s",
+        "  in batch: marginal compute; lone: the request's hit prefix recomputed as its own pass, roofline with"
+        f" {regen['mem_bandwidth_bytes_per_s'] / 1e12:g} TB/s × {regen['mem_efficiency'] * 100:g} %",
+        "",
+        f"{'target':>8} {'capacity':>16} {'hit blocks':>11} {'hit tokens':>11}"
+        f" {'GPU-s/s in batch':>17} {'GPU-s/s lone':>13}",
+    ]
+    for tier in rep["tiers"]:
+        target = f"{tier['target_pct']:g} %"
+        cap = format_bytes(tier["capacity_bytes"])
+        out.append(
+            f"{target:>8} {cap:>16} {_pct(tier['hit_ratio_blocks']):>11} {_pct(tier['hit_ratio_tokens']):>11}"
+            f" {tier['in_batch_gpu_s_per_s']:>17.2f} {tier['lone_gpu_s_per_s']:>13.2f}"
+        )
+    last = rep["tiers"][-2] if len(rep["tiers"]) > 1 else rep["tiers"][-1]
+    label = f"{last['target_pct']:g} % tier"
+    out += [
+        "",
+        f"fetching the {label}'s hits: link busy (link-s per s) and recompute time / fetch time",
+        f"{'link':<16} {'busy':>9} {'× in batch':>11} {'× lone':>9}",
+    ]
+    for link in last["links"]:
+        out.append(
+            f"{link['link']:<16} {link['fetch_link_s_per_s']:>9.3f} {link['in_batch_over_fetch']:>11.1f}"
+            f" {link['lone_over_fetch']:>9.1f}"
+        )
+    out += [
+        "",
+        "GPU-s/s: accelerator-seconds of prefill avoided per second of traffic; busy > 1: the link cannot keep up",
+    ]
+    return out
+
+
+def streamed(s: Scenario, trace: str) -> dict[str, Any]:
+    """The LRU part of the report of ``trace``, from :func:`kvtier.workload.stream_lru`."""
+    h = workload.stream_lru(trace, int(s.v("workload.block_tokens")))
+    block_bytes = s.kv_bytes_per_token * s.v("workload.block_tokens")
+    tiers = []
+    for target in (*workload.TARGETS_PCT, 100):
+        cap = h.capacity_for(target / 100)
+        tiers.append(
+            {
+                "target_pct": target,
+                "capacity_blocks": cap,
+                "capacity_bytes": cap * block_bytes,
+                "hit_ratio_blocks": h.hit_ratio(cap, "blocks"),
+                "hit_ratio_tokens": h.hit_ratio(cap, "tokens"),
+            }
+        )
+    return {
+        "trace": {"name": h.name, "block_tokens": int(s.v("workload.block_tokens")), "requests": h.n_requests},
+        "blocks": {
+            "references": h.n_refs,
+            "unique": h.n_unique,
+            "hit_ratio_infinite_blocks": h.hit_ratio(),
+            "hit_ratio_infinite_tokens": h.hit_ratio(weighting="tokens"),
+        },
+        "prefix": {"requests_with_a_distance_that_falls": h.requests_with_a_distance_that_falls},
+        "block_bytes": block_bytes,
+        "model": s.model.name,
+        "kv_dtype": s.kv_dtype,
+        "tiers": tiers,
+    }
+
+
+def streamed_lines(rep: dict[str, Any]) -> list[str]:
+    """The streamed report as text."""
+    tr, bl = rep["trace"], rep["blocks"]
+    out = [
+        f"trace {tr['name']} (streamed): {tr['requests']:,} requests; {tr['block_tokens']} tokens a block",
+        f"blocks: {bl['references']:,} references, {bl['unique']:,} unique; an infinite cache hits"
+        f" {_pct(bl['hit_ratio_infinite_blocks'])} of blocks, {_pct(bl['hit_ratio_infinite_tokens'])} of tokens",
+        f"prefix property: {tr['requests'] - rep['prefix']['requests_with_a_distance_that_falls']:,} of"
+        f" {tr['requests']:,} requests have stack distances that never fall along the prompt",
+        "",
+        f"{rep['model']}, {rep['kv_dtype']} KV: {format_bytes(rep['block_bytes'])} a block",
+        f"{'target':>8} {'capacity':>16} {'blocks':>12} {'hit blocks':>11} {'hit tokens':>11}",
+    ]
+    for tier in rep["tiers"]:
+        out.append(
+            f"{tier['target_pct']:>6g} % {format_bytes(tier['capacity_bytes']):>16} {tier['capacity_blocks']:>12,}"
+            f" {_pct(tier['hit_ratio_blocks']):>11} {_pct(tier['hit_ratio_tokens']):>11}"
+        )
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``kvtier workload``; return the exit status (0), or raise KvtierError on bad input."""
+    s = _scenario(args)
+    trace = str(args.trace)
+    if not trace:
+        raise KvtierError("workload: name a trace")
+    stream = bool(getattr(args, "stream", False))
+    rep = streamed(s, trace) if stream else analysis(s, trace)
+    if args.json:
+        print(json.dumps(_finite(rep), indent=2, sort_keys=True, allow_nan=False))
+    else:
+        print("\n".join(streamed_lines(rep) if stream else lines(rep)))
+    return 0
