@@ -3,7 +3,9 @@
 Registered on the command line by :func:`add_parser`; :func:`run` prints, for an
 assumption set, each tier's break-even holding interval against recomputation for the
 set's block and the larger block, in both regimes of regeneration (a lone block and a
-block inside a batch), and which price moves the CXL tier's interval most.  ``--json``
+block inside a batch), the tier mix the workload page's trace calls for (GiB per tier,
+cost per hour against recomputing every reuse), and which price moves the CXL tier's
+interval most.  ``--json``
 prints the same in SI base units (seconds, USD, J).  Bad input (a price without its
 currency, a negative or zero price, an unknown key) raises
 :class:`~kvtier.errors.KvtierError`, which the command line prints on one line.
@@ -60,7 +62,21 @@ def report(s: Scenario) -> dict[str, Any]:
         for row in cost.block_table(s).itertuples()
     }
     top = cost.tornado_table(s).iloc[0]
+    own = str(s.assumptions.value("model"))
+    mixes = cost.mix_table(s)
+    mix = {
+        f"{cost.REGIMES[row.regime]}, {row.ladder}": {
+            "share": {m: getattr(row, f"share_{m}_pct") / 100 for m in cost.MIX_MEDIA},
+            "bytes_held": {m: getattr(row, f"{m}_GiB") * 2**30 for m in cost.MIX_MEDIA[:-1]},
+            "usd_per_s": row.mix_usd_per_h / 3600,
+            "recompute_all_usd_per_s": row.recompute_all_usd_per_h / 3600,
+        }
+        for row in mixes[mixes["model"] == own].itertuples()
+    }
     return {
+        "trace": str(s.assumptions.value("workload.trace")),
+        "mix_model": own,
+        "mix": mix,
         "assumption_set": s.assumptions.name,
         "regimes": cost.REGIMES,
         "blocks": blocks,
@@ -85,6 +101,17 @@ def lines(rep: dict[str, Any]) -> list[str]:
         for unit in ("usd", "J"):
             cells = "  ".join(f"{cost.duration(t['keep_s'][k][unit]):>18}" for k in keys)
             out.append(f"{name:<14}{unit:<5}{cells}")
+    out.append(f"Tier mix for the {rep['trace']} trace ({rep['mix_model']}, each reuse served the cheapest way):")
+    for case, m in rep["mix"].items():
+        held = ", ".join(
+            f"{cost.MEDIA[k]} {v / 2**30:,.1f} GiB ({m['share'][k] * 100:.0f} %)"
+            for k, v in m["bytes_held"].items()
+            if v or m["share"][k]
+        )
+        out.append(
+            f"  {case}: {held}; {m['usd_per_s'] * 3600:.3g} USD/h against"
+            f" {m['recompute_all_usd_per_s'] * 3600:.3g} USD/h recomputing every reuse"
+        )
     d = rep["decisive_input"]
     out.append(f"The input that moves the {d['tier']} interval most: {d['key']} (a factor of {d['swing']:.1f}).")
     return out

@@ -179,6 +179,11 @@ def test_the_cost_command_prints_every_tier(capsys):
     assert cost_cli.run(_args()) == 0
     out = capsys.readouterr().out
     assert "pcie5-x16" in out and "cxl2-x8" in out and "34.3 h" in out and "cost.cxl_gb" in out
+    # the mix of the conversation trace: 898 GiB in host DRAM for 0.465 USD/h against 51.7 recomputing
+    assert (
+        "inside a batch, with host DRAM: HBM 0.0 GiB (10 %), host DRAM 897.9 GiB (89 %)" in out
+        and "0.465 USD/h against 51.7 USD/h" in out
+    )
 
 
 def test_the_cost_command_json_follows_a_set_price(capsys):
@@ -202,3 +207,28 @@ def test_the_cost_command_refuses_a_price_without_currency():
 
     with pytest.raises(KvtierError, match="cost.cxl_gb"):
         cost_cli.run(_args("--set", "cost.cxl_gb=12/GB"))
+
+
+def test_the_trace_mix_serves_every_reuse_and_scales_with_the_bytes_per_token():
+    s = Scenario()
+    mix = cost.mix_table(s)
+    shares = mix[[f"share_{m}_pct" for m in cost.MIX_MEDIA]].sum(axis=1)
+    assert np.allclose(shares, 100.0)
+    assert (mix["mix_usd_per_h"] < mix["recompute_all_usd_per_h"]).all()
+    # no room in host DRAM: nothing is held there
+    assert (mix.loc[mix["ladder"] == "host DRAM full", "dram_GiB"] == 0).all()
+    batch = mix[(mix["regime"] == "batch") & (mix["ladder"] == "with host DRAM")].set_index("model")
+    # DeepSeek-V3 caches 61 x (512 + 64) x 2 B = 70,272 B a token against Llama-3-70B's 327,680 B: 0.21445;
+    # the same reuses go to the same tiers, so the GiB held scale with it
+    ratio = batch.loc["deepseek-v3", "dram_GiB"] / batch.loc["llama-3-70b", "dram_GiB"]
+    assert ratio == pytest.approx(70_272 / 327_680, rel=1e-3)
+
+
+def test_the_mix_tornado_names_the_price_that_changes_the_largest_tier():
+    t = cost.mix_tornado_table(Scenario())
+    assert t["swing"].is_monotonic_decreasing
+    # dearer host DRAM (20 USD/GB) than the CXL expander (12 USD/GB): the expander takes its place
+    row = t.set_index("input").loc["cost.dram_gb"]
+    assert (row["largest_tier_base"], row["largest_tier_at_high"]) == ("host DRAM", "CXL expander")
+    n = cost.numbers(Scenario())
+    assert "(cost.dram_gb)" in n["mix_decider_sentence"] and "CXL expander takes the place" in n["mix_decider_sentence"]

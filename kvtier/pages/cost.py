@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier import costs, economics, hardware
+from kvtier import costs, economics, hardware, workload
 from kvtier.assumptions import COST_RANGES, HELP
 from kvtier.figures import PALETTE, finish, new_figure
 from kvtier.scenario import Scenario
@@ -75,6 +75,8 @@ KEYS: tuple[str, ...] = (
     "regen.mem_bandwidth",
     "regen.mem_efficiency",
     "weight_dtype",
+    "workload.block_tokens",
+    "workload.trace",
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
@@ -371,7 +373,258 @@ def numbers(s: Scenario) -> dict[str, Any]:
         for r in REGIMES
     )
     out["cxl_shortest_keep"] = duration(shortest * 3600)
+    # ---- the tier mix the workload page's trace calls for
+    reuse = trace_reuse(s)
+    mixes = mix_table(s)
+    own = str(s.assumptions.value("model"))
+    batch = mixes[(mixes["regime"] == "batch") & (mixes["ladder"] == "with host DRAM")].set_index("model")
+    full = mixes[(mixes["regime"] == "batch") & (mixes["ladder"] == "host DRAM full")].set_index("model")
+    main = batch.loc[own]
+    gib = {m: float(main[f"{m}_GiB"]) for m in MIX_MEDIA[:-1]}
+    top_tier = max(gib, key=gib.get)
+    out["trace_name"] = str(s.assumptions.value("workload.trace"))
+    out["trace_requests"] = int(reuse.trace.n_requests)
+    out["trace_rate_per_s"] = reuse.trace.n_requests / reuse.trace.duration_s
+    out["trace_reuses"] = int(reuse.reuse_interval_s.size)
+    out["trace_median_reuse"] = duration(float(np.median(reuse.reuse_interval_s)))
+    out["mix_model"] = own
+    out["mix_total_gib"] = sum(gib.values())
+    out["mix_main_tier"] = MEDIA[top_tier]
+    out["mix_main_share_pct"] = float(main[f"share_{top_tier}_pct"])
+    out["mix_hbm_share_pct"] = float(main["share_hbm_pct"])
+    out["mix_nvme_share_pct"] = float(main["share_nvme_pct"])
+    out["mix_recompute_share_pct"] = float(main["share_recompute_pct"])
+    longest = float(reuse.reuse_interval_s.max()) if reuse.reuse_interval_s.size else 0.0
+    out["mix_recompute_sentence"] = (
+        f"none is recomputed: the longest reuse interval in the trace, {duration(longest)}, is shorter than"
+        " every tier's break-even interval."
+        if out["mix_recompute_share_pct"] == 0
+        else f"{out['mix_recompute_share_pct']:.1f} % are recomputed, their next use too far off to pay for"
+        " holding them anywhere."
+    )
+    out["mix_hbm_gib"] = gib["hbm"]
+    out["mix_dram_gib"] = gib["dram"]
+    out["mix_nvme_gib"] = gib["nvme"]
+    out["mix_usd_per_h"] = float(main["mix_usd_per_h"])
+    out["mix_recompute_usd_per_h"] = float(main["recompute_all_usd_per_h"])
+    out["mix_saving_pct"] = float(main["saving_pct"])
+    out["mix_full_cxl_gib"] = float(full.loc[own, "cxl_GiB"])
+    out["mix_full_usd_per_h"] = float(full.loc[own, "mix_usd_per_h"])
+    lone = mixes[(mixes["regime"] == "lone") & (mixes["ladder"] == "with host DRAM")].set_index("model")
+    out["mix_lone_usd_per_h"] = float(lone.loc[own, "mix_usd_per_h"])
+    out["mix_lone_recompute_usd_per_h"] = float(lone.loc[own, "recompute_all_usd_per_h"])
+    others = [m for m in batch.index if m != own]
+    out["mix_models_sentence"] = "; ".join(
+        f"{m}: {sum(float(batch.loc[m, f'{x}_GiB']) for x in MIX_MEDIA[:-1]):,.0f} GiB"
+        f" ({float(batch.loc[m, 'block_MiB']):,.1f} MiB a block), {float(batch.loc[m, 'mix_usd_per_h']):.3g} USD/h"
+        f" against {float(batch.loc[m, 'recompute_all_usd_per_h']):.3g}"
+        for m in others
+    )
+    mt = mix_tornado_table(s)
+    flips = mt[
+        (mt["largest_tier_at_low"] != mt["largest_tier_base"]) | (mt["largest_tier_at_high"] != mt["largest_tier_base"])
+    ]
+    out["mix_tornado_top_key"] = str(mt.iloc[0]["input"])
+    out["mix_tornado_top_words"] = HELP[str(mt.iloc[0]["input"])]
+    out["mix_tornado_top_swing"] = float(mt.iloc[0]["swing"])
+    if len(flips):
+        f = flips.iloc[0]
+        end = "low" if f["largest_tier_at_low"] != f["largest_tier_base"] else "high"
+        out["mix_decider_sentence"] = (
+            f"The one price that changes which tier holds the blocks is the {HELP[str(f['input'])]}"
+            f" ({f['input']}): at the {end} end of its range ({s.a(str(f['input']) + '_' + end).text})"
+            f" the {f[f'largest_tier_at_{end}']} takes the place of the {f['largest_tier_base']}."
+        )
+    else:
+        out["mix_decider_sentence"] = (
+            f"No price across its range changes which tier holds most of the blocks: the {MEDIA[top_tier]} does"
+            " throughout."
+        )
     return out
+
+
+# ---- meeting the workload: the tier mix a trace calls for ----------------------------------
+
+MIX_MODELS = ("llama-3-70b", "llama-3-8b", "deepseek-v3")
+"""The models the mix is set out for, besides the set's own."""
+
+LADDERS: dict[str, tuple[str, ...]] = {
+    "with host DRAM": ("hbm", "pcie5-x16", CXL_TIER, "nvme-gen4-x4"),
+    "host DRAM full": ("hbm", CXL_TIER, "nvme-gen4-x4"),
+}
+"""The tiers a block may be served from, fastest first: with room in host DRAM, and with none left."""
+
+MIX_MEDIA = ("hbm", "dram", "cxl", "nvme", "recompute")
+
+
+def trace_reuse(s: Scenario) -> workload.Reuse:
+    """The workload page's trace (``workload.trace``) with the reuse of its blocks measured."""
+    return workload.analyse(str(s.assumptions.value("workload.trace")), int(s.v("workload.block_tokens")))
+
+
+def mix_models(s: Scenario) -> tuple[str, ...]:
+    """The set's model first, then the others of :data:`MIX_MODELS`."""
+    own = str(s.assumptions.value("model"))
+    return (own, *(m for m in MIX_MODELS if m != own))
+
+
+def _mix(
+    s: Scenario, model: str, regime: str, ladder: str, values: Mapping[str, float], reuse: workload.Reuse
+) -> tuple[economics.Mix, Scenario]:
+    """The least-cost mix of ``ladder`` for the trace's reuses, ``model``'s blocks, ``regime``'s recomputation."""
+    tokens = int(s.v("workload.block_tokens"))
+    changes = {"block_tokens": f"{tokens} tokens"}
+    if model != str(s.assumptions.value("model")):
+        changes["model"] = model
+    sc = Scenario(s.assumptions.with_values(changes, source="the cost page"))
+    usd_hold = hold_price(values, "usd")
+    accel = values["cost.accelerator_hour"]
+    links = hardware.load_links()
+    tiers = LADDERS[ladder]
+    hold = [usd_hold[medium(t)] for t in tiers]
+    fetch = [
+        0.0
+        if t == "hbm"
+        else float(
+            costs.fetch_time_s(sc.block_bytes, links[t].bandwidth_bytes_per_s, links[t].latency_s, sc.fetch_transfers)
+        )
+        * accel
+        for t in tiers
+    ]
+    recompute = regen_s(sc, regime) * accel
+    mix = economics.tier_mix(reuse.reuse_interval_s, reuse.trace.duration_s, sc.block_bytes, hold, fetch, recompute)
+    return mix, sc
+
+
+def mix_table(s: Scenario) -> pd.DataFrame:
+    """Per model, regime and ladder: the share of reuses each tier serves, the GiB it holds, the cost per hour.
+
+    Each reuse of a block in the trace is served the cheapest way (held in a tier until
+    then and fetched, or recomputed); the GiB a tier holds is the mean over the trace, by
+    Little's law, at the trace's own request rate.  ``mix_usd_per_h`` is the mix's cost per
+    hour of trace time (capacity, fetches, recomputations), ``recompute_all_usd_per_h`` the
+    cost of recomputing every reuse instead.
+    """
+    values = inputs(s)
+    reuse = trace_reuse(s)
+    rows = []
+    for model in mix_models(s):
+        for regime in REGIMES:
+            for ladder, tiers in LADDERS.items():
+                mix, sc = _mix(s, model, regime, ladder, values, reuse)
+                media = [medium(t) for t in tiers] + ["recompute"]
+                row: dict[str, Any] = {
+                    "model": model,
+                    "regime": regime,
+                    "ladder": ladder,
+                    "block_MiB": sc.block_bytes / 2**20,
+                }
+                for m in MIX_MEDIA:
+                    row[f"share_{m}_pct"] = float(sum(mix.share[i] for i, x in enumerate(media) if x == m)) * 100
+                for m in MIX_MEDIA[:-1]:
+                    row[f"{m}_GiB"] = float(sum(mix.bytes_held[i] for i, x in enumerate(media) if x == m)) / 2**30
+                row["mix_usd_per_h"] = mix.usd_per_s * 3600
+                row["recompute_all_usd_per_h"] = mix.recompute_all_usd_per_s * 3600
+                row["saving_pct"] = (1 - mix.usd_per_s / mix.recompute_all_usd_per_s) * 100
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _mix_cost_per_h(s: Scenario, overrides: Mapping[str, float] | None, reuse: workload.Reuse) -> tuple[float, str]:
+    """The seed model's mix with host DRAM, inside a batch: cost per hour and the medium holding most bytes."""
+    values = inputs(s, overrides)
+    mix, _ = _mix(s, str(s.assumptions.value("model")), "batch", "with host DRAM", values, reuse)
+    media = [medium(t) for t in LADDERS["with host DRAM"]]
+    return mix.usd_per_s * 3600, media[int(np.argmax(mix.bytes_held[:-1]))]
+
+
+def mix_tornado_table(s: Scenario) -> pd.DataFrame:
+    """Each price at its low and high end, the others held: the mix's cost per hour and the tier that holds most.
+
+    The set's model, regenerating inside a batch, with room in host DRAM.
+    """
+    reuse = trace_reuse(s)
+    base, base_tier = _mix_cost_per_h(s, None, reuse)
+    rows = []
+    for key in COST_RANGES:
+        low, high = s.v(f"{key}_low"), s.v(f"{key}_high")
+        at_low, tier_low = _mix_cost_per_h(s, {key: low}, reuse)
+        at_high, tier_high = _mix_cost_per_h(s, {key: high}, reuse)
+        rows.append(
+            {
+                "input": key,
+                "mix_usd_per_h_at_low": at_low,
+                "mix_usd_per_h_at_high": at_high,
+                "mix_usd_per_h_base": base,
+                "swing": max(at_low, at_high) / min(at_low, at_high),
+                "largest_tier_at_low": MEDIA[tier_low],
+                "largest_tier_at_high": MEDIA[tier_high],
+                "largest_tier_base": MEDIA[base_tier],
+            }
+        )
+    return pd.DataFrame(rows).sort_values(["swing", "input"], ascending=[False, True]).reset_index(drop=True)
+
+
+def mix_figure(s: Scenario) -> tuple[Figure, str]:
+    """GiB each tier holds for the trace, per model and ladder, with the mix's cost per hour against recomputing."""
+    df = mix_table(s)
+    df = df[df["regime"] == "batch"].reset_index(drop=True)
+    n = numbers(s)
+    fig, ax = new_figure(9.0, 5.2)
+    colors = {"hbm": PALETTE[5], "dram": PALETTE[0], "cxl": PALETTE[3], "nvme": PALETTE[2]}
+    labels = [f"{r.model}, {r.ladder}" for r in df.itertuples()]
+    y = np.arange(len(df))[::-1]
+    left = np.zeros(len(df))
+    for m, color in colors.items():
+        gib = df[f"{m}_GiB"].to_numpy()
+        ax.barh(y, gib, left=left, color=color, height=0.6, label=MEDIA[m])
+        left += gib
+    for yi, total, r in zip(y, left, df.itertuples(), strict=True):
+        ax.text(
+            total * 1.01 + 1e-9,
+            yi,
+            f"{r.mix_usd_per_h:.3g} USD/h (recomputing: {r.recompute_all_usd_per_h:.3g})",
+            va="center",
+            fontsize=8,
+        )
+    ax.set_yticks(y, labels)
+    ax.set_xlim(0, float(left.max()) * 1.6)
+    ax.set_xlabel("mean GiB each tier holds for the trace (its own request rate)")
+    ax.grid(axis="y", visible=False)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, fontsize=8)
+    fig.subplots_adjust(left=0.33, top=0.86)
+    records = s.used(
+        "workload.trace",
+        "workload.block_tokens",
+        "cost.accelerator_hour",
+        "cost.hbm_share",
+        "cost.dram_gb",
+        "cost.cxl_gb",
+        "cost.nvme_gb",
+        "cost.amortisation",
+        "cost.energy_kwh",
+        "energy.dram_w_per_gb",
+        "energy.nvme_w_per_gb",
+        "model",
+        "peak_flops",
+        f"mfu.{s.assumptions.value('illustrative.mfu')}",
+    )
+    lead = (
+        f"At its own request rate the trace keeps {n['mix_total_gib']:,.0f} GiB of {n['mix_model']} KV blocks"
+        f" worth holding, {n['mix_main_share_pct']:.0f} % of reuses served from {n['mix_main_tier']}, for"
+        f" {n['mix_usd_per_h']:.3g} USD an hour against {n['mix_recompute_usd_per_h']:.3g} USD to recompute every"
+        " reuse inside a batch."
+    )
+    return finish(
+        fig,
+        records,
+        "Each bar is the least-cost mix for one model: every reuse of a block in the trace is held in the tier that"
+        " serves it most cheaply until its next use, or recomputed; the bar's segments are the mean GiB each tier"
+        " holds (Little's law), with room in host DRAM and with none left (the CXL expander in its place); the label"
+        " is the mix's cost per hour against recomputing every reuse inside a batch.",
+        lead=lead,
+        drivers=("cost.dram_gb", "cost.cxl_gb"),
+    )
 
 
 # ---- figures ---------------------------------------------------------------------------
@@ -557,10 +810,34 @@ TABLES = (
     ),
     ("cost_blocks", block_table, ("block_tokens", "regime")),
     ("cost_tornado", tornado_table, ("input",)),
+    (
+        "cost_mix",
+        mix_table,
+        ("model", "regime", "ladder"),
+        (
+            "model",
+            "regime",
+            "ladder",
+            "share_hbm_pct",
+            "share_dram_pct",
+            "share_cxl_pct",
+            "share_nvme_pct",
+            "share_recompute_pct",
+            "hbm_GiB",
+            "dram_GiB",
+            "cxl_GiB",
+            "nvme_GiB",
+            "mix_usd_per_h",
+            "recompute_all_usd_per_h",
+            "saving_pct",
+        ),
+    ),
+    ("cost_mix_tornado", mix_tornado_table, ("input",)),
 )
 """The page's tables of record: (name, builder, key columns)."""
 FIGURES: tuple[tuple[str, Callable[[Scenario], tuple[Any, str]]], ...] = (
     ("fig_cost_intervals", interval_figure),
+    ("fig_cost_mix", mix_figure),
     ("fig_cost_tornado", tornado_figure),
 )
 """The page's figures: (glue name, function returning the figure and its caption)."""
