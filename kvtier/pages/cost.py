@@ -5,11 +5,15 @@ a tier while its next use comes sooner than the cost of re-obtaining it (recompu
 in either regime, or fetching it from a slower tier) divided by the cost of holding its
 bytes there for a second, in dollars and in joules.  Every link preset is a tier; the
 medium behind it (HBM, host DRAM, a CXL expander, NVMe flash) sets its holding cost.
+With the workload page's trace (:mod:`kvtier.workload`), each reuse of a block is served the
+cheapest way, which gives the GiB each tier must hold at the trace's rate and the mix's
+cost per hour against recomputing every reuse, for several models.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -496,6 +500,14 @@ def _mix(
     return mix, sc
 
 
+def model_label(model: str) -> str:
+    """A model for a figure label: a preset's name, or a config file's folder (``my-model (config.json)``)."""
+    if model.endswith(".json") or "/" in model or "\\" in model:
+        path = PurePath(model)
+        return f"{path.parent.name or path.stem} ({path.name})"
+    return model
+
+
 def mix_table(s: Scenario) -> pd.DataFrame:
     """Per model, regime and ladder: the share of reuses each tier serves, the GiB it holds, the cost per hour.
 
@@ -572,7 +584,7 @@ def mix_figure(s: Scenario) -> tuple[Figure, str]:
     n = numbers(s)
     fig, ax = new_figure(9.0, 5.2)
     colors = {"hbm": PALETTE[5], "dram": PALETTE[0], "cxl": PALETTE[3], "nvme": PALETTE[2]}
-    labels = [f"{r.model}, {r.ladder}" for r in df.itertuples()]
+    labels = [f"{model_label(r.model)}, {r.ladder}" for r in df.itertuples()]
     y = np.arange(len(df))[::-1]
     left = np.zeros(len(df))
     for m, color in colors.items():
