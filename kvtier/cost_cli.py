@@ -56,7 +56,7 @@ def report(s: Scenario) -> dict[str, Any]:
     blocks = {
         f"{int(row.block_tokens)}_{row.regime}": {
             "regen_s": float(row.regen_ms) / 1e3,
-            "recompute_usd": float(row.recompute_usd),
+            "recompute_usd": float(row.recompute_usd_per_1M) / 1e6,
             "recompute_J": float(row.recompute_J),
         }
         for row in cost.block_table(s).itertuples()

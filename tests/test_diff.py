@@ -278,8 +278,11 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
     old, new = load_tables(str(seed_dir)), load_tables(str(both))
     changes = diff_tables(old, new)
     # 223 numbers, 2 of them value_si (peak and bandwidth); 18 text cells; and the workload page's 240: the prefill
-    # avoided in both regimes for 2 traces x 5 tiers (20), recompute / fetch in both regimes for 2 x 5 x 11 links (220)
-    assert sum(c.kind == "number" for c in changes) == 463 and sum(c.kind == "text" for c in changes) == 18
+    # avoided in both regimes for 2 traces x 5 tiers (20), recompute / fetch in both regimes for 2 x 5 x 11 links (220);
+    # and the cost page's 95: regeneration and its cost in dollars and joules for the three block-and-regime cases
+    # that are compute-bound (9), six of each tier's intervals for 11 tiers (66), the mix's recomputing cost and
+    # saving (20)
+    assert sum(c.kind == "number" for c in changes) == 558 and sum(c.kind == "text" for c in changes) == 18
     out = format_markdown(changes, old, new)
     lines = out.splitlines()
     assert lines[4:16] == [
@@ -302,9 +305,9 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
         # a lone block is bound by reading the weights, whatever the peak
         "| regeneration of a lone block under the roofline (ms) | 52.239 | 52.239 | unchanged |",
     ]
-    assert lines[17] == "**461 numbers changed, 18 text cells changed in 13 tables**"
-    # 13 per-table lines, then 461 + 18 = 479 cells folded away
-    assert lines[35].startswith("<details><summary>All 479 changed cells,") and len(lines) == 39 + 479 + 2
+    assert lines[17] == "**556 numbers changed, 18 text cells changed in 16 tables**"
+    # 16 per-table lines, then 556 + 18 = 574 cells folded away
+    assert lines[38].startswith("<details><summary>All 574 changed cells,") and len(lines) == 42 + 574 + 2
     # no SI duplicates, no raw CSV precision
     assert "500000000000000" not in out and "17.92285213" not in out and "value_si |" not in out
     assert not re.search(r"\d\.\d{7,}", out)  # five significant figures, not the CSV's ten

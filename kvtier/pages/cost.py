@@ -244,6 +244,8 @@ def table(s: Scenario) -> pd.DataFrame:
     out = df[(df["block_tokens"] == small) & (df["regime"] == "lone")][
         ["tier", "medium", "hold_usd_per_GB_h", "hold_mW_per_GB", "fetch_us"]
     ].reset_index(drop=True)
+    # per TB and month (a twelfth of a year), so that no price needs more than five decimals
+    out.insert(2, "hold_usd_per_TB_month", out.pop("hold_usd_per_GB_h") * 1e3 * YEAR_S / 12 / 3600)
     for tokens, label in ((small, "small"), (large, "large")):
         for regime in REGIMES:
             part = df[(df["block_tokens"] == tokens) & (df["regime"] == regime)].reset_index(drop=True)
@@ -258,7 +260,10 @@ def block_table(s: Scenario) -> pd.DataFrame:
     """Per block size and regime: regeneration time, and what one recomputation costs in dollars and joules."""
     df = long_table(s)
     rows = df[df["tier"] == "hbm"][["block_tokens", "regime", "block_MiB", "regen_ms", "recompute_usd", "recompute_J"]]
-    return rows.reset_index(drop=True)
+    out = rows.drop_duplicates(["block_tokens", "regime"]).reset_index(drop=True)
+    # per million recomputations, so that no price needs more than five decimals
+    out.insert(4, "recompute_usd_per_1M", out.pop("recompute_usd") * 1e6)
+    return out
 
 
 def inputs_table(s: Scenario) -> pd.DataFrame:
@@ -339,7 +344,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         for regime in REGIMES:
             b = blocks.loc[(tokens, regime)]
             out[f"{label}_{regime}_regen_ms"] = float(b["regen_ms"])
-            out[f"{label}_{regime}_recompute_usd"] = float(b["recompute_usd"])
+            out[f"{label}_{regime}_recompute_usd"] = float(b["recompute_usd_per_1M"]) / 1e6
             out[f"{label}_{regime}_recompute_j"] = float(b["recompute_J"])
             for unit in ("usd", "J"):
                 col = wide[f"keep_{unit}_{label}_{regime}_h"]
@@ -809,7 +814,7 @@ TABLES = (
         (
             "tier",
             "medium",
-            "hold_usd_per_GB_h",
+            "hold_usd_per_TB_month",
             "fetch_us",
             "keep_usd_small_lone_h",
             "keep_usd_small_batch_h",
