@@ -58,3 +58,14 @@ def test_a_model_whose_every_layer_slides_has_no_capacity_crossover():
     # the seed: 70e9 x 2 B of weights / 327,680 B per token = 427,246.1 tokens
     assert capacity.numbers(seed_scenario())["crossover_sentence"] == "The two are equal at 427,246 tokens of context."
     assert not capacity.no_crossover(seed_scenario())
+
+
+def test_the_capacity_finding_is_conditional_on_a_crossover():
+    from kvtier.assumptions import load_assumptions
+    from kvtier.scenario import Scenario
+
+    mistral = capacity.numbers(Scenario(load_assumptions(sets={"model": "mistral-7b"})))["finding_sentence"]
+    assert mistral.startswith("One sequence's cache never reaches the weights: a 4,096-token sliding window")
+    seed = capacity.numbers(seed_scenario())["finding_sentence"]
+    # 70e9 x 2 B / 327,680 B per token = 427,246 tokens, beyond Llama-3-70B's 8,192 positions
+    assert seed.startswith("One sequence's cache equals the weights at 427,246 tokens of context; that crossover lies")

@@ -131,8 +131,15 @@ def numbers(s: Scenario) -> dict[str, Any]:
         if no_crossover(s)
         else f"The two are equal at {s.crossover_tokens:,.0f} tokens of context."
     )
+    finding = (
+        f"One sequence's cache never reaches the weights: {no_crossover_text(s).split(': ', 1)[1]}."
+        if no_crossover(s)
+        else f"One sequence's cache equals the weights at {s.crossover_tokens:,.0f} tokens of context; that"
+        f" crossover {window_note}."
+    )
     return {
         "crossover_sentence": crossover_sentence,
+        "finding_sentence": finding,
         "crossover_regimes_sentence": regimes,
         "mfu_pct": point["mfu"] * 100,
         "fetch_us": point["fetch_s"] * 1e6,
