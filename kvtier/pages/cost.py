@@ -813,7 +813,6 @@ TABLES = (
         ("tier",),
         (
             "tier",
-            "medium",
             "hold_usd_per_TB_month",
             "fetch_us",
             "keep_usd_small_lone_h",
@@ -821,12 +820,24 @@ TABLES = (
             "keep_usd_large_lone_h",
             "keep_J_small_lone_h",
             "keep_J_small_batch_h",
-            "keep_J_large_lone_h",
             "hbm_over_tier_small_s",
         ),
     ),
     ("cost_blocks", block_table, ("block_tokens", "regime")),
-    ("cost_tornado", tornado_table, ("input",)),
+    (
+        "cost_tornado",
+        tornado_table,
+        ("input",),
+        (
+            "input",
+            "keep_usd_at_low_h",
+            "keep_usd_at_high_h",
+            "swing_usd",
+            "keep_J_at_low_h",
+            "keep_J_at_high_h",
+            "swing_J",
+        ),
+    ),
     (
         "cost_mix",
         mix_table,
@@ -835,8 +846,6 @@ TABLES = (
             "model",
             "regime",
             "ladder",
-            "share_dram_pct",
-            "share_cxl_pct",
             "dram_GiB",
             "cxl_GiB",
             "nvme_GiB",
@@ -845,7 +854,19 @@ TABLES = (
             "saving_pct",
         ),
     ),
-    ("cost_mix_tornado", mix_tornado_table, ("input",)),
+    (
+        "cost_mix_tornado",
+        mix_tornado_table,
+        ("input",),
+        (
+            "input",
+            "mix_usd_per_h_at_low",
+            "mix_usd_per_h_at_high",
+            "swing",
+            "largest_tier_at_low",
+            "largest_tier_at_high",
+        ),
+    ),
 )
 """The page's tables of record: (name, builder, key columns)."""
 FIGURES: tuple[tuple[str, Callable[[Scenario], tuple[Any, str]]], ...] = (
