@@ -15,11 +15,18 @@ from __future__ import annotations
 
 import argparse
 import json
+from types import ModuleType
 from typing import Any
 
 from kvtier.assumptions import check_consistency, load_assumptions, parse_set_options
-from kvtier.pages import cost
 from kvtier.scenario import Scenario
+
+
+def _page() -> ModuleType:
+    """The cost page's module, imported when the command runs: it loads pandas, which other commands do not need."""
+    from kvtier.pages import cost
+
+    return cost
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -41,6 +48,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def report(s: Scenario) -> dict[str, Any]:
     """The command's output for ``s`` as plain data in SI base units."""
+    cost = _page()
     df = cost.long_table(s)
     tiers: dict[str, Any] = {}
     for name, part in df.groupby("tier", sort=False):
@@ -87,6 +95,7 @@ def report(s: Scenario) -> dict[str, Any]:
 
 def lines(rep: dict[str, Any]) -> list[str]:
     """The report as text: one row per tier, the intervals readable."""
+    cost = _page()
     keys = list(next(iter(rep["tiers"].values()))["keep_s"])
     out = [f"Break-even holding interval per tier (assumption set: {rep['assumption_set']})"]
     for case, b in rep["blocks"].items():

@@ -48,6 +48,10 @@ LAZY: dict[tuple[str, str], str] = {
     ("kvtier.diff", "kvtier.pages"): "start-up time: the registry's page modules import pandas and matplotlib",
     ("kvtier.cli", "kvtier.pages.tiers"): "start-up time: `kvtier compare` loads neither pandas nor matplotlib",
     ("kvtier.cli", "kvtier.pipeline"): "start-up time: the build imports nbformat, pandas and matplotlib",
+    (
+        "kvtier.cost_cli",
+        "kvtier.pages.cost",
+    ): "start-up time: registering `kvtier cost` loads neither pandas nor matplotlib",
 }
 """The function-local imports of kvtier modules, each downward, and why each is not at the top."""
 
