@@ -15,7 +15,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from kvtier import __version__, capacity, costs, diff, hardware, measure, roofline, workload_cli
+from kvtier import __version__, capacity, cost_cli, costs, diff, hardware, measure, roofline, workload_cli
 from kvtier.assumptions import Assumption, load_assumptions, parse_set_options
 from kvtier.errors import KvtierError
 from kvtier.models import ModelSpec, dtype_bytes, load_model
@@ -450,6 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_parser(sub)
     measure.add_parser(sub)
     workload_cli.add_parser(sub)
+    cost_cli.add_parser(sub)
     return parser
 
 
