@@ -171,7 +171,7 @@ def test_version_and_usage():
     # no command: the usage line and one error line, status 2 like every usage error
     assert bare.returncode == 2 and bare.stdout == ""
     assert " ".join(bare.stderr.split()).startswith(
-        "usage: kvtier [-h] [--version] {model,compare,tiers,build,diff,measure,workload}"
+        "usage: kvtier [-h] [--version] {model,compare,tiers,build,diff,measure,workload,cost}"
     )
     assert bare.stderr.strip().splitlines()[-1] == "kvtier: error: name a command (kvtier --help lists them)"
 
