@@ -166,3 +166,28 @@ def test_capacity_results_are_float64_even_from_integers():
     assert capacity.kv_bytes(2**40, 2**30) == 2.0**70
     assert capacity.weight_bytes(2**40, 2**30) == 2.0**70
     assert capacity.kv_bytes(2, 3).dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    ("function", "args"),
+    [
+        (capacity.weight_bytes, (70e9, 2)),
+        (capacity.kv_bytes, (131_072, KV_70B)),
+        (capacity.kv_share_of_weights, (131_072, KV_70B, 1.4e11)),
+        (capacity.crossover_context_tokens, (1.4e11, KV_70B)),
+    ],
+)
+def test_capacity_reads_every_argument_as_float64(function, args):
+    # a Python integer beyond int64 (2**70) in any one position still gives a float64 array
+    # (numpy would hold it as an object array if that argument were not converted to float64)
+    for i in range(len(args)):
+        changed = list(args)
+        changed[i] = 2**70
+        result = function(*changed)
+        assert result.dtype == np.float64, (function.__name__, i)
+
+
+def test_costs_read_arguments_as_float64():
+    # a count beyond int64 (2**70) is read as a float: 2**70 x 1 = 2**70 as float64, not an object array
+    result = costs.block_bytes(2**70, 1)
+    assert result.dtype == np.float64 and result == 2.0**70

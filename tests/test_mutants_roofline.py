@@ -146,3 +146,9 @@ def test_blended_time_whole_messages():
     assert str(info.value) == "compute_s and floor_s must not be negative"
     # sharpness exactly 1 and times exactly 0 are allowed
     assert roofline.blended_time_s(0.0, 2.0, 1.0) == 2.0
+
+
+def test_roofline_reads_arguments_as_float64():
+    # 2**70 bytes over 2**70 B/s is 1 s, as a float64 array (not an object array)
+    result = roofline.memory_time_s(2**70, 2**70)
+    assert result.dtype == np.float64 and result == 1.0
