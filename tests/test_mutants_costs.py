@@ -191,3 +191,9 @@ def test_costs_read_arguments_as_float64():
     # a count beyond int64 (2**70) is read as a float: 2**70 x 1 = 2**70 as float64, not an object array
     result = costs.block_bytes(2**70, 1)
     assert result.dtype == np.float64 and result == 2.0**70
+
+
+def test_implied_peak_interval_refuses_lists_of_different_lengths():
+    # two MFUs but one time: zip(strict=True) refuses rather than silently dropping a quoted time
+    with pytest.raises(ValueError):
+        costs.implied_peak_interval(100.0, [1.0, 0.5], [10.0], [1.0])

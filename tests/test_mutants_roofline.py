@@ -152,3 +152,14 @@ def test_roofline_reads_arguments_as_float64():
     # 2**70 bytes over 2**70 B/s is 1 s, as a float64 array (not an object array)
     result = roofline.memory_time_s(2**70, 2**70)
     assert result.dtype == np.float64 and result == 1.0
+
+
+def test_compute_bound_batch_with_a_budget_below_one_byte():
+    # budget = 1 s x 1.5 B/s x 1 - 1 B x 1 position = 0.5 B; batch = 100 x 1 / 0.5 = 200 tokens
+    assert roofline.compute_bound_batch_tokens(100.0, 1, 1.0, 1, 1.0, 1.5) == pytest.approx(200.0, rel=1e-12)
+
+
+def test_blended_time_below_one_second():
+    # p = 2: sqrt(0.3^2 + 0.4^2) = 0.5 s (each side divided by the larger, 0.4, then scaled back)
+    assert roofline.blended_time_s(0.3, 0.4, 2.0) == pytest.approx(0.5, rel=1e-12)
+    assert roofline.blended_time_s(0.4, 0.3, 2.0) == pytest.approx(0.5, rel=1e-12)

@@ -364,3 +364,24 @@ def test_format_quantity_by_kind(value, kind, text):
 )
 def test_is_bare_number_more(value, bare):
     assert is_bare_number(value) is bare
+
+
+def test_format_flop_rate_default_is_four_significant_digits():
+    # 989.44 TFLOP/s to 4 significant digits: 989.4
+    assert format_flop_rate(989.44e12) == "989.4 TFLOP/s"
+
+
+@pytest.mark.parametrize(
+    ("value", "digits", "text"),
+    [
+        (1, 5, "1"),  # one is not zero
+        (0.125, 2, "0.13"),  # half away from zero, not to even (0.12)
+        (1.25e-5, 2, "1.3e-05"),  # the same in scientific notation
+        (123_456.7, 5, "123,457"),  # six integer digits: to the unit, not to tens
+        (2.000001, 5, "2"),  # "2.0000" loses its zeros and its point
+        (-0.4, 0, "0"),  # no digits: rounds to "-0", shown as "0"
+        (0.4, 0, "0"),
+    ],
+)
+def test_format_number_rounding_edges(value, digits, text):
+    assert format_number(value, digits) == text
