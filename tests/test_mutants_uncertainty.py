@@ -291,3 +291,17 @@ def test_monte_carlo_whole_messages():
     assert str(info.value) == (
         "uncertainty range 'mem_efficiency': mem_efficiency must lie in (0, 1], got values from 0.5 to 2.0"
     )
+
+
+def test_both_bounds_are_stored_as_floats():
+    r = Range(2, 3)
+    assert (r.low, r.high) == (2.0, 3.0) and type(r.low) is float and type(r.high) is float
+
+
+def test_fixed_ranges_name_themselves_in_messages():
+    with pytest.raises(KvtierError) as info:
+        Range.fixed(math.nan)
+    assert str(info.value) == "uncertainty range: low must be a finite number, got nan"
+    with pytest.raises(KvtierError) as info:
+        Range.fixed(-1.0, name="peak")
+    assert str(info.value) == "uncertainty range 'peak': low must be > 0, got -1.0"
