@@ -288,3 +288,15 @@ def test_load_model_from_a_path_and_config_path(tmp_path):
     assert config_path("x.json") == Path("x.json")
     assert config_path("dir/cfg") == Path("dir/cfg")
     assert config_path(str(directory)) == directory / "config.json"
+
+
+def test_sliding_window_pattern_that_does_not_divide_the_layers():
+    # every third layer global: of 2 layers, 2 // 3 = 0 are global, so both are local (not 2 - 2/3)
+    m = from_config({**BASE, "sliding_window": 16, "sliding_window_pattern": 3}, "x", "test")
+    assert m.sliding_layers == 2 and isinstance(m.sliding_layers, int)
+
+
+def test_max_window_layers_out_of_range_is_named_with_its_file():
+    with pytest.raises(KvtierError) as info:
+        from_config({**BASE, "sliding_window": 16, "max_window_layers": -1}, "x", "test")
+    assert str(info.value) == "test: field 'max_window_layers' must be an integer in [0, 100,000], got -1"
