@@ -28,6 +28,11 @@ import json, sys
 from pathlib import Path
 
 modules = sys.argv[1:]
+equivalent = {
+    line.split("|")[0].strip()
+    for line in Path("tests/mutation-equivalents.txt").read_text().splitlines()
+    if line.strip() and not line.startswith("#")
+}
 counts = {}
 for meta in sorted(Path("mutants/kvtier").glob("*.py.meta")):
     module = meta.name.removesuffix(".py.meta")
@@ -39,10 +44,15 @@ for meta in sorted(Path("mutants/kvtier").glob("*.py.meta")):
     killed = sum(1 for c in codes.values() if c in (1, 3, 36, 37, 24, -24, 152, 255, -11, -9))
     survived = sum(1 for c in codes.values() if c == 0)
     untested = sum(1 for c in codes.values() if c in (33, 5))
+    listed = sum(1 for name, c in codes.items() if c == 0 and name in equivalent)
     if codes:
-        counts[module] = (len(codes), killed, survived, untested)
-for module, (n, killed, survived, untested) in counts.items():
-    print(f"{module:14s} {n:5d} mutants  {killed:5d} killed  {survived:4d} survived  {untested:3d} untested"
-          f"  score {100 * killed / n:5.1f} %")
+        counts[module] = (len(codes), killed, survived, listed, untested)
+        for name, c in sorted(codes.items()):
+            if c == 0 and name not in equivalent:
+                print(f"survived, not listed as equivalent: {name}")
+for module, (n, killed, survived, listed, untested) in counts.items():
+    # score: killed / all mutants (mutmut's); net: killed / (all - survivors listed as equivalent)
+    print(f"{module:14s} {n:5d} mutants  {killed:5d} killed  {survived:4d} survived ({listed} equivalent)"
+          f"  {untested:3d} untested  score {100 * killed / n:5.1f} %  net {100 * killed / (n - listed):5.1f} %")
 PY
 echo "took $(( $(date +%s) - start )) s"

@@ -197,3 +197,12 @@ def test_implied_peak_interval_refuses_lists_of_different_lengths():
     # two MFUs but one time: zip(strict=True) refuses rather than silently dropping a quoted time
     with pytest.raises(ValueError):
         costs.implied_peak_interval(100.0, [1.0, 0.5], [10.0], [1.0])
+
+
+def test_recompute_span_edges():
+    # an empty block (0 tokens) evicted behind anchors every 64: restart at floor(100 / 64) x 64 = 64, 36 tokens
+    first, n = costs.recompute_span(100, 0, "evicted", 64)
+    assert (float(first), float(n)) == (64.0, 36.0)
+    # a spacing below one token is still a spacing: floor(3 / 0.5) x 0.5 = 3, so only the 16 block tokens
+    first, n = costs.recompute_span(3, 16, "evicted", 0.5)
+    assert (float(first), float(n)) == (3.0, 16.0)
