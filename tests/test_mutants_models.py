@@ -300,3 +300,16 @@ def test_max_window_layers_out_of_range_is_named_with_its_file():
     with pytest.raises(KvtierError) as info:
         from_config({**BASE, "sliding_window": 16, "max_window_layers": -1}, "x", "test")
     assert str(info.value) == "test: field 'max_window_layers' must be an integer in [0, 100,000], got -1"
+
+
+def test_kv_dtype_is_named_in_its_message():
+    with pytest.raises(KvtierError) as info:
+        load_model("llama-3-8b").kv_bytes_per_token("int4")
+    assert str(info.value) == "kv_dtype must be one of bf16, fp16, fp32, fp8, got 'int4'"
+
+
+def test_a_missing_config_file_is_named_as_a_model_config_file(tmp_path):
+    missing = tmp_path / "none.json"
+    with pytest.raises(KvtierError) as info:
+        load_model(str(missing))
+    assert str(info.value) == f"{missing}: model config file not found"

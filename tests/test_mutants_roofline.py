@@ -163,3 +163,9 @@ def test_blended_time_below_one_second():
     # p = 2: sqrt(0.3^2 + 0.4^2) = 0.5 s (each side divided by the larger, 0.4, then scaled back)
     assert roofline.blended_time_s(0.3, 0.4, 2.0) == pytest.approx(0.5, rel=1e-12)
     assert roofline.blended_time_s(0.4, 0.3, 2.0) == pytest.approx(0.5, rel=1e-12)
+
+
+def test_break_even_bandwidth_of_infinite_time_less_infinite_latency_is_undefined():
+    # the slack inf - inf is NaN, so the answer is NaN, not inf
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(roofline.break_even_bandwidth(5_242_880, math.inf, math.inf))

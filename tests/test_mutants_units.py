@@ -385,3 +385,11 @@ def test_format_flop_rate_default_is_four_significant_digits():
 )
 def test_format_number_rounding_edges(value, digits, text):
     assert format_number(value, digits) == text
+
+
+def test_an_unknown_prefix_on_a_bit_rate_is_named_whole():
+    with pytest.raises(KvtierError) as info:
+        parse_quantity("8 Xb/s", "bandwidth")
+    assert str(info.value) == (
+        "cannot read '8 Xb/s' as bandwidth (unknown unit 'Xb/s'); expected e.g. '64GB/s', '59.6 GiB/s' or '400 Gb/s'"
+    )
