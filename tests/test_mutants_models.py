@@ -313,3 +313,40 @@ def test_a_missing_config_file_is_named_as_a_model_config_file(tmp_path):
     with pytest.raises(KvtierError) as info:
         load_model(str(missing))
     assert str(info.value) == f"{missing}: model config file not found"
+
+
+def test_dense_and_moe_defaults():
+    dense = from_config(dict(BASE), "x", "test")
+    # a dense model: no experts, none per token, no weight format, model type "unknown"
+    assert (dense.n_routed_experts, dense.experts_per_token) == (0, 0)
+    assert dense.weight_quantization == "" and dense.model_type == "unknown"
+    # an MoE config that does not say how many experts a token uses: 0
+    assert from_config({**BASE, "num_local_experts": 4}, "x", "test").experts_per_token == 0
+    # a token may use every expert
+    assert from_config({**BASE, "num_local_experts": 4, "num_experts_per_tok": 4}, "x", "test").experts_per_token == 4
+    assert load_model("llama-3-8b").weight_quantization == ""
+
+
+def test_experts_per_token_out_of_range_is_named_with_its_file():
+    with pytest.raises(KvtierError) as info:
+        from_config({**BASE, "num_local_experts": 4, "num_experts_per_tok": -1}, "x", "test")
+    assert str(info.value) == "test: field 'num_experts_per_tok' must be an integer in [0, 65,536], got -1"
+
+
+def test_a_long_bad_value_is_cut_at_forty_characters():
+    # repr of 50 x's is 52 characters: the first 40 ("'" and 39 x's) then "..."
+    with pytest.raises(KvtierError) as info:
+        from_config({**BASE, "vocab_size": "x" * 50}, "x", "test")
+    assert str(info.value) == "test: field 'vocab_size' must be an integer in [0, 16,777,216], got '" + "x" * 39 + "..."
+
+
+def test_text_config_is_ignored_when_the_top_level_is_the_text_model():
+    # a complete top level (hidden_size given) with a text_config that would make it GQA: still MHA
+    m = from_config({**BASE, "text_config": {"num_key_value_heads": 2}}, "x", "test")
+    assert m.n_kv_heads == 8 and m.attention == "MHA"
+
+
+def test_routed_experts_out_of_range_is_named_with_its_file():
+    with pytest.raises(KvtierError) as info:
+        from_config({**BASE, "n_routed_experts": -1}, "x", "test")
+    assert str(info.value) == "test: field 'n_routed_experts' must be an integer in [0, 65,536], got -1"
