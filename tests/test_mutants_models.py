@@ -350,3 +350,49 @@ def test_routed_experts_out_of_range_is_named_with_its_file():
     with pytest.raises(KvtierError) as info:
         from_config({**BASE, "n_routed_experts": -1}, "x", "test")
     assert str(info.value) == "test: field 'n_routed_experts' must be an integer in [0, 65,536], got -1"
+
+
+MLA = {"kv_lora_rank": 16, "qk_rope_head_dim": 4, "qk_nope_head_dim": 8, "v_head_dim": 8}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"attention_bias": 1}, "test: field 'attention_bias' must be true or false (a JSON boolean), got 1"),
+        (
+            {"use_sliding_window": "no"},
+            "test: field 'use_sliding_window' must be true or false (a JSON boolean), got 'no'",
+        ),
+        ({"sliding_window": -1}, "test: field 'sliding_window' must be an integer in [0, 1,000,000,000,000], got -1"),
+        ({"intermediate_size": -1}, "test: field 'intermediate_size' must be an integer in [0, 16,777,216], got -1"),
+        ({**MLA, "kv_lora_rank": -1}, "test: field 'kv_lora_rank' must be an integer in [0, 1,048,576], got -1"),
+        ({**MLA, "q_lora_rank": -1}, "test: field 'q_lora_rank' must be an integer in [0, 1,048,576], got -1"),
+        ({**MLA, "qk_rope_head_dim": -1}, "test: field 'qk_rope_head_dim' must be an integer in [0, 65,536], got -1"),
+        ({**MLA, "qk_nope_head_dim": -1}, "test: field 'qk_nope_head_dim' must be an integer in [0, 65,536], got -1"),
+        ({**MLA, "v_head_dim": -1}, "test: field 'v_head_dim' must be an integer in [0, 65,536], got -1"),
+        ({"n_shared_experts": -1}, "test: field 'n_shared_experts' must be an integer in [0, 65,536], got -1"),
+        (
+            {"moe_intermediate_size": -1},
+            "test: field 'moe_intermediate_size' must be an integer in [0, 16,777,216], got -1",
+        ),
+        (
+            {"first_k_dense_replace": -1},
+            "test: field 'first_k_dense_replace' must be an integer in [0, 100,000], got -1",
+        ),
+        ({"moe_layer_freq": -1}, "test: field 'moe_layer_freq' must be an integer in [0, 100,000], got -1"),
+    ],
+)
+def test_every_field_is_named_with_its_file(change, message):
+    with pytest.raises(KvtierError) as info:
+        from_config({**BASE, **change}, "x", "test")
+    assert str(info.value) == message
+
+
+def test_non_mla_configs_leave_the_mla_fields_zero():
+    # a GQA config that happens to carry MLA-looking keys (no kv_lora_rank): every MLA field stays 0
+    m = from_config({**BASE, "q_lora_rank": 5, "qk_rope_head_dim": 4, "v_head_dim": 8}, "x", "test")
+    assert (m.kv_lora_rank, m.q_lora_rank, m.qk_rope_head_dim, m.qk_nope_head_dim, m.v_head_dim) == (0, 0, 0, 0, 0)
+    plain = from_config(dict(BASE), "x", "test")
+    assert (plain.q_lora_rank, plain.qk_rope_head_dim, plain.qk_nope_head_dim, plain.v_head_dim) == (0, 0, 0, 0)
+    # no max_position_embeddings: 0 (unknown), not 1
+    assert plain.max_positions == 0
