@@ -169,3 +169,10 @@ def test_break_even_bandwidth_of_infinite_time_less_infinite_latency_is_undefine
     # the slack inf - inf is NaN, so the answer is NaN, not inf
     with np.errstate(invalid="ignore"):
         assert np.isnan(roofline.break_even_bandwidth(5_242_880, math.inf, math.inf))
+
+
+def test_the_message_names_the_first_value_outside_the_interval():
+    # 1.0 is allowed, so of [1.0, 1.5] the offending value is 1.5
+    with pytest.raises(KvtierError) as info:
+        roofline.compute_time_s(1.0, 1e12, np.array([1.0, 1.5]))
+    assert str(info.value) == "mfu must be in (0, 1], got 1.5"

@@ -308,7 +308,7 @@ def test_fixed_ranges_name_themselves_in_messages():
 
 
 def test_from_unit_reads_integer_draws_as_floats():
-    # integer draws 0 and 1 are the ends of the unit interval: a fixed 2.5 stays 2.5 (not truncated to 2)
+    # integer draws 0 and 1 are the ends of the unit interval: a fixed 2.5 gives 2.5 for each
     assert Range.fixed(2.5).from_unit([0, 1]).tolist() == [2.5, 2.5]
     # uniform on [1, 2] at 1: 2.0
     assert Range(1.0, 2.0, "uniform").from_unit(1).tolist() == 2.0
