@@ -1,0 +1,395 @@
+"""kvtier.units: every prefix, unit spelling, threshold and whole error message pinned by hand (issue 15)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from kvtier import KvtierError, parse_quantity
+from kvtier.units import (
+    DTYPE_BYTES,
+    GIB,
+    KIND_UNITS,
+    LIMITS,
+    MIB,
+    UNIT_EXAMPLES,
+    Bounds,
+    format_bandwidth,
+    format_bytes,
+    format_flop_rate,
+    format_number,
+    format_quantity,
+    format_time,
+    is_bare_number,
+)
+
+
+def test_constants():
+    # 2**20 = 1,048,576 and 2**30 = 1,073,741,824 bytes
+    assert MIB == 1_048_576.0 and GIB == 1_073_741_824.0
+    assert DTYPE_BYTES == {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1}
+    assert KIND_UNITS == {
+        "bytes": "B",
+        "bandwidth": "B/s",
+        "flop_rate": "FLOP/s",
+        "flops": "FLOP",
+        "time": "s",
+        "fraction": "1",
+        "tokens": "tokens",
+        "count": "1",
+    }
+    assert UNIT_EXAMPLES == {
+        "bytes": "5MiB",
+        "bandwidth": "64GB/s",
+        "flop_rate": "500TFLOP/s",
+        "flops": "2.24e12FLOP",
+        "time": "5us",
+    }
+
+
+def test_every_unit_example_parses_to_its_value():
+    # 5 x 2**20 B; 64e9 B/s; 500e12 FLOP/s; 2.24e12 FLOP; 5e-6 s
+    expected = {"bytes": 5 * 2**20, "bandwidth": 64e9, "flop_rate": 500e12, "flops": 2.24e12, "time": 5e-6}
+    for kind, text in UNIT_EXAMPLES.items():
+        assert parse_quantity(text, kind) == pytest.approx(expected[kind], rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "expected"),
+    [
+        # FLOP quantities with units: 2.24 x 1e15, 3 x 1e12, 7 x 1e9 (FLOPs and flop spellings too)
+        ("2.24 PFLOP", "flops", 2.24e15),
+        ("3 TFLOPs", "flops", 3e12),
+        ("7 Gflop", "flops", 7e9),
+        ("5 FLOP", "flops", 5.0),
+        ("2.24e15", "flops", 2.24e15),
+        # every decimal and binary byte prefix
+        ("1 kB", "bytes", 1e3),
+        ("1 KB", "bytes", 1e3),
+        ("1 MB", "bytes", 1e6),
+        ("1 TB", "bytes", 1e12),
+        ("1 PB", "bytes", 1e15),
+        ("1 EB", "bytes", 1e18),
+        ("1 KiB", "bytes", 1024.0),
+        ("1 GiB", "bytes", 2.0**30),
+        ("1 TiB", "bytes", 2.0**40),
+        ("1 PiB", "bytes", 2.0**50),
+        ("7 B", "bytes", 7.0),
+        # bandwidth: bytes, "Bps", bits in three spellings (divided by 8)
+        ("8 Gbit/s", "bandwidth", 1e9),
+        ("8 Mbps", "bandwidth", 1e6),
+        ("16 kb/s", "bandwidth", 2e3),
+        ("3 GBps", "bandwidth", 3e9),
+        ("2 MiB/s", "bandwidth", 2 * 2.0**20),
+        ("5 B/s", "bandwidth", 5.0),
+        # flop rates in each spelling
+        ("1 PFLOP/s", "flop_rate", 1e15),
+        ("2 Gflop/s", "flop_rate", 2e9),
+        ("3 TFLOPs/s", "flop_rate", 3e12),
+        # time units
+        ("2 s", "time", 2.0),
+        ("5 ns", "time", 5e-9),
+        ("3 μs", "time", 3e-6),  # Greek mu, not the micro sign
+        # token suffixes: lower-case k and m are binary too; "tok" and "token"
+        ("2k", "tokens", 2048),
+        ("2m", "tokens", 2 * 2**20),
+        ("3 tok", "tokens", 3),
+        ("1 token", "tokens", 1),
+        ("4Ktokens", "tokens", 4096),
+        # count suffixes are decimal: K, k, M, G, T
+        ("5K", "count", 5e3),
+        ("5k", "count", 5e3),
+        ("5M", "count", 5e6),
+        ("5G", "count", 5e9),
+        ("5T", "count", 5e12),
+        ("5", "count", 5.0),
+        # numbers: thousands separators with a fraction, underscores, a leading dot, signs, exponents
+        ("1,234.5 B", "bytes", 1234.5),
+        ("1_000 B", "bytes", 1000.0),
+        (".5 GB", "bytes", 5e8),
+        ("+2 GB", "bytes", 2e9),
+        ("1e3 B", "bytes", 1e3),
+        ("2E-3 s", "time", 2e-3),
+        ("  64  GB/s  ", "bandwidth", 64e9),
+        ("50 %", "fraction", 0.5),
+        (3, "tokens", 3.0),
+    ],
+)
+def test_parse_quantity_by_hand(text, kind, expected):
+    value = parse_quantity(text, kind)
+    assert value == pytest.approx(expected, rel=1e-12)
+    assert type(value) is float
+
+
+def test_infinities_and_nan_parse_in_each_spelling():
+    assert parse_quantity("-inf GB/s", "bandwidth") == -math.inf
+    assert parse_quantity("+inf", "time") == math.inf
+    assert math.isnan(parse_quantity("NaN", "fraction"))
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "message"),
+    [
+        # a unit that is not of the kind: key (the kind), the text, and the accepted forms
+        (
+            "64 furlongs",
+            "bandwidth",
+            "cannot read '64 furlongs' as bandwidth (unknown unit 'furlongs'); "
+            "expected e.g. '64GB/s', '59.6 GiB/s' or '400 Gb/s'",
+        ),
+        (
+            "64 GB",
+            "bandwidth",
+            "cannot read '64 GB' as bandwidth (unknown unit 'GB'); expected e.g. '64GB/s', '59.6 GiB/s' or '400 Gb/s'",
+        ),
+        (
+            "5 parsecs",
+            "bytes",
+            "cannot read '5 parsecs' as bytes (unknown unit 'parsecs'); expected e.g. '5 MiB' or '140 GB'",
+        ),
+        ("12 hours", "time", "cannot read '12 hours' as time (unknown unit 'hours'); expected e.g. '82 us' or '18 ms'"),
+        (
+            "25 percent",
+            "fraction",
+            "cannot read '25 percent' as fraction (unknown unit 'percent'); expected e.g. '0.25' or '25%'",
+        ),
+        (
+            "3 lines",
+            "tokens",
+            "cannot read '3 lines' as tokens (unknown unit 'lines'); expected e.g. '16', '100000' or '128K'",
+        ),
+        ("3 dozen", "count", "cannot read '3 dozen' as count (unknown unit 'dozen'); expected e.g. '70e9' or '70B'"),
+        (
+            "2 PB/s",
+            "flops",
+            "cannot read '2 PB/s' as flops (unknown unit 'PB/s'); expected e.g. '2.24e15' or '2.24 PFLOP'",
+        ),
+        (
+            "2 PB",
+            "flop_rate",
+            "cannot read '2 PB' as flop_rate (unknown unit 'PB'); expected e.g. '500TFLOP/s' or '989 TFLOPS'",
+        ),
+        ("5 XB", "bytes", "cannot read '5 XB' as bytes (unknown unit 'XB'); expected e.g. '5 MiB' or '140 GB'"),
+        # text that is no number at all: no detail
+        ("fast", "bandwidth", "cannot read 'fast' as bandwidth; expected e.g. '64GB/s', '59.6 GiB/s' or '400 Gb/s'"),
+        # a boolean, a list: the detail says what it got
+        (True, "fraction", "cannot read True as fraction (a boolean is not a quantity); expected e.g. '0.25' or '25%'"),
+        ([1], "tokens", "cannot read [1] as tokens (got a list); expected e.g. '16', '100000' or '128K'"),
+    ],
+)
+def test_whole_parse_error_messages(value, kind, message):
+    with pytest.raises(KvtierError) as info:
+        parse_quantity(value, kind)
+    assert str(info.value) == message
+
+
+def test_too_large_an_integer_names_itself_in_the_message():
+    with pytest.raises(KvtierError) as info:
+        parse_quantity(10**400, "count")
+    text = str(info.value)
+    assert text.startswith("cannot read 1000") and text.endswith(" as count (too large); expected e.g. '70e9' or '70B'")
+
+
+def test_an_unknown_kind_is_a_programming_error():
+    with pytest.raises(ValueError) as info:
+        parse_quantity("1", "speed")
+    assert str(info.value) == "unknown quantity kind 'speed'"
+
+
+def test_bit_rates_are_not_taken_for_byte_rates():
+    # "B/s" ends in "/s" but not in "b/s": 8 GB/s is 8e9 B/s, not 1e9
+    assert parse_quantity("8 GB/s", "bandwidth") == 8e9
+
+
+def test_bounds_print_and_contain():
+    bounds = Bounds("time", "1 ms", "2 s")
+    assert str(bounds) == "time in [1 ms, 2 s]"
+    assert 1e-3 in bounds and 2.0 in bounds and 0.5 in bounds
+    assert 9e-4 not in bounds and 2.1 not in bounds
+    # the other limits by hand: 1024 PiB = 2**60 B; 1e30 FLOP; 1e15 count
+    assert 2.0**60 in LIMITS["bytes"] and 2.0**60 * 1.0001 not in LIMITS["bytes"]
+    assert 1e30 in LIMITS["flops"] and 1.1e30 not in LIMITS["flops"] and -1.0 not in LIMITS["flops"]
+    assert 1e15 in LIMITS["count"] and 1.1e15 not in LIMITS["count"] and 0.0 in LIMITS["count"]
+    assert 0.0 in LIMITS["bytes"] and -1.0 not in LIMITS["bytes"]
+
+
+@pytest.mark.parametrize(
+    ("n_bytes", "kwargs", "text"),
+    [
+        # binary thresholds: each unit starts at exactly its size
+        (2.0**40, {}, "1.00 TiB"),
+        (2.0**40 - 2.0**30, {}, "1023.00 GiB"),
+        (2.0**30, {}, "1.00 GiB"),
+        (2.0**20, {}, "1.00 MiB"),
+        (2.0**10, {}, "1.00 KiB"),
+        (1023, {}, "1023 B"),
+        (1536, {"digits": 1}, "1.5 KiB"),  # 1536 / 1024 = 1.5
+        (-(2.0**20), {}, "-1.00 MiB"),  # the magnitude picks the unit
+        # decimal thresholds
+        (1e12, {"binary": False}, "1.00 TB"),
+        (1e9, {"binary": False}, "1.00 GB"),
+        (1e6, {"binary": False}, "1.00 MB"),
+        (1e3, {"binary": False}, "1.00 kB"),
+        (999, {"binary": False}, "999 B"),
+        (2.5e9, {"binary": False, "digits": 3}, "2.500 GB"),
+    ],
+)
+def test_format_bytes_thresholds(n_bytes, kwargs, text):
+    assert format_bytes(n_bytes, **kwargs) == text
+
+
+@pytest.mark.parametrize(
+    ("rate", "text"),
+    [
+        (1e12, "1 TB/s"),
+        (1e9, "1 GB/s"),
+        (1e6, "1 MB/s"),
+        (1e3, "1 kB/s"),
+        (999.0, "999 B/s"),
+        (-64e9, "-64 GB/s"),
+        (123_456_789.0, "123.5 MB/s"),  # 4 significant digits by default
+    ],
+)
+def test_format_bandwidth_thresholds(rate, text):
+    assert format_bandwidth(rate) == text
+
+
+def test_format_bandwidth_digits():
+    # 63.9950 GB/s to 6 significant digits
+    assert format_bandwidth(63.995e9, digits=6) == "63.995 GB/s"
+    assert format_bandwidth(63.995e9, digits=2) == "64 GB/s"
+
+
+@pytest.mark.parametrize(
+    ("rate", "text"),
+    [
+        (1e15, "1 PFLOP/s"),
+        (1e12, "1 TFLOP/s"),
+        (1e9, "1 GFLOP/s"),
+        (999.0, "999 FLOP/s"),
+        (-989e12, "-989 TFLOP/s"),
+        (989.4e12, "989.4 TFLOP/s"),
+    ],
+)
+def test_format_flop_rate_thresholds(rate, text):
+    assert format_flop_rate(rate) == text
+    assert format_flop_rate(123.456e12, digits=2) == "1.2e+02 TFLOP/s"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (3600.0, "1.00 h"),
+        (11_606.0, "3.22 h"),  # 11,606 / 3600 = 3.2239
+        (3599.0, "59.98 min"),
+        (60.0, "1.00 min"),
+        (59.0, "59.00 s"),
+        (1.0, "1.00 s"),
+        (1e-3, "1.00 ms"),
+        (1e-6, "1.00 µs"),
+        (5e-9, "5.00 ns"),
+        (-0.5, "-500.00 ms"),
+        (360_000.0, "100.00 h"),
+        (math.inf, "inf"),
+        (math.nan, "nan"),
+    ],
+)
+def test_format_time_thresholds(seconds, text):
+    assert format_time(seconds) == text
+
+
+def test_format_time_digits_and_thousands():
+    assert format_time(0.01792, digits=1) == "17.9 ms"
+    # 3,600,000 s = 1,000 h: thousands separated
+    assert format_time(3_600_000.0) == "1,000.00 h"
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (218.74999999999997, "218.75"),
+        (5_242_880, "5,242,880"),
+        (11_452.3, "11,452"),
+        (17.92, "17.92"),
+        (0.292521, "0.29252"),
+        (5e14, "5e+14"),
+        (1.234e-5, "1.234e-05"),
+        (9.99995e-5, "1e-04"),  # 9.99995 rounds to 10.0000: one more decade
+        (1e9, "1e+09"),
+        (999_999_999, "999,999,999"),
+        (1e-4, "0.0001"),
+        (0, "0"),
+        (-0.0, "0"),
+        (-1.5, "-1.5"),
+        ("3.14159", "3.1416"),
+        (" 2.5 ", "2.5"),
+        (math.inf, "inf"),
+        (12345.6, "12,346"),
+        (1234.56, "1,234.6"),
+    ],
+)
+def test_format_number_by_hand(value, text):
+    assert format_number(value) == text
+
+
+def test_format_number_digits():
+    # 3 significant figures: 17.92 -> 17.9; 1.23456e-5 -> 1.23e-05
+    assert format_number(17.92, 3) == "17.9"
+    assert format_number(1.23456e-5, 3) == "1.23e-05"
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "text"),
+    [
+        (5 * 2**20, "bytes", "5.00 MiB"),
+        (64e9, "bandwidth", "64 GB/s"),
+        (500e12, "flop_rate", "500 TFLOP/s"),
+        (18e-3, "time", "18.00 ms"),
+        (0.25, "fraction", "25%"),
+        (131_072.0, "tokens", "131,072"),
+        (70e9, "count", "70,000,000,000"),
+        (2.5, "count", "2.5"),
+        (2.24e15, "flops", "2.24e+15 FLOP"),
+        (3.0, "other", "3"),
+    ],
+)
+def test_format_quantity_by_kind(value, kind, text):
+    assert format_quantity(value, kind) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "bare"),
+    [("1.5e-3", True), ("+7", True), ("1.", True), ("12 ", True), ("1e", False), ("1,000", False), (False, False)],
+)
+def test_is_bare_number_more(value, bare):
+    assert is_bare_number(value) is bare
+
+
+def test_format_flop_rate_default_is_four_significant_digits():
+    # 989.44 TFLOP/s to 4 significant digits: 989.4
+    assert format_flop_rate(989.44e12) == "989.4 TFLOP/s"
+
+
+@pytest.mark.parametrize(
+    ("value", "digits", "text"),
+    [
+        (1, 5, "1"),  # one is not zero
+        (0.125, 2, "0.13"),  # half away from zero, not to even (0.12)
+        (1.25e-5, 2, "1.3e-05"),  # the same in scientific notation
+        (123_456.7, 5, "123,457"),  # six integer digits: to the unit, not to tens
+        (2.000001, 5, "2"),  # "2.0000" loses its zeros and its point
+        (-0.4, 0, "0"),  # no digits: rounds to "-0", shown as "0"
+        (0.4, 0, "0"),
+    ],
+)
+def test_format_number_rounding_edges(value, digits, text):
+    assert format_number(value, digits) == text
+
+
+def test_an_unknown_prefix_on_a_bit_rate_is_named_whole():
+    with pytest.raises(KvtierError) as info:
+        parse_quantity("8 Xb/s", "bandwidth")
+    assert str(info.value) == (
+        "cannot read '8 Xb/s' as bandwidth (unknown unit 'Xb/s'); expected e.g. '64GB/s', '59.6 GiB/s' or '400 Gb/s'"
+    )
