@@ -38,6 +38,13 @@ def test_constants():
         "fraction": "1",
         "tokens": "tokens",
         "count": "1",
+        "power": "W",
+        "energy": "J",
+        "power_capacity": "W/B",
+        "price_rate": "USD/s",
+        "price_capacity": "USD/B",
+        "price_energy": "USD/J",
+        "period": "s",
     }
     assert UNIT_EXAMPLES == {
         "bytes": "5MiB",
@@ -45,12 +52,33 @@ def test_constants():
         "flop_rate": "500TFLOP/s",
         "flops": "2.24e12FLOP",
         "time": "5us",
+        "power": "467W",
+        "energy": "26.2J",
+        "power_capacity": "0.15W/GB",
+        "price_rate": "3USD/h",
+        "price_capacity": "10USD/GB",
+        "price_energy": "0.09USD/kWh",
+        "period": "5y",
     }
 
 
 def test_every_unit_example_parses_to_its_value():
-    # 5 x 2**20 B; 64e9 B/s; 500e12 FLOP/s; 2.24e12 FLOP; 5e-6 s
-    expected = {"bytes": 5 * 2**20, "bandwidth": 64e9, "flop_rate": 500e12, "flops": 2.24e12, "time": 5e-6}
+    # 5 x 2**20 B; 64e9 B/s; 500e12 FLOP/s; 2.24e12 FLOP; 5e-6 s; 467 W; 26.2 J; 0.15 W / 1e9 B = 1.5e-10 W/B;
+    # 3 USD / 3,600 s; 10 USD / 1e9 B = 1e-8 USD/B; 0.09 USD / 3.6e6 J = 2.5e-8 USD/J; 5 x 365.25 x 86,400 s
+    expected = {
+        "bytes": 5 * 2**20,
+        "bandwidth": 64e9,
+        "flop_rate": 500e12,
+        "flops": 2.24e12,
+        "time": 5e-6,
+        "power": 467.0,
+        "energy": 26.2,
+        "power_capacity": 1.5e-10,
+        "price_rate": 3 / 3600,
+        "price_capacity": 1e-8,
+        "price_energy": 2.5e-8,
+        "period": 157_788_000.0,
+    }
     for kind, text in UNIT_EXAMPLES.items():
         assert parse_quantity(text, kind) == pytest.approx(expected[kind], rel=1e-12)
 
