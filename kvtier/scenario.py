@@ -17,6 +17,31 @@ from kvtier import capacity, costs, hardware, roofline
 from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS, Assumption, AssumptionSet, load_assumptions, seed
 from kvtier.models import ModelSpec, dtype_bytes, load_model
 
+POINT_KEYS: tuple[str, ...] = (
+    "bandwidth.mid",
+    "bandwidth.optimistic",
+    "bandwidth.pessimistic",
+    "block_tokens",
+    "fetch_latency",
+    "fetch_layout",
+    "flops_per_param_token",
+    "illustrative.bandwidth",
+    "illustrative.mfu",
+    "interior.anchor_every",
+    "kv_dtype",
+    "mfu.conservative",
+    "mfu.optimistic",
+    "mfu.typical",
+    "model",
+    "param_count",
+    "peak_flops",
+    "regen.mem_bandwidth",
+    "regen.mem_efficiency",
+    "weight_dtype",
+)
+"""The assumption keys the illustrative tail block reads: its fetch (either layout) and its regeneration
+in both regimes.  Pages that show the point declare these and add their own (``KEYS``)."""
+
 
 class Scenario:
     """The report's numbers for one assumption set.

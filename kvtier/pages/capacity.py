@@ -12,7 +12,7 @@ import pandas as pd
 from kvtier import capacity, chapter
 from kvtier.figures import PALETTE, finish, mark_context_limit, new_figure
 from kvtier.models import dtype_bytes
-from kvtier.scenario import Scenario, seed_scenario
+from kvtier.scenario import POINT_KEYS, Scenario, seed_scenario
 from kvtier.units import GIB
 
 if TYPE_CHECKING:
@@ -21,30 +21,7 @@ if TYPE_CHECKING:
 NOTEBOOK = "06_capacity"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
-KEYS: tuple[str, ...] = (
-    "bandwidth.mid",
-    "bandwidth.optimistic",
-    "bandwidth.pessimistic",
-    "block_tokens",
-    "context.long",
-    "context.short",
-    "fetch_latency",
-    "fetch_layout",
-    "flops_per_param_token",
-    "illustrative.bandwidth",
-    "illustrative.mfu",
-    "interior.anchor_every",
-    "kv_dtype",
-    "mfu.conservative",
-    "mfu.optimistic",
-    "mfu.typical",
-    "model",
-    "param_count",
-    "peak_flops",
-    "regen.mem_bandwidth",
-    "regen.mem_efficiency",
-    "weight_dtype",
-)
+KEYS: tuple[str, ...] = (*POINT_KEYS, "context.long", "context.short")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
 CAPACITY_CONTEXTS = (1_024, 4_096, 32_768, 131_072, 1_048_576)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from kvtier import costs
 from kvtier.figures import PALETTE, finish, mark_context_limit, new_figure
-from kvtier.scenario import Scenario
+from kvtier.scenario import POINT_KEYS, Scenario
 from kvtier.units import format_time
 
 if TYPE_CHECKING:
@@ -18,30 +18,7 @@ if TYPE_CHECKING:
 NOTEBOOK = "05_interior"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
-KEYS: tuple[str, ...] = (
-    "bandwidth.mid",
-    "bandwidth.optimistic",
-    "bandwidth.pessimistic",
-    "block_tokens",
-    "fetch_latency",
-    "fetch_layout",
-    "flops_per_param_token",
-    "illustrative.bandwidth",
-    "illustrative.mfu",
-    "interior.anchor_every",
-    "interior.context",
-    "interior.position",
-    "kv_dtype",
-    "mfu.conservative",
-    "mfu.optimistic",
-    "mfu.typical",
-    "model",
-    "param_count",
-    "peak_flops",
-    "regen.mem_bandwidth",
-    "regen.mem_efficiency",
-    "weight_dtype",
-)
+KEYS: tuple[str, ...] = (*POINT_KEYS, "interior.context", "interior.position")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
 INTERIOR_POSITIONS = (0, 1_000, 10_000, 50_000, 100_000, 1_000_000)

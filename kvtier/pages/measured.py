@@ -20,7 +20,7 @@ from kvtier.assumptions import load_assumptions
 from kvtier.figures import PALETTE, finish, new_figure
 from kvtier.pages import capacity, interior, models, ratio, roofline, tiers
 from kvtier.provenance import Record
-from kvtier.scenario import Scenario, seed_scenario
+from kvtier.scenario import POINT_KEYS, Scenario, seed_scenario
 from kvtier.units import MIB
 
 if TYPE_CHECKING:
@@ -29,28 +29,7 @@ if TYPE_CHECKING:
 NOTEBOOK = "11_measured"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
-KEYS: tuple[str, ...] = (
-    "bandwidth.mid",
-    "bandwidth.optimistic",
-    "bandwidth.pessimistic",
-    "block_tokens",
-    "fetch_latency",
-    "fetch_layout",
-    "flops_per_param_token",
-    "illustrative.bandwidth",
-    "illustrative.mfu",
-    "interior.anchor_every",
-    "kv_dtype",
-    "mfu.conservative",
-    "mfu.optimistic",
-    "mfu.typical",
-    "model",
-    "param_count",
-    "peak_flops",
-    "regen.mem_bandwidth",
-    "regen.mem_efficiency",
-    "weight_dtype",
-)
+KEYS: tuple[str, ...] = POINT_KEYS
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
 BLOCK_BYTES = 5 * MIB

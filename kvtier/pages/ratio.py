@@ -11,7 +11,7 @@ from kvtier import chapter, costs
 from kvtier import measurements as ms
 from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS
 from kvtier.figures import finish, new_figure
-from kvtier.scenario import Scenario, seed_scenario
+from kvtier.scenario import POINT_KEYS, Scenario, seed_scenario
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -19,29 +19,7 @@ if TYPE_CHECKING:
 NOTEBOOK = "04_ratio"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
-KEYS: tuple[str, ...] = (
-    "bandwidth.mid",
-    "bandwidth.optimistic",
-    "bandwidth.pessimistic",
-    "block_tokens",
-    "fetch_latency",
-    "fetch_layout",
-    "flops_per_param_token",
-    "illustrative.bandwidth",
-    "illustrative.mfu",
-    "interior.anchor_every",
-    "kv_dtype",
-    "mfu.conservative",
-    "mfu.optimistic",
-    "mfu.typical",
-    "model",
-    "param_count",
-    "peak_flops",
-    "reference.h200_host_link",
-    "regen.mem_bandwidth",
-    "regen.mem_efficiency",
-    "weight_dtype",
-)
+KEYS: tuple[str, ...] = (*POINT_KEYS, "reference.h200_host_link")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
 

@@ -12,7 +12,7 @@ from kvtier import hardware
 from kvtier import roofline as rl
 from kvtier.assumptions import MFU_LABELS
 from kvtier.figures import PALETTE, finish, new_figure, plain_log_ticks
-from kvtier.scenario import Scenario
+from kvtier.scenario import POINT_KEYS, Scenario
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -20,30 +20,7 @@ if TYPE_CHECKING:
 NOTEBOOK = "07_roofline"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
-KEYS: tuple[str, ...] = (
-    "bandwidth.mid",
-    "bandwidth.optimistic",
-    "bandwidth.pessimistic",
-    "block_tokens",
-    "fetch_latency",
-    "fetch_layout",
-    "flops_per_param_token",
-    "illustrative.bandwidth",
-    "illustrative.mfu",
-    "interior.anchor_every",
-    "kv_dtype",
-    "mfu.conservative",
-    "mfu.optimistic",
-    "mfu.typical",
-    "model",
-    "param_count",
-    "peak_flops",
-    "regen.batch_tokens",
-    "regen.mem_bandwidth",
-    "regen.mem_efficiency",
-    "regen.model",
-    "weight_dtype",
-)
+KEYS: tuple[str, ...] = (*POINT_KEYS, "regen.batch_tokens", "regen.model")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
 

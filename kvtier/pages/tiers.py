@@ -10,7 +10,7 @@ import pandas as pd
 from kvtier import costs, hardware, roofline
 from kvtier.assumptions import BANDWIDTH_LABELS
 from kvtier.figures import PALETTE, finish, new_figure
-from kvtier.scenario import Scenario
+from kvtier.scenario import POINT_KEYS, Scenario
 from kvtier.units import format_bandwidth
 
 if TYPE_CHECKING:
@@ -19,31 +19,7 @@ if TYPE_CHECKING:
 NOTEBOOK = "08_tiers"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
-KEYS: tuple[str, ...] = (
-    "bandwidth.mid",
-    "bandwidth.optimistic",
-    "bandwidth.pessimistic",
-    "block_tokens",
-    "fetch_latency",
-    "fetch_layout",
-    "flops_per_param_token",
-    "illustrative.bandwidth",
-    "illustrative.mfu",
-    "interior.anchor_every",
-    "interior.position",
-    "kv_dtype",
-    "mfu.conservative",
-    "mfu.optimistic",
-    "mfu.typical",
-    "model",
-    "param_count",
-    "peak_flops",
-    "regen.batch_tokens",
-    "regen.mem_bandwidth",
-    "regen.mem_efficiency",
-    "regen.model",
-    "weight_dtype",
-)
+KEYS: tuple[str, ...] = (*POINT_KEYS, "interior.position", "regen.batch_tokens", "regen.model")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
 ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth", 7: "seventh", 8: "eighth"}

@@ -16,7 +16,7 @@ import pandas as pd
 from kvtier import chapter
 from kvtier import uncertainty as mc
 from kvtier.figures import PALETTE, finish, new_figure
-from kvtier.scenario import Scenario
+from kvtier.scenario import POINT_KEYS, Scenario
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -25,25 +25,7 @@ NOTEBOOK = "10_uncertainty"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 
 KEYS: tuple[str, ...] = (
-    "bandwidth.mid",
-    "bandwidth.optimistic",
-    "bandwidth.pessimistic",
-    "block_tokens",
-    "fetch_latency",
-    "fetch_layout",
-    "flops_per_param_token",
-    "illustrative.bandwidth",
-    "illustrative.mfu",
-    "interior.anchor_every",
-    "kv_dtype",
-    "mfu.conservative",
-    "mfu.optimistic",
-    "mfu.typical",
-    "model",
-    "param_count",
-    "peak_flops",
-    "regen.mem_bandwidth",
-    "regen.mem_efficiency",
+    *POINT_KEYS,
     "uncertainty.bandwidth_high",
     "uncertainty.bandwidth_low",
     "uncertainty.distribution",
@@ -57,7 +39,6 @@ KEYS: tuple[str, ...] = (
     "uncertainty.peak_high",
     "uncertainty.peak_low",
     "uncertainty.seed",
-    "weight_dtype",
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
