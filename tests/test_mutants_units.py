@@ -199,6 +199,20 @@ def test_infinities_and_nan_parse_in_each_spelling():
             "cannot read '2 PB' as flop_rate (unknown unit 'PB'); expected e.g. '500TFLOP/s' or '989 TFLOPS'",
         ),
         ("5 XB", "bytes", "cannot read '5 XB' as bytes (unknown unit 'XB'); expected e.g. '5 MiB' or '140 GB'"),
+        # a price in another currency is named as such; a price in dollars with an unknown unit is not
+        (
+            "3 EUR/h",
+            "price_rate",
+            "cannot read '3 EUR/h' as price_rate ('EUR/h' is not in US dollars: write USD or $); "
+            "expected e.g. '3 USD/h' or '3 $/h'",
+        ),
+        (
+            "3 USD/fortnight",
+            "price_rate",
+            "cannot read '3 USD/fortnight' as price_rate (unknown unit 'USD/fortnight'); "
+            "expected e.g. '3 USD/h' or '3 $/h'",
+        ),
+        ("7 hp", "power", "cannot read '7 hp' as power (unknown unit 'hp'); expected e.g. '467 W' or '0.7 kW'"),
         # text that is no number at all: no detail
         ("fast", "bandwidth", "cannot read 'fast' as bandwidth; expected e.g. '64GB/s', '59.6 GiB/s' or '400 Gb/s'"),
         # a boolean, a list: the detail says what it got
@@ -379,6 +393,13 @@ def test_format_number_digits():
         (70e9, "count", "70,000,000,000"),
         (2.5, "count", "2.5"),
         (2.24e15, "flops", "2.24e+15 FLOP"),
+        # the cost kinds show in one unit each: value / factor (1 USD/h = 1/3600 USD/s)
+        (3.0 / 3600.0, "price_rate", "3 USD/h"),
+        (0.3e-9, "price_capacity", "0.3 USD/GB"),  # 0.3 USD/GB = 0.3e-9 USD/B
+        (0.09 / 3.6e6, "price_energy", "0.09 USD/kWh"),  # 1 kWh = 3.6e6 J
+        (0.15e-9, "power_capacity", "0.15 W/GB"),
+        (5 * 365.25 * 86400.0, "period", "5 y"),  # a Julian year of 365.25 days
+        (467.0, "power", "467 W"),
         (3.0, "other", "3"),
     ],
 )
