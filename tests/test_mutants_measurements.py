@@ -1,0 +1,304 @@
+"""Every measured record against the probe file it names, read independently (issue 15).
+
+``kvtier.measurements.read`` turns the probe files into records whose basis names a file
+and a field.  These tests follow each basis back into the raw JSON with a reader of their
+own, so a record that names the wrong field, reads the wrong value, shows a rounded text
+that is not its value, or misquotes its timing statistics fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvtier import measurements as ms
+from kvtier.errors import KvtierError
+from kvtier.units import parse_quantity
+from tests.conftest import ROOT
+
+DATA = ROOT / "kvtier" / "data" / "measurements" / ms.SET_NAME
+
+# The records whose value is worked from several fields, not read from the one the basis names.
+WORKED = {
+    # 2 x 8192^3 FLOP / 1.4156479835510255 ms = 776.684e12 FLOP/s; the probe's own tflops_median says 776.684
+    "matmul_flop_rate": ("probe1.json", "matmul_ceiling.tflops_median", 1e12),
+    # 2 x 2 GiB / 1.0117119550704956 ms = 4.24525e12 B/s; the probe's read_plus_write_GBps says 4,245.25
+    "hbm_copy_rate": ("probe1.json", "hbm_copy.read_plus_write_GBps", 1e9),
+}
+
+# The notes that say how a value was taken, where it is not a median of timings or of runs.
+NOTES = {
+    "energy_forward16_llama-3-70b_j": "NVML board energy over an eager loop, divided by the passes",
+    "energy_forward16_llama-3-8b_j": "NVML board energy over a CUDA-graph loop, divided by the passes",
+    "energy_fetch_5mib_j": "NVML board energy while copying, static power included, divided by the copies",
+    "overlap_copies_s": "median of the runs",
+    "batching_one_copy": "64 blocks of 5 MiB",
+    "batching_copy_per_block": "64 blocks of 5 MiB",
+    "matmul_flop_rate": "2 x 8192^3 FLOP over the",
+    "hbm_copy_rate": "read plus write of 2 GiB over the",
+}
+
+# The unit each shown text ends in, and the kind parse_quantity reads it as.
+TEXT_KINDS = {"µs": "time", "ms": "time", "J": "energy", "mJ": "energy", "W": "power", "TFLOP/s": "flop_rate"}
+TEXT_KINDS |= {"TB/s": "bandwidth", "GB/s": "bandwidth", "MiB": "bytes", "": "count"}
+
+
+def _raw(file: str) -> dict[str, Any]:
+    return json.loads((DATA / file).read_text())
+
+
+def _resolve(node: Any, path: str) -> Any:
+    """The value at ``path`` in ``node``: dotted keys, ``[kind=..., bytes=...]`` to pick a list item,
+    ``[*]`` to take every item (a list comes back)."""
+    for part in re.findall(r"[^.\[\]]+|\[[^\]]*\]", path):
+        if part == "[*]":
+            return [_resolve(item, path.split("[*].", 1)[1]) for item in node]
+        if part.startswith("["):
+            wanted = dict(pair.split("=") for pair in part[1:-1].split(", "))
+            node = next(i for i in node if all(str(i[k]) == v for k, v in wanted.items()))
+        else:
+            node = node[part]
+    return node
+
+
+@pytest.fixture(scope="module")
+def m() -> ms.Measurements:
+    return ms.read(DATA)
+
+
+def _basis(record) -> tuple[str, str, str]:
+    file, rest = record.basis.split(": ", 1)
+    field, _, how = rest.partition("; ")
+    return file, field, how
+
+
+def test_every_record_is_the_field_its_basis_names(m):
+    assert len(m.values) == 33  # 3 fetches, 4 block layouts, 4 tail passes, 5 energy/power, 2 matmul, 1 HBM,
+    # 5 overlap, 4 + 1 bidirectional, 2 + 1 batching
+    for name, record in m.values.items():
+        file, field, _ = _basis(record)
+        assert record.key == f"measured.{name}" and record.provenance == "measured", name
+        cite = "measured on one H200 SXM, 2026-11-30"
+        assert record.source == f"{cite} (kvtier/data/measurements/h200-2026-11-30/{file})", name
+        if name in WORKED:
+            wfile, wfield, scale = WORKED[name]
+            assert record.value == pytest.approx(_resolve(_raw(wfile), wfield) * scale, rel=1e-12), name
+            continue
+        if name == "overlap_copy_rate":
+            # per run: copies x block_bytes / copies_s; the record is the median of the runs
+            runs = _raw(file)["overlap"]["with_copies"]
+            rates = [r["copies"] * _raw(file)["overlap"]["block_bytes"] / r["copies_s"] for r in runs]
+            assert field == "overlap.with_copies[*]: copies x block_bytes / copies_s"
+            assert record.value == statistics.median(rates)
+            continue
+        raw = _resolve(_raw(file), field)
+        expected = statistics.median(raw) if isinstance(raw, list) else raw
+        assert record.value == pytest.approx(expected, rel=1e-15), name
+
+
+def test_every_shown_text_is_its_value_to_the_digits_shown(m):
+    for name, record in m.values.items():
+        number, _, unit = record.text.partition(" ")
+        kind = TEXT_KINDS[unit]
+        decimals = len(number.partition(".")[2])
+        shown = parse_quantity(record.text, kind)
+        # the text is the value rounded to the digits it shows: within half a unit of its last digit
+        half_step = 0.5 * 10.0**-decimals * (shown / float(number))
+        assert abs(shown - float(record.value)) <= half_step * (1 + 1e-9), (name, record.text, record.value)
+
+
+def test_every_timing_note_quotes_the_files_reps_min_and_max(m):
+    pattern = re.compile(r"median of (\d+) CUDA-event timings \(min ([\d.]+) ms, max ([\d.]+) ms\)")
+    quoted = 0
+    for name, record in m.values.items():
+        file, field, how = _basis(record)
+        found = pattern.search(how)
+        if not found:
+            continue
+        quoted += 1
+        timing = _resolve(_raw(file), field.removesuffix(".median_s"))
+        assert int(found[1]) == timing["reps"], name
+        # four significant figures of min_s and max_s in ms
+        assert found[2] == f"{timing['min_s'] * 1e3:.4g}" and found[3] == f"{timing['max_s'] * 1e3:.4g}", name
+    # 3 fetches + 4 block layouts + 4 tail passes + overlap alone + 2 batching + matmul + HBM = 16
+    assert quoted == 16
+
+
+def test_the_notes_that_are_not_timings(m):
+    for name, note in NOTES.items():
+        assert note in _basis(m.values[name])[2], name
+    # runs of probe3: five of each, 256 MiB each way for the bidirectional copies
+    assert _basis(m.values["overlap_forward_with_copies"])[2] == "median of 5 runs"
+    assert _basis(m.values["bidirectional_h2d_alone_s"])[2] == "median of 5 runs of 256 MiB each way"
+    # values read as they stand have no note
+    assert m.values["power_idle_w"].basis == "probe2.json: fetch_energy.idle_watts"
+    assert m.values["matmul_n"].basis == "probe1.json: matmul_ceiling.n"
+
+
+def test_the_typed_fields_are_the_files_fields(m):
+    p1, p2, p4 = _raw("probe1.json"), _raw("probe2.json"), _raw("probe4.json")
+    assert [(c.kind, c.n_bytes, c.timing.median_s) for c in m.copies] == [
+        (c["kind"], c["bytes"], c["median_s"]) for c in p1["copies"]
+    ]
+    assert m.block["strided"].median_s == p2["strided_block"]["one_2d_copy"]["median_s"]
+    assert m.block["per_chunk_probe1"].reps == p1["block_layouts"]["per_layer_chunks_h2d"]["reps"]
+    for shape, group in (("llama-3-70b", "regenerate"), ("llama-3-8b", "llama3_8b")):
+        raw = (p1 if shape == "llama-3-70b" else p2)[group]
+        assert [(p.tokens, p.position, p.timing.max_s) for p in m.sweeps[shape]] == [
+            (r["tokens"], 0, r["max_s"]) for r in raw["token_sweep"]
+        ]
+        for field in ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab"):
+            assert getattr(m.shapes[shape], field) == raw["config"][field], (shape, field)
+    assert [(p.tokens, p.position) for p in m.resident] == [
+        (r.get("tokens_computed", 16), r["position"]) for r in p1["regenerate"]["interior_resident"]
+    ]
+    assert [(a[0], a[1], a[2].median_s, a[3].min_s) for a in m.attention] == [
+        (r["position"], r["kv_bytes_one_layer"], r["masked"]["median_s"], r["unmasked"]["min_s"])
+        for r in p1["attention_vs_position"]
+    ]
+    assert [p.timing.median_s for p in m.hf_sweeps["llama-3-8b"]] == [
+        r["median_s"] for r in p4["hf_llama3_8b"]["token_sweep"]
+    ]
+    assert m.name == ms.SET_NAME and m.device == p1["environment"]["device_name"]
+
+
+def test_the_shapes_other_properties():
+    # Llama-3-8B: 2 x 8.030e9 B of weights; attention FLOPs per position 2 x 32 layers x 32 heads x 2 x 128
+    # = 524,288; KV per token 2 x 32 x 8 x 128 x 2 B = 131,072 B
+    shape = ms.load().shapes["llama-3-8b"]
+    assert shape.weight_bytes == 2 * 8_030_261_248
+    assert shape.attention_flops_per_position == 524_288
+    assert shape.kv_bytes_per_token == 131_072
+    # logits for one of 16 tokens instead of all 16: the other 15 skip the head's
+    # 2 x vocab x hidden each, 15 x 2 x 128,256 x 4096 = 15,760,097,280 FLOP fewer
+    full = float(shape.flops(16))
+    assert full - float(shape.flops(16, logits_tokens=1)) == 15 * 2 * 128_256 * 4096
+
+
+def test_lookups_that_miss_say_what_exists(m):
+    with pytest.raises(KvtierError) as info:
+        m.record("fetch_1gib")
+    known = "batching_blocks, batching_copy_per_block, batching_one_copy, "
+    assert str(info.value).startswith(f"no measured value 'fetch_1gib'; known: {known}")
+    with pytest.raises(KvtierError) as info:
+        m.copy("h2d_pinned", 12345)
+    assert str(info.value) == "no measured h2d_pinned copy of 12345 bytes in the set h200-2026-11-30"
+    assert m.copy("d2d", 4096).kind == "d2d"
+    assert [c.n_bytes for c in m.copies_of("d2d")][:3] == [4096, 16384, 65536]  # 4 KiB x 4^k, smallest first
+
+
+def _bad_set(tmp_path: Path, file: str, change) -> Path:
+    import shutil
+
+    target = tmp_path / ms.SET_NAME
+    shutil.copytree(DATA, target)
+    data = json.loads((target / file).read_text())
+    change(data)
+    (target / file).write_text(json.dumps(data))
+    return target
+
+
+WHOLE_MESSAGES = [
+    # one of each kind of refusal, the whole line after the file's path
+    ("probe1.json", lambda d: d["regenerate"].pop("tail16_graph"), "key 'regenerate.tail16_graph' is missing"),
+    (
+        "probe1.json",
+        lambda d: d["copies"][3].update(bytes=4096.5),
+        "key 'copies[3].bytes' must be a whole number, got 4096.5",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["copies"][3].update(median_s=True),
+        "key 'copies[3].median_s' must be a positive number, got True",
+    ),
+    (
+        # min_s set to 1 s above the file's median 0.056024 s and max 0.065948 s (six significant figures)
+        "probe1.json",
+        lambda d: d["regenerate"]["tail16_eager"].update(min_s=1.0),
+        "key 'regenerate.tail16_eager' has min_s <= median_s <= max_s out of order (1, 0.056024, 0.065948)",
+    ),
+    ("probe1.json", lambda d: d.update(copies=[]), "key 'copies' must be a non-empty list"),
+    ("probe1.json", lambda d: d["copies"].append(d["copies"][0]), "key 'copies' lists a (kind, bytes) pair twice"),
+    (
+        "probe1.json",
+        lambda d: d["copies"][0].update(kind=None),
+        "key 'copies[0].kind' must be one of h2d_pinned, d2h_pinned, h2d_pageable, d2d, got None",
+    ),
+    (
+        "probe1.json",
+        lambda d: d.update(copies=[c for c in d["copies"] if c["bytes"] != 5 * 2**20 or c["kind"] != "d2h_pinned"]),
+        "key 'copies' has no d2h_pinned copy of the 5 MiB block (5242880 bytes)",
+    ),
+    (
+        "probe2.json",
+        lambda d: d["strided_block"].update(chunks=80),
+        "key 'strided_block' moves chunks of another size or count than probe1.json's block_layouts",
+    ),
+    (
+        "probe2.json",
+        lambda d: d["strided_block"].update(chunk_bytes=65536),
+        "key 'strided_block' moves chunks of another size or count than probe1.json's block_layouts",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["regenerate"]["interior_evicted"][0].update(tokens_computed=16),
+        "key 'regenerate.interior_evicted' tokens_computed must be position + 16",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["regenerate"]["token_sweep"].reverse(),
+        "key 'regenerate.token_sweep' must list each token count once, in increasing order",
+    ),
+    (
+        "probe4.json",
+        lambda d: d["hf_llama3_8b"].update(params=8_030_261_249),
+        "key 'hf_llama3_8b.params' disagrees with the llama-3-8b shapes of the plain-PyTorch passes",
+    ),
+    (
+        "probe2.json",
+        lambda d: d["fetch_energy"].update(bytes=4096),
+        "key 'fetch_energy.bytes' must be the 5 MiB block (5242880 bytes)",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["environment"].update(device_name=""),
+        "key 'environment.device_name' must be a non-empty string",
+    ),
+    ("probe3.json", lambda d: d.update(errors=["x"]), "key 'errors' must be a mapping of section to error"),
+    (
+        "probe2.json",
+        lambda d: d.update(errors={"b": "x", "a": "y"}),
+        "key 'errors' lists failed sections: a, b",
+    ),
+    (
+        "probe3.json",
+        lambda d: d.update(smoke=True),
+        "key 'smoke' is true: a smoke run on small shapes, not a measurement",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["attention_vs_position"][1].pop("masked"),
+        "key 'attention_vs_position[1].masked' is missing",
+    ),
+]
+
+
+@pytest.mark.parametrize(("file", "change", "message"), WHOLE_MESSAGES, ids=[m for *_, m in WHOLE_MESSAGES])
+def test_whole_refusal_messages(tmp_path, file, change, message):
+    target = _bad_set(tmp_path, file, change)
+    with pytest.raises(KvtierError) as info:
+        ms.read(target)
+    assert str(info.value) == f"{target / file}: {message}"
+
+
+def test_a_file_that_is_not_an_object_is_refused_whole(tmp_path):
+    target = _bad_set(tmp_path, "probe2.json", lambda d: None)
+    (target / "probe2.json").write_text("[1, 2]")
+    with pytest.raises(KvtierError) as info:
+        ms.read(target)
+    assert str(info.value) == f"{target / 'probe2.json'}: expected a JSON object at the top level"
