@@ -663,16 +663,6 @@ def saving(reuse: Reuse, rc: RegenCosts, capacity_blocks: float = math.inf) -> S
     )
 
 
-def fetch_link_s_per_s(
-    reuse: Reuse, rc: RegenCosts, bandwidth_bytes_per_s: float, latency_s: float, capacity_blocks: float = math.inf
-) -> float:
-    """Link-seconds per second of traffic to fetch every hit of a tier of ``capacity_blocks`` (its busy share)."""
-    blocks, tokens = reuse.hit_tokens(capacity_blocks)
-    duration = reuse.trace.duration_s
-    total = float(rc.fetch_s(blocks, tokens, bandwidth_bytes_per_s, latency_s).sum())
-    return total / duration if duration > 0 else math.nan
-
-
 # ---------------------------------------------------------------------------
 # synthetic traces for scale
 # ---------------------------------------------------------------------------
