@@ -409,23 +409,21 @@ class Reuse:
         return cls(trace, prev, stack_distances(trace.blocks, prev))
 
     # ---- hit ratios -------------------------------------------------------
-    def _weights(self, weighting: str) -> np.ndarray:
-        if weighting == "blocks":
-            return np.ones(self.trace.n_refs)
-        if weighting == "tokens":
-            return self.trace.ref_tokens.astype(float)
-        raise ValueError(f"weighting must be 'blocks' or 'tokens', got {weighting!r}")
-
     @cached_property
     def _sorted(self) -> dict[str, tuple[np.ndarray, np.ndarray, float]]:
         """Per weighting: hit distances sorted, cumulative hit weight, total weight."""
         hits = self.distance >= 0
         order = np.argsort(self.distance[hits], kind="stable")
         out = {}
-        for weighting in ("blocks", "tokens"):
-            w = self._weights(weighting)
+        for weighting, w in (("blocks", np.ones(self.trace.n_refs)), ("tokens", self.trace.ref_tokens.astype(float))):
             out[weighting] = (self.distance[hits][order], np.cumsum(w[hits][order]), float(w.sum()))
         return out
+
+    def _by(self, weighting: str) -> tuple[np.ndarray, np.ndarray, float]:
+        """:attr:`_sorted` for ``weighting``, which must be ``"blocks"`` or ``"tokens"``."""
+        if weighting not in ("blocks", "tokens"):
+            raise ValueError(f"weighting must be 'blocks' or 'tokens', got {weighting!r}")
+        return self._sorted[weighting]
 
     def hit_ratio(self, capacity_blocks: float | np.ndarray = math.inf, weighting: str = "blocks") -> np.ndarray:
         """Hit ratio of an LRU cache of ``capacity_blocks`` blocks, exact (fraction).
@@ -434,7 +432,7 @@ class Reuse:
         tokens (a prompt's last block is partial).  ``inf`` gives the infinite cache: every
         reference to a block seen before hits.
         """
-        dist, cum, total = self._sorted[weighting]
+        dist, cum, total = self._by(weighting)
         cap = np.asarray(capacity_blocks, dtype=float)
         n_hit = np.searchsorted(dist, cap, side="left")  # distances < capacity
         got = np.where(n_hit > 0, cum[np.maximum(n_hit, 1) - 1] if cum.size else 0.0, 0.0)
@@ -450,7 +448,7 @@ class Reuse:
         """
         if not 0 < share <= 1:
             raise ValueError(f"share must be in (0, 1], got {share!r}")
-        dist, cum, _ = self._sorted[weighting]
+        dist, cum, _ = self._by(weighting)
         if not dist.size:
             return 0
         k = int(np.searchsorted(cum, share * cum[-1] * (1 - 1e-12), side="left"))
@@ -458,7 +456,7 @@ class Reuse:
 
     def curve(self, weighting: str = "blocks") -> tuple[np.ndarray, np.ndarray]:
         """The whole LRU curve: every capacity where the hit ratio steps (blocks) and the ratio there."""
-        dist, cum, total = self._sorted[weighting]
+        dist, cum, total = self._by(weighting)
         if not dist.size:
             return np.array([1.0]), np.array([0.0])
         last = np.r_[dist[1:] != dist[:-1], True]
@@ -584,9 +582,7 @@ class RegenCosts:
             tokens,
             self.active_params,
             self.attention_flops_per_position,
-            "resident",
-            0,
-            self.flops_per_param_token,
+            flops_per_param_token=self.flops_per_param_token,
         )
 
     def in_batch_s(self, tokens: np.ndarray) -> np.ndarray:
@@ -819,7 +815,7 @@ def report(
                 "target_pct": target,
                 "capacity_blocks": cap,
                 "capacity_bytes": cap * block_bytes,
-                **{k: v for k, v in vars(sv).items() if k != "capacity_blocks"},
+                **vars(sv),  # its capacity_blocks is cap, already in place
                 "links": per_link,
             }
         )
@@ -836,8 +832,8 @@ def report(
         "blocks": {
             "references": t.n_refs,
             "unique": t.n_unique,
-            "hit_ratio_infinite_blocks": float(reuse.hit_ratio(math.inf, "blocks")),
-            "hit_ratio_infinite_tokens": float(reuse.hit_ratio(math.inf, "tokens")),
+            "hit_ratio_infinite_blocks": float(reuse.hit_ratio()),
+            "hit_ratio_infinite_tokens": float(reuse.hit_ratio(weighting="tokens")),
             "reuse_interval_s": _stats(reuse.reuse_interval_s),
         },
         "prefix": {
