@@ -66,7 +66,13 @@ COMPUTE_FIT_MIN_TOKENS = 1024
 SLOPE_TOKENS = (1024, 2048, 4096)
 """The 70B sweep points whose least-squares line gives the marginal cost of a token inside a batch."""
 
-SHAPES = ("llama-3-70b", "llama-3-8b")
+SOURCES = {
+    "llama-3-70b": ("probe1.json", "regenerate", "hf_llama3_70b"),
+    "llama-3-8b": ("probe2.json", "llama3_8b", "hf_llama3_8b"),
+}
+"""Where each shape's passes are: its probe file and group there, and its transformers group in probe4.json."""
+
+SHAPES = tuple(SOURCES)
 """The two model shapes measured, by the preset names of their configs."""
 
 BLEND_GRID = np.round(np.arange(1.0, 12.0001, 0.05), 2)
@@ -256,9 +262,13 @@ class _Doc:
             raise self.fail(shown, f"must be a whole number, got {show(value, quote=True)}")
         return float(value)
 
-    def number(self, key: str, *, integer: bool = False) -> float:
+    def number(self, key: str) -> float:
         """A positive number at dotted ``key``."""
-        return self._positive(self.get(key), key, integer)
+        return self._positive(self.get(key), key, False)
+
+    def count(self, key: str) -> int:
+        """A positive whole number at dotted ``key``."""
+        return int(self._positive(self.get(key), key, True))
 
     def child(self, node: Any, key: str, shown: str) -> Any:
         """``node[key]``; ``shown`` names ``node`` in the file for messages."""
@@ -266,9 +276,13 @@ class _Doc:
             raise self.fail(f"{shown}.{key}", "is missing")
         return node[key]
 
-    def field(self, node: Any, key: str, shown: str, *, integer: bool = False) -> float:
+    def field(self, node: Any, key: str, shown: str) -> float:
         """A positive number ``node[key]``; ``shown`` names ``node`` in the file for messages."""
-        return self._positive(self.child(node, key, shown), f"{shown}.{key}", integer)
+        return self._positive(self.child(node, key, shown), f"{shown}.{key}", False)
+
+    def count_field(self, node: Any, key: str, shown: str) -> int:
+        """A positive whole number ``node[key]``; ``shown`` names ``node`` in the file for messages."""
+        return int(self._positive(self.child(node, key, shown), f"{shown}.{key}", True))
 
     def items(self, key: str) -> list[Any]:
         """A non-empty list at dotted ``key``."""
@@ -280,7 +294,7 @@ class _Doc:
     def timing_of(self, node: Any, shown: str) -> Timing:
         """A timing ``{median_s, min_s, max_s, reps}`` with min <= median <= max; ``shown`` names it."""
         median, low, high = (self.field(node, f, shown) for f in ("median_s", "min_s", "max_s"))
-        reps = int(self.field(node, "reps", shown, integer=True))
+        reps = self.count_field(node, "reps", shown)
         if not low <= median <= high:
             raise self.fail(shown, f"has min_s <= median_s <= max_s out of order ({low:g}, {median:g}, {high:g})")
         return Timing(median, low, high, reps)
@@ -303,8 +317,8 @@ class _Doc:
 def _shape(doc: _Doc, key: str, name: str, params_key: str) -> Shape:
     cfg = doc.get(key)
     fields = ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab")
-    dims = {f: int(doc.field(cfg, f, key, integer=True)) for f in fields}
-    params = int(doc.number(params_key, integer=True))
+    dims = {f: doc.count_field(cfg, f, key) for f in fields}
+    params = doc.count(params_key)
     h, q, kv = dims["hidden"], dims["heads"] * dims["head_dim"], dims["kv_heads"] * dims["head_dim"]
     per_layer = h * q + 2 * h * kv + q * h + 3 * h * dims["ffn"] + 2 * h
     count = dims["layers"] * per_layer + 2 * dims["vocab"] * h + h
@@ -317,7 +331,7 @@ def _sweep(doc: _Doc, key: str) -> tuple[Pass, ...]:
     rows = []
     for i, row in enumerate(doc.items(key)):
         shown = f"{key}[{i}]"
-        tokens = int(doc.field(row, "tokens", shown, integer=True))
+        tokens = doc.count_field(row, "tokens", shown)
         rows.append(Pass(tokens, 0, doc.timing_of(row, shown)))
     tokens = [r.tokens for r in rows]
     if tokens != sorted(set(tokens)):
@@ -329,8 +343,8 @@ def _positions(doc: _Doc, key: str) -> tuple[Pass, ...]:
     rows = []
     for i, row in enumerate(doc.items(key)):
         shown = f"{key}[{i}]"
-        position = int(doc.field(row, "position", shown, integer=True))
-        tokens = int(doc.field(row, "tokens_computed", shown, integer=True)) if "tokens_computed" in row else 16
+        position = doc.count_field(row, "position", shown)
+        tokens = doc.count_field(row, "tokens_computed", shown) if "tokens_computed" in row else 16
         rows.append(Pass(tokens, position, doc.timing_of(row, shown)))
     return tuple(rows)
 
@@ -380,18 +394,15 @@ def read(directory: str | Path) -> Measurements:
         kind = row.get("kind") if isinstance(row, dict) else None
         if kind not in kinds:
             raise p1.fail(f"{shown}.kind", f"must be one of {', '.join(kinds)}, got {show(kind, quote=True)}")
-        n_bytes = int(p1.field(row, "bytes", shown, integer=True))
+        n_bytes = p1.count_field(row, "bytes", shown)
         copies.append(Copy(kind, n_bytes, p1.timing_of(row, shown)))
     seen = [(c.kind, c.n_bytes) for c in copies]
     if len(set(seen)) != len(seen):
         raise p1.fail("copies", "lists a (kind, bytes) pair twice")
 
-    chunk_bytes = int(p1.number("block_layouts.chunk_bytes", integer=True))
-    chunks = int(p1.number("block_layouts.chunks", integer=True))
-    if (
-        int(p2.number("strided_block.chunk_bytes", integer=True)) != chunk_bytes
-        or int(p2.number("strided_block.chunks", integer=True)) != chunks
-    ):
+    chunk_bytes = p1.count("block_layouts.chunk_bytes")
+    chunks = p1.count("block_layouts.chunks")
+    if p2.count("strided_block.chunk_bytes") != chunk_bytes or p2.count("strided_block.chunks") != chunks:
         raise p2.fail("strided_block", "moves chunks of another size or count than probe1.json's block_layouts")
     block = {
         "contiguous": p1.timing("block_layouts.contiguous_h2d"),
@@ -400,20 +411,10 @@ def read(directory: str | Path) -> Measurements:
         "strided": p2.timing("strided_block.one_2d_copy"),
     }
 
-    shapes = {
-        "llama-3-70b": _shape(p1, "regenerate.config", "llama-3-70b", "regenerate.params"),
-        "llama-3-8b": _shape(p2, "llama3_8b.config", "llama-3-8b", "llama3_8b.params"),
-    }
-    sweeps = {
-        "llama-3-70b": _sweep(p1, "regenerate.token_sweep"),
-        "llama-3-8b": _sweep(p2, "llama3_8b.token_sweep"),
-    }
-    tail16 = {
-        ("llama-3-70b", "eager"): p1.timing("regenerate.tail16_eager"),
-        ("llama-3-70b", "graph"): p1.timing("regenerate.tail16_graph"),
-        ("llama-3-8b", "eager"): p2.timing("llama3_8b.tail16_eager"),
-        ("llama-3-8b", "graph"): p2.timing("llama3_8b.tail16_graph"),
-    }
+    shapes = {s: _shape(docs[f], f"{g}.config", s, f"{g}.params") for s, (f, g, _) in SOURCES.items()}
+    sweeps = {s: _sweep(docs[f], f"{g}.token_sweep") for s, (f, g, _) in SOURCES.items()}
+    modes = ("eager", "graph")
+    tail16 = {(s, mode): docs[f].timing(f"{g}.tail16_{mode}") for s, (f, g, _) in SOURCES.items() for mode in modes}
     resident = _positions(p1, "regenerate.interior_resident")
     evicted = _positions(p1, "regenerate.interior_evicted")
     for row in evicted:
@@ -424,19 +425,16 @@ def read(directory: str | Path) -> Measurements:
         shown = f"attention_vs_position[{i}]"
         attention.append(
             (
-                int(p1.field(row, "position", shown, integer=True)),
-                int(p1.field(row, "kv_bytes_one_layer", shown, integer=True)),
+                p1.count_field(row, "position", shown),
+                p1.count_field(row, "kv_bytes_one_layer", shown),
                 p1.timing_of(p1.child(row, "masked", shown), f"{shown}.masked"),
                 p1.timing_of(p1.child(row, "unmasked", shown), f"{shown}.unmasked"),
             )
         )
-    hf_sweeps = {
-        "llama-3-70b": _sweep(p4, "hf_llama3_70b.token_sweep"),
-        "llama-3-8b": _sweep(p4, "hf_llama3_8b.token_sweep"),
-    }
-    for shape, key in (("llama-3-70b", "hf_llama3_70b.params"), ("llama-3-8b", "hf_llama3_8b.params")):
-        if int(p4.number(key, integer=True)) != shapes[shape].params:
-            raise p4.fail(key, f"disagrees with the {shape} shapes of the plain-PyTorch passes")
+    hf_sweeps = {s: _sweep(p4, f"{hf}.token_sweep") for s, (_, _, hf) in SOURCES.items()}
+    for shape, (_, _, hf) in SOURCES.items():
+        if p4.count(f"{hf}.params") != shapes[shape].params:
+            raise p4.fail(f"{hf}.params", f"disagrees with the {shape} shapes of the plain-PyTorch passes")
 
     values: dict[str, Record] = {}
 
@@ -472,8 +470,7 @@ def read(directory: str | Path) -> Measurements:
     ):
         put(key, t.median_s, "time", f"{t.median_s * 1e3:.3f} ms", file, field, _median_note(t))
     for (shape, mode), t in tail16.items():
-        file = "probe1.json" if shape == "llama-3-70b" else "probe2.json"
-        group = "regenerate" if shape == "llama-3-70b" else "llama3_8b"
+        file, group, _ = SOURCES[shape]
         put(
             f"forward16_{shape}_{mode}",
             t.median_s,
@@ -513,7 +510,7 @@ def read(directory: str | Path) -> Measurements:
         "NVML board energy over a CUDA-graph loop, divided by the passes",
     )
     fe = "fetch_energy"
-    if int(p2.number(f"{fe}.bytes", integer=True)) != block_bytes:
+    if p2.count(f"{fe}.bytes") != block_bytes:
         raise p2.fail(f"{fe}.bytes", f"must be the 5 MiB block ({block_bytes} bytes)")
     put(
         "energy_fetch_5mib_j",
@@ -542,7 +539,7 @@ def read(directory: str | Path) -> Measurements:
     )
 
     mm = p1.timing("matmul_ceiling")
-    n = p1.number("matmul_ceiling.n", integer=True)
+    n = float(p1.count("matmul_ceiling.n"))
     put(
         "matmul_flop_rate",
         2 * n**3 / mm.median_s,
@@ -554,7 +551,7 @@ def read(directory: str | Path) -> Measurements:
     )
     values["matmul_n"] = _measured("matmul_n", n, "count", f"{n:.0f}", "probe1.json", "matmul_ceiling.n")
     hbm = p1.timing("hbm_copy")
-    hbm_bytes = p1.number("hbm_copy.bytes", integer=True)
+    hbm_bytes = float(p1.count("hbm_copy.bytes"))
     put(
         "hbm_copy_rate",
         2 * hbm_bytes / hbm.median_s,
@@ -579,8 +576,8 @@ def read(directory: str | Path) -> Measurements:
     runs = p3.items(f"{ov}.with_copies")
     fwd = [p3.field(r, "forward_s", f"{ov}.with_copies[{i}]") for i, r in enumerate(runs)]
     moved = [
-        p3.field(r, "copies", f"{ov}.with_copies[{i}]", integer=True)
-        * p3.number(f"{ov}.block_bytes", integer=True)
+        p3.count_field(r, "copies", f"{ov}.with_copies[{i}]")
+        * p3.count(f"{ov}.block_bytes")
         / p3.field(r, "copies_s", f"{ov}.with_copies[{i}]")
         for i, r in enumerate(runs)
     ]
@@ -616,7 +613,7 @@ def read(directory: str | Path) -> Measurements:
     )
 
     bi = "bidirectional"
-    each = p3.number(f"{bi}.bytes_each", integer=True)
+    each = float(p3.count(f"{bi}.bytes_each"))
     bruns = p3.items(f"{bi}.runs")
     for field in ("h2d_alone_s", "d2h_alone_s", "h2d_together_s", "d2h_together_s"):
         times = [p3.field(r, field, f"{bi}.runs[{i}]") for i, r in enumerate(bruns)]
@@ -634,7 +631,7 @@ def read(directory: str | Path) -> Measurements:
     )
 
     ba = "batching"
-    blocks = p3.number(f"{ba}.blocks", integer=True)
+    blocks = float(p3.count(f"{ba}.blocks"))
     for field in ("one_copy", "copy_per_block"):
         t = p3.timing(f"{ba}.{field}")
         put(
@@ -809,8 +806,7 @@ def fit(m: Measurements) -> Fits:
     times: dict[str, FloatArray] = {}
     for shape_name in SHAPES:
         shape, sweep = m.shapes[shape_name], m.sweeps[shape_name]
-        file = "probe1.json" if shape_name == "llama-3-70b" else "probe2.json"
-        group = "regenerate" if shape_name == "llama-3-70b" else "llama3_8b"
+        file, group, _ = SOURCES[shape_name]
         tokens = np.array([p.tokens for p in sweep], dtype=np.float64)
         t = np.array([p.timing.median_s for p in sweep])
         flops = shape.flops(tokens)
@@ -867,7 +863,7 @@ def fit(m: Measurements) -> Fits:
             "time",
             f"{floors[shape_name] * 1e3:.1f} ms",
             how + f"; {floors[shape_name] / m.shapes[shape_name].layers * 1e3:.2f} ms per layer",
-            "probe1.json" if shape_name == "llama-3-70b" else "probe2.json",
+            SOURCES[shape_name][0],
         )
 
     sweep70 = {p.tokens: p.timing.median_s for p in m.sweeps["llama-3-70b"]}

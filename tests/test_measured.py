@@ -27,14 +27,16 @@ DATA = ROOT / "kvtier" / "data" / "measurements" / ms.SET_NAME
 SHARED = ROOT.parent / "shared" / "measurements" / ms.SET_NAME
 
 
-@pytest.fixture(scope="module")
+# Read and fitted afresh for each test (10 ms and 60 ms), not once per module or through the cached
+# ms.load(): mutation testing (scripts/mutation.sh) then sees every test that reads or fits.
+@pytest.fixture
 def m() -> ms.Measurements:
-    return ms.load()
+    return ms.read(DATA)
 
 
-@pytest.fixture(scope="module")
-def fits() -> ms.Fits:
-    return ms.shipped_fits()
+@pytest.fixture
+def fits(m) -> ms.Fits:
+    return ms.fit(m)
 
 
 @pytest.fixture(scope="module")

@@ -66,7 +66,7 @@ def _resolve(node: Any, path: str) -> Any:
     return node
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def m() -> ms.Measurements:
     return ms.read(DATA)
 
@@ -167,10 +167,11 @@ def test_the_typed_fields_are_the_files_fields(m):
     assert m.name == ms.SET_NAME and m.device == p1["environment"]["device_name"]
 
 
-def test_the_shapes_other_properties():
+def test_the_shapes_other_properties(m):
     # Llama-3-8B: 2 x 8.030e9 B of weights; attention FLOPs per position 2 x 32 layers x 32 heads x 2 x 128
     # = 524,288; KV per token 2 x 32 x 8 x 128 x 2 B = 131,072 B
-    shape = ms.load().shapes["llama-3-8b"]
+    shape = m.shapes["llama-3-8b"]
+    assert [s.name for s in m.shapes.values()] == ["llama-3-70b", "llama-3-8b"]
     assert shape.weight_bytes == 2 * 8_030_261_248
     assert shape.attention_flops_per_position == 524_288
     assert shape.kv_bytes_per_token == 131_072
@@ -302,3 +303,81 @@ def test_a_file_that_is_not_an_object_is_refused_whole(tmp_path):
     with pytest.raises(KvtierError) as info:
         ms.read(target)
     assert str(info.value) == f"{target / 'probe2.json'}: expected a JSON object at the top level"
+
+
+# ---------------------------------------------------------------------------
+# the fitted records
+# ---------------------------------------------------------------------------
+
+FIT_TEXT_KINDS = {"µs": "time", "ms": "time", "GB/s": "bandwidth", "%": "fraction", "": "count"}
+
+
+@pytest.fixture
+def fits(m) -> ms.Fits:
+    return ms.fit(m)
+
+
+def test_every_fitted_record_is_derived_and_shows_its_value(fits):
+    # 4 fetch (latency, bandwidth x 2 kinds) + 2 x 2 (MFU, memory efficiency) + sharpness + 2 floors + slope = 12
+    assert len(fits.records) == 12
+    for name, record in fits.records.items():
+        assert record.key == f"fit.{name}" and record.provenance == "derived", name
+        files = (
+            "probe1.json, probe2.json" if name == "sharpness" else ("probe2.json" if "8b" in name else "probe1.json")
+        )
+        assert record.source == f"fitted by kvtier.measurements to kvtier/data/measurements/h200-2026-11-30/{files}"
+        number, unit = (record.text[:-1], "%") if record.text.endswith("%") else record.text.partition(" ")[::2]
+        decimals = len(number.partition(".")[2])
+        shown = parse_quantity(record.text, FIT_TEXT_KINDS[unit])
+        half_step = 0.5 * 10.0**-decimals * (shown / float(number))
+        assert abs(shown - float(record.value)) <= half_step * (1 + 1e-9), (name, record.text, record.value)
+
+
+def test_the_fitted_records_are_the_fits(fits):
+    r = {k: v.value for k, v in fits.records.items()}
+    for kind in ("h2d_pinned", "d2h_pinned"):
+        assert (r[f"{kind}_latency"], r[f"{kind}_bandwidth"]) == fits.fetch[kind]
+    for shape in ms.SHAPES:
+        assert r[f"mfu_{shape}"] == fits.mfu[shape] and r[f"mem_efficiency_{shape}"] == fits.mem_efficiency[shape]
+        assert r[f"eager_floor_{shape}"] == fits.eager_floor_s[shape]
+    assert r["sharpness"] == fits.sharpness and r["slope_s_per_token"] == fits.slope_s_per_token
+
+
+def test_the_fitted_bases_name_the_points_used(fits):
+    b = {k: v.basis for k, v in fits.records.items()}
+    # copies of at least 1 MiB: 1, 4, 16, 64, 256 MiB, 1 GiB (4 KiB x 4^k, k = 5..9) and the 5 MiB block: 7
+    assert b["h2d_pinned_latency"] == (
+        "relative least squares of t = latency + bytes / bandwidth over the 7 h2d_pinned copies of 1 MiB to 1 GiB"
+        " (probe1.json copies[*].median_s)"
+    )
+    assert b["d2h_pinned_bandwidth"].endswith(
+        "over the 7 d2h_pinned copies of 1 MiB to 1 GiB (probe1.json copies[*].median_s)"
+    )
+    # sweep points of at least 1,024 tokens: 70B 1,024 to 8,192; the 8B sweep has 1,024 and 4,096
+    assert (
+        "over the eager llama-3-70b passes of 1,024, 2,048, 4,096, 8,192 tokens (regenerate.token_sweep"
+        in (b["mfu_llama-3-70b"])
+    )
+    assert "over the eager llama-3-8b passes of 1,024, 4,096 tokens (llama3_8b.token_sweep" in b["mfu_llama-3-8b"]
+    assert b["mem_efficiency_llama-3-8b"].endswith("as a fraction of 4.8 TB/s (llama3_8b.tail16_graph.median_s)")
+    assert "p on a grid of 1 to 12 in steps of 0.05, one floor per shape" in b["sharpness"]
+    # the floor per layer: 55.04 ms / 80 layers = 0.69 ms; 25.54 ms / 32 layers = 0.80 ms
+    assert b["eager_floor_llama-3-70b"].endswith("; 0.69 ms per layer")
+    assert b["eager_floor_llama-3-8b"].endswith("; 0.80 ms per layer")
+    assert b["slope_s_per_token"].startswith(
+        "least-squares slope of time against tokens over the eager llama-3-70b passes of 1,024, 2,048, 4,096 tokens"
+    )
+
+
+def test_a_sweep_without_a_slope_point_is_refused_by_name(tmp_path):
+    # drop the 2,048-token pass of the 70B sweep: the slope needs 1,024, 2,048 and 4,096
+    target = _bad_set(
+        tmp_path,
+        "probe1.json",
+        lambda d: d["regenerate"].update(
+            token_sweep=[r for r in d["regenerate"]["token_sweep"] if r["tokens"] != 2048]
+        ),
+    )
+    with pytest.raises(KvtierError) as info:
+        ms.fit(ms.read(target))
+    assert str(info.value) == "h200-2026-11-30/probe1.json: key 'regenerate.token_sweep' has no pass of 2048 tokens"
