@@ -381,3 +381,77 @@ def test_a_sweep_without_a_slope_point_is_refused_by_name(tmp_path):
     with pytest.raises(KvtierError) as info:
         ms.fit(ms.read(target))
     assert str(info.value) == "h200-2026-11-30/probe1.json: key 'regenerate.token_sweep' has no pass of 2048 tokens"
+
+
+# ---------------------------------------------------------------------------
+# the peers' predictions
+# ---------------------------------------------------------------------------
+
+PEERS = ROOT / "kvtier" / "data" / "peer-predictions.yaml"
+
+
+def test_every_peer_prediction_is_its_row():
+    import yaml
+
+    rows = yaml.safe_load(PEERS.read_text())["predictions"]
+    got = ms._read_peers(PEERS)
+    assert len(got) == len(rows) == 4
+    for (tool, version, shape, tokens, rec), row in zip(got, rows, strict=True):
+        assert (tool, version, shape, tokens) == (row["tool"], row["version"], row["shape"], row["tokens"])
+        # a time in ms becomes seconds: 29.0 ms -> 0.029 s
+        assert rec.value == row["value"] / 1e3 and rec.kind == "time" and rec.provenance == "derived"
+        assert rec.key == f"peer.{row['tool']}.{row['shape']}.{row['tokens']}"
+        assert rec.text == f"{row['value']} ms"
+        assert rec.basis == f"{row['tool']} {row['version']}: {row['basis']}" and rec.source == row["source"]
+    assert got[0][4].value == 0.029 and got[0][4].text == "29.0 ms"
+
+
+GOOD_PEER = {
+    "tool": "t",
+    "version": "1",
+    "shape": "llama-3-8b",
+    "tokens": 16,
+    "value": 8.5,
+    "basis": "b",
+    "source": "s",
+}
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ({"predictions": []}, "key 'predictions' must be a non-empty list"),
+        ([1, 2], "key 'predictions' must be a non-empty list"),
+        ({"predictions": ["x"]}, "key 'predictions[0]' must be a mapping"),
+        (
+            {"predictions": [GOOD_PEER, {**GOOD_PEER, "shape": "gpt-2"}]},
+            "key 'predictions[1].shape' must be one of llama-3-70b, llama-3-8b",
+        ),
+        ({"predictions": [{**GOOD_PEER, "tokens": 0}]}, "key 'predictions[0].tokens' must be a positive whole number"),
+        (
+            {"predictions": [{**GOOD_PEER, "tokens": 1.5}]},
+            "key 'predictions[0].tokens' must be a positive whole number",
+        ),
+        ({"predictions": [{**GOOD_PEER, "value": 0}]}, "key 'predictions[0].value' must be a positive time in ms"),
+        ({"predictions": [{**GOOD_PEER, "value": True}]}, "key 'predictions[0].value' must be a positive time in ms"),
+        ({"predictions": [{**GOOD_PEER, "value": "8 ms"}]}, "key 'predictions[0].value' must be a positive time in ms"),
+        (
+            {"predictions": [{k: v for k, v in GOOD_PEER.items() if k != "tool"}]},
+            "key 'predictions[0].tool' is missing",
+        ),
+    ],
+)
+def test_whole_messages_for_bad_peer_predictions(tmp_path, document, message):
+    path = tmp_path / "peers.yaml"
+    path.write_text(json.dumps(document))  # JSON is YAML
+    with pytest.raises(KvtierError) as info:
+        ms._read_peers(path)
+    assert str(info.value) == f"{path}: {message}"
+
+
+def test_a_one_token_peer_prediction_is_accepted(tmp_path):
+    # the smallest positive values: 1 token, a value just above 0 ms
+    path = tmp_path / "peers.yaml"
+    path.write_text(json.dumps({"predictions": [{**GOOD_PEER, "tokens": 1, "value": 0.001}]}))
+    ((*_, tokens, rec),) = ms._read_peers(path)
+    assert tokens == 1 and rec.value == 1e-6
