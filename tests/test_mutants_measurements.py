@@ -9,6 +9,7 @@ that is not its value, or misquotes its timing statistics fails here.
 from __future__ import annotations
 
 import json
+import math
 import re
 import statistics
 from pathlib import Path
@@ -455,3 +456,65 @@ def test_a_one_token_peer_prediction_is_accepted(tmp_path):
     path.write_text(json.dumps({"predictions": [{**GOOD_PEER, "tokens": 1, "value": 0.001}]}))
     ((*_, tokens, rec),) = ms._read_peers(path)
     assert tokens == 1 and rec.value == 1e-6
+
+
+# ---------------------------------------------------------------------------
+# the forward-pass model on fits chosen by hand
+# ---------------------------------------------------------------------------
+
+# Llama-3-70B as probed: N = 70,553,706,496 parameters; attention 2 x 80 x 64 x 2 x 128 = 2,621,440 FLOP a
+# position; KV 327,680 B a token; weights 2N = 141,107,412,992 B.  Fits by hand: MFU 50 % of 989 TFLOP/s,
+# memory efficiency 50 % of 4.8 TB/s, eager floor 70 ms, sharpness 1 (compute + floor).
+N70 = 70_553_706_496
+HAND_FITS = ms.Fits(
+    fetch={},
+    mfu={"llama-3-70b": 0.5},
+    mem_efficiency={"llama-3-70b": 0.5},
+    eager_floor_s={"llama-3-70b": 0.07},
+    sharpness=1.0,
+    slope_s_per_token=0.0,
+    records={},
+)
+
+
+def test_the_forward_model_by_hand(m):
+    # 16 tokens from position 100: FLOPs 2 N 16 + 2,621,440 x (16 x 100 + 16 x 17 / 2) = 2 N 16 + 2,621,440 x 1,736
+    flops = 2 * N70 * 16 + 2_621_440 * 1_736
+    compute = flops / (989e12 * 0.5)  # 4.57 ms
+    # bytes: weights + KV of 116 positions, 141,107,412,992 + 327,680 x 116 = 141,145,423,872 B at 2.4 TB/s: 58.8 ms
+    memory = (2 * N70 + 327_680 * 116) / 2.4e12
+    eager = ms.forward_model_s(m, HAND_FITS, "llama-3-70b", 16, "eager", position=100)
+    assert float(eager["compute"]) == pytest.approx(compute, rel=1e-12)
+    assert float(eager["memory"]) == pytest.approx(memory, rel=1e-12)
+    # eager: the floor is the launch floor, 70 ms > 58.8 ms; the roofline takes it; p = 1 adds compute to it
+    assert float(eager["floor"]) == 0.07 and float(eager["roofline"]) == 0.07
+    assert float(eager["blended"]) == pytest.approx(0.07 + compute, rel=1e-12)
+    graph = ms.forward_model_s(m, HAND_FITS, "llama-3-70b", 16, "graph", position=100)
+    assert float(graph["floor"]) == pytest.approx(memory, rel=1e-12)
+    assert float(graph["blended"]) == pytest.approx(memory + compute, rel=1e-12)
+    # logits for 1 of the 16 tokens: 15 x 2 x 128,256 x 8192 FLOP fewer
+    one = ms.forward_model_s(m, HAND_FITS, "llama-3-70b", 16, "graph", position=100, logits_tokens=1)
+    assert float(one["compute"]) == pytest.approx((flops - 15 * 2 * 128_256 * 8192) / (989e12 * 0.5), rel=1e-12)
+
+
+def test_the_forward_model_refuses_an_unknown_mode(m):
+    with pytest.raises(KvtierError) as info:
+        ms.forward_model_s(m, HAND_FITS, "llama-3-70b", 16, "compiled")
+    assert str(info.value) == "mode must be 'eager' or 'graph', got 'compiled'"
+
+
+def test_the_knee_on_hand_fits(m):
+    # graph: compute(n) = (2 N n + 2,621,440 n (n + 1) / 2) / 4.945e14 meets memory (2N + 327,680 n) / 2.4e12;
+    # with the attention and KV terms small, n is near 2N x 4.945e14 / (2.4e12 x 2N) = 206 tokens.  Exactly:
+    # solve the quadratic 1,310,720 n^2 + (2N + 1,310,720 - 327,680 x 206.0417) n - 2N x 206.0417 = 0
+    ratio = 4.945e14 / 2.4e12  # 206.0417 tokens
+    a = 2_621_440 / 2
+    b = 2 * N70 + 2_621_440 / 2 - 327_680 * ratio
+    c = -2 * N70 * ratio
+    root = (-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)
+    assert ms.knee_tokens(m, HAND_FITS, "llama-3-70b", "graph") == pytest.approx(root, rel=1e-9)
+    # eager: the 70 ms launch floor is above the weights' 58.8 ms, so compute must reach 70 ms:
+    # 2 N n + 1,310,720 n (n + 1) = 0.07 x 4.945e14
+    b_eager = 2 * N70 + 1_310_720
+    root_eager = (-b_eager + math.sqrt(b_eager**2 + 4 * 1_310_720 * 0.07 * 4.945e14)) / (2 * 1_310_720)
+    assert ms.knee_tokens(m, HAND_FITS, "llama-3-70b", "eager") == pytest.approx(root_eager, rel=1e-9)
