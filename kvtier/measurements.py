@@ -239,7 +239,7 @@ class _Doc:
 
     def __init__(self, path: Path, label: str):
         self.path, self.label = path, label
-        self.data = load_json(path, "measurement file", where=label)
+        self.data = load_json(path, "measurement file")  # its messages name show(path), our label
         if not isinstance(self.data, dict):
             raise KvtierError(f"{label}: expected a JSON object at the top level")
 
@@ -815,10 +815,7 @@ def fit(m: Measurements) -> Fits:
         graph = m.tail16[(shape_name, "graph")].median_s
         bytes16 = shape.weight_bytes + shape.kv_bytes_per_token * 16
         eff[shape_name] = fit_rate_fraction(bytes16, graph, H200_MEM_BANDWIDTH)
-        compute_at_1[shape_name] = flops / (H200_PEAK_FLOP_PER_S * mfu[shape_name])
-        memory[shape_name] = (shape.weight_bytes + shape.kv_bytes_per_token * tokens) / (
-            H200_MEM_BANDWIDTH * eff[shape_name]
-        )
+        compute_at_1[shape_name], memory[shape_name] = _sides(shape, mfu[shape_name], eff[shape_name], tokens)
         times[shape_name] = t
         used = ", ".join(f"{n:,.0f}" for n in tokens[bound])
         records[f"mfu_{shape_name}"] = _derived(
@@ -840,16 +837,12 @@ def fit(m: Measurements) -> Fits:
             file,
         )
 
-    best: tuple[float, float, dict[str, float]] | None = None
-    for p in BLEND_GRID:
-        floors, total = {}, 0.0
-        for shape_name in SHAPES:
-            floors[shape_name], cost = _fit_floor(compute_at_1[shape_name], memory[shape_name], times[shape_name], p)
-            total += cost
-        if best is None or total < best[0] - 1e-15:
-            best = (total, float(p), floors)
-    assert best is not None
-    _, sharpness, floors = best
+    per_p = [
+        {s: _fit_floor(compute_at_1[s], memory[s], times[s], p) for s in SHAPES} for p in BLEND_GRID
+    ]  # per p, per shape: (floor, cost)
+    best = int(np.argmin([sum(cost for _, cost in fitted.values()) for fitted in per_p]))  # ties: the smaller p
+    sharpness = float(BLEND_GRID[best])
+    floors = {s: floor for s, (floor, _) in per_p[best].items()}
     how = (
         "least squares on log time of blended_time_s(compute, max(memory, floor), p) over the eager sweeps of both"
         " shapes (probe1.json regenerate.token_sweep, probe2.json llama3_8b.token_sweep): p on a grid of"
@@ -870,7 +863,7 @@ def fit(m: Measurements) -> Fits:
     missing = [n for n in SLOPE_TOKENS if n not in sweep70]
     if missing:
         raise KvtierError(f"{m.name}/probe1.json: key 'regenerate.token_sweep' has no pass of {missing[0]} tokens")
-    slope, _ = np.polyfit(np.array(SLOPE_TOKENS, float), np.array([sweep70[n] for n in SLOPE_TOKENS]), 1)
+    slope, _ = np.polyfit(SLOPE_TOKENS, [sweep70[n] for n in SLOPE_TOKENS], 1)
     records["slope_s_per_token"] = _derived(
         "slope_s_per_token",
         float(slope),
@@ -888,6 +881,23 @@ def fit(m: Measurements) -> Fits:
 def shipped_fits() -> Fits:
     """:func:`fit` of the shipped set, computed once per process."""
     return fit(load())
+
+
+def _sides(
+    shape: Shape,
+    mfu: float,
+    mem_efficiency: float,
+    tokens: FloatArray,
+    position: ArrayLike = 0,
+    logits_tokens: ArrayLike | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """A pass's compute time, its FLOPs at ``mfu`` of the H200's peak, and its memory time, the weights and the
+    KV of every position read at ``mem_efficiency`` of its bandwidth (s, s)."""
+    compute = shape.flops(tokens, position, logits_tokens) / (H200_PEAK_FLOP_PER_S * mfu)
+    memory = (shape.weight_bytes + shape.kv_bytes_per_token * (tokens + position)) / (
+        H200_MEM_BANDWIDTH * mem_efficiency
+    )
+    return compute, memory
 
 
 def forward_model_s(
@@ -926,12 +936,13 @@ def forward_model_s(
     """
     if mode not in ("eager", "graph"):
         raise KvtierError(f"mode must be 'eager' or 'graph', got {show(mode, quote=True)}")
-    shape = m.shapes[shape_name]
-    n = np.asarray(tokens, dtype=np.float64)
-    p = np.asarray(position, dtype=np.float64)
-    compute = shape.flops(n, p, logits_tokens) / (H200_PEAK_FLOP_PER_S * fits.mfu[shape_name])
-    memory = (shape.weight_bytes + shape.kv_bytes_per_token * (n + p)) / (
-        H200_MEM_BANDWIDTH * fits.mem_efficiency[shape_name]
+    compute, memory = _sides(
+        m.shapes[shape_name],
+        fits.mfu[shape_name],
+        fits.mem_efficiency[shape_name],
+        np.asarray(tokens, dtype=np.float64),
+        np.asarray(position, dtype=np.float64),
+        logits_tokens,
     )
     floor = np.maximum(memory, fits.eager_floor_s[shape_name]) if mode == "eager" else memory
     return {

@@ -47,6 +47,8 @@ NOTES = {
 # The unit each shown text ends in, and the kind parse_quantity reads it as.
 TEXT_KINDS = {"µs": "time", "ms": "time", "J": "energy", "mJ": "energy", "W": "power", "TFLOP/s": "flop_rate"}
 TEXT_KINDS |= {"TB/s": "bandwidth", "GB/s": "bandwidth", "MiB": "bytes", "": "count"}
+# The kind each record carries: energies (J) and powers (W) are recorded as plain numbers in SI units.
+RECORD_KINDS = TEXT_KINDS | {"J": "count", "mJ": "count", "W": "count"}
 
 
 def _raw(file: str) -> dict[str, Any]:
@@ -106,6 +108,7 @@ def test_every_shown_text_is_its_value_to_the_digits_shown(m):
     for name, record in m.values.items():
         number, _, unit = record.text.partition(" ")
         kind = TEXT_KINDS[unit]
+        assert record.kind == RECORD_KINDS[unit], (name, record.kind)
         decimals = len(number.partition(".")[2])
         shown = parse_quantity(record.text, kind)
         # the text is the value rounded to the digits it shows: within half a unit of its last digit
@@ -132,7 +135,8 @@ def test_every_timing_note_quotes_the_files_reps_min_and_max(m):
 
 def test_the_notes_that_are_not_timings(m):
     for name, note in NOTES.items():
-        assert note in _basis(m.values[name])[2], name
+        how = _basis(m.values[name])[2]
+        assert how.startswith(note) and (how == note or how[len(note)] in " ;"), (name, how)
     # runs of probe3: five of each, 256 MiB each way for the bidirectional copies
     assert _basis(m.values["overlap_forward_with_copies"])[2] == "median of 5 runs"
     assert _basis(m.values["bidirectional_h2d_alone_s"])[2] == "median of 5 runs of 256 MiB each way"
@@ -155,8 +159,11 @@ def test_the_typed_fields_are_the_files_fields(m):
         ]
         for field in ("layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab"):
             assert getattr(m.shapes[shape], field) == raw["config"][field], (shape, field)
-    assert [(p.tokens, p.position) for p in m.resident] == [
-        (r.get("tokens_computed", 16), r["position"]) for r in p1["regenerate"]["interior_resident"]
+    assert [(p.tokens, p.position, p.timing.median_s) for p in m.resident] == [
+        (r.get("tokens_computed", 16), r["position"], r["median_s"]) for r in p1["regenerate"]["interior_resident"]
+    ]
+    assert [(p.tokens, p.position, p.timing.reps) for p in m.evicted] == [
+        (r["tokens_computed"], r["position"], r["reps"]) for r in p1["regenerate"]["interior_evicted"]
     ]
     assert [(a[0], a[1], a[2].median_s, a[3].min_s) for a in m.attention] == [
         (r["position"], r["kv_bytes_one_layer"], r["masked"]["median_s"], r["unmasked"]["min_s"])
@@ -178,7 +185,9 @@ def test_the_shapes_other_properties(m):
     assert shape.kv_bytes_per_token == 131_072
     # logits for one of 16 tokens instead of all 16: the other 15 skip the head's
     # 2 x vocab x hidden each, 15 x 2 x 128,256 x 4096 = 15,760,097,280 FLOP fewer
+    # from position 0 by default: 2 x 16 x 8,030,261,248 + 524,288 x 16 x 17 / 2 = 256,968,359,936 + 71,303,168
     full = float(shape.flops(16))
+    assert full == 2 * 16 * 8_030_261_248 + 524_288 * 136
     assert full - float(shape.flops(16, logits_tokens=1)) == 15 * 2 * 128_256 * 4096
 
 
@@ -228,8 +237,110 @@ WHOLE_MESSAGES = [
     ("probe1.json", lambda d: d["copies"].append(d["copies"][0]), "key 'copies' lists a (kind, bytes) pair twice"),
     (
         "probe1.json",
-        lambda d: d["copies"][0].update(kind=None),
+        lambda d: d["copies"][0].update(kind="h2d_magic"),
+        "key 'copies[0].kind' must be one of h2d_pinned, d2h_pinned, h2d_pageable, d2d, got 'h2d_magic'",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["copies"].__setitem__(0, "x"),
         "key 'copies[0].kind' must be one of h2d_pinned, d2h_pinned, h2d_pageable, d2d, got None",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["copies"][2].update(median_s=0),
+        "key 'copies[2].median_s' must be a positive number, got 0",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["block_layouts"].update(chunks=2.5),
+        "key 'block_layouts.chunks' must be a whole number, got 2.5",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["hbm_copy"].update(median_s=-2),
+        "key 'hbm_copy.median_s' must be a positive number, got -2",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["regenerate"]["config"].update(layers=80.5),
+        "key 'regenerate.config.layers' must be a whole number, got 80.5",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["regenerate"]["token_sweep"][1].update(tokens=8.5),
+        "key 'regenerate.token_sweep[1].tokens' must be a whole number, got 8.5",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["regenerate"]["token_sweep"][1].update(reps=0),
+        "key 'regenerate.token_sweep[1].reps' must be a positive number, got 0",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["regenerate"]["interior_resident"][0].update(position=-1),
+        "key 'regenerate.interior_resident[0].position' must be a positive number, got -1",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["regenerate"]["interior_evicted"][1].update(tokens_computed="many"),
+        "key 'regenerate.interior_evicted[1].tokens_computed' must be a positive number, got 'many'",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["regenerate"]["interior_resident"][0].update(max_s=1e-9),
+        # the file's min 57.3156 ms and median 62.1386 ms (six significant figures) above a max of 1 ns
+        "key 'regenerate.interior_resident[0]' has min_s <= median_s <= max_s out of order"
+        " (0.0573156, 0.0621386, 1e-09)",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["attention_vs_position"][0].update(position=0.5),
+        "key 'attention_vs_position[0].position' must be a whole number, got 0.5",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["attention_vs_position"][0].update(kv_bytes_one_layer=None),
+        "key 'attention_vs_position[0].kv_bytes_one_layer' must be a positive number, got None",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["attention_vs_position"][0]["masked"].update(median_s=0),
+        "key 'attention_vs_position[0].masked.median_s' must be a positive number, got 0",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["attention_vs_position"][0].pop("unmasked"),
+        "key 'attention_vs_position[0].unmasked' is missing",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["attention_vs_position"][0]["unmasked"].pop("min_s"),
+        "key 'attention_vs_position[0].unmasked.min_s' is missing",
+    ),
+    (
+        "probe3.json",
+        lambda d: d["overlap"]["with_copies"][2].update(forward_s=0),
+        "key 'overlap.with_copies[2].forward_s' must be a positive number, got 0",
+    ),
+    (
+        "probe3.json",
+        lambda d: d["overlap"]["with_copies"][2].update(copies=1.5),
+        "key 'overlap.with_copies[2].copies' must be a whole number, got 1.5",
+    ),
+    (
+        "probe3.json",
+        lambda d: d["overlap"]["with_copies"][2].update(copies_s="x"),
+        "key 'overlap.with_copies[2].copies_s' must be a positive number, got 'x'",
+    ),
+    (
+        "probe3.json",
+        lambda d: d["bidirectional"]["runs"][3].pop("d2h_together_s"),
+        "key 'bidirectional.runs[3].d2h_together_s' is missing",
+    ),
+    (
+        "probe4.json",
+        lambda d: d["hf_llama3_70b"]["token_sweep"][0].update(median_s=-1),
+        "key 'hf_llama3_70b.token_sweep[0].median_s' must be a positive number, got -1",
     ),
     (
         "probe1.json",
@@ -298,6 +409,16 @@ def test_whole_refusal_messages(tmp_path, file, change, message):
     assert str(info.value) == f"{target / file}: {message}"
 
 
+def test_a_timing_of_one_repetition_and_a_file_without_errors_are_read(tmp_path):
+    # min = median = max is in order; a probe file may leave out "errors" (none)
+    def change(d):
+        d["regenerate"]["tail16_graph"].update(min_s=0.044, median_s=0.044, max_s=0.044, reps=1)
+        d.pop("errors")
+
+    m = ms.read(_bad_set(tmp_path, "probe1.json", change))
+    assert m.tail16[("llama-3-70b", "graph")] == ms.Timing(0.044, 0.044, 0.044, 1)
+
+
 def test_a_file_that_is_not_an_object_is_refused_whole(tmp_path):
     target = _bad_set(tmp_path, "probe2.json", lambda d: None)
     (target / "probe2.json").write_text("[1, 2]")
@@ -311,6 +432,15 @@ def test_a_file_that_is_not_an_object_is_refused_whole(tmp_path):
 # ---------------------------------------------------------------------------
 
 FIT_TEXT_KINDS = {"µs": "time", "ms": "time", "GB/s": "bandwidth", "%": "fraction", "": "count"}
+FIT_KINDS = {
+    "latency": "time",
+    "bandwidth": "bandwidth",
+    "mfu": "fraction",
+    "mem_efficiency": "fraction",
+    "sharpness": "count",
+    "eager_floor": "time",
+    "slope_s_per_token": "time",
+}
 
 
 @pytest.fixture
@@ -323,6 +453,10 @@ def test_every_fitted_record_is_derived_and_shows_its_value(fits):
     assert len(fits.records) == 12
     for name, record in fits.records.items():
         assert record.key == f"fit.{name}" and record.provenance == "derived", name
+        assert (
+            record.kind
+            == FIT_KINDS[name.rsplit("_llama", 1)[0].removeprefix("h2d_pinned_").removeprefix("d2h_pinned_")]
+        ), name
         files = (
             "probe1.json, probe2.json" if name == "sharpness" else ("probe2.json" if "8b" in name else "probe1.json")
         )
@@ -361,7 +495,11 @@ def test_the_fitted_bases_name_the_points_used(fits):
     )
     assert "over the eager llama-3-8b passes of 1,024, 4,096 tokens (llama3_8b.token_sweep" in b["mfu_llama-3-8b"]
     assert b["mem_efficiency_llama-3-8b"].endswith("as a fraction of 4.8 TB/s (llama3_8b.tail16_graph.median_s)")
-    assert "p on a grid of 1 to 12 in steps of 0.05, one floor per shape" in b["sharpness"]
+    assert b["sharpness"] == (
+        "least squares on log time of blended_time_s(compute, max(memory, floor), p) over the eager sweeps of both"
+        " shapes (probe1.json regenerate.token_sweep, probe2.json llama3_8b.token_sweep): p on a grid of"
+        " 1 to 12 in steps of 0.05, one floor per shape"
+    )
     # the floor per layer: 55.04 ms / 80 layers = 0.69 ms; 25.54 ms / 32 layers = 0.80 ms
     assert b["eager_floor_llama-3-70b"].endswith("; 0.69 ms per layer")
     assert b["eager_floor_llama-3-8b"].endswith("; 0.80 ms per layer")
