@@ -466,3 +466,10 @@ def test_to_jsonl_writes_milliseconds_and_each_requests_ids():
         '{"timestamp": 1234, "input_length": 4, "output_length": 8, "hash_ids": [0]}',
         '{"timestamp": 2500, "input_length": 0, "output_length": 9, "hash_ids": []}',
     ]
+
+
+def test_stream_lru_sums_token_weights_as_floats(tmp_path):
+    # four blocks of 2**62 tokens: 4 x 2**62 = 2**64 = 18,446,744,073,709,551,616 tokens, past int64
+    path = write_lines(tmp_path / "huge.jsonl", [row(0, [1, 2, 3, 4], 4 * 2**62)])
+    h = workload.stream_lru(path, 2**62)
+    assert h.total == {"blocks": 4.0, "tokens": 2.0**64}
