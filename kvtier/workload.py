@@ -316,8 +316,9 @@ def _count_below(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, below: np.n
     for all queries at once: O((n + queries) log max) numpy work, one level in memory.
     """
     n = values.size
-    idx = np.int32 if n < 2**31 - 1 else np.int64
     top = int(max(values.max(initial=0), below.max(initial=0)))
+    # int32 while both the positions (up to n) and the values (up to top) fit in it
+    idx = np.int32 if max(n, top) < 2**31 else np.int64
     cur = values.astype(idx)
     lo, hi, below = lo.astype(idx), hi.astype(idx), below.astype(np.int64)
     count = np.zeros(below.size, dtype=np.int64)
