@@ -574,13 +574,13 @@ def read(directory: str | Path) -> Measurements:
         _median_note(alone),
     )
     runs = p3.items(f"{ov}.with_copies")
-    fwd = [p3.field(r, "forward_s", f"{ov}.with_copies[{i}]") for i, r in enumerate(runs)]
-    moved = [
-        p3.count_field(r, "copies", f"{ov}.with_copies[{i}]")
-        * p3.count(f"{ov}.block_bytes")
-        / p3.field(r, "copies_s", f"{ov}.with_copies[{i}]")
-        for i, r in enumerate(runs)
-    ]
+    fwd, counts, spans = [], [], []  # per run: the forward pass (s), the copies made and their time (s)
+    for i, r in enumerate(runs):
+        fwd.append(p3.field(r, "forward_s", f"{ov}.with_copies[{i}]"))
+        counts.append(p3.count_field(r, "copies", f"{ov}.with_copies[{i}]"))
+        spans.append(p3.field(r, "copies_s", f"{ov}.with_copies[{i}]"))
+    block_bytes_ov = p3.count(f"{ov}.block_bytes")
+    moved = [c * block_bytes_ov / s for c, s in zip(counts, spans, strict=True)]
     put(
         "overlap_forward_with_copies",
         float(np.median(fwd)),
@@ -599,8 +599,8 @@ def read(directory: str | Path) -> Measurements:
         f"{ov}.with_copies[*]: copies x block_bytes / copies_s",
         f"median of {len(moved)} runs",
     )
-    n_copies = float(np.median([p3.field(r, "copies", f"{ov}.with_copies[{i}]") for i, r in enumerate(runs)]))
-    copies_s = float(np.median([p3.field(r, "copies_s", f"{ov}.with_copies[{i}]") for i, r in enumerate(runs)]))
+    n_copies = float(np.median(counts))
+    copies_s = float(np.median(spans))
     put("overlap_copies_per_run", n_copies, "count", f"{n_copies:.0f}", "probe3.json", f"{ov}.with_copies[*].copies")
     put(
         "overlap_copies_s",

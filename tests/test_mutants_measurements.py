@@ -15,6 +15,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from kvtier import measurements as ms
@@ -42,6 +43,7 @@ NOTES = {
     "batching_copy_per_block": "64 blocks of 5 MiB",
     "matmul_flop_rate": "2 x 8192^3 FLOP over the",
     "hbm_copy_rate": "read plus write of 2 GiB over the",
+    "overlap_copy_rate": "median of 5 runs",
 }
 
 # The unit each shown text ends in, and the kind parse_quantity reads it as.
@@ -291,6 +293,16 @@ WHOLE_MESSAGES = [
         # the file's min 57.3156 ms and median 62.1386 ms (six significant figures) above a max of 1 ns
         "key 'regenerate.interior_resident[0]' has min_s <= median_s <= max_s out of order"
         " (0.0573156, 0.0621386, 1e-09)",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["regenerate"]["token_sweep"][2].pop("tokens"),
+        "key 'regenerate.token_sweep[2].tokens' is missing",
+    ),
+    (
+        "probe1.json",
+        lambda d: d["regenerate"]["tail16_energy"].update(joules_per_forward=0),
+        "key 'regenerate.tail16_energy.joules_per_forward' must be a positive number, got 0",
     ),
     (
         "probe1.json",
@@ -656,3 +668,100 @@ def test_the_knee_on_hand_fits(m):
     b_eager = 2 * N70 + 1_310_720
     root_eager = (-b_eager + math.sqrt(b_eager**2 + 4 * 1_310_720 * 0.07 * 4.945e14)) / (2 * 1_310_720)
     assert ms.knee_tokens(m, HAND_FITS, "llama-3-70b", "eager") == pytest.approx(root_eager, rel=1e-9)
+
+
+def test_a_missing_peer_file_is_named(tmp_path):
+    with pytest.raises(KvtierError) as info:
+        ms._read_peers(tmp_path / "peers.yaml")
+    assert str(info.value) == f"{tmp_path / 'peers.yaml'}: peer predictions file not found"
+
+
+def test_the_sides_start_at_position_0_by_default(m):
+    # 16 tokens from position 0 at 50 % and 50 %: (2 N 16 + 2,621,440 x 136) / 4.945e14 and
+    # (2N + 327,680 x 16) / 2.4e12
+    compute, memory = ms._sides(m.shapes["llama-3-70b"], 0.5, 0.5, np.float64(16))
+    assert float(compute) == pytest.approx((2 * N70 * 16 + 2_621_440 * 136) / 4.945e14, rel=1e-12)
+    assert float(memory) == pytest.approx((2 * N70 + 327_680 * 16) / 2.4e12, rel=1e-12)
+
+
+def test_the_knee_search_spans_1_to_2_to_the_20_tokens(m):
+    # memory at 100 x 4.8 TB/s: (2N + 327,680 n) / 4.8e14 = 0.294 ms; compute of one token
+    # 2N / 4.945e14 = 0.285 ms: the knee is just above 1 token, 1.03 (below e = 2.72, where a search from
+    # log n = 1 would start)
+    fast_memory = ms.Fits(**{**vars(HAND_FITS), "mem_efficiency": {"llama-3-70b": 100.0}})
+    knee = ms.knee_tokens(m, fast_memory, "llama-3-70b", "graph")
+    ratio = 4.945e14 / 4.8e14
+    a, b, c = 1_310_720, 2 * N70 + 1_310_720 - 327_680 * ratio, -2 * N70 * ratio
+    assert knee == pytest.approx((-b + math.sqrt(b * b - 4 * a * c)) / (2 * a), rel=1e-9)
+    assert 1 < knee < 1.1
+    # an MFU of 10^6: compute never reaches the floor below 2^20 tokens; the search ends at its top
+    fast_compute = ms.Fits(**{**vars(HAND_FITS), "mfu": {"llama-3-70b": 1e6}})
+    assert ms.knee_tokens(m, fast_compute, "llama-3-70b", "graph") == pytest.approx(2**20, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# shown texts at a rounding edge: the unit's factor must be exact
+# ---------------------------------------------------------------------------
+
+
+def test_measured_texts_round_at_the_edge(tmp_path):
+    n = 8192
+
+    def change_probe1(d):
+        # 104.64996 µs shows as 104.6 (a factor 1e-6 too large would show 104.7)
+        next(c for c in d["copies"] if c["kind"] == "h2d_pinned" and c["bytes"] == 5 * 2**20)["median_s"] = 104.64996e-6
+        # 2 x 8192^3 / t = 776.5000001e12 FLOP/s shows as 777 TFLOP/s (dividing by 1e12 + 1 would show 776)
+        d["matmul_ceiling"].update(median_s=2 * n**3 / 776.5000001e12, min_s=1e-3, max_s=2e-3)
+        # 2 x 2 GiB / t = 4.2450000001e12 B/s shows as 4.25 TB/s (by 1e12 + 1: 4.24)
+        d["hbm_copy"].update(median_s=2 * 2**31 / 4.2450000001e12, min_s=1e-3, max_s=2e-3)
+
+    def change_probe3(d):
+        # every run moves 600 x 5 MiB in the same time: 52.6500001e9 B/s shows as 52.7 GB/s (by 1e9 + 1: 52.6)
+        for run in d["overlap"]["with_copies"]:
+            run["copies_s"] = 600 * 5 * 2**20 / 52.6500001e9
+
+    target = _bad_set(tmp_path, "probe1.json", change_probe1)
+    data = json.loads((target / "probe3.json").read_text())
+    change_probe3(data)
+    (target / "probe3.json").write_text(json.dumps(data))
+    data = json.loads((target / "probe2.json").read_text())
+    # 12.84996 mJ shows as 12.8 mJ (a factor 1001 would show 12.9)
+    data["fetch_energy"]["joules_per_copy_board"] = 12.84996e-3
+    (target / "probe2.json").write_text(json.dumps(data))
+    values = ms.read(target).values
+    texts = {k: values[k].text for k in ("fetch_5mib_h2d_pinned", "matmul_flop_rate", "hbm_copy_rate")}
+    assert texts == {
+        "fetch_5mib_h2d_pinned": "104.6 µs",
+        "matmul_flop_rate": "777 TFLOP/s",
+        "hbm_copy_rate": "4.25 TB/s",
+    }
+    assert values["overlap_copy_rate"].text == "52.7 GB/s"
+    assert values["energy_fetch_5mib_j"].text == "12.8 mJ"
+
+
+def test_fitted_texts_round_at_the_edge(m, monkeypatch):
+    # a latency of 9.04499999 µs shows as 9.04 µs (times 1000001 instead of 1e6: 9.05);
+    # 55.1450000001 GB/s shows as 55.15 GB/s (over 1e9 + 1: 55.14)
+    monkeypatch.setattr(ms, "fit_latency_bandwidth", lambda b, t: (9.04499999e-6, 55.1450000001e9))
+    # every floor 54.792 ms: 0.6849 ms a layer over 80 layers shows as 0.68 (times 1001: 0.69)
+    monkeypatch.setattr(ms, "_fit_floor", lambda compute, memory, times, p: (0.054792, 1.0))
+    fits = ms.fit(m)
+    assert fits.records["h2d_pinned_latency"].text == "9.04 µs"
+    assert fits.records["h2d_pinned_bandwidth"].text == "55.15 GB/s"
+    assert fits.records["eager_floor_llama-3-70b"].basis.endswith("; 0.68 ms per layer")
+
+
+def test_the_slope_text_rounds_at_the_edge(tmp_path):
+    # 70B passes of 1,024, 2,048 and 4,096 tokens on the line 0.3 s + 260.549999 µs x n: the slope
+    # shows as 260.5 µs (times 1000001 instead of 1e6: 260.6)
+    slope = 260.549999e-6
+
+    def change(d):
+        for row in d["regenerate"]["token_sweep"]:
+            if row["tokens"] in (1024, 2048, 4096):
+                t = 0.3 + slope * row["tokens"]
+                row.update(median_s=t, min_s=t, max_s=t)
+
+    fits = ms.fit(ms.read(_bad_set(tmp_path, "probe1.json", change)))
+    assert fits.slope_s_per_token == pytest.approx(slope, rel=1e-12)
+    assert fits.records["slope_s_per_token"].text == "260.5 µs"
