@@ -452,8 +452,9 @@ class Reuse:
         dist, cum, _ = self._by(weighting)
         if not dist.size:
             return 0
+        # cum[-1] > 0 (every block holds a token), so k <= dist.size - 1
         k = int(np.searchsorted(cum, share * cum[-1] * (1 - 1e-12), side="left"))
-        return int(dist[min(k, dist.size - 1)]) + 1
+        return int(dist[k]) + 1
 
     def curve(self, weighting: str = "blocks") -> tuple[np.ndarray, np.ndarray]:
         """The whole LRU curve: every capacity where the hit ratio steps (blocks) and the ratio there."""
@@ -650,7 +651,7 @@ def saving(reuse: Reuse, rc: RegenCosts, capacity_blocks: float = math.inf) -> S
     hit = tokens > 0
     return Saving(
         capacity_blocks=float(capacity_blocks),
-        hit_ratio_blocks=float(reuse.hit_ratio(capacity_blocks, "blocks")),
+        hit_ratio_blocks=float(reuse.hit_ratio(capacity_blocks)),
         hit_ratio_tokens=float(reuse.hit_ratio(capacity_blocks, "tokens")),
         hit_tokens_per_s=float(tokens.sum()) * per_s,
         hit_bytes_per_s=float(tokens.sum()) * rc.kv_bytes_per_token * per_s,

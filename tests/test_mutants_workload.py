@@ -147,6 +147,24 @@ def test_analyse_reads_the_file_again_when_its_size_or_time_changes(tmp_path):
     assert workload.analyse(path, 1).trace.output_tokens.tolist() == [7, 1]
 
 
+def test_analyse_reads_through_read_trace_when_the_file_cannot_be_stat_ed(tmp_path, monkeypatch):
+    # the first lookup finds a path that cannot be stat'ed, the second (read_trace's own) a real file:
+    # read_trace gets the same name and block size (4 tokens a block: 8 tokens need 2 ids)
+    real = tmp_path / "real.jsonl"
+    real.write_text(_text([{**GOOD, "input_length": 8}]))
+    paths = iter([tmp_path / "gone.jsonl", real])
+    names = []
+
+    def lookup(name):
+        names.append(name)
+        path = next(paths)
+        return str(path), path
+
+    monkeypatch.setattr(workload, "trace_path", lookup)
+    r = workload.analyse("mine", 4)
+    assert names == ["mine", "mine"] and r.trace.block_tokens == 4 and r.trace.n_refs == 2
+
+
 def test_analyse_names_a_file_that_vanished_after_it_was_found(tmp_path, monkeypatch):
     path = tmp_path / "gone.jsonl"
     monkeypatch.setattr(workload, "trace_path", lambda name: (str(path), path))
@@ -236,6 +254,11 @@ def test_hit_tokens_counts_distance_zero_and_every_request():
     r = _reuse([[1], [1], [2]], block_tokens=4)
     blocks, tokens = r.hit_tokens(1)
     assert blocks.tolist() == [0, 1, 0] and tokens.tolist() == [0, 4, 0]
+    # a last request with an empty prompt still has its row
+    rows = [{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [1]}] * 2
+    rows.append({"timestamp": 1, "input_length": 0, "output_length": 1, "hash_ids": []})
+    blocks, tokens = workload.Reuse.of(workload.parse_trace(_text(rows), "t", 1)).hit_tokens()
+    assert blocks.tolist() == [0, 1, 0] and tokens.tolist() == [0, 1, 0]
     # distance 1 does not fit a 1-block cache: A B A
     blocks, _ = _reuse([[1], [2], [1]]).hit_tokens(1)
     assert blocks.tolist() == [0, 0, 0]
@@ -339,6 +362,19 @@ def test_the_report_by_hand():
     # the one reuse comes 0.25 s after its first reference
     assert rep["blocks"]["reuse_interval_s"]["mean"] == 0.25
     tier = rep["tiers"][1]
+    assert list(tier) == [
+        "target_pct",
+        "capacity_blocks",
+        "capacity_bytes",
+        "hit_ratio_blocks",
+        "hit_ratio_tokens",
+        "hit_tokens_per_s",
+        "hit_bytes_per_s",
+        "in_batch_gpu_s_per_s",
+        "lone_gpu_s_per_s",
+        "lone_memory_bound_share",
+        "links",
+    ]
     assert tier["capacity_blocks"] == 1.0 and tier["capacity_bytes"] == 4000.0  # 1 block x 4 tokens x 1000 B
     # fetching the hit: 1 ms + 4,000 B / 1e6 B/s = 5 ms, over 0.5 s: 0.01 link-seconds a second
     link = tier["links"][0]
