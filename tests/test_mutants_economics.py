@@ -19,6 +19,12 @@ def test_capacity_price_without_power_is_purchase_over_amortisation():
     assert float(economics.capacity_price_per_byte_s(10e-9, 5 * YEAR_S)) == pytest.approx(6.337617e-17, rel=1e-6)
 
 
+def test_capacity_price_with_power_or_price_alone_adds_nothing():
+    # a holding power with no energy price (or a price with no power) costs nothing more: 1e-8 / 1e8 = 1e-16
+    assert float(economics.capacity_price_per_byte_s(1e-8, 1e8, hold_w_per_byte=1.5e-10)) == pytest.approx(1e-16)
+    assert float(economics.capacity_price_per_byte_s(1e-8, 1e8, usd_per_joule=2.5e-8)) == pytest.approx(1e-16)
+
+
 def test_capacity_price_adds_the_energy_it_draws_while_holding():
     # 1e-8 USD/B over 1e8 s = 1e-16; plus 0.15 W/GB = 1.5e-10 W/B at 0.09 USD/kWh = 2.5e-8 USD/J:
     # 1.5e-10 x 2.5e-8 = 3.75e-18; total 1.0375e-16 USD/(B s)

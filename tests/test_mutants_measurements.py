@@ -710,15 +710,17 @@ def test_measured_texts_round_at_the_edge(tmp_path):
     def change_probe1(d):
         # 104.64996 µs shows as 104.6 (a factor 1e-6 too large would show 104.7)
         next(c for c in d["copies"] if c["kind"] == "h2d_pinned" and c["bytes"] == 5 * 2**20)["median_s"] = 104.64996e-6
-        # 2 x 8192^3 / t = 776.5000001e12 FLOP/s shows as 777 TFLOP/s (dividing by 1e12 + 1 would show 776)
-        d["matmul_ceiling"].update(median_s=2 * n**3 / 776.5000001e12, min_s=1e-3, max_s=2e-3)
-        # 2 x 2 GiB / t = 4.2450000001e12 B/s shows as 4.25 TB/s (by 1e12 + 1: 4.24)
-        d["hbm_copy"].update(median_s=2 * 2**31 / 4.2450000001e12, min_s=1e-3, max_s=2e-3)
+        # 2 x 8192^3 / t = 776.50000000008e12 FLOP/s (1e-13 above the edge) shows as 777 TFLOP/s; dividing by
+        # 1e12 + 1 (1e-12 less) would show 776
+        d["matmul_ceiling"].update(median_s=2 * n**3 / 776.50000000008e12, min_s=1e-3, max_s=2e-3)
+        # 2 x 2 GiB / t = 4.2450000000004e12 B/s shows as 4.25 TB/s (by 1e12 + 1: 4.24)
+        d["hbm_copy"].update(median_s=2 * 2**31 / 4.2450000000004e12, min_s=1e-3, max_s=2e-3)
 
     def change_probe3(d):
-        # every run moves 600 x 5 MiB in the same time: 52.6500001e9 B/s shows as 52.7 GB/s (by 1e9 + 1: 52.6)
+        # every run moves 600 x 5 MiB in the same time: 52.650000005e9 B/s (1e-10 above the edge) shows as
+        # 52.7 GB/s; by 1e9 + 1 (1e-9 less) it would show 52.6
         for run in d["overlap"]["with_copies"]:
-            run["copies_s"] = 600 * 5 * 2**20 / 52.6500001e9
+            run["copies_s"] = 600 * 5 * 2**20 / 52.650000005e9
 
     target = _bad_set(tmp_path, "probe1.json", change_probe1)
     data = json.loads((target / "probe3.json").read_text())
