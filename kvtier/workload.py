@@ -64,6 +64,9 @@ TRACE_BLOCK_TOKENS = 512
 MAX_TRACE_BYTES = 2 << 30
 """Largest trace file read (bytes): 2 GiB, about 700 times the shipped conversation trace."""
 
+MAX_BLOCK_TOKENS = 1 << 31
+"""Most tokens a block may hold (2,147,483,648, beyond any context): token counts then fit in 64 bits."""
+
 TARGETS_PCT: tuple[int, ...] = (50, 80, 90, 95)
 """Shares of the achievable (infinite-cache) hit ratio whose capacity the report gives (%)."""
 
@@ -177,6 +180,15 @@ class Trace:
         return tokens
 
 
+def _block_tokens(value: Any) -> int:
+    """``value`` as tokens per block: a whole number from 1 to :data:`MAX_BLOCK_TOKENS`."""
+    if int(value) != value or not 1 <= value <= MAX_BLOCK_TOKENS:
+        raise KvtierError(
+            f"block tokens must be a whole number from 1 to {MAX_BLOCK_TOKENS:,}, got {show(value, quote=True)}"
+        )
+    return int(value)
+
+
 def _parse_request(line: str, where: str, number: int, block_tokens: int) -> tuple[float, int, int, list[int]]:
     """One line of a trace, validated: ``(timestamp ms, input tokens, output tokens, hash ids)``."""
     at = f"{where}: line {number}"
@@ -226,9 +238,7 @@ def parse_trace(text: str, where: str, block_tokens: int = TRACE_BLOCK_TOKENS) -
     block_tokens : int
         Prompt tokens per ``hash_ids`` block (tokens, >= 1).
     """
-    if int(block_tokens) != block_tokens or block_tokens < 1:
-        raise KvtierError(f"block tokens must be a whole number >= 1, got {show(block_tokens, quote=True)}")
-    block_tokens = int(block_tokens)
+    block_tokens = _block_tokens(block_tokens)
     stamps: list[float] = []
     inputs: list[int] = []
     outputs: list[int] = []
@@ -996,9 +1006,7 @@ def stream_lru(
     histograms (about 40 B a distinct block) and one chunk.
     """
     where, path = trace_path(name)
-    if int(block_tokens) != block_tokens or block_tokens < 1:
-        raise KvtierError(f"block tokens must be a whole number >= 1, got {show(block_tokens, quote=True)}")
-    block_tokens = int(block_tokens)
+    block_tokens = _block_tokens(block_tokens)
     dense, kernel = DenseIds(), StackDistanceStream()
     counts = {"blocks": np.zeros(0), "tokens": np.zeros(0)}
     total = {"blocks": 0.0, "tokens": 0.0}

@@ -79,11 +79,19 @@ def test_whole_messages_for_a_bad_trace():
     assert str(info.value) == "t.jsonl: line 1: a hash id does not fit in 64 bits"
 
 
-@pytest.mark.parametrize(("block_tokens", "shown"), [(0, "0"), (-4, "-4"), (2.5, "2.5"), ("4", "'4'")])
+@pytest.mark.parametrize(
+    ("block_tokens", "shown"), [(0, "0"), (-4, "-4"), (2.5, "2.5"), ("4", "'4'"), (2**31 + 1, "2147483649")]
+)
 def test_block_tokens_must_be_a_whole_number_of_at_least_one(block_tokens, shown):
     with pytest.raises(KvtierError) as info:
         workload.parse_trace(_text([GOOD]), "t", block_tokens)
-    assert str(info.value) == f"block tokens must be a whole number >= 1, got {shown}"
+    assert str(info.value) == f"block tokens must be a whole number from 1 to 2,147,483,648, got {shown}"
+
+
+def test_the_largest_block_holds_2_to_the_31_tokens():
+    # 2 tokens in a block of 2**31 need ceil(2 / 2**31) = 1 id
+    trace = workload.parse_trace(_text([{**GOOD, "hash_ids": [1]}]), "t", 2**31)
+    assert trace.block_tokens == 2**31 and trace.ref_tokens.tolist() == [2]
 
 
 def test_zero_lengths_are_requests_too():

@@ -306,13 +306,13 @@ def test_stream_lru_with_one_token_blocks(tmp_path):
 
 @pytest.mark.parametrize(
     ("block_tokens", "shown"),
-    [(0, "0"), (-4, "-4"), (2.5, "2.5"), (np.float64(2.5), "np.float64(2.5)")],
+    [(0, "0"), (-4, "-4"), (2.5, "2.5"), (np.float64(2.5), "np.float64(2.5)"), (2**31 + 1, "2147483649")],
 )
 def test_stream_lru_refuses_bad_block_tokens(tmp_path, block_tokens, shown):
     path = write_lines(tmp_path / "hand.jsonl", HAND_ROWS)
     with pytest.raises(KvtierError) as err:
         workload.stream_lru(path, block_tokens)
-    assert str(err.value) == f"block tokens must be a whole number >= 1, got {shown}"
+    assert str(err.value) == f"block tokens must be a whole number from 1 to 2,147,483,648, got {shown}"
 
 
 def test_stream_lru_names_an_empty_trace(tmp_path):
@@ -468,8 +468,8 @@ def test_to_jsonl_writes_milliseconds_and_each_requests_ids():
     ]
 
 
-def test_stream_lru_sums_token_weights_as_floats(tmp_path):
-    # four blocks of 2**62 tokens: 4 x 2**62 = 2**64 = 18,446,744,073,709,551,616 tokens, past int64
-    path = write_lines(tmp_path / "huge.jsonl", [row(0, [1, 2, 3, 4], 4 * 2**62)])
-    h = workload.stream_lru(path, 2**62)
-    assert h.total == {"blocks": 4.0, "tokens": 2.0**64}
+def test_stream_lru_takes_the_largest_block(tmp_path):
+    # four blocks of 2**31 tokens (the largest block): 4 x 2**31 = 2**33 = 8,589,934,592 tokens
+    path = write_lines(tmp_path / "huge.jsonl", [row(0, [1, 2, 3, 4], 4 * 2**31)])
+    h = workload.stream_lru(path, 2**31)
+    assert h.total == {"blocks": 4.0, "tokens": 2.0**33}
