@@ -35,6 +35,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -271,6 +272,9 @@ def execute(job: NotebookJob, output: Path, cwd: Path) -> None:
     """Execute one notebook with papermill into ``output``, stripped of volatile metadata."""
     import papermill
 
+    from kvtier.kernels import kernel_manager_class
+
+    kernel_dir = Path(tempfile.mkdtemp(prefix="kvtier-kernel-"))
     try:
         papermill.execute_notebook(
             read_page(job.source),
@@ -282,9 +286,12 @@ def execute(job: NotebookJob, output: Path, cwd: Path) -> None:
             kernel_name="python3",
             # the kernel's own log (a TCP-transport warning, a shutdown message) is noise in build output
             extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+            kernel_manager_class=kernel_manager_class(kernel_dir),
         )
     except Exception as exc:  # PapermillExecutionError and kernel start failures
         raise KvtierError(_failure_message(job, output, exc)) from None
+    finally:
+        shutil.rmtree(kernel_dir, ignore_errors=True)
     nb = nbformat.read(output, as_version=4)
     nbformat.write(strip_volatile(nb), output)
 

@@ -19,7 +19,7 @@ PACKAGE = ROOT / "kvtier"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("kvtier.errors", "kvtier.data"),
-    ("kvtier.units", "kvtier.readers", "kvtier.outdir"),
+    ("kvtier.units", "kvtier.readers", "kvtier.outdir", "kvtier.kernels"),
     ("kvtier.provenance", "kvtier.assumptions"),
     ("kvtier.models",),
     ("kvtier.costs", "kvtier.capacity", "kvtier.roofline", "kvtier.uncertainty", "kvtier.workload", "kvtier.economics"),

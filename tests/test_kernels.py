@@ -1,0 +1,70 @@
+"""The notebooks' kernels talk over Unix sockets in a private directory, so no TCP port race."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from jupyter_client import AsyncKernelManager
+
+from kvtier import pipeline
+from kvtier.kernels import kernel_manager_class
+
+POSIX = pytest.mark.skipif(os.name != "posix", reason="Unix sockets")
+
+
+@POSIX
+def test_a_kernel_binds_unix_sockets_next_to_its_connection_file(tmp_path):
+    km = kernel_manager_class(tmp_path)(kernel_name="python3")
+
+    async def start_check_stop() -> tuple[dict, list[str]]:
+        await km.start_kernel()
+        try:
+            kc = km.client()
+            kc.start_channels()
+            await kc.wait_for_ready(timeout=120)
+            kc.stop_channels()
+            info = json.loads((tmp_path / "kernel.json").read_text())
+            sockets = sorted(p.name for p in tmp_path.iterdir() if p.is_socket())
+        finally:
+            await km.shutdown_kernel(now=True)
+        return info, sockets
+
+    info, sockets = asyncio.run(start_check_stop())
+    assert info["transport"] == "ipc"
+    # ip is the connection file's path without ".json", plus "-ipc"; the five channels
+    # (shell, iopub, stdin, control, heartbeat) take the first five free numbers after it
+    assert info["ip"] == str(tmp_path / "kernel-ipc")
+    assert sockets == [f"kernel-ipc-{n}" for n in range(1, 6)]
+
+
+def test_a_directory_too_long_for_a_socket_path_keeps_tcp(tmp_path):
+    # 100 bytes is the limit; "/kernel-ipc-99" adds 14, so a 90-byte directory gives 104
+    long_dir = Path("/" + "d" * 89)
+    assert len(str(long_dir)) == 90
+    assert kernel_manager_class(long_dir) is AsyncKernelManager
+    # an 86-byte directory gives exactly 100: still Unix sockets
+    assert kernel_manager_class(Path("/" + "d" * 85)) is not AsyncKernelManager
+
+
+@POSIX
+def test_execute_runs_the_page_and_removes_its_kernel_directory(tmp_path, monkeypatch):
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    page = tmp_path / "99_tiny.md"
+    page.write_text(
+        "---\njupytext:\n  text_representation:\n    format_name: myst\n"
+        "kernelspec:\n  name: python3\n  display_name: Python 3\n  language: python\n---\n\n"
+        "```{code-cell}\n:tags: [parameters]\nx = 1\n```\n\n```{code-cell}\nprint(6 * 7)\n```\n"
+    )
+    out = tmp_path / "out.ipynb"
+    pipeline.execute(pipeline.NotebookJob("99_tiny", page, {"x": 2}, "h"), out, tmp_path)
+    nb = nbformat.read(out, as_version=4)
+    assert nb.cells[-1].outputs[0]["text"] == "42\n"  # 6 x 7
+    assert list(temp.iterdir()) == []
