@@ -50,6 +50,7 @@ import kvtier
 from kvtier import outdir, pages, preview
 from kvtier.assumptions import AssumptionSet, check_consistency
 from kvtier.errors import KvtierError
+from kvtier.kernels import kernel_manager_class
 from kvtier.models import config_path
 from kvtier.notebook import PARAM_KEYS, PROVENANCE_PARAM, SET_NAME_PARAM, notebook_parameters, param_name
 from kvtier.scenario import Scenario
@@ -271,8 +272,6 @@ def _failure_message(job: NotebookJob, output: Path, exc: Exception) -> str:
 def execute(job: NotebookJob, output: Path, cwd: Path) -> None:
     """Execute one notebook with papermill into ``output``, stripped of volatile metadata."""
     import papermill
-
-    from kvtier.kernels import kernel_manager_class
 
     kernel_dir = Path(tempfile.mkdtemp(prefix="kvtier-kernel-"))
     try:
