@@ -283,7 +283,7 @@ def execute(job: NotebookJob, output: Path, cwd: Path) -> None:
             progress_bar=False,
             log_output=False,
             kernel_name="python3",
-            # the kernel's own log (a TCP-transport warning, a shutdown message) is noise in build output
+            # the kernel's own log (a transport warning where TCP remains, a shutdown message) is noise in build output
             extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
             kernel_manager_class=kernel_manager_class(kernel_dir),
         )
