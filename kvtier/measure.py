@@ -893,8 +893,8 @@ def check_out(path: Path, force: bool = False) -> None:
         One line naming ``--out`` and the file or directory.
     """
     shown = show(path)
-    if str(path) in ("", "."):
-        raise KvtierError(f"--out {shown}: give the assumption file to write")
+    if path.is_dir():
+        raise KvtierError(f"--out {shown}: is a directory; give the assumption file to write")
     directory = path.parent
     if not directory.is_dir():
         what = "is not a directory" if directory.exists() else "does not exist"
@@ -982,6 +982,13 @@ def resolve_model(spec: str) -> str:
     return os.path.abspath(spec)
 
 
+def _out_file(text: str) -> Path:
+    """``--out`` as a path; an empty one (which ``Path`` reads as the current directory) is refused."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give the assumption file to write, not an empty path")
+    return Path(text)
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``measure --out FILE [--force] [--model M] [--device D] [--quick] [--layers N]`` on ``subparsers``."""
     p = subparsers.add_parser(
@@ -992,7 +999,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         " an assumption set for `kvtier build --assumptions`. The file is written atomically; an existing file"
         " is replaced only if kvtier measure wrote it (or with --force).",
     )
-    p.add_argument("--out", required=True, type=Path, metavar="FILE", help="the assumption set to write (YAML)")
+    p.add_argument("--out", required=True, type=_out_file, metavar="FILE", help="the assumption set to write (YAML)")
     p.add_argument("--force", action="store_true", help="replace FILE even if kvtier measure did not write it")
     p.add_argument("--model", default="llama-3-70b", help="model preset or config.json path (default llama-3-70b)")
     p.add_argument("--device", default="auto", choices=DEVICES, help="where to measure (default: auto)")
