@@ -68,6 +68,8 @@ SWEEP_QUICK = (1, 16, 64)
 """Tokens per forward pass of a quick run's sweep."""
 MEMORY_SHARE = 0.6
 """Largest share of the free memory the weights may take (the rest: activations, copies, the system)."""
+WEIGHT_PATTERN = 1 << 22
+"""Random numbers drawn for the CPU backend's weights (4 Mi), repeated to fill every matrix."""
 QUICK_LAYERS = 2
 """Most layers a ``--quick`` run builds (fewer when fewer fit); the passes are scaled to all layers."""
 RANGE_BAND = 0.1
@@ -212,10 +214,17 @@ def _numpy_forward(spec: ModelSpec, layers: int, seed_: int) -> tuple[Callable[[
         spec.intermediate_size,
     )
 
+    pattern = rng.standard_normal(min(WEIGHT_PATTERN, layers * layer_params(spec) + spec.vocab_size), dtype=np.float32)
+    pattern *= 0.02
+
     def w(*shape: int) -> np.ndarray:
-        a = rng.standard_normal(shape, dtype=np.float32)
-        a *= 0.02  # in place: a temporary would double the memory a large matrix takes
-        return a
+        # a random pattern repeated: the time of a product does not depend on its values, and drawing billions
+        # of normal numbers took longer than the passes; filled in place, with no temporary array
+        a = np.empty(math.prod(shape), dtype=np.float32)
+        whole = a.size // pattern.size * pattern.size
+        a[:whole].reshape(-1, pattern.size)[:] = pattern
+        a[whole:] = pattern[: a.size - whole]
+        return a.reshape(shape)
 
     weights = [(w(h, q + 2 * kv), w(q, h), w(h, 2 * f), w(f, h)) for _ in range(layers)]
     embed, head = w(spec.vocab_size, h), w(h, spec.vocab_size)
@@ -603,9 +612,10 @@ def measure(
     product = backend.timer(backend.matmul(n), max(3, reps // 4))
     _log(f"{n}^3 {backend.dtype} product: {2 * n**3 / product.median / 1e12:.3g} TFLOP/s")
     make, _ = backend.forward(spec, built, 0)
+    pass_reps = max(2 if quick else 3, reps // 4)  # a quick run's passes of a 70B model take most of its minute
     times = []
     for tokens in sorted(set(sweep) | {16}):
-        times.append((tokens, _pass_time(backend, make, tokens, built, spec.n_layers, max(3, reps // 4))))
+        times.append((tokens, _pass_time(backend, make, tokens, built, spec.n_layers, pass_reps)))
         scaled = f", {built} of {spec.n_layers} layers scaled to all" if built < spec.n_layers else ""
         _log(f"forward pass over {tokens} tokens{scaled}: {times[-1][1].median * 1e3:.2f} ms")
     return Result(
