@@ -12,6 +12,7 @@ range, finiteness) with an error naming the key.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -86,6 +87,21 @@ COST_RANGES = (
 )
 """The cost inputs with a range (``KEY_low`` .. ``KEY_high``) for the tornado."""
 MFU_LABELS = ("optimistic", "typical", "conservative")
+UNCERTAIN_POINTS: dict[str, tuple[str, ...]] = {
+    "bandwidth": tuple(f"bandwidth.{label}" for label in BANDWIDTH_LABELS),
+    "mfu": tuple(f"mfu.{label}" for label in MFU_LABELS),
+    "peak": ("peak_flops",),
+    "mem_bandwidth": ("regen.mem_bandwidth",),
+    "mem_efficiency": ("regen.mem_efficiency",),
+}
+"""The values each uncertainty range (``uncertainty.NAME_low`` .. ``_high``) must hold, highest first.
+
+The Monte Carlo and the tornado of the uncertainty page (:func:`kvtier.pages.uncertainty.inputs`)
+draw ``NAME`` between those ends around a base point: the illustrative bracket of the bandwidth
+and of the MFU, ``peak_flops``, ``regen.mem_bandwidth`` and ``regen.mem_efficiency``.  The range
+must hold every bracket, not only the illustrative one: the ratio page quotes the ratio across
+the brackets, and a bracket outside the drawn range would contradict the draws' percentiles.
+"""
 
 SCHEMA: dict[str, KeySpec] = {
     "model": KeySpec("text"),
@@ -453,6 +469,54 @@ def _parse_records(data: Any, where: str, defaults_source: str) -> dict[str, Ass
     return records
 
 
+PATH_KEYS = ("model", "workload.trace")
+"""Keys whose value may be a file path: a model's ``config.json`` (or its directory) and a trace."""
+
+
+def _names(key: str) -> frozenset[str]:
+    """The values of ``key`` that are names of something shipped, never paths."""
+    if key == "model":
+        from kvtier.models import PRESETS
+
+        return frozenset(PRESETS)
+    from kvtier.workload import SHIPPED_TRACES
+
+    return frozenset(SHIPPED_TRACES)
+
+
+def resolve_against(value: str, key: str, directory: Path) -> str:
+    """``value`` of ``key`` read from a file in ``directory``: a relative path made relative to that directory.
+
+    Shipped names (model presets, shipped traces) and absolute paths stay as they are.  A model
+    value is a path when :func:`kvtier.models.config_path` would take it for one (``.json``, a
+    ``/``) or when it names something in ``directory``; a trace value that is no shipped name is
+    always a path.  The result is relative to the current directory when it lies below it (so
+    that no absolute path reaches a published book), else absolute.
+    """
+    if value in _names(key) or Path(value).is_absolute():
+        return value
+    candidate = directory / value
+    if key == "model" and not (Path(value).suffix == ".json" or "/" in value or candidate.exists()):
+        return value  # an unknown preset name: load_model names it
+    full = Path(os.path.abspath(candidate))
+    cwd = Path.cwd()
+    return str(full.relative_to(cwd)) if full.is_relative_to(cwd) else str(full)
+
+
+def _resolve_paths(records: dict[str, Assumption], directory: Path, where: str) -> dict[str, Assumption]:
+    """``records`` of a set file in ``directory`` with its path values resolved (:func:`resolve_against`)."""
+    for key in PATH_KEYS:
+        rec = records.get(key)
+        if rec is None or not isinstance(rec.value, str):
+            continue
+        resolved = resolve_against(rec.value, key, directory)
+        if resolved != rec.value:
+            records[key] = make_assumption(
+                key, resolved, basis=rec.basis, provenance=rec.provenance, source=rec.source, where=where
+            )
+    return records
+
+
 def seed() -> AssumptionSet:
     """The shipped ``seed`` set: the source chapter's assumptions, stated and implied."""
     ref = resources.files("kvtier.data").joinpath("seed.yaml")
@@ -482,7 +546,7 @@ def load_assumptions(
     if path is not None:
         path = Path(path)
         data = load_yaml(path, "assumptions file")
-        records = _parse_records(data, show(path), str(path))
+        records = _resolve_paths(_parse_records(data, show(path), str(path)), path.parent, show(path))
         name = data.get("name") if isinstance(data.get("name"), str) else path.stem
         result = result.with_records(records, name=name)
     if sets:
@@ -543,7 +607,9 @@ def check_consistency(assumptions: AssumptionSet) -> None:
 
     The brackets must be ordered (optimistic bandwidth >= mid >= pessimistic, and the
     same for MFU), the short context below the long one, the example block inside its
-    sequence, and every uncertainty range low <= high.  A quick ``compare`` needs none of
+    sequence, every uncertainty range low <= high and holding the values it stands for
+    (:data:`UNCERTAIN_POINTS`: every bandwidth and MFU bracket, the peak, the memory
+    bandwidth and efficiency), and every price's range its value.  A quick ``compare`` needs none of
     this, so only the book build, and a page run on its own, call it.  A set limited to a
     page's keys (:class:`RestrictedAssumptionSet`) is checked on the checks whose keys it
     holds.
@@ -569,6 +635,15 @@ def check_consistency(assumptions: AssumptionSet) -> None:
         if readable.issuperset((low, high)) and a.value(low) >= a.value(high):
             raise KvtierError(message)
 
+    def inside(point: str, end: str, side: str) -> None:
+        if not readable.issuperset((point, end)):
+            return
+        if (a.value(point) > a.value(end)) if side == "above" else (a.value(point) < a.value(end)):
+            raise KvtierError(
+                f"key '{point}' ({a[point].display}) lies {side} '{end}' ({a[end].display}); an uncertainty"
+                f" range must hold the values it stands for: widen '{end}' or change '{point}'"
+            )
+
     ordered(tuple(f"bandwidth.{b}" for b in BANDWIDTH_LABELS), "bandwidths must run optimistic >= mid >= pessimistic")
     ordered(tuple(f"mfu.{m}" for m in MFU_LABELS), "MFUs must run optimistic >= typical >= conservative")
     below("context.short", "context.long", "key 'context.short' must be smaller than 'context.long'")
@@ -579,5 +654,8 @@ def check_consistency(assumptions: AssumptionSet) -> None:
     )
     for name in ("bandwidth", "mfu", "peak", "mem_bandwidth", "mem_efficiency"):
         ordered((f"uncertainty.{name}_high", f"uncertainty.{name}_low"), "a range needs low <= high")
+    for name, points in UNCERTAIN_POINTS.items():  # brackets already ordered: the outermost two decide
+        inside(points[0], f"uncertainty.{name}_high", "above")
+        inside(points[-1], f"uncertainty.{name}_low", "below")
     for key in COST_RANGES:
         ordered((f"{key}_high", key, f"{key}_low"), "a price's range must hold its value: low <= value <= high")

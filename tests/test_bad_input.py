@@ -354,6 +354,78 @@ SET_OPTIONS = [
     ("bare-latency", "fetch_latency=5", ["key 'fetch_latency' = '5' needs a unit, for example 5us"]),
 ]
 
+# The set as a whole (issue 22): every uncertainty range holds the values it stands for (the bandwidth and MFU
+# brackets, peak_flops, regen.mem_bandwidth and regen.mem_efficiency), or the set is refused naming both keys.
+# (id, file text, substrings). Each runs as `build --assumptions FILE` and `cost --assumptions FILE`, the commands
+# that check keys against each other (`compare` takes single values and draws nothing).
+RANGE_RULE = "an uncertainty range must hold the values it stands for"
+WHOLE_SET_FILES = [
+    # the issue's case: a CPU's measured peak with the seed's 500-989 TFLOP/s range (the landing page said the
+    # brackets run 19,223x to 464,058x while 100 % of Monte Carlo draws fell below 100x)
+    (
+        "measured-peak-seed-range",
+        "assumptions:\n  peak_flops: 1.2 TFLOP/s\n",
+        ["key 'peak_flops' (1.2 TFLOP/s) lies below 'uncertainty.peak_low' (500 TFLOP/s)", RANGE_RULE],
+    ),
+    (
+        "peak-above-its-range",
+        "assumptions:\n  peak_flops: 2250 TFLOP/s\n",
+        ["key 'peak_flops' (2.25 PFLOP/s) lies above 'uncertainty.peak_high' (989 TFLOP/s)"],
+    ),
+    # a range moved away from the value it stands for
+    (
+        "range-moved-off-its-value",
+        "assumptions:\n  uncertainty.peak_low: 600 TFLOP/s\n",
+        ["key 'peak_flops' (500 TFLOP/s) lies below 'uncertainty.peak_low' (600 TFLOP/s)"],
+    ),
+    # every bracket, not only the illustrative one: the ratio page quotes the ratio across the brackets
+    (
+        "optimistic-bandwidth-above",
+        "assumptions:\n  bandwidth.optimistic: 242 GB/s\n",
+        ["key 'bandwidth.optimistic' (242 GB/s) lies above 'uncertainty.bandwidth_high' (121 GB/s)"],
+    ),
+    (
+        "pessimistic-bandwidth-below",
+        "assumptions:\n  bandwidth.pessimistic: 27.57 GB/s\n",
+        ["key 'bandwidth.pessimistic' (27.57 GB/s) lies below 'uncertainty.bandwidth_low' (32 GB/s)"],
+    ),
+    # the illustrative MFU (mfu.typical here) outside 25-50 %, with the brackets still ordered
+    (
+        "illustrative-mfu-above",
+        "assumptions:\n  mfu.optimistic: 80%\n  mfu.typical: 60%\n  illustrative.mfu: typical\n",
+        ["key 'mfu.optimistic' (80%) lies above 'uncertainty.mfu_high' (50%)"],
+    ),
+    (
+        "conservative-mfu-below",
+        "assumptions:\n  mfu.conservative: 10%\n",
+        ["key 'mfu.conservative' (10%) lies below 'uncertainty.mfu_low' (25%)"],
+    ),
+    # the lone-block regime's inputs: an H200's 4.8 TB/s is the seed's top; a B200's 8 TB/s is beyond it
+    (
+        "memory-bandwidth-above",
+        "assumptions:\n  regen.mem_bandwidth: 8 TB/s\n",
+        ["key 'regen.mem_bandwidth' (8 TB/s) lies above 'uncertainty.mem_bandwidth_high' (4.8 TB/s)"],
+    ),
+    (
+        "memory-efficiency-below",
+        "assumptions:\n  regen.mem_efficiency: 50%\n",
+        ["key 'regen.mem_efficiency' (50%) lies below 'uncertainty.mem_efficiency_low' (60%)"],
+    ),
+]
+# the same rule for --set (id, option, substrings), under `build` and `cost`
+WHOLE_SET_OPTIONS = [
+    (
+        "peak-above-its-range",
+        "peak_flops=2250TFLOP/s",
+        ["key 'peak_flops' (2.25 PFLOP/s) lies above 'uncertainty.peak_high' (989 TFLOP/s)", RANGE_RULE],
+    ),
+    (
+        "range-high-below-its-value",
+        "uncertainty.mem_efficiency_high=70%",
+        ["key 'regen.mem_efficiency' (80%) lies above 'uncertainty.mem_efficiency_high' (70%)"],
+    ),
+]
+
 # Models: (id, config.json text or None for no file, spec, substrings). Each runs as
 # `model SPEC`, `compare --model SPEC` and `build --set model=SPEC`.
 MODELS = [
@@ -573,6 +645,17 @@ CASES = [
         id="model-kv-dtype-int3",
     ),
     pytest.param(("model",), {}, ["the following arguments are required: spec"], id="model-no-spec"),
+    # the set as a whole (issue 22)
+    *(
+        pytest.param((cmd, "--assumptions", YAML), {"mine.yaml": text}, needles, id=f"{cmd}-whole-set-{name}")
+        for name, text, needles in WHOLE_SET_FILES
+        for cmd in ("build", "cost")
+    ),
+    *(
+        pytest.param((cmd, "--set", option), {}, needles, id=f"{cmd}-whole-set-set-{name}")
+        for name, option, needles in WHOLE_SET_OPTIONS
+        for cmd in ("build", "cost")
+    ),
 ]
 
 
@@ -657,3 +740,12 @@ def test_zero_latency_is_accepted_from_every_source(tmp_path, args):
     # 5,242,880 B / 64e9 B/s + 0 s = 81.92 us
     assert result["assumptions"]["fetch_latency"]["value"] == 0.0
     assert result["fetch_time_s"] == pytest.approx(81.92e-6, rel=1e-12)
+
+
+def test_a_set_that_moves_a_value_and_its_range_together_is_accepted(tmp_path):
+    # not bad input: the neighbour of the whole-set cases. A B200-class peak with a range that holds it
+    path = tmp_path / "b200.yaml"
+    path.write_text("assumptions:\n  peak_flops: 2250 TFLOP/s\n  uncertainty.peak_high: 2250 TFLOP/s\n")
+    proc = run_cli("cost", "--assumptions", str(path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["assumption_set"] == "b200"
