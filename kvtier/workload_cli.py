@@ -94,7 +94,7 @@ def nothing_to_cache(references: int, hit_ratio: float) -> str | None:
         Hit ratio of an infinite cache (fraction).
     """
     if references == 0:
-        return "the prompts hold no blocks (every input_length is 0)"
+        return "no prompt holds a block, every input_length being 0"
     if hit_ratio == 0:
         return "no block is referenced twice"
     return None
@@ -113,7 +113,7 @@ def no_duration(requests: int, duration_s: float) -> str | None:
     if duration_s > 0:
         return None
     if requests == 1:
-        return "the trace holds one request, so it lasts 0 s and has no rate per second"
+        return "with one request the trace lasts 0 s and has no rate per second"
     return f"all {requests:,} requests share one timestamp, so the trace lasts 0 s and has no rate per second"
 
 
