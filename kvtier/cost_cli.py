@@ -119,7 +119,7 @@ def _notes(reuse: Any) -> dict[str, str]:
     still = no_duration(t.n_requests, t.duration_s)
     if still and not empty:
         out["zero_duration"] = (
-            f"{still}: GiB held and costs per hour (bytes_held, *_per_s) are undefined; the costs over the whole"
+            f"{still}, so GiB held and costs per hour (bytes_held, *_per_s) are undefined; the costs over the whole"
             " trace (usd, recompute_all_usd) and the saving stand"
         )
     return out

@@ -113,8 +113,8 @@ def no_duration(requests: int, duration_s: float) -> str | None:
     if duration_s > 0:
         return None
     if requests == 1:
-        return "with one request the trace lasts 0 s and has no rate per second"
-    return f"all {requests:,} requests share one timestamp, so the trace lasts 0 s and has no rate per second"
+        return "the trace holds one request: it lasts 0 s and has no rate per second"
+    return f"all {requests:,} requests share one timestamp: the trace lasts 0 s and has no rate per second"
 
 
 def _notes(rep: dict[str, Any]) -> dict[str, str]:
@@ -129,9 +129,9 @@ def _notes(rep: dict[str, Any]) -> dict[str, str]:
     still = no_duration(tr["requests"], tr.get("duration_s", 1.0))
     if still:
         out["zero_duration"] = (
-            f"{still}: requests_per_s is null"
+            f"{still}, so requests_per_s is null"
             if empty
-            else f"{still}: requests_per_s and every other *_per_s rate are null; recompute / fetch compares"
+            else f"{still}, so requests_per_s and every other *_per_s rate are null; recompute / fetch compares"
             " totals over the trace"
         )
     return out

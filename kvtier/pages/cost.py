@@ -593,7 +593,7 @@ def _mix_paragraph(n: Mapping[str, Any], empty: str | None, still: str | None) -
     )
     if still:
         return (
-            f"{shares}; {n['mix_recompute_sentence']} {_cap(still)}: the mean GiB each tier holds and the cost per"
+            f"{shares}; {n['mix_recompute_sentence']} {_cap(still)}, so the mean GiB each tier holds and the cost per"
             " hour are undefined (n/a in the table). Over the whole trace the mix costs"
             f" {n['mix_usd']:.3g} USD against {n['mix_recompute_usd']:.3g} USD to recompute every reuse:"
             f" {n['mix_saving_pct']:.1f} % less."
@@ -618,7 +618,7 @@ def _mix_lead(n: Mapping[str, Any], empty: str | None, still: str | None) -> str
         return f"The trace has nothing to cache ({empty}): no tier holds a block of any model; the mix costs nothing."
     if still:
         return (
-            f"{_cap(still)}: no tier holds a block for any time and the mix has no cost per hour; over the trace it"
+            f"{_cap(still)}, so no tier holds a block for any time and the mix has no cost per hour; over the trace it"
             f" costs {n['mix_usd']:.3g} USD against {n['mix_recompute_usd']:.3g} USD to recompute every reuse inside a"
             " batch."
         )
@@ -635,7 +635,7 @@ def _mix_tornado_sentence(n: Mapping[str, Any], empty: str | None, still: str | 
     if empty:
         return "With nothing to cache it costs nothing at any price, and no tier holds a block."
     if still:
-        return f"{_cap(still)}: the mix has no cost per hour for a price to move."
+        return f"{_cap(still)}, so the mix has no cost per hour for a price to move."
     return (
         f"Its cost per hour moves most with the {n['mix_tornado_top_words']} (a factor of"
         f" {n['mix_tornado_top_swing']:.2f} across its range). {n['mix_decider_sentence']}"
