@@ -654,6 +654,23 @@ def _recompute_sentence(recompute_pct: float, longest_s: float) -> str:
     return f"{recompute_pct:.1f} % are recomputed, their next use too far off to pay for holding them anywhere."
 
 
+def _mix_finding_sentence(n: Mapping[str, Any], empty: str | None, still: str | None) -> str:
+    """The key finding on the mix (the findings page quotes it, after a semicolon), or why it holds or costs nothing."""
+    name = n["trace_name"]
+    if empty:
+        return f"the {name} trace has nothing to cache ({empty}), so its mix holds nothing and costs nothing"
+    if still:
+        return (
+            f"for the {name} trace, {still}, so its mix has no GiB held or cost per hour: over the whole trace it"
+            f" costs {n['mix_usd']:.3g} USD against {n['mix_recompute_usd']:.3g} USD to recompute every reuse"
+        )
+    return (
+        f"for the {name} trace the cheapest mix holds {n['mix_total_gib']:,.0f} GiB, mostly in {n['mix_main_tier']},"
+        f" for {n['mix_usd_per_h']:.2f} USD an hour against {n['mix_recompute_usd_per_h']:.1f} USD to recompute every"
+        " reuse"
+    )
+
+
 def _decider_sentence(s: Scenario, mt: pd.DataFrame, top: str) -> str:
     """The price that changes which tier holds the most of the mix's bytes, if one does."""
     base = mt["largest_tier_base"]
@@ -749,6 +766,7 @@ def mix_numbers(s: Scenario) -> dict[str, Any]:
     out["mix_paragraph"] = _mix_paragraph(out, empty, still)
     out["mix_lead"] = _mix_lead(out, empty, still)
     out["mix_tornado_sentence"] = _mix_tornado_sentence(out, empty, still)
+    out["mix_finding_sentence"] = _mix_finding_sentence(out, empty, still)
     return out
 
 
