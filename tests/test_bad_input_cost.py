@@ -12,9 +12,9 @@ An empty trace (no requests, or blank lines only) is what the reader refuses: on
 exit 2, as every bad input.  The pages are checked in-process for every trace (numbers,
 prose, figures, tables); one build, of the worst case, proves the book renders it.
 
-Cases per surface: workload 15 (5 traces x text, --stream, --json), workload --stream --json
-5, cost 10 (5 traces x text, --json), pages 10 (5 traces x 2 pages), empty trace 6
-(2 files x workload, --stream, cost), build 1.
+Cases per surface: workload 20 (5 traces x text, --stream, --json, --stream --json), cost 10
+(5 traces x text, --json), pages 10 (5 traces x 2 pages), empty trace 8 (2 files x workload,
+--stream, cost, build), build 1 (the worst case, marked ``book``).
 """
 
 from __future__ import annotations
@@ -299,16 +299,22 @@ def test_the_page_reads_in_words_with_no_undefined_number(tmp_path, page_name, n
 @pytest.mark.parametrize("text", ["", "\n \n\n"], ids=["empty-file", "blank-lines"])
 @pytest.mark.parametrize(
     "argv",
-    [("workload", "{trace}"), ("workload", "{trace}", "--stream"), ("cost", "--set", "workload.trace={trace}")],
-    ids=["workload", "workload-stream", "cost"],
+    [
+        ("workload", "{trace}"),
+        ("workload", "{trace}", "--stream"),
+        ("cost", "--set", "workload.trace={trace}"),
+        ("build", "--set", "workload.trace={trace}", "--out", "{tmp}/out"),  # refused before any notebook runs
+    ],
+    ids=["workload", "workload-stream", "cost", "build"],
 )
 def test_an_empty_trace_is_refused_in_one_line(tmp_path, text, argv):
     trace = tmp_path / "empty.jsonl"
     trace.write_text(text)
-    proc = run_cli(*(a.replace("{trace}", str(trace)) for a in argv))
+    proc = run_cli(*(a.replace("{trace}", str(trace)).replace("{tmp}", str(tmp_path)) for a in argv))
     shown = f"rc={proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     assert (proc.returncode, proc.stdout) == (2, ""), shown
     assert proc.stderr == f"kvtier: error: {trace}: the trace holds no requests\n", shown
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.jsonl"]  # nothing written, nothing left behind
 
 
 # ---------------------------------------------------------------------------
