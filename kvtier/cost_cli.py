@@ -6,7 +6,10 @@ set's block and the larger block, in both regimes of regeneration (a lone block 
 block inside a batch), the tier mix the workload page's trace calls for (GiB per tier,
 cost per hour against recomputing every reuse), and which price moves the CXL tier's
 interval most.  ``--json``
-prints the same in SI base units (seconds, USD, J).  Bad input (a price without its
+prints the same in SI base units (seconds, USD, J).  A trace with no reuse has nothing to
+cache (0 GiB, 0 USD/h, no shares to give); one that lasts 0 s has no GiB held or cost per
+hour but its costs over the whole trace and its saving; the text says so in words, and
+``--json`` gives ``null`` with ``notes`` saying why.  Bad input (a price without its
 currency, a negative or zero price, an unknown key) raises
 :class:`~kvtier.errors.KvtierError`, which the command line prints on one line.
 """
@@ -16,11 +19,15 @@ from __future__ import annotations
 import argparse
 import json
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvtier.assumptions import check_consistency, load_assumptions, parse_set_options
 from kvtier.scenario import Scenario
 from kvtier.workload_cli import no_duration, nothing_to_cache
+
+if TYPE_CHECKING:
+    from kvtier.economics import Mix
+    from kvtier.workload import Reuse
 
 
 def _page() -> ModuleType:
@@ -90,8 +97,8 @@ def report(s: Scenario) -> dict[str, Any]:
     }
 
 
-def _mix(m: Any, ladder: str) -> dict[str, Any]:
-    """One mix in SI units: ``None`` where the trace leaves a figure undefined (see the report's ``notes``)."""
+def _mix(m: Mix, ladder: str) -> dict[str, Any]:
+    """One mix in SI units (fractions, B, USD/s, USD): ``None`` where the trace leaves a figure undefined."""
     cost = _page()
     share = cost.by_medium(m.share, ladder)
     held = cost.by_medium(m.bytes_held, ladder) if m.bytes_held is not None else {}
@@ -106,7 +113,7 @@ def _mix(m: Any, ladder: str) -> dict[str, Any]:
     }
 
 
-def _notes(reuse: Any) -> dict[str, str]:
+def _notes(reuse: Reuse) -> dict[str, str]:
     """What the mix's null values mean, by condition (``no_reuse``, ``zero_duration``); empty when none."""
     t = reuse.trace
     out = {}

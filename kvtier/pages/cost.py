@@ -7,7 +7,9 @@ bytes there for a second, in dollars and in joules.  Every link preset is a tier
 medium behind it (HBM, host DRAM, a CXL expander, NVMe flash) sets its holding cost.
 With the workload page's trace (:mod:`kvtier.workload`), each reuse of a block is served the
 cheapest way, which gives the GiB each tier must hold at the trace's rate and the mix's
-cost per hour against recomputing every reuse, for several models.
+cost per hour against recomputing every reuse, for several models.  A trace with no reuse
+has nothing to cache (the mix is empty and costs nothing); one that lasts 0 s has no GiB
+held or cost per hour, only costs over the whole trace; the page says which in words.
 """
 
 from __future__ import annotations

@@ -96,7 +96,12 @@ def _lone_numbers(s: Scenario, rep: dict[str, Any]) -> dict[str, Any]:
 
 
 def numbers(s: Scenario) -> dict[str, Any]:
-    """The trace, its reuse, the capacity per target and what the tier saves, in both regimes."""
+    """The trace, its reuse, the capacity per target and what the tier saves, in both regimes.
+
+    A figure the trace leaves undefined is ``None``, never NaN: a reuse interval of a trace
+    with no reuse, a rate of a trace that lasts 0 s.  The sentences the prose quotes
+    (``*_sentence``, ``*_paragraph``, ``*_clause``) say what such a trace gives in words.
+    """
     name, other = trace_name(s), contrast_name(s)
     rep, con = report(s, name), report(s, other)
     tr, bl, pf = rep["trace"], rep["blocks"], rep["prefix"]
