@@ -22,8 +22,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from kvtier.assumptions import check_consistency, load_assumptions, parse_set_options
+from kvtier.economics import no_duration, nothing_to_cache
 from kvtier.scenario import Scenario
-from kvtier.workload_cli import no_duration, nothing_to_cache
 
 if TYPE_CHECKING:
     from kvtier.economics import Mix

@@ -12,6 +12,8 @@ Where a holding cost is per byte per second, a tier's cost of holding ``n_bytes`
 of dropping them is one recomputation.  :func:`cheapest_tier` takes the lower envelope of
 those lines for each reuse interval, and :func:`tier_mix` sums a trace's reuses into the
 bytes each tier must hold (Little's law) and the cost per second of the mix.
+:func:`nothing_to_cache` and :func:`no_duration` say in words why a trace leaves a figure
+at zero (no reuse: nothing to cache) or undefined (a trace of 0 s: no rate).
 """
 
 from __future__ import annotations
@@ -275,3 +277,42 @@ def tier_mix(
         reuses=int(dt.size),
         duration_s=float(duration_s),
     )
+
+
+# ---- a trace that gives a cache nothing to do, or no rate -----------------------------------
+
+
+def nothing_to_cache(references: int, hit_ratio: float) -> str | None:
+    """Why a trace has nothing to cache: no blocks at all, or none referenced twice; ``None`` when it has.
+
+    Zero reuse is a real answer: nothing to cache, so every tier's capacity is 0 and saves nothing.
+
+    Parameters
+    ----------
+    references : int
+        Block references in the trace.
+    hit_ratio : float
+        Hit ratio of an infinite cache (fraction).
+    """
+    if references == 0:
+        return "no prompt holds a block, every input_length being 0"
+    if hit_ratio == 0:
+        return "no block is referenced twice"
+    return None
+
+
+def no_duration(requests: int, duration_s: float) -> str | None:
+    """Why a trace has no rates: it lasts 0 s (one request, or all at one timestamp); ``None`` when it lasts.
+
+    Parameters
+    ----------
+    requests : int
+        Requests in the trace.
+    duration_s : float
+        Time from its first request to its last (s).
+    """
+    if duration_s > 0:
+        return None
+    if requests == 1:
+        return "the trace holds one request: it lasts 0 s and has no rate per second"
+    return f"all {requests:,} requests share one timestamp: the trace lasts 0 s and has no rate per second"

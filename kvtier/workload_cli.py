@@ -15,6 +15,7 @@ from typing import Any
 
 from kvtier import hardware, workload
 from kvtier.assumptions import load_assumptions, parse_set_options
+from kvtier.economics import no_duration, nothing_to_cache
 from kvtier.errors import KvtierError
 from kvtier.scenario import Scenario
 from kvtier.units import format_bytes, format_time
@@ -79,42 +80,6 @@ def analysis(s: Scenario, trace: str) -> dict[str, Any]:
     out["kv_dtype"] = s.kv_dtype
     out["mfu_label"] = mfu_label
     return out
-
-
-def nothing_to_cache(references: int, hit_ratio: float) -> str | None:
-    """Why a trace has nothing to cache: no blocks at all, or none referenced twice; ``None`` when it has.
-
-    Zero reuse is a real answer: nothing to cache, so every tier's capacity is 0 and saves nothing.
-
-    Parameters
-    ----------
-    references : int
-        Block references in the trace.
-    hit_ratio : float
-        Hit ratio of an infinite cache (fraction).
-    """
-    if references == 0:
-        return "no prompt holds a block, every input_length being 0"
-    if hit_ratio == 0:
-        return "no block is referenced twice"
-    return None
-
-
-def no_duration(requests: int, duration_s: float) -> str | None:
-    """Why a trace has no rates: it lasts 0 s (one request, or all at one timestamp); ``None`` when it lasts.
-
-    Parameters
-    ----------
-    requests : int
-        Requests in the trace.
-    duration_s : float
-        Time from its first request to its last (s).
-    """
-    if duration_s > 0:
-        return None
-    if requests == 1:
-        return "the trace holds one request: it lasts 0 s and has no rate per second"
-    return f"all {requests:,} requests share one timestamp: the trace lasts 0 s and has no rate per second"
 
 
 def _notes(rep: dict[str, Any]) -> dict[str, str]:

@@ -24,10 +24,10 @@ import pandas as pd
 
 from kvtier import costs, economics, hardware, workload
 from kvtier.assumptions import COST_RANGES, HELP
+from kvtier.economics import no_duration, nothing_to_cache
 from kvtier.figures import PALETTE, finish, new_figure
 from kvtier.scenario import Scenario
 from kvtier.units import format_number, format_time
-from kvtier.workload_cli import no_duration, nothing_to_cache
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

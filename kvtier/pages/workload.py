@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 
 from kvtier import hardware, workload
+from kvtier.economics import no_duration, nothing_to_cache
 from kvtier.figures import PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.scenario import Scenario
-from kvtier.workload_cli import no_duration, nothing_to_cache
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
