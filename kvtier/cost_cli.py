@@ -6,7 +6,10 @@ set's block and the larger block, in both regimes of regeneration (a lone block 
 block inside a batch), the tier mix the workload page's trace calls for (GiB per tier,
 cost per hour against recomputing every reuse), and which price moves the CXL tier's
 interval most.  ``--json``
-prints the same in SI base units (seconds, USD, J).  Bad input (a price without its
+prints the same in SI base units (seconds, USD, J).  A trace with no reuse has nothing to
+cache (0 GiB, 0 USD/h, no shares to give); one that lasts 0 s has no GiB held or cost per
+hour but its costs over the whole trace and its saving; the text says so in words, and
+``--json`` gives ``null`` with ``notes`` saying why.  Bad input (a price without its
 currency, a negative or zero price, an unknown key) raises
 :class:`~kvtier.errors.KvtierError`, which the command line prints on one line.
 """
@@ -16,10 +19,15 @@ from __future__ import annotations
 import argparse
 import json
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvtier.assumptions import check_consistency, load_assumptions, parse_set_options
+from kvtier.economics import no_duration, nothing_to_cache
 from kvtier.scenario import Scenario
+
+if TYPE_CHECKING:
+    from kvtier.economics import Mix
+    from kvtier.workload import Reuse
 
 
 def _page() -> ModuleType:
@@ -71,26 +79,57 @@ def report(s: Scenario) -> dict[str, Any]:
     }
     top = cost.tornado_table(s).iloc[0]
     own = str(s.assumptions.value("model"))
-    mixes = cost.mix_table(s)
-    mix = {
-        f"{cost.REGIMES[row.regime]}, {row.ladder}": {
-            "share": {m: getattr(row, f"share_{m}_pct") / 100 for m in cost.MIX_MEDIA},
-            "bytes_held": {m: getattr(row, f"{m}_GiB") * 2**30 for m in cost.MIX_MEDIA[:-1]},
-            "usd_per_s": row.mix_usd_per_h / 3600,
-            "recompute_all_usd_per_s": row.recompute_all_usd_per_h / 3600,
-        }
-        for row in mixes[mixes["model"] == own].itertuples()
-    }
+    reuse = cost.trace_reuse(s)
     return {
         "trace": str(s.assumptions.value("workload.trace")),
         "mix_model": own,
-        "mix": mix,
+        "mix": {
+            f"{cost.REGIMES[regime]}, {ladder}": _mix(m, ladder)
+            for (model, regime, ladder), (m, _) in cost.trace_mixes(s).items()
+            if model == own
+        },
+        "notes": _notes(reuse),
         "assumption_set": s.assumptions.name,
         "regimes": cost.REGIMES,
         "blocks": blocks,
         "tiers": tiers,
         "decisive_input": {"key": str(top["input"]), "swing": float(top["swing_usd"]), "tier": cost.CXL_TIER},
     }
+
+
+def _mix(m: Mix, ladder: str) -> dict[str, Any]:
+    """One mix in SI units (fractions, B, USD/s, USD): ``None`` where the trace leaves a figure undefined."""
+    cost = _page()
+    share = cost.by_medium(m.share, ladder)
+    held = cost.by_medium(m.bytes_held, ladder) if m.bytes_held is not None else {}
+    return {
+        "share": {k: share[k] if m.has_reuse else None for k in cost.MIX_MEDIA},
+        "bytes_held": {k: held.get(k) for k in cost.MIX_MEDIA[:-1]},
+        "usd_per_s": m.usd_per_s,
+        "recompute_all_usd_per_s": m.recompute_all_usd_per_s,
+        "usd": m.usd,
+        "recompute_all_usd": m.recompute_all_usd,
+        "saving": m.saving,
+    }
+
+
+def _notes(reuse: Reuse) -> dict[str, str]:
+    """What the mix's null values mean, by condition (``no_reuse``, ``zero_duration``); empty when none."""
+    t = reuse.trace
+    out = {}
+    empty = nothing_to_cache(t.n_refs, float(reuse.hit_ratio()))
+    if empty:
+        out["no_reuse"] = (
+            f"nothing to cache: {empty}, so no tier holds a block and neither the mix nor recomputing every reuse"
+            " costs anything (0 USD/h); the shares of the reuses and the saving (share, saving) are undefined"
+        )
+    still = no_duration(t.n_requests, t.duration_s)
+    if still and not empty:
+        out["zero_duration"] = (
+            f"{still}, so GiB held and costs per hour (bytes_held, *_per_s) are undefined; the costs over the whole"
+            " trace (usd, recompute_all_usd) and the saving stand"
+        )
+    return out
 
 
 def lines(rep: dict[str, Any]) -> list[str]:
@@ -110,8 +149,28 @@ def lines(rep: dict[str, Any]) -> list[str]:
         for unit in ("usd", "J"):
             cells = "  ".join(f"{cost.duration(t['keep_s'][k][unit]):>18}" for k in keys)
             out.append(f"{name:<14}{unit:<5}{cells}")
-    out.append(f"Tier mix for the {rep['trace']} trace ({rep['mix_model']}, each reuse served the cheapest way):")
+    out += _mix_lines(rep)
+    d = rep["decisive_input"]
+    out.append(f"The input that moves the {d['tier']} interval most: {d['key']} (a factor of {d['swing']:.1f}).")
+    return out
+
+
+def _mix_lines(rep: dict[str, Any]) -> list[str]:
+    """The trace's mix as text: GiB and USD/h per case, or why the trace leaves them undefined."""
+    cost = _page()
+    notes = rep["notes"]
+    head = f"Tier mix for the {rep['trace']} trace ({rep['mix_model']}, each reuse served the cheapest way)"
+    if "no_reuse" in notes:
+        return [f"{head}: {notes['no_reuse']}."]
+    out = [f"{head}:"]
     for case, m in rep["mix"].items():
+        if m["usd_per_s"] is None:
+            held = ", ".join(f"{cost.MEDIA.get(k, k)} ({v * 100:.0f} %)" for k, v in m["share"].items() if v)
+            out.append(
+                f"  {case}: {held}; over the trace {m['usd']:.3g} USD against {m['recompute_all_usd']:.3g} USD"
+                f" recomputing every reuse ({m['saving'] * 100:.1f} % less)"
+            )
+            continue
         held = ", ".join(
             f"{cost.MEDIA[k]} {v / 2**30:,.1f} GiB ({m['share'][k] * 100:.0f} %)"
             for k, v in m["bytes_held"].items()
@@ -121,8 +180,8 @@ def lines(rep: dict[str, Any]) -> list[str]:
             f"  {case}: {held}; {m['usd_per_s'] * 3600:.3g} USD/h against"
             f" {m['recompute_all_usd_per_s'] * 3600:.3g} USD/h recomputing every reuse"
         )
-    d = rep["decisive_input"]
-    out.append(f"The input that moves the {d['tier']} interval most: {d['key']} (a factor of {d['swing']:.1f}).")
+    if "zero_duration" in notes:
+        out.append(f"  n/a: {notes['zero_duration']}")
     return out
 
 

@@ -12,6 +12,8 @@ Where a holding cost is per byte per second, a tier's cost of holding ``n_bytes`
 of dropping them is one recomputation.  :func:`cheapest_tier` takes the lower envelope of
 those lines for each reuse interval, and :func:`tier_mix` sums a trace's reuses into the
 bytes each tier must hold (Little's law) and the cost per second of the mix.
+:func:`nothing_to_cache` and :func:`no_duration` say in words why a trace leaves a figure
+at zero (no reuse: nothing to cache) or undefined (a trace of 0 s: no rate).
 """
 
 from __future__ import annotations
@@ -125,29 +127,101 @@ def cheapest_tier(
 class Mix:
     """A trace's reuses served at least cost: what each tier holds and what it all costs.
 
+    The totals over the trace are always defined.  The rates (per second of trace time, and
+    the mean bytes held, by Little's law) need a trace that lasts: for one that lasts 0 s
+    (one request, or every request at one timestamp) they are ``None``, undefined, unless
+    the trace reuses nothing, when nothing is held and nothing costs anything (0).
+
     Attributes
     ----------
     share : ndarray
-        Share of the reuses each tier serves, recomputation last (fractions summing to 1).
-    bytes_held : ndarray
-        Mean bytes each tier holds over the trace, by Little's law (B; 0 for recomputation).
-    hold_usd_per_s, fetch_usd_per_s, recompute_usd_per_s : float
-        The mix's cost per second of trace time: capacity held, fetches, recomputations (USD/s).
-    recompute_all_usd_per_s : float
-        Cost per second of recomputing every reuse instead (USD/s).
+        Share of the reuses each tier serves, recomputation last (fractions summing to 1;
+        all 0 for a trace with no reuse, which has nothing to share out).
+    byte_s_held : ndarray
+        Byte-seconds each tier holds over the trace (B s; 0 for recomputation).
+    hold_usd, fetch_usd, recompute_usd : float
+        The mix's cost over the whole trace: capacity held, fetches, recomputations (USD).
+    recompute_all_usd : float
+        Cost over the whole trace of recomputing every reuse instead (USD).
+    reuses : int
+        Reuses in the trace (references to a block seen before).
+    duration_s : float
+        Length of the trace (s, >= 0).
     """
 
     share: FloatArray
-    bytes_held: FloatArray
-    hold_usd_per_s: float
-    fetch_usd_per_s: float
-    recompute_usd_per_s: float
-    recompute_all_usd_per_s: float
+    byte_s_held: FloatArray
+    hold_usd: float
+    fetch_usd: float
+    recompute_usd: float
+    recompute_all_usd: float
+    reuses: int
+    duration_s: float
 
     @property
-    def usd_per_s(self) -> float:
-        """The mix's whole cost per second of trace time (USD/s)."""
-        return self.hold_usd_per_s + self.fetch_usd_per_s + self.recompute_usd_per_s
+    def has_reuse(self) -> bool:
+        """Whether any block of the trace is referenced again (if not: nothing to cache)."""
+        return self.reuses > 0
+
+    @property
+    def rates_defined(self) -> bool:
+        """Whether the rates are numbers: the trace lasts, or it reuses nothing (every rate 0)."""
+        return self.duration_s > 0 or not self.has_reuse
+
+    def _rate(self, total: float) -> float | None:
+        """``total`` per second of trace time; 0 with no reuse; ``None`` (undefined) for a trace of 0 s."""
+        if not self.has_reuse:
+            return 0.0
+        return float(total / self.duration_s) if self.duration_s > 0 else None
+
+    @property
+    def bytes_held(self) -> FloatArray | None:
+        """Mean bytes each tier holds over the trace, by Little's law (B; ``None`` where rates are undefined)."""
+        if not self.has_reuse:
+            return np.zeros_like(self.byte_s_held)
+        return self.byte_s_held / self.duration_s if self.duration_s > 0 else None
+
+    @property
+    def hold_usd_per_s(self) -> float | None:
+        """Capacity held, per second of trace time (USD/s; ``None`` where rates are undefined)."""
+        return self._rate(self.hold_usd)
+
+    @property
+    def fetch_usd_per_s(self) -> float | None:
+        """Fetches, per second of trace time (USD/s; ``None`` where rates are undefined)."""
+        return self._rate(self.fetch_usd)
+
+    @property
+    def recompute_usd_per_s(self) -> float | None:
+        """Recomputations, per second of trace time (USD/s; ``None`` where rates are undefined)."""
+        return self._rate(self.recompute_usd)
+
+    @property
+    def recompute_all_usd_per_s(self) -> float | None:
+        """Recomputing every reuse instead, per second of trace time (USD/s; ``None`` where undefined)."""
+        return self._rate(self.recompute_all_usd)
+
+    @property
+    def usd(self) -> float:
+        """The mix's whole cost over the trace (USD)."""
+        return self.hold_usd + self.fetch_usd + self.recompute_usd
+
+    @property
+    def usd_per_s(self) -> float | None:
+        """The mix's whole cost per second of trace time (USD/s; ``None`` where rates are undefined)."""
+        parts = (self.hold_usd_per_s, self.fetch_usd_per_s, self.recompute_usd_per_s)
+        return None if None in parts else sum(p for p in parts if p is not None)
+
+    @property
+    def saving(self) -> float | None:
+        """Share of the cost of recomputing every reuse that the mix saves (fraction).
+
+        A ratio of totals, so defined for a trace of 0 s too; ``None`` for a trace with no
+        reuse, where neither costs anything and there is nothing to save.
+        """
+        if not self.recompute_all_usd:
+            return None
+        return 1 - self.usd / self.recompute_all_usd
 
 
 def tier_mix(
@@ -163,9 +237,10 @@ def tier_mix(
     Parameters
     ----------
     intervals_s : array_like
-        Time from each reference to a block back to its previous reference (s).
+        Time from each reference to a block back to its previous reference (s); empty for a
+        trace with no reuse.
     duration_s : float
-        Length of the trace (s, > 0).
+        Length of the trace (s, >= 0; 0 for one request, or every request at one timestamp).
     block_bytes : float
         Bytes of one block (B).
     hold_usd_per_byte_s : array_like
@@ -179,8 +254,11 @@ def tier_mix(
     -------
     Mix
         A block reused after ``dt`` in tier ``i`` occupies ``block_bytes`` there for ``dt``;
-        summed over the reuses and divided by the duration that is the mean bytes held.
+        summed over the reuses, that is the byte-seconds the tier holds, and divided by the
+        duration the mean bytes it holds.
     """
+    if not duration_s >= 0:
+        raise ValueError(f"duration_s must be >= 0, got {duration_s!r}")
     dt = _f(intervals_s).ravel()
     hold = _f(hold_usd_per_byte_s).ravel() * float(block_bytes)
     fetch = _f(fetch_usd).ravel()
@@ -189,12 +267,52 @@ def tier_mix(
     counts = np.bincount(choice, minlength=n_tiers + 1).astype(float)
     held_s = np.bincount(choice, weights=dt, minlength=n_tiers + 1)[:n_tiers]
     share = counts / dt.size if dt.size else counts
-    bytes_held = np.r_[held_s * float(block_bytes) / duration_s, 0.0]
     return Mix(
         share=share,
-        bytes_held=bytes_held,
-        hold_usd_per_s=float(np.sum(held_s * hold) / duration_s),
-        fetch_usd_per_s=float(np.sum(counts[:n_tiers] * fetch) / duration_s),
-        recompute_usd_per_s=float(counts[n_tiers] * recompute_usd / duration_s),
-        recompute_all_usd_per_s=float(dt.size * recompute_usd / duration_s),
+        byte_s_held=np.r_[held_s * float(block_bytes), 0.0],
+        hold_usd=float(np.sum(held_s * hold)),
+        fetch_usd=float(np.sum(counts[:n_tiers] * fetch)),
+        recompute_usd=float(counts[n_tiers] * recompute_usd),
+        recompute_all_usd=float(dt.size * recompute_usd),
+        reuses=int(dt.size),
+        duration_s=float(duration_s),
     )
+
+
+# ---- a trace that gives a cache nothing to do, or no rate -----------------------------------
+
+
+def nothing_to_cache(references: int, hit_ratio: float) -> str | None:
+    """Why a trace has nothing to cache: no blocks at all, or none referenced twice; ``None`` when it has.
+
+    Zero reuse is a real answer: nothing to cache, so every tier's capacity is 0 and saves nothing.
+
+    Parameters
+    ----------
+    references : int
+        Block references in the trace.
+    hit_ratio : float
+        Hit ratio of an infinite cache (fraction).
+    """
+    if references == 0:
+        return "no prompt holds a block, every input_length being 0"
+    if hit_ratio == 0:
+        return "no block is referenced twice"
+    return None
+
+
+def no_duration(requests: int, duration_s: float) -> str | None:
+    """Why a trace has no rates: it lasts 0 s (one request, or all at one timestamp); ``None`` when it lasts.
+
+    Parameters
+    ----------
+    requests : int
+        Requests in the trace.
+    duration_s : float
+        Time from its first request to its last (s).
+    """
+    if duration_s > 0:
+        return None
+    if requests == 1:
+        return "the trace holds one request: it lasts 0 s and has no rate per second"
+    return f"all {requests:,} requests share one timestamp: the trace lasts 0 s and has no rate per second"

@@ -657,7 +657,7 @@ def saving(reuse: Reuse, rc: RegenCosts, capacity_blocks: float = math.inf) -> S
     """
     blocks, tokens = reuse.hit_tokens(capacity_blocks)
     duration = reuse.trace.duration_s
-    per_s = (1.0 / duration) if duration > 0 else math.nan
+    per_s = (1.0 / duration) if duration > 0 else (math.nan if tokens.any() else 0.0)  # 0 s: no rate, but nothing is 0
     hit = tokens > 0
     return Saving(
         capacity_blocks=float(capacity_blocks),
@@ -814,12 +814,17 @@ def report(
         for link in links:
             fetch_s = rc.fetch_s(hit_blocks, hit_tokens, link.bandwidth_bytes_per_s, link.latency_s)
             fetch = float(fetch_s.sum()) / duration if duration > 0 else math.nan
+            in_batch, lone, per = sv.in_batch_gpu_s_per_s, sv.lone_gpu_s_per_s, fetch
+            if not duration > 0:  # a trace of 0 s has no rates, but its totals have a ratio; no hits: 0
+                per = float(fetch_s.sum())
+                fetch = math.nan if per else 0.0
+                in_batch, lone = (float(f(hit_tokens).sum()) for f in (rc.in_batch_s, rc.lone_s))
             per_link.append(
                 {
                     "link": link.name,
                     "fetch_link_s_per_s": fetch,
-                    "in_batch_over_fetch": sv.in_batch_gpu_s_per_s / fetch if fetch else math.nan,
-                    "lone_over_fetch": sv.lone_gpu_s_per_s / fetch if fetch else math.nan,
+                    "in_batch_over_fetch": in_batch / per if per else math.nan,
+                    "lone_over_fetch": lone / per if per else math.nan,
                 }
             )
         tiers.append(

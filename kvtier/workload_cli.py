@@ -15,6 +15,7 @@ from typing import Any
 
 from kvtier import hardware, workload
 from kvtier.assumptions import load_assumptions, parse_set_options
+from kvtier.economics import no_duration, nothing_to_cache
 from kvtier.errors import KvtierError
 from kvtier.scenario import Scenario
 from kvtier.units import format_bytes, format_time
@@ -81,35 +82,81 @@ def analysis(s: Scenario, trace: str) -> dict[str, Any]:
     return out
 
 
-def _finite(value: Any) -> Any:
+def _notes(rep: dict[str, Any]) -> dict[str, str]:
+    """What the report's null values mean, by condition (``no_reuse``, ``zero_duration``); empty when none."""
+    tr, bl = rep["trace"], rep["blocks"]
+    out = {}
+    empty = nothing_to_cache(bl["references"], bl["hit_ratio_infinite_blocks"])
+    if empty:
+        out["no_reuse"] = f"nothing to cache: {empty}, so every tier's capacity is 0 and it saves nothing" + (
+            "; reuse_interval_s and recompute / fetch (no hits to fetch) are null" if "duration_s" in tr else ""
+        )
+    still = no_duration(tr["requests"], tr.get("duration_s", 1.0))
+    if still:
+        out["zero_duration"] = (
+            f"{still}, so requests_per_s is null"
+            if empty
+            else f"{still}, so requests_per_s and every other *_per_s rate are null; recompute / fetch compares"
+            " totals over the trace"
+        )
+    return out
+
+
+def _nulls(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: _nulls(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_finite(v) for v in value]
+        return [_nulls(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def _finite(rep: dict[str, Any]) -> dict[str, Any]:
+    """The report as strict JSON: every undefined number ``null``, and ``notes`` saying why (by condition)."""
+    return _nulls({**rep, "notes": _notes(rep)})
 
 
 def _pct(x: float) -> str:
     return f"{x * 100:.1f} %"
 
 
+def _num(x: float | None, spec: str) -> str:
+    """``x`` formatted by ``spec``, or ``n/a`` where it is undefined (None, NaN)."""
+    return "n/a" if x is None or not math.isfinite(x) else format(x, spec)
+
+
+def _requests(n: int) -> str:
+    return f"{n:,} request{'' if n == 1 else 's'}"
+
+
+def _span(tr: dict[str, Any]) -> str:
+    """How long the trace lasts and its rate, or that it has neither."""
+    if tr["duration_s"] > 0:
+        return f"over {format_time(tr['duration_s'])} ({tr['requests_per_s']:.2f} per s)"
+    return "at one timestamp (0 s: no rate per second)" if tr["requests"] > 1 else "(0 s: no rate per second)"
+
+
 def lines(rep: dict[str, Any]) -> list[str]:
-    """The report as text for a terminal."""
+    """The report as text for a terminal; an undefined figure reads ``n/a``, with a line saying why."""
     tr, bl, pf = rep["trace"], rep["blocks"], rep["prefix"]
     ins, outs, ri = tr["input_tokens"], tr["output_tokens"], bl["reuse_interval_s"]
     regen = rep["regen"]
+    empty = nothing_to_cache(bl["references"], bl["hit_ratio_infinite_blocks"])
+    reuse = (
+        f"  reuse interval p50 {format_time(ri['p50'])}  p90 {format_time(ri['p90'])}  p99 {format_time(ri['p99'])}"
+        f"  max {format_time(ri['max'])}"
+        if not empty
+        else "  reuse intervals: none"
+    )
     out = [
-        f"trace {tr['name']}: {tr['requests']:,} requests over {format_time(tr['duration_s'])}"
-        f" ({tr['requests_per_s']:.2f} per s); {tr['block_tokens']} tokens a block",
+        f"trace {tr['name']}: {_requests(tr['requests'])} {_span(tr)}; {tr['block_tokens']} tokens a block",
         f"  input tokens  p50 {ins['p50']:,.0f}  p90 {ins['p90']:,.0f}  p99 {ins['p99']:,.0f}  max {ins['max']:,.0f}",
         f"  output tokens p50 {outs['p50']:,.0f}  p90 {outs['p90']:,.0f}  p99 {outs['p99']:,.0f}"
         f"  max {outs['max']:,.0f}",
         f"blocks: {bl['references']:,} references, {bl['unique']:,} unique; an infinite cache hits"
         f" {_pct(bl['hit_ratio_infinite_blocks'])} of blocks, {_pct(bl['hit_ratio_infinite_tokens'])} of tokens",
-        f"  reuse interval p50 {format_time(ri['p50'])}  p90 {format_time(ri['p90'])}  p99 {format_time(ri['p99'])}"
-        f"  max {format_time(ri['max'])}",
+        reuse,
         f"prefix property: {tr['requests'] - pf['requests_with_a_distance_that_falls']:,} of {tr['requests']:,}"
         " requests have stack distances that never fall along the prompt (their LRU hits form a prefix"
         " at every capacity)",
@@ -119,15 +166,19 @@ def lines(rep: dict[str, Any]) -> list[str]:
         "  in batch: marginal compute; lone: the request's hit prefix recomputed as its own pass, roofline with"
         f" {regen['mem_bandwidth_bytes_per_s'] / 1e12:g} TB/s × {regen['mem_efficiency'] * 100:g} %",
         "",
-        f"{'target':>8} {'capacity':>16} {'hit blocks':>11} {'hit tokens':>11}"
-        f" {'GPU-s/s in batch':>17} {'GPU-s/s lone':>13}",
     ]
+    if empty:
+        return [*out, f"nothing to cache: {empty}, so a tier of any size hits nothing and saves no prefill"]
+    out.append(
+        f"{'target':>8} {'capacity':>16} {'hit blocks':>11} {'hit tokens':>11}"
+        f" {'GPU-s/s in batch':>17} {'GPU-s/s lone':>13}"
+    )
     for tier in rep["tiers"]:
         target = f"{tier['target_pct']:g} %"
         cap = format_bytes(tier["capacity_bytes"])
         out.append(
             f"{target:>8} {cap:>16} {_pct(tier['hit_ratio_blocks']):>11} {_pct(tier['hit_ratio_tokens']):>11}"
-            f" {tier['in_batch_gpu_s_per_s']:>17.2f} {tier['lone_gpu_s_per_s']:>13.2f}"
+            f" {_num(tier['in_batch_gpu_s_per_s'], '.2f'):>17} {_num(tier['lone_gpu_s_per_s'], '.2f'):>13}"
         )
     last = rep["tiers"][-2] if len(rep["tiers"]) > 1 else rep["tiers"][-1]
     label = f"{last['target_pct']:g} % tier"
@@ -138,13 +189,19 @@ def lines(rep: dict[str, Any]) -> list[str]:
     ]
     for link in last["links"]:
         out.append(
-            f"{link['link']:<16} {link['fetch_link_s_per_s']:>9.3f} {link['in_batch_over_fetch']:>11.1f}"
-            f" {link['lone_over_fetch']:>9.1f}"
+            f"{link['link']:<16} {_num(link['fetch_link_s_per_s'], '.3f'):>9}"
+            f" {_num(link['in_batch_over_fetch'], '.1f'):>11} {_num(link['lone_over_fetch'], '.1f'):>9}"
         )
     out += [
         "",
         "GPU-s/s: accelerator-seconds of prefill avoided per second of traffic; busy > 1: the link cannot keep up",
     ]
+    still = no_duration(tr["requests"], tr["duration_s"])
+    if still:
+        out.append(
+            f"n/a: {still}; recompute / fetch compares the totals over the trace (each request's hit prefix"
+            " recomputed against fetched)"
+        )
     return out
 
 
@@ -181,18 +238,21 @@ def streamed(s: Scenario, trace: str) -> dict[str, Any]:
 
 
 def streamed_lines(rep: dict[str, Any]) -> list[str]:
-    """The streamed report as text."""
+    """The streamed report as text; a trace with nothing to cache says so instead of a table of zeros."""
     tr, bl = rep["trace"], rep["blocks"]
     out = [
-        f"trace {tr['name']} (streamed): {tr['requests']:,} requests; {tr['block_tokens']} tokens a block",
+        f"trace {tr['name']} (streamed): {_requests(tr['requests'])}; {tr['block_tokens']} tokens a block",
         f"blocks: {bl['references']:,} references, {bl['unique']:,} unique; an infinite cache hits"
         f" {_pct(bl['hit_ratio_infinite_blocks'])} of blocks, {_pct(bl['hit_ratio_infinite_tokens'])} of tokens",
         f"prefix property: {tr['requests'] - rep['prefix']['requests_with_a_distance_that_falls']:,} of"
         f" {tr['requests']:,} requests have stack distances that never fall along the prompt",
         "",
         f"{rep['model']}, {rep['kv_dtype']} KV: {format_bytes(rep['block_bytes'])} a block",
-        f"{'target':>8} {'capacity':>16} {'blocks':>12} {'hit blocks':>11} {'hit tokens':>11}",
     ]
+    empty = nothing_to_cache(bl["references"], bl["hit_ratio_infinite_blocks"])
+    if empty:
+        return [*out, f"nothing to cache: {empty}, so an LRU tier of any size hits nothing"]
+    out.append(f"{'target':>8} {'capacity':>16} {'blocks':>12} {'hit blocks':>11} {'hit tokens':>11}")
     for tier in rep["tiers"]:
         out.append(
             f"{tier['target_pct']:>6g} % {format_bytes(tier['capacity_bytes']):>16} {tier['capacity_blocks']:>12,}"

@@ -232,3 +232,31 @@ def test_the_mix_tornado_names_the_price_that_changes_the_largest_tier():
     assert (row["largest_tier_base"], row["largest_tier_at_high"]) == ("host DRAM", "CXL expander")
     n = cost.numbers(Scenario())
     assert "(cost.dram_gb)" in n["mix_decider_sentence"] and "CXL expander takes the place" in n["mix_decider_sentence"]
+
+
+def test_a_trace_of_no_duration_has_totals_and_a_saving_but_no_rates():
+    # all reuses at one instant: intervals 0 s over a trace of 0 s; tiers (hold 1, fetch 0) and (hold 0.1, fetch 5),
+    # recompute 20: at dt = 0 tier 0 costs 1 x 0 + 0 = 0, the cheapest, so both reuses are served from it
+    mix = economics.tier_mix([0.0, 0.0], 0.0, 1.0, [1.0, 0.1], [0.0, 5.0], 20.0)
+    assert mix.share.tolist() == [1.0, 0.0, 0.0]
+    # totals: the mix 0 USD, recomputing both reuses 2 x 20 = 40 USD; saving 1 - 0 / 40 = 100 %
+    assert (mix.usd, mix.recompute_all_usd, mix.saving) == (0.0, 40.0, 1.0)
+    # rates and Little's law divide by the trace's 0 s: undefined, None (never NaN or a ZeroDivisionError)
+    assert mix.usd_per_s is None and mix.recompute_all_usd_per_s is None and mix.bytes_held is None
+    assert not mix.rates_defined
+
+
+def test_a_trace_with_no_reuse_and_no_duration_costs_nothing_and_saves_nothing_to_speak_of():
+    # nothing to cache: every rate is 0 even over 0 s (no cost ever arises), and the saving is 0 / 0: None
+    mix = economics.tier_mix([], 0.0, 1.0, [1.0, 0.1], [0.0, 5.0], 20.0)
+    assert (mix.usd_per_s, mix.recompute_all_usd_per_s, mix.saving) == (0.0, 0.0, None)
+    assert mix.bytes_held.tolist() == [0.0, 0.0, 0.0] and not mix.has_reuse and mix.rates_defined
+
+
+def test_the_saving_is_a_ratio_of_totals_and_a_negative_duration_is_refused():
+    dt = np.array([1.0, 5.0, 6.0, 100.0, 200.0])
+    mix = economics.tier_mix(dt, 100.0, 1.0, [1.0, 0.1], [0.0, 5.0], 20.0)
+    # 0.466 USD/s against 1 USD/s (test_longer_intervals_favour_slower_tiers_in_the_mix): 53.4 % saved
+    assert mix.saving == pytest.approx(1 - 0.466 / 1.0)
+    with pytest.raises(ValueError, match="duration_s must be >= 0"):
+        economics.tier_mix(dt, -1.0, 1.0, [1.0, 0.1], [0.0, 5.0], 20.0)

@@ -7,11 +7,14 @@ bytes there for a second, in dollars and in joules.  Every link preset is a tier
 medium behind it (HBM, host DRAM, a CXL expander, NVMe flash) sets its holding cost.
 With the workload page's trace (:mod:`kvtier.workload`), each reuse of a block is served the
 cheapest way, which gives the GiB each tier must hold at the trace's rate and the mix's
-cost per hour against recomputing every reuse, for several models.
+cost per hour against recomputing every reuse, for several models.  A trace with no reuse
+has nothing to cache (the mix is empty and costs nothing); one that lasts 0 s has no GiB
+held or cost per hour, only costs over the whole trace; the page says which in words.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
@@ -21,6 +24,7 @@ import pandas as pd
 
 from kvtier import costs, economics, hardware, workload
 from kvtier.assumptions import COST_RANGES, HELP
+from kvtier.economics import no_duration, nothing_to_cache
 from kvtier.figures import PALETTE, finish, new_figure
 from kvtier.scenario import Scenario
 from kvtier.units import format_number, format_time
@@ -323,7 +327,11 @@ def tornado_table(s: Scenario) -> pd.DataFrame:
 
 
 def numbers(s: Scenario) -> dict[str, Any]:
-    """The page's numbers: block costs, the CXL and HBM intervals, the tornado's verdict."""
+    """The page's numbers: block costs, the CXL and HBM intervals, the tornado's verdict, the trace's mix.
+
+    A figure a trace leaves undefined (a rate of a trace that lasts 0 s, a share of no reuse)
+    is ``None``, never NaN; the prose quotes the sentences that say why.
+    """
     wide = table(s)
     small, large = block_sizes(s)
     blocks = block_table(s).set_index(["block_tokens", "regime"])
@@ -382,74 +390,8 @@ def numbers(s: Scenario) -> dict[str, Any]:
         for r in REGIMES
     )
     out["cxl_shortest_keep"] = duration(shortest * 3600)
-    # ---- the tier mix the workload page's trace calls for
-    reuse = trace_reuse(s)
-    mixes = mix_table(s)
-    own = str(s.assumptions.value("model"))
-    batch = mixes[(mixes["regime"] == "batch") & (mixes["ladder"] == "with host DRAM")].set_index("model")
-    full = mixes[(mixes["regime"] == "batch") & (mixes["ladder"] == "host DRAM full")].set_index("model")
-    main = batch.loc[own]
-    gib = {m: float(main[f"{m}_GiB"]) for m in MIX_MEDIA[:-1]}
-    top_tier = max(gib, key=gib.get)
-    out["trace_name"] = str(s.assumptions.value("workload.trace"))
-    out["trace_requests"] = int(reuse.trace.n_requests)
-    out["trace_rate_per_s"] = reuse.trace.n_requests / reuse.trace.duration_s
-    out["trace_reuses"] = int(reuse.reuse_interval_s.size)
-    out["trace_median_reuse"] = duration(float(np.median(reuse.reuse_interval_s)))
-    out["mix_model"] = own
-    out["mix_total_gib"] = sum(gib.values())
-    out["mix_main_tier"] = MEDIA[top_tier]
-    out["mix_main_share_pct"] = float(main[f"share_{top_tier}_pct"])
-    out["mix_hbm_share_pct"] = float(main["share_hbm_pct"])
-    out["mix_nvme_share_pct"] = float(main["share_nvme_pct"])
-    out["mix_recompute_share_pct"] = float(main["share_recompute_pct"])
-    longest = float(reuse.reuse_interval_s.max()) if reuse.reuse_interval_s.size else 0.0
-    out["mix_recompute_sentence"] = (
-        f"none is recomputed: the longest reuse interval in the trace, {duration(longest)}, is shorter than"
-        " every tier's break-even interval."
-        if out["mix_recompute_share_pct"] == 0
-        else f"{out['mix_recompute_share_pct']:.1f} % are recomputed, their next use too far off to pay for"
-        " holding them anywhere."
-    )
-    out["mix_hbm_gib"] = gib["hbm"]
-    out["mix_dram_gib"] = gib["dram"]
-    out["mix_nvme_gib"] = gib["nvme"]
-    out["mix_usd_per_h"] = float(main["mix_usd_per_h"])
-    out["mix_recompute_usd_per_h"] = float(main["recompute_all_usd_per_h"])
-    out["mix_saving_pct"] = float(main["saving_pct"])
-    out["mix_full_cxl_gib"] = float(full.loc[own, "cxl_GiB"])
-    out["mix_full_usd_per_h"] = float(full.loc[own, "mix_usd_per_h"])
-    lone = mixes[(mixes["regime"] == "lone") & (mixes["ladder"] == "with host DRAM")].set_index("model")
-    out["mix_lone_usd_per_h"] = float(lone.loc[own, "mix_usd_per_h"])
-    out["mix_lone_recompute_usd_per_h"] = float(lone.loc[own, "recompute_all_usd_per_h"])
-    others = [m for m in batch.index if m != own]
-    out["mix_models_sentence"] = "; ".join(
-        f"{m}: {sum(float(batch.loc[m, f'{x}_GiB']) for x in MIX_MEDIA[:-1]):,.0f} GiB"
-        f" ({float(batch.loc[m, 'block_MiB']):,.1f} MiB a block), {float(batch.loc[m, 'mix_usd_per_h']):.3g} USD/h"
-        f" against {float(batch.loc[m, 'recompute_all_usd_per_h']):.3g}"
-        for m in others
-    )
-    mt = mix_tornado_table(s)
-    flips = mt[
-        (mt["largest_tier_at_low"] != mt["largest_tier_base"]) | (mt["largest_tier_at_high"] != mt["largest_tier_base"])
-    ]
-    out["mix_tornado_top_key"] = str(mt.iloc[0]["input"])
-    out["mix_tornado_top_words"] = HELP[str(mt.iloc[0]["input"])]
-    out["mix_tornado_top_swing"] = float(mt.iloc[0]["swing"])
-    if len(flips):
-        f = flips.iloc[0]
-        end = "low" if f["largest_tier_at_low"] != f["largest_tier_base"] else "high"
-        out["mix_decider_sentence"] = (
-            f"The one price that changes which tier holds the blocks is the {HELP[str(f['input'])]}"
-            f" ({f['input']}): at the {end} end of its range ({s.a(str(f['input']) + '_' + end).text})"
-            f" the {f[f'largest_tier_at_{end}']} takes the place of the {f['largest_tier_base']}."
-        )
-    else:
-        out["mix_decider_sentence"] = (
-            f"No price across its range changes which tier holds most of the blocks: the {MEDIA[top_tier]} does"
-            " throughout."
-        )
-    return out
+    out.update(mix_numbers(s))
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
 
 
 # ---- meeting the workload: the tier mix a trace calls for ----------------------------------
@@ -513,6 +455,45 @@ def model_label(model: str) -> str:
     return model
 
 
+def trace_mixes(s: Scenario) -> dict[tuple[str, str, str], tuple[economics.Mix, Scenario]]:
+    """Every least-cost mix the page sets out, by (model, regime, ladder), with the scenario that priced it."""
+    values = inputs(s)
+    reuse = trace_reuse(s)
+    return {
+        (model, regime, ladder): _mix(s, model, regime, ladder, values, reuse)
+        for model in mix_models(s)
+        for regime in REGIMES
+        for ladder in LADDERS
+    }
+
+
+def _per_h(usd_per_s: float | None) -> float:
+    """USD/s as USD/h; NaN (a table's n/a) where the rate is undefined (a trace of 0 s)."""
+    return math.nan if usd_per_s is None else usd_per_s * 3600
+
+
+def by_medium(values: Any, ladder: str) -> dict[str, float]:
+    """Per-tier values of a mix (recomputation last) summed per medium of :data:`MIX_MEDIA`."""
+    media = [medium(t) for t in LADDERS[ladder]] + ["recompute"]
+    return {m: float(sum(values[i] for i, x in enumerate(media) if x == m)) for m in MIX_MEDIA}
+
+
+def _mix_row(model: str, regime: str, ladder: str, mix: economics.Mix, sc: Scenario) -> dict[str, Any]:
+    """One row of :func:`mix_table`; NaN where the trace leaves a figure undefined."""
+    row: dict[str, Any] = {"model": model, "regime": regime, "ladder": ladder, "block_MiB": sc.block_bytes / 2**20}
+    share = by_medium(mix.share, ladder)
+    for m in MIX_MEDIA:  # no reuse: nothing to share out
+        row[f"share_{m}_pct"] = share[m] * 100 if mix.has_reuse else math.nan
+    held = mix.bytes_held
+    gib = by_medium(held, ladder) if held is not None else {}
+    for m in MIX_MEDIA[:-1]:  # a trace of 0 s: no mean over time
+        row[f"{m}_GiB"] = gib[m] / 2**30 if gib else math.nan
+    row["mix_usd_per_h"] = _per_h(mix.usd_per_s)
+    row["recompute_all_usd_per_h"] = _per_h(mix.recompute_all_usd_per_s)
+    row["saving_pct"] = math.nan if mix.saving is None else mix.saving * 100
+    return row
+
+
 def mix_table(s: Scenario) -> pd.DataFrame:
     """Per model, regime and ladder: the share of reuses each tier serves, the GiB it holds, the cost per hour.
 
@@ -520,45 +501,44 @@ def mix_table(s: Scenario) -> pd.DataFrame:
     then and fetched, or recomputed); the GiB a tier holds is the mean over the trace, by
     Little's law, at the trace's own request rate.  ``mix_usd_per_h`` is the mix's cost per
     hour of trace time (capacity, fetches, recomputations), ``recompute_all_usd_per_h`` the
-    cost of recomputing every reuse instead.
+    cost of recomputing every reuse instead.  A trace with no reuse has no shares (NaN) and
+    holds and costs nothing; one that lasts 0 s has no GiB or cost per hour (NaN), while its
+    shares and its saving (a ratio of totals) stand.
     """
-    values = inputs(s)
-    reuse = trace_reuse(s)
-    rows = []
-    for model in mix_models(s):
-        for regime in REGIMES:
-            for ladder, tiers in LADDERS.items():
-                mix, sc = _mix(s, model, regime, ladder, values, reuse)
-                media = [medium(t) for t in tiers] + ["recompute"]
-                row: dict[str, Any] = {
-                    "model": model,
-                    "regime": regime,
-                    "ladder": ladder,
-                    "block_MiB": sc.block_bytes / 2**20,
-                }
-                for m in MIX_MEDIA:
-                    row[f"share_{m}_pct"] = float(sum(mix.share[i] for i, x in enumerate(media) if x == m)) * 100
-                for m in MIX_MEDIA[:-1]:
-                    row[f"{m}_GiB"] = float(sum(mix.bytes_held[i] for i, x in enumerate(media) if x == m)) / 2**30
-                row["mix_usd_per_h"] = mix.usd_per_s * 3600
-                row["recompute_all_usd_per_h"] = mix.recompute_all_usd_per_s * 3600
-                row["saving_pct"] = (1 - mix.usd_per_s / mix.recompute_all_usd_per_s) * 100
-                rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame([_mix_row(*key, mix, sc) for key, (mix, sc) in trace_mixes(s).items()])
 
 
-def _mix_cost_per_h(s: Scenario, overrides: Mapping[str, float] | None, reuse: workload.Reuse) -> tuple[float, str]:
-    """The seed model's mix with host DRAM, inside a batch: cost per hour and the medium holding most bytes."""
+def _largest(mix: economics.Mix, ladder: str) -> str | None:
+    """The medium that holds the most bytes in ``mix`` (byte-seconds for a trace of 0 s); ``None``: none holds any."""
+    held = mix.bytes_held if mix.bytes_held is not None else mix.byte_s_held
+    gib = {m: v for m, v in by_medium(held, ladder).items() if m != "recompute"}
+    top = max(gib, key=gib.get)
+    return top if gib[top] > 0 else None
+
+
+def _mix_cost_per_h(
+    s: Scenario, overrides: Mapping[str, float] | None, reuse: workload.Reuse
+) -> tuple[float, str | None]:
+    """The seed model's mix with host DRAM, inside a batch: cost per hour (NaN: undefined) and the largest medium."""
     values = inputs(s, overrides)
     mix, _ = _mix(s, str(s.assumptions.value("model")), "batch", "with host DRAM", values, reuse)
-    media = [medium(t) for t in LADDERS["with host DRAM"]]
-    return mix.usd_per_s * 3600, media[int(np.argmax(mix.bytes_held[:-1]))]
+    return _per_h(mix.usd_per_s), _largest(mix, "with host DRAM")
+
+
+def _swing(a: float, b: float) -> float:
+    """How many times the larger of two costs is the smaller (NaN where one is 0 or undefined)."""
+    return max(a, b) / min(a, b) if a > 0 and b > 0 else math.nan
+
+
+NOTHING_HELD = "nothing held"
+"""The largest tier of a mix that holds no block (a trace with no reuse, or one of 0 s)."""
 
 
 def mix_tornado_table(s: Scenario) -> pd.DataFrame:
     """Each price at its low and high end, the others held: the mix's cost per hour and the tier that holds most.
 
-    The set's model, regenerating inside a batch, with room in host DRAM.
+    The set's model, regenerating inside a batch, with room in host DRAM.  A trace with no
+    reuse costs nothing at any price, one of 0 s has no cost per hour: their swings are NaN.
     """
     reuse = trace_reuse(s)
     base, base_tier = _mix_cost_per_h(s, None, reuse)
@@ -573,13 +553,232 @@ def mix_tornado_table(s: Scenario) -> pd.DataFrame:
                 "mix_usd_per_h_at_low": at_low,
                 "mix_usd_per_h_at_high": at_high,
                 "mix_usd_per_h_base": base,
-                "swing": max(at_low, at_high) / min(at_low, at_high),
-                "largest_tier_at_low": MEDIA[tier_low],
-                "largest_tier_at_high": MEDIA[tier_high],
-                "largest_tier_base": MEDIA[base_tier],
+                "swing": _swing(at_low, at_high),
+                "largest_tier_at_low": MEDIA.get(str(tier_low), NOTHING_HELD),
+                "largest_tier_at_high": MEDIA.get(str(tier_high), NOTHING_HELD),
+                "largest_tier_base": MEDIA.get(str(base_tier), NOTHING_HELD),
             }
         )
     return pd.DataFrame(rows).sort_values(["swing", "input"], ascending=[False, True]).reset_index(drop=True)
+
+
+def _trace_sentence(name: str, reuse: workload.Reuse) -> str:
+    """What the trace holds: its requests, their rate, its reuses; or why it has no rate, or nothing to cache."""
+    t, iv = reuse.trace, reuse.reuse_interval_s
+    held = f"The workload page's {name} trace holds {t.n_requests:,} request{'' if t.n_requests == 1 else 's'}"
+    if t.duration_s > 0:
+        rate = f", {t.n_requests / t.duration_s:.2f} a second,"
+    else:
+        when = "all at one timestamp, so it lasts" if t.n_requests > 1 else "so it lasts"
+        rate = f" ({when} 0 s and has no rate per second),"
+    empty = nothing_to_cache(t.n_refs, float(reuse.hit_ratio()))
+    if empty:
+        return f"{held}{rate} and nothing to cache: {empty}."
+    median = duration(float(np.median(iv)))
+    return f"{held}{rate} and {iv.size:,} reuses of a block seen before, the median one {median} after the last."
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _mix_paragraph(n: Mapping[str, Any], empty: str | None, still: str | None) -> str:
+    """The mix of the set's model in words: shares, GiB, cost per hour; or why the trace leaves them undefined."""
+    if empty:
+        return (
+            f"With nothing to cache ({empty}) the mix is empty for every model: no tier holds a block, nothing is"
+            " fetched or recomputed, and it costs 0 USD an hour, as recomputing every reuse does: there is none."
+        )
+    shares = (
+        f"For {n['mix_model']} inside a batch, {n['mix_main_share_pct']:.0f} % of the reuses are served from"
+        f" {n['mix_main_tier']}"
+    )
+    if still:
+        return (
+            f"{shares}; {n['mix_recompute_sentence']} {_cap(still)}, so the mean GiB each tier holds and the cost per"
+            " hour are undefined (n/a in the table). Over the whole trace the mix costs"
+            f" {n['mix_usd']:.3g} USD against {n['mix_recompute_usd']:.3g} USD to recompute every reuse:"
+            f" {n['mix_saving_pct']:.1f} % less."
+        )
+    return (
+        f"{shares}, {n['mix_hbm_share_pct']:.0f} % from HBM (reuses that come within seconds, which hold HBM too"
+        f" briefly to add up to a GiB) and {n['mix_nvme_share_pct']:.1f} % from NVMe; {n['mix_recompute_sentence']}"
+        f" The mix holds {n['mix_dram_gib']:,.0f} GiB in host DRAM and {n['mix_nvme_gib']:,.0f} GiB on NVMe and"
+        f" costs {n['mix_usd_per_h']:.3g} USD an hour, against {n['mix_recompute_usd_per_h']:.3g} USD an hour to"
+        f" recompute every reuse: {n['mix_saving_pct']:.1f} % less. With no room left in host DRAM, the CXL"
+        f" expander takes its place with {n['mix_full_cxl_gib']:,.0f} GiB for {n['mix_full_usd_per_h']:.3g} USD an"
+        f" hour. A {n['large_tokens']}-token block is compute-bound even alone, so for this model the lone-block mix"
+        f" is the same ({n['mix_lone_usd_per_h']:.3g} USD an hour against {n['mix_lone_recompute_usd_per_h']:.3g})."
+        f" The mix moves with the model's bytes per token: {n['mix_models_sentence']} (DeepSeek-V3's latent cache"
+        " is about a fifth of Llama-3-70B's bytes per token)."
+    )
+
+
+def _mix_lead(n: Mapping[str, Any], empty: str | None, still: str | None) -> str:
+    """The mix figure's lead: what the trace keeps and what it costs, or why it holds or costs nothing per hour."""
+    if empty:
+        return f"The trace has nothing to cache ({empty}): no tier holds a block of any model; the mix costs nothing."
+    if still:
+        return (
+            f"{_cap(still)}, so no tier holds a block for any time and the mix has no cost per hour; over the trace it"
+            f" costs {n['mix_usd']:.3g} USD against {n['mix_recompute_usd']:.3g} USD to recompute every reuse inside a"
+            " batch."
+        )
+    return (
+        f"At its own request rate the trace keeps {n['mix_total_gib']:,.0f} GiB of {n['mix_model']} KV blocks"
+        f" worth holding, {n['mix_main_share_pct']:.0f} % of reuses served from {n['mix_main_tier']}, for"
+        f" {n['mix_usd_per_h']:.3g} USD an hour against {n['mix_recompute_usd_per_h']:.3g} USD to recompute every"
+        " reuse inside a batch."
+    )
+
+
+def _mix_tornado_sentence(n: Mapping[str, Any], empty: str | None, still: str | None) -> str:
+    """Which price moves the mix's cost per hour most, and which changes its largest tier; or why none can."""
+    if empty:
+        return "With nothing to cache it costs nothing at any price, and no tier holds a block."
+    if still:
+        return f"{_cap(still)}, so the mix has no cost per hour for a price to move."
+    return (
+        f"Its cost per hour moves most with the {n['mix_tornado_top_words']} (a factor of"
+        f" {n['mix_tornado_top_swing']:.2f} across its range). {n['mix_decider_sentence']}"
+    )
+
+
+def _recompute_sentence(recompute_pct: float, longest_s: float) -> str:
+    """How many reuses the mix recomputes (%; NaN: there is no reuse), given the longest reuse interval (s)."""
+    if math.isnan(recompute_pct):
+        return "none is recomputed: there is no reuse."
+    if recompute_pct == 0:
+        return (
+            f"none is recomputed: the longest reuse interval in the trace, {duration(longest_s)}, is shorter than"
+            " every tier's break-even interval."
+        )
+    return f"{recompute_pct:.1f} % are recomputed, their next use too far off to pay for holding them anywhere."
+
+
+def _mix_finding_sentence(n: Mapping[str, Any], empty: str | None, still: str | None) -> str:
+    """The key finding on the mix (the findings page quotes it, after a semicolon), or why it holds or costs nothing."""
+    name = n["trace_name"]
+    if empty:
+        return f"the {name} trace has nothing to cache ({empty}), so its mix holds nothing and costs nothing"
+    if still:
+        return (
+            f"for the {name} trace, {still}, so its mix has no GiB held or cost per hour: over the whole trace it"
+            f" costs {n['mix_usd']:.3g} USD against {n['mix_recompute_usd']:.3g} USD to recompute every reuse"
+        )
+    return (
+        f"for the {name} trace the cheapest mix holds {n['mix_total_gib']:,.0f} GiB, mostly in {n['mix_main_tier']},"
+        f" for {n['mix_usd_per_h']:.2f} USD an hour against {n['mix_recompute_usd_per_h']:.1f} USD to recompute every"
+        " reuse"
+    )
+
+
+def _decider_sentence(s: Scenario, mt: pd.DataFrame, top: str) -> str:
+    """The price that changes which tier holds the most of the mix's bytes, if one does."""
+    base = mt["largest_tier_base"]
+    flips = mt[(mt["largest_tier_at_low"] != base) | (mt["largest_tier_at_high"] != base)]
+    if len(flips):
+        f = flips.iloc[0]
+        end = "low" if f["largest_tier_at_low"] != f["largest_tier_base"] else "high"
+        return (
+            f"The one price that changes which tier holds the blocks is the {HELP[str(f['input'])]}"
+            f" ({f['input']}): at the {end} end of its range ({s.a(str(f['input']) + '_' + end).text})"
+            f" the {f[f'largest_tier_at_{end}']} takes the place of the {f['largest_tier_base']}."
+        )
+    if top == NOTHING_HELD:
+        return "No price across its range makes any tier hold a block."
+    return f"No price across its range changes which tier holds most of the blocks: the {top} does throughout."
+
+
+def _models_sentence(batch: pd.DataFrame, own: str) -> str:
+    """The other models' mixes inside a batch: GiB held, block size, cost per hour against recomputing."""
+    return "; ".join(
+        f"{m}: {sum(float(batch.loc[m, f'{x}_GiB']) for x in MIX_MEDIA[:-1]):,.0f} GiB"
+        f" ({float(batch.loc[m, 'block_MiB']):,.1f} MiB a block), {float(batch.loc[m, 'mix_usd_per_h']):.3g} USD/h"
+        f" against {float(batch.loc[m, 'recompute_all_usd_per_h']):.3g}"
+        for m in batch.index
+        if m != own
+    )
+
+
+def mix_numbers(s: Scenario) -> dict[str, Any]:
+    """The numbers and sentences of the page's part on the trace's mix (NaN where the trace leaves one undefined).
+
+    A trace with no reuse has nothing to cache: its mix holds and costs nothing, and its
+    shares are undefined.  A trace of 0 s (one request, or all at one timestamp) has no rate:
+    its GiB held and costs per hour are undefined, while its shares, its totals over the
+    trace (``mix_usd``, ``mix_recompute_usd``, USD) and its saving stand.
+    """
+    reuse = trace_reuse(s)
+    t, iv = reuse.trace, reuse.reuse_interval_s
+    mixes = trace_mixes(s)
+    df = pd.DataFrame([_mix_row(*key, mix, sc) for key, (mix, sc) in mixes.items()])
+    own = str(s.assumptions.value("model"))
+    pick = {
+        (regime, ladder): df[(df["regime"] == regime) & (df["ladder"] == ladder)].set_index("model")
+        for regime in REGIMES
+        for ladder in LADDERS
+    }
+    batch, full = pick[("batch", "with host DRAM")], pick[("batch", "host DRAM full")]
+    lone = pick[("lone", "with host DRAM")]
+    main, main_mix = batch.loc[own], mixes[(own, "batch", "with host DRAM")][0]
+    gib = {m: float(main[f"{m}_GiB"]) for m in MIX_MEDIA[:-1]}
+    top = _largest(main_mix, "with host DRAM")
+    if top is None and main_mix.has_reuse:  # a trace of 0 s: the medium that serves the most reuses
+        top = max(MIX_MEDIA[:-1], key=lambda m: float(main[f"share_{m}_pct"]))
+    recompute_pct = float(main["share_recompute_pct"])  # NaN: no reuse
+    longest = float(iv.max()) if iv.size else 0.0
+    out: dict[str, Any] = {
+        "trace_name": str(s.assumptions.value("workload.trace")),
+        "trace_requests": int(t.n_requests),
+        "trace_rate_per_s": t.n_requests / t.duration_s if t.duration_s > 0 else math.nan,
+        "trace_reuses": int(iv.size),
+        "trace_median_reuse": duration(float(np.median(iv))) if iv.size else "none",
+        "trace_sentence": _trace_sentence(str(s.assumptions.value("workload.trace")), reuse),
+        "large_tokens": block_sizes(s)[1],
+        "mix_model": own,
+        "mix_total_gib": sum(gib.values()),
+        "mix_main_tier": MEDIA[top] if top else NOTHING_HELD,
+        "mix_main_share_pct": float(main[f"share_{top}_pct"]) if top else math.nan,
+        "mix_hbm_share_pct": float(main["share_hbm_pct"]),
+        "mix_nvme_share_pct": float(main["share_nvme_pct"]),
+        "mix_recompute_share_pct": recompute_pct,
+        "mix_recompute_sentence": _recompute_sentence(recompute_pct, longest),
+        "mix_hbm_gib": gib["hbm"],
+        "mix_dram_gib": gib["dram"],
+        "mix_nvme_gib": gib["nvme"],
+        "mix_usd_per_h": float(main["mix_usd_per_h"]),
+        "mix_recompute_usd_per_h": float(main["recompute_all_usd_per_h"]),
+        "mix_saving_pct": float(main["saving_pct"]),
+        "mix_usd": main_mix.usd,
+        "mix_recompute_usd": main_mix.recompute_all_usd,
+        "mix_full_cxl_gib": float(full.loc[own, "cxl_GiB"]),
+        "mix_full_usd_per_h": float(full.loc[own, "mix_usd_per_h"]),
+        "mix_lone_usd_per_h": float(lone.loc[own, "mix_usd_per_h"]),
+        "mix_lone_recompute_usd_per_h": float(lone.loc[own, "recompute_all_usd_per_h"]),
+        "mix_models_sentence": _models_sentence(batch, own),
+    }
+    mt = mix_tornado_table(s)
+    out["mix_tornado_top_key"] = str(mt.iloc[0]["input"])
+    out["mix_tornado_top_words"] = HELP[str(mt.iloc[0]["input"])]
+    out["mix_tornado_top_swing"] = float(mt.iloc[0]["swing"])
+    out["mix_decider_sentence"] = _decider_sentence(s, mt, out["mix_main_tier"])
+    empty = nothing_to_cache(t.n_refs, float(reuse.hit_ratio()))
+    still = no_duration(t.n_requests, t.duration_s)
+    out["mix_paragraph"] = _mix_paragraph(out, empty, still)
+    out["mix_lead"] = _mix_lead(out, empty, still)
+    out["mix_tornado_sentence"] = _mix_tornado_sentence(out, empty, still)
+    out["mix_finding_sentence"] = _mix_finding_sentence(out, empty, still)
+    return out
+
+
+def _bar_label(row: Any) -> str:
+    """A mix figure's bar label: the mix's cost per hour against recomputing, or why it has none."""
+    if math.isnan(row.share_hbm_pct):
+        return "nothing to cache: 0 USD/h"
+    if math.isnan(row.mix_usd_per_h):
+        return "no cost per hour: the trace lasts 0 s"
+    return f"{row.mix_usd_per_h:.3g} USD/h (recomputing: {row.recompute_all_usd_per_h:.3g})"
 
 
 def mix_figure(s: Scenario) -> tuple[Figure, str]:
@@ -593,19 +792,13 @@ def mix_figure(s: Scenario) -> tuple[Figure, str]:
     y = np.arange(len(df))[::-1]
     left = np.zeros(len(df))
     for m, color in colors.items():
-        gib = df[f"{m}_GiB"].to_numpy()
+        gib = np.nan_to_num(df[f"{m}_GiB"].to_numpy())  # a trace of 0 s holds no GiB on average: no bar
         ax.barh(y, gib, left=left, color=color, height=0.6, label=MEDIA[m])
         left += gib
     for yi, total, r in zip(y, left, df.itertuples(), strict=True):
-        ax.text(
-            total * 1.01 + 1e-9,
-            yi,
-            f"{r.mix_usd_per_h:.3g} USD/h (recomputing: {r.recompute_all_usd_per_h:.3g})",
-            va="center",
-            fontsize=8,
-        )
+        ax.text(total * 1.01 + 1e-9, yi, _bar_label(r), va="center", fontsize=8)
     ax.set_yticks(y, labels)
-    ax.set_xlim(0, float(left.max()) * 1.6)
+    ax.set_xlim(0, float(left.max()) * 1.6 or 1.0)  # nothing held: an axis of its own
     ax.set_xlabel("mean GiB each tier holds for the trace (its own request rate)")
     ax.grid(axis="y", visible=False)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, fontsize=8)
@@ -626,12 +819,7 @@ def mix_figure(s: Scenario) -> tuple[Figure, str]:
         "peak_flops",
         f"mfu.{s.assumptions.value('illustrative.mfu')}",
     )
-    lead = (
-        f"At its own request rate the trace keeps {n['mix_total_gib']:,.0f} GiB of {n['mix_model']} KV blocks"
-        f" worth holding, {n['mix_main_share_pct']:.0f} % of reuses served from {n['mix_main_tier']}, for"
-        f" {n['mix_usd_per_h']:.3g} USD an hour against {n['mix_recompute_usd_per_h']:.3g} USD to recompute every"
-        " reuse inside a batch."
-    )
+    lead = n["mix_lead"]
     return finish(
         fig,
         records,

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from kvtier import hardware, workload
+from kvtier.economics import no_duration, nothing_to_cache
 from kvtier.figures import PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.scenario import Scenario
 
@@ -95,7 +96,12 @@ def _lone_numbers(s: Scenario, rep: dict[str, Any]) -> dict[str, Any]:
 
 
 def numbers(s: Scenario) -> dict[str, Any]:
-    """The trace, its reuse, the capacity per target and what the tier saves, in both regimes."""
+    """The trace, its reuse, the capacity per target and what the tier saves, in both regimes.
+
+    A figure the trace leaves undefined is ``None``, never NaN: a reuse interval of a trace
+    with no reuse, a rate of a trace that lasts 0 s.  The sentences the prose quotes
+    (``*_sentence``, ``*_paragraph``, ``*_clause``) say what such a trace gives in words.
+    """
     name, other = trace_name(s), contrast_name(s)
     rep, con = report(s, name), report(s, other)
     tr, bl, pf = rep["trace"], rep["blocks"], rep["prefix"]
@@ -132,20 +138,20 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "reuse_p90_min": bl["reuse_interval_s"]["p90"] / 60,
         "reuse_p99_min": bl["reuse_interval_s"]["p99"] / 60,
         "reuse_max_min": bl["reuse_interval_s"]["max"] / 60,
-        "reuse_zero_pct": float(np.mean(_reuse(s, name).reuse_interval_s == 0) * 100),
+        "reuse_zero_pct": _share_pct(_reuse(s, name).reuse_interval_s == 0),
         "mfu_pct": rep["regen"]["mfu"] * 100,
         "peak_tflops": rep["regen"]["peak_flop_per_s"] / 1e12,
         "lone_device": s.lone_device,
         "inf_in_batch_gpus": whole["in_batch_gpu_s_per_s"],
         "inf_lone_gpus": whole["lone_gpu_s_per_s"],
         "lone_memory_bound_pct": whole["lone_memory_bound_share"] * 100,
-        "lone_over_in_batch": whole["lone_gpu_s_per_s"] / whole["in_batch_gpu_s_per_s"],
+        "lone_over_in_batch": _lone_over_in_batch(s, name),
         **_lone_numbers(s, rep),
         "cap100_tib": whole["capacity_bytes"] / TIB,
         "shown_target_pct": SHOWN_TARGET,
         "targets_text": ", ".join(f"{x:g}" for x in workload.TARGETS_PCT[:-1]) + f" and {workload.TARGETS_PCT[-1]:g} %",
         "shown_tib": shown["capacity_bytes"] / TIB,
-        "shown_share_of_unique_pct": shown["capacity_blocks"] / bl["unique"] * 100,
+        "shown_share_of_unique_pct": shown["capacity_blocks"] / bl["unique"] * 100 if bl["unique"] else math.nan,
         "shown_in_batch_gpus": shown["in_batch_gpu_s_per_s"],
         "shown_lone_gpus": shown["lone_gpu_s_per_s"],
         "shown_hit_gbps": shown["hit_bytes_per_s"] / 1e9,
@@ -175,7 +181,161 @@ def numbers(s: Scenario) -> dict[str, Any]:
             "contrast_prefix_ok_requests": ctr["requests"] - con["prefix"]["requests_with_a_distance_that_falls"],
         }
     )
-    return out
+    out.update(_words(s, rep, out))
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
+
+
+def _share_pct(flags: np.ndarray) -> float:
+    """Share of ``flags`` that are true (%; NaN for none at all)."""
+    return float(np.mean(flags) * 100) if flags.size else math.nan
+
+
+def _lone_over_in_batch(s: Scenario, trace: str) -> float:
+    """Recomputing an infinite cache's hits as lone passes over recomputing them inside a batch (NaN: no hits).
+
+    A ratio of totals over the trace, the same as of the rates and defined for a trace of 0 s too.
+    """
+    rc = workload.RegenCosts.of(s, str(s.assumptions.value("illustrative.mfu")))
+    _, tokens = _reuse(s, trace).hit_tokens()
+    in_batch = float(rc.in_batch_s(tokens).sum())
+    return float(rc.lone_s(tokens).sum()) / in_batch if in_batch else math.nan
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _words(s: Scenario, rep: dict[str, Any], n: dict[str, Any]) -> dict[str, str]:
+    """The page's sentences that a trace with no reuse, or one of 0 s, changes; the usual ones otherwise."""
+    tr, bl = rep["trace"], rep["blocks"]
+    empty = nothing_to_cache(bl["references"], bl["hit_ratio_infinite_blocks"])
+    still = no_duration(tr["requests"], tr["duration_s"])
+    return {
+        "finding_sentence": _finding_sentence(n, empty, still),
+        "span_sentence": _span_sentence(n, still),
+        "ceiling_sentence": (
+            f"That ceiling is zero: {empty}, so there is nothing to cache, and no tier of any size saves any prefill"
+            " on this trace."
+            if empty
+            else f"That is the ceiling for any tier, and it would take {n['unique_tib']:.1f} TiB."
+        ),
+        "capacity_sentence": _capacity_sentence(n, empty),
+        "reuse_paragraph": _reuse_paragraph(n, empty, still),
+        **_saving_words(s, rep, n, empty, still),
+    }
+
+
+def _finding_sentence(n: dict[str, Any], empty: str | None, still: str | None) -> str:
+    """The key finding on the workload (the findings page quotes it): tier sizes and reuse, or why there are none."""
+    if empty:
+        return f"The {n['trace']} trace has nothing to cache ({empty}): an LRU tier of any size hits nothing"
+    reuse = (
+        f"every repeat reference comes in the same millisecond as its block's last use ({still})"
+        if still
+        else f"nine in ten repeat references come within {n['reuse_p90_min']:.1f} minutes"
+    )
+    return (
+        f"For the {n['trace']} trace, an LRU tier of {n['cap50_tib']:.2f} TiB catches half of what an infinite cache"
+        f" would and {n['cap95_tib']:.2f} TiB catches 95 %; {reuse}, and the hits of a request always form a prefix"
+        " of its prompt"
+    )
+
+
+def _span_sentence(n: dict[str, Any], still: str | None) -> str:
+    """How many requests over how long, at what rate; or that the trace lasts 0 s and has no rate."""
+    if not still:
+        return (
+            f"It holds {n['requests']:,} requests over {n['duration_min']:.1f} minutes, {n['requests_per_s']:.2f} a"
+            " second."
+        )
+    if n["requests"] == 1:
+        return "It holds one request, so it lasts 0 s and has no rate per second."
+    return f"It holds {n['requests']:,} requests, all at one timestamp, so it lasts 0 s and has no rate per second."
+
+
+def _capacity_sentence(n: dict[str, Any], empty: str | None) -> str:
+    """The capacity for half, 95 % and all of the achievable hit ratio; or that every tier is empty."""
+    if empty:
+        return (
+            "With nothing to cache, every tier in the table below is empty: 0 blocks already catch all that an"
+            " infinite cache would, which is nothing."
+        )
+    return (
+        f"A tier of {n['cap50_tib']:.2f} TiB ({n['cap50_blocks']:,} blocks) catches half of what the infinite cache"
+        f" catches, {n['cap50_hit_blocks_pct']:.1f} % of all references; {n['cap95_tib']:.2f} TiB catches"
+        f" {n['shown_target_pct']} % of it, which is {n['shown_share_of_unique_pct']:.1f} % of what holding every"
+        f" block would take. Catching all of it takes {n['cap100_tib']:.2f} TiB: the last points of hit ratio come"
+        " from blocks reused only after many others."
+    )
+
+
+def _reuse_paragraph(n: dict[str, Any], empty: str | None, still: str | None) -> str:
+    """How long blocks wait between uses; or why the trace cannot say."""
+    if empty:
+        return f"There are no reuse intervals to measure: {empty} (the {n['contrast']} trace's are drawn for contrast)."
+    if still:
+        return (
+            f"Every repeat reference comes in the same millisecond as its block's last use ({still}), so the trace"
+            " cannot say how long a tier must keep a block."
+        )
+    return (
+        f"Half of all repeat references come within {n['reuse_p50_min']:.1f} minutes of the block's previous use,"
+        f" nine in ten within {n['reuse_p90_min']:.1f} and ninety-nine in a hundred within"
+        f" {n['reuse_p99_min']:.1f} minutes; the longest wait is {n['reuse_max_min']:.1f} minutes."
+        f" {n['reuse_zero_pct']:.1f} % come in the same millisecond, from requests that arrive together and share a"
+        f" prefix. A cache that kept each block for {n['reuse_p90_min']:.1f} minutes after its last use would catch"
+        " nine in ten of the repeats that an infinite cache catches."
+    )
+
+
+def _saving_words(
+    s: Scenario, rep: dict[str, Any], n: dict[str, Any], empty: str | None, still: str | None
+) -> dict[str, str]:
+    """What recomputing the hits would keep busy, and what the shown tier saves and fetches; or why not."""
+    regimes = (
+        f"the lone figure {n['lone_over_in_batch']:.2f} times the in-batch one with"
+        f" {n['lone_memory_bound_pct']:.1f} % of lone prefixes memory-bound, because the trace's unit is a"
+        f" {n['trace_block_tokens']:,}-token block:"
+    )
+    if empty:
+        return {
+            "inf_in_batch_clause": "would keep 0 accelerators busy",
+            "inf_lone_clause": "0 if each request's hit prefix were recomputed",
+            "regimes_sentence": "With nothing to cache, neither regime has anything to recompute. The trace's unit is"
+            f" a {n['trace_block_tokens']:,}-token block:",
+            "shown_tier_paragraph": f"With nothing to cache, the {SHOWN_TARGET} % tier is empty: it holds, saves and"
+            " fetches nothing, so no link is busy and there is no fetch to set against a recomputation (n/a in the"
+            " table).",
+        }
+    if still:
+        rc = workload.RegenCosts(**rep["regen"])
+        _, tokens = _reuse(s, trace_name(s)).hit_tokens()
+        cxl, nvme = (_link(_tier(rep, SHOWN_TARGET), k) for k in LINKS_NAMED)
+        return {
+            "inf_in_batch_clause": f"would take {float(rc.in_batch_s(tokens).sum()):.3g} accelerator-seconds",
+            "inf_lone_clause": f"{float(rc.lone_s(tokens).sum()):.3g} if each request's hit prefix were recomputed",
+            "regimes_sentence": f"These are totals, not rates ({still}). The regimes agree here, {regimes}",
+            "shown_tier_paragraph": f"The {SHOWN_TARGET} % tier, {n['shown_tib']:.2f} TiB, serves its hits in one"
+            f" instant ({still}): there is no rate of hits, no accelerators saved and no link busy per second"
+            " (n/a in the table). Set against fetching them over a CXL 2.0 x8 expander, recomputing would take"
+            f" {cxl['in_batch_over_fetch']:,.0f} times as long inside a batch and {cxl['lone_over_fetch']:,.0f} times"
+            f" as lone passes; over an NVMe Gen4 x4 drive, {nvme['in_batch_over_fetch']:,.0f} and"
+            f" {nvme['lone_over_fetch']:,.0f} times.",
+        }
+    return {
+        "inf_in_batch_clause": f"would keep {n['inf_in_batch_gpus']:.1f} accelerators busy full time",
+        "inf_lone_clause": f"{n['inf_lone_gpus']:.1f} if each request's hit prefix were recomputed",
+        "regimes_sentence": f"The regimes agree here, {regimes}",
+        "shown_tier_paragraph": f"The {SHOWN_TARGET} % tier, {n['shown_tib']:.2f} TiB, saves"
+        f" {n['shown_in_batch_gpus']:.1f} accelerators inside a batch and {n['shown_lone_gpus']:.1f} as lone"
+        f" passes, and has to deliver {n['shown_hit_gbps']:.2f} GB/s of hits on average. Over a CXL 2.0 x8 expander,"
+        " the interface of the CXL memory shipping today, fetching them keeps the link"
+        f" {n['cxl2_x8_busy_pct']:.1f} % busy, and recomputing would take {n['cxl2_x8_in_batch_ratio']:,.0f} times"
+        f" as long inside a batch and {n['cxl2_x8_lone_ratio']:,.0f} times as lone passes. Even an NVMe Gen4 x4"
+        f" drive, {n['nvme_gen4_x4_busy_pct']:.1f} % busy, fetches {n['nvme_gen4_x4_in_batch_ratio']:,.0f} times"
+        " faster than the accelerators recompute (both regimes: "
+        f"{n['nvme_gen4_x4_lone_ratio']:,.0f} times for lone passes).",
+    }
 
 
 def _target_label(target: float) -> str:
@@ -331,7 +491,7 @@ def lru_curve(s: Scenario) -> tuple[Figure, str]:
             fontsize=9,
             color=color,
         )
-        if trace == name:
+        if trace == name and inf > 0:  # no reuse: no capacity to mark
             for target in workload.TARGETS_PCT:
                 cap = reuse.capacity_for(target / 100)
                 cx, cy = cap * block_bytes / TIB, float(reuse.hit_ratio(cap)) * 100
@@ -342,10 +502,13 @@ def lru_curve(s: Scenario) -> tuple[Figure, str]:
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0,)))  # five decades: 1, 2, 5 of each would crowd
     ax.set_ylim(0, 100)
     listing = "\n".join(f"{target} %: {cx:,.2f} TiB" for target, cx in marks)
+    empty = _nothing_to_cache(s)
     ax.text(
         0.98,
         0.97,
-        f"{name} trace: the capacity for this share\nof its infinite cache's hit ratio\n{listing}",
+        f"{name} trace: nothing to cache\n({empty})"
+        if empty
+        else f"{name} trace: the capacity for this share\nof its infinite cache's hit ratio\n{listing}",
         transform=ax.transAxes,
         ha="right",
         va="top",
@@ -357,16 +520,25 @@ def lru_curve(s: Scenario) -> tuple[Figure, str]:
     ax.set_title("Hit ratio of an LRU tier against its size, exact (stack distances)")
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.97))
     records = _footer_records(s, "model", "kv_dtype")
-    first, last = marks[0], marks[-1]
+    if empty:
+        lead = (
+            f"The {name} trace has nothing to cache: {empty}, so an LRU tier of any size hits nothing (the {other}"
+            " trace is drawn for contrast)."
+        )
+    else:
+        first, last = marks[0], marks[-1]
+        lead = (
+            f"Going from {first[0]} to {last[0]} % of the hit ratio an infinite cache reaches takes the {name}"
+            f" trace's tier from {first[1]:.2f} TiB to {last[1]:.2f} TiB, {last[1] / first[1]:.1f} times the"
+            " capacity: the last points of hit ratio are the dear ones."
+        )
     return finish(
         fig,
         records,
         f"Exact LRU hit ratio of block references against the tier's capacity (log axis) for the {name} trace"
         f" and, for contrast, Mooncake's shipped {other} trace (grey); dotted lines: each trace's infinite cache;"
         " red dots: the capacities for 50, 80, 90 and 95 % of it.",
-        lead=f"Going from {first[0]} to {last[0]} % of the hit ratio an infinite cache reaches takes the {name}"
-        f" trace's tier from {first[1]:.2f} TiB to {last[1]:.2f} TiB, {last[1] / first[1]:.1f} times the capacity:"
-        " the last points of hit ratio are the dear ones.",
+        lead=lead,
         drivers=("workload.trace", "model"),
     )
 
@@ -388,10 +560,10 @@ def reuse_intervals(s: Scenario) -> tuple[Figure, str]:
         for q in (50, 90):
             v = float(np.percentile(iv, q))
             if trace == name:
-                ax.plot(v, q, "o", color=PALETTE[1], ms=5, zorder=3)
+                ax.plot(max(v, floor), q, "o", color=PALETTE[1], ms=5, zorder=3)
                 ax.annotate(
                     f"p{q}: {v:.1f} min",
-                    (v, q),
+                    (max(v, floor), q),
                     textcoords="offset points",
                     xytext=(8, -12),
                     fontsize=9,
@@ -411,11 +583,34 @@ def reuse_intervals(s: Scenario) -> tuple[Figure, str]:
         "Cumulative distribution of the time between consecutive references to the same block, for the"
         f" {name} trace and, for contrast, Mooncake's shipped {other} trace (grey); references within the same"
         " millisecond are drawn at the left edge.",
-        lead=f"Nine in ten repeat references to a block in the {name} trace come within"
-        f" {p90.get(name, math.nan):.1f} minutes of the previous one ({p90.get(other, math.nan):.1f} minutes in the"
-        f" {other} trace): a tier has to keep a block for minutes, not seconds, which is why its size runs to"
-        " terabytes.",
+        lead=_reuse_lead(s, p90),
         drivers=("workload.trace",),
+    )
+
+
+def _nothing_to_cache(s: Scenario) -> str | None:
+    """Why the sized trace has nothing to cache, or ``None``."""
+    reuse = _reuse(s, trace_name(s))
+    return nothing_to_cache(reuse.trace.n_refs, float(reuse.hit_ratio()))
+
+
+def _reuse_lead(s: Scenario, p90_min: dict[str, float]) -> str:
+    """The reuse figure's lead: how long nine in ten repeats wait; or why the sized trace cannot say."""
+    name, other = trace_name(s), contrast_name(s)
+    t = _reuse(s, name).trace
+    empty, still = _nothing_to_cache(s), no_duration(t.n_requests, t.duration_s)
+    contrast = f"nine in ten repeat references in the {other} trace come within {p90_min[other]:.1f} minutes"
+    if empty:
+        return f"The {name} trace has no reuse intervals ({empty}); {contrast} of the previous one."
+    if still:
+        return (
+            f"Every repeat reference in the {name} trace comes in the same millisecond as its block's last use"
+            f" ({still}), so it cannot say how long a tier must keep a block; {contrast}."
+        )
+    return (
+        f"Nine in ten repeat references to a block in the {name} trace come within {p90_min[name]:.1f} minutes of the"
+        f" previous one ({p90_min[other]:.1f} minutes in the {other} trace): a tier has to keep a block for minutes,"
+        " not seconds, which is why its size runs to terabytes."
     )
 
 
