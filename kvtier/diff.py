@@ -8,7 +8,12 @@ A *source* of tables is either a directory or a git revision:
   ``book/tables/*.csv`` are read from the object store with ``git ls-tree`` and
   ``git cat-file``, without a checkout.
 
-An existing directory wins over a revision of the same name.
+An existing directory wins over a revision of the same name.  Tables are bounded before
+they are read, from the files' sizes (``st_size``) or the blobs' sizes (``git ls-tree
+--long``, the size ``git cat-file -s`` gives): :data:`MAX_TABLE_BYTES` a table,
+:data:`MAX_SOURCE_BYTES` and :data:`MAX_TABLES` a source; and while they are parsed,
+:data:`MAX_CELLS` a source.  A ``*.csv`` that is not a regular file (a FIFO, a device, a
+dangling link; a symbolic link in git) is refused, not skipped.
 
 Cells are kept as the exact text of the CSV.  Rows are matched by the key columns of
 :data:`kvtier.pages.TABLES` (for a table unknown there, by its first column), a repeated
@@ -25,10 +30,14 @@ row or column (the missing side reads :data:`ABSENT`), an added or removed colum
 changed, :func:`format_text` and :func:`format_markdown` return ``""`` and
 ``kvtier diff`` prints nothing and exits 0; otherwise it exits 1, like ``diff(1)``.
 
-:func:`format_text` lists every change with the exact cell text.  :func:`format_markdown`
+:func:`format_text` lists every change with the exact cell text (a character that is not
+printable, a terminal's escape included, as its Python escape).  :func:`format_markdown`
 (``--format md``, for a pull request) is for reading: the :data:`HEADLINES` before and
 after, one line per changed table, then every changed cell folded in a ``<details>``
-block, numbers at display precision and SI duplicate columns left out.
+block, numbers at display precision and SI duplicate columns left out.  Every text that
+comes from the tables (a table's, column's or row's name, a cell) is inert there
+(:func:`_md`): no link, image, mention, reference, emphasis, code, math, HTML, heading or
+new line or cell can come of it.
 """
 
 from __future__ import annotations
@@ -105,10 +114,11 @@ MAX_TABLES = 1000
 """Most tables (``*.csv``) in one source: about 35 times the 29 tables of record."""
 
 MAX_CELLS = 100_000
-"""Most cells (header included) in all the tables of one source: about 40 times the 5,061 of
-the tables of record.  The cells, not the bytes, set the memory of a diff (about 1 kB a
-changed cell once labelled, compared and formatted: two sides at this limit, every cell
-changed, fit in 1 GiB of address space; tests/test_bad_input_diff.py runs that)."""
+"""Most cells (header included) in all the tables of one source: about 20 times the 5,061 of
+the tables of record (the most in one table: 888, workload_links.csv).  The cells, not the bytes, set
+the memory of a diff: two sides at this limit in the worst shape (one column, every row
+removed and added: 199,998 changes) need 300 to 350 MiB of address space for ``--format md``
+(measured), and tests/test_bad_input_diff.py runs them under a cap of 1 GiB."""
 
 MAX_GIT_LISTING_BYTES = 1 << 20
 """Most bytes of ``git ls-tree`` output read for one revision's tables (about 100 bytes a table)."""
@@ -698,7 +708,11 @@ _NEWLINE = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
 """Every line break a renderer or an editor may honour: CommonMark's (LF, CR, CR LF) and Unicode's."""
 
 _ZWSP = "\u200b"
-"""A zero-width space: invisible, and no name, number, scheme or domain continues across it."""
+"""A zero-width space (written ``&#8203;``): invisible, and no name, number, scheme or domain
+continues across it.  GitHub finds mentions, ``#123`` and autolinks in the *rendered* text,
+after character references are decoded, so ``&#64;octocat`` would still mention; a zero-width
+space after the ``@`` is what Renovate writes into its pull requests for GitHub (``@&#8203;``,
+``#&#8203;123``), and it renders as plain text."""
 
 _GITHUB_LINKS = re.compile(r"(?=@)|(?<=[@#])|(?<=/)(?=/)|(?<=[Gg][Hh]-)(?=\d)|(?<=[Ww]{3})(?=\.)|(?<=:)(?=[\w+-])")
 """Where a zero-width space goes so that GitHub links nothing: on both sides of ``@`` (a
