@@ -176,7 +176,7 @@ def _check_sizes(source: str, sizes: Mapping[str, int]) -> None:
     total = sum(sizes.values())
     if total > MAX_SOURCE_BYTES:
         raise KvtierError(
-            f"{show(source)}: its tables are larger than {MAX_SOURCE_BYTES:,} bytes together ({total:,}); refused"
+            f"{source}: its tables are larger than {MAX_SOURCE_BYTES:,} bytes together ({total:,}); refused"
         )
 
 
@@ -193,8 +193,11 @@ def _parse_all(texts: Iterator[tuple[str, str, str]]) -> dict[str, CsvTable]:
 
 def _csv_entries(directory: Path) -> Iterator[os.DirEntry[str]]:
     """The ``*.csv`` entries of ``directory`` (scanned lazily: a huge directory is never listed whole)."""
-    with os.scandir(directory) as entries:
-        yield from (e for e in entries if e.name.endswith(".csv"))
+    try:
+        with os.scandir(directory) as entries:
+            yield from (e for e in entries if e.name.endswith(".csv"))
+    except OSError as exc:
+        raise KvtierError(f"{show(directory)}: cannot list the directory ({exc.strerror})") from None
 
 
 def _table_dir(root: Path) -> Path | None:
@@ -312,7 +315,7 @@ def _list_git(source: str, repo: Path, commit: str) -> dict[str, _Blob]:
 def _load_git(source: str, repo: Path, commit: str) -> dict[str, CsvTable]:
     blobs = _list_git(source, repo, commit)
     if not blobs:
-        raise KvtierError(f"{source}: no tables ({TABLES_DIR}/*.csv) at commit {commit[:12]} in {repo}")
+        raise KvtierError(f"{source}: no tables ({TABLES_DIR}/*.csv) at commit {commit[:12]} in {show(repo)}")
     where = {name: f"{source}:{TABLES_DIR}/{show(name)}.csv" for name in blobs}
     _check_sizes(source, {where[name]: blob.size for name, blob in blobs.items()})
 
@@ -334,13 +337,14 @@ def load_tables(source: str, repo: Path | None = None) -> dict[str, CsvTable]:
     neither, or when it holds no tables.
     """
     path = Path(source)
+    shown = show(source)  # messages name the source on one line, whatever it holds
     if source and path.is_dir():
-        return _load_dir(source, path)
+        return _load_dir(shown, path)
     resolved = _resolve_commit(source, Path(repo) if repo is not None else None)
     if resolved is None:
-        where = f" in {repo}" if repo is not None else ""
-        raise KvtierError(f"{source}: not a directory of tables nor a git revision{where}")
-    return _load_git(source, *resolved)
+        where = f" in {show(repo)}" if repo is not None else ""
+        raise KvtierError(f"{shown}: not a directory of tables nor a git revision{where}")
+    return _load_git(shown, *resolved)
 
 
 # ---------------------------------------------------------------------------

@@ -36,6 +36,7 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from kvtier import diff
 from kvtier.diff import (
     MAX_CELLS,
     MAX_TABLE_BYTES,
@@ -44,6 +45,7 @@ from kvtier.diff import (
     diff_tables,
     format_markdown,
 )
+from kvtier.errors import KvtierError
 from tests.conftest import ROOT, run_cli
 
 # ---------------------------------------------------------------------------
@@ -203,6 +205,11 @@ DIFF_CASES: list[tuple[str, Callable[[Path], list[str]], list[str]]] = [
     ("no-such-source", lambda tmp: [str(tmp / "nope"), str(tmp / "nope")],
      ["nope: not a directory of tables nor a git revision"]),
     ("no-tables", lambda tmp: [str(write_dir(tmp / "a", {})), str(tmp / "a")], ["a: no tables (*.csv)"]),
+    # a source's name is shown on one line, whatever it holds (failed before issue 22: two lines)
+    ("source-name-with-newline", lambda tmp: [str(tmp / "no\nsuch"), str(tmp / "no\nsuch")],
+     ["no\\nsuch: not a directory of tables nor a git revision"]),
+    ("bad-table-in-source-with-newline", lambda tmp: [str(write_dir(tmp / "a\nb", {"t": b"k,v\na,1,2\n"}))] * 2,
+     ["a\\nb/t.csv: record 2 has 3 cells"]),
 ]  # fmt: skip
 
 
@@ -212,6 +219,18 @@ def test_diff_bad_source_is_one_line(tmp_path: Path, setup: Callable[[Path], lis
     before = digest(tmp_path)
     assert_one_line(run_cli("diff", *argv, cwd=tmp_path), *expected)
     assert digest(tmp_path) == before  # nothing lost
+
+
+def test_diff_unlistable_directory_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Permissions do not stop root (these tests may run as root), so the refusal is simulated.
+    a = write_dir(tmp_path / "a", {"t": SMALL})
+
+    def refuse(path: object) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(diff.os, "scandir", refuse)
+    with pytest.raises(KvtierError, match=r"/a: cannot list the directory \(Permission denied\)$"):
+        diff.load_tables(str(a))
 
 
 def test_diff_table_at_the_byte_limit_is_read(tmp_path: Path) -> None:
