@@ -115,10 +115,10 @@ MAX_TABLES = 1000
 
 MAX_CELLS = 100_000
 """Most cells (header included) in all the tables of one source: about 20 times the 5,061 of
-the tables of record (the most in one table: 888, workload_links.csv).  The cells, not the bytes, set
-the memory of a diff: two sides at this limit in the worst shape (one column, every row
-removed and added: 199,998 changes) need 300 to 350 MiB of address space for ``--format md``
-(measured), and tests/test_bad_input_diff.py runs them under a cap of 1 GiB."""
+the tables of record (the most in one table: 888, in workload_links.csv).  The cells, not the
+bytes, set the memory of a diff: two sides at this limit in the worst shape (one column,
+every row removed and added: 199,998 changes) need 300 to 350 MiB of address space for
+``--format md`` (measured), and tests/test_bad_input_diff.py runs them under a cap of 1 GiB."""
 
 MAX_GIT_LISTING_BYTES = 1 << 20
 """Most bytes of ``git ls-tree`` output read for one revision's tables (about 100 bytes a table)."""
@@ -738,7 +738,8 @@ _MD_ESCAPES = {
 """How each character that can start Markdown syntax is written in a cell: backslash-escaped
 (escape, code span, emphasis, strikethrough, link or image, table cell), or as an HTML
 character reference (``&``, ``<`` and ``>``, which also start raw HTML and autolinks; ``$``,
-since GitHub reads ``$...$`` as math whatever backslash precedes it)."""
+which starts GitHub's math: GitHub's own advice for a literal dollar beside math is HTML, not a
+backslash, and a character reference is never a delimiter)."""
 
 _HTML_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "$": "&#36;", _ZWSP: "&#8203;"}
 """The same for text inside an HTML block (the ``<summary>`` line), where Markdown is not read
