@@ -64,8 +64,26 @@ def _emit(as_json: bool, payload: dict[str, Any], lines: list[str]) -> None:
 # ---------------------------------------------------------------------------
 
 
+def _attention_geometry(model: ModelSpec) -> dict[str, int]:
+    """The widths that shape ``model``'s attention (element counts): MLA's own under MLA, else heads."""
+    if model.attention == "MLA":
+        return {
+            "kv_lora_rank": model.kv_lora_rank,
+            "q_lora_rank": model.q_lora_rank,
+            "qk_rope_head_dim": model.qk_rope_head_dim,
+            "qk_nope_head_dim": model.qk_nope_head_dim,
+            "v_head_dim": model.v_head_dim,
+        }
+    return {"kv_heads": model.n_kv_heads, "head_dim": model.head_dim}
+
+
 def model_summary(model: ModelSpec, kv_dtype: str, weight_dtype: str) -> dict[str, Any]:
-    """The derived quantities of ``model`` as a JSON-ready dict (SI base units)."""
+    """The derived quantities of ``model`` as a JSON-ready dict (SI base units).
+
+    Under MLA the attention geometry is MLA's own (``kv_lora_rank``, ``q_lora_rank``,
+    ``qk_rope_head_dim``, ``qk_nope_head_dim``, ``v_head_dim``); ``kv_heads`` and
+    ``head_dim`` are left out, since hidden size over heads describes no tensor there.
+    """
     total, active = model.param_counts()
     kv = model.kv_bytes_per_token(kv_dtype)
     out: dict[str, Any] = {
@@ -76,8 +94,7 @@ def model_summary(model: ModelSpec, kv_dtype: str, weight_dtype: str) -> dict[st
         "layers": model.n_layers,
         "hidden_size": model.hidden_size,
         "attention_heads": model.n_heads,
-        "kv_heads": model.n_kv_heads,
-        "head_dim": model.head_dim,
+        **_attention_geometry(model),
         "intermediate_size": model.intermediate_size,
         "vocab_size": model.vocab_size,
         "max_position_embeddings": model.max_positions or None,
@@ -92,13 +109,6 @@ def model_summary(model: ModelSpec, kv_dtype: str, weight_dtype: str) -> dict[st
         "param_flops_per_token": float(costs.forward_flops(1, active)),
         "attention_flops_per_token_per_position": model.attention_flops_per_position(),
     }
-    if model.attention == "MLA":
-        out.update(
-            kv_lora_rank=model.kv_lora_rank,
-            qk_rope_head_dim=model.qk_rope_head_dim,
-            qk_nope_head_dim=model.qk_nope_head_dim,
-            v_head_dim=model.v_head_dim,
-        )
     if model.is_moe:
         out.update(
             routed_experts=model.n_routed_experts,
@@ -122,7 +132,8 @@ def cmd_model(args: argparse.Namespace) -> int:
             # under MLA the cache holds a latent and a rope key per layer: hidden/heads means nothing there
             f"heads (q)           {s['attention_heads']}; MLA caches a latent of {s['kv_lora_rank']}"
             f" + a rope key of {s['qk_rope_head_dim']} per layer (q/k heads {s['qk_nope_head_dim']}"
-            f" + {s['qk_rope_head_dim']}, v heads {s['v_head_dim']})"
+            f" + {s['qk_rope_head_dim']}, v heads {s['v_head_dim']}"
+            + (f", q latent {s['q_lora_rank']})" if s["q_lora_rank"] else ")")
             if model.attention == "MLA"
             else f"heads (q / kv)      {s['attention_heads']} / {s['kv_heads']}, head_dim {s['head_dim']}"
         ),

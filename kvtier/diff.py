@@ -8,7 +8,12 @@ A *source* of tables is either a directory or a git revision:
   ``book/tables/*.csv`` are read from the object store with ``git ls-tree`` and
   ``git cat-file``, without a checkout.
 
-An existing directory wins over a revision of the same name.
+An existing directory wins over a revision of the same name.  Tables are bounded before
+they are read, from the files' sizes (``st_size``) or the blobs' sizes (``git ls-tree
+--long``, the size ``git cat-file -s`` gives): :data:`MAX_TABLE_BYTES` a table,
+:data:`MAX_SOURCE_BYTES` and :data:`MAX_TABLES` a source; and while they are parsed,
+:data:`MAX_CELLS` a source.  A ``*.csv`` that is not a regular file (a FIFO, a device, a
+dangling link; a symbolic link in git) is refused, not skipped.
 
 Cells are kept as the exact text of the CSV.  Rows are matched by the key columns of
 :data:`kvtier.pages.TABLES` (for a table unknown there, by its first column), a repeated
@@ -25,10 +30,14 @@ row or column (the missing side reads :data:`ABSENT`), an added or removed colum
 changed, :func:`format_text` and :func:`format_markdown` return ``""`` and
 ``kvtier diff`` prints nothing and exits 0; otherwise it exits 1, like ``diff(1)``.
 
-:func:`format_text` lists every change with the exact cell text.  :func:`format_markdown`
+:func:`format_text` lists every change with the exact cell text (a character that is not
+printable, a terminal's escape included, as its Python escape).  :func:`format_markdown`
 (``--format md``, for a pull request) is for reading: the :data:`HEADLINES` before and
 after, one line per changed table, then every changed cell folded in a ``<details>``
-block, numbers at display precision and SI duplicate columns left out.
+block, numbers at display precision and SI duplicate columns left out.  Every text that
+comes from the tables (a table's, column's or row's name, a cell) is inert there
+(:func:`_md`): no link, image, mention, reference, emphasis, code, math, HTML, heading or
+new line or cell can come of it.
 """
 
 from __future__ import annotations
@@ -37,13 +46,19 @@ import argparse
 import csv
 import io
 import math
+import os
+import re
+import stat
 import subprocess
+import sys
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from kvtier.errors import KvtierError
+from kvtier.errors import KvtierError, show
+from kvtier.readers import read_text_bounded
 from kvtier.units import SIGNIFICANT_DIGITS, format_number
 
 TABLES_DIR = "book/tables"
@@ -86,63 +101,160 @@ class CsvTable:
     rows: tuple[tuple[str, ...], ...]
 
 
-def parse_csv(text: str, where: str) -> CsvTable:
-    """Parse CSV ``text`` into cells of exact text; ``where`` names it in errors."""
+MAX_TABLE_BYTES = 2 << 20
+"""Largest table read (bytes): 2 MiB, about 120 times the largest table of record
+(``assumptions.csv``, 17.5 kB).  Checked from the file's ``st_size`` or the git blob's size
+before anything is read."""
+
+MAX_SOURCE_BYTES = 8 << 20
+"""Largest sum of the tables of one source (bytes): 8 MiB, about 100 times all the tables of
+record together (29 tables, 78 kB).  Checked, like :data:`MAX_TABLE_BYTES`, before reading."""
+
+MAX_TABLES = 1000
+"""Most tables (``*.csv``) in one source: about 35 times the 29 tables of record."""
+
+MAX_CELLS = 100_000
+"""Most cells (header included) in all the tables of one source: about 20 times the 5,061 of
+the tables of record (the most in one table: 888, in workload_links.csv).  The cells, not the
+bytes, set the memory of a diff: two sides at this limit in the worst shape (one column,
+every row removed and added: 199,998 changes) need 300 to 350 MiB of address space for
+``--format md`` (measured), and tests/test_bad_input_diff.py runs them under a cap of 1 GiB."""
+
+MAX_GIT_LISTING_BYTES = 1 << 20
+"""Most bytes of ``git ls-tree`` output read for one revision's tables (about 100 bytes a table)."""
+
+_TOO_MANY_CELLS = f"the tables of one side of a diff may hold at most {MAX_CELLS:,} cells"
+
+
+def parse_csv(text: str, where: str, max_cells: int = MAX_CELLS) -> CsvTable:
+    """Parse CSV ``text`` into cells of exact text; ``where`` names it in errors.
+
+    A table of more than ``max_cells`` cells (header included) is refused at the record
+    that passes the limit, so a refused table is never held whole.  Blank lines after the
+    header are skipped (and counted in record numbers).
+    """
+    header: tuple[str, ...] | None = None
+    rows: list[tuple[str, ...]] = []
+    cells = 0
     try:
-        records = list(csv.reader(io.StringIO(text, newline=""), strict=True))
+        for number, rec in enumerate(csv.reader(io.StringIO(text, newline=""), strict=True), start=1):
+            cells += len(rec)
+            if cells > max_cells:
+                raise KvtierError(f"{where}: refused at record {number:,}: {_TOO_MANY_CELLS}")
+            if header is None:
+                header = _header(rec, where)
+            elif rec:
+                if len(rec) != len(header):
+                    raise KvtierError(f"{where}: record {number} has {len(rec)} cells, the header has {len(header)}")
+                rows.append(tuple(rec))
     except csv.Error as exc:
         raise KvtierError(f"{where}: not valid CSV ({exc})") from None
-    if not records:
-        return CsvTable((), ())
-    header = tuple(records[0])
-    dupes = sorted({c for c in header if header.count(c) > 1})
+    return CsvTable(header or (), tuple(rows))
+
+
+def _header(record: list[str], where: str) -> tuple[str, ...]:
+    """The header record as a tuple; a column name that appears twice is refused."""
+    dupes = sorted({c for c in record if record.count(c) > 1})
     if dupes:
         raise KvtierError(f"{where}: duplicate column name(s) {', '.join(map(repr, dupes))} in the header")
-    rows = []
-    for lineno, rec in enumerate(records[1:], start=2):
-        if not rec:  # a blank line
-            continue
-        if len(rec) != len(header):
-            raise KvtierError(f"{where}: record {lineno} has {len(rec)} cells, the header has {len(header)}")
-        rows.append(tuple(rec))
-    return CsvTable(header, tuple(rows))
+    return tuple(record)
 
 
 def _decode(data: bytes, where: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise KvtierError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise KvtierError(f"{where}: table is not UTF-8 text (byte {exc.start})") from None
+
+
+def _check_sizes(source: str, sizes: Mapping[str, int]) -> None:
+    """Refuse a table larger than :data:`MAX_TABLE_BYTES`, or tables larger than :data:`MAX_SOURCE_BYTES`
+    together; ``sizes`` maps how each table is named in messages to its size (bytes)."""
+    for where, size in sizes.items():
+        if size > MAX_TABLE_BYTES:
+            raise KvtierError(f"{where}: table is larger than {MAX_TABLE_BYTES:,} bytes ({size:,}); refused")
+    total = sum(sizes.values())
+    if total > MAX_SOURCE_BYTES:
+        raise KvtierError(
+            f"{source}: its tables are larger than {MAX_SOURCE_BYTES:,} bytes together ({total:,}); refused"
+        )
+
+
+def _parse_all(texts: Iterator[tuple[str, str, str]]) -> dict[str, CsvTable]:
+    """Parse ``(name, where, text)`` in turn into tables by name, within :data:`MAX_CELLS` for them all."""
+    out: dict[str, CsvTable] = {}
+    budget = MAX_CELLS
+    for name, where, text in texts:
+        table = parse_csv(text, where, max_cells=budget)
+        budget -= len(table.header) * (1 + len(table.rows))
+        out[name] = table
+    return out
+
+
+def _csv_entries(directory: Path) -> Iterator[os.DirEntry[str]]:
+    """The ``*.csv`` entries of ``directory`` (scanned lazily: a huge directory is never listed whole)."""
+    try:
+        with os.scandir(directory) as entries:
+            yield from (e for e in entries if e.name.endswith(".csv"))
+    except OSError as exc:
+        raise KvtierError(f"{show(directory)}: cannot list the directory ({exc.strerror})") from None
 
 
 def _table_dir(root: Path) -> Path | None:
     """The directory under ``root`` that holds the CSVs, or None."""
     for candidate in (root, root / "tables", root / TABLES_DIR):
-        if candidate.is_dir() and any(p.is_file() for p in candidate.glob("*.csv")):
+        if candidate.is_dir() and any(e.is_file() for e in _csv_entries(candidate)):
             return candidate
     return None
+
+
+def _table_files(directory: Path) -> list[Path]:
+    """The ``*.csv`` of ``directory``, sorted, each a regular file (a symbolic link to one is followed)."""
+    found: list[Path] = []
+    for entry in _csv_entries(directory):
+        where = show(entry.path)
+        try:
+            regular = stat.S_ISREG(os.stat(entry.path).st_mode)
+        except OSError as exc:  # a dangling symbolic link, a loop
+            raise KvtierError(f"{where}: cannot read table ({exc.strerror})") from None
+        if not regular:
+            raise KvtierError(f"{where}: table is not a regular file; refused")
+        found.append(Path(entry.path))
+        if len(found) > MAX_TABLES:
+            raise KvtierError(f"{show(directory)}: more than {MAX_TABLES:,} tables (*.csv); refused")
+    return sorted(found)
 
 
 def _load_dir(source: str, root: Path) -> dict[str, CsvTable]:
     directory = _table_dir(root)
     if directory is None:
         raise KvtierError(f"{source}: no tables (*.csv) in this directory, nor in its tables/ or {TABLES_DIR}/")
-    out = {}
-    for path in sorted(p for p in directory.glob("*.csv") if p.is_file()):
+    paths = _table_files(directory)
+    _check_sizes(source, {show(p): p.stat().st_size for p in paths})
+    # read_text_bounded reads at most MAX_TABLE_BYTES + 1 bytes: a file that grew since is refused too
+    return _parse_all(
+        (p.stem, show(p), read_text_bounded(p, "table", MAX_TABLE_BYTES).removeprefix("\ufeff")) for p in paths
+    )
+
+
+def _git(repo: Path, *args: str, limit: int = 1 << 16) -> subprocess.CompletedProcess[bytes] | None:
+    """Run ``git -C repo ARGS``; None when git itself is missing.
+
+    At most ``limit + 1`` bytes of its output are read (more means the output was cut and
+    git stopped), and at most 4 kB of its error output.
+    """
+    with tempfile.TemporaryFile() as errors:
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise KvtierError(f"{path}: cannot read ({exc.strerror})") from None
-        out[path.stem] = parse_csv(_decode(data, str(path)), str(path))
-    return out
-
-
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
-    """Run ``git -C repo ARGS``; None when git itself is missing."""
-    try:
-        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
-    except OSError:
-        return None
+            proc = subprocess.Popen(["git", "-C", str(repo), *args], stdout=subprocess.PIPE, stderr=errors)
+        except OSError:
+            return None
+        with proc:
+            assert proc.stdout is not None  # stdout=PIPE
+            out = proc.stdout.read(limit + 1)
+            if len(out) > limit:
+                proc.kill()
+        errors.seek(0)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, errors.read(4096))
 
 
 def _default_repo() -> Path | None:
@@ -165,30 +277,56 @@ def _resolve_commit(rev: str, repo: Path | None) -> tuple[Path, str] | None:
     return repo, proc.stdout.decode().strip()
 
 
-def _load_git(source: str, repo: Path, commit: str) -> dict[str, CsvTable]:
-    proc = _git(repo, "ls-tree", "-z", "--full-tree", commit, "--", f"{TABLES_DIR}/")
+@dataclass(frozen=True)
+class _Blob:
+    """A table in git: its object id and its size (bytes, as ``git cat-file -s`` gives it)."""
+
+    obj: str
+    size: int
+
+
+def _list_git(source: str, repo: Path, commit: str) -> dict[str, _Blob]:
+    """The tables under :data:`TABLES_DIR` at ``commit``, by name, with their sizes (``git ls-tree --long``)."""
+    listing = f"{TABLES_DIR}/ at commit {commit[:12]}"
+    proc = _git(repo, "ls-tree", "-z", "--long", "--full-tree", commit, "--", f"{TABLES_DIR}/",
+                limit=MAX_GIT_LISTING_BYTES)  # fmt: skip
+    if proc is not None and len(proc.stdout) > MAX_GIT_LISTING_BYTES:
+        raise KvtierError(f"{source}: {listing} lists more than {MAX_GIT_LISTING_BYTES:,} bytes of entries; refused")
     if proc is None or proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip() if proc is not None else "git not found"
-        raise KvtierError(f"{source}: cannot list {TABLES_DIR}/ at commit {commit[:12]} ({err})")
-    blobs: dict[str, str] = {}
+        raise KvtierError(f"{source}: cannot list {listing} ({show(err)})")
+    blobs: dict[str, _Blob] = {}
     for entry in proc.stdout.decode("utf-8", errors="surrogateescape").split("\0"):
-        if not entry:
-            continue
         meta, _, path = entry.partition("\t")
-        _mode, kind, obj = meta.split()
         name = path.rsplit("/", 1)[-1]
-        if kind == "blob" and name.endswith(".csv"):
-            blobs[name[: -len(".csv")]] = obj
+        if not name.endswith(".csv"):
+            continue
+        mode, kind, obj, size = meta.split()
+        if kind != "blob":  # a submodule or a directory named *.csv
+            continue
+        if mode == "120000":
+            raise KvtierError(f"{source}:{show(path)}: table is a symbolic link in git; refused")
+        blobs[name[: -len(".csv")]] = _Blob(obj, int(size))
+        if len(blobs) > MAX_TABLES:
+            raise KvtierError(f"{source}: more than {MAX_TABLES:,} tables in {listing}; refused")
+    return blobs
+
+
+def _load_git(source: str, repo: Path, commit: str) -> dict[str, CsvTable]:
+    blobs = _list_git(source, repo, commit)
     if not blobs:
-        raise KvtierError(f"{source}: no tables ({TABLES_DIR}/*.csv) at commit {commit[:12]} in {repo}")
-    out = {}
-    for name in sorted(blobs):
-        where = f"{source}:{TABLES_DIR}/{name}.csv"
-        shown = _git(repo, "cat-file", "blob", blobs[name])
-        if shown is None or shown.returncode != 0:
-            raise KvtierError(f"{where}: cannot read from git")
-        out[name] = parse_csv(_decode(shown.stdout, where), where)
-    return out
+        raise KvtierError(f"{source}: no tables ({TABLES_DIR}/*.csv) at commit {commit[:12]} in {show(repo)}")
+    where = {name: f"{source}:{TABLES_DIR}/{show(name)}.csv" for name in blobs}
+    _check_sizes(source, {where[name]: blob.size for name, blob in blobs.items()})
+
+    def texts() -> Iterator[tuple[str, str, str]]:
+        for name in sorted(blobs):
+            shown = _git(repo, "cat-file", "blob", blobs[name].obj, limit=blobs[name].size)
+            if shown is None or shown.returncode != 0 or len(shown.stdout) != blobs[name].size:
+                raise KvtierError(f"{where[name]}: cannot read from git")
+            yield name, where[name], _decode(shown.stdout, where[name])
+
+    return _parse_all(texts())
 
 
 def load_tables(source: str, repo: Path | None = None) -> dict[str, CsvTable]:
@@ -199,13 +337,14 @@ def load_tables(source: str, repo: Path | None = None) -> dict[str, CsvTable]:
     neither, or when it holds no tables.
     """
     path = Path(source)
+    shown = show(source)  # messages name the source on one line, whatever it holds
     if source and path.is_dir():
-        return _load_dir(source, path)
+        return _load_dir(shown, path)
     resolved = _resolve_commit(source, Path(repo) if repo is not None else None)
     if resolved is None:
-        where = f" in {repo}" if repo is not None else ""
-        raise KvtierError(f"{source}: not a directory of tables nor a git revision{where}")
-    return _load_git(source, *resolved)
+        where = f" in {show(repo)}" if repo is not None else ""
+        raise KvtierError(f"{shown}: not a directory of tables nor a git revision{where}")
+    return _load_git(shown, *resolved)
 
 
 # ---------------------------------------------------------------------------
@@ -389,14 +528,14 @@ def format_rel(change: Change) -> str:
 
 
 def _show(text: str) -> str:
-    """A cell for display: empty reads ``""``, line breaks are escaped."""
-    if text == "":
-        return '""'
-    return text.replace("\r", "\\r").replace("\n", "\\n")
+    """A cell for the text form: empty reads ``""``; a line break or any other character that is
+    not printable (a terminal's escape sequence) reads as its Python escape (``\\n``, ``\\x1b``)."""
+    return '""' if text == "" else show(text, limit=sys.maxsize)
 
 
 def _cells(c: Change) -> tuple[str, ...]:
-    return (c.table, c.row, c.column, _show(c.old), _show(c.new), format_rel(c))
+    table, row, column = (show(x, limit=sys.maxsize) for x in (c.table, c.row, c.column))
+    return (table, row, column, _show(c.old), _show(c.new), format_rel(c))
 
 
 def format_text(changes: Sequence[Change]) -> str:
@@ -569,11 +708,75 @@ def display_pair(old: str, new: str) -> tuple[str, str]:
     return a, b
 
 
+_NEWLINE = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+"""Every line break a renderer or an editor may honour: CommonMark's (LF, CR, CR LF) and Unicode's."""
+
+_ZWSP = "\u200b"
+"""A zero-width space (written ``&#8203;``): invisible, and no name, number, scheme or domain
+continues across it.  GitHub finds mentions, ``#123`` and autolinks in the *rendered* text,
+after character references are decoded, so ``&#64;octocat`` would still mention; a zero-width
+space after the ``@`` is what Renovate writes into its pull requests for GitHub (``@&#8203;``,
+``#&#8203;123``), and it renders as plain text."""
+
+_GITHUB_LINKS = re.compile(r"(?=@)|(?<=[@#])|(?<=/)(?=/)|(?<=[Gg][Hh]-)(?=\d)|(?<=[Ww]{3})(?=\.)|(?<=:)(?=[\w+-])")
+"""Where a zero-width space goes so that GitHub links nothing: on both sides of ``@`` (a
+mention, ``user@sha``, an e-mail autolink), after ``#`` (``#123``, ``owner/repo#123``),
+between two slashes (``http://``, ``//host``), in ``GH-12`` before the digits, in ``www.``
+before the dot, and after a colon that a word follows (an emoji shortcode, ``:+1:``)."""
+
+_LINK_CHARS = frozenset("@#/.:-")
+"""The characters without one of which :data:`_GITHUB_LINKS` finds nothing."""
+
+_MD_ESCAPES = {
+    **{c: "\\" + c for c in "\\`*_[]!|~"},
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    "$": "&#36;",
+    _ZWSP: "&#8203;",
+}
+"""How each character that can start Markdown syntax is written in a cell: backslash-escaped
+(escape, code span, emphasis, strikethrough, link or image, table cell), or as an HTML
+character reference (``&``, ``<`` and ``>``, which also start raw HTML and autolinks; ``$``,
+which starts GitHub's math: GitHub's own advice for a literal dollar beside math is HTML, not a
+backslash, and a character reference is never a delimiter)."""
+
+_HTML_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "$": "&#36;", _ZWSP: "&#8203;"}
+"""The same for text inside an HTML block (the ``<summary>`` line), where Markdown is not read
+(``$`` too, so that no dollar reaches GitHub's math from anywhere in the comment)."""
+
+
+def _visible(text: str) -> str:
+    """User ``text`` on one line, as it reads: every line break as ``↵``, every other character that
+    is not printable as its Python escape (``\x1b``), GitHub's links broken (:data:`_GITHUB_LINKS`)."""
+    if not text.isprintable():  # (fast tests first: most cells need nothing)
+        text = show(_NEWLINE.sub("↵", text), limit=sys.maxsize)
+    return text if _LINK_CHARS.isdisjoint(text) else _GITHUB_LINKS.sub(_ZWSP, text)
+
+
+_MD_CHARS = frozenset(_MD_ESCAPES)
+_MD_SPECIAL = re.compile("[" + re.escape("".join(_MD_ESCAPES)) + "]")
+
+
+def _md_char(match: re.Match[str]) -> str:
+    """One character of :data:`_MD_ESCAPES`, escaped; an underscore between two letters or digits
+    stays as it is (it can neither open nor close emphasis: ``fetch_us``)."""
+    c, text, at = match.group(), match.string, match.start()
+    if c == "_" and 0 < at < len(text) - 1 and text[at - 1].isalnum() and text[at + 1].isalnum():
+        return c
+    return _MD_ESCAPES[c]
+
+
 def _md(text: str) -> str:
-    """Text for a Markdown table cell: pipes and backslashes escaped, no HTML."""
-    return (
-        text.replace("\\", "\\\\").replace("|", "\\|").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    )
+    """User text for a Markdown table cell or line, inert: no link, image, mention, reference,
+    emphasis, code, math, HTML or heading can come of it, nor a new line or a new cell."""
+    text = _visible(text)
+    return text if _MD_CHARS.isdisjoint(text) else _MD_SPECIAL.sub(_md_char, text)
+
+
+def _html(text: str) -> str:
+    """User text inside an HTML block of the Markdown form (the ``<details>`` summary): inert too."""
+    return _visible(text).translate(str.maketrans(_HTML_ESCAPES))
 
 
 def _row(cells: Sequence[str]) -> str:
@@ -642,7 +845,7 @@ def _detail_cells(c: Change) -> tuple[str, ...]:
     if c.kind == "number":
         old, new = display_pair(c.old, c.new)
     else:
-        old, new = ((display_number(t) if _number(t) is not None else _show(t)) for t in (c.old, c.new))
+        old, new = ((display_number(t) if _number(t) is not None else t or '""') for t in (c.old, c.new))
     return (c.table, c.row, c.column, old, new, format_rel(c))
 
 
@@ -677,7 +880,7 @@ def format_markdown(
         note = f"; {_plural(len(hidden), 'cell')} of SI duplicate columns ({cols}) left out"
     out += [
         f"<details><summary>All {_plural(len(shown), 'changed cell')},"
-        f" numbers to {DISPLAY_DIGITS} significant figures{_md(note)}</summary>",
+        f" numbers to {DISPLAY_DIGITS} significant figures{_html(note)}</summary>",
         "",
     ]
     if shown:

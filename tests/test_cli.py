@@ -1,6 +1,7 @@
 """The command line: quick answers (text and JSON) and one-line errors with exit status 2."""
 
 import json
+import re
 
 import pytest
 
@@ -190,13 +191,35 @@ def test_a_quick_answer_imports_neither_pandas_nor_matplotlib():
     assert proc.stdout.strip().splitlines()[-1] == "[]"
 
 
+MLA_KEYS = ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
+HEAD_KEYS = ("kv_heads", "head_dim")
+
+
 def test_model_mla_prints_latent_and_rope_widths_not_head_dim():
+    """Under MLA, `model` gives MLA's own widths only (issue 22, item 18): no `head_dim` of 56.
+
+    deepseek-v3's config.json: kv_lora_rank 512, q_lora_rank 1536, qk_rope_head_dim 64,
+    qk_nope_head_dim 128, v_head_dim 128; hidden 7168 / 128 heads = 56 describes no tensor.
+    """
     proc = run_cli("model", "deepseek-v3")
     assert proc.returncode == 0
-    assert "latent of 512 + a rope key of 64 per layer" in proc.stdout
+    assert "latent of 512 + a rope key of 64 per layer (q/k heads 128 + 64, v heads 128, q latent 1536)" in proc.stdout
     assert "head_dim" not in proc.stdout
+    assert not re.search(r"\b56\b", proc.stdout)  # 7168 / 128 appears nowhere
     out = run_cli_json("model", "deepseek-v3")
-    assert (out["kv_lora_rank"], out["qk_rope_head_dim"]) == (512, 64)
-    assert (out["qk_nope_head_dim"], out["v_head_dim"]) == (128, 128)
-    assert "head_dim" in out  # the stable key stays
-    assert "head_dim 128" in run_cli("model", "llama-3-70b").stdout
+    assert {k: out[k] for k in MLA_KEYS} == {
+        "kv_lora_rank": 512,
+        "q_lora_rank": 1536,
+        "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 128,
+        "v_head_dim": 128,
+    }
+    assert not set(HEAD_KEYS) & set(out)
+
+
+def test_model_gqa_prints_heads_and_head_dim_and_no_mla_widths():
+    # llama-3-70b: 64 query heads, 8 KV heads, 8192 / 64 = 128 head_dim
+    assert "heads (q / kv)      64 / 8, head_dim 128" in run_cli("model", "llama-3-70b").stdout
+    out = run_cli_json("model", "llama-3-70b")
+    assert (out["kv_heads"], out["head_dim"]) == (8, 128)
+    assert not set(MLA_KEYS) & set(out)
