@@ -1198,6 +1198,7 @@ def report(
     return {
         "trace": {
             "name": t.name,
+            "format": t.trace_format,
             "block_tokens": t.block_tokens,
             "requests": t.n_requests,
             "duration_s": duration,
