@@ -349,7 +349,8 @@ def test_what_was_measured_follows_the_provenance_classes():
 
     s = Scenario()
     n = assumptions.numbers(s)
-    # 76 records (workload.trace_format the 76th); the 3 reference.* figures (DGX Spark HBM, H200 host link, H200 16-token pass energy) are measured
+    # 76 records (workload.trace_format the 76th); the 3 reference.* figures (DGX Spark HBM, H200 host link,
+    # H200 16-token pass energy) are measured
     # and enter no calculation; the serving trace of the workload page (workload.trace) and the cost page's
     # lone-block board power (energy.power_lone) are measured and enter one: 76 - 3 = 73 inputs
     assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (76, 3, 3, 2)

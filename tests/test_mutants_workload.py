@@ -64,7 +64,10 @@ GOOD = {"timestamp": 0, "input_length": 2, "output_length": 1, "hash_ids": [1, 2
             " the mooncake format's 512 tokens a block would fit",
         ),
         # 2 tokens, 3 ids: neither 1 token a block (2 ids) nor 512 (1 id) fits, so no hint
-        (json.dumps({**GOOD, "hash_ids": [1, 2, 3]}), "'hash_ids' has 3 ids but input_length 2 at 1 tokens a block needs 2"),
+        (
+            json.dumps({**GOOD, "hash_ids": [1, 2, 3]}),
+            "'hash_ids' has 3 ids but input_length 2 at 1 tokens a block needs 2",
+        ),
         # Python refuses to read an integer of more than 4,300 digits
         ('{"timestamp": ' + "9" * 5000 + "}", "a value cannot be read"),
         ("{", "not a JSON object (malformed JSON)"),
