@@ -118,14 +118,22 @@ TRACE_FORMATS: dict[str, TraceFormat] = {
 DEFAULT_FORMAT = "mooncake"
 """The format of the shipped traces, and of a trace whose format is not declared."""
 
-MAX_TRACE_BYTES = 768 << 20
-"""Largest trace the in-memory analysis reads (bytes): 768 MiB, checked from the file's size before reading.
+BYTES_PER_REF = 110
+"""Peak memory of the in-memory analysis per block reference (B), measured: ``kvtier workload --json``'s peak
+resident memory over its references, 105 B for 20 M references (numpy 2, Linux).  The reader itself holds 8 B a
+reference while it reads, and 32 at most while it indexes them; the stack distances and the report the rest."""
 
-Measured (``benchmarks/`` style, peak resident memory of ``kvtier workload --json``, numpy 2): at
-most 12 B of memory per byte of trace with ids written as in the shipped traces (10.5 B a
-reference), 26 B per byte for the densest valid trace (``[0, 1, 2, ...]``, 4-6 B a
-reference); so 768 MiB holds in about 9 GiB for a real trace and 20 GiB at the worst.  A
-larger trace: ``--stream``.
+MAX_TRACE_REFS = 1 << 25
+"""Most block references the in-memory analysis reads (33,554,432): at :data:`BYTES_PER_REF` about 3.4 GiB.
+A trace with more is refused at the line that passes it; ``--stream`` reads any number."""
+
+MAX_TRACE_BYTES = 384 << 20
+"""Largest trace file the in-memory analysis reads (402,653,184 bytes), checked from its size before reading.
+
+Measured as peak resident memory per byte of trace (``kvtier workload --json``, numpy 2, Linux): 8.5 B for a
+trace whose ids are written as in the shipped ones (about 14 B a reference), so 384 MiB holds in about 3.2 GiB.
+A trace written more densely (ids of one digit, 2 B a reference: 52 B of memory per byte) meets
+:data:`MAX_TRACE_REFS` first.  A larger trace: ``--stream``.
 """
 
 MAX_LINE_BYTES = 16 << 20
@@ -430,6 +438,12 @@ def _json_object(line: str, at: str) -> dict[str, Any]:
     return obj
 
 
+def _number(value: int | float) -> str:
+    """A number from a trace for a message: as written, or its count of digits when that runs past 30 characters."""
+    text = repr(value)
+    return text if len(text) <= 30 else f"a {len(text.lstrip('-'))}-digit number"
+
+
 def _timestamp(value: Any, at: str, fmt: TraceFormat) -> float:
     """A request's ``timestamp`` as a finite float in the format's unit."""
     unit = {"ms": "milliseconds", "s": "seconds"}.get(fmt.unit, fmt.unit)
@@ -438,7 +452,7 @@ def _timestamp(value: Any, at: str, fmt: TraceFormat) -> float:
     try:
         ts = float(value)
     except OverflowError:  # an integer beyond float's range (about 309 digits)
-        raise KvtierError(f"{at}: 'timestamp' is too large ({len(str(abs(value)))} digits)") from None
+        raise KvtierError(f"{at}: 'timestamp' is too large ({_number(value)})") from None
     if not math.isfinite(ts):
         raise KvtierError(f"{at}: 'timestamp' must be a finite number of {unit}, got {show(value, quote=True)}")
     return ts
@@ -452,8 +466,7 @@ def _length(obj: dict[str, Any], field: str, at: str) -> int:
     if value < 0:
         raise KvtierError(f"{at}: '{field}' is negative ({int(value)})")
     if value > MAX_TOKENS:
-        shown = f"{len(str(value))} digits" if isinstance(value, int) else show(value, quote=True)
-        raise KvtierError(f"{at}: '{field}' is too large ({shown}); at most 2**53 = {MAX_TOKENS:,} tokens")
+        raise KvtierError(f"{at}: '{field}' is too large ({_number(value)}); at most 2**53 = {MAX_TOKENS:,} tokens")
     return int(value)
 
 
@@ -535,8 +548,8 @@ def chain_ids(ids: np.ndarray, starts: np.ndarray) -> np.ndarray:
 class _Requests:
     """A trace's requests as compact arrays, one validated line at a time (8 B a reference, 32 B a request)."""
 
-    def __init__(self, where: str, block_tokens: int, fmt: TraceFormat):
-        self.where, self.block_tokens, self.fmt = where, block_tokens, fmt
+    def __init__(self, where: str, block_tokens: int, fmt: TraceFormat, max_refs: int | None = None):
+        self.where, self.block_tokens, self.fmt, self.max_refs = where, block_tokens, fmt, max_refs
         self.stamps = array("d")
         self.inputs = array("q")
         self.outputs = array("q")
@@ -551,6 +564,11 @@ class _Requests:
             raise KvtierError(
                 f"{self.where}: line {number}: timestamp {ts:g} {self.fmt.unit} goes backwards"
                 f" (the line before: {self.last:g})"
+            )
+        if self.max_refs is not None and len(self.ids) + len(hashes) > self.max_refs:
+            raise KvtierError(
+                f"{self.where}: line {number}: more than {self.max_refs:,} block references, the most the in-memory"
+                f" analysis holds (about {BYTES_PER_REF} B each); use --stream"
             )
         try:
             self.ids.extend(hashes)
@@ -572,10 +590,10 @@ def _starts(counts: Sequence[int] | np.ndarray) -> np.ndarray:
 
 
 def _collect(lines: Iterable[tuple[int, str]], where: str, block_tokens: Any, trace_format: str) -> Trace:
-    """Validate every line and index the trace: dense ids of the (chained) block ids."""
+    """Validate every line and index the trace: dense ids of the (chained) block ids; at most :data:`MAX_TRACE_REFS`."""
     fmt = format_named(trace_format)
     block_tokens = _block_tokens(block_tokens)
-    req = _Requests(where, block_tokens, fmt)
+    req = _Requests(where, block_tokens, fmt, MAX_TRACE_REFS)
     for number, line in lines:
         req.add(number, line)
     if not req.stamps:
@@ -584,8 +602,7 @@ def _collect(lines: Iterable[tuple[int, str]], where: str, block_tokens: Any, tr
     raw = np.frombuffer(req.ids, dtype=np.int64)
     if not fmt.chained:
         raw = chain_ids(raw, starts)
-    _, dense = np.unique(raw, return_inverse=True)
-    del raw
+    del req.ids  # the view keeps the bytes until dense_ids lets go of it
     return Trace(
         name=where,
         block_tokens=block_tokens,
@@ -593,9 +610,27 @@ def _collect(lines: Iterable[tuple[int, str]], where: str, block_tokens: Any, tr
         input_tokens=np.frombuffer(req.inputs, dtype=np.int64).copy(),
         output_tokens=np.frombuffer(req.outputs, dtype=np.int64).copy(),
         starts=starts,
-        blocks=dense.reshape(-1).astype(np.int64, copy=False),
+        blocks=dense_ids(raw),
         trace_format=fmt.name,
     )
+
+
+def dense_ids(raw: np.ndarray) -> np.ndarray:
+    """Each id's rank among the distinct ids, ``0 .. n_unique - 1`` (``np.unique``'s inverse, in less memory).
+
+    Holds the ids, their sorting permutation and one sorted copy (24 B an id at the peak),
+    where ``np.unique(..., return_inverse=True)`` holds about 40.
+    """
+    order = np.argsort(raw, kind="stable")
+    ranked = raw[order]
+    del raw  # the caller's reference may be the last: then the ids go now
+    new = ranked[1:] != ranked[:-1]
+    ranked[0] = 0
+    np.cumsum(new, out=ranked[1:])  # the sorted copy becomes the ranks
+    del new
+    dense = np.empty_like(ranked)
+    dense[order] = ranked
+    return dense
 
 
 def parse_trace(
@@ -664,7 +699,9 @@ def previous_reference(blocks: np.ndarray) -> np.ndarray:
     """
     blocks = np.asarray(blocks)
     order = np.argsort(blocks, kind="stable")
-    same = blocks[order][1:] == blocks[order][:-1]
+    ranked = blocks[order]  # one sorted copy, not two
+    same = ranked[1:] == ranked[:-1]
+    del ranked
     prev = np.full(blocks.size, -1, dtype=np.int64)
     prev[order[1:][same]] = order[:-1][same]
     return prev

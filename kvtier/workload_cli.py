@@ -187,7 +187,12 @@ def lines(rep: dict[str, Any]) -> list[str]:
 
 def streamed(s: Scenario, trace: str) -> dict[str, Any]:
     """The LRU part of the report of ``trace``, from :func:`kvtier.workload.stream_lru`."""
-    h = workload.stream_lru(trace, int(s.v("workload.block_tokens")), trace_format=_format(s))
+    try:
+        h = workload.stream_lru(trace, int(s.v("workload.block_tokens")), trace_format=_format(s))
+    except MemoryError:
+        raise KvtierError(
+            f"{show(trace)}: not enough memory for the trace's distinct blocks (about 100 B each)"
+        ) from None
     block_bytes = s.kv_bytes_per_token * s.v("workload.block_tokens")
     tiers = []
     for target in (*workload.TARGETS_PCT, 100):
