@@ -4,14 +4,20 @@ A trace is one JSON object per line and per request, in the format of the traces
 published with its FAST'25 paper (shipped in ``kvtier/data/traces/mooncake-fast25/``):
 ``timestamp`` (ms since the start of the trace), ``input_length`` and ``output_length``
 (tokens) and ``hash_ids``, one id per block of ``block_tokens`` prompt tokens, chained so
-that two equal ids mean an equal prefix up to and including that block.
+that two equal ids mean an equal prefix up to and including that block.  Other formats
+(:data:`TRACE_FORMATS`: Alibaba's Qwen traces, timestamps in seconds and one id per
+16-token block, not chained) declare their unit of time and whether their ids are chained;
+unchained ids are chained on reading (:func:`chain_ids`), as a serving engine keys its
+prefix cache.
 
 The analysis, vectorized with numpy:
 
-- :func:`read_trace`, the one validating reader: a malformed line, a missing field, a
-  negative length, a ``hash_ids`` list whose length disagrees with the input length, or a
-  timestamp that goes backwards is a :class:`~kvtier.errors.KvtierError` naming the file
-  and the line, on one line.
+- :func:`read_trace`, the one validating reader: a malformed line, a duplicate key, a
+  missing field, a negative or too large length, a ``hash_ids`` list whose length
+  disagrees with the input length, or a timestamp that goes backwards is a
+  :class:`~kvtier.errors.KvtierError` naming the file and the line, on one line.  Both it
+  and the stream read regular files only, through one line splitter (:func:`split_lines`:
+  ``\\n`` ends a line, nothing else does), holding arrays, never the file's text.
 - :func:`stack_distances`, the exact LRU stack distance of every block reference, in
   O(n log n) by an offline distinct-count over a wavelet matrix (no sampling).  A reference
   hits an LRU cache of ``C`` blocks exactly when its stack distance is below ``C``, so one
