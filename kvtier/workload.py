@@ -629,11 +629,11 @@ def dense_ids(raw: np.ndarray) -> np.ndarray:
     """
     order = np.argsort(raw, kind="stable")
     ranked = raw[order]
-    del raw  # the caller's reference may be the last: then the ids go now
-    new = ranked[1:] != ranked[:-1]
-    ranked[0] = 0
-    np.cumsum(new, out=ranked[1:])  # the sorted copy becomes the ranks
-    del new
+    if ranked.size:
+        new = ranked[1:] != ranked[:-1]
+        ranked[0] = 0
+        np.cumsum(new, out=ranked[1:])  # the sorted copy becomes the ranks
+        del new
     dense = np.empty_like(ranked)
     dense[order] = ranked
     return dense

@@ -432,3 +432,11 @@ def test_a_half_second_trace_has_a_rate():
 def test_a_shipped_trace_path_is_a_real_file():
     where, path = workload.trace_path("synthetic")
     assert where == "synthetic" and Path(path).is_file()
+
+
+@pytest.mark.parametrize("ids", [[], [5], [3, -1, 3, 2**63 - 1, -(2**63), -1]])
+def test_dense_ids_are_the_ranks_np_unique_gives(ids):
+    # [3, -1, 3, 2**63 - 1, -2**63, -1]: sorted distinct -2**63 < -1 < 3 < 2**63 - 1 -> ranks 2 1 2 3 0 1
+    raw = np.array(ids, dtype=np.int64)
+    dense = workload.dense_ids(raw)
+    assert dense.dtype == np.int64 and dense.tolist() == np.unique(raw, return_inverse=True)[1].tolist()
