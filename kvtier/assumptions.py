@@ -141,6 +141,7 @@ SCHEMA: dict[str, KeySpec] = {
     "uncertainty.seed": KeySpec("count", high="9007199254740992", integer=True),  # 2**53: exact as a float
     "workload.trace": KeySpec("text"),
     "workload.block_tokens": KeySpec("tokens", low="1", integer=True),
+    "workload.trace_format": KeySpec("choice", choices=("mooncake", "qwen")),
     "reference.dgx_spark_hbm": KeySpec("bandwidth"),
     "reference.h200_host_link": KeySpec("bandwidth"),
     **{f"cost.accelerator_hour{end}": KeySpec("price_rate") for end in ("", "_low", "_high")},
@@ -203,6 +204,7 @@ HELP: dict[str, str] = {
     "uncertainty.seed": "seed of the random generator",
     "workload.trace": "the serving trace the tier is sized for, a shipped one or a JSONL file",
     "workload.block_tokens": "prompt tokens per hash id of the serving trace",
+    "workload.trace_format": "the serving trace's format: its unit of time and whether its ids are prefix-chained",
     "reference.dgx_spark_hbm": "a measured DGX Spark memory read, shown for comparison only",
     "reference.h200_host_link": "a measured H200 host-link copy rate, shown for comparison only",
     "cost.accelerator_hour": "price of one hour of the accelerator that regenerates, all in (a cloud on-demand rate)",

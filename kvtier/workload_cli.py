@@ -14,33 +14,43 @@ import math
 from typing import Any
 
 from kvtier import hardware, workload
-from kvtier.assumptions import load_assumptions, parse_set_options
+from kvtier.assumptions import SCHEMA, load_assumptions, parse_set_options
 from kvtier.economics import no_duration, nothing_to_cache
-from kvtier.errors import KvtierError
+from kvtier.errors import KvtierError, show
 from kvtier.scenario import Scenario
-from kvtier.units import format_bytes, format_time
+from kvtier.units import format_bytes, format_time, parse_quantity
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Register ``workload TRACE [--model SPEC] [--block-tokens N] [--stream] [--json]`` on ``subparsers``."""
+    """Register ``workload TRACE [--format F] [--model SPEC] [--block-tokens N] [--stream] [--json]``."""
     p = subparsers.add_parser(
         "workload",
         help="size a KV tier from a serving trace: block reuse, exact LRU hit ratio, what each tier saves",
-        description="Analyse a request trace in the Mooncake format (one JSON object per request: timestamp in"
-        " ms, input_length, output_length, hash_ids): block reuse, the exact LRU hit ratio against capacity,"
-        " reuse intervals, the prefill work the hits avoid in both regeneration regimes, and for each link"
-        " preset the time to fetch them. Exit status 2 on a bad trace, with one line naming file and line.",
+        description="Analyse a request trace (one JSON object per request: timestamp, input_length,"
+        " output_length, hash_ids): block reuse, the exact LRU hit ratio against capacity, reuse intervals, the"
+        " prefill work the hits avoid in both regeneration regimes, and for each link preset the time to fetch"
+        " them. Exit status 2 on a bad trace, with one line naming file and line.",
     )
     p.add_argument(
         "trace",
         metavar="TRACE",
-        help=f"a shipped trace ({', '.join(workload.SHIPPED_TRACES)}) or the path of a JSONL trace",
+        help=f"a shipped trace ({', '.join(workload.SHIPPED_TRACES)}) or the path of a JSONL trace;"
+        " a file of that name here wins over a shipped trace, and the output says so",
+    )
+    p.add_argument(
+        "--format",
+        choices=tuple(workload.TRACE_FORMATS),
+        help="the trace's format (default: the set's workload.trace_format, mooncake): mooncake = timestamps"
+        " in ms, prefix-chained ids, 512 tokens an id; qwen = Alibaba's Qwen traces, timestamps in s, one id"
+        " per 16-token block, chained here as a prefix cache does. Sets the block size too, unless"
+        " --block-tokens is given",
     )
     p.add_argument("--model", metavar="SPEC", help="preset name or config.json path (default: the set's model)")
     p.add_argument(
         "--block-tokens",
         metavar="N",
-        help="prompt tokens per hash id in the trace (default: the set's workload.block_tokens, 512)",
+        help="prompt tokens per hash id in the trace (default: the format's, else the set's"
+        " workload.block_tokens, 512)",
     )
     p.add_argument("--assumptions", metavar="FILE", help="YAML assumption set layered on the seed set")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one assumption (repeatable)")
@@ -55,13 +65,34 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     return p
 
 
+def _block_tokens_option(text: str) -> str:
+    """``--block-tokens``'s value checked as the option the user typed: whole tokens in the key's range."""
+    spec = SCHEMA["workload.block_tokens"]
+    try:
+        value = parse_quantity(text, "tokens")
+    except KvtierError as exc:
+        raise KvtierError(f"--block-tokens: {exc}") from None
+    if not (math.isfinite(value) and value in spec.bounds and float(value).is_integer()):
+        raise KvtierError(f"--block-tokens {show(text, quote=True)}: allowed: {spec.allowed()}")
+    return text
+
+
 def _scenario(args: argparse.Namespace) -> Scenario:
     sets = parse_set_options(getattr(args, "set", None))
     if getattr(args, "model", None):
         sets["model"] = args.model
+    fmt = getattr(args, "format", None)
+    if fmt is not None:
+        sets["workload.trace_format"] = fmt
+        sets.setdefault("workload.block_tokens", str(workload.TRACE_FORMATS[fmt].block_tokens))
     if getattr(args, "block_tokens", None) is not None:
-        sets["workload.block_tokens"] = str(args.block_tokens)
+        sets["workload.block_tokens"] = _block_tokens_option(str(args.block_tokens))
     return Scenario(load_assumptions(getattr(args, "assumptions", None), sets))
+
+
+def _format(s: Scenario) -> str:
+    """The set's ``workload.trace_format``."""
+    return str(s.assumptions.value("workload.trace_format"))
 
 
 def links() -> list[workload.LinkSpec]:
@@ -73,7 +104,13 @@ def links() -> list[workload.LinkSpec]:
 def analysis(s: Scenario, trace: str) -> dict[str, Any]:
     """The report of ``trace`` under scenario ``s``, with what priced it."""
     block_tokens = int(s.v("workload.block_tokens"))
-    reuse = workload.analyse(trace, block_tokens)
+    try:
+        reuse = workload.analyse(trace, block_tokens, _format(s))
+    except MemoryError:
+        raise KvtierError(
+            f"{show(trace)}: not enough memory to analyse the trace whole; --stream reads it in memory"
+            " proportional to its distinct blocks"
+        ) from None
     mfu_label = str(s.assumptions.value("illustrative.mfu"))
     out = workload.report(reuse, workload.RegenCosts.of(s, mfu_label), links())
     out["model"] = s.model.name
@@ -207,7 +244,12 @@ def lines(rep: dict[str, Any]) -> list[str]:
 
 def streamed(s: Scenario, trace: str) -> dict[str, Any]:
     """The LRU part of the report of ``trace``, from :func:`kvtier.workload.stream_lru`."""
-    h = workload.stream_lru(trace, int(s.v("workload.block_tokens")))
+    try:
+        h = workload.stream_lru(trace, int(s.v("workload.block_tokens")), trace_format=_format(s))
+    except MemoryError:
+        raise KvtierError(
+            f"{show(trace)}: not enough memory for the trace's distinct blocks (about 100 B each)"
+        ) from None
     block_bytes = s.kv_bytes_per_token * s.v("workload.block_tokens")
     tiers = []
     for target in (*workload.TARGETS_PCT, 100):
@@ -222,14 +264,22 @@ def streamed(s: Scenario, trace: str) -> dict[str, Any]:
             }
         )
     return {
-        "trace": {"name": h.name, "block_tokens": int(s.v("workload.block_tokens")), "requests": h.n_requests},
+        "trace": {
+            "name": h.name,
+            "format": h.trace_format,
+            "block_tokens": int(s.v("workload.block_tokens")),
+            "requests": h.n_requests,
+        },
         "blocks": {
             "references": h.n_refs,
             "unique": h.n_unique,
             "hit_ratio_infinite_blocks": h.hit_ratio(),
             "hit_ratio_infinite_tokens": h.hit_ratio(weighting="tokens"),
         },
-        "prefix": {"requests_with_a_distance_that_falls": h.requests_with_a_distance_that_falls},
+        "prefix": {
+            "requests_with_a_hit_after_a_miss": h.requests_with_a_hit_after_a_miss,
+            "requests_with_a_distance_that_falls": h.requests_with_a_distance_that_falls,
+        },
         "block_bytes": block_bytes,
         "model": s.model.name,
         "kv_dtype": s.kv_dtype,
@@ -261,6 +311,47 @@ def streamed_lines(rep: dict[str, Any]) -> list[str]:
     return out
 
 
+def notes(rep: dict[str, Any], trace: str) -> list[str]:
+    """What the reader must know before the figures: which trace was read, its format, ids that are not chained.
+
+    Parameters
+    ----------
+    rep : dict
+        The report (in memory or streamed).
+    trace : str
+        The trace as the user named it.
+
+    Returns
+    -------
+    list of str
+        One line each; none for a shipped trace, or a file, read in the default format with chained ids.
+    """
+    tr, pf = rep["trace"], rep["prefix"]
+    fmt = workload.TRACE_FORMATS[tr["format"]]
+    out = []
+    if workload.shadows_shipped(trace):
+        out.append(
+            f"trace {show(trace)}: the file of that name in this directory, not the shipped trace {trace}"
+            " (name the file otherwise, or run elsewhere, to read the shipped one)"
+        )
+    if tr["format"] != workload.DEFAULT_FORMAT:
+        chained = "prefix-chained ids" if fmt.chained else "one id per block, chained here as a prefix cache does"
+        out.append(f"format {fmt.name}: timestamps in {fmt.unit}, {chained}")
+    late = pf.get("requests_with_a_hit_after_a_miss", 0)
+    if late:
+        advice = (
+            "; if each id names one block's own tokens, declare a format that chains them (--format qwen)"
+            if fmt.chained
+            else ""
+        )
+        out.append(
+            f"warning: in {late:,} of {tr['requests']:,} requests a block hits after an earlier block of the same"
+            f" prompt missed, which prefix-chained ids never do: the ids are not chained as the {fmt.name} format"
+            f" says, and a prefix cache could not serve those hits{advice}"
+        )
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``kvtier workload``; return the exit status (0), or raise KvtierError on bad input."""
     s = _scenario(args)
@@ -269,8 +360,9 @@ def run(args: argparse.Namespace) -> int:
         raise KvtierError("workload: name a trace")
     stream = bool(getattr(args, "stream", False))
     rep = streamed(s, trace) if stream else analysis(s, trace)
+    said = notes(rep, trace)
     if args.json:
-        print(json.dumps(_finite(rep), indent=2, sort_keys=True, allow_nan=False))
+        print(json.dumps(_finite({**rep, "notes": said}), indent=2, sort_keys=True, allow_nan=False))
     else:
-        print("\n".join(streamed_lines(rep) if stream else lines(rep)))
+        print("\n".join([*said, *(streamed_lines(rep) if stream else lines(rep))]))
     return 0

@@ -57,8 +57,17 @@ GOOD = {"timestamp": 0, "input_length": 2, "output_length": 1, "hash_ids": [1, 2
         (json.dumps({**GOOD, "input_length": "two"}), "'input_length' must be a whole number of tokens, got 'two'"),
         (json.dumps({**GOOD, "output_length": True}), "'output_length' must be a whole number of tokens, got True"),
         (json.dumps({**GOOD, "input_length": -1}), "'input_length' is negative (-1)"),
-        # 2 tokens at 1 token a block need ceil(2 / 1) = 2 ids
-        (json.dumps({**GOOD, "hash_ids": [1]}), "'hash_ids' has 1 ids but input_length 2 at 1 tokens a block needs 2"),
+        # 2 tokens at 1 token a block need ceil(2 / 1) = 2 ids; at Mooncake's 512 a block ceil(2 / 512) = 1 would fit
+        (
+            json.dumps({**GOOD, "hash_ids": [1]}),
+            "'hash_ids' has 1 ids but input_length 2 at 1 tokens a block needs 2;"
+            " the mooncake format's 512 tokens a block would fit",
+        ),
+        # 2 tokens, 3 ids: neither 1 token a block (2 ids) nor 512 (1 id) fits, so no hint
+        (
+            json.dumps({**GOOD, "hash_ids": [1, 2, 3]}),
+            "'hash_ids' has 3 ids but input_length 2 at 1 tokens a block needs 2",
+        ),
         # Python refuses to read an integer of more than 4,300 digits
         ('{"timestamp": ' + "9" * 5000 + "}", "a value cannot be read"),
         ("{", "not a JSON object (malformed JSON)"),
@@ -423,3 +432,11 @@ def test_a_half_second_trace_has_a_rate():
 def test_a_shipped_trace_path_is_a_real_file():
     where, path = workload.trace_path("synthetic")
     assert where == "synthetic" and Path(path).is_file()
+
+
+@pytest.mark.parametrize("ids", [[], [5], [3, -1, 3, 2**63 - 1, -(2**63), -1]])
+def test_dense_ids_are_the_ranks_np_unique_gives(ids):
+    # [3, -1, 3, 2**63 - 1, -2**63, -1]: sorted distinct -2**63 < -1 < 3 < 2**63 - 1 -> ranks 2 1 2 3 0 1
+    raw = np.array(ids, dtype=np.int64)
+    dense = workload.dense_ids(raw)
+    assert dense.dtype == np.int64 and dense.tolist() == np.unique(raw, return_inverse=True)[1].tolist()

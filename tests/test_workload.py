@@ -422,3 +422,144 @@ def test_the_command_streams_the_same_curve(hand, capsys):
     assert streamed["tiers"] == [{k: t[k] for k in keys} for t in whole["tiers"]]
     status, out, err = cli([str(write_trace(hand, HAND[1:] + HAND[:1])), "--block-tokens", "4", "--stream"], capsys)
     assert (status, out) == (2, "") and err.startswith(f"kvtier: error: {hand}: line 5: timestamp 0 ms goes backwards")
+
+
+# ---------------------------------------------------------------------------
+# trace formats: Alibaba's Qwen traces (timestamps in s, one id per 16-token block, not chained)
+# ---------------------------------------------------------------------------
+
+QWEN = [
+    # the fields of qwen-bailian-usagetraces-anon's README (ATC'25): chat_id, parent_chat_id, timestamp (s since the
+    # trace's start), input_length, output_length, type, turn, hash_ids (one salted SipHash per 16-token block)
+    {"chat_id": 0, "parent_chat_id": -1, "timestamp": 0.0, "input_length": 40, "output_length": 10, "type": "text",
+     "turn": 1, "hash_ids": [10, 11, 12]},
+    {"chat_id": 1, "parent_chat_id": 0, "timestamp": 1.5, "input_length": 70, "output_length": 12, "type": "text",
+     "turn": 2, "hash_ids": [10, 11, 12, 13, 14]},
+    {"chat_id": 2, "parent_chat_id": -1, "timestamp": 4.0, "input_length": 32, "output_length": 5, "type": "search",
+     "turn": 1, "hash_ids": [99, 11]},
+    {"chat_id": 3, "parent_chat_id": 1, "timestamp": 6.0, "input_length": 90, "output_length": 7, "type": "text",
+     "turn": 3, "hash_ids": [10, 11, 12, 13, 14, 15]},
+]  # fmt: skip
+# lengths at 16 tokens a block: ceil(40/16) = 3, ceil(70/16) = 5, ceil(32/16) = 2, ceil(90/16) = 6 ids: 16 references.
+# Chained, block 11 after 99 (request 3) is another prefix than 11 after 10. Naming the chained ids
+# A=(10) B=(10,11) C=(..12) D=(..13) E=(..14) X=(99) Y=(99,11) F=(..15), the references are
+#   A B C | A B C D E | X Y | A B C D E F
+# stack distances: A B C again after {B,C}, {C,A}, {A,B}: 2 2 2; in request 4 each of A..E has six others since: 6
+QWEN_DISTANCES = [-1, -1, -1, 2, 2, 2, -1, -1, -1, -1, 6, 6, 6, 6, 6, -1]
+
+
+@pytest.fixture
+def qwen(tmp_path) -> Path:
+    return write_trace(tmp_path / "qwen.jsonl", QWEN)
+
+
+def test_a_qwen_trace_is_read_in_seconds_with_its_ids_chained(qwen):
+    r = workload.Reuse.of(workload.read_trace(qwen, 16, "qwen"))
+    assert r.trace.trace_format == "qwen"
+    assert r.distance.tolist() == QWEN_DISTANCES
+    # 8 hits of 16 references, 8 distinct prefixes; no block hits after a miss once chained
+    assert (r.trace.n_refs, r.trace.n_unique, float(r.hit_ratio())) == (16, 8, 0.5)
+    assert (r.requests_with_a_hit_after_a_miss, r.requests_with_a_distance_that_falls) == (0, 0)
+    # timestamps are seconds: 0, 1.5, 4, 6 s (not 6 ms)
+    assert r.trace.timestamps_s.tolist() == [0.0, 1.5, 4.0, 6.0] and r.trace.duration_s == 6.0
+    # reuse intervals: A B C at 1.5 s after request 1; A B C D E at 6 - 1.5 = 4.5 s
+    assert r.reuse_interval_s.tolist() == [1.5] * 3 + [4.5] * 5
+
+
+def test_the_same_trace_read_as_mooncake_is_1000_times_shorter_and_unchained(qwen):
+    r = workload.Reuse.of(workload.read_trace(qwen, 16))
+    # 6.0 read as milliseconds: 0.006 s
+    assert r.trace.duration_s == pytest.approx(0.006)
+    # unchained, block 11 of request 3 "hits" after 99 missed: 9 hits, and one request with a hit after a miss
+    assert float(r.hit_ratio()) == 9 / 16 and r.requests_with_a_hit_after_a_miss == 1
+
+
+def test_the_command_declares_the_format_and_warns_when_hits_follow_a_miss(qwen, capsys):
+    status, out, err = cli([str(qwen), "--format", "qwen", "--json"], capsys)
+    assert (status, err) == (0, "")
+    rep = json.loads(out)
+    # --format qwen sets 16 tokens a block: 16 references over 6 s, 4 / 6 requests a second
+    assert (rep["trace"]["format"], rep["trace"]["block_tokens"], rep["trace"]["duration_s"]) == ("qwen", 16, 6.0)
+    assert rep["trace"]["requests_per_s"] == pytest.approx(4 / 6)
+    assert rep["blocks"]["hit_ratio_infinite_blocks"] == 0.5
+    assert rep["notes"] == ["format qwen: timestamps in s, one id per block, chained here as a prefix cache does"]
+    # read as the default format the hits after a miss are warned of in the normal output, not only in --json
+    status, out, err = cli([str(qwen), "--block-tokens", "16"], capsys)
+    assert status == 0 and err == ""
+    warning = out.splitlines()[0]
+    assert warning.startswith("warning: in 1 of 4 requests a block hits after an earlier block of the same prompt")
+    assert warning.endswith("declare a format that chains them (--format qwen)")
+    status, out, _ = cli([str(qwen), "--block-tokens", "16", "--stream"], capsys)
+    assert status == 0 and out.startswith("warning: in 1 of 4 requests")
+    status, out, _ = cli([str(qwen), "--format", "qwen", "--stream", "--json"], capsys)
+    streamed = json.loads(out)
+    # the stream chains the same way: 8 distinct prefixes, half the references hit, none after a miss
+    assert (streamed["blocks"]["unique"], streamed["blocks"]["hit_ratio_infinite_blocks"]) == (8, 0.5)
+    assert streamed["prefix"]["requests_with_a_hit_after_a_miss"] == 0
+
+
+def test_the_set_declares_the_format_for_the_command(qwen, capsys):
+    status, out, _ = cli([str(qwen), "--set", "workload.trace_format=qwen", "--block-tokens", "16", "--json"], capsys)
+    assert status == 0 and json.loads(out)["trace"]["duration_s"] == 6.0
+
+
+def test_the_formats_are_the_keys_choices():
+    from kvtier.assumptions import SCHEMA, seed
+
+    assert SCHEMA["workload.trace_format"].choices == tuple(workload.TRACE_FORMATS)
+    assert seed().value("workload.trace_format") == workload.DEFAULT_FORMAT
+    # Mooncake: ms, chained, 512 tokens an id; Qwen: s, one id per 16-token block
+    assert [(f.unit, f.units_per_s, f.chained, f.block_tokens) for f in workload.TRACE_FORMATS.values()] == [
+        ("ms", 1e3, True, 512),
+        ("s", 1.0, False, 16),
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(-3, 3), max_size=6), min_size=1, max_size=8))
+def test_chained_ids_are_equal_exactly_when_the_prefixes_are(requests):
+    ids = np.array([h for r in requests for h in r], dtype=np.int64)
+    starts = np.r_[0, np.cumsum([len(r) for r in requests])].astype(np.int64)
+    chained = workload.chain_ids(ids, starts).tolist()
+    prefixes = [tuple(r[: j + 1]) for r in requests for j in range(len(r))]
+    assert len(chained) == len(prefixes)
+    for a in range(len(prefixes)):
+        for b in range(len(prefixes)):
+            assert (chained[a] == chained[b]) == (prefixes[a] == prefixes[b])
+
+
+# ---------------------------------------------------------------------------
+# one line splitter for both readers
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 64, 1 << 20])
+def test_split_lines_gives_the_same_lines_from_pieces_of_any_size(size):
+    # \n ends a line; \r\n too (its \r dropped); a lone \r, \x0c, U+0085 and U+2028 do not; blanks count but are skipped
+    data = "a\r\nb\rc\n\n  \t\nd\x0ce\u0085f\u2028g\n\nh".encode()
+    pieces = [data[i : i + size] for i in range(0, len(data), size)]
+    assert list(workload.split_lines(pieces, "t")) == [(1, "a"), (2, "b\rc"), (5, "d\x0ce\u0085f\u2028g"), (7, "h")]
+
+
+def test_a_u2028_in_a_string_is_content_in_both_modes(tmp_path, capsys):
+    path = tmp_path / "sep.jsonl"
+    rows = [{**HAND[0], "type": "a\u2028b\u0085c"}, *HAND[1:]]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    status, out, _ = cli([str(path), "--block-tokens", "4", "--json"], capsys)
+    status_s, out_s, _ = cli([str(path), "--block-tokens", "4", "--json", "--stream"], capsys)
+    # the five requests of HAND, 11 references, 5 distinct blocks, in both modes
+    assert status == status_s == 0
+    assert (json.loads(out)["trace"]["requests"], json.loads(out_s)["trace"]["requests"]) == (5, 5)
+    assert json.loads(out)["blocks"]["references"] == json.loads(out_s)["blocks"]["references"] == 11
+
+
+def test_the_in_memory_reader_stops_at_its_reference_limit_and_the_stream_does_not(hand, monkeypatch, capsys):
+    # HAND holds 2 + 3 + 1 + 2 + 3 = 11 references; with a limit of 5, line 3 would bring 2 + 3 + 1 = 6
+    monkeypatch.setattr(workload, "MAX_TRACE_REFS", 5)
+    with pytest.raises(KvtierError) as err:
+        workload.read_trace(hand, HAND_BLOCK_TOKENS)
+    assert str(err.value) == (
+        f"{hand}: line 3: more than 5 block references, the most the in-memory analysis holds (about 110 B each);"
+        " use --stream"
+    )
+    assert workload.stream_lru(hand, HAND_BLOCK_TOKENS).n_refs == 11

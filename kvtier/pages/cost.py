@@ -85,6 +85,7 @@ KEYS: tuple[str, ...] = (
     "weight_dtype",
     "workload.block_tokens",
     "workload.trace",
+    "workload.trace_format",
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
@@ -410,7 +411,11 @@ MIX_MEDIA = ("hbm", "dram", "cxl", "nvme", "recompute")
 
 def trace_reuse(s: Scenario) -> workload.Reuse:
     """The workload page's trace (``workload.trace``) with the reuse of its blocks measured."""
-    return workload.analyse(str(s.assumptions.value("workload.trace")), int(s.v("workload.block_tokens")))
+    return workload.analyse(
+        str(s.assumptions.value("workload.trace")),
+        int(s.v("workload.block_tokens")),
+        str(s.assumptions.value("workload.trace_format")),
+    )
 
 
 def mix_models(s: Scenario) -> tuple[str, ...]:

@@ -34,6 +34,7 @@ KEYS: tuple[str, ...] = (
     "weight_dtype",
     "workload.block_tokens",
     "workload.trace",
+    "workload.trace_format",
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
@@ -60,9 +61,11 @@ def _links() -> list[workload.LinkSpec]:
 
 
 def _reuse(s: Scenario, trace: str) -> workload.Reuse:
-    """The sized trace at ``workload.block_tokens``; the shipped contrast trace at its own published block size."""
-    block = int(s.v("workload.block_tokens")) if trace == trace_name(s) else workload.TRACE_BLOCK_TOKENS
-    return workload.analyse(trace, block)
+    """The sized trace at ``workload.block_tokens`` in ``workload.trace_format``; the shipped contrast as published."""
+    if trace == trace_name(s):
+        fmt = str(s.assumptions.value("workload.trace_format"))
+        return workload.analyse(trace, int(s.v("workload.block_tokens")), fmt)
+    return workload.analyse(trace, workload.TRACE_BLOCK_TOKENS)
 
 
 def report(s: Scenario, trace: str) -> dict[str, Any]:

@@ -1,0 +1,316 @@
+"""The bad-input catalogue of ``kvtier workload`` (issue 22, items 4-7, 10, 11, 13 and the trace parts of 18).
+
+Each case runs the real CLI in a subprocess, under a cap on its address space (1 GiB, so that
+a reader that grows without bound fails fast instead of eating the machine), and checks the
+house contract: exit status 2, stdout empty, stderr exactly one line ``kvtier: error: ...``
+naming the file and line (or the option), no traceback, and every file under ``tmp_path``
+byte-identical afterwards.  A trace case runs in both modes, in memory and ``--stream``: the
+two read through one line splitter, so they must print the same line.
+
+Why 1 GiB: ``kvtier workload synthetic --json`` runs under an address-space cap of 150 MiB
+(measured here with numpy 2 and one BLAS thread), so the cap leaves the command room and is
+still far below the 2 GiB file of NULs that must be refused without being read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kvtier import workload
+from tests.conftest import ROOT
+
+CAP_BYTES = 1 << 30
+"""The address-space cap of every case (see the module's docstring)."""
+
+GOOD = {"timestamp": 0, "input_length": 1000, "output_length": 10, "hash_ids": [1, 2]}
+"""A valid request at Mooncake's 512 tokens a block: ceil(1000 / 512) = 2 ids."""
+
+MODES = {"memory": (), "stream": ("--stream",)}
+
+
+def line(row: dict, **extra) -> bytes:
+    """One request as a JSON line (UTF-8, non-ASCII kept as it is)."""
+    return json.dumps({**row, **extra}, ensure_ascii=False).encode() + b"\n"
+
+
+def run_capped(*args: str, cwd: Path | None = None, cap: int = CAP_BYTES) -> subprocess.CompletedProcess[str]:
+    """``python -m kvtier ARGS`` in a subprocess whose address space is capped at ``cap`` bytes."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    return subprocess.run(
+        [sys.executable, "-m", "kvtier", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env={**env, "PYTHONPATH": str(ROOT)},
+        preexec_fn=limit,
+        timeout=300,  # a safety net against a hang (a FIFO opened for reading), not a timed assertion
+    )
+
+
+def snapshot(directory: Path) -> dict[str, bytes | None]:
+    """Every regular file (its bytes) and every other entry (None) under ``directory``, links not followed."""
+    out: dict[str, bytes | None] = {}
+    for p in sorted(directory.rglob("*")):
+        regular = p.is_file() and not p.is_symlink() and p.stat().st_size < 64 << 20
+        out[p.relative_to(directory).as_posix()] = p.read_bytes() if regular else None
+    return out
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    """The one error line of a refused run, after checking the whole contract."""
+    shown = f"rc={proc.returncode}\nstdout:\n{proc.stdout[:2000]}\nstderr:\n{proc.stderr[-4000:]}"
+    assert "Traceback" not in proc.stderr + proc.stdout, shown
+    assert (proc.returncode, proc.stdout) == (2, ""), shown
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and proc.stderr == lines[0] + "\n", shown
+    assert lines[0].startswith("kvtier: error: "), shown
+    return lines[0].removeprefix("kvtier: error: ")
+
+
+# ---------------------------------------------------------------------------
+# traces refused in both modes with the same line: (id, file bytes, extra argv, the message after "TRACE: ")
+# ---------------------------------------------------------------------------
+
+TRACES = [
+    # item 4: a line ends at \n only. A lone \r joins two requests into one line: malformed there. (str.splitlines
+    # made two requests of it in memory, and --stream refused it.)
+    ("lone-cr", line(GOOD).rstrip(b"\n") + b"\r" + line(GOOD), (), "line 1: not a JSON object (malformed JSON)"),
+    # a form feed is no JSON whitespace: a trailing one makes line 1 malformed (splitlines cut it off as a line break)
+    ("form-feed", line(GOOD).rstrip(b"\n") + b"\x0c\n" + line(GOOD), (), "line 1: not a JSON object (malformed JSON)"),
+    # U+2028 and U+0085 inside a string are string content: line 1 is valid, the malformed one is line 2 (in memory
+    # splitlines broke line 1 in two and blamed line 1)
+    ("u2028-in-a-string", line(GOOD, type="a\u2028b") + b"{\n", (), "line 2: not a JSON object (malformed JSON)"),
+    ("u0085-in-a-string", line(GOOD, type="a\u0085b") + b"{\n", (), "line 2: not a JSON object (malformed JSON)"),
+    # \r\n line ends are accepted and counted as one: the bad request is line 3 in both modes
+    (
+        "crlf-line-numbers",
+        (line(GOOD) * 2).replace(b"\n", b"\r\n") + line(GOOD, timestamp=-1).replace(b"\n", b"\r\n"),
+        (),
+        "line 3: timestamp -1 ms goes backwards (the line before: 0)",
+    ),
+    # item 6: a key twice in one line (the last one silently won), at the top and nested
+    (
+        "duplicate-key",
+        line(GOOD) + b'{"timestamp": 1, "timestamp": 0, "input_length": 0, "output_length": 1, "hash_ids": []}\n',
+        (),
+        "line 2: duplicate key 'timestamp'",
+    ),
+    (
+        "duplicate-nested-key",
+        b'{"timestamp": 0, "input_length": 0, "output_length": 1, "hash_ids": [], "x": {"a": 1, "a": 2}}\n',
+        (),
+        "line 1: duplicate key 'a'",
+    ),
+    # item 13: a 400-digit integer timestamp (OverflowError in math.isfinite), lengths past 2**53
+    (
+        "timestamp-400-digits",
+        line(GOOD, timestamp=10**399),
+        (),
+        "line 1: 'timestamp' is too large (a 400-digit number)",
+    ),
+    (
+        "output-length-1e300",
+        line(GOOD, output_length=1e300),
+        (),
+        "line 1: 'output_length' is too large (1e+300); at most 2**53 = 9,007,199,254,740,992 tokens",
+    ),
+    (
+        "output-length-2-63",
+        line(GOOD, output_length=2**63),
+        (),
+        "line 1: 'output_length' is too large (9223372036854775808); at most 2**53 = 9,007,199,254,740,992 tokens",
+    ),
+    # item 7: a Qwen trace (16 tokens an id) read at Mooncake's 512: 40 tokens need ceil(40 / 512) = 1 id, it has
+    # ceil(40 / 16) = 3, and the message says which block size would fit
+    (
+        "qwen-at-512-tokens",
+        line({"timestamp": 0.5, "input_length": 40, "output_length": 1, "hash_ids": [1, 2, 3]}),
+        ("--format", "qwen", "--block-tokens", "512"),
+        "line 1: 'hash_ids' has 3 ids but input_length 40 at 512 tokens a block needs 1;"
+        " the qwen format's 16 tokens a block would fit",
+    ),
+    # item 10: a line longer than 16 MiB (16,777,216 bytes) is refused, not held without bound
+    ("line-too-long", b'{"timestamp": "' + b"x" * (16 << 20) + b'"}\n', (), "line 1: longer than 16,777,216 bytes"),
+]
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize(("data", "argv", "message"), [pytest.param(*c[1:], id=c[0]) for c in TRACES])
+def test_a_bad_trace_is_the_same_one_line_in_both_modes(tmp_path, mode, data, argv, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(data)
+    before = snapshot(tmp_path)
+    proc = run_capped("workload", str(path), *argv, *MODES[mode])
+    assert one_line_error(proc).startswith(f"{path}: {message}"), proc.stderr
+    assert snapshot(tmp_path) == before
+
+
+# ---------------------------------------------------------------------------
+# what is not a trace file at all, in both modes: refused before it is opened or read
+# ---------------------------------------------------------------------------
+
+
+def _fifo(tmp_path: Path) -> str:
+    os.mkfifo(tmp_path / "pipe.jsonl")  # opening it to read would wait for a writer for ever
+    return str(tmp_path / "pipe.jsonl")
+
+
+def _loop(tmp_path: Path) -> str:
+    (tmp_path / "a.jsonl").symlink_to(tmp_path / "b.jsonl")
+    (tmp_path / "b.jsonl").symlink_to(tmp_path / "a.jsonl")
+    return str(tmp_path / "a.jsonl")
+
+
+def _dangling(tmp_path: Path) -> str:
+    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    return str(tmp_path / "gone.jsonl")
+
+
+NOT_FILES = [
+    # item 10: /dev/zero under --stream grew until MemoryError; a FIFO blocked in open()
+    ("dev-zero", lambda tmp: "/dev/zero", "/dev/zero: trace is not a regular file"),
+    ("fifo", _fifo, "{trace}: trace is not a regular file"),
+    ("directory", lambda tmp: str(tmp), "{trace}: trace is not a regular file"),
+    # item 18: a loop of symbolic links was "trace not found"
+    ("symlink-loop", _loop, "{trace}: trace is a loop of symbolic links"),
+    ("dangling-symlink", _dangling, "{trace}: trace not found (a symbolic link to a missing file)"),
+]
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize(("make", "message"), [pytest.param(*c[1:], id=c[0]) for c in NOT_FILES])
+def test_what_is_not_a_regular_file_is_refused_in_both_modes(tmp_path, mode, make, message):
+    trace = make(tmp_path)
+    before = snapshot(tmp_path)
+    proc = run_capped("workload", trace, *MODES[mode])
+    assert one_line_error(proc) == message.format(trace=trace)
+    assert snapshot(tmp_path) == before
+
+
+# ---------------------------------------------------------------------------
+# item 11 and 10: size and memory, under the cap
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def nuls_2gib(tmp_path) -> Path:
+    """A 2 GiB file of NULs, sparse (no disk is written)."""
+    path = tmp_path / "zeros.jsonl"
+    with open(path, "wb") as f:
+        f.truncate(2 << 30)
+    return path
+
+
+def test_a_2_gib_file_of_nuls_is_refused_from_its_size_before_it_is_read(nuls_2gib):
+    # in memory: 2,147,483,648 bytes > MAX_TRACE_BYTES, refused from st_size (reading it needed 4.2 GB before)
+    msg = one_line_error(run_capped("workload", str(nuls_2gib)))
+    assert msg == (
+        f"{nuls_2gib}: trace is larger than {workload.MAX_TRACE_BYTES:,} bytes, the most the in-memory analysis"
+        " reads; use --stream"
+    )
+
+
+def test_a_2_gib_file_of_nuls_is_refused_by_the_stream_after_one_line(nuls_2gib):
+    # --stream has no size limit, but holds at most 16 MiB of one line: the NULs hold no \n
+    msg = one_line_error(run_capped("workload", str(nuls_2gib), "--stream"))
+    assert msg == f"{nuls_2gib}: line 1: longer than 16,777,216 bytes; refused"
+
+
+def dense_trace(path: Path, refs: int, per_line: int = 100_000) -> Path:
+    """``refs`` references at one token a block, written as densely as JSON allows (ids 0-9: 2 bytes each)."""
+    ids = ",".join(str(i % 10) for i in range(per_line))
+    with open(path, "w") as f:
+        for k in range(refs // per_line):
+            f.write(f'{{"timestamp":{k},"input_length":{per_line},"output_length":0,"hash_ids":[{ids}]}}\n')
+    return path
+
+
+def test_a_trace_too_large_for_the_memory_at_hand_is_one_line_and_the_stream_reads_it(tmp_path):
+    # 12 M references (24 MB): the whole analysis holds about 100 B a reference, 1.2 GB, beyond the 1 GiB cap;
+    # the stream holds the 10 distinct blocks and one chunk of 1 M references
+    path = dense_trace(tmp_path / "dense.jsonl", 12_000_000)
+    before = snapshot(tmp_path)
+    msg = one_line_error(run_capped("workload", str(path), "--block-tokens", "1"))
+    assert msg == (
+        f"{path}: not enough memory to analyse the trace whole; --stream reads it in memory proportional to its"
+        " distinct blocks"
+    )
+    proc = run_capped("workload", str(path), "--block-tokens", "1", "--stream", "--json")
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads(proc.stdout)
+    # 12e6 references to 10 distinct blocks: every one after the first ten hits
+    assert (rep["blocks"]["references"], rep["blocks"]["unique"]) == (12_000_000, 10)
+    assert snapshot(tmp_path) == before
+
+
+# ---------------------------------------------------------------------------
+# options: the option the user typed is named (item 18, item 7)
+# ---------------------------------------------------------------------------
+
+OPTIONS = [
+    # was "--set: key 'workload.block_tokens' = '0' is out of range"
+    ("block-tokens-0", ("--block-tokens", "0"), "--block-tokens '0': allowed: a whole number of tokens in"),
+    ("block-tokens-2.5", ("--block-tokens", "2.5"), "--block-tokens '2.5': allowed: a whole number of tokens in"),
+    ("block-tokens-abc", ("--block-tokens", "abc"), "--block-tokens: "),
+    ("format-unknown", ("--format", "csv"), "argument --format: invalid choice: 'csv'"),
+    (
+        "set-format-unknown",
+        ("--set", "workload.trace_format=csv"),
+        "key 'workload.trace_format' must be one of mooncake, qwen, got 'csv'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), [pytest.param(*c[1:], id=c[0]) for c in OPTIONS])
+def test_a_bad_option_is_named_as_typed(argv, message):
+    assert message in one_line_error(run_capped("workload", "synthetic", *argv))
+
+
+# ---------------------------------------------------------------------------
+# accepted, the same way in both modes: a BOM (item 18), a file named like a shipped trace (item 5)
+# ---------------------------------------------------------------------------
+
+HAND = [
+    {"timestamp": 0, "input_length": 8, "output_length": 5, "hash_ids": [1, 2]},
+    {"timestamp": 1000, "input_length": 10, "output_length": 6, "hash_ids": [1, 2, 3]},
+]
+# 5 references (1 2 | 1 2 3) to 3 distinct blocks at 4 tokens a block: 2 hits
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_a_byte_order_mark_at_the_start_is_accepted(tmp_path, mode):
+    # was "line 1: not a JSON object (malformed JSON)", naming no BOM
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b"".join(line(r) for r in HAND))
+    proc = run_capped("workload", str(path), "--block-tokens", "4", "--json", *MODES[mode])
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads(proc.stdout)
+    assert (rep["trace"]["requests"], rep["blocks"]["references"], rep["blocks"]["unique"]) == (2, 5, 3)
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_a_file_named_like_a_shipped_trace_is_read_and_the_output_says_so(tmp_path, mode):
+    # a file called "conversation" in the current directory was silently ignored for the shipped trace
+    # (12,031 requests); the file wins, and the first line says which trace was read
+    (tmp_path / "conversation").write_bytes(b"".join(line(r) for r in HAND))
+    proc = run_capped("workload", "conversation", "--block-tokens", "4", *MODES[mode], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    first, second = proc.stdout.splitlines()[:2]
+    assert first.startswith(
+        "trace conversation: the file of that name in this directory, not the shipped trace conversation"
+    )
+    assert second.startswith("trace conversation") and " 2 requests" in second
+    proc = run_capped("workload", "conversation", "--block-tokens", "4", "--json", *MODES[mode], cwd=tmp_path)
+    rep = json.loads(proc.stdout)
+    assert rep["trace"]["requests"] == 2 and rep["notes"][0].startswith("trace conversation: the file")
