@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from kvtier.data import MODEL_PRESETS, SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
 from kvtier.provenance import PROVENANCE_CLASSES, Record
 from kvtier.readers import load_yaml
@@ -477,13 +478,7 @@ PATH_KEYS = ("model", "workload.trace")
 
 def _names(key: str) -> frozenset[str]:
     """The values of ``key`` that are names of something shipped, never paths."""
-    if key == "model":
-        from kvtier.models import PRESETS
-
-        return frozenset(PRESETS)
-    from kvtier.workload import SHIPPED_TRACES
-
-    return frozenset(SHIPPED_TRACES)
+    return frozenset(MODEL_PRESETS if key == "model" else SHIPPED_TRACES)
 
 
 def resolve_against(value: str, key: str, directory: Path) -> str:

@@ -26,21 +26,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from kvtier.data import MODEL_PRESETS
 from kvtier.errors import KvtierError, show
 from kvtier.readers import load_json
 from kvtier.units import DTYPE_BYTES
 
-PRESETS: tuple[str, ...] = (
-    "llama-2-7b",
-    "llama-3-8b",
-    "llama-3-70b",
-    "llama-3.1-70b",
-    "llama-3.1-405b",
-    "mistral-7b",
-    "mixtral-8x7b",
-    "qwen2.5-72b",
-    "deepseek-v3",
-)
+PRESETS: tuple[str, ...] = MODEL_PRESETS
 """Shipped preset names; each is a published ``config.json`` under ``kvtier/data/models``."""
 
 _REQUIRED = ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size")

@@ -55,16 +55,8 @@ from typing import Any
 import numpy as np
 
 from kvtier import costs, roofline
+from kvtier.data import SHIPPED_TRACES, TRACE_DIR
 from kvtier.errors import KvtierError, show
-
-TRACE_DIR = "traces/mooncake-fast25"
-"""Where the shipped traces live inside ``kvtier/data``."""
-
-SHIPPED_TRACES: dict[str, str] = {
-    "conversation": "conversation_trace.jsonl",
-    "synthetic": "synthetic_trace.jsonl",
-}
-"""The shipped traces by name: Mooncake's FAST'25 conversation and synthetic traces."""
 
 TRACE_BLOCK_TOKENS = 512
 """Tokens per ``hash_ids`` block in the Mooncake traces (as their authors publish them)."""

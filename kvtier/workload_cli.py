@@ -149,9 +149,12 @@ def _nulls(value: Any) -> Any:
     return value
 
 
-def _finite(rep: dict[str, Any]) -> dict[str, Any]:
-    """The report as strict JSON: every undefined number ``null``, and ``notes`` saying why (by condition)."""
-    return _nulls({**rep, "notes": _notes(rep)})
+def _finite(rep: dict[str, Any], said: dict[str, str] | None = None) -> dict[str, Any]:
+    """The report as strict JSON: every undefined number ``null``, and ``notes`` saying why (by condition).
+
+    ``said`` are the reader's notes (:func:`notes`), merged under their own keys.
+    """
+    return _nulls({**rep, "notes": {**(said or {}), **_notes(rep)}})
 
 
 def _pct(x: float) -> str:
@@ -311,7 +314,7 @@ def streamed_lines(rep: dict[str, Any]) -> list[str]:
     return out
 
 
-def notes(rep: dict[str, Any], trace: str) -> list[str]:
+def notes(rep: dict[str, Any], trace: str) -> dict[str, str]:
     """What the reader must know before the figures: which trace was read, its format, ids that are not chained.
 
     Parameters
@@ -323,20 +326,21 @@ def notes(rep: dict[str, Any], trace: str) -> list[str]:
 
     Returns
     -------
-    list of str
-        One line each; none for a shipped trace, or a file, read in the default format with chained ids.
+    dict of str to str
+        One line each, keyed by what it is about (``trace``, ``format``, ``hits_after_a_miss``); empty for a
+        shipped trace, or a file, read in the default format with chained ids.
     """
     tr, pf = rep["trace"], rep["prefix"]
     fmt = workload.TRACE_FORMATS[tr["format"]]
-    out = []
+    out: dict[str, str] = {}
     if workload.shadows_shipped(trace):
-        out.append(
+        out["trace"] = (
             f"trace {show(trace)}: the file of that name in this directory, not the shipped trace {trace}"
             " (name the file otherwise, or run elsewhere, to read the shipped one)"
         )
     if tr["format"] != workload.DEFAULT_FORMAT:
         chained = "prefix-chained ids" if fmt.chained else "one id per block, chained here as a prefix cache does"
-        out.append(f"format {fmt.name}: timestamps in {fmt.unit}, {chained}")
+        out["format"] = f"format {fmt.name}: timestamps in {fmt.unit}, {chained}"
     late = pf.get("requests_with_a_hit_after_a_miss", 0)
     if late:
         advice = (
@@ -344,7 +348,7 @@ def notes(rep: dict[str, Any], trace: str) -> list[str]:
             if fmt.chained
             else ""
         )
-        out.append(
+        out["hits_after_a_miss"] = (
             f"warning: in {late:,} of {tr['requests']:,} requests a block hits after an earlier block of the same"
             f" prompt missed, which prefix-chained ids never do: the ids are not chained as the {fmt.name} format"
             f" says, and a prefix cache could not serve those hits{advice}"
@@ -362,7 +366,7 @@ def run(args: argparse.Namespace) -> int:
     rep = streamed(s, trace) if stream else analysis(s, trace)
     said = notes(rep, trace)
     if args.json:
-        print(json.dumps(_finite({**rep, "notes": said}), indent=2, sort_keys=True, allow_nan=False))
+        print(json.dumps(_finite(rep, said), indent=2, sort_keys=True, allow_nan=False))
     else:
-        print("\n".join([*said, *(streamed_lines(rep) if stream else lines(rep))]))
+        print("\n".join([*said.values(), *(streamed_lines(rep) if stream else lines(rep))]))
     return 0

@@ -313,4 +313,4 @@ def test_a_file_named_like_a_shipped_trace_is_read_and_the_output_says_so(tmp_pa
     assert second.startswith("trace conversation") and " 2 requests" in second
     proc = run_capped("workload", "conversation", "--block-tokens", "4", "--json", *MODES[mode], cwd=tmp_path)
     rep = json.loads(proc.stdout)
-    assert rep["trace"]["requests"] == 2 and rep["notes"][0].startswith("trace conversation: the file")
+    assert rep["trace"]["requests"] == 2 and rep["notes"]["trace"].startswith("trace conversation: the file")

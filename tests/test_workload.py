@@ -482,7 +482,8 @@ def test_the_command_declares_the_format_and_warns_when_hits_follow_a_miss(qwen,
     assert (rep["trace"]["format"], rep["trace"]["block_tokens"], rep["trace"]["duration_s"]) == ("qwen", 16, 6.0)
     assert rep["trace"]["requests_per_s"] == pytest.approx(4 / 6)
     assert rep["blocks"]["hit_ratio_infinite_blocks"] == 0.5
-    assert rep["notes"] == ["format qwen: timestamps in s, one id per block, chained here as a prefix cache does"]
+    note = "format qwen: timestamps in s, one id per block, chained here as a prefix cache does"
+    assert rep["notes"] == {"format": note}
     # read as the default format the hits after a miss are warned of in the normal output, not only in --json
     status, out, err = cli([str(qwen), "--block-tokens", "16"], capsys)
     assert status == 0 and err == ""

@@ -1,0 +1,27 @@
+"""The data shipped with kvtier, and the names by which a user asks for it.
+
+The names live here, below every reader, so that the assumption schema (which must tell a
+shipped name from a file path) and the readers that open the files share one list.
+"""
+
+MODEL_PRESETS: tuple[str, ...] = (
+    "llama-2-7b",
+    "llama-3-8b",
+    "llama-3-70b",
+    "llama-3.1-70b",
+    "llama-3.1-405b",
+    "mistral-7b",
+    "mixtral-8x7b",
+    "qwen2.5-72b",
+    "deepseek-v3",
+)
+"""Shipped model preset names; each is a published ``config.json`` under ``kvtier/data/models``."""
+
+TRACE_DIR = "traces/mooncake-fast25"
+"""Where the shipped traces live inside ``kvtier/data``."""
+
+SHIPPED_TRACES: dict[str, str] = {
+    "conversation": "conversation_trace.jsonl",
+    "synthetic": "synthetic_trace.jsonl",
+}
+"""The shipped traces by name (files under :data:`TRACE_DIR`): Mooncake's FAST'25 conversation and synthetic traces."""
