@@ -26,6 +26,9 @@ from kvtier.errors import KvtierError
 from kvtier.models import PRESETS
 from tests.conftest import run_cli
 
+pytestmark = pytest.mark.surface("compare")
+"""A case's surface is the first word of its id (compare, build, model, tiers, cost); else compare."""
+
 YAML = "{tmp}/mine.yaml"
 CONFIG = "{tmp}/config.json"
 GOOD_CONFIG = {
@@ -579,12 +582,12 @@ CASES = [
             ["{tmp}/absent.yaml: assumptions file not found"],
             id=f"{cmd}-yaml-missing-file",
         )
-        for cmd in ("compare", "build")
+        for cmd in ("compare", "tiers", "build")
     ),
     *(
         pytest.param((cmd, "--set", option), {}, needles, id=f"{cmd}-set-{name}")
         for name, option, needles in SET_OPTIONS
-        for cmd in ("compare", "build")
+        for cmd in ("compare", "tiers", "build")
     ),
     *(
         pytest.param(make(spec), {"config.json": text} if text is not None else {}, needles, id=f"{cmd}-model-{name}")
@@ -705,6 +708,7 @@ def test_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
     assert proc.stderr == f"kvtier: error: {fifo}: assumptions file is not a regular file\n"
 
 
+@pytest.mark.surface("tiers")  # the link presets that `kvtier tiers` reads
 def test_hardware_file_goes_through_the_same_reader(tmp_path):
     # a hardware preset file is read like an assumptions file: an alias (here a harmless one) is refused,
     # naming the file and line, and so is a second `links:` block that would silently replace the first
@@ -742,6 +746,7 @@ def test_zero_latency_is_accepted_from_every_source(tmp_path, args):
     assert result["fetch_time_s"] == pytest.approx(81.92e-6, rel=1e-12)
 
 
+@pytest.mark.surface("cost")
 def test_a_set_that_moves_a_value_and_its_range_together_is_accepted(tmp_path):
     # not bad input: the neighbour of the whole-set cases. A B200-class peak with a range that holds it
     path = tmp_path / "b200.yaml"

@@ -107,6 +107,7 @@ WORKLOAD_TEXT = {
 }
 
 
+@pytest.mark.surface("workload")
 @pytest.mark.parametrize("name", list(TRACES))
 def test_workload_says_what_a_trace_without_reuse_or_duration_gives(tmp_path, name):
     out = ok("workload", str(write_trace(tmp_path / f"{name}.jsonl", name)))
@@ -127,6 +128,7 @@ STREAM_TEXT = {
 }
 
 
+@pytest.mark.surface("workload")
 @pytest.mark.parametrize("name", list(TRACES))
 def test_workload_stream_says_what_a_trace_without_reuse_gives(tmp_path, name):
     out = ok("workload", str(write_trace(tmp_path / f"{name}.jsonl", name)), "--stream")
@@ -146,6 +148,7 @@ def _fetch_ratio_by_hand() -> float:
     return recompute / fetch
 
 
+@pytest.mark.surface("workload")
 @pytest.mark.parametrize("name", list(TRACES))
 def test_workload_json_is_strict_with_null_and_a_reason(tmp_path, name):
     rep = strict_json(ok("workload", str(write_trace(tmp_path / f"{name}.jsonl", name)), "--json"))
@@ -172,6 +175,7 @@ def test_workload_json_is_strict_with_null_and_a_reason(tmp_path, name):
         assert "every other *_per_s rate are null" in notes["zero_duration"]
 
 
+@pytest.mark.surface("workload")
 @pytest.mark.parametrize("name", list(TRACES))
 def test_workload_stream_json_is_strict_with_a_reason(tmp_path, name):
     rep = strict_json(ok("workload", str(write_trace(tmp_path / f"{name}.jsonl", name)), "--stream", "--json"))
@@ -208,6 +212,7 @@ COST_TEXT = {
 }
 
 
+@pytest.mark.surface("cost")
 @pytest.mark.parametrize("name", list(TRACES))
 def test_cost_says_what_a_trace_without_reuse_or_duration_gives(tmp_path, name):
     out = ok("cost", "--set", f"workload.trace={write_trace(tmp_path / f'{name}.jsonl', name)}")
@@ -216,6 +221,7 @@ def test_cost_says_what_a_trace_without_reuse_or_duration_gives(tmp_path, name):
     assert "The input that moves the cxl2-x8 interval most: cost.cxl_gb" in out  # the rest of the report stands
 
 
+@pytest.mark.surface("cost")
 @pytest.mark.parametrize("name", list(TRACES))
 def test_cost_json_is_strict_with_null_and_a_reason(tmp_path, name):
     rep = strict_json(ok("cost", "--json", "--set", f"workload.trace={write_trace(tmp_path / f'{name}.jsonl', name)}"))
@@ -260,6 +266,7 @@ PAGE_WORDS = {
 }
 
 
+@pytest.mark.surface("build")
 @pytest.mark.parametrize(("page_name", "name"), list(PAGE_WORDS))
 def test_the_page_reads_in_words_with_no_undefined_number(tmp_path, page_name, name):
     import importlib
@@ -322,6 +329,7 @@ def test_an_empty_trace_is_refused_in_one_line(tmp_path, text, argv):
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.surface("build")
 @pytest.mark.book
 def test_a_book_of_a_trace_with_no_reuse_at_one_timestamp_builds_and_says_so(tmp_path):
     from tests.test_book import page_text

@@ -48,6 +48,9 @@ from kvtier.diff import (
 from kvtier.errors import KvtierError
 from tests.conftest import ROOT, run_cli
 
+pytestmark = pytest.mark.surface("diff")
+"""Cases of the PR comment (``--format md``) carry their own mark, ``pr-comment``."""
+
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
@@ -452,6 +455,7 @@ def visible(s: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
 
 
+@pytest.mark.surface("pr-comment")
 def test_plain_comment_shape() -> None:
     # The comment of the benign twin: the headline table, the table of tables, and the folded
     # block (two HTML blocks around the table of cells). Bold text is the comment's own.
@@ -466,6 +470,7 @@ def test_plain_comment_shape() -> None:
     assert not FORBIDDEN & set(kinds)
 
 
+@pytest.mark.surface("pr-comment")
 @pytest.mark.parametrize("s", HOSTILE, ids=[f"{i:02d}" for i in range(len(HOSTILE))])
 def test_pr_comment_cell_is_inert(s: str) -> None:
     out = comment(s)
@@ -487,6 +492,7 @@ def test_pr_comment_cell_is_inert(s: str) -> None:
     assert visible(s) in text.replace("\u200b", "")
 
 
+@pytest.mark.surface("pr-comment")
 def test_pr_comment_from_the_cli(tmp_path: Path) -> None:
     # The same through the CLI: hostile keys and cells in a CSV of a source directory (file
     # names cannot hold every string; the table is named `t`).

@@ -27,6 +27,8 @@ from kvtier import measure
 from kvtier.models import PRESETS
 from tests.conftest import ROOT, run_cli
 
+pytestmark = pytest.mark.surface("measure")
+
 TINY = {
     "hidden_size": 64,
     "num_attention_heads": 4,

@@ -26,6 +26,8 @@ import pytest
 from kvtier import workload
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.surface("workload")
+
 CAP_BYTES = 1 << 30
 """The address-space cap of every case (see the module's docstring)."""
 

@@ -1,0 +1,117 @@
+"""Count the bad-input catalogue's cases per surface, and check the README's table of them.
+
+The catalogue is every test in ``tests/test_bad_input*.py`` and ``tests/test_build_safety.py``.
+A case's surface (the command or output it exercises) is, first, a ``surface`` mark on its
+test function; else the first word of its parameter id when that word names a surface
+(``compare-yaml-empty-file`` is a ``compare`` case); else the ``surface`` mark of its module.
+A case that none of these places is an error: every case belongs to one surface.
+
+Usage::
+
+    .venv/bin/python scripts/catalogue.py            # print the table (Markdown)
+    .venv/bin/python scripts/catalogue.py --check    # exit 1 unless README.md holds that table
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = ("tests/test_bad_input*.py", "tests/test_build_safety.py")
+SURFACES = ("build", "compare", "model", "tiers", "diff", "measure", "workload", "cost", "pr-comment")
+"""The surfaces in the order the README lists them; ``pr-comment`` is ``kvtier diff --format md``."""
+BEGIN, END = "<!-- catalogue: begin -->", "<!-- catalogue: end -->"
+"""The README's table sits between these two lines; ``--check`` compares what lies between."""
+
+
+def surface_of(item: pytest.Item) -> str | None:
+    """The surface of one collected case (see the module's docstring), or None when nothing names one."""
+    own = [m for m in getattr(getattr(item, "function", None), "pytestmark", []) if m.name == "surface"]
+    if own:
+        return str(own[-1].args[0])
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None:
+        word = callspec.id.split("-")[0]
+        if word in SURFACES:
+            return word
+    marks = [m for m in item.iter_markers("surface")]
+    if marks:
+        return str(marks[-1].args[0])
+    return None
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.unplaced: list[str] = []
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            name = surface_of(item)
+            if name in SURFACES:
+                self.counts[name] += 1
+            else:
+                self.unplaced.append(f"{item.nodeid}: surface {name!r}")
+
+
+def counts() -> Counter[str]:
+    """The number of catalogue cases per surface, collected (not run) by pytest."""
+    files = sorted(str(p.relative_to(ROOT)) for pattern in FILES for p in ROOT.glob(pattern))
+    collector = _Collector()
+    status = pytest.main(
+        ["--collect-only", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT), *files],
+        plugins=[collector],
+    )
+    if status != 0:
+        raise SystemExit(f"collecting the catalogue failed (pytest exit status {int(status)})")
+    if collector.unplaced:
+        raise SystemExit(
+            "cases without a known surface (mark the test @pytest.mark.surface(NAME), NAME one of "
+            + ", ".join(SURFACES)
+            + "):\n"
+            + "\n".join(collector.unplaced)
+        )
+    return collector.counts
+
+
+def table(counted: Counter[str]) -> str:
+    """The README's table of cases per surface."""
+    rows = ["| surface | cases |", "|---|---:|"]
+    rows += [f"| {'PR comment' if s == 'pr-comment' else s} | {counted[s]:,} |" for s in SURFACES]
+    rows.append(f"| all | {sum(counted.values()):,} |")
+    return "\n".join(rows)
+
+
+def readme_table(text: str) -> str | None:
+    """The table between the README's markers, or None without them."""
+    if BEGIN not in text or END not in text:
+        return None
+    return text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 unless README.md holds the current table")
+    args = parser.parse_args(argv)
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        shown = table(counts())
+    if not args.check:
+        print(shown)
+        return 0
+    found = readme_table((ROOT / "README.md").read_text(encoding="utf-8"))
+    if found != shown:
+        print(f"README.md's catalogue table is out of date; it should read:\n{shown}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
