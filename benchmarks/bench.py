@@ -268,7 +268,7 @@ def bench_builds(tmp: Path, repeat: int, log: Callable[[str], None], warmup: boo
 def bench_sweep(repeat: int, loop_points: int, log: Callable[[str], None]) -> list[Row]:
     import numpy as np
 
-    from kvtier.costs import compute_time_s, fetch_time_s, ratio
+    from kvtier.formulas.costs import compute_time_s, fetch_time_s, ratio
 
     rng = np.random.default_rng(0)
     bandwidths = rng.uniform(1e9, 1e12, SWEEP_POINTS)  # B/s

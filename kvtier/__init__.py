@@ -7,14 +7,14 @@ Public API (each name lives in one small module):
 - :func:`load_assumptions`, :func:`seed`, :class:`AssumptionSet`
 - :func:`load_model`, :class:`ModelSpec`, :data:`PRESETS`
 - :class:`Scenario`: an assumption set resolved into the report's numbers
-- :mod:`kvtier.costs`, :mod:`kvtier.capacity`: the vectorized formulas
+- :mod:`kvtier.formulas.costs`, :mod:`kvtier.formulas.capacity`: the vectorized formulas
 - :func:`parse_quantity`, :func:`format_quantity`: units at the edges
 """
 
-from kvtier.assumptions import Assumption, AssumptionSet, load_assumptions, seed
 from kvtier.errors import KvtierError
-from kvtier.models import PRESETS, ModelSpec, load_model
-from kvtier.provenance import Record
+from kvtier.inputs.assumptions import Assumption, AssumptionSet, load_assumptions, seed
+from kvtier.inputs.models import PRESETS, ModelSpec, load_model
+from kvtier.inputs.provenance import Record
 from kvtier.scenario import Scenario
 from kvtier.units import format_quantity, parse_quantity
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from kvtier.cli import main
+from kvtier.commands import main
 
 sys.exit(main())

@@ -1,8 +1,8 @@
 """A scenario: an assumption set resolved against its model into the report's numbers.
 
 :class:`Scenario` is the one place where assumption keys meet formulas.  It reads
-values from an :class:`~kvtier.assumptions.AssumptionSet`, loads the model, and calls
-the pure functions of :mod:`kvtier.costs` and :mod:`kvtier.capacity`.  Everything the
+values from an :class:`~kvtier.inputs.assumptions.AssumptionSet`, loads the model, and calls
+the pure functions of :mod:`kvtier.formulas.costs` and :mod:`kvtier.formulas.capacity`.  Everything the
 notebooks, tables and CLI print comes through here.
 """
 
@@ -13,9 +13,10 @@ from functools import cache, cached_property
 
 import numpy as np
 
-from kvtier import capacity, costs, hardware, roofline
-from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS, Assumption, AssumptionSet, load_assumptions, seed
-from kvtier.models import ModelSpec, dtype_bytes, load_model
+from kvtier.formulas import capacity, costs, roofline
+from kvtier.inputs import hardware
+from kvtier.inputs.assumptions import BANDWIDTH_LABELS, MFU_LABELS, Assumption, AssumptionSet, load_assumptions, seed
+from kvtier.inputs.models import ModelSpec, dtype_bytes, load_model
 
 POINT_KEYS: tuple[str, ...] = (
     "bandwidth.mid",
@@ -259,7 +260,7 @@ class Scenario:
         """Which side of the roofline binds the block's regeneration: ``"compute"`` or ``"memory"``.
 
         The compute side at ``mfu`` of the peak against the bytes of :meth:`regen_bytes` over
-        the device-memory bandwidth x ``regen.mem_efficiency`` (:func:`kvtier.roofline.bound`),
+        the device-memory bandwidth x ``regen.mem_efficiency`` (:func:`kvtier.formulas.roofline.bound`),
         whatever ``regen.model`` says.  The keyword arguments override the assumption set's
         peak (FLOP/s), memory bandwidth (B/s) and batch (tokens), as in :meth:`regen_time_s`.
         """
@@ -327,7 +328,7 @@ class Scenario:
     def bracket_hardware(self, label: str) -> str:
         """The link presets whose bandwidth equals the bracket ``label``, in words ('' if none).
 
-        Read from :func:`kvtier.hardware.load_links`, net and raw figures alike, so that the
+        Read from :func:`kvtier.inputs.hardware.load_links`, net and raw figures alike, so that the
         name follows the bracket's value under any rerun.
         """
         bw = self.bandwidth(label)

@@ -2,7 +2,7 @@
 # Mutation testing of the formula modules with mutmut 3.8 (issue 15); not part of CI.
 #
 #   scripts/mutation.sh                 every formula module (see [tool.mutmut] in pyproject.toml)
-#   scripts/mutation.sh costs roofline  only these modules (kvtier/costs.py, kvtier/roofline.py)
+#   scripts/mutation.sh costs roofline  only these modules (kvtier/formulas/costs.py, kvtier/formulas/roofline.py)
 #
 # MUTMUT names the mutmut to run (default: mutmut on PATH; install it with
 # `pip install mutmut==3.8.1` into the environment that has kvtier and its test deps).

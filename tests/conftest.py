@@ -48,8 +48,8 @@ def write_config(path: Path, **fields) -> Path:
 
 def write_tables(scenario: Scenario, directory: Path) -> list[Path]:
     """Write every table of record of ``scenario`` as ``NAME.csv`` under ``directory``, as a build does."""
-    from kvtier.pages import csv_texts
-    from kvtier.tables import write_csv_texts
+    from kvtier.report.pages import csv_texts
+    from kvtier.report.tables import write_csv_texts
 
     return write_csv_texts(csv_texts(scenario), directory)
 

@@ -1,7 +1,7 @@
 """The bad-input catalogue: every kind of bad input is one line on stderr and exit status 2.
 
 Each case runs the real CLI in a subprocess (``kvtier compare``, ``kvtier model`` or
-``kvtier build``) and checks the contract of :mod:`kvtier.cli`: exit status 2, stdout
+``kvtier build``) and checks the contract of :mod:`kvtier.commands`: exit status 2, stdout
 empty, stderr exactly one line ``kvtier: error: ...`` naming the offending key or file,
 and no traceback.  A build case writes into ``--out`` under ``tmp_path``, which holds a
 sentinel tree beforehand; input is validated before anything runs, so the tree (and
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from kvtier import hardware
 from kvtier.errors import KvtierError
-from kvtier.models import PRESETS
+from kvtier.inputs import hardware
+from kvtier.inputs.models import PRESETS
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.surface("compare")
@@ -217,7 +217,7 @@ ASSUMPTION_FILES = [
         [f"{YAML}: YAML anchors and aliases (& and *) are not accepted (line 2)"],
     ),
     # 2,000 levels of nesting overflowed the recursive composer (RecursionError traceback); 40 levels parse
-    # but exceed kvtier.readers.MAX_DEPTH = 32 (libyaml words the first case itself, hence the loose match)
+    # but exceed kvtier.inputs.readers.MAX_DEPTH = 32 (libyaml words the first case itself, hence the loose match)
     (
         "nesting-2000-deep",
         "assumptions:\n  bandwidth.mid: " + "[" * 2000 + "]" * 2000 + "\n",
@@ -228,7 +228,7 @@ ASSUMPTION_FILES = [
         "assumptions:\n  bandwidth.mid: " + "[" * 40 + "]" * 40 + "\n",
         [f"{YAML}: nested more than 32 levels deep (line 2)"],
     ),
-    # over 1 MiB (kvtier.readers.MAX_BYTES): a 50 MB list took minutes to parse; now refused after reading
+    # over 1 MiB (kvtier.inputs.readers.MAX_BYTES): a 50 MB list took minutes to parse; now refused after reading
     # one byte past the limit
     (
         "larger-than-1-MiB",

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from kvtier import hardware
+from kvtier.inputs import hardware
 from tests.conftest import ROOT, build, run_cli
 
 # (timestamp ms, input_length, hash_ids) per request; 512 tokens a block (the seed's workload.block_tokens)
@@ -273,12 +273,12 @@ def test_the_page_reads_in_words_with_no_undefined_number(tmp_path, page_name, n
 
     import matplotlib.pyplot as plt
 
-    from kvtier.assumptions import seed
-    from kvtier.preview import fill_text
+    from kvtier.inputs.assumptions import seed
+    from kvtier.report.preview import fill_text
+    from kvtier.report.tables import formatted
     from kvtier.scenario import Scenario
-    from kvtier.tables import formatted
 
-    page = importlib.import_module(f"kvtier.pages.{page_name}")
+    page = importlib.import_module(f"kvtier.report.pages.{page_name}")
     path = write_trace(tmp_path / f"{name}.jsonl", name)
     s = Scenario(seed().with_values({"workload.trace": str(path)}, source="test"))
     with warnings.catch_warnings():

@@ -4,10 +4,10 @@
 tests/test_bad_input.py: the real CLI in a subprocess, exit status 2, stdout empty, stderr
 exactly one line ``kvtier: error: ...`` naming the file (or the source), no traceback, and
 nothing lost (every file under ``tmp_path``, git's objects included, byte-identical
-afterwards).  Tables are bounded before they are read (:data:`kvtier.diff.MAX_TABLE_BYTES`
-a table, :data:`~kvtier.diff.MAX_SOURCE_BYTES` and :data:`~kvtier.diff.MAX_TABLES` a
+afterwards).  Tables are bounded before they are read (:data:`kvtier.report.diff.MAX_TABLE_BYTES`
+a table, :data:`~kvtier.report.diff.MAX_SOURCE_BYTES` and :data:`~kvtier.report.diff.MAX_TABLES` a
 source, from ``st_size`` or git's blob sizes) and while they are parsed
-(:data:`~kvtier.diff.MAX_CELLS`); the memory cases run under an ``RLIMIT_AS`` cap.
+(:data:`~kvtier.report.diff.MAX_CELLS`); the memory cases run under an ``RLIMIT_AS`` cap.
 
 **PR comment** (``kvtier diff --format md``, which CI posts on a pull request): every text a
 table can carry into the comment (a table's name, a column's name, a row's key, an old or
@@ -36,8 +36,9 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from kvtier import diff
-from kvtier.diff import (
+from kvtier.errors import KvtierError
+from kvtier.report import diff
+from kvtier.report.diff import (
     MAX_CELLS,
     MAX_TABLE_BYTES,
     MAX_TABLES,
@@ -45,7 +46,6 @@ from kvtier.diff import (
     diff_tables,
     format_markdown,
 )
-from kvtier.errors import KvtierError
 from tests.conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.surface("diff")

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kvtier import measure
-from kvtier.models import PRESETS
+from kvtier.inputs import probe as measure
+from kvtier.inputs.models import PRESETS
 from tests.conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.surface("measure")

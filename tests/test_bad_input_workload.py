@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from kvtier import workload
+from kvtier.formulas import reuse as workload
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.surface("workload")

@@ -11,9 +11,9 @@ import shutil
 import numpy as np
 import pytest
 
-from kvtier import costs, roofline
-from kvtier.assumptions import load_assumptions
-from kvtier.pages import models, tiers
+from kvtier.formulas import costs, roofline
+from kvtier.inputs.assumptions import load_assumptions
+from kvtier.report.pages import models, tiers
 from kvtier.scenario import Scenario
 from tests.conftest import ROOT, run_cli, run_cli_json
 
@@ -227,8 +227,8 @@ def test_json_never_prints_infinity():
 
 
 def test_book_consistency_checks_name_the_keys():
-    from kvtier.assumptions import check_consistency
     from kvtier.errors import KvtierError
+    from kvtier.inputs.assumptions import check_consistency
 
     check_consistency(load_assumptions())  # the seed set is consistent
     cases = {
@@ -249,7 +249,7 @@ def test_book_consistency_checks_name_the_keys():
 
 
 def test_lone_block_regime_by_hand_on_the_seed_device():
-    from kvtier.pages import ratio
+    from kvtier.report.pages import ratio
 
     s = Scenario()
     # A lone 16-token block of Llama-3-70B reads every weight once: 70e9 x 2 B = 140e9 B, no cached KV at the
@@ -286,7 +286,7 @@ def test_lone_block_regime_by_hand_on_the_seed_device():
 
 
 def test_interior_tiers_and_capacity_in_both_regimes_by_hand():
-    from kvtier.pages import capacity, interior
+    from kvtier.report.pages import capacity, interior
 
     s = Scenario()
     n = interior.numbers(s)
@@ -317,7 +317,7 @@ def test_interior_tiers_and_capacity_in_both_regimes_by_hand():
 
 
 def test_brackets_are_named_by_the_hardware_they_stand_for():
-    from kvtier.pages import fetch
+    from kvtier.report.pages import fetch
 
     s = Scenario()
     n = fetch.numbers(s)
@@ -344,8 +344,8 @@ def test_brackets_are_named_by_the_hardware_they_stand_for():
 
 
 def test_what_was_measured_follows_the_provenance_classes():
-    from kvtier.assumptions import make_assumption
-    from kvtier.pages import assumptions
+    from kvtier.inputs.assumptions import make_assumption
+    from kvtier.report.pages import assumptions
 
     s = Scenario()
     n = assumptions.numbers(s)
@@ -371,8 +371,8 @@ def test_what_was_measured_follows_the_provenance_classes():
 
 
 def test_a_per_layer_layout_pays_the_latency_once_per_chunk():
-    from kvtier import costs
-    from kvtier.pages import ratio
+    from kvtier.formulas import costs
+    from kvtier.report.pages import ratio
 
     # 5,242,880 B at 64 GB/s = 81.92 µs; 160 chunks (2 x 80 layers) x 9 µs = 1,440 µs more
     assert float(costs.fetch_time_s(5_242_880, 64e9, 9e-6, 160)) == pytest.approx(1_521.92e-6, rel=1e-12)
@@ -395,7 +395,7 @@ def test_a_per_layer_layout_pays_the_latency_once_per_chunk():
 
 
 def test_compare_and_the_tier_ladder_count_the_transfers():
-    from kvtier.pages import tiers
+    from kvtier.report.pages import tiers
 
     s = Scenario(load_assumptions(sets={"fetch_layout": "per-layer"}))
     df = tiers.table(s).set_index("link")

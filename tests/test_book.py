@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kvtier import notebook, pages
-from kvtier.assumptions import SCHEMA, describe, load_assumptions, seed
 from kvtier.errors import KvtierError
-from kvtier.pipeline import declared_parameters, page_parameters, read_page
+from kvtier.inputs.assumptions import SCHEMA, describe, load_assumptions, seed
+from kvtier.pipeline.build import declared_parameters, page_parameters, read_page
+from kvtier.report import notebook, pages
 from kvtier.scenario import Scenario
 from tests.conftest import ROOT, build, copy_project, glued_values, snapshot
 
@@ -431,13 +431,13 @@ def test_a_page_run_alone_with_papermill_refuses_what_the_build_refuses(tmp_path
 def test_a_page_whose_parameters_cell_and_keys_disagree_is_refused(tmp_path):
     fetch = (ROOT / "notebooks" / "02_fetch.md").read_text()
     page = tmp_path / "02_fetch.md"
-    # kvtier.pages.fetch.KEYS holds bandwidth.mid; the cell without it lacks one key
+    # kvtier.report.pages.fetch.KEYS holds bandwidth.mid; the cell without it lacks one key
     lines = fetch.splitlines(keepends=True)
     page.write_text("".join(line for line in lines if not line.startswith("bandwidth_mid:")))
     with pytest.raises(KvtierError) as err:
         page_parameters(page)
     assert str(err.value) == (
-        f"{page}: the parameters cell and kvtier.pages.fetch.KEYS disagree: the cell lacks 'bandwidth_mid'"
+        f"{page}: the parameters cell and kvtier.report.pages.fetch.KEYS disagree: the cell lacks 'bandwidth_mid'"
     )
     # two keys the module does not read: the first is named, the other counted
     page.write_text(
@@ -448,8 +448,8 @@ def test_a_page_whose_parameters_cell_and_keys_disagree_is_refused(tmp_path):
     with pytest.raises(KvtierError) as err:
         page_parameters(page)
     assert str(err.value) == (
-        f"{page}: the parameters cell and kvtier.pages.fetch.KEYS disagree:"
-        " kvtier.pages.fetch.KEYS lacks the key of 'peak_flops' and 1 more"
+        f"{page}: the parameters cell and kvtier.report.pages.fetch.KEYS disagree:"
+        " kvtier.report.pages.fetch.KEYS lacks the key of 'peak_flops' and 1 more"
     )
     orphan = tmp_path / "99_orphan.md"
     orphan.write_text(fetch)
@@ -472,7 +472,7 @@ def test_a_page_whose_parameters_cell_and_keys_disagree_is_refused(tmp_path):
 def test_a_page_reads_only_the_keys_it_declares(page, values):
     import matplotlib.pyplot as plt
 
-    from kvtier.assumptions import RestrictedAssumptionSet
+    from kvtier.inputs.assumptions import RestrictedAssumptionSet
 
     # a restricted set raises on any key outside KEYS, as inside the page's notebook
     s = Scenario(RestrictedAssumptionSet(seed().with_values(values, source="test"), set(page.keys), page.notebook))
@@ -543,7 +543,7 @@ def test_every_page_reads_well_in_chromium_at_1400_and_420_px(seed_build):
     # drawn (tests/test_figures.py), where matplotlib knows every label's box.
     from playwright.sync_api import sync_playwright
 
-    from kvtier.figures import MIN_FONT_PT
+    from kvtier.report.figures import MIN_FONT_PT
 
     html = seed_build / "html"
     # index.html only redirects to the root page (checked here, then skipped: it navigates away)
@@ -621,7 +621,7 @@ def test_out_must_not_destroy_what_a_build_did_not_write(tmp_path):
 
 
 def test_the_set_name_and_a_model_file_edit_reach_the_notebooks(tmp_path):
-    from kvtier import pipeline
+    from kvtier.pipeline import build as pipeline
 
     # the assumptions page is told the set's name (and so is re-executed when it changes)
     s = notebook.scenario_from_parameters({"set_name": "my-lab", "model": "llama-3-70b", "provenance": {}}, "x")
@@ -659,7 +659,7 @@ def test_a_page_run_in_jupyter_shows_its_numbers_and_figures(tmp_path, monkeypat
 
 
 def test_the_preview_fills_numbers_and_names_other_pages_numbers():
-    from kvtier.preview import fill_text, page_parts
+    from kvtier.report.preview import fill_text, page_parts
 
     glued = {"fetch_us": 81.92, "model": "llama-3-70b"}
     assert (
@@ -702,7 +702,7 @@ def test_intro_and_findings_lead_with_the_three_line_answer(seed_build):
 
 
 def test_every_schema_key_has_a_one_line_description():
-    from kvtier.assumptions import HELP
+    from kvtier.inputs.assumptions import HELP
 
     assert set(HELP) == set(SCHEMA)
     assert all("\n" not in describe(key) and "=" not in describe(key) for key in SCHEMA)  # papermill reads one line

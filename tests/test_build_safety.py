@@ -19,8 +19,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from kvtier import outdir, pipeline
 from kvtier.errors import KvtierError
+from kvtier.pipeline import build as pipeline
+from kvtier.pipeline import outdir
 from tests.conftest import ROOT, build, copy_project, snapshot
 
 

@@ -6,9 +6,10 @@ rounded figure the chapter prints.
 
 import pytest
 
-from kvtier import Scenario, chapter, load_model, parse_quantity
-from kvtier.costs import implied_peak_interval
-from kvtier.pages import ratio
+from kvtier import Scenario, load_model, parse_quantity
+from kvtier.formulas.costs import implied_peak_interval
+from kvtier.inputs import chapter
+from kvtier.report.pages import ratio
 
 GIB = 2**30
 
@@ -146,7 +147,7 @@ def test_exact_llama3_70b_params_move_the_crossover():
 
 def test_no_seed_basis_restates_its_own_value():
     # a basis that repeats the value ("32K ... (32,768 tokens)") goes stale when the value is edited
-    from kvtier.assumptions import seed
+    from kvtier.inputs.assumptions import seed
 
     for rec in seed().values():
         if not isinstance(rec.value, (int, float)) or rec.value in (0, 1, 2):
@@ -157,7 +158,7 @@ def test_no_seed_basis_restates_its_own_value():
 
 def test_the_seed_peak_basis_quotes_the_interval_the_chapter_forces():
     # the basis quotes 499.2 to 502.0 TFLOP/s: implied_peak_interval over the chapter's table, rounded to 0.1
-    from kvtier.assumptions import seed
+    from kvtier.inputs.assumptions import seed
 
     low, high = implied_peak_interval(
         2.24e12, [0.5, 0.4, 0.25, 0.25], [9e-3, 11e-3, 18e-3, 17.9e-3], [5e-4, 5e-4, 5e-4, 5e-5]

@@ -183,7 +183,7 @@ def test_a_quick_answer_imports_neither_pandas_nor_matplotlib():
     import sys
 
     code = (
-        "import sys; from kvtier.cli import main; status = main(['compare']);"
+        "import sys; from kvtier.commands import main; status = main(['compare']);"
         "print(sorted(m for m in ('pandas', 'matplotlib', 'papermill', 'nbformat') if m in sys.modules))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

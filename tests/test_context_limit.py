@@ -9,8 +9,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from kvtier.figures import mark_context_limit, new_figure  # noqa: E402
-from kvtier.pages import capacity, interior  # noqa: E402
+from kvtier.report.figures import mark_context_limit, new_figure  # noqa: E402
+from kvtier.report.pages import capacity, interior  # noqa: E402
 from kvtier.scenario import seed_scenario  # noqa: E402
 
 
@@ -36,7 +36,7 @@ def test_no_mark_inside_the_window_or_without_one():
 
 
 def test_a_model_whose_every_layer_slides_has_no_capacity_crossover():
-    from kvtier.assumptions import load_assumptions
+    from kvtier.inputs.assumptions import load_assumptions
     from kvtier.scenario import Scenario
 
     s = Scenario(load_assumptions(sets={"model": "mistral-7b"}))
@@ -61,7 +61,7 @@ def test_a_model_whose_every_layer_slides_has_no_capacity_crossover():
 
 
 def test_the_capacity_finding_is_conditional_on_a_crossover():
-    from kvtier.assumptions import load_assumptions
+    from kvtier.inputs.assumptions import load_assumptions
     from kvtier.scenario import Scenario
 
     mistral = capacity.numbers(Scenario(load_assumptions(sets={"model": "mistral-7b"})))["finding_sentence"]

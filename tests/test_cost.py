@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
-from kvtier import economics
-from kvtier.assumptions import COST_RANGES, load_assumptions, seed
 from kvtier.errors import KvtierError
-from kvtier.pages import cost
+from kvtier.formulas import economics
+from kvtier.inputs.assumptions import COST_RANGES, load_assumptions, seed
+from kvtier.report.pages import cost
 from kvtier.scenario import Scenario
 
 
@@ -133,7 +133,7 @@ def test_bad_prices_are_one_line_errors_naming_the_key(key, value, message):
 
 
 def test_a_range_must_hold_its_value():
-    from kvtier.assumptions import check_consistency
+    from kvtier.inputs.assumptions import check_consistency
 
     with pytest.raises(KvtierError, match="'cost.cxl_gb_high' .* and 'cost.cxl_gb' .* are out of order"):
         check_consistency(load_assumptions(sets={"cost.cxl_gb_high": "8 USD/GB"}))
@@ -149,7 +149,7 @@ def test_every_price_has_a_dated_source_and_a_range():
 
 
 def test_measured_power_and_energy_match_the_measurements():
-    from kvtier import measurements
+    from kvtier.inputs import measurements
 
     m, a = measurements.load(), seed()
     assert a["energy.power_lone"].provenance == a["reference.h200_forward16_energy"].provenance == "measured"
@@ -166,7 +166,7 @@ def test_the_tornado_names_the_price_that_moves_the_cxl_interval_most():
 
 
 def _args(*argv: str) -> argparse.Namespace:
-    from kvtier import cost_cli
+    from kvtier.commands import cost as cost_cli
 
     parser = argparse.ArgumentParser()
     cost_cli.add_parser(parser.add_subparsers())
@@ -174,7 +174,7 @@ def _args(*argv: str) -> argparse.Namespace:
 
 
 def test_the_cost_command_prints_every_tier(capsys):
-    from kvtier import cost_cli
+    from kvtier.commands import cost as cost_cli
 
     assert cost_cli.run(_args()) == 0
     out = capsys.readouterr().out
@@ -187,7 +187,7 @@ def test_the_cost_command_prints_every_tier(capsys):
 
 
 def test_the_cost_command_json_follows_a_set_price(capsys):
-    from kvtier import cost_cli
+    from kvtier.commands import cost as cost_cli
 
     assert cost_cli.run(_args("--json")) == 0
     base = json.loads(capsys.readouterr().out)
@@ -203,7 +203,7 @@ def test_the_cost_command_json_follows_a_set_price(capsys):
 
 
 def test_the_cost_command_refuses_a_price_without_currency():
-    from kvtier import cost_cli
+    from kvtier.commands import cost as cost_cli
 
     with pytest.raises(KvtierError, match="cost.cxl_gb"):
         cost_cli.run(_args("--set", "cost.cxl_gb=12/GB"))

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from kvtier import diff
-from kvtier.assumptions import load_assumptions
-from kvtier.diff import ABSENT, COLUMN, Change, diff_tables, format_markdown, format_text, load_tables
 from kvtier.errors import KvtierError
+from kvtier.inputs.assumptions import load_assumptions
+from kvtier.report import diff
+from kvtier.report.diff import ABSENT, COLUMN, Change, diff_tables, format_markdown, format_text, load_tables
 from kvtier.scenario import Scenario
 from tests.conftest import write_tables
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kvtier.pages import ratio
+from kvtier.report.pages import ratio
+from kvtier.report.tables import formatted
 from kvtier.scenario import seed_scenario
-from kvtier.tables import formatted
 from kvtier.units import format_number
 
 
@@ -39,7 +39,7 @@ def test_formatted_keeps_whole_columns_and_missing_values():
 
 
 def test_tier_page_names_the_significant_digit_where_its_ratio_departs():
-    from kvtier.pages import tiers
+    from kvtier.report.pages import tiers
 
     assert tiers.first_differing_digit(218.784816, 218.75) == 5
     assert tiers.first_differing_digit(100.0, 99.9) == 1
@@ -50,7 +50,7 @@ def test_tier_page_names_the_significant_digit_where_its_ratio_departs():
 
 
 def test_roofline_prose_and_table_share_one_rounding_of_the_compute_bound_batch():
-    from kvtier.pages import roofline
+    from kvtier.report.pages import roofline
 
     s = seed_scenario()
     df = roofline.table(s)
@@ -65,7 +65,7 @@ def test_roofline_prose_and_table_share_one_rounding_of_the_compute_bound_batch(
 
 
 def test_time_columns_that_reach_hours_scale_their_unit():
-    from kvtier.pages import interior
+    from kvtier.report.pages import interior
     from kvtier.units import format_time
 
     assert format_time(11_606.12395) == "3.22 h"
@@ -103,7 +103,7 @@ def _shingles(text: str, n: int = 5) -> set[tuple[str, ...]]:
 def test_dgx_spark_measurement_is_described_in_our_own_words():
     from pathlib import Path
 
-    from kvtier.assumptions import seed
+    from kvtier.inputs.assumptions import seed
 
     root = Path(__file__).resolve().parents[1]
     page = (root / "notebooks" / "00_assumptions.md").read_text(encoding="utf-8")

@@ -8,19 +8,19 @@ import matplotlib
 import pytest
 from IPython.core.pylabtools import print_figure
 
-from kvtier import figures, pages
-from kvtier.assumptions import HELP, load_assumptions
-from kvtier.pages.fetch import fetch_vs_bandwidth
+from kvtier.inputs.assumptions import HELP, load_assumptions
+from kvtier.report import figures, pages
+from kvtier.report.pages.fetch import fetch_vs_bandwidth
 from kvtier.scenario import Scenario
 
-matplotlib.use("Agg")  # tests draw without a display; notebooks keep the inline backend (kvtier.notebook.setup)
+matplotlib.use("Agg")  # tests draw without a display; notebooks keep the inline backend (kvtier.report.notebook.setup)
 
 BUILDERS = [figure.draw for figure in pages.FIGURES]
 """Every figure function of the book, from the page registry."""
 
 
 def test_printing_twice_as_a_notebook_does_gives_identical_svg_without_a_date():
-    # the inline backend of a notebook (kvtier.notebook.setup) prints SVG with figures.SVG_PRINT
+    # the inline backend of a notebook (kvtier.report.notebook.setup) prints SVG with figures.SVG_PRINT
     s = Scenario()
     a, b = (print_figure(fetch_vs_bandwidth(s)[0], "svg", **figures.SVG_PRINT) for _ in range(2))
     assert a == b

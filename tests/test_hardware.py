@@ -11,9 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvtier import costs, hardware, load_assumptions, load_model, roofline
+from kvtier import load_assumptions, load_model
 from kvtier.errors import KvtierError
-from kvtier.provenance import PROVENANCE_CLASSES
+from kvtier.formulas import costs, roofline
+from kvtier.inputs import hardware
+from kvtier.inputs.provenance import PROVENANCE_CLASSES
 
 # Llama-3 70B as the source chapter counts it: nominal 70e9 parameters in bf16
 P70 = 70e9

@@ -12,8 +12,8 @@ import nbformat
 import pytest
 from jupyter_client import AsyncKernelManager
 
-from kvtier import pipeline
-from kvtier.kernels import kernel_manager_class
+from kvtier.pipeline import build as pipeline
+from kvtier.pipeline.kernels import kernel_manager_class
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="Unix sockets")
 

@@ -19,38 +19,51 @@ PACKAGE = ROOT / "kvtier"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("kvtier.errors", "kvtier.data"),
-    ("kvtier.units", "kvtier.readers", "kvtier.outdir", "kvtier.kernels"),
-    ("kvtier.provenance", "kvtier.assumptions"),
-    ("kvtier.models",),
-    ("kvtier.costs", "kvtier.capacity", "kvtier.roofline", "kvtier.uncertainty", "kvtier.workload", "kvtier.economics"),
-    ("kvtier.hardware", "kvtier.chapter", "kvtier.measurements"),
-    ("kvtier.scenario", "kvtier"),
-    ("kvtier.figures", "kvtier.tables"),
-    ("kvtier.pages.*",),
-    ("kvtier.pages",),
-    ("kvtier.preview", "kvtier.notebook"),
+    ("kvtier.units", "kvtier.inputs.readers", "kvtier.pipeline.outdir", "kvtier.pipeline.kernels"),
+    ("kvtier.inputs.provenance", "kvtier.inputs.assumptions"),
+    ("kvtier.inputs.models",),
     (
-        "kvtier.pipeline",
-        "kvtier.diff",
-        "kvtier.measure",
-        "kvtier.workload_cli",
-        "kvtier.cost_cli",
-        "kvtier.cli",
+        "kvtier.formulas.costs",
+        "kvtier.formulas.capacity",
+        "kvtier.formulas.roofline",
+        "kvtier.formulas.uncertainty",
+        "kvtier.formulas.reuse",
+        "kvtier.formulas.economics",
+    ),
+    ("kvtier.inputs.hardware", "kvtier.inputs.chapter", "kvtier.inputs.measurements"),
+    ("kvtier.scenario", "kvtier"),
+    ("kvtier.report.figures", "kvtier.report.tables"),
+    ("kvtier.report.pages.*",),
+    ("kvtier.report.pages",),
+    ("kvtier.report.preview", "kvtier.report.notebook"),
+    (
+        "kvtier.pipeline.build",
+        "kvtier.report.diff",
+        "kvtier.inputs.probe",
+        "kvtier.commands.workload",
+        "kvtier.commands.cost",
+        "kvtier.commands",
         "kvtier.__main__",
     ),
 )
 """Each module's layer, lowest first: inputs; formulas; presets and the chapter's figures; the
 scenario (and the package's public names, which re-export it); the house style of figures
 and the table machinery; the page modules; the page registry; the notebook helpers; the
-build, the review tool and the command line.  ``kvtier.pages.*`` is every page module."""
+build, the review tool and the command line.  ``kvtier.report.pages.*`` is every page module."""
 
 LAZY: dict[tuple[str, str], str] = {
-    ("kvtier.diff", "kvtier.pages"): "start-up time: the registry's page modules import pandas and matplotlib",
-    ("kvtier.cli", "kvtier.pages.tiers"): "start-up time: `kvtier compare` loads neither pandas nor matplotlib",
-    ("kvtier.cli", "kvtier.pipeline"): "start-up time: the build imports nbformat, pandas and matplotlib",
     (
-        "kvtier.cost_cli",
-        "kvtier.pages.cost",
+        "kvtier.report.diff",
+        "kvtier.report.pages",
+    ): "start-up time: the registry's page modules import pandas and matplotlib",
+    (
+        "kvtier.commands",
+        "kvtier.report.pages.tiers",
+    ): "start-up time: `kvtier compare` loads neither pandas nor matplotlib",
+    ("kvtier.commands", "kvtier.pipeline.build"): "start-up time: the build imports nbformat, pandas and matplotlib",
+    (
+        "kvtier.commands.cost",
+        "kvtier.report.pages.cost",
     ): "start-up time: registering `kvtier cost` loads neither pandas nor matplotlib",
 }
 """The function-local imports of kvtier modules, each downward, and why each is not at the top."""
@@ -159,11 +172,15 @@ def test_there_is_no_import_cycle():
 
 def test_the_reader_sees_upward_and_function_local_imports():
     # the checks above are only as good as the import reader: show it both kinds of import
-    source = "from kvtier import costs\n\ndef f():\n    from kvtier.pages import fetch\n    import kvtier.cli\n"
+    source = (
+        "from kvtier import costs\n\ndef f():\n    from kvtier.report.pages import fetch\n    import kvtier.commands\n"
+    )
     path = PACKAGE / "roofline.py"
     assert imports(path, source) == [
-        ("kvtier.costs", 1, False),
-        ("kvtier.pages.fetch", 4, True),
-        ("kvtier.cli", 5, True),
+        ("kvtier.formulas.costs", 1, False),
+        ("kvtier.report.pages.fetch", 4, True),
+        ("kvtier.commands", 5, True),
     ]
-    assert layer("kvtier.pages.fetch") > layer("kvtier.roofline") and layer("kvtier.cli") > layer("kvtier.roofline")
+    assert layer("kvtier.report.pages.fetch") > layer("kvtier.formulas.roofline") and layer("kvtier.commands") > layer(
+        "kvtier.formulas.roofline"
+    )

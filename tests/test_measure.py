@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kvtier import measure
-from kvtier.assumptions import UNCERTAIN_POINTS, check_consistency, load_assumptions
 from kvtier.errors import KvtierError
-from kvtier.pages import csv_texts
+from kvtier.inputs import probe as measure
+from kvtier.inputs.assumptions import UNCERTAIN_POINTS, check_consistency, load_assumptions
+from kvtier.report.pages import csv_texts
 from kvtier.scenario import Scenario
 from tests.conftest import ROOT
 
@@ -190,8 +190,9 @@ def test_measuring_fewer_layers_scales_to_all_and_says_so(tiny, tmp_path):
     r = measure.measure(tiny, measure.cpu_backend(), layers=1, sizes=(4096, 2**20), sweep=(16,), matmul_n=512, reps=2)
     assert (r.layers_built, r.layers_total) == (1, 3)
     doc = measure.assumption_set(r)
-    assert "ran 1 of 3 layers and, less the embedding and head timed alone, were scaled by 3/1" in (
-        doc["assumptions"]["mfu.typical"]["basis"]
+    assert (
+        "ran 1 of 3 layers and, less the embedding and head timed alone, were scaled by 3/1"
+        in (doc["assumptions"]["mfu.typical"]["basis"])
     )
 
 
@@ -408,9 +409,7 @@ def test_paths_in_a_set_resolve_against_the_set_file(tmp_path, monkeypatch):
     lab = tmp_path / "lab"
     (lab / "models" / "tiny").mkdir(parents=True)
     (lab / "models" / "tiny" / "config.json").write_text(json.dumps(TINY))
-    (lab / "set.yaml").write_text(
-        "assumptions:\n  model: models/tiny/config.json\n  workload.trace: traces/t.jsonl\n"
-    )
+    (lab / "set.yaml").write_text("assumptions:\n  model: models/tiny/config.json\n  workload.trace: traces/t.jsonl\n")
     monkeypatch.chdir(tmp_path)  # below the current directory: relative to it, so no absolute path is published
     a = load_assumptions("lab/set.yaml")
     assert (a.value("model"), a.value("workload.trace")) == ("lab/models/tiny/config.json", "lab/traces/t.jsonl")

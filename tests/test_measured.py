@@ -15,11 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kvtier import hardware, roofline
-from kvtier import measurements as ms
-from kvtier.assumptions import load_assumptions
 from kvtier.errors import KvtierError
-from kvtier.pages import measured as page
+from kvtier.formulas import roofline
+from kvtier.inputs import hardware
+from kvtier.inputs import measurements as ms
+from kvtier.inputs.assumptions import load_assumptions
+from kvtier.report.pages import measured as page
 from kvtier.scenario import Scenario
 from tests.conftest import ROOT, build, glued_values
 
@@ -362,7 +363,7 @@ def test_the_tables_of_record_do_not_depend_on_the_assumption_set():
 
 
 def test_the_intro_says_which_pages_the_measured_set_changes_most():
-    from kvtier.pages import measured
+    from kvtier.report.pages import measured
 
     change = measured.changes_under_measured_set()
     # both sets' illustrative in-batch ratio: the seed's 17.92 ms / 81.92 us = 218.75; the H200 set's is far lower

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from kvtier import KvtierError, load_model
-from kvtier.models import PRESETS, from_config
+from kvtier.inputs.models import PRESETS, from_config
 
 BASE = dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=8, intermediate_size=128, vocab_size=100)
 
@@ -185,7 +185,7 @@ def test_sliding_window_counts_only_the_local_layers(changes, sliding):
 
 def test_capacity_note_of_an_alternating_model_caps_only_its_local_layers(tmp_path):
     from kvtier import Scenario, load_assumptions
-    from kvtier.pages.models import model_note
+    from kvtier.report.pages.models import model_note
 
     path = tmp_path / "gemma-2-9b" / "config.json"
     path.parent.mkdir()

@@ -1,4 +1,4 @@
-"""Values of kvtier.costs and kvtier.capacity worked out by hand (issue 15: mutants that survived).
+"""Values of kvtier.formulas.costs and kvtier.formulas.capacity worked out by hand (issue 15: mutants that survived).
 
 Each expected number carries its arithmetic; the inputs are chosen so that swapping an
 operator, dropping a term or changing a default changes the result.
@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from kvtier import capacity, costs
+from kvtier.formulas import capacity, costs
 
 # Llama-3-70B in bf16: 2 x 80 layers x 8 KV heads x 128 x 2 B = 327,680 B per token.
 KV_70B = 327_680

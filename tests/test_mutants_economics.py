@@ -1,4 +1,4 @@
-"""Values of ``kvtier.economics`` that the cost page's tests leave unpinned (issue 15).
+"""Values of ``kvtier.formulas.economics`` that the cost page's tests leave unpinned (issue 15).
 
 Each expected number is worked out by hand in the comment beside it.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kvtier import economics
+from kvtier.formulas import economics
 
 YEAR_S = 365.25 * 86400.0  # a Julian year: 31,557,600 s
 

@@ -1,6 +1,6 @@
 """Every measured record against the probe file it names, read independently (issue 15).
 
-``kvtier.measurements.read`` turns the probe files into records whose basis names a file
+``kvtier.inputs.measurements.read`` turns the probe files into records whose basis names a file
 and a field.  These tests follow each basis back into the raw JSON with a reader of their
 own, so a record that names the wrong field, reads the wrong value, shows a rounded text
 that is not its value, or misquotes its timing statistics fails here.
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kvtier import measurements as ms
 from kvtier.errors import KvtierError
+from kvtier.inputs import measurements as ms
 from kvtier.units import parse_quantity
 from tests.conftest import ROOT
 
@@ -472,7 +472,9 @@ def test_every_fitted_record_is_derived_and_shows_its_value(fits):
         files = (
             "probe1.json, probe2.json" if name == "sharpness" else ("probe2.json" if "8b" in name else "probe1.json")
         )
-        assert record.source == f"fitted by kvtier.measurements to kvtier/data/measurements/h200-2026-11-30/{files}"
+        assert (
+            record.source == f"fitted by kvtier.inputs.measurements to kvtier/data/measurements/h200-2026-11-30/{files}"
+        )
         number, unit = (record.text[:-1], "%") if record.text.endswith("%") else record.text.partition(" ")[::2]
         decimals = len(number.partition(".")[2])
         shown = parse_quantity(record.text, FIT_TEXT_KINDS[unit])

@@ -1,4 +1,4 @@
-"""kvtier.models: counts worked out by hand, edge geometries and whole error messages (issue 15)."""
+"""kvtier.inputs.models: counts worked out by hand, edge geometries and whole error messages (issue 15)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kvtier import KvtierError, load_model
-from kvtier.models import PRESETS, config_path, dtype_bytes, from_config
+from kvtier.inputs.models import PRESETS, config_path, dtype_bytes, from_config
 
 BASE = dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=8, intermediate_size=128, vocab_size=100)
 

@@ -1,7 +1,7 @@
 """Properties checked against independent computations, not the functions against themselves (issue 15, item 3).
 
 The expected side of each check reads the published ``config.json`` directly and counts
-with plain Python loops, so a slip in :mod:`kvtier.models` or :mod:`kvtier.costs` shows
+with plain Python loops, so a slip in :mod:`kvtier.inputs.models` or :mod:`kvtier.formulas.costs` shows
 as a disagreement.
 """
 
@@ -15,8 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvtier import costs, load_model
-from kvtier.models import PRESETS
+from kvtier import load_model
+from kvtier.formulas import costs
+from kvtier.inputs.models import PRESETS
 
 
 def raw_config(preset: str) -> dict:

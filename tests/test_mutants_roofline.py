@@ -1,4 +1,4 @@
-"""Values of kvtier.roofline worked out by hand, its ties and its whole error messages (issue 15)."""
+"""Values of kvtier.formulas.roofline worked out by hand, its ties and its whole error messages (issue 15)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from kvtier import roofline
 from kvtier.errors import KvtierError
+from kvtier.formulas import roofline
 
 
 def test_bytes_read_adds_the_cached_kv_it_attends_to():

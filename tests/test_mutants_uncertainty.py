@@ -1,4 +1,4 @@
-"""kvtier.uncertainty: draws, ratios and summaries worked out by hand, and whole messages (issue 15)."""
+"""kvtier.formulas.uncertainty: draws, ratios and summaries worked out by hand, and whole messages (issue 15)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kvtier.errors import KvtierError
-from kvtier.uncertainty import (
+from kvtier.formulas.uncertainty import (
     DEFAULT_PERCENTILES,
     DISTS,
     INPUTS,

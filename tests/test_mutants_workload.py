@@ -1,4 +1,4 @@
-"""Values of ``kvtier.workload`` that the trace tests leave unpinned (issue 15): reading, reuse, costs, the report.
+"""Values of ``kvtier.formulas.reuse`` the trace tests leave unpinned (issue 15): reading, reuse, costs, the report.
 
 Each expected number is worked out by hand in the comment beside it.  The streaming
 kernel and the synthetic traces have their own file (``test_mutants_workload_stream.py``).
@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kvtier import workload
 from kvtier.errors import KvtierError
+from kvtier.formulas import reuse as workload
 
 FIELDS_TEXT = "timestamp, input_length, output_length, hash_ids"
 

@@ -1,4 +1,4 @@
-"""The streaming LRU curve, the generator and the wavelet count of ``kvtier.workload``, worked out by hand (issue 15).
+"""The streaming LRU curve, generator and wavelet count of ``kvtier.formulas.reuse``, worked out by hand (issue 15).
 
 Each expected number carries its arithmetic in the comment beside it; properties are checked
 against a brute-force LRU stack written here, not against the functions themselves.
@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kvtier import workload
 from kvtier.errors import KvtierError
+from kvtier.formulas import reuse as workload
 
 
 def brute_distances(blocks: list[int]) -> list[int]:

@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kvtier import costs
+from kvtier.formulas import costs
 
 bandwidths = st.floats(min_value=1e6, max_value=1e13, allow_nan=False)
 sizes = st.floats(min_value=1.0, max_value=1e12, allow_nan=False)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from kvtier import notebook, pages
 from kvtier.errors import KvtierError
-from kvtier.pipeline import configure_source, source_info
+from kvtier.pipeline.build import configure_source, source_info
+from kvtier.report import notebook, pages
 from kvtier.scenario import seed_scenario
 from tests.conftest import ROOT
 

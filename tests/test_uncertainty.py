@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from kvtier.errors import KvtierError
-from kvtier.uncertainty import (
+from kvtier.formulas.uncertainty import (
     Range,
     TornadoRow,
     monte_carlo,
@@ -294,7 +294,7 @@ def test_memory_inputs_leave_the_in_batch_draws_unchanged():
 
 
 def test_the_page_reports_both_regimes():
-    from kvtier.pages import uncertainty as page
+    from kvtier.report.pages import uncertainty as page
     from kvtier.scenario import Scenario
 
     s = Scenario()

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from kvtier.assumptions import load_assumptions
+from kvtier.inputs.assumptions import load_assumptions
 from kvtier.scenario import Scenario
 from tests.conftest import ROOT, write_tables
 

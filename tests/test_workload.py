@@ -1,4 +1,4 @@
-"""The trace analysis (kvtier.workload), its command (kvtier.workload_cli) and the workload page's numbers."""
+"""The trace analysis (kvtier.formulas.reuse), its command (commands.workload) and the workload page's numbers."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvtier import workload, workload_cli
+from kvtier.commands import workload as workload_cli
 from kvtier.errors import KvtierError
+from kvtier.formulas import reuse as workload
 from kvtier.scenario import Scenario
 
 # ---------------------------------------------------------------------------
@@ -171,7 +172,7 @@ def cli(argv: list[str], capsys) -> tuple[int, str, str]:
     args = parser.parse_args(["workload", *argv])
     try:
         status = args.func(args)
-    except KvtierError as exc:  # what kvtier.cli.main does with every user error
+    except KvtierError as exc:  # what kvtier.commands.main does with every user error
         print(f"kvtier: error: {exc}", file=sys.stderr)
         status = 2
     out = capsys.readouterr()
@@ -213,10 +214,10 @@ def test_an_unknown_trace_names_the_shipped_ones(tmp_path, capsys):
 
 
 def test_the_real_command_line_exits_2_once_wired(tmp_path, capsys):
-    from kvtier import cli as kvtier_cli
+    from kvtier import commands as kvtier_cli
 
     if "workload" not in kvtier_cli.build_parser().format_help():
-        pytest.skip("kvtier.cli does not register `workload` yet")
+        pytest.skip("kvtier.commands does not register `workload` yet")
     path = write_trace(tmp_path / "bad.jsonl", [GOOD, {**GOOD, "timestamp": -1}])
     assert kvtier_cli.main(["workload", str(path)]) == 2
     out = capsys.readouterr()
@@ -254,7 +255,7 @@ def test_the_command_reports_the_hand_trace_in_json(hand, capsys):
     assert tiers[50]["lone_memory_bound_share"] == 1.0
     # the CXL 2.0 x8 expander preset: 31.5 GB/s net; 12 tokens x 327,680 B / 31.5e9 over 5 s (latency per block)
     link = next(k for k in tiers[50]["links"] if k["link"] == "cxl2-x8")
-    from kvtier import hardware
+    from kvtier.inputs import hardware
 
     lat = hardware.link("cxl2-x8").latency_s
     assert link["fetch_link_s_per_s"] == pytest.approx((12 * 327_680 / 31.5e9 + 3 * lat) / 5)
@@ -292,7 +293,7 @@ def test_the_shipped_traces_counted_directly_agree_and_hits_are_prefixes():
 
 
 def test_the_page_numbers():
-    from kvtier.pages import workload as page
+    from kvtier.report.pages import workload as page
 
     n = page.numbers(Scenario())
     # conversation: 288,500 references to 182,790 blocks; 160 MiB a block (327,680 B x 512)
@@ -313,8 +314,8 @@ def test_the_page_numbers():
 
 
 def test_the_page_sizes_another_trace_when_the_set_names_it(tmp_path):
-    from kvtier.assumptions import seed
-    from kvtier.pages import workload as page
+    from kvtier.inputs.assumptions import seed
+    from kvtier.report.pages import workload as page
 
     path = write_trace(tmp_path / "hand.jsonl", HAND)
     s = Scenario(seed().with_values({"workload.trace": str(path), "workload.block_tokens": "4"}, source="test"))
@@ -341,8 +342,8 @@ def test_generated_traces_are_seeded_valid_and_prefix_shaped():
 
 
 def test_editing_the_trace_file_re_executes_only_the_pages_that_read_it(tmp_path):
-    from kvtier.assumptions import seed
-    from kvtier.pipeline import plan
+    from kvtier.inputs.assumptions import seed
+    from kvtier.pipeline.build import plan
     from tests.conftest import ROOT
 
     path = write_trace(tmp_path / "hand.jsonl", HAND)
@@ -505,7 +506,7 @@ def test_the_set_declares_the_format_for_the_command(qwen, capsys):
 
 
 def test_the_formats_are_the_keys_choices():
-    from kvtier.assumptions import SCHEMA, seed
+    from kvtier.inputs.assumptions import SCHEMA, seed
 
     assert SCHEMA["workload.trace_format"].choices == tuple(workload.TRACE_FORMATS)
     assert seed().value("workload.trace_format") == workload.DEFAULT_FORMAT

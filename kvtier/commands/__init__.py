@@ -15,10 +15,16 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from kvtier import __version__, capacity, cost_cli, costs, diff, hardware, measure, roofline, workload_cli
-from kvtier.assumptions import Assumption, load_assumptions, parse_set_options
+from kvtier import __version__
+from kvtier.commands import cost as cost_cli
+from kvtier.commands import workload as workload_cli
 from kvtier.errors import KvtierError
-from kvtier.models import ModelSpec, dtype_bytes, load_model
+from kvtier.formulas import capacity, costs, roofline
+from kvtier.inputs import hardware
+from kvtier.inputs import probe as measure
+from kvtier.inputs.assumptions import Assumption, load_assumptions, parse_set_options
+from kvtier.inputs.models import ModelSpec, dtype_bytes, load_model
+from kvtier.report import diff
 from kvtier.scenario import Scenario
 from kvtier.units import format_bytes, format_quantity, format_time
 
@@ -337,7 +343,7 @@ TIER_JSON = {
 def cmd_tiers(args: argparse.Namespace) -> int:
     # Imported here for start-up time only (no cycle: the pages sit below the cli): the page
     # modules import pandas and matplotlib, which `kvtier compare` and `kvtier model` never need.
-    from kvtier.pages import tiers
+    from kvtier.report.pages import tiers
 
     scenario = Scenario(load_assumptions(args.assumptions, parse_set_options(args.set)))
     df = tiers.table(scenario)
@@ -384,7 +390,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     # Imported here for start-up time only (no cycle): the build imports nbformat, pandas and matplotlib.
-    from kvtier import pipeline
+    from kvtier.pipeline import build as pipeline
 
     assumptions = load_assumptions(args.assumptions, parse_set_options(args.set))
     if args.jobs is not None and args.jobs < 1:

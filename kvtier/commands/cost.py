@@ -21,18 +21,18 @@ import json
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from kvtier.assumptions import check_consistency, load_assumptions, parse_set_options
-from kvtier.economics import no_duration, nothing_to_cache
+from kvtier.formulas.economics import no_duration, nothing_to_cache
+from kvtier.inputs.assumptions import check_consistency, load_assumptions, parse_set_options
 from kvtier.scenario import Scenario
 
 if TYPE_CHECKING:
-    from kvtier.economics import Mix
-    from kvtier.workload import Reuse
+    from kvtier.formulas.economics import Mix
+    from kvtier.formulas.reuse import Reuse
 
 
 def _page() -> ModuleType:
     """The cost page's module, imported when the command runs: it loads pandas, which other commands do not need."""
-    from kvtier.pages import cost
+    from kvtier.report.pages import cost
 
     return cost
 

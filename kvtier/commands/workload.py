@@ -1,7 +1,7 @@
 """``kvtier workload TRACE``: how big a KV tier a serving trace needs, and what it saves.
 
 Registered on the command line by :func:`add_parser`; :func:`run` prints the analysis of
-:func:`kvtier.workload.report` as text or JSON (SI base units).  A bad trace raises
+:func:`kvtier.formulas.reuse.report` as text or JSON (SI base units).  A bad trace raises
 :class:`~kvtier.errors.KvtierError` naming the file and line; the command line prints it on
 one line and exits with status 2, having printed nothing else.
 """
@@ -13,10 +13,11 @@ import json
 import math
 from typing import Any
 
-from kvtier import hardware, workload
-from kvtier.assumptions import SCHEMA, load_assumptions, parse_set_options
-from kvtier.economics import no_duration, nothing_to_cache
 from kvtier.errors import KvtierError, show
+from kvtier.formulas import reuse as workload
+from kvtier.formulas.economics import no_duration, nothing_to_cache
+from kvtier.inputs import hardware
+from kvtier.inputs.assumptions import SCHEMA, load_assumptions, parse_set_options
 from kvtier.scenario import Scenario
 from kvtier.units import format_bytes, format_time, parse_quantity
 
@@ -96,7 +97,7 @@ def _format(s: Scenario) -> str:
 
 
 def links() -> list[workload.LinkSpec]:
-    """The link presets, fastest first, as :class:`~kvtier.workload.LinkSpec`."""
+    """The link presets, fastest first, as :class:`~kvtier.formulas.reuse.LinkSpec`."""
     presets = sorted(hardware.load_links().values(), key=lambda k: (-k.bandwidth_bytes_per_s, k.name))
     return [workload.LinkSpec(k.name, k.bandwidth_bytes_per_s, k.latency_s) for k in presets]
 
@@ -246,7 +247,7 @@ def lines(rep: dict[str, Any]) -> list[str]:
 
 
 def streamed(s: Scenario, trace: str) -> dict[str, Any]:
-    """The LRU part of the report of ``trace``, from :func:`kvtier.workload.stream_lru`."""
+    """The LRU part of the report of ``trace``, from :func:`kvtier.formulas.reuse.stream_lru`."""
     try:
         h = workload.stream_lru(trace, int(s.v("workload.block_tokens")), trace_format=_format(s))
     except MemoryError:

@@ -59,7 +59,7 @@ def attention_flops(tokens: ArrayLike, first_position: ArrayLike, flops_per_posi
     Token ``i`` (0-based position) attends to ``i + 1`` positions (itself and all before
     it), so the sum over positions ``p .. p+T-1`` is ``T x p + T (T + 1) / 2`` positions,
     each costing ``flops_per_position`` (see
-    :meth:`kvtier.models.ModelSpec.attention_flops_per_position`).
+    :meth:`kvtier.inputs.models.ModelSpec.attention_flops_per_position`).
     """
     t = _f(tokens)
     p = _f(first_position)

@@ -54,9 +54,9 @@ from typing import Any
 
 import numpy as np
 
-from kvtier import costs, roofline
 from kvtier.data import SHIPPED_TRACES, TRACE_DIR
 from kvtier.errors import KvtierError, show
+from kvtier.formulas import costs, roofline
 
 TRACE_BLOCK_TOKENS = 512
 """Tokens per ``hash_ids`` block in the Mooncake traces (as their authors publish them)."""
@@ -344,6 +344,7 @@ class Trace:
     starts: np.ndarray
     blocks: np.ndarray
     trace_format: str = DEFAULT_FORMAT
+
     @property
     def n_requests(self) -> int:
         """Requests in the trace."""
@@ -390,7 +391,6 @@ def _ref_tokens(block_tokens: int, input_tokens: np.ndarray, starts: np.ndarray)
     last = starts[1:][has] - 1
     tokens[last] = input_tokens[has] - block_tokens * (counts[has] - 1)
     return tokens
-
 
 
 def _block_tokens(value: Any) -> int:
@@ -898,9 +898,7 @@ class Reuse:
 
 
 @lru_cache(maxsize=4)
-def _analyse_cached(
-    path: str, size: int, mtime_ns: int, where: str, block_tokens: int, trace_format: str
-) -> Reuse:
+def _analyse_cached(path: str, size: int, mtime_ns: int, where: str, block_tokens: int, trace_format: str) -> Reuse:
     return Reuse.of(_collect(trace_lines(Path(path), where, MAX_TRACE_BYTES), where, block_tokens, trace_format))
 
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from kvtier import costs
 from kvtier.errors import KvtierError
+from kvtier.formulas import costs
 
 FloatArray = NDArray[np.float64]
 
@@ -160,7 +160,7 @@ def roofline_time_s(
     ``max(flops / (peak x mfu), bytes_read / (bandwidth x mem_efficiency))``: compute
     and memory traffic overlap perfectly, so the slower side sets the time.  When the
     compute side binds this equals the MFU model of the source chapter,
-    :func:`kvtier.costs.compute_time_s`.
+    :func:`kvtier.formulas.costs.compute_time_s`.
 
     Parameters
     ----------
@@ -214,7 +214,7 @@ def bound(
 def break_even_bandwidth(block_bytes: ArrayLike, regen_time_s: ArrayLike, latency_s: ArrayLike = 0.0) -> FloatArray:
     """Link bandwidth at which fetching a block takes as long as regenerating it (B/s).
 
-    Fetch time is ``latency + block_bytes / bandwidth`` (:func:`kvtier.costs.fetch_time_s`);
+    Fetch time is ``latency + block_bytes / bandwidth`` (:func:`kvtier.formulas.costs.fetch_time_s`);
     setting it equal to ``regen_time_s`` gives
     ``block_bytes / (regen_time_s - latency_s)``.  Any faster link makes fetching win.
     With no latency, ``break_even_bandwidth x regen_time_s == block_bytes``.
@@ -278,7 +278,7 @@ def blended_time_s(compute_s: ArrayLike, floor_s: ArrayLike, sharpness: ArrayLik
     matrices are small stay memory-bound while the large ones are already compute-bound.
     ``p -> inf`` gives back the plain maximum; ``p = 1`` is no overlap at all (the sum).
     Measured on one H200, a plain maximum stays about 18 % short of a Llama-3-70B-shaped
-    pass over 256 tokens; see :mod:`kvtier.measurements` for the fitted ``p``.
+    pass over 256 tokens; see :mod:`kvtier.inputs.measurements` for the fitted ``p``.
 
     Parameters
     ----------

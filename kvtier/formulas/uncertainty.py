@@ -11,7 +11,7 @@ above: the source chapter's model) or as a *lone block* (its tokens are the whol
 pass, so the regeneration time is the roofline ``max(flops / (peak x mfu), bytes_read /
 (mem_bandwidth x mem_efficiency))``), and the probability that the ratio falls below a
 threshold (100x: the lower end of the chapter's "two to three orders of magnitude").  The formulas themselves live in
-:mod:`kvtier.costs`; this module only draws inputs and summarizes.
+:mod:`kvtier.formulas.costs`; this module only draws inputs and summarizes.
 
 Inputs are named ``bandwidth`` (B/s), ``mfu`` (fraction in (0, 1]) and ``peak`` (FLOP/s);
 the lone-block regime adds ``mem_bandwidth`` (B/s) and ``mem_efficiency`` (fraction in
@@ -33,8 +33,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from kvtier import costs
 from kvtier.errors import KvtierError
+from kvtier.formulas import costs
 
 FloatArray = NDArray[np.float64]
 
@@ -201,8 +201,8 @@ def ratio_draws(
     """Regenerate/fetch ratio for every draw (dimensionless), in either regime.
 
     Inside a batch (``bytes_read`` None): ``(flops / (peak x mfu)) / (latency + bytes /
-    bandwidth)``, via :func:`kvtier.costs.compute_time_s`, :func:`kvtier.costs.fetch_time_s`
-    and :func:`kvtier.costs.ratio`.  A lone block (``bytes_read`` given): the regeneration
+    bandwidth)``, via :func:`kvtier.formulas.costs.compute_time_s`, :func:`kvtier.formulas.costs.fetch_time_s`
+    and :func:`kvtier.formulas.costs.ratio`.  A lone block (``bytes_read`` given): the regeneration
     time is ``max(flops / (peak x mfu), bytes_read / (mem_bandwidth x mem_efficiency))``.
 
     Parameters

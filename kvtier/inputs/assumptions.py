@@ -1,6 +1,6 @@
 """Assumptions with provenance, and assumption sets loaded from YAML.
 
-Every input of the analysis is an assumption: a :class:`~kvtier.provenance.Record`
+Every input of the analysis is an assumption: a :class:`~kvtier.inputs.provenance.Record`
 holding a value (in SI base units), what kind of quantity it is, the text it was
 written as, a basis in words, a provenance class and a source.  An
 :class:`AssumptionSet` maps keys such as ``bandwidth.mid`` to assumptions.  The
@@ -21,12 +21,12 @@ from typing import Any
 
 from kvtier.data import MODEL_PRESETS, SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
-from kvtier.provenance import PROVENANCE_CLASSES, Record
-from kvtier.readers import load_yaml
+from kvtier.inputs.provenance import PROVENANCE_CLASSES, Record
+from kvtier.inputs.readers import load_yaml
 from kvtier.units import DTYPE_BYTES, LIMITS, UNIT_EXAMPLES, Bounds, is_bare_number, parse_quantity
 
 Assumption = Record
-"""An assumption is a :class:`~kvtier.provenance.Record` whose key is a key of :data:`SCHEMA`."""
+"""An assumption is a :class:`~kvtier.inputs.provenance.Record` whose key is a key of :data:`SCHEMA`."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ UNCERTAIN_POINTS: dict[str, tuple[str, ...]] = {
 }
 """The values each uncertainty range (``uncertainty.NAME_low`` .. ``_high``) must hold, highest first.
 
-The Monte Carlo and the tornado of the uncertainty page (:func:`kvtier.pages.uncertainty.inputs`)
+The Monte Carlo and the tornado of the uncertainty page (:func:`kvtier.report.pages.uncertainty.inputs`)
 draw ``NAME`` between those ends around a base point: the illustrative bracket of the bandwidth
 and of the MFU, ``peak_flops``, ``regen.mem_bandwidth`` and ``regen.mem_efficiency``.  The range
 must hold every bracket, not only the illustrative one: the ratio page quotes the ratio across
@@ -485,7 +485,7 @@ def resolve_against(value: str, key: str, directory: Path) -> str:
     """``value`` of ``key`` read from a file in ``directory``: a relative path made relative to that directory.
 
     Shipped names (model presets, shipped traces) and absolute paths stay as they are.  A model
-    value is a path when :func:`kvtier.models.config_path` would take it for one (``.json``, a
+    value is a path when :func:`kvtier.inputs.models.config_path` would take it for one (``.json``, a
     ``/``) or when it names something in ``directory``; a trace value that is no shipped name is
     always a path.  The result is relative to the current directory when it lies below it (so
     that no absolute path reaches a published book), else absolute.

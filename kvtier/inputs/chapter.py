@@ -3,14 +3,14 @@
 These are quotations, not inputs: no formula reads them.  The book sets each beside
 the value kvtier computes from the seed assumptions, so a reader sees where the
 chapter rounded, and the implied peak FLOP/s is solved from the printed times.
-Each is a :class:`~kvtier.provenance.Record` with no provenance class: its value in SI
+Each is a :class:`~kvtier.inputs.provenance.Record` with no provenance class: its value in SI
 base units, its text as printed, where in the chapter it appears as its source, and
 the half-width of the printed rounding.
 """
 
 from __future__ import annotations
 
-from kvtier.provenance import Record
+from kvtier.inputs.provenance import Record
 
 SOURCE = "source chapter (../shared/seeds/000_e0b3b1a93d64e24e.txt)"
 

@@ -2,7 +2,7 @@
 
 The presets live in ``kvtier/data/hardware.yaml``.  Each value there is a record
 (value with unit, provenance class, which figure it is, basis, source), read here
-into a :class:`~kvtier.provenance.Record` named ``PRESET.FIELD``, in SI base units.
+into a :class:`~kvtier.inputs.provenance.Record` named ``PRESET.FIELD``, in SI base units.
 An :class:`Accelerator` holds a dense peak compute rate (FLOP/s) and a device-memory
 bandwidth (B/s); a :class:`Link` holds the per-direction bandwidth used in
 calculations (net of encoding where known, else the raw line rate; B/s) and a
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from kvtier.errors import KvtierError, show
-from kvtier.provenance import PROVENANCE_CLASSES, Record
-from kvtier.readers import load_yaml
+from kvtier.inputs.provenance import PROVENANCE_CLASSES, Record
+from kvtier.inputs.readers import load_yaml
 from kvtier.units import LIMITS, parse_quantity
 
 RAW_OR_NET = ("raw", "net")
@@ -126,7 +126,7 @@ def _text(raw: Any) -> str:
 def _record(
     where: str, what: str, owner: str, field: str, raw: Any, kind: str, *, nullable: bool = False, link: bool = False
 ) -> Record:
-    """Validate one value record of the preset file into a :class:`~kvtier.provenance.Record`."""
+    """Validate one value record of the preset file into a :class:`~kvtier.inputs.provenance.Record`."""
     at = f"{where}: {what} {show(owner, quote=True)} field '{field}'"
     if not isinstance(raw, Mapping):
         raise KvtierError(f"{at} must be a mapping with value, provenance, figure and source")

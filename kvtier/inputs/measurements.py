@@ -6,13 +6,13 @@ and position, attention by position, overlap, energy) with the scripts that took
 and their README.  :func:`load` reads the probe files there, checks every field it uses
 (a bad or malformed file is one :class:`~kvtier.errors.KvtierError` line naming the file
 and the key) and returns them typed, in SI base units; :meth:`Measurements.record` gives
-any quoted value as a :class:`~kvtier.provenance.Record` of class ``measured`` whose
+any quoted value as a :class:`~kvtier.inputs.provenance.Record` of class ``measured`` whose
 basis names the file and the field.
 
 :func:`fit` fits the package's models to them: the fetch model
 ``latency + bytes / bandwidth`` (relative least squares), the compute MFU and the
 memory efficiency of each model shape, the host's launch floor of an eager pass and the
-sharpness of the knee (:func:`kvtier.roofline.blended_time_s`).  Each fitted value is a
+sharpness of the knee (:func:`kvtier.formulas.roofline.blended_time_s`).  Each fitted value is a
 ``derived`` record whose basis names the file and the fit.  :func:`forward_model_s`
 predicts a forward pass from the fits.
 
@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from kvtier import costs, roofline
 from kvtier.errors import KvtierError, show
-from kvtier.provenance import Record
-from kvtier.readers import load_json, load_yaml
+from kvtier.formulas import costs, roofline
+from kvtier.inputs.provenance import Record
+from kvtier.inputs.readers import load_json, load_yaml
 from kvtier.units import MIB
 
 FloatArray = NDArray[np.float64]
@@ -742,7 +742,7 @@ class Fits:
         Per shape: the compute MFU of :data:`H200_PEAK_FLOP_PER_S`, the memory efficiency of
         :data:`H200_MEM_BANDWIDTH` (from the CUDA-graph pass) and the eager pass's floor (s).
     sharpness : float
-        The knee's exponent in :func:`kvtier.roofline.blended_time_s`.
+        The knee's exponent in :func:`kvtier.formulas.roofline.blended_time_s`.
     slope_s_per_token : float
         Marginal time of one more token inside a compute-bound 70B pass (s).
     records : dict of str to Record
@@ -760,7 +760,7 @@ class Fits:
 
 def _derived(key: str, value: float, kind: str, text: str, basis: str, file: str) -> Record:
     return Record(
-        f"fit.{key}", value, kind, text, "derived", basis, f"fitted by kvtier.measurements to {DATA_DIR}/{file}"
+        f"fit.{key}", value, kind, text, "derived", basis, f"fitted by kvtier.inputs.measurements to {DATA_DIR}/{file}"
     )
 
 
@@ -932,7 +932,7 @@ def forward_model_s(
         ``compute`` (FLOPs at the fitted MFU), ``memory`` (weights and KV at the fitted
         efficiency), ``floor`` (the larger of memory and, eager, the launch floor),
         ``roofline`` (the plain maximum of compute and floor) and ``blended``
-        (:func:`kvtier.roofline.blended_time_s`, the package's model).
+        (:func:`kvtier.formulas.roofline.blended_time_s`, the package's model).
     """
     if mode not in ("eager", "graph"):
         raise KvtierError(f"mode must be 'eager' or 'graph', got {show(mode, quote=True)}")

@@ -28,7 +28,7 @@ from typing import Any
 
 from kvtier.data import MODEL_PRESETS
 from kvtier.errors import KvtierError, show
-from kvtier.readers import load_json
+from kvtier.inputs.readers import load_json
 from kvtier.units import DTYPE_BYTES
 
 PRESETS: tuple[str, ...] = MODEL_PRESETS
@@ -419,7 +419,7 @@ def load_model(spec: str) -> ModelSpec:
     Raises
     ------
     KvtierError
-        Unknown preset; a missing, oversized or malformed file (see :mod:`kvtier.readers`);
+        Unknown preset; a missing, oversized or malformed file (see :mod:`kvtier.inputs.readers`);
         or a config :func:`from_config` refuses.
     """
     if spec in PRESETS:

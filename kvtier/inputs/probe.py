@@ -3,7 +3,7 @@
 It times both sides of the fetch-or-regenerate question on the hardware at hand:
 
 - **copies** of 4 KiB up to 1 GiB (``--quick``: 64 MiB), fitted to ``latency + bytes /
-  bandwidth`` (:func:`kvtier.measurements.fit_latency_bandwidth`): on a CUDA machine pinned
+  bandwidth`` (:func:`kvtier.inputs.measurements.fit_latency_bandwidth`): on a CUDA machine pinned
   host-to-device and device-to-host copies, the path to host or CXL memory; without one,
   copies inside host memory, which no tier link resembles (every basis says so);
 - **device-memory bandwidth**: a large device-to-device (or host-memory) copy, read plus write;
@@ -49,11 +49,11 @@ from typing import Any
 import numpy as np
 import yaml
 
-from kvtier import measurements
-from kvtier.assumptions import check_consistency, load_assumptions, seed
 from kvtier.errors import KvtierError, show
-from kvtier.models import PRESETS, ModelSpec, config_path, load_model
-from kvtier.readers import read_text_bounded
+from kvtier.inputs import measurements
+from kvtier.inputs.assumptions import check_consistency, load_assumptions, seed
+from kvtier.inputs.models import PRESETS, ModelSpec, config_path, load_model
+from kvtier.inputs.readers import read_text_bounded
 
 DEVICES = ("auto", "cpu", "cuda")
 """Where to measure: ``auto`` takes CUDA when PyTorch sees a GPU, else the CPU."""
@@ -746,7 +746,7 @@ def assumption_set(result: Result) -> dict[str, Any]:
     efficiency is the 16-token pass's weight stream over the measured device-copy rate.  Every
     value the book's Monte Carlo draws gets a range of its own (:func:`widen`), and the
     bandwidth brackets are that range's ends around the fitted bandwidth, so that the set holds
-    together (:func:`kvtier.assumptions.check_consistency`).
+    together (:func:`kvtier.inputs.assumptions.check_consistency`).
     """
     base = seed()
     where = f"measured by kvtier measure on {result.machine}, {result.date}"

@@ -8,7 +8,7 @@ Steps, each of which can fail without touching the last good output:
 3. execute with papermill the notebooks whose inputs changed (notebook source, its
    parameter values, the kvtier package), in parallel, reusing the others from the
    previous build; strip volatile metadata;
-4. write the tables of record (CSV) of every page in :data:`kvtier.pages.PAGES` and the
+4. write the tables of record (CSV) of every page in :data:`kvtier.report.pages.PAGES` and the
    figures (SVG) extracted from the notebooks;
 5. build the HTML with Jupyter Book 1.x (execution off, warnings and missing
    references are errors);
@@ -47,15 +47,16 @@ from typing import Any
 import nbformat
 
 import kvtier
-from kvtier import outdir, pages, preview
-from kvtier.assumptions import AssumptionSet, check_consistency
 from kvtier.errors import KvtierError
-from kvtier.kernels import kernel_manager_class
-from kvtier.models import config_path
-from kvtier.notebook import PARAM_KEYS, PROVENANCE_PARAM, SET_NAME_PARAM, notebook_parameters, param_name
+from kvtier.formulas.reuse import trace_path
+from kvtier.inputs.assumptions import AssumptionSet, check_consistency
+from kvtier.inputs.models import config_path
+from kvtier.pipeline import outdir
+from kvtier.pipeline.kernels import kernel_manager_class
+from kvtier.report import pages, preview
+from kvtier.report.notebook import PARAM_KEYS, PROVENANCE_PARAM, SET_NAME_PARAM, notebook_parameters, param_name
+from kvtier.report.tables import write_csv_texts
 from kvtier.scenario import Scenario
-from kvtier.tables import write_csv_texts
-from kvtier.workload import trace_path
 
 MANIFEST = outdir.MANIFEST
 BOOK_FILES = ("_config.yml", "_toc.yml")

@@ -16,7 +16,7 @@ they are read, from the files' sizes (``st_size``) or the blobs' sizes (``git ls
 dangling link; a symbolic link in git) is refused, not skipped.
 
 Cells are kept as the exact text of the CSV.  Rows are matched by the key columns of
-:data:`kvtier.pages.TABLES` (for a table unknown there, by its first column), a repeated
+:data:`kvtier.report.pages.TABLES` (for a table unknown there, by its first column), a repeated
 key by its occurrence; a row's label quotes a key value that could be misread, so no two
 rows share a label.  A cell
 is numeric when both its old and its new text parse as finite floats; numeric cells are
@@ -58,7 +58,7 @@ from functools import cache
 from pathlib import Path
 
 from kvtier.errors import KvtierError, show
-from kvtier.readers import read_text_bounded
+from kvtier.inputs.readers import read_text_bounded
 from kvtier.units import SIGNIFICANT_DIGITS, format_number
 
 TABLES_DIR = "book/tables"
@@ -78,12 +78,12 @@ FORMATS = ("text", "md")
 
 @cache
 def _keys() -> dict[str, tuple[str, ...]]:
-    """The key columns of every table of record, from the page registry :data:`kvtier.pages.TABLES`."""
-    # Imported here, not at the top, for start-up time only (there is no cycle: kvtier.pages
+    """The key columns of every table of record, from the page registry :data:`kvtier.report.pages.TABLES`."""
+    # Imported here, not at the top, for start-up time only (there is no cycle: kvtier.report.pages
     # sits below this module): the page modules import pandas and matplotlib, and the cli,
     # which imports this module, must answer `kvtier compare` without loading either.
     # tests/test_layers.py lists this import as an allowed exception.
-    from kvtier.pages import TABLES
+    from kvtier.report.pages import TABLES
 
     return {t.name: t.key for t in TABLES}
 

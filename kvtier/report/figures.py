@@ -1,6 +1,6 @@
 """The house style of the figures: style, an assumptions footer on every figure, deterministic output.
 
-The figures themselves live with their pages (:mod:`kvtier.pages`); each is drawn on
+The figures themselves live with their pages (:mod:`kvtier.report.pages`); each is drawn on
 :func:`new_figure` and ends with :func:`finish`, so that it states the assumptions behind
 it twice: in a footer line drawn on the figure itself and in its caption (see
 :func:`assumption_text`).  Output is deterministic: a fixed SVG hash salt and no date in
@@ -14,7 +14,7 @@ import textwrap
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from kvtier.assumptions import HELP, Assumption
+from kvtier.inputs.assumptions import HELP, Assumption
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -101,7 +101,7 @@ def caption(lead: str, text: str, records: Iterable[Assumption], drivers: Iterab
 
     ``lead`` is one sentence saying what the figure shows and what to conclude from it;
     ``text`` says how to read it; the drivers are named by what they are (see
-    :data:`kvtier.assumptions.HELP`), then every assumption is listed with its provenance.
+    :data:`kvtier.inputs.assumptions.HELP`), then every assumption is listed with its provenance.
     """
     words = " and ".join(
         f"{HELP.get(rec.key) or rec.figure or rec.key} ({rec.display}, {rec.provenance})" for rec in drivers

@@ -9,9 +9,9 @@ seed.  :func:`notebook_parameters` computes those parameters for the build;
 inside the notebook, which refuses to read any undeclared key so that the build's
 re-execution bookkeeping cannot miss a dependency.
 
-What a page shows comes from its page module (:mod:`kvtier.pages`); a notebook only
+What a page shows comes from its page module (:mod:`kvtier.report.pages`); a notebook only
 presents it with the helpers here: :func:`glue_numbers` and :func:`glue_figure` for the
-prose (myst-nb glue; they also fill :data:`kvtier.preview.GLUED` for a page run in
+prose (myst-nb glue; they also fill :data:`kvtier.report.preview.GLUED` for a page run in
 Jupyter), :func:`show_table` for a table of record, :func:`setup` once at the top.
 """
 
@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from kvtier import pages, preview
-from kvtier.assumptions import (
+from kvtier.errors import KvtierError
+from kvtier.inputs.assumptions import (
     SCHEMA,
     AssumptionSet,
     RestrictedAssumptionSet,
@@ -33,10 +33,10 @@ from kvtier.assumptions import (
     describe,
     make_assumption,
 )
-from kvtier.errors import KvtierError
-from kvtier.figures import SVG_PRINT, apply_style
+from kvtier.report import pages, preview
+from kvtier.report.figures import SVG_PRINT, apply_style
+from kvtier.report.tables import formatted
 from kvtier.scenario import Scenario, seed_scenario
-from kvtier.tables import formatted
 
 PROVENANCE_PARAM = "provenance"
 """The parameter holding provenance records of keys that differ from the seed."""

@@ -72,7 +72,7 @@ def page_source(name: str) -> Path | None:
     for candidate in (
         here / f"{name}.md",
         here / "notebooks" / f"{name}.md",
-        Path(__file__).resolve().parent.parent / "notebooks" / f"{name}.md",
+        Path(__file__).resolve().parents[2] / "notebooks" / f"{name}.md",
     ):
         if candidate.is_file():
             return candidate

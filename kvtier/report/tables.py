@@ -1,6 +1,6 @@
 """The machinery of the tables of record: CSV text, display formatting, writing.
 
-The tables themselves live with their pages (:mod:`kvtier.pages`): each builder takes a
+The tables themselves live with their pages (:mod:`kvtier.report.pages`): each builder takes a
 :class:`~kvtier.scenario.Scenario` and returns a DataFrame whose column names carry units
 and which has a ``provenance`` (or ``basis``) column.  The same builder feeds the book
 (through the notebooks) and the CSV files under ``tables/``, so the two cannot disagree.

@@ -42,8 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from kvtier.report.tables import to_csv_text
 from kvtier.scenario import Scenario
-from kvtier.tables import to_csv_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
@@ -54,7 +54,7 @@ class Table:
     """A table of record: its name, the page that presents it, its builder, its key columns.
 
     ``key`` names the columns that identify a row, so that two runs can be compared row
-    by row (:mod:`kvtier.diff`); every other column is a value.
+    by row (:mod:`kvtier.report.diff`); every other column is a value.
     """
 
     name: str
@@ -81,7 +81,7 @@ class Page:
     notebook: str
     """Stem of the page's text notebook, ``notebooks/NOTEBOOK.md``."""
     module: str
-    """The page module, ``kvtier.pages.NAME``."""
+    """The page module, ``kvtier.report.pages.NAME``."""
     keys: tuple[str, ...]
     """The assumption keys the page reads (its ``KEYS``)."""
     numbers: Callable[[Scenario], dict[str, Any]]

@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from kvtier.assumptions import HELP, PROVENANCE_CLASSES, SCHEMA
+from kvtier.inputs.assumptions import HELP, PROVENANCE_CLASSES, SCHEMA
 from kvtier.scenario import Scenario
 
 REFERENCE_PREFIX = "reference."

@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from kvtier.models import dtype_bytes
+from kvtier.inputs.models import dtype_bytes
 from kvtier.scenario import Scenario
 from kvtier.units import MIB
 

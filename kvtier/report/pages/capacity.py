@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier import capacity, chapter
-from kvtier.figures import PALETTE, finish, mark_context_limit, new_figure
-from kvtier.models import dtype_bytes
+from kvtier.formulas import capacity
+from kvtier.inputs import chapter
+from kvtier.inputs.models import dtype_bytes
+from kvtier.report.figures import PALETTE, finish, mark_context_limit, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario, seed_scenario
 from kvtier.units import GIB
 

@@ -1,11 +1,11 @@
 """The cost page (``notebooks/13_cost.md``): how long a KV block is worth keeping in each tier.
 
-The five-minute rule for KV caches (:mod:`kvtier.economics`): a block is worth holding in
+The five-minute rule for KV caches (:mod:`kvtier.formulas.economics`): a block is worth holding in
 a tier while its next use comes sooner than the cost of re-obtaining it (recomputing it,
 in either regime, or fetching it from a slower tier) divided by the cost of holding its
 bytes there for a second, in dollars and in joules.  Every link preset is a tier; the
 medium behind it (HBM, host DRAM, a CXL expander, NVMe flash) sets its holding cost.
-With the workload page's trace (:mod:`kvtier.workload`), each reuse of a block is served the
+With the workload page's trace (:mod:`kvtier.formulas.reuse`), each reuse of a block is served the
 cheapest way, which gives the GiB each tier must hold at the trace's rate and the mix's
 cost per hour against recomputing every reuse, for several models.  A trace with no reuse
 has nothing to cache (the mix is empty and costs nothing); one that lasts 0 s has no GiB
@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier import costs, economics, hardware, workload
-from kvtier.assumptions import COST_RANGES, HELP
-from kvtier.economics import no_duration, nothing_to_cache
-from kvtier.figures import PALETTE, finish, new_figure
+from kvtier.formulas import costs, economics
+from kvtier.formulas import reuse as workload
+from kvtier.formulas.economics import no_duration, nothing_to_cache
+from kvtier.inputs import hardware
+from kvtier.inputs.assumptions import COST_RANGES, HELP
+from kvtier.report.figures import PALETTE, finish, new_figure
 from kvtier.scenario import Scenario
 from kvtier.units import format_number, format_time
 

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier import chapter
-from kvtier.assumptions import BANDWIDTH_LABELS
-from kvtier.figures import PALETTE, finish, new_figure
+from kvtier.inputs import chapter
+from kvtier.inputs.assumptions import BANDWIDTH_LABELS
+from kvtier.report.figures import PALETTE, finish, new_figure
 from kvtier.scenario import Scenario, seed_scenario
 from kvtier.units import MIB
 

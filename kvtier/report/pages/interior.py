@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier import costs
-from kvtier.figures import PALETTE, finish, mark_context_limit, new_figure
+from kvtier.formulas import costs
+from kvtier.report.figures import PALETTE, finish, mark_context_limit, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario
 from kvtier.units import format_time
 

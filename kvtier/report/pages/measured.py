@@ -1,6 +1,6 @@
 """The measured page (``notebooks/11_measured.md``): the model against one real H200, with residuals.
 
-Everything measured comes from :mod:`kvtier.measurements` (the shipped set, provenance
+Everything measured comes from :mod:`kvtier.inputs.measurements` (the shipped set, provenance
 ``measured``); everything fitted from its fits (``derived``).  Only the illustrative
 point's "this assumption set" rows read the assumption set being built, so that the
 measured ratio stands next to the book's own two regimes under any rerun.
@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier import hardware
-from kvtier import measurements as ms
-from kvtier.assumptions import load_assumptions
-from kvtier.figures import PALETTE, finish, new_figure
-from kvtier.pages import capacity, interior, models, ratio, roofline, tiers
-from kvtier.provenance import Record
+from kvtier.inputs import hardware
+from kvtier.inputs import measurements as ms
+from kvtier.inputs.assumptions import load_assumptions
+from kvtier.inputs.provenance import Record
+from kvtier.report.figures import PALETTE, finish, new_figure
+from kvtier.report.pages import capacity, interior, models, ratio, roofline, tiers
 from kvtier.scenario import POINT_KEYS, Scenario, seed_scenario
 from kvtier.units import MIB
 
@@ -213,7 +213,7 @@ def forward_table(s: Scenario) -> pd.DataFrame:
     ``compute_ms`` is FLOPs at the fitted MFU; ``floor_ms`` the weight stream at the fitted
     memory efficiency, or in eager mode the fitted launch floor where that is slower;
     ``roofline_ms`` their maximum; ``blended_ms`` the package's model,
-    :func:`kvtier.roofline.blended_time_s`.  The transformers cross-check (probe4) is set
+    :func:`kvtier.formulas.roofline.blended_time_s`.  The transformers cross-check (probe4) is set
     against the eager model fitted to the plain-PyTorch passes, not fitted itself.
     """
     return pd.DataFrame(_forward_rows())
@@ -1133,7 +1133,7 @@ def ratio_figure(s: Scenario) -> tuple[Figure, str]:
 
 
 def _finish(fig: Figure, records: list[Record], drivers: tuple[str, ...], words: str) -> tuple[Figure, str]:
-    """:func:`~kvtier.figures.finish` with ``words``' first sentence as the caption's lead."""
+    """:func:`~kvtier.report.figures.finish` with ``words``' first sentence as the caption's lead."""
     lead, _, text = words.partition(". ")
     return finish(fig, records, text, lead=f"{lead}.", drivers=drivers)
 

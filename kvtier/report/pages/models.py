@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier import capacity
-from kvtier.figures import PALETTE, finish, new_figure
-from kvtier.models import PRESETS
+from kvtier.formulas import capacity
+from kvtier.inputs.models import PRESETS
+from kvtier.report.figures import PALETTE, finish, new_figure
 from kvtier.scenario import Scenario
 from kvtier.units import GIB, MIB
 

@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier import chapter, costs
-from kvtier import measurements as ms
-from kvtier.assumptions import BANDWIDTH_LABELS, MFU_LABELS
-from kvtier.figures import finish, new_figure
+from kvtier.formulas import costs
+from kvtier.inputs import chapter
+from kvtier.inputs import measurements as ms
+from kvtier.inputs.assumptions import BANDWIDTH_LABELS, MFU_LABELS
+from kvtier.report.figures import finish, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario, seed_scenario
 
 if TYPE_CHECKING:

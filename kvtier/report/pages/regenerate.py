@@ -7,8 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from kvtier import chapter, costs
-from kvtier.assumptions import MFU_LABELS
+from kvtier.formulas import costs
+from kvtier.inputs import chapter
+from kvtier.inputs.assumptions import MFU_LABELS
 from kvtier.scenario import Scenario, seed_scenario
 
 NOTEBOOK = "03_regenerate"

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier import hardware
-from kvtier import roofline as rl
-from kvtier.assumptions import MFU_LABELS
-from kvtier.figures import PALETTE, finish, new_figure, plain_log_ticks
+from kvtier.formulas import roofline as rl
+from kvtier.inputs import hardware
+from kvtier.inputs.assumptions import MFU_LABELS
+from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.scenario import POINT_KEYS, Scenario
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def table(s: Scenario) -> pd.DataFrame:
     """A lone tail block under the roofline, for each accelerator preset and MFU bracket.
 
     The first device is the assumption set's own (``peak_flops``, ``regen.mem_bandwidth``);
-    the others are the presets of :mod:`kvtier.hardware`, each with its own peak and memory
+    the others are the presets of :mod:`kvtier.inputs.hardware`, each with its own peak and memory
     bandwidth.  Position 0, upstream resident: the source chapter's tail block.
     ``compute_bound_batch_tokens`` is the smallest whole batch that is compute-bound (rounded
     up here, once; the prose reads it from this column).

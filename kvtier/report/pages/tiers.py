@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier import costs, hardware, roofline
-from kvtier.assumptions import BANDWIDTH_LABELS
-from kvtier.figures import PALETTE, finish, new_figure
+from kvtier.formulas import costs, roofline
+from kvtier.inputs import hardware
+from kvtier.inputs.assumptions import BANDWIDTH_LABELS
+from kvtier.report.figures import PALETTE, finish, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario
 from kvtier.units import format_bandwidth
 

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier import chapter
-from kvtier import uncertainty as mc
-from kvtier.figures import PALETTE, finish, new_figure
+from kvtier.formulas import uncertainty as mc
+from kvtier.inputs import chapter
+from kvtier.report.figures import PALETTE, finish, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def ratio_draws(s: Scenario, regime: str = "in-batch", fixed_peak: bool = False)
 
 
 def monte_carlo(s: Scenario, regime: str = "in-batch", fixed_peak: bool = False) -> dict[str, Any]:
-    """:func:`kvtier.uncertainty.monte_carlo`'s summary of the draws :func:`ratio_draws` returns.
+    """:func:`kvtier.formulas.uncertainty.monte_carlo`'s summary of the draws :func:`ratio_draws` returns.
 
     The chance of falling below the chapter's band is ``p_below``, above it ``p_above``.
     """
