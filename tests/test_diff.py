@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kvtier.commands import diff as diff_command
 from kvtier.errors import KvtierError
 from kvtier.inputs.assumptions import load_assumptions
 from kvtier.report import diff
@@ -49,7 +50,7 @@ def cli(*argv: str) -> int:
     """Run ``kvtier diff ARGV`` through argparse as the main CLI does."""
     parser = argparse.ArgumentParser(prog="kvtier")
     sub = parser.add_subparsers(dest="command", required=True)
-    diff.add_parser(sub)
+    diff_command.add_parser(sub)
     args = parser.parse_args(["diff", *argv])
     return args.func(args)
 
@@ -608,7 +609,7 @@ def test_malformed_csv_names_file(tmp_path: Path) -> None:
 
 def test_numbers_only(seed_dir: Path, fast_dir: Path, capsys) -> None:
     parser = argparse.ArgumentParser()
-    diff.add_parser(parser.add_subparsers())
+    diff_command.add_parser(parser.add_subparsers())
     args = parser.parse_args(["diff", str(seed_dir), str(fast_dir), "--numbers-only"])
     assert args.func(args) == 1
     lines = capsys.readouterr().out.splitlines()

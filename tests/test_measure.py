@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kvtier.commands import measure as measure_command
 from kvtier.errors import KvtierError
 from kvtier.inputs import probe as measure
 from kvtier.inputs.assumptions import UNCERTAIN_POINTS, check_consistency, load_assumptions
@@ -211,7 +212,7 @@ def test_only_the_layers_share_of_a_pass_is_scaled():
 
 def test_the_command_line_refuses_a_model_without_dense_attention(tmp_path):
     parser = argparse.ArgumentParser(prog="kvtier")
-    measure.add_parser(parser.add_subparsers(dest="command", required=True))
+    measure_command.add_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(
         ["measure", "--out", str(tmp_path / "m.yaml"), "--model", "deepseek-v3", "--device", "cpu"]
     )
@@ -224,7 +225,7 @@ def test_the_command_line_writes_a_set(tiny, tmp_path, monkeypatch):
     monkeypatch.setattr(measure, "SIZES_QUICK", (4096, 2**20))
     monkeypatch.setattr(measure, "SWEEP_QUICK", (1, 16))
     parser = argparse.ArgumentParser(prog="kvtier")
-    measure.add_parser(parser.add_subparsers(dest="command", required=True))
+    measure_command.add_parser(parser.add_subparsers(dest="command", required=True))
     out = tmp_path / "m.yaml"
     args = parser.parse_args(["measure", "--out", str(out), "--model", tiny, "--device", "cpu", "--quick"])
     assert args.func(args) == 0
@@ -390,7 +391,7 @@ def test_a_model_path_is_written_absolute_and_the_set_works_from_elsewhere(tiny,
     (lab / "tiny" / "config.json").write_text(json.dumps(TINY))
     monkeypatch.chdir(lab)
     parser = argparse.ArgumentParser(prog="kvtier")
-    measure.add_parser(parser.add_subparsers(dest="command", required=True))
+    measure_command.add_parser(parser.add_subparsers(dest="command", required=True))
     argv = ["measure", "--out", "m.yaml", "--model", "tiny/config.json", "--device", "cpu", "--quick"]
     args = parser.parse_args(argv)
     assert args.func(args) == 0

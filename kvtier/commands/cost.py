@@ -21,6 +21,7 @@ import json
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from kvtier.commands.options import add_assumption_options
 from kvtier.formulas.economics import no_duration, nothing_to_cache
 from kvtier.inputs.assumptions import check_consistency, load_assumptions, parse_set_options
 from kvtier.scenario import Scenario
@@ -47,8 +48,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         " (cost.large_block_tokens), with regeneration as a lone block and inside a batch. Prices are assumption"
         " keys (cost.*, energy.*), e.g. --set cost.accelerator_hour=4USD/h.",
     )
-    p.add_argument("--assumptions", metavar="FILE", help="YAML assumption set layered on the seed set")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one assumption (repeatable)")
+    add_assumption_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
     p.set_defaults(func=run)
     return p

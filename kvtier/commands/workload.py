@@ -13,6 +13,7 @@ import json
 import math
 from typing import Any
 
+from kvtier.commands.options import add_assumption_options
 from kvtier.errors import KvtierError, show
 from kvtier.formulas import reuse as workload
 from kvtier.formulas.economics import no_duration, nothing_to_cache
@@ -53,8 +54,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="prompt tokens per hash id in the trace (default: the format's, else the set's"
         " workload.block_tokens, 512)",
     )
-    p.add_argument("--assumptions", metavar="FILE", help="YAML assumption set layered on the seed set")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one assumption (repeatable)")
+    add_assumption_options(p)
     p.add_argument(
         "--stream",
         action="store_true",

@@ -30,7 +30,6 @@ PyTorch is only needed for the CUDA path (an optional extra).
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import hashlib
 import math
@@ -81,7 +80,7 @@ MARK = re.compile(r"# Written by kvtier measure, mark ([0-9a-f]{32});")
 """The first line of every file ``kvtier measure`` writes: the mark is the hash of the lines below it."""
 
 
-def _log(message: str) -> None:
+def log(message: str) -> None:
     print(f"kvtier measure: {message}", file=sys.stderr, flush=True)
 
 
@@ -411,7 +410,7 @@ def layer_params(spec: ModelSpec) -> int:
     return h * (q + 2 * kv) + q * h + 3 * h * spec.intermediate_size
 
 
-def _check_model(spec: ModelSpec) -> None:
+def check_model(spec: ModelSpec) -> None:
     if spec.attention == "MLA" or spec.is_moe:
         raise KvtierError(
             f"model '{spec.name}': kvtier measure builds dense MHA/GQA decoders only; this one is"
@@ -587,7 +586,7 @@ def measure(
     layers' share is scaled to all of them (:func:`_pass_time`), which the basis states.
     """
     spec = load_model(model)
-    _check_model(spec)
+    check_model(spec)
     built = plan_layers(spec, backend, layers, quick)
     sizes = sizes or (SIZES_QUICK if quick else SIZES_FULL)
     sweep = sweep or (SWEEP_QUICK if quick else SWEEP_FULL)
@@ -597,27 +596,27 @@ def measure(
     copies = []
     for n in sorted(sizes):
         copies.append((n, backend.timer(backend.copy_pair(n), reps)))
-        _log(f"copy of {n / 2**20:.3g} MiB: {copies[-1][1].median * 1e6:.1f} µs")
+        log(f"copy of {n / 2**20:.3g} MiB: {copies[-1][1].median * 1e6:.1f} µs")
     fit_pts = [(n, t.median) for n, t in copies if n >= measurements.FETCH_FIT_MIN_BYTES]
     fit_pts = fit_pts or [(n, t.median) for n, t in copies]
     latency, bandwidth = measurements.fit_latency_bandwidth([n for n, _ in fit_pts], [t for _, t in fit_pts])
     latency = max(latency, 0.0)
     big = max(sizes)
     mem = backend.timer(backend.device_copy(big), reps)
-    _log(
+    log(
         f"fit: {latency * 1e6:.2f} µs + bytes / {bandwidth / 1e9:.2f} GB/s;"
         f" memory copy {2 * big / mem.median / 1e9:.1f} GB/s"
     )
     n = matmul_n or (1024 if quick else 4096)
     product = backend.timer(backend.matmul(n), max(3, reps // 4))
-    _log(f"{n}^3 {backend.dtype} product: {2 * n**3 / product.median / 1e12:.3g} TFLOP/s")
+    log(f"{n}^3 {backend.dtype} product: {2 * n**3 / product.median / 1e12:.3g} TFLOP/s")
     make, _ = backend.forward(spec, built, 0)
     pass_reps = max(2 if quick else 3, reps // 4)  # a quick run's passes of a 70B model take most of its minute
     times = []
     for tokens in sorted(set(sweep) | {16}):
         times.append((tokens, _pass_time(backend, make, tokens, built, spec.n_layers, pass_reps)))
         scaled = f", {built} of {spec.n_layers} layers scaled to all" if built < spec.n_layers else ""
-        _log(f"forward pass over {tokens} tokens{scaled}: {times[-1][1].median * 1e3:.2f} ms")
+        log(f"forward pass over {tokens} tokens{scaled}: {times[-1][1].median * 1e3:.2f} ms")
     return Result(
         backend=backend.name,
         machine=backend.what,
@@ -990,54 +989,3 @@ def resolve_model(spec: str) -> str:
     if spec in PRESETS or config_path(spec) is None:
         return spec
     return os.path.abspath(spec)
-
-
-def _out_file(text: str) -> Path:
-    """``--out`` as a path; an empty one (which ``Path`` reads as the current directory) is refused."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("give the assumption file to write, not an empty path")
-    return Path(text)
-
-
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Register ``measure --out FILE [--force] [--model M] [--device D] [--quick] [--layers N]`` on ``subparsers``."""
-    p = subparsers.add_parser(
-        "measure",
-        help="measure this machine (copies, memory, matrix rate, forward passes) and write an assumption set",
-        description="Time host copies, device memory, a matrix product and forward passes of a model's shapes"
-        " with random weights on this machine (a CUDA GPU through PyTorch, else the CPU through numpy), and write"
-        " an assumption set for `kvtier build --assumptions`. The file is written atomically; an existing file"
-        " is replaced only if kvtier measure wrote it (or with --force).",
-    )
-    p.add_argument("--out", required=True, type=_out_file, metavar="FILE", help="the assumption set to write (YAML)")
-    p.add_argument("--force", action="store_true", help="replace FILE even if kvtier measure did not write it")
-    p.add_argument("--model", default="llama-3-70b", help="model preset or config.json path (default llama-3-70b)")
-    p.add_argument("--device", default="auto", choices=DEVICES, help="where to measure (default: auto)")
-    p.add_argument(
-        "--quick",
-        action="store_true",
-        help=f"fewer sizes, tokens and repetitions, and at most {QUICK_LAYERS} layers (what fits), scaled to all",
-    )
-    p.add_argument("--layers", type=int, metavar="N", help="build N layers and scale the passes to all of them")
-    p.set_defaults(func=run)
-    return p
-
-
-def run(args: argparse.Namespace) -> int:
-    """Measure and write ``args.out``; return 0 (errors raise :class:`~kvtier.errors.KvtierError`).
-
-    Everything that can be refused is refused before the first measurement: the output, the
-    model, the device and the layer count.
-    """
-    force = bool(getattr(args, "force", False))
-    check_out(args.out, force)
-    model = resolve_model(args.model)
-    spec = load_model(model)
-    _check_model(spec)
-    backend = pick_backend(args.device)
-    plan_layers(spec, backend, args.layers, args.quick)
-    _log(f"measuring on {backend.what}")
-    result = measure(model, backend, quick=args.quick, layers=args.layers)
-    write_set(result, args.out, force)
-    _log(f"wrote {args.out}; rebuild the book with: kvtier build --assumptions {args.out}")
-    return 0

@@ -1,0 +1,199 @@
+"""``kvtier compare``: fetch against regenerate for one block (default: the illustrative point)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from kvtier.commands.options import add_assumption_options
+from kvtier.commands.output import emit, record_json
+from kvtier.errors import KvtierError
+from kvtier.formulas import roofline
+from kvtier.inputs import hardware
+from kvtier.inputs.assumptions import load_assumptions, parse_set_options
+from kvtier.scenario import Scenario
+from kvtier.units import format_bytes, format_quantity, format_time
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Register ``compare [--assumptions FILE] [--set KEY=VALUE] [point options] [--json]`` on ``subparsers``."""
+    p = subparsers.add_parser("compare", help="fetch vs regenerate for one point (default: the illustrative point)")
+    add_assumption_options(p)
+    p.add_argument("--model", metavar="SPEC", help="preset name or config.json path")
+    p.add_argument("--bandwidth", help="link bandwidth, e.g. 64GB/s")
+    p.add_argument("--mfu", help="model FLOPs utilization, e.g. 25%% or 0.25")
+    p.add_argument("--peak-flops", help="accelerator dense peak, e.g. 500TFLOP/s")
+    p.add_argument("--tokens", help="tokens per block, e.g. 16")
+    p.add_argument("--kv-dtype", help="KV-cache dtype: bf16, fp16, fp32, fp8")
+    p.add_argument("--latency", help="fixed per-transfer latency, e.g. 2us")
+    p.add_argument(
+        "--layout",
+        choices=("contiguous", "per-layer"),
+        help="one transfer per block, or one per layer chunk as a paged cache (each pays the latency)",
+    )
+    p.add_argument("--position", metavar="P", help="regenerate the block starting at token P (attention included)")
+    p.add_argument("--upstream", choices=("resident", "evicted"), help="is the KV before the block still cached?")
+    p.add_argument("--anchor-every", metavar="N", help="resident anchors every N tokens for --upstream evicted")
+    p.add_argument("--regen-model", choices=("mfu", "roofline"), help="compute-only (the chapter) or roofline")
+    p.add_argument("--accelerator", metavar="NAME", help="accelerator preset for peak and memory bandwidth")
+    p.add_argument("--batch-tokens", metavar="N", help="tokens sharing the regenerating forward pass")
+    p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
+    p.set_defaults(func=run)
+    return p
+
+
+def _compare_overrides(args: argparse.Namespace, base: Scenario) -> dict[str, str]:
+    """Map the compare options onto the assumption keys they replace."""
+    sets = parse_set_options(args.set)
+    bw_label = base.assumptions.value("illustrative.bandwidth")
+    mfu_label = base.assumptions.value("illustrative.mfu")
+    for option, key in (
+        (args.model, "model"),
+        (args.bandwidth, f"bandwidth.{bw_label}"),
+        (args.mfu, f"mfu.{mfu_label}"),
+        (args.peak_flops, "peak_flops"),
+        (args.tokens, "block_tokens"),
+        (args.kv_dtype, "kv_dtype"),
+        (args.latency, "fetch_latency"),
+        (args.layout, "fetch_layout"),
+        (args.position, "interior.position"),
+        (args.anchor_every, "interior.anchor_every"),
+        (args.regen_model, "regen.model"),
+        (args.batch_tokens, "regen.batch_tokens"),
+    ):
+        if option is not None:
+            sets[key] = option
+    return sets
+
+
+def _scenario_from_args(args: argparse.Namespace) -> Scenario:
+    """The assumption set of a quick-answer command: file, accelerator preset, then options."""
+    base = load_assumptions(args.assumptions)
+    if getattr(args, "accelerator", None):
+        acc = hardware.accelerator(args.accelerator)
+        records = {"regen.mem_bandwidth": acc.mem_bandwidth_record}
+        if acc.peak_flop_per_s is not None:
+            records["peak_flops"] = acc.peak_record
+        elif args.peak_flops is None:
+            acc.require_peak()  # raises: this preset publishes no peak, --peak-flops is required
+        base = base.with_records(records)
+    sets = _compare_overrides(args, Scenario(base))
+    return Scenario(base.with_values(sets, source="command line")) if sets else Scenario(base)
+
+
+def regen_point(scenario: Scenario, position: float | None, upstream: str) -> dict[str, Any]:
+    """Fetch vs regenerate for one block at the illustrative bandwidth and MFU (SI base units).
+
+    With no position and the MFU model this is the source chapter's tail block (parameter
+    FLOPs only); otherwise the block at ``position`` with the attention term, under
+    ``regen.model``.
+    """
+    point = scenario.illustrative
+    model = str(scenario.assumptions.value("regen.model"))
+    out: dict[str, Any] = {
+        "bandwidth_bytes_per_s": point["bandwidth_bytes_per_s"],
+        "mfu": point["mfu"],
+        "fetch_time_s": point["fetch_s"],
+        "fetch_transfers": scenario.fetch_transfers,
+        "regen_model": model,
+    }
+    if position is None and model == "mfu":
+        regen_s = point["regen_s"]
+        flops = scenario.block_flops
+        out.update(regen_case="tail block, parameter FLOPs only (attention term excluded)", position_tokens=None)
+    else:
+        p = 0.0 if position is None else position
+        regen_s = float(scenario.regen_time_s(p, upstream, point["mfu"]))
+        flops = float(scenario.interior_flops(p, upstream))
+        out.update(
+            regen_case=f"block at position {p:,.0f}, upstream {upstream}, attention term included",
+            position_tokens=p,
+            upstream=upstream,
+        )
+        if model == "roofline":
+            compute_s = float(scenario.regen_time_s(p, upstream, point["mfu"], model="mfu"))
+            out.update(
+                bytes_read=float(scenario.regen_bytes(p, upstream)),
+                batch_tokens=scenario.batch_tokens,
+                compute_time_s=compute_s,
+                bound=str(scenario.regen_bound(p, upstream, point["mfu"])),
+            )
+    out.update(
+        regen_flops=flops,
+        regen_time_s=regen_s,
+        regen_to_fetch_ratio=regen_s / point["fetch_s"],
+        break_even_bandwidth_bytes_per_s=float(
+            roofline.break_even_bandwidth(scenario.block_bytes, regen_s, scenario.block_latency_s)
+        ),
+    )
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.upstream is not None and args.position is None:
+        raise KvtierError("--upstream needs --position (the block's position in tokens)")
+    scenario = _scenario_from_args(args)
+    position = scenario.v("interior.position") if args.position is not None else None
+    upstream = args.upstream or "resident"
+    result = regen_point(scenario, position, upstream)
+    point = scenario.illustrative
+    used_keys = [
+        "model",
+        "kv_dtype",
+        "block_tokens",
+        f"bandwidth.{point['bandwidth_label']}",
+        "fetch_latency",
+        "fetch_layout",
+        "param_count",
+        "flops_per_param_token",
+        "peak_flops",
+        f"mfu.{point['mfu_label']}",
+        "regen.model",
+    ]
+    if position is not None:
+        used_keys += ["interior.position", "interior.anchor_every"]
+    if result["regen_model"] == "roofline":
+        used_keys += ["regen.batch_tokens", "regen.mem_bandwidth", "regen.mem_efficiency", "weight_dtype"]
+    used = scenario.used(*used_keys)
+    payload = {
+        "model": scenario.model.name,
+        "kv_bytes_per_token": scenario.kv_bytes_per_token,
+        "block_tokens": scenario.block_tokens,
+        "block_bytes": scenario.block_bytes,
+        "params": scenario.params,
+        **result,
+        "assumptions": {rec.key: record_json(rec) for rec in used},
+    }
+    regen_detail = (
+        f"{result['regen_flops']:.4g} FLOP at {format_quantity(point['mfu'], 'fraction')} MFU"
+        f" of {format_quantity(scenario.v('peak_flops'), 'flop_rate')}"
+    )
+    if result["regen_model"] == "roofline":
+        regen_detail += (
+            f"; roofline: {format_bytes(result['bytes_read'])} read at"
+            f" {format_quantity(scenario.v('regen.mem_bandwidth'), 'bandwidth')}"
+            f" x {format_quantity(scenario.v('regen.mem_efficiency'), 'fraction')},"
+            f" batch of {result['batch_tokens']} tokens: {result['bound']}-bound"
+        )
+    lines = [
+        f"block            {scenario.block_tokens} tokens × {format_bytes(scenario.kv_bytes_per_token)}/token"
+        f" = {format_bytes(scenario.block_bytes)} ({scenario.block_bytes:,.0f} B)",
+        f"fetch            {format_time(point['fetch_s'])}"
+        f"  at {format_quantity(point['bandwidth_bytes_per_s'], 'bandwidth')}"
+        + (
+            f", {scenario.fetch_transfers} transfers × {format_time(scenario.v('fetch_latency'))}"
+            if scenario.fetch_transfers > 1
+            else ""
+        ),
+        f"regenerate       {format_time(result['regen_time_s'])}  ({regen_detail})",
+        f"case             {result['regen_case']}",
+        f"ratio            {result['regen_to_fetch_ratio']:.2f}×  (regenerate / fetch)",
+        f"break-even       {format_quantity(result['break_even_bandwidth_bytes_per_s'], 'bandwidth')}"
+        "  (links slower than this make regenerating faster)",
+        "",
+        "assumptions used:",
+    ]
+    width = max(len(rec.key) for rec in used)
+    lines += [f"  {rec.key:<{width}}  {rec.display:<18} [{rec.provenance}]  {rec.basis}" for rec in used]
+    emit(args.json, payload, lines)
+    return 0
