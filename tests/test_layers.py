@@ -19,48 +19,54 @@ PACKAGE = ROOT / "kvtier"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("kvtier.errors", "kvtier.data"),
-    ("kvtier.units", "kvtier.inputs.readers", "kvtier.pipeline.outdir", "kvtier.pipeline.kernels"),
-    ("kvtier.inputs.provenance", "kvtier.inputs.assumptions"),
-    ("kvtier.inputs.models",),
-    (
-        "kvtier.formulas.costs",
-        "kvtier.formulas.capacity",
-        "kvtier.formulas.roofline",
-        "kvtier.formulas.uncertainty",
-        "kvtier.formulas.reuse",
-        "kvtier.formulas.economics",
-    ),
-    ("kvtier.inputs.hardware", "kvtier.inputs.chapter", "kvtier.inputs.measurements"),
+    ("kvtier.units",),
+    ("kvtier.formulas.*",),
+    ("kvtier.inputs.*",),
     ("kvtier.scenario", "kvtier"),
-    ("kvtier.report.figures", "kvtier.report.tables"),
-    ("kvtier.report.pages.*",),
-    ("kvtier.report.pages",),
-    ("kvtier.report.preview", "kvtier.report.notebook"),
-    (
-        "kvtier.pipeline.build",
-        "kvtier.report.diff",
-        "kvtier.inputs.probe",
-        "kvtier.commands.workload",
-        "kvtier.commands.cost",
-        "kvtier.commands",
-        "kvtier.__main__",
-    ),
+    ("kvtier.report.*",),
+    ("kvtier.pipeline.*",),
+    ("kvtier.commands.*",),
+    ("kvtier.__main__",),
 )
-"""Each module's layer, lowest first: inputs; formulas; presets and the chapter's figures; the
-scenario (and the package's public names, which re-export it); the house style of figures
-and the table machinery; the page modules; the page registry; the notebook helpers; the
-build, the review tool and the command line.  ``kvtier.report.pages.*`` is every page module."""
+"""Each module's layer, lowest first, by folder: the errors and the shipped data; units; the
+formulas (numbers in, numbers out); the inputs (files read into records, some fitted with the
+formulas); the scenario (and the package's public names, which re-export it); the report;
+the build pipeline; the commands; ``python -m kvtier``.  ``kvtier.FOLDER.*`` is the folder's
+package and every module in it, at any depth; :data:`WITHIN` orders the modules inside."""
+
+WITHIN: dict[str, tuple[tuple[str, ...], ...]] = {
+    "kvtier.formulas": (("costs", "capacity", "economics"), ("roofline", "uncertainty"), ("reuse",)),
+    "kvtier.inputs": (
+        ("readers",),
+        ("provenance",),
+        ("assumptions",),
+        ("models",),
+        ("hardware", "chapter", "measurements"),
+        ("probe",),
+    ),
+    "kvtier.report": (("figures", "tables"), ("pages.*",), ("pages",), ("notebook", "preview", "diff")),
+    "kvtier.pipeline": (("outdir", "kernels"), ("build",)),
+    "kvtier.commands": (
+        ("options", "output"),
+        ("model", "compare", "tiers", "build", "diff", "measure", "workload", "cost"),
+    ),
+}
+"""The order inside a folder, lowest first, by name relative to the folder (``pages.*``: every
+page module).  A module may import its own sub-layer and those below; a folder's package
+(its ``__init__``) sits above every module of the folder.  A new module has no place until
+it is listed here."""
 
 LAZY: dict[tuple[str, str], str] = {
+    ("kvtier.report.diff", "kvtier.report.pages"): "start-up time: the registry's page modules import pandas and "
+    "matplotlib",
     (
-        "kvtier.report.diff",
-        "kvtier.report.pages",
-    ): "start-up time: the registry's page modules import pandas and matplotlib",
-    (
-        "kvtier.commands",
+        "kvtier.commands.tiers",
         "kvtier.report.pages.tiers",
     ): "start-up time: `kvtier compare` loads neither pandas nor matplotlib",
-    ("kvtier.commands", "kvtier.pipeline.build"): "start-up time: the build imports nbformat, pandas and matplotlib",
+    (
+        "kvtier.commands.build",
+        "kvtier.pipeline.build",
+    ): "start-up time: the build imports nbformat, pandas and matplotlib",
     (
         "kvtier.commands.cost",
         "kvtier.report.pages.cost",
@@ -78,12 +84,35 @@ def module_name(path: Path) -> str:
 MODULES: dict[str, Path] = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py")) if "__pycache__" not in p.parts}
 
 
-def layer(module: str) -> int:
-    """The layer of ``module`` in :data:`LAYERS`; fails the test for a module without one."""
+def _in(module: str, name: str) -> bool:
+    """Whether ``module`` is ``name``, or lies in the folder ``name`` names as ``FOLDER.*``."""
+    if name.endswith(".*"):
+        return module == name[:-2] or module.startswith(name[:-1])
+    return module == name
+
+
+def layer(module: str) -> tuple[int, int]:
+    """The rank of ``module``: its layer in :data:`LAYERS`, then its place in :data:`WITHIN`.
+
+    Fails the test for a module without one.
+    """
     for rank, names in enumerate(LAYERS):
         for name in names:
-            if module == name or (name.endswith(".*") and module.rpartition(".")[0] == name[:-2]):
-                return rank
+            if not _in(module, name):
+                continue
+            folder = name[:-2] if name.endswith(".*") else None
+            if folder not in WITHIN:
+                return rank, 0
+            if module == folder:
+                return rank, len(WITHIN[folder])
+            relative = module[len(folder) + 1 :]
+            for sub, members in enumerate(WITHIN[folder]):
+                if any(
+                    _in(relative, member) and not (member.endswith(".*") and relative == member[:-2])
+                    for member in members
+                ):
+                    return rank, sub
+            pytest.fail(f"{module} has no place in its folder: add it to WITHIN in tests/test_layers.py")
     pytest.fail(f"{module} has no layer: add it to LAYERS in tests/test_layers.py")
 
 
@@ -173,14 +202,28 @@ def test_there_is_no_import_cycle():
 def test_the_reader_sees_upward_and_function_local_imports():
     # the checks above are only as good as the import reader: show it both kinds of import
     source = (
-        "from kvtier import costs\n\ndef f():\n    from kvtier.report.pages import fetch\n    import kvtier.commands\n"
+        "from kvtier.formulas import costs\n\n"
+        "def f():\n    from kvtier.report.pages import fetch\n    import kvtier.commands\n"
     )
-    path = PACKAGE / "roofline.py"
+    path = PACKAGE / "formulas" / "roofline.py"
     assert imports(path, source) == [
         ("kvtier.formulas.costs", 1, False),
         ("kvtier.report.pages.fetch", 4, True),
         ("kvtier.commands", 5, True),
     ]
-    assert layer("kvtier.report.pages.fetch") > layer("kvtier.formulas.roofline") and layer("kvtier.commands") > layer(
-        "kvtier.formulas.roofline"
-    )
+    here = layer("kvtier.formulas.roofline")
+    assert layer("kvtier.report.pages.fetch") > here and layer("kvtier.commands") > here
+    assert layer("kvtier.formulas.costs") < here
+
+
+def test_the_ranks_see_folders_and_the_order_inside_them():
+    # across folders, the folder decides; inside one, WITHIN does; a folder's package sits on top
+    assert layer("kvtier.units") < layer("kvtier.formulas.costs") < layer("kvtier.inputs.readers")
+    assert layer("kvtier.inputs.probe") < layer("kvtier.scenario") == layer("kvtier")
+    assert layer("kvtier.formulas.roofline") > layer("kvtier.formulas.costs")  # costs may not import roofline
+    assert layer("kvtier.inputs.hardware") > layer("kvtier.inputs.models")
+    assert layer("kvtier.report.tables") < layer("kvtier.report.pages.cost") < layer("kvtier.report.pages")
+    assert layer("kvtier.report.pages") < layer("kvtier.report.notebook") < layer("kvtier.report")
+    assert layer("kvtier.pipeline.outdir") < layer("kvtier.pipeline.build") < layer("kvtier.commands.options")
+    assert layer("kvtier.commands.options") < layer("kvtier.commands.cost") < layer("kvtier.commands")
+    assert layer("kvtier.commands") < layer("kvtier.__main__")

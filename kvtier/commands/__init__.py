@@ -1,4 +1,14 @@
-"""The ``kvtier`` command line: quick answers, the book build, and diffs of results.
+"""Commands: the ``kvtier`` command line (quick answers, the book build, diffs of results).
+
+Here: :func:`main` and the parser.  One module per command (``model``, ``compare``,
+``tiers``, ``build``, ``diff``, ``measure``, ``workload``, ``cost``), each with
+``add_parser(subparsers)`` and ``run(args)``: argparse and printing only, the work done
+below.  :mod:`~kvtier.commands.options` declares ``--assumptions`` and ``--set`` once for
+every command that reads a set; :mod:`~kvtier.commands.output` prints text or JSON.
+
+May import everything below it (the pipeline, the report, the scenario, the inputs, the
+formulas) and, lowest first, the modules of this folder: options, output < the command
+modules < this package.  Only :mod:`kvtier.__main__` imports it.
 
 User errors print one line, ``kvtier: error: ...``, and exit with status 2.
 """
