@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier.formulas import reuse
+from kvtier.formulas import reuse as workload
 from kvtier.formulas.economics import no_duration, nothing_to_cache
 from kvtier.inputs import hardware
 from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
@@ -56,23 +56,23 @@ def contrast_name(s: Scenario) -> str:
     return "conversation" if trace_name(s) == "synthetic" else "synthetic"
 
 
-def _links() -> list[reuse.LinkSpec]:
+def _links() -> list[workload.LinkSpec]:
     presets = sorted(hardware.load_links().values(), key=lambda k: (-k.bandwidth_bytes_per_s, k.name))
-    return [reuse.LinkSpec(k.name, k.bandwidth_bytes_per_s, k.latency_s) for k in presets]
+    return [workload.LinkSpec(k.name, k.bandwidth_bytes_per_s, k.latency_s) for k in presets]
 
 
-def _reuse(s: Scenario, trace: str) -> reuse.Reuse:
+def _reuse(s: Scenario, trace: str) -> workload.Reuse:
     """The sized trace at ``workload.block_tokens`` in ``workload.trace_format``; the shipped contrast as published."""
     if trace == trace_name(s):
         fmt = str(s.assumptions.value("workload.trace_format"))
-        return reuse.analyse(trace, int(s.v("workload.block_tokens")), fmt)
-    return reuse.analyse(trace, reuse.TRACE_BLOCK_TOKENS)
+        return workload.analyse(trace, int(s.v("workload.block_tokens")), fmt)
+    return workload.analyse(trace, workload.TRACE_BLOCK_TOKENS)
 
 
 def report(s: Scenario, trace: str) -> dict[str, Any]:
     """:func:`kvtier.formulas.reuse.report` of ``trace`` for the set's model, at its illustrative MFU bracket."""
-    rc = reuse.RegenCosts.of(s, str(s.assumptions.value("illustrative.mfu")))
-    return reuse.report(_reuse(s, trace), rc, _links())
+    rc = workload.RegenCosts.of(s, str(s.assumptions.value("illustrative.mfu")))
+    return workload.report(_reuse(s, trace), rc, _links())
 
 
 def _tier(rep: dict[str, Any], target: float) -> dict[str, Any]:
@@ -86,7 +86,7 @@ def _link(tier: dict[str, Any], name: str) -> dict[str, Any]:
 def _lone_numbers(s: Scenario, rep: dict[str, Any]) -> dict[str, Any]:
     """One trace block recomputed alone: its compute against one read of the weights, and where they meet."""
     regen = rep["regen"]
-    rc = reuse.RegenCosts(**regen)
+    rc = workload.RegenCosts(**regen)
     block = float(rep["trace"]["block_tokens"])
     compute = float(rc.in_batch_s(np.array(block)))
     weights = regen["weight_bytes"] / (regen["mem_bandwidth_bytes_per_s"] * regen["mem_efficiency"])
@@ -153,14 +153,14 @@ def numbers(s: Scenario) -> dict[str, Any]:
         **_lone_numbers(s, rep),
         "cap100_tib": whole["capacity_bytes"] / TIB,
         "shown_target_pct": SHOWN_TARGET,
-        "targets_text": ", ".join(f"{x:g}" for x in reuse.TARGETS_PCT[:-1]) + f" and {reuse.TARGETS_PCT[-1]:g} %",
+        "targets_text": ", ".join(f"{x:g}" for x in workload.TARGETS_PCT[:-1]) + f" and {workload.TARGETS_PCT[-1]:g} %",
         "shown_tib": shown["capacity_bytes"] / TIB,
         "shown_share_of_unique_pct": shown["capacity_blocks"] / bl["unique"] * 100 if bl["unique"] else math.nan,
         "shown_in_batch_gpus": shown["in_batch_gpu_s_per_s"],
         "shown_lone_gpus": shown["lone_gpu_s_per_s"],
         "shown_hit_gbps": shown["hit_bytes_per_s"] / 1e9,
     }
-    for target in reuse.TARGETS_PCT:
+    for target in workload.TARGETS_PCT:
         tier = _tier(rep, target)
         out[f"cap{target}_tib"] = tier["capacity_bytes"] / TIB
         out[f"cap{target}_blocks"] = int(tier["capacity_blocks"])
@@ -199,7 +199,7 @@ def _lone_over_in_batch(s: Scenario, trace: str) -> float:
 
     A ratio of totals over the trace, the same as of the rates and defined for a trace of 0 s too.
     """
-    rc = reuse.RegenCosts.of(s, str(s.assumptions.value("illustrative.mfu")))
+    rc = workload.RegenCosts.of(s, str(s.assumptions.value("illustrative.mfu")))
     _, tokens = _reuse(s, trace).hit_tokens()
     in_batch = float(rc.in_batch_s(tokens).sum())
     return float(rc.lone_s(tokens).sum()) / in_batch if in_batch else math.nan
@@ -312,7 +312,7 @@ def _saving_words(
             " table).",
         }
     if still:
-        rc = reuse.RegenCosts(**rep["regen"])
+        rc = workload.RegenCosts(**rep["regen"])
         _, tokens = _reuse(s, trace_name(s)).hit_tokens()
         cxl, nvme = (_link(_tier(rep, SHOWN_TARGET), k) for k in LINKS_NAMED)
         return {
@@ -496,7 +496,7 @@ def lru_curve(s: Scenario) -> tuple[Figure, str]:
             color=color,
         )
         if trace == name and inf > 0:  # no reuse: no capacity to mark
-            for target in reuse.TARGETS_PCT:
+            for target in workload.TARGETS_PCT:
                 cap = reuse.capacity_for(target / 100)
                 cx, cy = cap * block_bytes / TIB, float(reuse.hit_ratio(cap)) * 100
                 marks.append((target, cx))
