@@ -2,7 +2,8 @@
 # Mutation testing of the formula modules with mutmut 3.8 (issue 15); not part of CI.
 #
 #   scripts/mutation.sh                 every formula module (see [tool.mutmut] in pyproject.toml)
-#   scripts/mutation.sh costs roofline  only these modules (kvtier/formulas/costs.py, kvtier/formulas/roofline.py)
+#   scripts/mutation.sh costs roofline  only these modules (kvtier/formulas/costs.py, kvtier/formulas/roofline.py):
+#                                       a module's name, found in kvtier/ or one folder below
 #
 # MUTMUT names the mutmut to run (default: mutmut on PATH; install it with
 # `pip install mutmut==3.8.1` into the environment that has kvtier and its test deps).
@@ -17,7 +18,10 @@ MUTMUT=${MUTMUT:-mutmut}
 children=${MUTMUT_CHILDREN:-1}
 patterns=()
 for module in "$@"; do
-  patterns+=("kvtier.${module}.*")
+  path=$(ls kvtier/"$module".py kvtier/*/"$module".py 2>/dev/null | head -n 1)
+  [ -n "$path" ] || { echo "mutation.sh: no module $module in kvtier/" >&2; exit 2; }
+  dotted=${path%.py}
+  patterns+=("${dotted//\//.}.*")
 done
 rm -rf mutants
 start=$(date +%s)
@@ -34,7 +38,7 @@ equivalent = {
     if line.strip() and not line.startswith("#")
 }
 counts = {}
-for meta in sorted(Path("mutants/kvtier").glob("*.py.meta")):
+for meta in sorted(Path("mutants/kvtier").rglob("*.py.meta")):
     module = meta.name.removesuffix(".py.meta")
     if modules and module not in modules:
         continue
