@@ -34,7 +34,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kvtier import workload  # noqa: E402
+from kvtier.formulas import reuse as workload  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
