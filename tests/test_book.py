@@ -153,7 +153,8 @@ def test_every_notebook_is_a_page_and_has_a_numbers_function():
 @pytest.mark.parametrize("page", pages.PAGES, ids=lambda p: p.notebook)
 def test_every_page_module_is_presented_by_its_notebook(page):
     text = (ROOT / "notebooks" / f"{page.notebook}.md").read_text()
-    assert re.search(rf"^from kvtier\.pages import {page.module.rsplit('.', 1)[1]} as page$", text, re.MULTILINE)
+    name = page.module.rsplit(".", 1)[1]
+    assert re.search(rf"^from kvtier\.report\.pages import {name} as page$", text, re.MULTILINE)
     assert "notebook.glue_numbers(page.numbers(s))" in text
     for figure in page.figures:
         assert f"```{{glue:figure}} {figure.name}\n" in text, figure.name
@@ -455,7 +456,7 @@ def test_a_page_whose_parameters_cell_and_keys_disagree_is_refused(tmp_path):
     orphan.write_text(fetch)
     with pytest.raises(KvtierError) as err:
         page_parameters(orphan)
-    assert str(err.value) == f"{orphan}: no page module in kvtier/pages declares NOTEBOOK = '99_orphan'"
+    assert str(err.value) == f"{orphan}: no page module in kvtier/report/pages declares NOTEBOOK = '99_orphan'"
 
 
 @pytest.mark.parametrize("page", pages.PAGES, ids=lambda p: p.notebook)
