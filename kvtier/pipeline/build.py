@@ -163,7 +163,7 @@ def page_parameters(path: Path) -> list[str]:
     """
     page = pages.page_of(path.stem)
     if page is None:
-        raise KvtierError(f"{path}: no page module in kvtier/pages declares NOTEBOOK = {path.stem!r}")
+        raise KvtierError(f"{path}: no page module in kvtier/report/pages declares NOTEBOOK = {path.stem!r}")
     declared = declared_parameters(read_page(path), path.name)
     expected = {param_name(key) for key in page.keys}
     extras = {PROVENANCE_PARAM, SET_NAME_PARAM}
