@@ -473,7 +473,7 @@ def test_every_fitted_record_is_derived_and_shows_its_value(fits):
             "probe1.json, probe2.json" if name == "sharpness" else ("probe2.json" if "8b" in name else "probe1.json")
         )
         assert (
-            record.source == f"fitted by kvtier.inputs.measurements to kvtier/data/measurements/h200-2026-11-30/{files}"
+            record.source == f"fitted by kvtier.measurements to kvtier/data/measurements/h200-2026-11-30/{files}"
         )
         number, unit = (record.text[:-1], "%") if record.text.endswith("%") else record.text.partition(" ")[::2]
         decimals = len(number.partition(".")[2])
