@@ -33,12 +33,14 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +52,7 @@ import kvtier
 from kvtier import outdir, pages, preview
 from kvtier.assumptions import AssumptionSet, check_consistency
 from kvtier.errors import KvtierError
-from kvtier.kernels import kernel_manager_class
+from kvtier.kernels import KernelGroup, kernel_manager_class
 from kvtier.models import config_path
 from kvtier.notebook import PARAM_KEYS, PROVENANCE_PARAM, SET_NAME_PARAM, notebook_parameters, param_name
 from kvtier.scenario import Scenario
@@ -269,8 +271,12 @@ def _failure_message(job: NotebookJob, output: Path, exc: Exception) -> str:
     return "\n".join(lines)
 
 
-def execute(job: NotebookJob, output: Path, cwd: Path) -> None:
-    """Execute one notebook with papermill into ``output``, stripped of volatile metadata."""
+def execute(job: NotebookJob, output: Path, cwd: Path, kernels: KernelGroup | None = None) -> None:
+    """Execute one notebook with papermill into ``output``, stripped of volatile metadata.
+
+    ``kernels`` is the build's :class:`~kvtier.kernels.KernelGroup`: the notebook's kernel
+    joins it, so that a failed or stopped build can stop it.
+    """
     import papermill
 
     kernel_dir = Path(tempfile.mkdtemp(prefix="kvtier-kernel-"))
@@ -285,7 +291,7 @@ def execute(job: NotebookJob, output: Path, cwd: Path) -> None:
             kernel_name="python3",
             # the kernel's own log (a transport warning where TCP remains, a shutdown message) is noise in build output
             extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
-            kernel_manager_class=kernel_manager_class(kernel_dir),
+            kernel_manager_class=kernel_manager_class(kernel_dir, kernels),
         )
     except Exception as exc:  # PapermillExecutionError and kernel start failures
         raise KvtierError(_failure_message(job, output, exc)) from None
@@ -557,13 +563,24 @@ def build(
     except OSError as exc:
         raise KvtierError(f"{out}: cannot create the output directory ({exc.strerror or exc})") from None
     tables = root / "book" / "tables"
+    targets = [out, tables] if default else [out]
     with outdir.locked(out):
-        if outdir.recover(outdir.journal_path(out), [out, tables] if default else [out]):
+        with signals_held():  # finishing an interrupted publication is renames that must all happen
+            recovered = outdir.recover(outdir.journal_path(out), targets)
+        if recovered:
             log(f"finished publishing a build that was interrupted at {out}")
+        for target in targets:
+            for kept in outdir.foreign_staging(target):
+                log(f"left {kept} as it is: named like a build's staging directory, it holds files no build writes")
         outdir.check_replaceable(out, default=default)
-        return _build_locked(
-            assumptions, root, out, tables if default else None, work, table_texts, jobs, log, force, started
-        )
+        try:
+            return _build_locked(
+                assumptions, root, out, tables if default else None, work, table_texts, jobs, log, force, started
+            )
+        except BaseException as exc:
+            if recovered and not isinstance(exc, Exception):
+                exc.add_note(f"before that it finished publishing the earlier build that was interrupted at {out}")
+            raise
 
 
 def _build_locked(
@@ -609,6 +626,7 @@ def _build_locked(
         return BuildResult(out, [], [job.name for job in work], True)
 
     staged: list[Path] = []
+    published = False
     try:
         staging = outdir.make_staging(out, build_id)
         staged.append(staging)
@@ -646,18 +664,39 @@ def _build_locked(
             staged.append(tables_new)
             write_csv_texts(table_texts, tables_new)
             swaps.append(outdir.Swap(tables_new, tables, outdir.old_path(tables, build_id)))
-        outdir.publish(outdir.journal_path(out), swaps)
+        with signals_held():  # a signal waits until both renames are done
+            outdir.publish(outdir.journal_path(out), swaps)
+            published = True
     except OSError as exc:
-        _discard(staged, out)
+        with signals_held():
+            _discard(staged, out)
         raise KvtierError(f"build failed writing {exc.filename or out}: {exc.strerror or exc}") from None
-    except BaseException:
-        _discard(staged, out)
+    except BaseException as exc:
+        with signals_held():
+            _discard(staged, out)
+        if not isinstance(exc, Exception):  # Ctrl-C, SIGTERM: the CLI says what this note says
+            exc.add_note(_stopped_note(out, tables, staged, published))
         raise
     log(
         f"done in {time.perf_counter() - started:.1f} s: executed {len(stale)}, reused {len(fresh)};"
         f" book at {out / 'html' / 'index.html'}"
     )
     return BuildResult(out, [job.name for job in stale], [job.name for job in fresh], False)
+
+
+def _stopped_note(out: Path, tables: Path | None, staged: list[Path], published: bool) -> str:
+    """What a build stopped by Ctrl-C or SIGTERM leaves: true whatever step it stopped at.
+
+    Its kernels are stopped and its threads ended before this is written (see
+    :func:`_execute_all`); a signal that came while publishing waited for the renames.
+    """
+    if published:
+        return f"the new book had already been published at {out}"
+    what = f"{out} and {tables} were" if tables is not None else f"{out} was"
+    left = [path for path in staged if path.exists()]
+    if left:
+        return f"{what} not changed; could not remove {left[0]} (the next build of {out.name} removes it)"
+    return f"{what} not changed, and nothing of this build is left running or on disk"
 
 
 def _discard(staged: list[Path], out: Path) -> None:
@@ -669,13 +708,20 @@ def _discard(staged: list[Path], out: Path) -> None:
 
 
 def _execute_all(stale: list[NotebookJob], dest: Path, cwd: Path, jobs: int, log: Callable[[str], None]) -> None:
-    """Execute ``stale`` notebooks into ``dest``, ``jobs`` at a time; the first failure stops the build."""
+    """Execute ``stale`` notebooks into ``dest``, ``jobs`` at a time; the first failure stops the build.
+
+    A failure or an interruption stops every kernel and waits for the notebooks' threads to
+    end before it goes on, so nothing writes into ``dest`` once this returns or raises
+    (papermill recreates a missing directory: a late write used to leave an unmarked
+    staging directory behind).
+    """
     total = len(stale)
     if not total:
         return
+    kernels = KernelGroup()
 
     def run(job: NotebookJob) -> str:
-        execute(job, dest / f"{job.name}.ipynb", cwd)
+        execute(job, dest / f"{job.name}.ipynb", cwd, kernels)
         return job.name
 
     done = 0
@@ -688,7 +734,52 @@ def _execute_all(stale: list[NotebookJob], dest: Path, cwd: Path, jobs: int, log
             done += 1
             log(f"[{done}/{total}] executed {name}.ipynb ({total - done} remaining)")
     except BaseException:
-        # do not wait for notebooks still running: the build has failed or was interrupted
-        pool.shutdown(wait=False, cancel_futures=True)
+        with signals_held():
+            _stop_notebooks(pool, kernels, list(futures))
         raise
     pool.shutdown()
+
+
+NOTEBOOK_STOP_TIMEOUT_S = 60.0
+"""How long a failed or stopped build waits for its notebooks' threads once their kernels are killed (s).
+
+nbclient notices a dead kernel within about a second; the bound only keeps a wedged thread
+from hanging the build."""
+
+
+def _stop_notebooks(pool: ThreadPoolExecutor, kernels: KernelGroup, futures: list[Any]) -> None:
+    """Cancel the notebooks not started, kill every kernel and wait for the running notebooks' threads."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    kernels.stop()
+    wait(futures, timeout=NOTEBOOK_STOP_TIMEOUT_S)
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM while the block runs, then act on the first that came, as it would have.
+
+    For steps that must not stop halfway: stopping the kernels, discarding what was staged,
+    publishing (a rename sequence).  Each is bounded.  Only the main thread receives
+    signals; elsewhere the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[tuple[int, Any]] = []
+
+    def hold(signum: int, frame: Any) -> None:
+        caught.append((signum, frame))
+
+    previous = {sig: signal.signal(sig, hold) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)  # None: installed outside Python
+    if caught:
+        signum, frame = caught[0]
+        handler = previous[signum]
+        if callable(handler):
+            handler(signum, frame)
+        elif handler == signal.SIG_DFL:
+            signal.raise_signal(signum)
