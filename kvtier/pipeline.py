@@ -337,12 +337,16 @@ def extract_figures(notebook: Path, directory: Path) -> list[Path]:
     return paths
 
 
-def build_html(source: Path, dest: Path) -> None:
-    """Build the book in ``source`` with Jupyter Book into ``dest`` (warnings are errors)."""
+def build_html(source: Path, dest: Path, home: Path | None = None) -> None:
+    """Build the book in ``source`` with Jupyter Book into ``dest`` (warnings are errors).
+
+    ``home`` holds the configuration directories of the tools it loads (see :func:`tool_settings`).
+    """
     jb = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(source), "--path-output", str(source)]
     cmd += ["-W", "-n", "--keep-going", "--quiet"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=source)
+    env = {**os.environ, **(tool_settings(home) if home is not None else {})}
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=source, env=env)
     if proc.returncode != 0:
         # the staging directory's name means nothing to the reader: paths are shown relative to the project
         text = ANSI.sub("", proc.stdout + proc.stderr).replace(f"{source}{os.sep}", "").replace(str(source), ".")
@@ -502,14 +506,41 @@ def _tables_current(directory: Path, texts: Mapping[str, str]) -> bool:
     return present == dict(texts)
 
 
+KERNEL_HOME = ".tool-home"
+"""The folder of a build's staging directory that its kernels and Jupyter Book use as matplotlib's
+and IPython's configuration directories (:func:`tool_settings`); removed before anything is published."""
+
+
+def tool_settings(home: Path) -> dict[str, str]:
+    """Environment variables that keep matplotlib's and IPython's configuration in ``home`` (made here).
+
+    With a read-only ``HOME`` each would otherwise make a random temporary directory (IPython's is
+    never removed) and say so: matplotlib's warning, naming it, landed in the notebooks' output.
+    """
+    settings = {"MPLCONFIGDIR": str(home / "matplotlib"), "IPYTHONDIR": str(home / "ipython")}
+    for directory in settings.values():
+        Path(directory).mkdir(parents=True, exist_ok=True)
+    return settings
+
+
 @contextmanager
-def _kernel_environment() -> Iterator[None]:
+def _kernel_environment(home: Path) -> Iterator[None]:
     """Kernels draw with the inline backend whatever the caller's ``MPLBACKEND`` (Agg would lose every figure),
-    and know that a build runs them (the Jupyter preview stays off)."""
+    know that a build runs them (the Jupyter preview stays off), and keep their configuration in ``home``.
+
+    ``home`` is the build's own: matplotlib and IPython no longer read the user's settings nor fall
+    back to a random temporary directory when ``HOME`` is read-only (matplotlib then printed a warning
+    naming it into the notebooks, and so into the published pages).  Matplotlib's font cache is
+    built there once, before the kernels start, so that no kernel prints matplotlib's "building the
+    font cache" warning (it comes after 5 s, whenever the machine is busy).
+    """
     settings = {"MPLBACKEND": "module://matplotlib_inline.backend_inline", preview.BUILD_ENV: "1"}
+    settings |= tool_settings(home)
     saved = {name: os.environ.get(name) for name in settings}
     os.environ.update(settings)
     try:
+        # its output and its status do not matter: a kernel that cannot load matplotlib reports it
+        subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], capture_output=True, check=False)
         yield
     finally:
         for name, value in saved.items():
@@ -640,8 +671,10 @@ def _build_locked(
         for job in fresh:
             shutil.copy2(out / "notebooks" / f"{job.name}.ipynb", src / "notebooks" / f"{job.name}.ipynb")
             log(f"[reuse] {job.name}.ipynb: inputs unchanged")
-        with _kernel_environment():
-            _execute_all(stale, src / "notebooks", Path.cwd(), jobs, log)
+        home = staging / KERNEL_HOME
+        if stale:
+            with _kernel_environment(home):
+                _execute_all(stale, src / "notebooks", Path.cwd(), jobs, log)
 
         log("writing tables of record and figures")
         write_csv_texts(table_texts, staging / "tables")
@@ -651,7 +684,8 @@ def _build_locked(
         shutil.copytree(src / "notebooks", staging / "notebooks")
 
         log("building the HTML with Jupyter Book (warnings are errors)")
-        build_html(src, staging / "html")
+        build_html(src, staging / "html", home)
+        shutil.rmtree(home)
         # each page links the CSV of record it shows (../tables/NAME.csv): the tables go beside the pages
         shutil.copytree(staging / "tables", staging / "html" / "tables")
         shutil.rmtree(src)
