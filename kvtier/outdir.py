@@ -300,8 +300,29 @@ def recover(journal: Path, targets: list[Path]) -> bool:
     for target in targets:
         for leftover in _staging_dirs(target):
             if _is_leftover(leftover):
-                shutil.rmtree(leftover, ignore_errors=True)
+                remove_staging(leftover)
     return finished
+
+
+def remove_staging(path: Path) -> None:
+    """Delete the staging directory ``path``, its mark last, so that a removal cut short (a kill, an
+    error) leaves a marked directory, which the next build deletes; errors are ignored."""
+    if path.is_symlink() or not path.is_dir():
+        return
+    try:
+        for child in path.iterdir():
+            if child.name == MARK:
+                continue
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
+        if any(child.name != MARK for child in path.iterdir()):
+            return  # something could not be removed: the directory keeps its mark
+        (path / MARK).unlink(missing_ok=True)
+        path.rmdir()
+    except OSError:
+        pass
 
 
 def _staging_dirs(target: Path) -> list[Path]:

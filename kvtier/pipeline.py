@@ -728,8 +728,8 @@ def _stopped_note(out: Path, tables: Path | None, staged: list[Path], published:
         return f"the new book had already been published at {out}"
     what = f"{out} and {tables} were" if tables is not None else f"{out} was"
     left = [path for path in staged if path.exists()]
-    if left:
-        return f"{what} not changed; could not remove {left[0]} (the next build of {out.name} removes it)"
+    if left:  # its mark goes last (outdir.remove_staging): the next build of the same output removes the rest
+        return f"{what} not changed; could not remove all of {left[0]}, which the next build of {out} removes"
     return f"{what} not changed, and nothing of this build is left running or on disk"
 
 
@@ -738,16 +738,16 @@ def _discard(staged: list[Path], out: Path) -> None:
     if outdir.journal_path(out).exists():
         return
     for path in staged:
-        shutil.rmtree(path, ignore_errors=True)
+        outdir.remove_staging(path)
 
 
 def _execute_all(stale: list[NotebookJob], dest: Path, cwd: Path, jobs: int, log: Callable[[str], None]) -> None:
     """Execute ``stale`` notebooks into ``dest``, ``jobs`` at a time; the first failure stops the build.
 
     A failure or an interruption stops every kernel and waits for the notebooks' threads to
-    end before it goes on, so nothing writes into ``dest`` once this returns or raises
-    (papermill recreates a missing directory: a late write used to leave an unmarked
-    staging directory behind).
+    end before it goes on, so nothing writes into ``dest`` once this returns or raises (kernels
+    used to run on: a notebook writing while the build removed its staging directory left it
+    half removed, without its mark, and no later build removed it).
     """
     total = len(stale)
     if not total:

@@ -523,3 +523,18 @@ def test_another_checkout_with_an_unwritable_home_publishes_the_same_bytes(seed_
         for path in (str(tmp_path), str(ROOT), "matplotlib-", "/tmp/"):
             assert path.encode() not in data, (rel, path)
     assert list(tmpdir.iterdir()) == [], "no temporary directory outlives the build"
+
+
+def test_a_staging_directory_that_cannot_be_removed_wholly_keeps_its_mark(tmp_path, monkeypatch):
+    # a removal cut short used to leave whatever rmtree had not reached, its mark perhaps gone: unmarked,
+    # no build would ever delete it.  The mark now goes last, and only once all else is gone
+    staging = outdir.make_staging(tmp_path / "run", outdir.new_build_id())
+    (staging / "src" / "notebooks").mkdir(parents=True)
+    (staging / "src" / "notebooks" / "00_assumptions.ipynb").write_text("{")
+    (staging / "html").mkdir()
+    monkeypatch.setattr(shutil, "rmtree", lambda path, ignore_errors=False: None)  # removes nothing
+    outdir.remove_staging(staging)
+    assert outdir.read_mark(staging) is not None
+    monkeypatch.undo()
+    outdir.recover(outdir.journal_path(tmp_path / "run"), [tmp_path / "run"])
+    assert list(tmp_path.iterdir()) == []
