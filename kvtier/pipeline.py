@@ -30,6 +30,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -40,7 +41,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor, as_completed, wait
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -781,11 +782,25 @@ nbclient notices a dead kernel within about a second; the bound only keeps a wed
 from hanging the build."""
 
 
-def _stop_notebooks(pool: ThreadPoolExecutor, kernels: KernelGroup, futures: list[Any]) -> None:
-    """Cancel the notebooks not started, kill every kernel and wait for the running notebooks' threads."""
+def _stop_notebooks(pool: ThreadPoolExecutor, kernels: KernelGroup, futures: list[Future[str]]) -> None:
+    """Cancel the notebooks not started, kill every kernel and wait for the running notebooks' threads.
+
+    nbclient logs each kernel it finds dead ("Error occurred while starting new kernel client
+    ...") through papermill's logger, and jupyter_client through traitlets': expected here, so
+    both are silenced meanwhile and the build's own message stays its only line.
+    """
     pool.shutdown(wait=False, cancel_futures=True)
-    kernels.stop()
-    wait(futures, timeout=NOTEBOOK_STOP_TIMEOUT_S)
+    loggers = [logging.getLogger(name) for name in ("papermill", "traitlets")]
+    disabled = [logger.disabled for logger in loggers]
+    for logger in loggers:
+        logger.disabled = True
+    try:
+        kernels.stop()
+        # a cancelled future is never done in wait()'s sense: wait for the running ones only
+        wait([f for f in futures if not f.cancelled()], timeout=NOTEBOOK_STOP_TIMEOUT_S)
+    finally:
+        for logger, was in zip(loggers, disabled, strict=True):
+            logger.disabled = was
 
 
 @contextmanager
