@@ -24,6 +24,8 @@ from kvtier import outdir, pipeline
 from kvtier.errors import KvtierError
 from tests.conftest import ROOT, build, copy_project, snapshot
 
+pytestmark = pytest.mark.surface("build")
+
 
 def one_error_line(proc: subprocess.CompletedProcess[str], message: str) -> None:
     """Exit status 2, one line on stderr that holds ``message``, no traceback."""
