@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -23,6 +24,8 @@ from kvtier.errors import KvtierError
 from kvtier.pipeline import build as pipeline
 from kvtier.pipeline import outdir
 from tests.conftest import ROOT, build, copy_project, snapshot
+
+pytestmark = pytest.mark.surface("build")
 
 
 def one_error_line(proc: subprocess.CompletedProcess[str], message: str) -> None:
@@ -246,28 +249,168 @@ def test_sigkill_while_notebooks_run_leaves_the_build_and_the_next_build_cleans_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"], "leftovers and lock are gone"
 
 
+def kernels_running(tmpdir: Path) -> list[int]:
+    """Process ids of the kernels whose connection file lies under ``tmpdir`` (the build's TMPDIR)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:  # not a process, or it ended
+            continue
+        if str(tmpdir).encode() in cmdline and b"kernel" in cmdline:
+            found.append(int(proc.name))
+    return found
+
+
+def first_cell(page: Path, code: str) -> None:
+    """Make ``code`` the first code cell of the MyST page ``page`` (before its parameters cell)."""
+    text = page.read_text()
+    at = text.index("```{code-cell}")
+    page.write_text(text[:at] + f"```{{code-cell}}\n{code}\n```\n\n" + text[at:])
+
+
 @pytest.mark.parametrize(
     ("sig", "status", "word"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
 )
-def test_ctrl_c_or_sigterm_is_one_line_and_cleans_up(seed_build, tmp_path, sig, status, word):
-    out = tmp_path / "kept"
+def test_ctrl_c_or_sigterm_stops_the_kernels_cleans_up_and_says_so(seed_build, tmp_path, sig, status, word):
+    out, tmpdir = tmp_path / "kept", tmp_path / "tmp"
+    tmpdir.mkdir()
     shutil.copytree(seed_build, out)
     before = snapshot(out)
     cmd = [sys.executable, "-m", "kvtier", "build", "--out", str(out), "--set", "mfu.typical=35%", "--jobs", "1"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE, text=True)
-    seen = []
+    env = {**os.environ, "TMPDIR": str(tmpdir)}  # the kernels' connection files (and so their command lines)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE, text=True, env=env)
     for line in proc.stderr:
-        seen.append(line)
         if "executing" in line:
             break
-    time.sleep(1.0)
+    while not kernels_running(tmpdir) and proc.poll() is None:  # a notebook's kernel is up
+        time.sleep(0.1)
     proc.send_signal(sig)
     rest = proc.stderr.read()
-    assert proc.wait(timeout=60) == status
-    assert rest.strip().splitlines()[-1] == f"kvtier: {word}; nothing was changed", rest
-    assert "Traceback" not in rest
+    assert proc.wait(timeout=120) == status
+    # the line used to say "nothing was changed" while notebooks went on writing into a staging
+    # directory it had removed (and recreated unmarked); now it says what the build left
+    # one line besides progress: nbclient's log of each kernel it found killed is not shown
+    assert [line for line in rest.splitlines() if not line.startswith("[")] == [
+        f"kvtier: {word}; {out} was not changed, and nothing of this build is left running or on disk"
+    ], rest
+    assert kernels_running(tmpdir) == [], "every kernel was stopped before the build ended"
+    assert list(tmpdir.iterdir()) == [], "the kernels' directories are removed"
     assert snapshot(out) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"], "staging and lock removed"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "tmp"], "staging and lock removed"
+
+
+class Stopped(BaseException):
+    """What the CLI's SIGTERM handler raises (kvtier.commands._Terminated), in this test."""
+
+
+def test_a_signal_while_publishing_acts_only_once_the_renames_are_done():
+    # the CLI raises on SIGTERM in the main thread: during publishing that stopped the renames halfway
+    # (finished by the next build, but the line said "nothing was changed")
+    done = []
+
+    def terminate(signum, frame):
+        raise Stopped
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        with pytest.raises(Stopped):
+            with pipeline.signals_held():
+                os.kill(os.getpid(), signal.SIGTERM)
+                done.append("first rename")
+                os.kill(os.getpid(), signal.SIGTERM)  # a second signal is the same request
+                done.append("second rename")
+        assert signal.getsignal(signal.SIGTERM) is terminate, "the caller's handler is back"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert done == ["first rename", "second rename"]
+
+
+def test_a_notebook_that_raises_stops_the_other_kernels_and_leaves_nothing_beside_the_output(tmp_path):
+    # with --jobs 2, 00 fails at once while 01 sleeps: 01's kernel used to run on after the build had
+    # removed its staging directory (and notebooks writing during the removal left it half removed,
+    # without its mark, for good); now it is killed before the removal: it never wakes up to write
+    project, out, tmpdir = copy_project(tmp_path), tmp_path / "run", tmp_path / "tmp"
+    tmpdir.mkdir()
+    woke = tmp_path / "01 woke up"
+    first_cell(project / "notebooks" / "00_assumptions.md", "raise RuntimeError('boom')")
+    first_cell(
+        project / "notebooks" / "01_block_unit.md",
+        f"import pathlib, time\ntime.sleep(30)\npathlib.Path({str(woke)!r}).write_text('ran on')",
+    )
+    # beside the output: what such a build left (unmarked, one executed notebook), and a user's folder
+    # that is only named like a staging directory
+    old = tmp_path / f"{outdir.staging_prefix(out)}{'a' * 32}"
+    (old / "src" / "notebooks").mkdir(parents=True)
+    (old / "src" / "notebooks" / "01_block_unit.ipynb").write_text(json.dumps(executed_notebook()))
+    theirs = tmp_path / f"{outdir.staging_prefix(out)}{'b' * 32}"
+    theirs.mkdir()
+    (theirs / "notes.txt").write_text("mine")
+    proc = build(out, "--jobs", "2", cwd=project, env={**os.environ, "TMPDIR": str(tmpdir)})
+    assert proc.returncode == 2, proc.stderr
+    assert "kvtier: error: notebook 00_assumptions.md failed: RuntimeError: boom" in proc.stderr
+    assert f"left {theirs} as it is" in proc.stderr
+    assert "Error occurred" not in proc.stderr and "Traceback" not in proc.stderr  # 01's killed kernel is not news
+    assert not woke.exists(), "the other notebook's kernel was stopped"
+    assert kernels_running(tmpdir) == [] and list(tmpdir.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["project", "tmp", theirs.name])
+    assert (theirs / "notes.txt").read_text() == "mine"
+
+
+def executed_notebook(stripped: bool = False) -> dict:
+    """A notebook as papermill writes it in a build (its injected-parameters cell tagged), or as the build
+    keeps it (``stripped``: the cell's id says it, its papermill metadata is gone)."""
+    injected = {"cell_type": "code", "source": "x = 1", "outputs": [], "execution_count": 1}
+    if stripped:
+        injected |= {"id": "injected-parameters", "metadata": {"tags": ["remove-cell"]}}
+    else:
+        injected |= {"id": "5f0c", "metadata": {"tags": ["injected-parameters"], "papermill": {}}}
+    return {"cells": [injected], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+
+
+def _tree(root: Path, files: dict[str, str | None]) -> None:
+    """Write ``files`` (path -> text; None makes a link to /etc/passwd) under ``root``."""
+    root.mkdir()
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if text is None:
+            path.symlink_to("/etc/passwd")
+        else:
+            path.write_text(text)
+
+
+NB = "src/notebooks/02_fetch.ipynb"
+LEFTOVERS = {
+    # name tail, files, removed by the next build?
+    "marked": ("c" * 32, {outdir.MARK: json.dumps({"kvtier_build": "c" * 32}), NB: "{"}, True),
+    "unmarked-empty": ("d" * 32, {}, True),  # killed between mkdir and the mark
+    "unmarked-papermill-notebook": ("e" * 32, {NB: json.dumps(executed_notebook())}, True),
+    "unmarked-stripped-notebook": ("f" * 32, {NB: json.dumps(executed_notebook(stripped=True))}, True),
+    "unmarked-user-notebook": ("1" * 32, {NB: json.dumps({"cells": [], "nbformat": 4})}, False),
+    "unmarked-truncated-notebook": ("2" * 32, {NB: json.dumps(executed_notebook())[:40]}, False),
+    "unmarked-other-file": ("3" * 32, {NB: json.dumps(executed_notebook()), "src/notebooks/notes.txt": "x"}, False),
+    "unmarked-file-at-top": ("4" * 32, {"report.ipynb": json.dumps(executed_notebook())}, False),
+    "unmarked-link": ("5" * 32, {NB: json.dumps(executed_notebook()), "src/notebooks/l.ipynb": None}, False),
+    "not-a-build-id": ("mine", {NB: json.dumps(executed_notebook())}, False),
+    "uppercase-id": ("A" * 32, {NB: json.dumps(executed_notebook())}, False),
+}
+"""Directories beside an output named ``.OUT.kvtier-new-<tail>``: 4 a dead build left, 7 it may not have."""
+
+
+@pytest.mark.parametrize(("tail", "files", "removed"), LEFTOVERS.values(), ids=LEFTOVERS)
+def test_the_next_build_removes_what_a_dead_build_left_and_nothing_else(tmp_path, tail, files, removed):
+    target = tmp_path / "run"
+    leftover = tmp_path / f"{outdir.staging_prefix(target)}{tail}"
+    _tree(leftover, files)
+    before = snapshot(leftover)
+    outdir.recover(outdir.journal_path(target), [target])
+    assert leftover.exists() is not removed
+    if not removed:
+        assert snapshot(leftover) == before, "kept byte for byte"
+        # the build names each one it keeps that is named as its own (a build id: 32 lowercase hex digits)
+        named = outdir.foreign_staging(target) == [leftover]
+        assert named is bool(re.fullmatch("[0-9a-f]{32}", tail))
 
 
 # ---------------------------------------------------------------------------
@@ -341,3 +484,61 @@ def test_outputs_follow_the_umask(seed_build):
     expected = 0o777 & ~mask
     for d in (seed_build, seed_build / "html", seed_build / "tables", seed_build / "figures"):
         assert d.stat().st_mode & 0o777 == expected, d
+
+
+# ---------------------------------------------------------------------------
+# the published book is the same bytes from any checkout, whatever HOME allows (issue 22, item 9)
+# ---------------------------------------------------------------------------
+
+
+def copy_checkout(dest: Path) -> Path:
+    """A copy of the checkout (package, pages, book, configuration) at ``dest``, without caches."""
+    dest.mkdir(parents=True)
+    for name in ("kvtier", "notebooks", "book"):
+        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("_config.yml", "_toc.yml"):
+        shutil.copy2(ROOT / name, dest / name)
+    return dest
+
+
+def test_another_checkout_with_an_unwritable_home_publishes_the_same_bytes(seed_build, tmp_path):
+    # HOME inside a regular file: no one (root included, as in CI containers) can create ~/.config
+    # or ~/.ipython there.  matplotlib then made /tmp/matplotlib-<random> and printed a warning naming
+    # it into every notebook, so into html/_sources and notebooks/; IPython left a temporary directory
+    checkout = copy_checkout(tmp_path / "elsewhere" / "a-checkout-at-another-path")
+    (tmp_path / "not-a-dir").write_text("")
+    tmpdir, out = tmp_path / "tmp", tmp_path / "out"
+    tmpdir.mkdir()
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path / "not-a-dir" / "home"),
+        "TMPDIR": str(tmpdir),
+        "PYTHONPATH": str(checkout),  # the copy's own package, as a second clone would run it
+    }
+    proc = build(out, cwd=checkout, env=env)
+    assert proc.returncode == 0, proc.stderr
+    # what legitimately differs: the build id (random, the ownership mark), in .kvtier-build and manifest.json
+    for part in ("html", "notebooks", "figures", "tables"):
+        assert snapshot(out / part) == snapshot(seed_build / part), part
+    manifests = [json.loads((d / outdir.MANIFEST).read_text()) for d in (out, seed_build)]
+    assert [m.pop("build_id") for m in manifests] == [outdir.read_mark(d) for d in (out, seed_build)]
+    assert manifests[0] == manifests[1]
+    for rel, data in snapshot(out).items():
+        for path in (str(tmp_path), str(ROOT), "matplotlib-", "/tmp/"):
+            assert path.encode() not in data, (rel, path)
+    assert list(tmpdir.iterdir()) == [], "no temporary directory outlives the build"
+
+
+def test_a_staging_directory_that_cannot_be_removed_wholly_keeps_its_mark(tmp_path, monkeypatch):
+    # a removal cut short used to leave whatever rmtree had not reached, its mark perhaps gone: unmarked,
+    # no build would ever delete it.  The mark now goes last, and only once all else is gone
+    staging = outdir.make_staging(tmp_path / "run", outdir.new_build_id())
+    (staging / "src" / "notebooks").mkdir(parents=True)
+    (staging / "src" / "notebooks" / "00_assumptions.ipynb").write_text("{")
+    (staging / "html").mkdir()
+    monkeypatch.setattr(shutil, "rmtree", lambda path, ignore_errors=False: None)  # removes nothing
+    outdir.remove_staging(staging)
+    assert outdir.read_mark(staging) is not None
+    monkeypatch.undo()
+    outdir.recover(outdir.journal_path(tmp_path / "run"), [tmp_path / "run"])
+    assert list(tmp_path.iterdir()) == []

@@ -12,6 +12,7 @@ from kvtier.inputs.assumptions import HELP, load_assumptions
 from kvtier.report import figures, pages
 from kvtier.report.pages.fetch import fetch_vs_bandwidth
 from kvtier.scenario import Scenario
+from tests.conftest import ROOT
 
 matplotlib.use("Agg")  # tests draw without a display; notebooks keep the inline backend (kvtier.report.notebook.setup)
 
@@ -71,3 +72,60 @@ def test_the_legibility_check_finds_small_and_overlapping_text():
     assert "'tiny' is 6 pt, below 8 pt" in problems
     assert "'a label' overlaps 'another label'" in problems
     matplotlib.pyplot.close(fig)
+
+
+# ---------------------------------------------------------------------------
+# user text is plain text (issue 22, item 8)
+# ---------------------------------------------------------------------------
+
+
+def shown(artist: matplotlib.text.Text) -> tuple[str, bool]:
+    """What ``artist`` draws and whether as mathtext: matplotlib's own decision (Text._preprocess_math,
+    which every renderer calls), so the test follows matplotlib rather than copying its rules."""
+    text, ismath = artist._preprocess_math(artist.get_text())
+    return text, ismath is not False
+
+
+def drawn_texts(fig) -> list[tuple[str, bool]]:
+    """Every visible text of ``fig`` after drawing it (tick labels are made by the draw), as shown."""
+    fig.canvas.draw()
+    return [shown(t) for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text()]
+
+
+MODEL_DIRS = ["$\\frac{a$", "$x^2$"]
+"""A model directory's name is the model's name: invalid mathtext (the build failed with a 13-line
+ParseSyntaxException) and valid mathtext (drawn as x squared, silently)."""
+
+
+@pytest.mark.parametrize("dirname", MODEL_DIRS)
+def test_a_model_name_with_dollars_is_drawn_as_written_in_every_figure(tmp_path, dirname):
+    config = tmp_path / dirname / "config.json"
+    config.parent.mkdir()
+    config.write_bytes((ROOT / "kvtier" / "data" / "models" / "llama-3-8b.json").read_bytes())
+    s = Scenario(load_assumptions(sets={"model": str(config)}))
+    showing = []
+    # a matplotlibrc asking for TeX (none is installed here) must not reach the figures either
+    with matplotlib.rc_context({"text.usetex": True}):
+        for figure in pages.FIGURES:
+            fig, _ = figure.draw(s)
+            print_figure(fig, "svg", **figures.SVG_PRINT)  # as the notebook prints it: raised on invalid mathtext
+            texts = [(text, math) for text, math in drawn_texts(fig) if dirname in text]
+            assert texts == [(text, False) for text, _ in texts], figure.name
+            showing += [figure.name] * bool(texts)
+            matplotlib.pyplot.close(fig)
+    # titles, axis labels, legends, annotations, tick labels and footers: the figures that name the model
+    # (the fetch, regeneration, capacity, models, LRU and tier-mix figures: counted from the pages, 6)
+    assert len(showing) == 6, showing
+
+
+def test_the_log_axes_keep_their_mathtext_tick_labels():
+    # the one intended mathtext of the book: matplotlib's log tick labels ($\mathdefault{10^{3}}$)
+    s = Scenario()
+    math = []
+    for figure in pages.FIGURES:
+        fig, _ = figure.draw(s)
+        math += [text for text, is_math in drawn_texts(fig) if "\\mathdefault" in text and is_math]
+        plain = [text for text, is_math in drawn_texts(fig) if "\\mathdefault" in text and not is_math]
+        assert plain == [], figure.name
+        matplotlib.pyplot.close(fig)
+    assert math

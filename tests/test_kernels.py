@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import tempfile
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 from jupyter_client import AsyncKernelManager
 
 from kvtier.pipeline import build as pipeline
-from kvtier.pipeline.kernels import kernel_manager_class
+from kvtier.pipeline.kernels import KernelGroup, kernel_manager_class
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="Unix sockets")
 
@@ -68,3 +69,43 @@ def test_execute_runs_the_page_and_removes_its_kernel_directory(tmp_path, monkey
     nb = nbformat.read(out, as_version=4)
     assert nb.cells[-1].outputs[0]["text"] == "42\n"  # 6 x 7
     assert list(temp.iterdir()) == []
+
+
+@POSIX
+def test_stopping_a_group_kills_its_kernels_and_every_kernel_started_later(tmp_path):
+    # a failed or stopped build calls stop() from the main thread while notebooks run in others;
+    # a kernel whose start was under way then must not live on either
+    group = KernelGroup()
+    managers = []
+    for name in ("running", "late"):
+        (tmp_path / name).mkdir()
+        managers.append(kernel_manager_class(tmp_path / name, group)(kernel_name="python3"))
+
+    async def start_stop_start() -> list[int | None]:
+        running, late = managers
+        await running.start_kernel()
+        group.stop()
+        await late.start_kernel()
+        codes = []
+        for km in managers:
+            codes.append(await asyncio.wait_for(asyncio.to_thread(km.provisioner.process.wait), 60))
+            await km.shutdown_kernel(now=True)
+        return codes
+
+    # SIGKILL shows as a return code of -9 (-signal number), for the kernel running and the one started after
+    assert asyncio.run(start_stop_start()) == [-signal.SIGKILL, -signal.SIGKILL]
+
+
+@POSIX
+def test_a_kernel_shut_down_leaves_its_group(tmp_path):
+    # its process id may be reused once it has ended: stop() must not signal it
+    group = KernelGroup()
+    km = kernel_manager_class(tmp_path, group)(kernel_name="python3")
+
+    async def start_shutdown() -> None:
+        await km.start_kernel()
+        assert group._managers == [km]
+        await km.shutdown_kernel(now=True)
+
+    asyncio.run(start_shutdown())
+    assert group._managers == []

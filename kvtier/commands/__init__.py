@@ -55,13 +55,13 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise _Terminated
 
 
-def _stopped(word: str, status: int) -> int:
-    """One line for Ctrl-C or SIGTERM; the build has already removed what it staged.
-
-    Notebooks still running in worker threads are not waited for: the process ends now
-    (their kernels follow their parent).
+def _stopped(word: str, status: int, exc: BaseException) -> int:
+    """One line for Ctrl-C or SIGTERM, saying what was left: a build notes it on the exception
+    (its kernels stopped, what it staged removed, or the new book already published); a
+    command stopped before writing anything changed nothing.
     """
-    print(f"kvtier: {word}; nothing was changed", file=sys.stderr, flush=True)
+    what = "; ".join(getattr(exc, "__notes__", [])) or "nothing was changed"
+    print(f"kvtier: {word}; {what}", file=sys.stderr, flush=True)
     if threading.active_count() > 1:
         os._exit(status)
     return status
@@ -83,10 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KvtierError as exc:
         print(f"kvtier: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        return _stopped("interrupted", 130)
-    except _Terminated:
-        return _stopped("terminated", 143)
+    except KeyboardInterrupt as exc:
+        return _stopped("interrupted", 130, exc)
+    except _Terminated as exc:
+        return _stopped("terminated", 143, exc)
     except BrokenPipeError:  # output piped into `head` and closed early
         sys.stderr.close()
         return 0

@@ -30,15 +30,18 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +55,7 @@ from kvtier.formulas.reuse import trace_path
 from kvtier.inputs.assumptions import AssumptionSet, check_consistency
 from kvtier.inputs.models import config_path
 from kvtier.pipeline import outdir
-from kvtier.pipeline.kernels import kernel_manager_class
+from kvtier.pipeline.kernels import KernelGroup, kernel_manager_class
 from kvtier.report import pages, preview
 from kvtier.report.notebook import PARAM_KEYS, PROVENANCE_PARAM, SET_NAME_PARAM, notebook_parameters, param_name
 from kvtier.report.tables import write_csv_texts
@@ -270,8 +273,12 @@ def _failure_message(job: NotebookJob, output: Path, exc: Exception) -> str:
     return "\n".join(lines)
 
 
-def execute(job: NotebookJob, output: Path, cwd: Path) -> None:
-    """Execute one notebook with papermill into ``output``, stripped of volatile metadata."""
+def execute(job: NotebookJob, output: Path, cwd: Path, kernels: KernelGroup | None = None) -> None:
+    """Execute one notebook with papermill into ``output``, stripped of volatile metadata.
+
+    ``kernels`` is the build's :class:`~kvtier.pipeline.kernels.KernelGroup`: the notebook's kernel
+    joins it, so that a failed or stopped build can stop it.
+    """
     import papermill
 
     kernel_dir = Path(tempfile.mkdtemp(prefix="kvtier-kernel-"))
@@ -286,7 +293,7 @@ def execute(job: NotebookJob, output: Path, cwd: Path) -> None:
             kernel_name="python3",
             # the kernel's own log (a transport warning where TCP remains, a shutdown message) is noise in build output
             extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
-            kernel_manager_class=kernel_manager_class(kernel_dir),
+            kernel_manager_class=kernel_manager_class(kernel_dir, kernels),
         )
     except Exception as exc:  # PapermillExecutionError and kernel start failures
         raise KvtierError(_failure_message(job, output, exc)) from None
@@ -332,12 +339,16 @@ def extract_figures(notebook: Path, directory: Path) -> list[Path]:
     return paths
 
 
-def build_html(source: Path, dest: Path) -> None:
-    """Build the book in ``source`` with Jupyter Book into ``dest`` (warnings are errors)."""
+def build_html(source: Path, dest: Path, home: Path | None = None) -> None:
+    """Build the book in ``source`` with Jupyter Book into ``dest`` (warnings are errors).
+
+    ``home`` holds the configuration directories of the tools it loads (see :func:`tool_settings`).
+    """
     jb = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(source), "--path-output", str(source)]
     cmd += ["-W", "-n", "--keep-going", "--quiet"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=source)
+    env = {**os.environ, **(tool_settings(home) if home is not None else {})}
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=source, env=env)
     if proc.returncode != 0:
         # the staging directory's name means nothing to the reader: paths are shown relative to the project
         text = ANSI.sub("", proc.stdout + proc.stderr).replace(f"{source}{os.sep}", "").replace(str(source), ".")
@@ -497,14 +508,41 @@ def _tables_current(directory: Path, texts: Mapping[str, str]) -> bool:
     return present == dict(texts)
 
 
+KERNEL_HOME = ".tool-home"
+"""The folder of a build's staging directory that its kernels and Jupyter Book use as matplotlib's
+and IPython's configuration directories (:func:`tool_settings`); removed before anything is published."""
+
+
+def tool_settings(home: Path) -> dict[str, str]:
+    """Environment variables that keep matplotlib's and IPython's configuration in ``home`` (made here).
+
+    With a read-only ``HOME`` each would otherwise make a random temporary directory (IPython's is
+    never removed) and say so: matplotlib's warning, naming it, landed in the notebooks' output.
+    """
+    settings = {"MPLCONFIGDIR": str(home / "matplotlib"), "IPYTHONDIR": str(home / "ipython")}
+    for directory in settings.values():
+        Path(directory).mkdir(parents=True, exist_ok=True)
+    return settings
+
+
 @contextmanager
-def _kernel_environment() -> Iterator[None]:
+def _kernel_environment(home: Path) -> Iterator[None]:
     """Kernels draw with the inline backend whatever the caller's ``MPLBACKEND`` (Agg would lose every figure),
-    and know that a build runs them (the Jupyter preview stays off)."""
+    know that a build runs them (the Jupyter preview stays off), and keep their configuration in ``home``.
+
+    ``home`` is the build's own: matplotlib and IPython no longer read the user's settings nor fall
+    back to a random temporary directory when ``HOME`` is read-only (matplotlib then printed a warning
+    naming it into the notebooks, and so into the published pages).  Matplotlib's font cache is
+    built there once, before the kernels start, so that no kernel prints matplotlib's "building the
+    font cache" warning (it comes after 5 s, whenever the machine is busy).
+    """
     settings = {"MPLBACKEND": "module://matplotlib_inline.backend_inline", preview.BUILD_ENV: "1"}
+    settings |= tool_settings(home)
     saved = {name: os.environ.get(name) for name in settings}
     os.environ.update(settings)
     try:
+        # its output and its status do not matter: a kernel that cannot load matplotlib reports it
+        subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], capture_output=True, check=False)
         yield
     finally:
         for name, value in saved.items():
@@ -558,13 +596,24 @@ def build(
     except OSError as exc:
         raise KvtierError(f"{out}: cannot create the output directory ({exc.strerror or exc})") from None
     tables = root / "book" / "tables"
+    targets = [out, tables] if default else [out]
     with outdir.locked(out):
-        if outdir.recover(outdir.journal_path(out), [out, tables] if default else [out]):
+        with signals_held():  # finishing an interrupted publication is renames that must all happen
+            recovered = outdir.recover(outdir.journal_path(out), targets)
+        if recovered:
             log(f"finished publishing a build that was interrupted at {out}")
+        for target in targets:
+            for kept in outdir.foreign_staging(target):
+                log(f"left {kept} as it is: named like a build's staging directory, it holds files no build writes")
         outdir.check_replaceable(out, default=default)
-        return _build_locked(
-            assumptions, root, out, tables if default else None, work, table_texts, jobs, log, force, started
-        )
+        try:
+            return _build_locked(
+                assumptions, root, out, tables if default else None, work, table_texts, jobs, log, force, started
+            )
+        except BaseException as exc:
+            if recovered and not isinstance(exc, Exception):
+                exc.add_note(f"before that it finished publishing the earlier build that was interrupted at {out}")
+            raise
 
 
 def _build_locked(
@@ -610,6 +659,7 @@ def _build_locked(
         return BuildResult(out, [], [job.name for job in work], True)
 
     staged: list[Path] = []
+    published = False
     try:
         staging = outdir.make_staging(out, build_id)
         staged.append(staging)
@@ -623,8 +673,10 @@ def _build_locked(
         for job in fresh:
             shutil.copy2(out / "notebooks" / f"{job.name}.ipynb", src / "notebooks" / f"{job.name}.ipynb")
             log(f"[reuse] {job.name}.ipynb: inputs unchanged")
-        with _kernel_environment():
-            _execute_all(stale, src / "notebooks", Path.cwd(), jobs, log)
+        home = staging / KERNEL_HOME
+        if stale:
+            with _kernel_environment(home):
+                _execute_all(stale, src / "notebooks", Path.cwd(), jobs, log)
 
         log("writing tables of record and figures")
         write_csv_texts(table_texts, staging / "tables")
@@ -634,7 +686,8 @@ def _build_locked(
         shutil.copytree(src / "notebooks", staging / "notebooks")
 
         log("building the HTML with Jupyter Book (warnings are errors)")
-        build_html(src, staging / "html")
+        build_html(src, staging / "html", home)
+        shutil.rmtree(home)
         # each page links the CSV of record it shows (../tables/NAME.csv): the tables go beside the pages
         shutil.copytree(staging / "tables", staging / "html" / "tables")
         shutil.rmtree(src)
@@ -647,12 +700,18 @@ def _build_locked(
             staged.append(tables_new)
             write_csv_texts(table_texts, tables_new)
             swaps.append(outdir.Swap(tables_new, tables, outdir.old_path(tables, build_id)))
-        outdir.publish(outdir.journal_path(out), swaps)
+        with signals_held():  # a signal waits until both renames are done
+            outdir.publish(outdir.journal_path(out), swaps)
+            published = True
     except OSError as exc:
-        _discard(staged, out)
+        with signals_held():
+            _discard(staged, out)
         raise KvtierError(f"build failed writing {exc.filename or out}: {exc.strerror or exc}") from None
-    except BaseException:
-        _discard(staged, out)
+    except BaseException as exc:
+        with signals_held():
+            _discard(staged, out)
+        if not isinstance(exc, Exception):  # Ctrl-C, SIGTERM: the CLI says what this note says
+            exc.add_note(_stopped_note(out, tables, staged, published))
         raise
     log(
         f"done in {time.perf_counter() - started:.1f} s: executed {len(stale)}, reused {len(fresh)};"
@@ -661,22 +720,44 @@ def _build_locked(
     return BuildResult(out, [job.name for job in stale], [job.name for job in fresh], False)
 
 
+def _stopped_note(out: Path, tables: Path | None, staged: list[Path], published: bool) -> str:
+    """What a build stopped by Ctrl-C or SIGTERM leaves: true whatever step it stopped at.
+
+    Its kernels are stopped and its threads ended before this is written (see
+    :func:`_execute_all`); a signal that came while publishing waited for the renames.
+    """
+    if published:
+        return f"the new book had already been published at {out}"
+    what = f"{out} and {tables} were" if tables is not None else f"{out} was"
+    left = [path for path in staged if path.exists()]
+    if left:  # its mark goes last (outdir.remove_staging): the next build of the same output removes the rest
+        return f"{what} not changed; could not remove all of {left[0]}, which the next build of {out} removes"
+    return f"{what} not changed, and nothing of this build is left running or on disk"
+
+
 def _discard(staged: list[Path], out: Path) -> None:
     """Remove what a failed build staged, unless it is publishing (its journal then finishes the job)."""
     if outdir.journal_path(out).exists():
         return
     for path in staged:
-        shutil.rmtree(path, ignore_errors=True)
+        outdir.remove_staging(path)
 
 
 def _execute_all(stale: list[NotebookJob], dest: Path, cwd: Path, jobs: int, log: Callable[[str], None]) -> None:
-    """Execute ``stale`` notebooks into ``dest``, ``jobs`` at a time; the first failure stops the build."""
+    """Execute ``stale`` notebooks into ``dest``, ``jobs`` at a time; the first failure stops the build.
+
+    A failure or an interruption stops every kernel and waits for the notebooks' threads to
+    end before it goes on, so nothing writes into ``dest`` once this returns or raises (kernels
+    used to run on: a notebook writing while the build removed its staging directory left it
+    half removed, without its mark, and no later build removed it).
+    """
     total = len(stale)
     if not total:
         return
+    kernels = KernelGroup()
 
     def run(job: NotebookJob) -> str:
-        execute(job, dest / f"{job.name}.ipynb", cwd)
+        execute(job, dest / f"{job.name}.ipynb", cwd, kernels)
         return job.name
 
     done = 0
@@ -689,7 +770,66 @@ def _execute_all(stale: list[NotebookJob], dest: Path, cwd: Path, jobs: int, log
             done += 1
             log(f"[{done}/{total}] executed {name}.ipynb ({total - done} remaining)")
     except BaseException:
-        # do not wait for notebooks still running: the build has failed or was interrupted
-        pool.shutdown(wait=False, cancel_futures=True)
+        with signals_held():
+            _stop_notebooks(pool, kernels, list(futures))
         raise
     pool.shutdown()
+
+
+NOTEBOOK_STOP_TIMEOUT_S = 60.0
+"""How long a failed or stopped build waits for its notebooks' threads once their kernels are killed (s).
+
+nbclient notices a dead kernel within about a second; the bound only keeps a wedged thread
+from hanging the build."""
+
+
+def _stop_notebooks(pool: ThreadPoolExecutor, kernels: KernelGroup, futures: list[Future[str]]) -> None:
+    """Cancel the notebooks not started, kill every kernel and wait for the running notebooks' threads.
+
+    nbclient logs each kernel it finds dead ("Error occurred while starting new kernel client
+    ...") through papermill's logger, and jupyter_client through traitlets': expected here, so
+    both are silenced meanwhile and the build's own message stays its only line.
+    """
+    pool.shutdown(wait=False, cancel_futures=True)
+    loggers = [logging.getLogger(name) for name in ("papermill", "traitlets")]
+    disabled = [logger.disabled for logger in loggers]
+    for logger in loggers:
+        logger.disabled = True
+    try:
+        kernels.stop()
+        # a cancelled future is never done in wait()'s sense: wait for the running ones only
+        wait([f for f in futures if not f.cancelled()], timeout=NOTEBOOK_STOP_TIMEOUT_S)
+    finally:
+        for logger, was in zip(loggers, disabled, strict=True):
+            logger.disabled = was
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM while the block runs, then act on the first that came, as it would have.
+
+    For steps that must not stop halfway: stopping the kernels, discarding what was staged,
+    publishing (a rename sequence).  Each is bounded.  Only the main thread receives
+    signals; elsewhere the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[tuple[int, Any]] = []
+
+    def hold(signum: int, frame: Any) -> None:
+        caught.append((signum, frame))
+
+    previous = {sig: signal.signal(sig, hold) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)  # None: installed outside Python
+    if caught:
+        signum, frame = caught[0]
+        handler = previous[signum]
+        if callable(handler):
+            handler(signum, frame)
+        elif handler == signal.SIG_DFL:
+            signal.raise_signal(signum)

@@ -14,7 +14,9 @@ publishing follows a journal:
 A build killed during step 3 leaves the journal; the next build (holding the lock)
 rolls it forward before it does anything else, so what any build starts from is
 either the whole old pair or the whole new pair. Staging directories left by killed
-builds carry the mark and are deleted by the next build of the same output.
+builds carry the mark and are deleted by the next build of the same output (as are the
+unmarked ones older builds could leave, when they hold only executed notebooks: see
+:func:`recover`).
 
 Ownership: a directory is replaced only if it carries the mark of the build that wrote
 it (:data:`MARK`, holding a random build identifier that the build's manifest repeats)
@@ -26,8 +28,10 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import glob
 import json
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -49,6 +53,10 @@ JB_OUTPUTS = frozenset({"html", "jupyter_execute", ".doctrees", "latex", "pdf"})
 
 LEGACY_OUTPUTS = frozenset({"html", "tables", "figures", "notebooks", MANIFEST})
 """What a kvtier build wrote into ``_build`` before builds were marked."""
+
+
+BUILD_ID_PATTERN = r"[0-9a-f]{32}"
+"""A build identifier: :func:`new_build_id`'s 128 bits in hex."""
 
 
 def new_build_id() -> str:
@@ -275,7 +283,10 @@ def recover(journal: Path, targets: list[Path]) -> bool:
     """Finish an interrupted publication and delete the leftovers of killed builds.
 
     Call while holding :func:`locked`. ``targets`` are every directory the build
-    publishes. Returns True when an interrupted publication was finished.
+    publishes. A leftover is a directory named as a staging directory of a target (its
+    prefix and a build id) that is marked or holds only executed notebooks
+    (:func:`_is_leftover`); :func:`foreign_staging` names the others, which are kept.
+    Returns True when an interrupted publication was finished.
     """
     finished = False
     if journal.exists():
@@ -287,7 +298,96 @@ def recover(journal: Path, targets: list[Path]) -> bool:
         _roll_forward(journal, swaps)
         finished = True
     for target in targets:
-        for leftover in target.parent.glob(staging_prefix(target) + "*"):
-            if leftover.is_dir() and not leftover.is_symlink() and read_mark(leftover) is not None:
-                shutil.rmtree(leftover, ignore_errors=True)
+        for leftover in _staging_dirs(target):
+            if _is_leftover(leftover):
+                remove_staging(leftover)
     return finished
+
+
+def remove_staging(path: Path) -> None:
+    """Delete the staging directory ``path``, its mark last, so that a removal cut short (a kill, an
+    error) leaves a marked directory, which the next build deletes; errors are ignored."""
+    if path.is_symlink() or not path.is_dir():
+        return
+    try:
+        for child in path.iterdir():
+            if child.name == MARK:
+                continue
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
+        if any(child.name != MARK for child in path.iterdir()):
+            return  # something could not be removed: the directory keeps its mark
+        (path / MARK).unlink(missing_ok=True)
+        path.rmdir()
+    except OSError:
+        pass
+
+
+def _staging_dirs(target: Path) -> list[Path]:
+    """Every real directory beside ``target`` named as a staging directory of it (the prefix and a build id)."""
+    prefix = staging_prefix(target)
+    return sorted(
+        path
+        for path in target.parent.glob(glob.escape(prefix) + "*")
+        if re.fullmatch(BUILD_ID_PATTERN, path.name[len(prefix) :]) and path.is_dir() and not path.is_symlink()
+    )
+
+
+def foreign_staging(target: Path) -> list[Path]:
+    """The directories named like a staging directory of ``target`` that :func:`recover` keeps: they hold a file
+    no build writes."""
+    return [path for path in _staging_dirs(target) if not _is_leftover(path)]
+
+
+def _is_leftover(directory: Path) -> bool:
+    """Whether ``directory`` is what a dead build left: its mark, or only executed notebooks.
+
+    A build marks its staging directory as it creates it.  Builds before issue 22 let
+    notebooks still running after a failure or a signal write into a staging directory the
+    build had already removed; papermill recreated it without a mark, holding only
+    ``src/notebooks/*.ipynb``.  Such a directory is a leftover when every entry in it is one
+    of those two folders or such a notebook, as papermill writes it (JSON with a cell tagged
+    or named ``injected-parameters``).  Anything else (a link, another file, a notebook
+    papermill did not run) is kept.
+    """
+    if read_mark(directory) is not None:
+        return True
+    for dirpath, dirnames, filenames in os.walk(directory):
+        rel = Path(dirpath).relative_to(directory).as_posix()
+        if rel not in (".", "src", "src/notebooks"):
+            return False
+        entries = [Path(dirpath) / name for name in dirnames + filenames]
+        if any(entry.is_symlink() for entry in entries):
+            return False
+        if rel != "src/notebooks" and filenames:
+            return False
+        if not all(_is_executed_notebook(Path(dirpath) / name) for name in filenames):
+            return False
+    return True
+
+
+def _is_executed_notebook(path: Path) -> bool:
+    """Whether ``path`` is a notebook papermill executed for a build (it injected the parameters)."""
+    if path.suffix != ".ipynb":
+        return False
+    try:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    return isinstance(cells, list) and any(_is_injected(cell) for cell in cells)
+
+
+def _is_injected(cell: Any) -> bool:
+    """Whether a notebook cell is papermill's injected parameters (by its tag, or by the id a build gives it)."""
+    if not isinstance(cell, dict):
+        return False
+    metadata = cell.get("metadata")
+    tags = metadata.get("tags") if isinstance(metadata, dict) else None
+    return cell.get("id") == INJECTED or (isinstance(tags, list) and INJECTED in tags)
+
+
+INJECTED = "injected-parameters"
+"""The id and tag of the cell papermill adds to every notebook a build executes."""

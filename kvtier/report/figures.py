@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from kvtier.inputs.assumptions import HELP, Assumption
@@ -45,6 +45,7 @@ STYLE: dict[str, object] = {
     "ytick.labelsize": 9,
     "legend.fontsize": 9,
     "legend.frameon": False,
+    "text.usetex": False,  # a matplotlibrc in the build's directory must not turn user text into TeX
 }
 """The house style's matplotlib settings; :func:`apply_style` adds the colour cycle of :data:`PALETTE`.
 
@@ -156,7 +157,61 @@ def finish(
     by_key = {rec.key: rec for rec in records}
     chosen = [by_key[key] for key in drivers]
     add_footer(fig, chosen)
+    plain_text(fig)
     return fig, caption(lead, text, records, chosen, extra)
+
+
+def plain_text(fig: Figure) -> None:
+    """Show every text the page put on ``fig`` as it is written: ``$`` is a dollar sign, not mathtext.
+
+    Model names (a config's directory name), assumption footers and basis strings are the
+    user's text: ``$x^2$`` in a directory name must not render as math, and invalid mathtext
+    (``$\\frac{a$``) must not fail the build.  Titles, labels, legends, annotations and figure
+    texts stop parsing math (and never use TeX).  Tick labels are drawn later, as new texts,
+    from the axis's formatter: those the page wrote (``set_yticks(y, labels)``, which
+    matplotlib keeps as a ``FuncFormatter`` or ``FixedFormatter``; a ``FuncFormatter`` of its
+    own) have their ``$`` escaped.  Tick labels of matplotlib's numeric formatters keep their
+    intended mathtext (a log axis's ``$\\mathdefault{10^{3}}$``), as does each axis's offset text.
+    """
+    from matplotlib.axis import Axis
+    from matplotlib.text import Text
+
+    from_formatters: set[int] = set()
+    for axis in fig.findobj(Axis):  # of every axes, a secondary axis's included
+        from_formatters.add(id(axis.offsetText))
+        for tick in (*axis.majorTicks, *axis.minorTicks):
+            from_formatters |= {id(tick.label1), id(tick.label2)}
+        _escape_page_labels(axis)
+    for artist in fig.findobj(Text):
+        if id(artist) not in from_formatters:
+            artist.set_usetex(False)
+            artist.set_parse_math(False)
+
+
+def _escape_page_labels(axis: Axis) -> None:
+    """Escape ``$`` in the tick labels of ``axis`` that the page wrote (not a numeric formatter's)."""
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
+
+    for formatter in (axis.get_major_formatter(), axis.get_minor_formatter()):
+        if isinstance(formatter, FixedFormatter):
+            formatter.seq = [escape_dollars(str(label)) for label in formatter.seq]
+        elif isinstance(formatter, FuncFormatter) and not isinstance(formatter.func, _Escaping):
+            formatter.func = _Escaping(formatter.func)
+
+
+class _Escaping:
+    """A tick-label function whose labels show ``$`` as a dollar sign (wraps the page's own)."""
+
+    def __init__(self, func: Callable[..., object]) -> None:
+        self.func = func
+
+    def __call__(self, value: float, pos: int | None = None) -> str:
+        return escape_dollars(str(self.func(value, pos)))
+
+
+def escape_dollars(text: str) -> str:
+    """``text`` with every ``$`` escaped, so that matplotlib shows it as a dollar sign (``$x$`` -> ``\\$x\\$``)."""
+    return text.replace("$", r"\$")
 
 
 def text_boxes(fig: Figure) -> list[tuple[str, float, tuple[float, float, float, float]]]:

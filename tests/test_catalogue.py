@@ -1,0 +1,63 @@
+"""The README's table of bad-input cases per surface is the catalogue's own count."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+def _catalogue():
+    spec = importlib.util.spec_from_file_location("catalogue", ROOT / "scripts" / "catalogue.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _item(own=(), id_=None, module=()):
+    """A stand-in for a collected case: marks on its function, a parameter id, marks of its module."""
+    return SimpleNamespace(
+        function=SimpleNamespace(pytestmark=[pytest.mark.surface(s).mark for s in own]),
+        callspec=None if id_ is None else SimpleNamespace(id=id_),
+        iter_markers=lambda name: iter([pytest.mark.surface(s).mark for s in (*own, *module)]),
+    )
+
+
+def test_the_readme_counts_the_catalogue_per_surface():
+    # scripts/catalogue.py collects tests/test_bad_input*.py and tests/test_build_safety.py and counts each
+    # case under its surface; --check exits 1 (printing the table it expected) when README.md disagrees
+    proc = subprocess.run(
+        [sys.executable, "scripts/catalogue.py", "--check"], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        # the function's own mark wins over an id that names another surface
+        (_item(own=["build"], id_="workload-no-reuse", module=["cost"]), "build"),
+        # then the id's first word, when it names a surface
+        (_item(id_="tiers-set-unknown-key", module=["compare"]), "tiers"),
+        # an id whose first word is no surface falls back to the module's mark
+        (_item(id_="latency-option", module=["compare"]), "compare"),
+        # nothing names a surface: None, which the count refuses by name
+        (_item(id_="latency-option"), None),
+    ],
+)
+def test_a_case_takes_its_surface_from_its_mark_then_its_id_then_its_module(item, expected):
+    assert _catalogue().surface_of(item) == expected
+
+
+def test_the_table_lists_every_surface_and_the_total():
+    catalogue = _catalogue()
+    counted = {"build": 3, "pr-comment": 2}
+    text = catalogue.table(catalogue.Counter(counted))
+    # 9 surfaces + header + rule + total = 12 rows; 3 + 2 = 5 in all
+    assert len(text.splitlines()) == 12
+    assert "| PR comment | 2 |" in text and "| tiers | 0 |" in text and text.endswith("| all | 5 |")
