@@ -35,7 +35,7 @@ the build pipeline; the commands; ``python -m kvtier``.  ``kvtier.FOLDER.*`` is 
 package and every module in it, at any depth; :data:`WITHIN` orders the modules inside."""
 
 WITHIN: dict[str, tuple[tuple[str, ...], ...]] = {
-    "kvtier.formulas": (("costs", "capacity", "economics"), ("roofline", "uncertainty"), ("reuse",)),
+    "kvtier.formulas": (("costs", "capacity", "economics"), ("roofline", "uncertainty", "tiering"), ("reuse",)),
     "kvtier.inputs": (
         ("readers",),
         ("provenance",),
@@ -44,7 +44,7 @@ WITHIN: dict[str, tuple[tuple[str, ...], ...]] = {
         ("hardware", "chapter", "measurements"),
         ("probe",),
     ),
-    "kvtier.report": (("figures", "tables"), ("pages.*",), ("pages",), ("notebook", "preview", "diff")),
+    "kvtier.report": (("figures", "tables", "words"), ("pages.*",), ("pages",), ("notebook", "preview", "diff")),
     "kvtier.pipeline": (("outdir", "kernels"), ("build",)),
     "kvtier.commands": (
         ("options", "output"),
