@@ -11,7 +11,9 @@ DATA = resources.files("kvtier.data")
 
 
 def test_every_model_preset_is_a_shipped_config_and_every_config_a_preset():
-    shipped = sorted(p.name.removesuffix(".json") for p in DATA.joinpath("models").iterdir() if p.name.endswith(".json"))
+    shipped = sorted(
+        p.name.removesuffix(".json") for p in DATA.joinpath("models").iterdir() if p.name.endswith(".json")
+    )
     assert sorted(MODEL_PRESETS) == shipped
     assert len(MODEL_PRESETS) == len(set(MODEL_PRESETS)) == 9
 
