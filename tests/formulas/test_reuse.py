@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from kvtier.errors import KvtierError
 from kvtier.formulas import reuse as workload
-from tests.conftest import BAD, GOOD, write_trace
+from tests.conftest import BAD, write_trace
 
 # references in order: 1 2 | 1 2 3 | 4 | 1 5 | 1 2 3   (11 references, 5 distinct blocks)
 # stack distance = distinct other blocks used since the block's last use (-1: first use):
@@ -427,27 +427,40 @@ def test_the_in_memory_reader_stops_at_its_reference_limit_and_the_stream_does_n
     assert workload.stream_lru(hand, HAND_BLOCK_TOKENS).n_refs == 11
 
 
+REQ2 = {"timestamp": 0, "input_length": 2, "output_length": 1, "hash_ids": [1, 2]}
+"""A valid request of 2 tokens (two blocks at 1 token a block); the cases below change one field of it."""
+
+
 @pytest.mark.parametrize(
     ("row", "message"),
     [
         ("[1, 2]", f"expected a JSON object with {FIELDS_TEXT}"),
         (
-            json.dumps({k: v for k, v in GOOD.items() if k != "output_length"}),
+            json.dumps({k: v for k, v in REQ2.items() if k != "output_length"}),
             f"missing field 'output_length' (a request needs {FIELDS_TEXT})",
         ),
-        (json.dumps({**GOOD, "timestamp": "now"}), "'timestamp' must be a finite number of milliseconds, got 'now'"),
-        (json.dumps({**GOOD, "input_length": "two"}), "'input_length' must be a whole number of tokens, got 'two'"),
-        (json.dumps({**GOOD, "output_length": True}), "'output_length' must be a whole number of tokens, got True"),
-        (json.dumps({**GOOD, "input_length": -1}), "'input_length' is negative (-1)"),
+        (
+            json.dumps({**REQ2, "timestamp": "now"}),
+            "'timestamp' must be a finite number of milliseconds, got 'now'",
+        ),
+        (
+            json.dumps({**REQ2, "input_length": "two"}),
+            "'input_length' must be a whole number of tokens, got 'two'",
+        ),
+        (
+            json.dumps({**REQ2, "output_length": True}),
+            "'output_length' must be a whole number of tokens, got True",
+        ),
+        (json.dumps({**REQ2, "input_length": -1}), "'input_length' is negative (-1)"),
         # 2 tokens at 1 token a block need ceil(2 / 1) = 2 ids; at Mooncake's 512 a block ceil(2 / 512) = 1 would fit
         (
-            json.dumps({**GOOD, "hash_ids": [1]}),
+            json.dumps({**REQ2, "hash_ids": [1]}),
             "'hash_ids' has 1 ids but input_length 2 at 1 tokens a block needs 2;"
             " the mooncake format's 512 tokens a block would fit",
         ),
         # 2 tokens, 3 ids: neither 1 token a block (2 ids) nor 512 (1 id) fits, so no hint
         (
-            json.dumps({**GOOD, "hash_ids": [1, 2, 3]}),
+            json.dumps({**REQ2, "hash_ids": [1, 2, 3]}),
             "'hash_ids' has 3 ids but input_length 2 at 1 tokens a block needs 2",
         ),
         # Python refuses to read an integer of more than 4,300 digits
@@ -463,10 +476,10 @@ def test_whole_messages_for_a_bad_request(row, message):
 
 def test_whole_messages_for_a_bad_trace():
     with pytest.raises(KvtierError) as info:
-        workload.parse_trace(_text([{**GOOD, "timestamp": 5}, {**GOOD, "timestamp": 4.5}]), "t.jsonl", 1)
+        workload.parse_trace(_text([{**REQ2, "timestamp": 5}, {**REQ2, "timestamp": 4.5}]), "t.jsonl", 1)
     assert str(info.value) == "t.jsonl: line 2: timestamp 4.5 ms goes backwards (the line before: 5)"
     with pytest.raises(KvtierError) as info:
-        workload.parse_trace(_text([{**GOOD, "hash_ids": [1, 2**64]}]), "t.jsonl", 1)
+        workload.parse_trace(_text([{**REQ2, "hash_ids": [1, 2**64]}]), "t.jsonl", 1)
     assert str(info.value) == "t.jsonl: line 1: a hash id does not fit in 64 bits"
 
 
@@ -475,20 +488,20 @@ def test_whole_messages_for_a_bad_trace():
 )
 def test_block_tokens_must_be_a_whole_number_of_at_least_one(block_tokens, shown):
     with pytest.raises(KvtierError) as info:
-        workload.parse_trace(_text([GOOD]), "t", block_tokens)
+        workload.parse_trace(_text([REQ2]), "t", block_tokens)
     assert str(info.value) == f"block tokens must be a whole number from 1 to 2,147,483,648, got {shown}"
 
 
 def test_the_largest_block_holds_2_to_the_31_tokens():
     # 2 tokens in a block of 2**31 need ceil(2 / 2**31) = 1 id
-    trace = workload.parse_trace(_text([{**GOOD, "hash_ids": [1]}]), "t", 2**31)
+    trace = workload.parse_trace(_text([{**REQ2, "hash_ids": [1]}]), "t", 2**31)
     assert trace.block_tokens == 2**31 and trace.ref_tokens.tolist() == [2]
 
 
 def test_zero_lengths_are_requests_too():
     # an empty prompt has no blocks (ceil(0 / 4) = 0 ids); a request may produce no output
     trace = workload.parse_trace(
-        _text([{"timestamp": 0, "input_length": 0, "output_length": 0, "hash_ids": []}, {**GOOD, "input_length": 8}]),
+        _text([{"timestamp": 0, "input_length": 0, "output_length": 0, "hash_ids": []}, {**REQ2, "input_length": 8}]),
         "t",
         4,
     )
@@ -499,7 +512,7 @@ def test_zero_lengths_are_requests_too():
 
 def test_blank_lines_are_skipped_wherever_they_are():
     # three requests, lines 2 and 3 blank: line numbers still count them (the bad one is line 6)
-    text = _text([GOOD]) + "\n\n  \n" + _text([{**GOOD, "timestamp": 1}, {**GOOD, "timestamp": 2}])
+    text = _text([REQ2]) + "\n\n  \n" + _text([{**REQ2, "timestamp": 1}, {**REQ2, "timestamp": 2}])
     assert workload.parse_trace(text, "t", 1).n_requests == 3
     with pytest.raises(KvtierError, match=r"^t: line 6: "):
         workload.parse_trace(text + "\n{", "t", 1)
@@ -532,16 +545,16 @@ def test_a_trace_larger_than_a_config_file_is_read(tmp_path):
 
 def test_analyse_reads_the_file_again_when_its_size_or_time_changes(tmp_path):
     path = tmp_path / "t.jsonl"
-    path.write_text(_text([GOOD]))
+    path.write_text(_text([REQ2]))
     first = os.stat(path)
     assert workload.analyse(path, 1).trace.n_requests == 1
     # same modification time, one more request (a larger file): read again
-    path.write_text(_text([GOOD, {**GOOD, "timestamp": 1}]))
+    path.write_text(_text([REQ2, {**REQ2, "timestamp": 1}]))
     os.utime(path, ns=(first.st_atime_ns, first.st_mtime_ns))
     assert workload.analyse(path, 1).trace.n_requests == 2
     # same size, a later time, other content (output_length 1 -> 7): read again
     before = os.stat(path)
-    path.write_text(_text([{**GOOD, "output_length": 7}, {**GOOD, "timestamp": 1}]))
+    path.write_text(_text([{**REQ2, "output_length": 7}, {**REQ2, "timestamp": 1}]))
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))
     assert workload.analyse(path, 1).trace.output_tokens.tolist() == [7, 1]
 
@@ -550,7 +563,7 @@ def test_analyse_reads_through_read_trace_when_the_file_cannot_be_stat_ed(tmp_pa
     # the first lookup finds a path that cannot be stat'ed, the second (read_trace's own) a real file:
     # read_trace gets the same name and block size (4 tokens a block: 8 tokens need 2 ids)
     real = tmp_path / "real.jsonl"
-    real.write_text(_text([{**GOOD, "input_length": 8}]))
+    real.write_text(_text([{**REQ2, "input_length": 8}]))
     paths = iter([tmp_path / "gone.jsonl", real])
     names = []
 
