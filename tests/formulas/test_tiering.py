@@ -36,8 +36,8 @@ LINKS = Tiers(
     np.array([0.0, 0.5e-6, 0.5e-6, 60e-6]),
 )
 # Llama-3-70B's 16-token block: 16 x 327,680 B = 5 MiB; regenerated alone it streams 140e9 B of weights at
-# 3.35e12 B/s x 0.8 = 52.2388 ms; inside a batch its FLOPs, 16 x 2 x 70,011,141,120 parameters, at
-# 500e12 x 0.25 FLOP/s take 17.9229 ms
+# 3.35e12 B/s x 0.8 = 52.2388 ms; inside a batch its FLOPs, 2 x 70e9 x 16 = 2.24e12 and 3.5652e8 of attention
+# within the block, at 500e12 x 0.25 FLOP/s take 17.9229 ms
 SMALL = Block(
     tokens=16,
     block_bytes=5_242_880.0,
