@@ -264,7 +264,7 @@ def test_llama3_70b_lone_block_on_h100_is_memory_bound():
     read = roofline.regen_bytes_read(W70, 16, 16, KV70, 0)
     assert float(read) == 140e9
     # compute: 2.24e12 / (989e12 x 0.25) = 2.24e12 / 2.4725e14 = 9.06 ms
-    compute = roofline.compute_time_s(flops, h100.peak_flop_per_s, 0.25)
+    compute = costs.compute_time_s(flops, h100.peak_flop_per_s, 0.25)
     assert float(compute) == pytest.approx(9.0597e-3, rel=1e-4)
     # memory: 140e9 / (3.35e12 x 1.0) = 41.79 ms
     memory = roofline.memory_time_s(read, h100.mem_bandwidth_bytes_per_s)
@@ -302,7 +302,7 @@ def test_llama3_8b_interior_block_on_h200():
     read = roofline.regen_bytes_read(W8, 16, 16, KV8, 4096)
     assert float(read) == 16_597_393_408  # 16,060,522,496 + 536,870,912
     # compute: 256,968,359,936 / (989e12 x 0.40) = 0.6496 ms
-    assert float(roofline.compute_time_s(flops, 989e12, 0.40)) == pytest.approx(0.64956e-3, rel=1e-4)
+    assert float(costs.compute_time_s(flops, 989e12, 0.40)) == pytest.approx(0.64956e-3, rel=1e-4)
     # memory: 16,597,393,408 / 4.8e12 = 3.4578 ms -> memory-bound
     assert float(roofline.roofline_time_s(flops, read, peak, 0.40, hbm)) == pytest.approx(3.4578e-3, rel=1e-4)
     assert str(roofline.bound(flops, read, peak, 0.40, hbm)) == "memory"

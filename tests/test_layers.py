@@ -44,7 +44,7 @@ WITHIN: dict[str, tuple[tuple[str, ...], ...]] = {
         ("hardware", "chapter", "measurements"),
         ("probe",),
     ),
-    "kvtier.report": (("figures", "tables"), ("pages.*",), ("pages",), ("notebook", "preview", "diff")),
+    "kvtier.report": (("figures", "tables"), ("pages",), ("pages.*",), ("notebook", "preview", "diff")),
     "kvtier.pipeline": (("outdir", "kernels"), ("build",)),
     "kvtier.commands": (
         ("options", "output"),
@@ -53,8 +53,10 @@ WITHIN: dict[str, tuple[tuple[str, ...], ...]] = {
 }
 """The order inside a folder, lowest first, by name relative to the folder (``pages.*``: every
 page module).  A module may import its own sub-layer and those below; a folder's package
-(its ``__init__``) sits above every module of the folder.  A new module has no place until
-it is listed here."""
+(its ``__init__``) sits above every module of the folder.  The page registry,
+``kvtier.report.pages``, sits below the page modules: it names none of them (it lists its
+folder), and a page asks it for the others, never imports one (see
+:func:`test_no_page_module_imports_another`).  A new module has no place until it is listed here."""
 
 LAZY: dict[tuple[str, str], str] = {
     ("kvtier.report.diff", "kvtier.report.pages"): "start-up time: the registry's page modules import pandas and "
@@ -222,8 +224,43 @@ def test_the_ranks_see_folders_and_the_order_inside_them():
     assert layer("kvtier.inputs.probe") < layer("kvtier.scenario") == layer("kvtier")
     assert layer("kvtier.formulas.roofline") > layer("kvtier.formulas.costs")  # costs may not import roofline
     assert layer("kvtier.inputs.hardware") > layer("kvtier.inputs.models")
-    assert layer("kvtier.report.tables") < layer("kvtier.report.pages.cost") < layer("kvtier.report.pages")
-    assert layer("kvtier.report.pages") < layer("kvtier.report.notebook") < layer("kvtier.report")
+    assert layer("kvtier.report.tables") < layer("kvtier.report.pages") < layer("kvtier.report.pages.cost")
+    assert layer("kvtier.report.pages.cost") < layer("kvtier.report.notebook") < layer("kvtier.report")
     assert layer("kvtier.pipeline.outdir") < layer("kvtier.pipeline.build") < layer("kvtier.commands.options")
     assert layer("kvtier.commands.options") < layer("kvtier.commands.cost") < layer("kvtier.commands")
     assert layer("kvtier.commands") < layer("kvtier.__main__")
+
+
+PAGE_MODULES = sorted(m for m in MODULES if m.startswith("kvtier.report.pages."))
+"""Every page module: the modules of ``kvtier/report/pages`` but its registry."""
+
+
+@pytest.mark.parametrize("module", PAGE_MODULES)
+def test_no_page_module_imports_another(module):
+    # pages know the registry (kvtier.report.pages), not each other: what one page takes from
+    # another belongs in the formulas, the report's shared modules, or the registry
+    siblings = [
+        f"{MODULES[module].relative_to(ROOT)}:{line} imports the page {target}"
+        for target, line, _ in imports(MODULES[module])
+        if target in PAGE_MODULES and target != module
+    ]
+    assert not siblings, "\n".join(siblings)
+
+
+def test_the_sibling_check_sees_a_page_import():
+    # the check above is only as good as the import reader: a sibling named either way, at the
+    # top or inside a function, is seen; the registry itself is not a sibling
+    path = PACKAGE / "report" / "pages" / "measured.py"
+    source = (
+        "from kvtier.report.pages import page_of, tiers\n"
+        "import kvtier.report.pages.ratio\n\n"
+        "def f():\n    from kvtier.report.pages.models import table\n"
+    )
+    found = {target for target, _, _ in imports(path, source)}
+    assert found == {
+        "kvtier.report.pages",
+        "kvtier.report.pages.tiers",
+        "kvtier.report.pages.ratio",
+        "kvtier.report.pages.models",
+    }
+    assert len(PAGE_MODULES) >= 14 and "kvtier.report.pages" not in PAGE_MODULES

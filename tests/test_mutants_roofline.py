@@ -31,7 +31,7 @@ def test_whole_messages_for_non_positive_and_missing_values():
         roofline.regen_bytes_read(100.0, 0, 16, 1.0, 0)
     assert str(info.value) == "block_tokens must be positive, got 0"
     with pytest.raises(KvtierError) as info:
-        roofline.compute_time_s(1.0, float("nan"), 0.5)
+        roofline.roofline_time_s(1.0, 1.0, float("nan"), 0.5, 1e12)
     assert str(info.value) == "peak_flop_per_s (a peak compute rate) is required: got a missing value (None or NaN)"
     with pytest.raises(KvtierError) as info:
         roofline.memory_time_s(1.0, -5.0)
@@ -41,7 +41,7 @@ def test_whole_messages_for_non_positive_and_missing_values():
 @pytest.mark.parametrize("bad", [0.0, 1.5, -0.25, float("nan")])
 def test_mfu_outside_the_unit_interval_is_refused_whole(bad):
     with pytest.raises(KvtierError) as info:
-        roofline.compute_time_s(1.0, 1e12, np.array([0.5, bad]))
+        roofline.roofline_time_s(1.0, 1.0, 1e12, np.array([0.5, bad]), 1e12)
     assert str(info.value) == f"mfu must be in (0, 1], got {bad:g}"
 
 
@@ -54,7 +54,7 @@ def test_mem_efficiency_outside_the_unit_interval_is_refused_whole(bad):
 
 def test_mfu_and_efficiency_of_exactly_one_are_allowed():
     # 1e12 FLOP / (1e12 FLOP/s x 1) = 1 s; 4.8e12 B / (4.8e12 B/s x 1) = 1 s
-    assert roofline.compute_time_s(1e12, 1e12, 1.0) == 1.0
+    assert roofline.roofline_time_s(1e12, 4.8e12, 1e12, 1.0, 4.8e12, 1.0) == 1.0
     assert roofline.memory_time_s(4.8e12, 4.8e12, 1.0) == 1.0
 
 
@@ -174,5 +174,5 @@ def test_break_even_bandwidth_of_infinite_time_less_infinite_latency_is_undefine
 def test_the_message_names_the_first_value_outside_the_interval():
     # 1.0 is allowed, so of [1.0, 1.5] the offending value is 1.5
     with pytest.raises(KvtierError) as info:
-        roofline.compute_time_s(1.0, 1e12, np.array([1.0, 1.5]))
+        roofline.roofline_time_s(1.0, 1.0, 1e12, np.array([1.0, 1.5]), 1e12)
     assert str(info.value) == "mfu must be in (0, 1], got 1.5"

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "02_fetch"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "fetching a block"
+"""The page's name in running prose, lower case, as another page names it (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (
     "bandwidth.mid",
