@@ -268,7 +268,7 @@ def attention_table(s: Scenario) -> pd.DataFrame:
     """
     m, f = _m(), _f()
     eff = f.mem_efficiency[SHAPE70]
-    rate = ms.H200_MEM_BANDWIDTH * eff  # the read rate the model assumes (B/s); measured x rate / bytes = measured / model
+    rate = ms.H200_MEM_BANDWIDTH * eff  # the model's read rate (B/s): measured x rate / bytes = measured / model
     rows = []
     for position, kv_bytes, masked, unmasked in m.attention:
         model = float(roofline.memory_time_s(kv_bytes, ms.H200_MEM_BANDWIDTH, eff))
