@@ -413,3 +413,29 @@ def test_the_blended_time():
         roofline.blended_time_s(1.0, 1.0, 0.5)
     with pytest.raises(KvtierError, match="must not be negative"):
         roofline.blended_time_s(-1.0, 1.0, 2.0)
+
+
+def test_the_lone_knee_by_hand():
+    # Llama-3-70B's 140e9 B of weights at 3.35e12 B/s x 80 % = 2.68e12 B/s: 52.2388 ms a read.  At
+    # 500e12 FLOP/s x 25 % = 1.25e14 FLOP/s, k N = 2 x 70e9 = 1.4e11 FLOP a token, so the compute of
+    # n tokens takes as long at n = 0.0522388 s x 1.25e14 / 1.4e11 = 1.75e25 / 3.752e23 = 46.64 tokens
+    n = roofline.lone_knee_tokens(140e9, 3.35e12, 0.8, 500e12, 0.25, 70e9)
+    assert float(n) == pytest.approx(1.75e25 / 3.752e23, rel=1e-12)
+    assert float(n) == pytest.approx(46.6418, rel=1e-5)
+    # there the two sides of the roofline meet; k = 3 FLOP a parameter-token moves the knee to 2/3 of it
+    compute = costs.compute_time_s(costs.forward_flops(n, 70e9), 500e12, 0.25)
+    assert float(compute) == pytest.approx(float(roofline.memory_time_s(140e9, 3.35e12, 0.8)), rel=1e-12)
+    assert float(roofline.lone_knee_tokens(140e9, 3.35e12, 0.8, 500e12, 0.25, 70e9, 3.0)) == pytest.approx(
+        float(n) * 2 / 3, rel=1e-12
+    )
+    # the memory side's checks hold here too
+    with pytest.raises(KvtierError, match="mem_efficiency must be in"):
+        roofline.lone_knee_tokens(140e9, 3.35e12, 1.5, 500e12, 0.25, 70e9)
+
+
+def test_bound_checks_the_compute_side_as_the_roofline_does():
+    # bound and roofline_time_s share one checked compute side (costs.compute_time_s inside)
+    with pytest.raises(KvtierError, match=r"peak_flop_per_s \(a peak compute rate\) is required"):
+        roofline.bound(1.0, 1.0, float("nan"), 0.5, 1e12)
+    with pytest.raises(KvtierError, match=r"mfu must be in \(0, 1\], got 1.5"):
+        roofline.bound(1.0, 1.0, 1e12, 1.5, 1e12)

@@ -7,10 +7,10 @@ package.  The module defines:
 ``NOTEBOOK``
     The stem of the page's text notebook (``"02_fetch"``).
 ``TITLE``
-    The page's name in running prose, lower case (``"fetching a block"``): what another
-    page calls it.  It lives here, not in the notebook's heading, because the package
-    ships without the notebooks, and a page that names another reads it from
-    :data:`PAGES`.
+    The page's name as another page writes it mid-sentence (``"fetching a block"``).  It
+    lives here, not in the notebook's heading: the package ships without the notebooks,
+    and the heading is a page title, not a name for running prose.  A page that names
+    another reads it from :data:`PAGES` (``Page.title``).
 ``KEYS``
     The assumption keys the page reads.  Its notebook's ``parameters`` cell must declare
     exactly these (as ``bandwidth_mid`` for ``bandwidth.mid``), with their seed values,
@@ -92,7 +92,7 @@ class Page:
     notebook: str
     """Stem of the page's text notebook, ``notebooks/NOTEBOOK.md``."""
     title: str
-    """The page's name in running prose, lower case (its ``TITLE``)."""
+    """The page's name as another page writes it mid-sentence (its ``TITLE``)."""
     module: str
     """The page module, ``kvtier.report.pages.NAME``."""
     keys: tuple[str, ...]

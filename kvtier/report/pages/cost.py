@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 NOTEBOOK = "13_cost"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 TITLE = "what it costs"
-"""The page's name in running prose, lower case, as another page names it (the registry's ``Page.title``)."""
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (
     "block_tokens",

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 NOTEBOOK = "11_measured"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 TITLE = "measured on a GPU"
-"""The page's name in running prose, lower case, as another page names it (the registry's ``Page.title``)."""
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = POINT_KEYS
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 NOTEBOOK = "12_workload"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 TITLE = "the workload"
-"""The page's name in running prose, lower case, as another page names it (the registry's ``Page.title``)."""
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (
     "fetch_layout",
