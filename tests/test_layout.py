@@ -41,7 +41,7 @@ def defines_something(init: Path) -> bool:
     return False
 
 
-def test_file(module: Path) -> Path | None:
+def mirrored(module: Path) -> Path | None:
     """Where the tests of the module at ``module`` live (None: a package with nothing of its own)."""
     relative = module.relative_to(PACKAGE)
     if module.name == "__main__.py":
@@ -58,12 +58,12 @@ MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.part
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_module_has_its_test_file(module):
-    where = test_file(module)
+    where = mirrored(module)
     assert where is None or where.is_file(), f"{module.relative_to(ROOT)} has no {where.relative_to(ROOT)}"
 
 
 def test_every_test_file_names_its_module():
-    expected = {test_file(m) for m in MODULES} - {None}
+    expected = {mirrored(m) for m in MODULES} - {None}
     files = {p for p in TESTS.rglob("test_*.py") if "__pycache__" not in p.parts}
     stray = sorted(
         str(p.relative_to(ROOT))
@@ -80,10 +80,10 @@ def test_every_test_folder_is_a_package_with_an_init():
 
 
 def test_the_mapping_by_hand():
-    assert test_file(PACKAGE / "formulas" / "roofline.py") == TESTS / "formulas" / "test_roofline.py"
-    assert test_file(PACKAGE / "report" / "pages" / "ratio.py") == TESTS / "report" / "pages" / "test_ratio.py"
-    assert test_file(PACKAGE / "report" / "pages" / "__init__.py") == TESTS / "report" / "pages" / "test_pages.py"
-    assert test_file(PACKAGE / "units.py") == TESTS / "test_units.py"
-    assert test_file(PACKAGE / "__main__.py") == TESTS / "test_main.py"
-    assert test_file(PACKAGE / "formulas" / "__init__.py") is None  # a docstring only
-    assert test_file(PACKAGE / "__init__.py") is None  # re-exports only
+    assert mirrored(PACKAGE / "formulas" / "roofline.py") == TESTS / "formulas" / "test_roofline.py"
+    assert mirrored(PACKAGE / "report" / "pages" / "ratio.py") == TESTS / "report" / "pages" / "test_ratio.py"
+    assert mirrored(PACKAGE / "report" / "pages" / "__init__.py") == TESTS / "report" / "pages" / "test_pages.py"
+    assert mirrored(PACKAGE / "units.py") == TESTS / "test_units.py"
+    assert mirrored(PACKAGE / "__main__.py") == TESTS / "test_main.py"
+    assert mirrored(PACKAGE / "formulas" / "__init__.py") is None  # a docstring only
+    assert mirrored(PACKAGE / "__init__.py") is None  # re-exports only

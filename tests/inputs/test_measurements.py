@@ -486,24 +486,6 @@ def test_a_bad_peer_prediction_is_refused_in_one_line(tmp_path):
         ms._read_peers(path)
 
 
-# ---------------------------------------------------------------------------
-# the fits
-# ---------------------------------------------------------------------------
-
-
-def test_the_latency_bandwidth_fit_recovers_an_exact_line():
-    # t = 10 µs + bytes / 50 GB/s at 1 MiB and 1 GiB: 30.97 µs and 21.485 ms; the fit must give back both
-    sizes = np.array([2**20, 2**24, 2**30], dtype=float)
-    latency, bw = ms.fit_latency_bandwidth(sizes, 10e-6 + sizes / 50e9)
-    assert latency == pytest.approx(10e-6, rel=1e-9) and bw == pytest.approx(50e9, rel=1e-9)
-
-
-def test_the_rate_fraction_is_the_geometric_mean_of_the_points():
-    # 1e12 FLOP in 2 s and 4e12 FLOP in 2 s on a 1e12 FLOP/s peak: fractions 0.5 and 2 -> geometric mean 1
-    assert ms.fit_rate_fraction([1e12], [2.0], 1e12) == pytest.approx(0.5)
-    assert ms.fit_rate_fraction([1e12, 4e12], [2.0, 2.0], 1e12) == pytest.approx(1.0)
-
-
 def test_the_shipped_fits(fits, m):
     # fetch: the 7 pinned H2D copies of 1 MiB to 1 GiB; e.g. 4 MiB in 85.408 µs and 1 GiB in 19.4297 ms alone give
     # B = (1 GiB - 4 MiB) / (19.4297 ms - 85.4 µs) = 55.29 GB/s and L = 85.4 µs - 4 MiB / B = 9.55 µs (the README's
@@ -971,7 +953,7 @@ def test_fitted_texts_round_at_the_edge(m, monkeypatch):
     # 55.1450000001 GB/s shows as 55.15 GB/s (over 1e9 + 1: 55.14)
     monkeypatch.setattr(ms, "fit_latency_bandwidth", lambda b, t: (9.04499999e-6, 55.1450000001e9))
     # every floor 54.792 ms: 0.6849 ms a layer over 80 layers shows as 0.68 (times 1001: 0.69)
-    monkeypatch.setattr(ms, "_fit_floor", lambda compute, memory, times, p: (0.054792, 1.0))
+    monkeypatch.setattr(ms, "fit_floor", lambda compute, memory, times, p: (0.054792, 1.0))
     fits = ms.fit(m)
     assert fits.records["h2d_pinned_latency"].text == "9.04 µs"
     assert fits.records["h2d_pinned_bandwidth"].text == "55.15 GB/s"
