@@ -9,6 +9,7 @@ comparison of two runs' tables of record (:mod:`~kvtier.report.diff`).
 May import everything below it (:mod:`kvtier.errors`, :mod:`kvtier.data`,
 :mod:`kvtier.units`, :mod:`kvtier.inputs`, :mod:`kvtier.formulas`,
 :mod:`kvtier.scenario`) and, lowest first, the modules of this folder: figures, tables <
-the page modules < the page registry < notebook, preview, diff.  Never the pipeline or
-the commands.
+the page registry < the page modules < notebook, preview, diff.  The registry names no
+page (it lists its folder), so a page may ask it for the others; no page imports another.
+Never the pipeline or the commands.
 """
