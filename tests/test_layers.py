@@ -53,6 +53,12 @@ LAZY: dict[tuple[str, str], str] = {
 }
 """The function-local imports of kvtier modules, each downward, and why each is not at the top."""
 
+REGISTRY = "kvtier.report.pages"
+"""The page registry, the one package that the modules it holds may import: it names none of
+them (it lists its folder), so a page that presents other pages asks it for them
+(``page_of``, at call time) instead of importing one.  No page imports another
+(:func:`test_no_page_module_imports_another`)."""
+
 
 def module_name(path: Path) -> str:
     """The dotted name of the module at ``path`` under the package."""
@@ -190,7 +196,7 @@ def test_no_module_imports_the_package_that_holds_it(module):
     inward = [
         f"{MODULES[module].relative_to(ROOT)}:{line} imports {target}, the package that holds it"
         for target, line, _ in imports(MODULES[module])
-        if target in packages_around(module)
+        if target in packages_around(module) and target != REGISTRY
     ]
     assert not inward, "\n".join(inward)
 
@@ -206,3 +212,42 @@ def test_the_ranks_are_the_folders():
     assert layer("kvtier.commands") < layer("kvtier.__main__")
     assert packages_around("kvtier.report.pages.ratio") == ["kvtier.report", "kvtier.report.pages"]
     assert packages_around("kvtier.scenario") == []  # kvtier itself is ranked by LAYERS, not by this rule
+
+
+PAGE_MODULES = sorted(m for m in MODULES if m.startswith(f"{REGISTRY}."))
+"""Every page module: the modules of ``kvtier/report/pages`` but its registry."""
+
+
+@pytest.mark.parametrize("module", PAGE_MODULES)
+def test_no_page_module_imports_another(module):
+    # pages know the registry, not each other: what one page takes from another belongs in the
+    # formulas, the report's shared modules, or the registry (kvtier.report.pages.PAGES)
+    siblings = [
+        f"{MODULES[module].relative_to(ROOT)}:{line} imports the page {target}"
+        for target, line, _ in imports(MODULES[module])
+        if target in PAGE_MODULES and target != module
+    ]
+    assert not siblings, "\n".join(siblings)
+
+
+def test_the_registry_names_no_page():
+    # it finds its pages by listing its folder, so a page may import it without a cycle
+    assert not [target for target, _, _ in imports(MODULES[REGISTRY]) if target in PAGE_MODULES]
+
+
+def test_the_sibling_check_sees_a_page_import():
+    # the check above is only as good as the import reader: a sibling named either way, at the
+    # top or inside a function, is seen; the registry itself is not a sibling
+    path = PACKAGE / "report" / "pages" / "measured.py"
+    source = (
+        "from kvtier.report.pages import page_of, tiers\n"
+        "import kvtier.report.pages.ratio\n\n"
+        "def f():\n    from kvtier.report.pages.models import table\n"
+    )
+    assert {target for target, _, _ in imports(path, source)} == {
+        REGISTRY,
+        "kvtier.report.pages.tiers",
+        "kvtier.report.pages.ratio",
+        "kvtier.report.pages.models",
+    }
+    assert len(PAGE_MODULES) >= 14 and REGISTRY not in PAGE_MODULES

@@ -274,3 +274,58 @@ def test_attention_parity_against_its_definition(params, fpp, block, k):
     p = float(costs.attention_parity_position(params, fpp, block, k))
     attention = sum(fpp * (p + i + 1) for i in range(block))
     assert attention == pytest.approx(k * params * block, rel=1e-9)
+
+
+# ---------------------------------------------------------------------------
+# one fetch time on every path: the workload, the cost page, the tier ladder, compare
+# ---------------------------------------------------------------------------
+
+CXL_X8 = ("cxl2-x8", 31.5e9, 0.5e-6)
+"""The link the paths are compared on (kvtier/data/hardware.yaml): 31.5 GB/s net, 0.5 µs a transfer."""
+
+FETCH_BY_LAYOUT = {
+    # Llama-3-70B bf16: 80 layers x 8 KV heads x 128 x 2 (K and V) x 2 B = 327,680 B a token, and
+    # the seed's 16-token block is 16 x 327,680 = 5,242,880 B; 5,242,880 / 31.5e9 = 166.4406 µs.
+    # contiguous: 1 transfer, 1 x 0.5 µs + 166.4406 µs = 166.9406 µs
+    "contiguous": (1, 0.5e-6 + 5_242_880 / 31.5e9),
+    # per layer: a K chunk and a V chunk in each of 80 layers, 160 transfers: 160 x 0.5 µs = 80 µs,
+    # + 166.4406 µs = 246.4406 µs (the bytes cross the link once either way)
+    "per-layer": (160, 160 * 0.5e-6 + 5_242_880 / 31.5e9),
+}
+
+
+@pytest.mark.parametrize("layout", FETCH_BY_LAYOUT)
+def test_every_path_fetches_the_same_block_in_the_same_time(layout):
+    from kvtier.formulas import reuse
+    from kvtier.inputs.assumptions import load_assumptions
+    from kvtier.report.pages import page_of
+    from kvtier.scenario import Scenario
+    from tests.conftest import run_cli_json
+
+    transfers, expected = FETCH_BY_LAYOUT[layout]
+    assert expected == pytest.approx({"contiguous": 166.9406e-6, "per-layer": 246.4406e-6}[layout], rel=1e-6)
+    name, bandwidth, latency = CXL_X8
+    s = Scenario(load_assumptions(sets={"fetch_layout": layout}))
+    assert s.block_bytes == 5_242_880 and s.fetch_transfers == transfers
+    # the workload: the hits of `kvtier workload` and the workload page, here one 16-token block
+    rc = reuse.RegenCosts.of(s, "conservative")
+    assert rc.fetch_transfers == transfers
+    workload_s = float(rc.fetch_s(np.array([1]), np.array([16]), bandwidth, latency)[0])
+    # the cost page: its table of record cost_intervals, fetch_us of the set's block from the tier
+    intervals = next(t for t in page_of("13_cost").tables if t.name == "cost_intervals").build(s)
+    cost_s = float(intervals.set_index("tier").loc[name, "fetch_us"]) * 1e-6
+    # the tier ladder: `kvtier tiers` (the tiers page's table)
+    tiers = run_cli_json("tiers", "--set", f"fetch_layout={layout}")["tiers"]
+    tier = next(row for row in tiers if row["link"] == name)
+    assert tier["transfers"] == transfers and tier["latency_s"] == pytest.approx(latency, rel=1e-12)
+    # compare: `kvtier compare` at the link's bandwidth and latency
+    compare = run_cli_json("compare", "--layout", layout, "--bandwidth", "31.5GB/s", "--latency", "0.5us")
+    assert compare["fetch_transfers"] == transfers
+    paths = {
+        "costs.fetch_time_s": float(costs.fetch_time_s(s.block_bytes, bandwidth, latency, s.fetch_transfers)),
+        "workload": workload_s,
+        "cost page": cost_s,
+        "kvtier tiers": tier["fetch_time_s"],
+        "kvtier compare": compare["fetch_time_s"],
+    }
+    assert paths == pytest.approx(dict.fromkeys(paths, expected), rel=1e-12)

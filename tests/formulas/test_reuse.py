@@ -1200,3 +1200,52 @@ def test_stream_lru_takes_the_largest_block(tmp_path):
     path = write_lines(tmp_path / "huge.jsonl", [row(0, [1, 2, 3, 4], 4 * 2**31)])
     h = workload.stream_lru(path, 2**31)
     assert h.total == {"blocks": 4.0, "tokens": 2.0**33}
+
+
+def test_fetching_pays_the_latency_once_a_transfer_and_a_block_may_take_several():
+    # 2 hit blocks of 8 tokens at 1,000 B a token over 1e6 B/s with 1 ms a transfer (costs.fetch_time_s):
+    # 1 transfer a block: 2 x 1 ms + 8,000 / 1e6 = 10 ms; 3 a block (a per-layer layout): 6 x 1 ms + 8 ms = 14 ms
+    assert RC.fetch_transfers == 1
+    assert RC.fetch_s(np.array([2]), np.array([8]), 1e6, 1e-3).tolist() == pytest.approx([10e-3], rel=1e-12)
+    chunked = workload.RegenCosts(**{**vars(RC), "fetch_transfers": 3})
+    assert chunked.fetch_s(np.array([2, 0]), np.array([8, 0]), 1e6, 1e-3).tolist() == pytest.approx([14e-3, 0.0])
+    # the report's links: A | A | B over 0.5 s at 4 tokens a block, one hit of 1 block and 4,000 B:
+    # 3 x 1 ms + 4 ms = 7 ms over 0.5 s = 0.014 link-seconds a second (0.01 with one transfer a block)
+    r = _reuse([[1], [1], [2]], times_ms=[0, 250, 500], block_tokens=4)
+    one, three = (workload.report(r, rc, [_link()], targets_pct=(100,))["tiers"][0]["links"][0] for rc in (RC, chunked))
+    assert one["fetch_link_s_per_s"] == pytest.approx(0.01, rel=1e-12)
+    assert three["fetch_link_s_per_s"] == pytest.approx(0.014, rel=1e-12)
+
+
+def test_the_layout_reaches_the_workload_from_the_assumption_set():
+    from kvtier.inputs.assumptions import load_assumptions
+    from kvtier.scenario import Scenario
+
+    # Llama-3-70B: a K and a V chunk in each of 80 layers, 160 transfers a block when fetched per layer
+    assert workload.RegenCosts.of(Scenario(), "conservative").fetch_transfers == 1
+    per_layer = Scenario(load_assumptions(sets={"fetch_layout": "per-layer"}))
+    assert workload.RegenCosts.of(per_layer, "conservative").fetch_transfers == 160
+
+
+def test_recomputing_a_hit_costs_what_the_cost_page_charges_a_block():
+    from kvtier.report.pages import page_of
+    from kvtier.scenario import Scenario
+
+    # one implementation: costs.regen_flops and costs.compute_time_s inside a batch, the roofline alone.
+    # Llama-3-70B at the seed, a 16-token prefix from position 0: 2 x 70e9 x 16 = 2.24e12 FLOP plus attention
+    # 2 x 80 layers x 64 heads x (128 + 128) = 2,621,440 FLOP a position x 16 x 17 / 2 = 136 positions
+    # = 356,515,840 FLOP; / (500e12 x 25 %) = 2,240,356,515,840 / 1.25e14 = 17.92285 ms.  Alone: the
+    # weights' read, 140e9 B / (3.35e12 B/s x 80 %) = 52.2388 ms, outlasts the compute
+    s = Scenario()
+    rc = workload.RegenCosts.of(s, "conservative")
+    in_batch, lone = float(rc.in_batch_s(np.array([16.0]))[0]), float(rc.lone_s(np.array([16.0]))[0])
+    assert in_batch == pytest.approx(2_240_356_515_840 / 1.25e14, rel=1e-12)
+    assert lone == pytest.approx(140e9 / (3.35e12 * 0.8), rel=1e-12)
+    assert rc.lone_memory_bound(np.array([16.0])).tolist() == [True]
+    # the scenario's regimes, which the cost page prices, give the same numbers to the last bit
+    assert in_batch == float(s.in_batch_regen_s(0, "resident", 0.25))
+    assert lone == float(s.lone_regen_s(0, "resident", 0.25))
+    blocks = next(t for t in page_of("13_cost").tables if t.name == "cost_blocks").build(s)
+    regen_ms = blocks.set_index(["block_tokens", "regime"])["regen_ms"]
+    assert regen_ms[(16, "batch")] == pytest.approx(in_batch * 1e3, rel=1e-12)
+    assert regen_ms[(16, "lone")] == pytest.approx(lone * 1e3, rel=1e-12)

@@ -36,7 +36,7 @@ def test_whole_messages_for_non_positive_and_missing_values():
         roofline.regen_bytes_read(100.0, 0, 16, 1.0, 0)
     assert str(info.value) == "block_tokens must be positive, got 0"
     with pytest.raises(KvtierError) as info:
-        roofline.compute_time_s(1.0, float("nan"), 0.5)
+        roofline.roofline_time_s(1.0, 1.0, float("nan"), 0.5, 1e12)
     assert str(info.value) == "peak_flop_per_s (a peak compute rate) is required: got a missing value (None or NaN)"
     with pytest.raises(KvtierError) as info:
         roofline.memory_time_s(1.0, -5.0)
@@ -46,7 +46,7 @@ def test_whole_messages_for_non_positive_and_missing_values():
 @pytest.mark.parametrize("bad", [0.0, 1.5, -0.25, float("nan")])
 def test_mfu_outside_the_unit_interval_is_refused_whole(bad):
     with pytest.raises(KvtierError) as info:
-        roofline.compute_time_s(1.0, 1e12, np.array([0.5, bad]))
+        roofline.roofline_time_s(1.0, 1.0, 1e12, np.array([0.5, bad]), 1e12)
     assert str(info.value) == f"mfu must be in (0, 1], got {bad:g}"
 
 
@@ -59,7 +59,7 @@ def test_mem_efficiency_outside_the_unit_interval_is_refused_whole(bad):
 
 def test_mfu_and_efficiency_of_exactly_one_are_allowed():
     # 1e12 FLOP / (1e12 FLOP/s x 1) = 1 s; 4.8e12 B / (4.8e12 B/s x 1) = 1 s
-    assert roofline.compute_time_s(1e12, 1e12, 1.0) == 1.0
+    assert roofline.roofline_time_s(1e12, 4.8e12, 1e12, 1.0, 4.8e12, 1.0) == 1.0
     assert roofline.memory_time_s(4.8e12, 4.8e12, 1.0) == 1.0
 
 
@@ -179,7 +179,7 @@ def test_break_even_bandwidth_of_infinite_time_less_infinite_latency_is_undefine
 def test_the_message_names_the_first_value_outside_the_interval():
     # 1.0 is allowed, so of [1.0, 1.5] the offending value is 1.5
     with pytest.raises(KvtierError) as info:
-        roofline.compute_time_s(1.0, 1e12, np.array([1.0, 1.5]))
+        roofline.roofline_time_s(1.0, 1.0, 1e12, np.array([1.0, 1.5]), 1e12)
     assert str(info.value) == "mfu must be in (0, 1], got 1.5"
 
 
@@ -227,7 +227,7 @@ def test_llama3_70b_lone_block_on_h100_is_memory_bound():
     read = roofline.regen_bytes_read(W70, 16, 16, KV70, 0)
     assert float(read) == 140e9
     # compute: 2.24e12 / (989e12 x 0.25) = 2.24e12 / 2.4725e14 = 9.06 ms
-    compute = roofline.compute_time_s(flops, h100.peak_flop_per_s, 0.25)
+    compute = costs.compute_time_s(flops, h100.peak_flop_per_s, 0.25)
     assert float(compute) == pytest.approx(9.0597e-3, rel=1e-4)
     # memory: 140e9 / (3.35e12 x 1.0) = 41.79 ms
     memory = roofline.memory_time_s(read, h100.mem_bandwidth_bytes_per_s)
@@ -265,7 +265,7 @@ def test_llama3_8b_interior_block_on_h200():
     read = roofline.regen_bytes_read(W8, 16, 16, KV8, 4096)
     assert float(read) == 16_597_393_408  # 16,060,522,496 + 536,870,912
     # compute: 256,968,359,936 / (989e12 x 0.40) = 0.6496 ms
-    assert float(roofline.compute_time_s(flops, 989e12, 0.40)) == pytest.approx(0.64956e-3, rel=1e-4)
+    assert float(costs.compute_time_s(flops, 989e12, 0.40)) == pytest.approx(0.64956e-3, rel=1e-4)
     # memory: 16,597,393,408 / 4.8e12 = 3.4578 ms -> memory-bound
     assert float(roofline.roofline_time_s(flops, read, peak, 0.40, hbm)) == pytest.approx(3.4578e-3, rel=1e-4)
     assert str(roofline.bound(flops, read, peak, 0.40, hbm)) == "memory"
@@ -413,3 +413,29 @@ def test_the_blended_time():
         roofline.blended_time_s(1.0, 1.0, 0.5)
     with pytest.raises(KvtierError, match="must not be negative"):
         roofline.blended_time_s(-1.0, 1.0, 2.0)
+
+
+def test_the_lone_knee_by_hand():
+    # Llama-3-70B's 140e9 B of weights at 3.35e12 B/s x 80 % = 2.68e12 B/s: 52.2388 ms a read.  At
+    # 500e12 FLOP/s x 25 % = 1.25e14 FLOP/s, k N = 2 x 70e9 = 1.4e11 FLOP a token, so the compute of
+    # n tokens takes as long at n = 0.0522388 s x 1.25e14 / 1.4e11 = 1.75e25 / 3.752e23 = 46.64 tokens
+    n = roofline.lone_knee_tokens(140e9, 3.35e12, 0.8, 500e12, 0.25, 70e9)
+    assert float(n) == pytest.approx(1.75e25 / 3.752e23, rel=1e-12)
+    assert float(n) == pytest.approx(46.6418, rel=1e-5)
+    # there the two sides of the roofline meet; k = 3 FLOP a parameter-token moves the knee to 2/3 of it
+    compute = costs.compute_time_s(costs.forward_flops(n, 70e9), 500e12, 0.25)
+    assert float(compute) == pytest.approx(float(roofline.memory_time_s(140e9, 3.35e12, 0.8)), rel=1e-12)
+    assert float(roofline.lone_knee_tokens(140e9, 3.35e12, 0.8, 500e12, 0.25, 70e9, 3.0)) == pytest.approx(
+        float(n) * 2 / 3, rel=1e-12
+    )
+    # the memory side's checks hold here too
+    with pytest.raises(KvtierError, match="mem_efficiency must be in"):
+        roofline.lone_knee_tokens(140e9, 3.35e12, 1.5, 500e12, 0.25, 70e9)
+
+
+def test_bound_checks_the_compute_side_as_the_roofline_does():
+    # bound and roofline_time_s share one checked compute side (costs.compute_time_s inside)
+    with pytest.raises(KvtierError, match=r"peak_flop_per_s \(a peak compute rate\) is required"):
+        roofline.bound(1.0, 1.0, float("nan"), 0.5, 1e12)
+    with pytest.raises(KvtierError, match=r"mfu must be in \(0, 1\], got 1.5"):
+        roofline.bound(1.0, 1.0, 1e12, 1.5, 1e12)

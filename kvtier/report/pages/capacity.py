@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "06_capacity"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "capacity"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (*POINT_KEYS, "context.long", "context.short")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""

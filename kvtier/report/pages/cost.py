@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "13_cost"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "what it costs"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (
     "block_tokens",

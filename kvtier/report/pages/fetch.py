@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "02_fetch"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "fetching a block"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (
     "bandwidth.mid",

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "05_interior"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "interior blocks"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (*POINT_KEYS, "interior.context", "interior.position")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""

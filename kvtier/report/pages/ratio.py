@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "04_ratio"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "the ratio"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (*POINT_KEYS, "reference.h200_host_link")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "08_tiers"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "the tier ladder"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (*POINT_KEYS, "interior.position", "regen.batch_tokens", "regen.model")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""

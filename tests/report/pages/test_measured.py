@@ -111,6 +111,14 @@ def test_the_intro_says_which_pages_the_measured_set_changes_most():
     assert [c for _, c in change["ranked"]] == sorted(counts.values(), reverse=True)
     sentence = measured.numbers(Scenario())["measured_set_sentence"]
     assert sentence.startswith("Rebuilt with it instead of the seed set, the pages that change most are ")
+    # the pages and their titles come from the registry (each page's TITLE), not from imports of them
+    from kvtier.report.pages import PAGES
+
+    assert change["titles"] == {p.notebook: p.title for p in PAGES if p.notebook in measured.COMPARED}
+    assert [stem for stem, _ in change["ranked"]] == sorted(measured.COMPARED, key=lambda stem: -counts[stem])
+    top = [change["titles"][stem] for stem, count in change["ranked"] if count][:4]
+    assert sentence.startswith(f"Rebuilt with it instead of the seed set, the pages that change most are {top[0]}, ")
+    assert f"{top[-2]} and {top[-1]} (" in sentence
     assert "from 218.75 to " in sentence
     assert (
         "{glue:text}`../notebooks/11_measured.ipynb::measured_set_sentence:s`"

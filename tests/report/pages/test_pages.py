@@ -62,3 +62,26 @@ def test_a_page_reads_only_the_keys_it_declares(page, values):
 def test_every_schema_key_is_declared_by_the_assumptions_page():
     params = parameter_defaults(ROOT / "notebooks" / "00_assumptions.md")
     assert {notebook.PARAM_KEYS[name] for name in params if name not in ("provenance", "set_name")} == set(SCHEMA)
+
+
+def test_every_page_has_a_title_of_its_own():
+    # the name other pages write mid-sentence, from its module's TITLE: starts lower case, one per page
+    titles = [page.title for page in pages.PAGES]
+    assert all(title and title[0].islower() for title in titles)
+    assert len(set(titles)) == len(titles)
+    assert pages.page_of("08_tiers").title == "the tier ladder"
+    assert pages.page_of("04_ratio").title == "the ratio"
+
+
+def test_a_page_module_without_a_title_is_refused():
+    import types
+
+    from kvtier.report.pages import fetch
+
+    module = types.ModuleType("kvtier.report.pages.untitled")
+    for name in ("NOTEBOOK", "KEYS", "numbers", "TABLES", "FIGURES"):
+        setattr(module, name, getattr(fetch, name))
+    with pytest.raises(TypeError, match="page module kvtier.report.pages.untitled does not define TITLE"):
+        pages._page(module)
+    module.TITLE = "fetching again"
+    assert pages._page(module).title == "fetching again"
