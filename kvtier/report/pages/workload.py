@@ -12,6 +12,7 @@ from kvtier.formulas import reuse as workload
 from kvtier.formulas import roofline
 from kvtier.formulas.economics import no_duration, nothing_to_cache
 from kvtier.inputs import hardware
+from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.scenario import Scenario
 
@@ -155,7 +156,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "reuse_zero_pct": _share_pct(_reuse(s, name).reuse_interval_s == 0),
         "mfu_pct": rep["regen"]["mfu"] * 100,
         "peak_tflops": rep["regen"]["peak_flop_per_s"] / 1e12,
-        "lone_device": s.lone_device,
+        "lone_device": words.lone_device(s),
         "inf_in_batch_gpus": whole["in_batch_gpu_s_per_s"],
         "inf_lone_gpus": whole["lone_gpu_s_per_s"],
         "lone_memory_bound_pct": whole["lone_memory_bound_share"] * 100,
