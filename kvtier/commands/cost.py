@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from kvtier.commands.options import add_assumption_options
 from kvtier.formulas import tiering
-from kvtier.formulas.economics import no_duration, nothing_to_cache
 from kvtier.inputs.assumptions import check_consistency, load_assumptions, parse_set_options
+from kvtier.report.words import no_duration, nothing_to_cache
 from kvtier.scenario import TORNADO_KEYS, Scenario
 
 if TYPE_CHECKING:

@@ -28,10 +28,10 @@ import pandas as pd
 
 from kvtier.formulas import economics, tiering
 from kvtier.formulas import reuse as workload
-from kvtier.formulas.economics import no_duration, nothing_to_cache
 from kvtier.inputs.assumptions import COST_RANGES, HELP
 from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, new_figure
+from kvtier.report.words import no_duration, nothing_to_cache
 from kvtier.scenario import TORNADO_KEYS, Scenario
 from kvtier.units import format_number, format_time
 

@@ -10,10 +10,10 @@ import pandas as pd
 
 from kvtier.formulas import reuse as workload
 from kvtier.formulas import roofline
-from kvtier.formulas.economics import no_duration, nothing_to_cache
 from kvtier.inputs import hardware
 from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
+from kvtier.report.words import no_duration, nothing_to_cache
 from kvtier.scenario import Scenario
 
 if TYPE_CHECKING:
