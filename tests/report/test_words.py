@@ -37,13 +37,11 @@ def test_the_host_link_note_and_the_realistic_note_follow_the_brackets():
 
 
 def test_why_a_trace_has_nothing_to_cache_or_no_rate():
-    from kvtier.report.words import no_duration, nothing_to_cache
-
-    assert nothing_to_cache(0, 0.0) == "no prompt holds a block, every input_length being 0"
-    assert nothing_to_cache(12, 0.0) == "no block is referenced twice"
-    assert nothing_to_cache(12, 0.25) is None  # a quarter of the references hit: something to cache
-    assert no_duration(5, 0.001) is None  # 1 ms is a duration
-    assert no_duration(1, 0.0) == "the trace holds one request: it lasts 0 s and has no rate per second"
-    assert no_duration(1200, 0.0) == (
+    assert words.nothing_to_cache(0, 0.0) == "no prompt holds a block, every input_length being 0"
+    assert words.nothing_to_cache(12, 0.0) == "no block is referenced twice"
+    assert words.nothing_to_cache(12, 0.25) is None  # a quarter of the references hit: something to cache
+    assert words.no_duration(5, 0.001) is None  # 1 ms is a duration
+    assert words.no_duration(1, 0.0) == "the trace holds one request: it lasts 0 s and has no rate per second"
+    assert words.no_duration(1200, 0.0) == (
         "all 1,200 requests share one timestamp: the trace lasts 0 s and has no rate per second"
     )
