@@ -23,7 +23,7 @@ from kvtier.data import MODEL_PRESETS, SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
 from kvtier.inputs.provenance import PROVENANCE_CLASSES, Record
 from kvtier.inputs.readers import load_yaml
-from kvtier.units import DTYPE_BYTES, LIMITS, UNIT_EXAMPLES, Bounds, is_bare_number, parse_quantity
+from kvtier.units import DTYPE_BYTES, KINDS, LIMITS, Bounds, is_bare_number, parse_quantity
 
 Assumption = Record
 """An assumption is a :class:`~kvtier.inputs.provenance.Record` whose key is a key of :data:`SCHEMA`."""
@@ -249,8 +249,9 @@ HELP: dict[str, str] = {
 def describe(key: str) -> str:
     """One line on ``key``: what it is, and the values it takes (``bandwidth.mid`` needs a unit)."""
     spec = SCHEMA[key]
-    if spec.kind in UNIT_EXAMPLES:
-        form = f"{spec.kind.replace('_', ' ')} with a unit, e.g. {UNIT_EXAMPLES[spec.kind]}"
+    example = KINDS[spec.kind].unit_example if spec.kind in KINDS else None
+    if example is not None:
+        form = f"{spec.kind.replace('_', ' ')} with a unit, e.g. {example}"
     elif spec.kind == "fraction":
         form = "fraction, e.g. 40% or 0.4"
     elif spec.kind == "tokens":
@@ -282,9 +283,10 @@ def _check_value(key: str, raw: Any, where: str) -> float | str | None:
     shown = show(raw, quote=True)
     if not math.isfinite(value):
         raise KvtierError(f"{where}: key '{key}' must be finite, got {shown}; allowed: {spec.allowed()}")
-    if spec.kind in UNIT_EXAMPLES and value != 0 and is_bare_number(raw):
+    example = KINDS[spec.kind].unit_example
+    if example is not None and value != 0 and is_bare_number(raw):
         # a bare 64 could be B/s or GB/s: only zero means the same in every unit
-        raise KvtierError(f"{where}: key '{key}' = {shown} needs a unit, for example {UNIT_EXAMPLES[spec.kind]}")
+        raise KvtierError(f"{where}: key '{key}' = {shown} needs a unit, for example {example}")
     if value not in spec.bounds:
         raise KvtierError(f"{where}: key '{key}' = {shown} is out of range; allowed: {spec.allowed()}")
     if spec.integer and not float(value).is_integer():
