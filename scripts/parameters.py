@@ -63,7 +63,7 @@ def rewritten(text: str, path: Path) -> str:
     (cell,) = cells
     set_name = re.search(rf"^{SET_NAME_PARAM}\b", cell.group("source"), re.MULTILINE) is not None
     source = parameters_cell(page.keys, set_name=set_name) + "\n"
-    return text[: cell.start("source")] + source + text[cell.end("source") :]
+    return text[: cell.end("options")] + "\n" + source + text[cell.end("source") :]  # a blank line after the options
 
 
 def main(argv: list[str] | None = None) -> int:

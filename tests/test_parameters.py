@@ -74,6 +74,12 @@ def test_the_rewritten_cell_is_the_generated_one_with_set_name_kept(pages_dir):
         # a cell reduced to one line comes back whole; set_name stays when the cell still assigns it
         kept = "set_name = 'mine'\n" if set_name else ""
         assert script.rewritten(text.replace(cell, f"{kept}x = 1"), path) == text
+    # a new page's cell, left empty (its blank line after the options too), is written whole
+    path = pages_dir / "02_fetch.md"
+    text = path.read_text()
+    cell = notebook.parameters_cell(fetch.KEYS)
+    empty = text.replace(f":tags: [parameters, remove-cell]\n\n{cell}\n", ":tags: [parameters, remove-cell]\n")
+    assert empty != text and script.rewritten(empty, path) == text
 
 
 def test_the_cell_follows_the_page_modules_keys(pages_dir, monkeypatch):
