@@ -120,7 +120,7 @@ class Kind:
         Accepted forms, quoted by the message that refuses a text (``"'82 us' or '18 ms'"``).
     low, high : str
         The physical bounds (:data:`LIMITS`) as text in the kind's units; both ends allowed.
-    show : callable
+    formatter : callable
         Formats a value in the base unit for a reader (:func:`format_quantity`).
     unit_example : str or None
         The one form shown for a value that needs a unit (``"64GB/s"``): an assumption of such
@@ -148,7 +148,7 @@ class Kind:
     examples: str
     low: str
     high: str
-    show: Callable[[float], str]
+    formatter: Callable[[float], str]
     unit_example: str | None = None
     units: Mapping[str, float] = field(default_factory=dict)
     divided: Mapping[str, float] = field(default_factory=dict)
@@ -318,9 +318,9 @@ a 2**30-token block over 1 kB/s is about 1e24 s, not inf.
 
 
 def format_quantity(value: float, kind: str) -> str:
-    """Format ``value`` (base unit of ``kind``) the way a reader expects to see it (:attr:`Kind.show`)."""
+    """Format ``value`` (base unit of ``kind``) the way a reader expects to see it (:attr:`Kind.formatter`)."""
     spec = KINDS.get(kind)
-    return spec.show(value) if spec is not None else f"{value:g}"
+    return spec.formatter(value) if spec is not None else f"{value:g}"
 
 
 # ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from kvtier import KvtierError, parse_quantity
+from kvtier import KvtierError, parse_quantity, units
 from kvtier.units import (
     DTYPE_BYTES,
     GIB,
@@ -681,3 +681,10 @@ def test_a_price_opens_with_usd_or_a_dollar_sign(kind):
         with pytest.raises(KvtierError) as info:
             parse_quantity(f"1 {unit}", kind)
         assert str(info.value).startswith(f"cannot read '1 {unit}' as {kind} ({why}); expected e.g. ")
+
+
+def test_the_module_docstring_tables_every_kind():
+    # the table at the top of kvtier/units.py: one row per kind, in the order of KINDS
+    lines = units.__doc__.splitlines()
+    rules = [i for i, line in enumerate(lines) if line.startswith("==========")]
+    assert [line.split()[0] for line in lines[rules[1] + 1 : rules[2]]] == list(KINDS)
