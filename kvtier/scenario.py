@@ -2,20 +2,31 @@
 
 :class:`Scenario` is the one place where assumption keys meet formulas.  It reads
 values from an :class:`~kvtier.inputs.assumptions.AssumptionSet`, loads the model, and calls
-the pure functions of :mod:`kvtier.formulas.costs` and :mod:`kvtier.formulas.capacity`.  Everything the
-notebooks, tables and CLI print comes through here.
+the pure functions of :mod:`kvtier.formulas.costs` and :mod:`kvtier.formulas.capacity`, and
+gathers the inputs of the tier-pricing model (:mod:`kvtier.formulas.tiering`: prices, link
+presets, blocks, the workload trace's reuse).  Everything the notebooks, tables and CLI print
+comes through here.  Numbers only: the words that describe a scenario live in
+:mod:`kvtier.report.words`.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Iterable, Mapping
 from functools import cache, cached_property
 
 import numpy as np
 
-from kvtier.formulas import capacity, costs, roofline
+from kvtier.formulas import capacity, costs, reuse, roofline, tiering
 from kvtier.inputs import hardware
-from kvtier.inputs.assumptions import BANDWIDTH_LABELS, MFU_LABELS, Assumption, AssumptionSet, load_assumptions, seed
+from kvtier.inputs.assumptions import (
+    BANDWIDTH_LABELS,
+    COST_RANGES,
+    MFU_LABELS,
+    Assumption,
+    AssumptionSet,
+    load_assumptions,
+    seed,
+)
 from kvtier.inputs.models import ModelSpec, dtype_bytes, load_model
 
 POINT_KEYS: tuple[str, ...] = (
@@ -42,6 +53,27 @@ POINT_KEYS: tuple[str, ...] = (
 )
 """The assumption keys the illustrative tail block reads: its fetch (either layout) and its regeneration
 in both regimes.  Pages that show the point declare these and add their own (``KEYS``)."""
+
+PRICE_KEYS: dict[str, str] = {
+    "cost.accelerator_hour": "accelerator_usd_per_s",
+    "cost.hbm_share": "hbm_share",
+    "cost.hbm_capacity": "hbm_bytes",
+    "cost.dram_gb": "dram_usd_per_byte",
+    "cost.cxl_gb": "cxl_usd_per_byte",
+    "cost.nvme_gb": "nvme_usd_per_byte",
+    "cost.amortisation": "amortisation_s",
+    "cost.energy_kwh": "usd_per_j",
+    "energy.dram_w_per_gb": "dram_w_per_byte",
+    "energy.nvme_w_per_gb": "nvme_w_per_byte",
+    "energy.power_lone": "power_lone_w",
+    "energy.power_batch": "power_batch_w",
+}
+"""The assumption keys the tier-pricing model reads, with the field of
+:class:`kvtier.formulas.tiering.Prices` each fills."""
+
+TORNADO_KEYS: tuple[str, ...] = (*COST_RANGES, "energy.power_lone")
+"""The inputs the interval tornado moves: every ranged price, and the board power from a lone block's to a
+batch's.  The trace's mix, priced in dollars only, moves with the ranged prices alone (``COST_RANGES``)."""
 
 
 class Scenario:
@@ -308,85 +340,94 @@ class Scenario:
         """Which side of the roofline binds a lone block's regeneration: ``"compute"`` or ``"memory"``."""
         return self.regen_bound(position, upstream, mfu, batch_tokens=self.block_tokens)
 
+    # ---- the tier-pricing model's inputs (kvtier.formulas.tiering) -------------------
+    def tier_prices(self, overrides: Mapping[str, float] | None = None) -> tiering.Prices:
+        """The tier model's prices in SI base units, read from the keys of :data:`PRICE_KEYS`.
+
+        ``overrides`` replaces some of them, by assumption key, in SI base units (a tornado's
+        ends); a key the model does not read is refused.
+        """
+        values = {key: self.v(key) for key in PRICE_KEYS}
+        unknown = set(overrides or {}) - set(PRICE_KEYS)
+        if unknown:
+            raise ValueError(f"the tier model reads no price {sorted(unknown)}")
+        values.update(overrides or {})
+        return tiering.Prices(**{field: values[key] for key, field in PRICE_KEYS.items()})
+
+    def price_ranges(self, keys: Iterable[str] = COST_RANGES) -> dict[str, tuple[float, float]]:
+        """Each price's low and high end in SI base units (``KEY_low``, ``KEY_high``), by key.
+
+        ``energy.power_lone`` ranges from itself to ``energy.power_batch``: the board power from
+        the measured lone-block power to the datasheet TDP.
+        """
+        out = {}
+        for key in keys:
+            if key == "energy.power_lone":
+                out[key] = (self.v("energy.power_lone"), self.v("energy.power_batch"))
+            else:
+                out[key] = (self.v(f"{key}_low"), self.v(f"{key}_high"))
+        return out
+
+    def price_ends(self, keys: Iterable[str] = COST_RANGES) -> dict[str, tuple[tiering.Prices, tiering.Prices]]:
+        """Per key of :meth:`price_ranges`: the prices with it at the low and at the high end, the others held."""
+        return {
+            key: (self.tier_prices({key: lo}), self.tier_prices({key: hi}))
+            for key, (lo, hi) in self.price_ranges(keys).items()
+        }
+
     @property
-    def lone_device(self) -> str:
-        """The lone-block regime's device in words: its peak, memory bandwidth and efficiency."""
-        peak, bw = self.v("peak_flops"), self.v("regen.mem_bandwidth")
-        named = [
-            acc.title[0].lower() + acc.title[1:] if acc.title.startswith("The ") else acc.title
-            for acc in hardware.load_accelerators().values()
-            if acc.peak_flop_per_s is not None
-            and math.isclose(acc.peak_flop_per_s, peak, rel_tol=1e-9)
-            and math.isclose(acc.mem_bandwidth_bytes_per_s, bw, rel_tol=1e-9)
-        ]
-        what = f"{named[0]}, " if named else "a device of "
-        return (
-            f"{what}{peak / 1e12:g} TFLOP/s and {bw / 1e12:g} TB/s at"
-            f" {self.v('regen.mem_efficiency') * 100:g} % memory efficiency"
+    def tier_links(self) -> tiering.Tiers:
+        """Every link preset as a tier (:func:`kvtier.inputs.hardware.load_links`, in file order)."""
+        links = hardware.load_links()
+        return tiering.Tiers(
+            tuple(links),
+            np.array([k.bandwidth_bytes_per_s for k in links.values()]),
+            np.array([k.latency_s for k in links.values()]),
         )
 
-    def bracket_hardware(self, label: str) -> str:
-        """The link presets whose bandwidth equals the bracket ``label``, in words ('' if none).
+    def with_block(self, tokens: int, model: str | None = None) -> Scenario:
+        """This scenario with blocks of ``tokens`` tokens, and of ``model`` if given (itself when nothing changes)."""
+        changes = {} if tokens == self.block_tokens else {"block_tokens": f"{tokens} tokens"}
+        if model is not None and model != str(self.assumptions.value("model")):
+            changes["model"] = model
+        if not changes:
+            return self
+        return Scenario(self.assumptions.with_values(changes, source="the tier-pricing model"))
 
-        Read from :func:`kvtier.inputs.hardware.load_links`, net and raw figures alike, so that the
-        name follows the bracket's value under any rerun.
+    def tier_block(self, tokens: int | None = None, model: str | None = None) -> tiering.Block:
+        """A block for the tier model: its bytes, transfers and regeneration time in each regime.
+
+        The tail block of ``tokens`` tokens (the set's own by default) of ``model`` (the set's
+        own by default), regenerated at the illustrative MFU bracket: alone (the roofline,
+        :meth:`lone_regen_s`) and inside a batch (its marginal compute, :meth:`in_batch_regen_s`), s.
         """
-        bw = self.bandwidth(label)
-        names: dict[str, list[str]] = {"net": [], "raw": []}
-        for link in hardware.load_links().values():
-            short = link.title.split(" (")[0].removesuffix(" to host DRAM").removesuffix(" memory expander")
-            if math.isclose(link.bandwidth_bytes_per_s, bw, rel_tol=1e-9) and link.raw_or_net == "net":
-                names["net"].append(short)
-            elif link.raw_bandwidth_bytes_per_s is not None and math.isclose(
-                link.raw_bandwidth_bytes_per_s, bw, rel_tol=1e-9
-            ):
-                names["raw"].append(short)
-
-        def either(items: list[str]) -> str:
-            return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
-
-        parts = []
-        if names["net"]:
-            parts.append(f"{either(names['net'])} after line coding and flit overhead")
-        if names["raw"]:
-            parts.append(f"the raw rate of {either(names['raw'])}")
-        return "; ".join(parts)
-
-    def host_link_note(self) -> str:
-        """What the accelerator's own host link means for the brackets faster than it, in words.
-
-        An H100 or H200 reaches CXL or host memory through its PCIe 5.0 x16 host link; a bracket
-        above that link's raw rate needs PCIe 6.0 end to end.  The measured host-link rate is
-        ``reference.h200_host_link``.
-        """
-        host = self.v("reference.h200_host_link")
-        pcie5 = hardware.link("pcie5-x16")
-        raw = pcie5.raw_bandwidth_bytes_per_s or pcie5.bandwidth_bytes_per_s
-        above = [label for label in BANDWIDTH_LABELS if self.bandwidth(label) > raw]
-        head = (
-            "An H100 or H200 reaches CXL or host memory through its own PCIe 5.0 x16 host link, whose raw rate is"
-            f" {raw / 1e9:g} GB/s and which moved {host / 1e9:.1f} GB/s in pinned host-to-device copies measured"
-            " on an H200"
+        sc = self.with_block(self.block_tokens if tokens is None else tokens, model)
+        mfu = sc.mfu(str(sc.assumptions.value("illustrative.mfu")))
+        return tiering.Block(
+            tokens=sc.block_tokens,
+            block_bytes=sc.block_bytes,
+            transfers=sc.fetch_transfers,
+            regen_s={
+                "lone": float(sc.lone_regen_s(0, "resident", mfu)),
+                "batch": float(sc.in_batch_regen_s(0, "resident", mfu)),
+            },
         )
-        if not above:
-            return f"{head}; no bracket here is faster than that link's raw rate."
-        names = " and ".join(f"{self.bandwidth(label) / 1e9:g} GB/s, the {label} bracket," for label in above)
-        verb = "needs" if len(above) == 1 else "need"
-        return f"{head}. So {names} {verb} PCIe 6.0 from the memory to the accelerator, end to end."
 
-    def realistic_note(self) -> str:
-        """Whether the lowest bracket is the interface of the CXL expanders shipping today, in words ('' if not)."""
-        expander = hardware.link("cxl2-x8")
-        label = BANDWIDTH_LABELS[-1]
-        bw = self.bandwidth(label)
-        if not any(
-            x is not None and math.isclose(x, bw, rel_tol=1e-9)
-            for x in (expander.raw_bandwidth_bytes_per_s, expander.bandwidth_bytes_per_s)
-        ):
-            return ""
-        return (
-            f"The {label} bracket is no pessimistic tail: a CXL 2.0 x8 link is the interface of the CXL memory"
-            " expanders shipping today, so it is the realistic case for a CXL tier."
+    def mix_block(self, model: str | None = None) -> tiering.Block:
+        """The block a trace's mix prices: ``workload.block_tokens`` tokens of ``model`` (the set's own by default)."""
+        return self.tier_block(int(self.v("workload.block_tokens")), model)
+
+    @property
+    def cost_blocks(self) -> tuple[tiering.Block, tiering.Block]:
+        """The two blocks the tier model prices: the set's own and one of ``cost.large_block_tokens``."""
+        return self.tier_block(), self.tier_block(int(self.v("cost.large_block_tokens")))
+
+    def trace_reuse(self) -> reuse.Reuse:
+        """The trace ``workload.trace`` with the reuse of its blocks measured (cached per file version)."""
+        return reuse.analyse(
+            str(self.assumptions.value("workload.trace")),
+            int(self.v("workload.block_tokens")),
+            str(self.assumptions.value("workload.trace_format")),
         )
 
     # ---- capacity --------------------------------------------------------

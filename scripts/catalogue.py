@@ -1,6 +1,6 @@
 """Count the bad-input catalogue's cases per surface, and check the README's table of them.
 
-The catalogue is every test in ``tests/test_bad_input*.py`` and ``tests/test_build_safety.py``.
+The catalogue is every test in ``tests/commands/test_bad_input*.py`` and ``tests/pipeline/test_outdir.py``.
 A case's surface (the command or output it exercises) is, first, a ``surface`` mark on its
 test function; else the first word of its parameter id when that word names a surface
 (``compare-yaml-empty-file`` is a ``compare`` case); else the ``surface`` mark of its module.
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = ("tests/test_bad_input*.py", "tests/test_build_safety.py")
+FILES = ("tests/commands/test_bad_input*.py", "tests/pipeline/test_outdir.py")
 SURFACES = ("build", "compare", "model", "tiers", "diff", "measure", "workload", "cost", "pr-comment")
 """The surfaces in the order the README lists them; ``pr-comment`` is ``kvtier diff --format md``."""
 BEGIN, END = "<!-- catalogue: begin -->", "<!-- catalogue: end -->"

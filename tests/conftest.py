@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+import csv
 import json
 import shutil
 import subprocess
 import sys
 from ast import literal_eval
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,10 @@ import pytest
 from hypothesis import settings
 
 from kvtier import Scenario
+from kvtier.inputs.assumptions import load_assumptions
+from kvtier.pipeline.build import read_page
+from kvtier.report import pages
+from kvtier.report.diff import Change
 
 # Property tests check values, not speed: no per-example deadline (timing lives in benchmarks/).
 settings.register_profile("kvtier", deadline=None)
@@ -103,3 +110,230 @@ def glued_values(notebook: Path) -> dict[str, Any]:
             if record.get("name") and prefix + "text/plain" in data and prefix + "image/svg+xml" not in data:
                 values[record["name"]] = literal_eval(data[prefix + "text/plain"])
     return values
+
+
+# ---- the beyond-the-chapter pages --------------------------------------------------------------
+
+
+TABLES = ROOT / "book" / "tables"
+
+
+def scenario(**sets: str) -> Scenario:
+    return Scenario(load_assumptions(sets=sets))
+
+
+def csv_rows(name: str) -> list[dict[str, str]]:
+    with (TABLES / f"{name}.csv").open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+# ---- traces ------------------------------------------------------------------------------------
+
+
+# ---------------------------------------------------------------------------
+# a hand-made trace of five requests, 4 tokens a block
+# ---------------------------------------------------------------------------
+
+HAND = [
+    {"timestamp": 0, "input_length": 8, "output_length": 5, "hash_ids": [1, 2]},
+    {"timestamp": 1000, "input_length": 10, "output_length": 6, "hash_ids": [1, 2, 3]},
+    {"timestamp": 2000, "input_length": 4, "output_length": 7, "hash_ids": [4]},
+    {"timestamp": 3000, "input_length": 7, "output_length": 8, "hash_ids": [1, 5]},
+    {"timestamp": 5000, "input_length": 10, "output_length": 9, "hash_ids": [1, 2, 3]},
+]
+
+
+def write_trace(path: Path, rows: list[dict] | list[str]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture
+def hand(tmp_path) -> Path:
+    return write_trace(tmp_path / "hand.jsonl", HAND)
+
+
+# ---------------------------------------------------------------------------
+# bad traces: one line naming file and line, exit status 2, nothing written
+# ---------------------------------------------------------------------------
+
+GOOD = {"timestamp": 0, "input_length": 1000, "output_length": 10, "hash_ids": [1, 2]}
+
+
+BAD = {
+    "malformed": (['{"timestamp": 0, "input_length": 10'], 1, "malformed JSON"),
+    "not an object": (["[1, 2]"], 1, "expected a JSON object"),
+    "missing field": ([{k: v for k, v in GOOD.items() if k != "hash_ids"}], 1, "missing field 'hash_ids'"),
+    "negative length": ([GOOD, {**GOOD, "output_length": -3}], 2, "'output_length' is negative (-3)"),
+    "fractional length": ([{**GOOD, "input_length": 10.5}], 1, "'input_length' must be a whole number"),
+    # 1000 tokens at 512 a block need ceil(1000 / 512) = 2 ids
+    "hash_ids length": ([GOOD, GOOD, {**GOOD, "hash_ids": [1, 2, 3]}], 3, "has 3 ids but input_length 1000"),
+    "hash_ids not ints": ([{**GOOD, "hash_ids": [1, "x"]}], 1, "'hash_ids' must be a list of integers"),
+    "timestamp backwards": ([{**GOOD, "timestamp": 5}, {**GOOD, "timestamp": 4}], 2, "goes backwards"),
+    "hash id too large": ([{**GOOD, "hash_ids": [1, 2**70]}], 1, "a hash id does not fit in 64 bits"),
+    "timestamp not a number": ([{**GOOD, "timestamp": "now"}], 1, "'timestamp' must be a finite number"),
+}
+
+
+# ---------------------------------------------------------------------------
+# trace formats: Alibaba's Qwen traces (timestamps in s, one id per 16-token block, not chained)
+# ---------------------------------------------------------------------------
+
+QWEN = [
+    # the fields of qwen-bailian-usagetraces-anon's README (ATC'25): chat_id, parent_chat_id, timestamp (s since the
+    # trace's start), input_length, output_length, type, turn, hash_ids (one salted SipHash per 16-token block)
+    {"chat_id": 0, "parent_chat_id": -1, "timestamp": 0.0, "input_length": 40, "output_length": 10, "type": "text",
+     "turn": 1, "hash_ids": [10, 11, 12]},
+    {"chat_id": 1, "parent_chat_id": 0, "timestamp": 1.5, "input_length": 70, "output_length": 12, "type": "text",
+     "turn": 2, "hash_ids": [10, 11, 12, 13, 14]},
+    {"chat_id": 2, "parent_chat_id": -1, "timestamp": 4.0, "input_length": 32, "output_length": 5, "type": "search",
+     "turn": 1, "hash_ids": [99, 11]},
+    {"chat_id": 3, "parent_chat_id": 1, "timestamp": 6.0, "input_length": 90, "output_length": 7, "type": "text",
+     "turn": 3, "hash_ids": [10, 11, 12, 13, 14, 15]},
+]  # fmt: skip
+
+
+@pytest.fixture
+def qwen(tmp_path) -> Path:
+    return write_trace(tmp_path / "qwen.jsonl", QWEN)
+
+
+# ---- tables of record of two runs (kvtier diff) ------------------------------------------------
+
+
+# ---------------------------------------------------------------------------
+# fixtures and helpers
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def seed_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("seed")
+    write_tables(Scenario(), out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def fast_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The seed with the mid bandwidth bracket at 100 GB/s instead of 64 GB/s."""
+    out = tmp_path_factory.mktemp("fast")
+    write_tables(Scenario(load_assumptions(sets={"bandwidth.mid": "100GB/s"})), out)
+    return out
+
+
+def by_cell(changes: list[Change]) -> dict[tuple[str, str, str], Change]:
+    out = {(c.table, c.row, c.column): c for c in changes}
+    assert len(out) == len(changes), "one change per cell"
+    return out
+
+
+def git(repo: Path, *args: str) -> str:
+    proc = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, input="")
+    return proc.stdout.strip()
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository whose first commit holds the seed tables, its second the 100 GB/s ones."""
+    for var, value in {
+        "GIT_AUTHOR_NAME": "kvtier test",
+        "GIT_AUTHOR_EMAIL": "test@example.invalid",
+        "GIT_COMMITTER_NAME": "kvtier test",
+        "GIT_COMMITTER_EMAIL": "test@example.invalid",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }.items():
+        monkeypatch.setenv(var, value)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    write_tables(Scenario(), repo / "book" / "tables")
+    (repo / "README").write_text("x\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "seed")
+    write_tables(Scenario(load_assumptions(sets={"bandwidth.mid": "100GB/s"})), repo / "book" / "tables")
+    git(repo, "commit", "-q", "-am", "faster mid link")
+    # The working tree moves on; revisions are read from git, not from the checkout.
+    write_tables(Scenario(load_assumptions(sets={"interior.position": "20000"})), repo / "book" / "tables")
+    return repo
+
+
+# ---- pages and notebooks -----------------------------------------------------------------------
+
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.md"))
+
+
+# ---------------------------------------------------------------------------
+# the notebooks as committed
+# ---------------------------------------------------------------------------
+
+
+def parameter_defaults(path: Path) -> dict[str, object]:
+    """The values a page's ``parameters`` cell assigns, by name."""
+    nb = read_page(path)
+    (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    tree = ast.parse(cell.source)
+    return {
+        (node.targets[0] if isinstance(node, ast.Assign) else node.target).id: ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, (ast.Assign, ast.AnnAssign))
+    }
+
+
+NUMBERS = {page.notebook: page.numbers for page in pages.PAGES}
+"""Each notebook and the package function that computes every number its prose quotes."""
+
+
+# ---- measurements ------------------------------------------------------------------------------
+
+
+# ---------------------------------------------------------------------------
+# the measured assumption set
+# ---------------------------------------------------------------------------
+
+MEASURED_SET = ROOT / "kvtier" / "data" / "h200-measured.yaml"
+
+
+# ---- the probe ---------------------------------------------------------------------------------
+
+
+TINY = {
+    "model_type": "llama",
+    "hidden_size": 64,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "intermediate_size": 128,
+    "vocab_size": 256,
+    "num_hidden_layers": 3,
+    "tie_word_embeddings": False,
+    "max_position_embeddings": 4096,
+}
+"""A Llama-shaped model small enough to measure in a test: 3 layers of 64 wide."""
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("tiny") / "config.json"
+    path.write_text(json.dumps(TINY))
+    return str(path)
+
+
+# ---- hardware ----------------------------------------------------------------------------------
+
+
+W70 = 140e9  # 70e9 params x 2 B = 140e9 B
+
+
+BLOCK70 = 5_242_880  # 16 tokens x 327,680 B = 5 MiB
+
+
+# ---- models ------------------------------------------------------------------------------------
+
+
+# Llama-3-70B in bf16: 2 x 80 layers x 8 KV heads x 128 x 2 B = 327,680 B per token.
+KV_70B = 327_680
+
+
+def raw_config(preset: str) -> dict:
+    return json.loads(resources.files("kvtier.data").joinpath("models", f"{preset}.json").read_text())

@@ -29,7 +29,7 @@ def _item(own=(), id_=None, module=()):
 
 
 def test_the_readme_counts_the_catalogue_per_surface():
-    # scripts/catalogue.py collects tests/test_bad_input*.py and tests/test_build_safety.py and counts each
+    # scripts/catalogue.py collects tests/commands/test_bad_input*.py and tests/pipeline/test_outdir.py and counts each
     # case under its surface; --check exits 1 (printing the table it expected) when README.md disagrees
     proc = subprocess.run(
         [sys.executable, "scripts/catalogue.py", "--check"], capture_output=True, text=True, cwd=ROOT, timeout=300

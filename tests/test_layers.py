@@ -32,29 +32,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 formulas (numbers in, numbers out); the inputs (files read into records, some fitted with the
 formulas); the scenario (and the package's public names, which re-export it); the report;
 the build pipeline; the commands; ``python -m kvtier``.  ``kvtier.FOLDER.*`` is the folder's
-package and every module in it, at any depth; :data:`WITHIN` orders the modules inside."""
-
-WITHIN: dict[str, tuple[tuple[str, ...], ...]] = {
-    "kvtier.formulas": (("costs", "capacity", "economics"), ("roofline", "uncertainty"), ("reuse",)),
-    "kvtier.inputs": (
-        ("readers",),
-        ("provenance",),
-        ("assumptions",),
-        ("models",),
-        ("hardware", "chapter", "measurements"),
-        ("probe",),
-    ),
-    "kvtier.report": (("figures", "tables"), ("pages.*",), ("pages",), ("notebook", "preview", "diff")),
-    "kvtier.pipeline": (("outdir", "kernels"), ("build",)),
-    "kvtier.commands": (
-        ("options", "output"),
-        ("model", "compare", "tiers", "build", "diff", "measure", "workload", "cost"),
-    ),
-}
-"""The order inside a folder, lowest first, by name relative to the folder (``pages.*``: every
-page module).  A module may import its own sub-layer and those below; a folder's package
-(its ``__init__``) sits above every module of the folder.  A new module has no place until
-it is listed here."""
+package and every module in it, at any depth.  Inside a folder a module may import any other
+but the package that holds it; :func:`test_there_is_no_import_cycle` keeps those imports one way."""
 
 LAZY: dict[tuple[str, str], str] = {
     ("kvtier.report.diff", "kvtier.report.pages"): "start-up time: the registry's page modules import pandas and "
@@ -74,6 +53,12 @@ LAZY: dict[tuple[str, str], str] = {
 }
 """The function-local imports of kvtier modules, each downward, and why each is not at the top."""
 
+REGISTRY = "kvtier.report.pages"
+"""The page registry, the one package that the modules it holds may import: it names none of
+them (it lists its folder), so a page that presents other pages asks it for them
+(``page_of``, at call time) instead of importing one.  No page imports another
+(:func:`test_no_page_module_imports_another`)."""
+
 
 def module_name(path: Path) -> str:
     """The dotted name of the module at ``path`` under the package."""
@@ -91,29 +76,19 @@ def _in(module: str, name: str) -> bool:
     return module == name
 
 
-def layer(module: str) -> tuple[int, int]:
-    """The rank of ``module``: its layer in :data:`LAYERS`, then its place in :data:`WITHIN`.
-
-    Fails the test for a module without one.
-    """
+def layer(module: str) -> int:
+    """The rank of ``module``: the index of its layer in :data:`LAYERS` (fails the test for a module without one)."""
     for rank, names in enumerate(LAYERS):
-        for name in names:
-            if not _in(module, name):
-                continue
-            folder = name[:-2] if name.endswith(".*") else None
-            if folder not in WITHIN:
-                return rank, 0
-            if module == folder:
-                return rank, len(WITHIN[folder])
-            relative = module[len(folder) + 1 :]
-            for sub, members in enumerate(WITHIN[folder]):
-                if any(
-                    _in(relative, member) and not (member.endswith(".*") and relative == member[:-2])
-                    for member in members
-                ):
-                    return rank, sub
-            pytest.fail(f"{module} has no place in its folder: add it to WITHIN in tests/test_layers.py")
-    pytest.fail(f"{module} has no layer: add it to LAYERS in tests/test_layers.py")
+        if any(_in(module, name) for name in names):
+            return rank
+    pytest.fail(f"{module} has no layer: add its folder to LAYERS in tests/test_layers.py")
+
+
+def packages_around(module: str) -> list[str]:
+    """The packages below ``kvtier`` itself that hold ``module`` (``kvtier.report.pages.ratio``: ``kvtier.report``
+    and ``kvtier.report.pages``); a module must not import them, since a folder's package gathers its modules."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(2, len(parts)) if ".".join(parts[:i]) in MODULES]
 
 
 def _is_module(name: str) -> bool:
@@ -213,17 +188,66 @@ def test_the_reader_sees_upward_and_function_local_imports():
     ]
     here = layer("kvtier.formulas.roofline")
     assert layer("kvtier.report.pages.fetch") > here and layer("kvtier.commands") > here
-    assert layer("kvtier.formulas.costs") < here
+    assert layer("kvtier.units") < here
 
 
-def test_the_ranks_see_folders_and_the_order_inside_them():
-    # across folders, the folder decides; inside one, WITHIN does; a folder's package sits on top
-    assert layer("kvtier.units") < layer("kvtier.formulas.costs") < layer("kvtier.inputs.readers")
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_imports_the_package_that_holds_it(module):
+    inward = [
+        f"{MODULES[module].relative_to(ROOT)}:{line} imports {target}, the package that holds it"
+        for target, line, _ in imports(MODULES[module])
+        if target in packages_around(module) and target != REGISTRY
+    ]
+    assert not inward, "\n".join(inward)
+
+
+def test_the_ranks_are_the_folders():
+    # the folder decides; inside a folder any module may import any other, the cycle check keeps them one way
+    assert layer("kvtier.errors") == layer("kvtier.data") < layer("kvtier.units")
+    assert layer("kvtier.units") < layer("kvtier.formulas.costs") == layer("kvtier.formulas.roofline")
+    assert layer("kvtier.formulas.reuse") < layer("kvtier.inputs.readers") == layer("kvtier.inputs.probe")
     assert layer("kvtier.inputs.probe") < layer("kvtier.scenario") == layer("kvtier")
-    assert layer("kvtier.formulas.roofline") > layer("kvtier.formulas.costs")  # costs may not import roofline
-    assert layer("kvtier.inputs.hardware") > layer("kvtier.inputs.models")
-    assert layer("kvtier.report.tables") < layer("kvtier.report.pages.cost") < layer("kvtier.report.pages")
-    assert layer("kvtier.report.pages") < layer("kvtier.report.notebook") < layer("kvtier.report")
-    assert layer("kvtier.pipeline.outdir") < layer("kvtier.pipeline.build") < layer("kvtier.commands.options")
-    assert layer("kvtier.commands.options") < layer("kvtier.commands.cost") < layer("kvtier.commands")
+    assert layer("kvtier.scenario") < layer("kvtier.report.tables") == layer("kvtier.report.pages.cost")
+    assert layer("kvtier.report.pages") < layer("kvtier.pipeline.build") < layer("kvtier.commands.options")
     assert layer("kvtier.commands") < layer("kvtier.__main__")
+    assert packages_around("kvtier.report.pages.ratio") == ["kvtier.report", "kvtier.report.pages"]
+    assert packages_around("kvtier.scenario") == []  # kvtier itself is ranked by LAYERS, not by this rule
+
+
+PAGE_MODULES = sorted(m for m in MODULES if m.startswith(f"{REGISTRY}."))
+"""Every page module: the modules of ``kvtier/report/pages`` but its registry."""
+
+
+@pytest.mark.parametrize("module", PAGE_MODULES)
+def test_no_page_module_imports_another(module):
+    # pages know the registry, not each other: what one page takes from another belongs in the
+    # formulas, the report's shared modules, or the registry (kvtier.report.pages.PAGES)
+    siblings = [
+        f"{MODULES[module].relative_to(ROOT)}:{line} imports the page {target}"
+        for target, line, _ in imports(MODULES[module])
+        if target in PAGE_MODULES and target != module
+    ]
+    assert not siblings, "\n".join(siblings)
+
+
+def test_the_registry_names_no_page():
+    # it finds its pages by listing its folder, so a page may import it without a cycle
+    assert not [target for target, _, _ in imports(MODULES[REGISTRY]) if target in PAGE_MODULES]
+
+
+def test_the_sibling_check_sees_a_page_import():
+    # the check above is only as good as the import reader: a sibling named either way, at the
+    # top or inside a function, is seen; the registry itself is not a sibling
+    path = PACKAGE / "report" / "pages" / "measured.py"
+    source = (
+        "from kvtier.report.pages import page_of, tiers\n"
+        "import kvtier.report.pages.ratio\n\n"
+        "def f():\n    from kvtier.report.pages.models import table\n"
+    )
+    assert {target for target, _, _ in imports(path, source)} == {
+        REGISTRY,
+        "kvtier.report.pages.tiers",
+        "kvtier.report.pages.ratio",
+        "kvtier.report.pages.models",
+    }
+    assert len(PAGE_MODULES) >= 14 and REGISTRY not in PAGE_MODULES

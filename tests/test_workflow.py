@@ -98,10 +98,10 @@ def test_ci_provides_the_browser_before_the_tests(workflow: dict) -> None:
 
 def test_browser_test_fails_rather_than_skips_in_ci() -> None:
     # Evaluate the browser test's skip condition with the browser missing, in CI and outside it.
-    tree = ast.parse((ROOT / "tests" / "test_book.py").read_text())
+    tree = ast.parse((ROOT / "tests" / "pipeline" / "test_build.py").read_text())
     (fn,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_every_page_reads_well")]
     (skipif,) = [d for d in fn.decorator_list if isinstance(d, ast.Call) and ast.unparse(d.func).endswith("skipif")]
-    condition = compile(ast.Expression(skipif.args[0]), "test_book.py", "eval")
+    condition = compile(ast.Expression(skipif.args[0]), "test_build.py", "eval")
     missing = ROOT / "no-such-browser"
 
     def skipped(env: dict[str, str]) -> bool:

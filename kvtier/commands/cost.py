@@ -22,9 +22,10 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from kvtier.commands.options import add_assumption_options
-from kvtier.formulas.economics import no_duration, nothing_to_cache
+from kvtier.formulas import tiering
 from kvtier.inputs.assumptions import check_consistency, load_assumptions, parse_set_options
-from kvtier.scenario import Scenario
+from kvtier.report.words import no_duration, nothing_to_cache
+from kvtier.scenario import TORNADO_KEYS, Scenario
 
 if TYPE_CHECKING:
     from kvtier.formulas.economics import Mix
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
 
 
 def _page() -> ModuleType:
-    """The cost page's module, imported when the command runs: it loads pandas, which other commands do not need."""
+    """The cost page's module, for its words and formats (regimes, media, durations), imported when the command
+    runs: it loads pandas, which other commands do not need."""
     from kvtier.report.pages import cost
 
     return cost
@@ -55,56 +57,58 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def report(s: Scenario) -> dict[str, Any]:
-    """The command's output for ``s`` as plain data in SI base units."""
+    """The command's output for ``s`` as plain data in SI base units, from :mod:`kvtier.formulas.tiering`."""
     cost = _page()
-    df = cost.long_table(s)
+    grid = tiering.interval_grid(s.tier_prices(), s.tier_links, s.cost_blocks)
+    first = next(iter(grid.values()))
     tiers: dict[str, Any] = {}
-    for name, part in df.groupby("tier", sort=False):
-        tiers[str(name)] = {
-            "medium": str(part["medium"].iloc[0]),
-            "hold_usd_per_byte_s": float(part["hold_usd_per_GB_h"].iloc[0]) / 1e9 / 3600,
-            "hold_w_per_byte": float(part["hold_mW_per_GB"].iloc[0]) / 1e3 / 1e9,
+    for name, medium in zip(first.tiers, first.media, strict=True):
+        tiers[name] = {
+            "medium": medium,
+            "hold_usd_per_byte_s": first.at(name)["hold_usd_per_byte_s"],
+            "hold_w_per_byte": first.at(name)["hold_w_per_byte"],
             "keep_s": {
-                f"{int(row.block_tokens)}_{row.regime}": {"usd": float(row.keep_usd_s), "J": float(row.keep_J_s)}
-                for row in part.itertuples()
+                f"{tokens}_{regime}": {"usd": iv.at(name)["keep_usd_s"], "J": iv.at(name)["keep_j_s"]}
+                for (tokens, regime), iv in grid.items()
             },
         }
     blocks = {
-        f"{int(row.block_tokens)}_{row.regime}": {
-            "regen_s": float(row.regen_ms) / 1e3,
-            "recompute_usd": float(row.recompute_usd_per_1M) / 1e6,
-            "recompute_J": float(row.recompute_J),
-        }
-        for row in cost.block_table(s).itertuples()
+        f"{tokens}_{regime}": {"regen_s": iv.regen_s, "recompute_usd": iv.recompute_usd, "recompute_J": iv.recompute_j}
+        for (tokens, regime), iv in grid.items()
     }
-    top = cost.tornado_table(s).iloc[0]
+    top = tiering.interval_tornado(
+        s.tier_prices(), s.price_ends(TORNADO_KEYS), s.tier_links, s.tier_block(), tiering.CXL_TIER, "lone"
+    )[0]
     own = str(s.assumptions.value("model"))
-    reuse = cost.trace_reuse(s)
+    reuse = s.trace_reuse()
+    prices, links, block = s.tier_prices(), s.tier_links, s.mix_block()
+    mix = {}
+    for regime in tiering.REGIMES:
+        for ladder, names in tiering.LADDERS.items():
+            m = tiering.trace_mix(
+                prices, links.pick(names), block, regime, reuse.reuse_interval_s, reuse.trace.duration_s
+            )
+            mix[f"{cost.REGIMES[regime]}, {ladder}"] = _mix(m, names)
     return {
         "trace": str(s.assumptions.value("workload.trace")),
         "mix_model": own,
-        "mix": {
-            f"{cost.REGIMES[regime]}, {ladder}": _mix(m, ladder)
-            for (model, regime, ladder), (m, _) in cost.trace_mixes(s).items()
-            if model == own
-        },
+        "mix": mix,
         "notes": _notes(reuse),
         "assumption_set": s.assumptions.name,
         "regimes": cost.REGIMES,
         "blocks": blocks,
         "tiers": tiers,
-        "decisive_input": {"key": str(top["input"]), "swing": float(top["swing_usd"]), "tier": cost.CXL_TIER},
+        "decisive_input": {"key": top["input"], "swing": top["swing_usd"], "tier": tiering.CXL_TIER},
     }
 
 
-def _mix(m: Mix, ladder: str) -> dict[str, Any]:
-    """One mix in SI units (fractions, B, USD/s, USD): ``None`` where the trace leaves a figure undefined."""
-    cost = _page()
-    share = cost.by_medium(m.share, ladder)
-    held = cost.by_medium(m.bytes_held, ladder) if m.bytes_held is not None else {}
+def _mix(m: Mix, ladder: tuple[str, ...]) -> dict[str, Any]:
+    """One mix over the tiers ``ladder`` in SI units (fractions, B, USD/s, USD): ``None`` where undefined."""
+    share = tiering.by_medium(m.share, ladder)
+    held = tiering.by_medium(m.bytes_held, ladder) if m.bytes_held is not None else {}
     return {
-        "share": {k: share[k] if m.has_reuse else None for k in cost.MIX_MEDIA},
-        "bytes_held": {k: held.get(k) for k in cost.MIX_MEDIA[:-1]},
+        "share": {k: share[k] if m.has_reuse else None for k in tiering.MIX_MEDIA},
+        "bytes_held": {k: held.get(k) for k in tiering.MIX_MEDIA[:-1]},
         "usd_per_s": m.usd_per_s,
         "recompute_all_usd_per_s": m.recompute_all_usd_per_s,
         "usd": m.usd,

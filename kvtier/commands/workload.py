@@ -16,9 +16,9 @@ from typing import Any
 from kvtier.commands.options import add_assumption_options
 from kvtier.errors import KvtierError, show
 from kvtier.formulas import reuse as workload
-from kvtier.formulas.economics import no_duration, nothing_to_cache
 from kvtier.inputs import hardware
 from kvtier.inputs.assumptions import SCHEMA, load_assumptions, parse_set_options
+from kvtier.report.words import no_duration, nothing_to_cache
 from kvtier.scenario import Scenario
 from kvtier.units import format_bytes, format_time, parse_quantity
 

@@ -280,39 +280,3 @@ def tier_mix(
 
 
 # ---- a trace that gives a cache nothing to do, or no rate -----------------------------------
-
-
-def nothing_to_cache(references: int, hit_ratio: float) -> str | None:
-    """Why a trace has nothing to cache: no blocks at all, or none referenced twice; ``None`` when it has.
-
-    Zero reuse is a real answer: nothing to cache, so every tier's capacity is 0 and saves nothing.
-
-    Parameters
-    ----------
-    references : int
-        Block references in the trace.
-    hit_ratio : float
-        Hit ratio of an infinite cache (fraction).
-    """
-    if references == 0:
-        return "no prompt holds a block, every input_length being 0"
-    if hit_ratio == 0:
-        return "no block is referenced twice"
-    return None
-
-
-def no_duration(requests: int, duration_s: float) -> str | None:
-    """Why a trace has no rates: it lasts 0 s (one request, or all at one timestamp); ``None`` when it lasts.
-
-    Parameters
-    ----------
-    requests : int
-        Requests in the trace.
-    duration_s : float
-        Time from its first request to its last (s).
-    """
-    if duration_s > 0:
-        return None
-    if requests == 1:
-        return "the trace holds one request: it lasts 0 s and has no rate per second"
-    return f"all {requests:,} requests share one timestamp: the trace lasts 0 s and has no rate per second"

@@ -953,6 +953,10 @@ class RegenCosts:
         Device-memory bandwidth (B/s).
     mem_efficiency : float
         Achieved fraction of it (0, 1].
+    fetch_transfers : int
+        Transfers that fetch one block, each paying the link's latency: 1 for a contiguous
+        block, the block's layer chunks for a per-layer layout (``fetch_layout``,
+        :attr:`kvtier.scenario.Scenario.fetch_transfers`); 1 by default.
     """
 
     kv_bytes_per_token: float
@@ -964,6 +968,7 @@ class RegenCosts:
     weight_bytes: float
     mem_bandwidth_bytes_per_s: float
     mem_efficiency: float
+    fetch_transfers: int = 1
 
     @classmethod
     def of(cls, s: Any, mfu_label: str) -> RegenCosts:
@@ -978,6 +983,7 @@ class RegenCosts:
             weight_bytes=float(s.weight_bytes),
             mem_bandwidth_bytes_per_s=s.v("regen.mem_bandwidth"),
             mem_efficiency=s.v("regen.mem_efficiency"),
+            fetch_transfers=int(s.fetch_transfers),
         )
 
     def prefix_flops(self, tokens: np.ndarray) -> np.ndarray:
@@ -1018,17 +1024,47 @@ class RegenCosts:
         return np.where(tokens > 0, t, 0.0)
 
     def lone_memory_bound(self, tokens: np.ndarray) -> np.ndarray:
-        """True where recomputing the prefix alone is memory-bound (the weights' read outlasts the compute)."""
+        """True where recomputing the prefix alone is memory-bound (the weights' read outlasts the compute).
+
+        :func:`kvtier.formulas.roofline.bound` of the prefix's FLOPs against one read of the
+        weights; False for no tokens.
+        """
         tokens = np.asarray(tokens, dtype=float)
-        compute = costs.compute_time_s(self.prefix_flops(tokens), self.peak_flop_per_s, self.mfu)
-        memory = self.weight_bytes / (self.mem_bandwidth_bytes_per_s * self.mem_efficiency)
-        return (tokens > 0) & (memory > compute)
+        side = roofline.bound(
+            self.prefix_flops(tokens),
+            self.weight_bytes,
+            self.peak_flop_per_s,
+            self.mfu,
+            self.mem_bandwidth_bytes_per_s,
+            self.mem_efficiency,
+        )
+        return (tokens > 0) & (side == roofline.BOUNDS[1])
 
     def fetch_s(
         self, blocks: np.ndarray, tokens: np.ndarray, bandwidth_bytes_per_s: float, latency_s: float
     ) -> np.ndarray:
-        """Fetching each request's hit prefix over a link: one latency per block plus its bytes over the link (s)."""
-        return np.asarray(blocks) * latency_s + np.asarray(tokens) * self.kv_bytes_per_token / bandwidth_bytes_per_s
+        """Fetching each request's hit prefix over a link (s): :func:`kvtier.formulas.costs.fetch_time_s`.
+
+        The prefix's ``tokens x kv_bytes_per_token`` bytes cross the link once, in
+        ``blocks x fetch_transfers`` transfers that each pay ``latency_s``.
+
+        Parameters
+        ----------
+        blocks : array_like
+            Blocks in each request's hit prefix.
+        tokens : array_like
+            Tokens in it (tokens).
+        bandwidth_bytes_per_s : float
+            The link's bandwidth, one direction (B/s).
+        latency_s : float
+            The link's latency per transfer (s).
+        """
+        return costs.fetch_time_s(
+            np.asarray(tokens) * self.kv_bytes_per_token,
+            bandwidth_bytes_per_s,
+            latency_s,
+            np.asarray(blocks) * self.fetch_transfers,
+        )
 
 
 @dataclass(frozen=True)

@@ -106,18 +106,12 @@ def regen_bytes_read(
     return _f(weight_bytes) * block / batch + _f(kv_bytes_per_token) * _f(context_positions)
 
 
-def compute_time_s(flops: ArrayLike, peak_flop_per_s: ArrayLike, mfu: ArrayLike) -> FloatArray:
-    """Compute side of the roofline: ``flops / (peak x mfu)`` (s).
+def _compute_side(flops: ArrayLike, peak_flop_per_s: ArrayLike, mfu: ArrayLike) -> FloatArray:
+    """Compute side of the roofline, :func:`kvtier.formulas.costs.compute_time_s`, with its inputs checked (s).
 
-    Parameters
-    ----------
-    flops : array_like
-        Work of the pass (FLOP).
-    peak_flop_per_s : array_like
-        Dense peak of the accelerator at the pass's precision (FLOP/s).  A missing peak
-        (None or NaN, e.g. DGX Spark, which publishes no bf16 peak) is an error.
-    mfu : array_like
-        Model FLOPs utilization, the achieved fraction of the peak, in (0, 1].
+    A missing peak (None or NaN, e.g. DGX Spark, which publishes no bf16 peak) or an MFU
+    outside (0, 1] is a :class:`~kvtier.errors.KvtierError`; the time itself is the one
+    formula, ``flops / (peak x mfu)``.
     """
     peak = _f(peak_flop_per_s)
     mfu = _f(mfu)
@@ -183,7 +177,7 @@ def roofline_time_s(
         Time (s), broadcast over all inputs.
     """
     return np.maximum(
-        compute_time_s(flops, peak_flop_per_s, mfu),
+        _compute_side(flops, peak_flop_per_s, mfu),
         memory_time_s(bytes_read, mem_bandwidth_bytes_per_s, mem_efficiency),
     )
 
@@ -206,7 +200,7 @@ def bound(
     ndarray of str
         ``"compute"`` or ``"memory"``, broadcast over all inputs.
     """
-    compute = compute_time_s(flops, peak_flop_per_s, mfu)
+    compute = _compute_side(flops, peak_flop_per_s, mfu)
     memory = memory_time_s(bytes_read, mem_bandwidth_bytes_per_s, mem_efficiency)
     return np.where(memory > compute, BOUNDS[1], BOUNDS[0])
 
@@ -266,6 +260,44 @@ def compute_bound_batch_tokens(
     with np.errstate(divide="ignore", invalid="ignore"):
         batch = np.where(budget > 0, _f(weight_bytes) * t / np.where(budget > 0, budget, 1.0), np.inf)
     return np.maximum(batch, t)
+
+
+def lone_knee_tokens(
+    weight_bytes: ArrayLike,
+    mem_bandwidth_bytes_per_s: ArrayLike,
+    mem_efficiency: ArrayLike,
+    peak_flop_per_s: ArrayLike,
+    mfu: ArrayLike,
+    params: ArrayLike,
+    flops_per_param_token: ArrayLike = 2.0,
+) -> FloatArray:
+    """Tokens at which a lone pass's parameter FLOPs take as long as its read of the weights (tokens).
+
+    Setting the compute side of ``n`` tokens, ``k x N x n / (peak x mfu)``, equal to the
+    memory side of the weights, :func:`memory_time_s` of ``weight_bytes``, and solving for
+    ``n``: ``weights_time x peak x mfu / (k x N)``.  The attention term and the cached KV
+    are left out (they only add compute and bytes); a lone pass over fewer tokens is
+    memory-bound.
+
+    Parameters
+    ----------
+    weight_bytes : array_like
+        Bytes of the weights one pass reads (B).
+    mem_bandwidth_bytes_per_s : array_like
+        Peak device-memory bandwidth (B/s).
+    mem_efficiency : array_like
+        Achieved fraction of that bandwidth, in (0, 1].
+    peak_flop_per_s : array_like
+        Dense peak compute rate (FLOP/s).
+    mfu : array_like
+        Achieved fraction of the peak (dimensionless).
+    params : array_like
+        Parameters a token passes through (dimensionless).
+    flops_per_param_token : array_like, optional
+        FLOPs per parameter per token, ``k`` (2 for a multiply-add).
+    """
+    weights_s = memory_time_s(weight_bytes, mem_bandwidth_bytes_per_s, mem_efficiency)
+    return weights_s * _f(peak_flop_per_s) * _f(mfu) / (_f(flops_per_param_token) * _f(params))
 
 
 def blended_time_s(compute_s: ArrayLike, floor_s: ArrayLike, sharpness: ArrayLike) -> FloatArray:

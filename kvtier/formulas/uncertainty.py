@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from kvtier.errors import KvtierError
-from kvtier.formulas import costs
+from kvtier.formulas import costs, roofline
 
 FloatArray = NDArray[np.float64]
 
@@ -203,7 +203,8 @@ def ratio_draws(
     Inside a batch (``bytes_read`` None): ``(flops / (peak x mfu)) / (latency + bytes /
     bandwidth)``, via :func:`kvtier.formulas.costs.compute_time_s`, :func:`kvtier.formulas.costs.fetch_time_s`
     and :func:`kvtier.formulas.costs.ratio`.  A lone block (``bytes_read`` given): the regeneration
-    time is ``max(flops / (peak x mfu), bytes_read / (mem_bandwidth x mem_efficiency))``.
+    time is ``max(flops / (peak x mfu), bytes_read / (mem_bandwidth x mem_efficiency))``, the memory side
+    by :func:`kvtier.formulas.roofline.memory_time_s`.
 
     Parameters
     ----------
@@ -231,10 +232,7 @@ def ratio_draws(
     regen = costs.compute_time_s(flops, draws["peak"], draws["mfu"])
     if bytes_read is not None:
         _check_mfu(draws["mem_efficiency"], "draws", "mem_efficiency")
-        memory = np.asarray(bytes_read, dtype=np.float64) / (
-            np.asarray(draws["mem_bandwidth"], dtype=np.float64) * np.asarray(draws["mem_efficiency"], dtype=np.float64)
-        )
-        regen = np.maximum(regen, memory)
+        regen = np.maximum(regen, roofline.memory_time_s(bytes_read, draws["mem_bandwidth"], draws["mem_efficiency"]))
     fetch = costs.fetch_time_s(block_bytes, draws["bandwidth"], latency_s)
     return costs.ratio(regen, fetch)
 

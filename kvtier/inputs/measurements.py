@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from kvtier.errors import KvtierError, show
 from kvtier.formulas import costs, roofline
+from kvtier.formulas.fits import fit_floor, fit_latency_bandwidth, fit_rate_fraction
 from kvtier.inputs.provenance import Record
 from kvtier.inputs.readers import load_json, load_yaml
 from kvtier.units import MIB
@@ -681,55 +682,6 @@ def load() -> Measurements:
 # ---------------------------------------------------------------------------
 
 
-def fit_latency_bandwidth(n_bytes: ArrayLike, times_s: ArrayLike) -> tuple[float, float]:
-    """Fit ``t = latency + bytes / bandwidth`` to copies by relative least squares.
-
-    Minimises the sum of ``((latency + bytes / bandwidth) / t - 1) ** 2``, so that a
-    1 MiB copy weighs as much as a 1 GiB one (plain least squares on times would let
-    the largest copy set both parameters).  The problem is linear in ``latency`` and
-    ``1 / bandwidth``.
-
-    Parameters
-    ----------
-    n_bytes : array_like
-        Bytes of each copy (B).
-    times_s : array_like
-        Its measured time (s).
-
-    Returns
-    -------
-    latency_s, bandwidth_bytes_per_s : float
-        Per-transfer latency (s) and bandwidth (B/s).
-    """
-    b = np.asarray(n_bytes, dtype=np.float64)
-    t = np.asarray(times_s, dtype=np.float64)
-    design = np.column_stack([np.ones_like(b), b]) / t[:, None]
-    (latency, inverse), *_ = np.linalg.lstsq(design, np.ones_like(t), rcond=None)
-    return float(latency), float(1.0 / inverse)
-
-
-def fit_rate_fraction(work: ArrayLike, times_s: ArrayLike, peak: float) -> float:
-    """The fraction of ``peak`` that ``work / time`` reaches, fitted by least squares on log time.
-
-    ``t = work / (peak x f)`` gives ``log f = mean(log(work / (peak x t)))``: the geometric mean
-    of the achieved fractions.  Used for the MFU (work in FLOP, peak in FLOP/s) and the
-    memory efficiency (work in bytes, peak in B/s).
-    """
-    w = np.asarray(work, dtype=np.float64)
-    t = np.asarray(times_s, dtype=np.float64)
-    return float(np.exp(np.mean(np.log(w / (peak * t)))))
-
-
-def _fit_floor(compute: FloatArray, memory: FloatArray, times: FloatArray, p: float) -> tuple[float, float]:
-    """The eager floor (s) minimising squared log residuals for sharpness ``p``, and that sum."""
-    grid = np.min(times) * np.exp(np.linspace(np.log(0.5), np.log(1.5), 401))
-    floor = np.maximum(memory[None, :], grid[:, None])
-    model = roofline.blended_time_s(compute[None, :], floor, p)
-    cost = np.sum(np.log(model / times[None, :]) ** 2, axis=1)
-    best = int(np.argmin(cost))
-    return float(grid[best]), float(cost[best])
-
-
 @dataclass(frozen=True)
 class Fits:
     """The models fitted to a measurement set; :attr:`records` holds each value with its basis.
@@ -840,7 +792,7 @@ def fit(m: Measurements) -> Fits:
         )
 
     per_p = [
-        {s: _fit_floor(compute_at_1[s], memory[s], times[s], p) for s in SHAPES} for p in BLEND_GRID
+        {s: fit_floor(compute_at_1[s], memory[s], times[s], p) for s in SHAPES} for p in BLEND_GRID
     ]  # per p, per shape: (floor, cost)
     best = int(np.argmin([sum(cost for _, cost in fitted.values()) for fitted in per_p]))  # ties: the smaller p
     sharpness = float(BLEND_GRID[best])

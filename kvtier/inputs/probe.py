@@ -3,7 +3,7 @@
 It times both sides of the fetch-or-regenerate question on the hardware at hand:
 
 - **copies** of 4 KiB up to 1 GiB (``--quick``: 64 MiB), fitted to ``latency + bytes /
-  bandwidth`` (:func:`kvtier.inputs.measurements.fit_latency_bandwidth`): on a CUDA machine pinned
+  bandwidth`` (:func:`kvtier.formulas.fits.fit_latency_bandwidth`): on a CUDA machine pinned
   host-to-device and device-to-host copies, the path to host or CXL memory; without one,
   copies inside host memory, which no tier link resembles (every basis says so);
 - **device-memory bandwidth**: a large device-to-device (or host-memory) copy, read plus write;
@@ -49,6 +49,7 @@ import numpy as np
 import yaml
 
 from kvtier.errors import KvtierError, show
+from kvtier.formulas import fits
 from kvtier.inputs import measurements
 from kvtier.inputs.assumptions import check_consistency, load_assumptions, seed
 from kvtier.inputs.models import PRESETS, ModelSpec, config_path, load_model
@@ -599,7 +600,7 @@ def measure(
         log(f"copy of {n / 2**20:.3g} MiB: {copies[-1][1].median * 1e6:.1f} µs")
     fit_pts = [(n, t.median) for n, t in copies if n >= measurements.FETCH_FIT_MIN_BYTES]
     fit_pts = fit_pts or [(n, t.median) for n, t in copies]
-    latency, bandwidth = measurements.fit_latency_bandwidth([n for n, _ in fit_pts], [t for _, t in fit_pts])
+    latency, bandwidth = fits.fit_latency_bandwidth([n for n, _ in fit_pts], [t for _, t in fit_pts])
     latency = max(latency, 0.0)
     big = max(sizes)
     mem = backend.timer(backend.device_copy(big), reps)

@@ -1,4 +1,7 @@
-"""kvtier.inputs.assumptions: a key's kind, range, allowed values and help text live in one KeySpec."""
+"""kvtier.inputs.assumptions: the key specs, reading sets, layering and the whole-set check.
+
+A key's kind, range, allowed values and help text live in one record, its KeySpec.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +16,15 @@ def test_every_key_says_what_it_is_in_one_line_of_its_own_spec():
         assert spec.help and spec.help == spec.help.strip(), key
         assert "\n" not in spec.help, key  # papermill reads a parameter's help from one comment line
         assert describe(key).startswith(f"{spec.help}; "), key
+
+
+def test_every_schema_key_has_a_one_line_description():
+    assert all("\n" not in describe(key) and "=" not in describe(key) for key in SCHEMA)  # papermill reads one line
+    assert (
+        describe("peak_flops")
+        == "dense peak of the accelerator that regenerates; flop rate with a unit, e.g. 500TFLOP/s"
+    )
+    assert describe("mfu.typical").endswith("; fraction, e.g. 40% or 0.4")
 
 
 def test_a_key_is_one_record():

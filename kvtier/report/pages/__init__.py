@@ -6,6 +6,11 @@ package.  The module defines:
 
 ``NOTEBOOK``
     The stem of the page's text notebook (``"02_fetch"``).
+``TITLE``
+    The page's name as another page writes it mid-sentence (``"fetching a block"``).  It
+    lives here, not in the notebook's heading: the package ships without the notebooks,
+    and the heading is a page title, not a name for running prose.  A page that names
+    another reads it from :data:`PAGES` (``Page.title``).
 ``KEYS``
     The assumption keys the page reads.  Its notebook's ``parameters`` cell must declare
     exactly these (as ``bandwidth_mid`` for ``bandwidth.mid``), with their seed values,
@@ -29,6 +34,12 @@ The registry finds every module of this package by itself: nothing here names a 
 The pipeline writes the tables of record from :data:`PAGES`, ``kvtier diff`` reads their
 key columns from it, and the tests derive their lists of pages, numbers and figures
 from it.
+
+Pages know the registry, not each other: no page module imports another.  A page that
+presents other pages (the measured page counts what the measured set changes on each)
+asks for them here, by notebook stem, at call time (:func:`page_of`): the registry
+imports no page by name, so it sits below the page modules, and its page list is built
+once every page module has been read.
 """
 
 from __future__ import annotations
@@ -80,6 +91,8 @@ class Page:
 
     notebook: str
     """Stem of the page's text notebook, ``notebooks/NOTEBOOK.md``."""
+    title: str
+    """The page's name as another page writes it mid-sentence (its ``TITLE``)."""
     module: str
     """The page module, ``kvtier.report.pages.NAME``."""
     keys: tuple[str, ...]
@@ -91,13 +104,17 @@ class Page:
 
 
 def _page(module: ModuleType) -> Page:
-    """The :class:`Page` a page module describes (its ``NOTEBOOK``, ``KEYS``, ``numbers``, ``TABLES``, ``FIGURES``)."""
-    missing = [name for name in ("NOTEBOOK", "KEYS", "numbers", "TABLES", "FIGURES") if not hasattr(module, name)]
+    """The :class:`Page` a page module describes (its ``NOTEBOOK``, ``TITLE``, ``KEYS``, ``numbers``, ``TABLES``,
+    ``FIGURES``)."""
+    missing = [
+        name for name in ("NOTEBOOK", "TITLE", "KEYS", "numbers", "TABLES", "FIGURES") if not hasattr(module, name)
+    ]
     if missing:
         raise TypeError(f"page module {module.__name__} does not define {', '.join(missing)}")
     notebook = module.NOTEBOOK
     return Page(
         notebook=notebook,
+        title=module.TITLE,
         module=module.__name__,
         keys=tuple(module.KEYS),
         numbers=module.numbers,
@@ -125,16 +142,6 @@ def _discover() -> tuple[Page, ...]:
     return tuple(pages)
 
 
-PAGES: tuple[Page, ...] = _discover()
-"""Every page of the book with a page module, in notebook order."""
-
-TABLES: tuple[Table, ...] = tuple(table for page in PAGES for table in page.tables)
-"""Every table of record, in page order."""
-
-FIGURES: tuple[Figure, ...] = tuple(figure for page in PAGES for figure in page.figures)
-"""Every figure of the book, in page order."""
-
-
 def csv_texts(s: Scenario) -> dict[str, str]:
     """The CSV text of every table of record, by name (computing them validates the scenario)."""
     return {table.name: to_csv_text(table.build(s)) for table in TABLES}
@@ -143,3 +150,14 @@ def csv_texts(s: Scenario) -> dict[str, str]:
 def page_of(notebook: str) -> Page | None:
     """The page whose text notebook is ``notebooks/NOTEBOOK.md``, or None."""
     return next((page for page in PAGES if page.notebook == notebook), None)
+
+
+# Last, once every name above exists: a page module may import them while the registry reads it.
+PAGES: tuple[Page, ...] = _discover()
+"""Every page of the book with a page module, in notebook order."""
+
+TABLES: tuple[Table, ...] = tuple(table for page in PAGES for table in page.tables)
+"""Every table of record, in page order."""
+
+FIGURES: tuple[Figure, ...] = tuple(figure for page in PAGES for figure in page.figures)
+"""Every figure of the book, in page order."""

@@ -14,6 +14,8 @@ REFERENCE_PREFIX = "reference."
 
 NOTEBOOK = "00_assumptions"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "the assumptions"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = tuple(SCHEMA)
 """The assumption keys the page reads: all of them (its ``parameters`` cell declares each)."""

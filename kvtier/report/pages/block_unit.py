@@ -12,6 +12,8 @@ from kvtier.units import MIB
 
 NOTEBOOK = "01_block_unit"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "the block unit"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (
     "block_tokens",

@@ -12,6 +12,7 @@ import pandas as pd
 from kvtier.formulas import capacity
 from kvtier.inputs import chapter
 from kvtier.inputs.models import dtype_bytes
+from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, mark_context_limit, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario, seed_scenario
 from kvtier.units import GIB
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "06_capacity"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "capacity"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (*POINT_KEYS, "context.long", "context.short")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
@@ -121,7 +124,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "crossover_regimes_sentence": regimes,
         "mfu_pct": point["mfu"] * 100,
         "fetch_us": point["fetch_s"] * 1e6,
-        "lone_device": s.lone_device,
+        "lone_device": words.lone_device(s),
         "crossover_in_batch_ms": in_batch * 1e3,
         "crossover_lone_ms": lone * 1e3,
         "crossover_lone_bound": str(s.lone_bound(last, "resident", point["mfu"])),

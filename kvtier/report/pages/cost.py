@@ -10,6 +10,10 @@ cheapest way, which gives the GiB each tier must hold at the trace's rate and th
 cost per hour against recomputing every reuse, for several models.  A trace with no reuse
 has nothing to cache (the mix is empty and costs nothing); one that lasts 0 s has no GiB
 held or cost per hour, only costs over the whole trace; the page says which in words.
+
+The arithmetic is the tier-pricing model's (:mod:`kvtier.formulas.tiering`, in SI units, its
+inputs gathered by the scenario); this page converts its values to display units, lays them
+out in tables and figures and says what they mean.
 """
 
 from __future__ import annotations
@@ -22,13 +26,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier.formulas import costs, economics
+from kvtier.formulas import economics, tiering
 from kvtier.formulas import reuse as workload
-from kvtier.formulas.economics import no_duration, nothing_to_cache
-from kvtier.inputs import hardware
 from kvtier.inputs.assumptions import COST_RANGES, HELP
+from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, new_figure
-from kvtier.scenario import Scenario
+from kvtier.report.words import no_duration, nothing_to_cache
+from kvtier.scenario import TORNADO_KEYS, Scenario
 from kvtier.units import format_number, format_time
 
 if TYPE_CHECKING:
@@ -36,6 +40,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "13_cost"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "what it costs"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (
     "block_tokens",
@@ -92,12 +98,12 @@ KEYS: tuple[str, ...] = (
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
 REGIMES: dict[str, str] = {"lone": "regenerated alone", "batch": "regenerated inside a batch"}
-"""The two regimes of regeneration, by the short name the tables use: a lone block, a block inside a batch."""
+"""The regimes of regeneration (:data:`kvtier.formulas.tiering.REGIMES`) in words, by the names the tables use."""
 
 MEDIA: dict[str, str] = {"hbm": "HBM", "dram": "host DRAM", "cxl": "CXL expander", "nvme": "NVMe flash"}
-"""The media a tier holds its blocks in, by the name the cost keys use."""
+"""The media a tier holds its blocks in (:data:`kvtier.formulas.tiering.MEDIA`) in words."""
 
-CXL_TIER = "cxl2-x8"
+CXL_TIER = tiering.CXL_TIER
 """The tier the tornado follows: a CXL 2.0 x8 expander, the interface of those shipping today."""
 
 YEAR_S = 365.25 * 86400.0
@@ -120,58 +126,9 @@ def duration(seconds: float) -> str:
     return format_time(seconds)
 
 
-def medium(link: str) -> str:
-    """The medium behind the link preset ``link``: ``hbm``, ``cxl``, ``nvme`` or ``dram``.
-
-    A PCIe, NVLink-C2C or RDMA link reaches a host's DRAM; a CXL link an expander's.
-    """
-    if link == "hbm":
-        return "hbm"
-    for prefix in ("cxl", "nvme"):
-        if link.startswith(prefix):
-            return prefix
-    return "dram"
-
-
-def inputs(s: Scenario, overrides: Mapping[str, float] | None = None) -> dict[str, float]:
-    """The cost inputs in SI base units (USD/s, USD/B, USD/J, W, W/B, s), by assumption key.
-
-    ``overrides`` replaces some of them (the tornado's low and high ends).
-    """
-    keys = (*COST_RANGES, "cost.hbm_capacity", "energy.power_lone", "energy.power_batch")
-    out = {key: s.v(key) for key in keys}
-    out.update(overrides or {})
-    return out
-
-
-def hold_price(values: Mapping[str, float], unit: str) -> dict[str, float]:
-    """Each medium's cost of holding one byte for one second: USD/(B s) for ``"usd"``, W/B for ``"J"``."""
-    if unit == "J":
-        dram = values["energy.dram_w_per_gb"]
-        return {"hbm": dram, "dram": dram, "cxl": dram, "nvme": values["energy.nvme_w_per_gb"]}
-    usd_per_j = values["cost.energy_kwh"]
-    amort = values["cost.amortisation"]
-    out = {
-        "hbm": float(
-            economics.hbm_price_per_byte_s(
-                values["cost.accelerator_hour"], values["cost.hbm_share"], values["cost.hbm_capacity"]
-            )
-        )
-    }
-    for m, watts in (
-        ("dram", "energy.dram_w_per_gb"),
-        ("cxl", "energy.dram_w_per_gb"),
-        ("nvme", "energy.nvme_w_per_gb"),
-    ):
-        out[m] = float(economics.capacity_price_per_byte_s(values[f"cost.{m}_gb"], amort, values[watts], usd_per_j))
-    return out
-
-
-def block_scenario(s: Scenario, tokens: int) -> Scenario:
-    """``s`` with blocks of ``tokens`` tokens (the same scenario when that is its own block size)."""
-    if tokens == s.block_tokens:
-        return s
-    return Scenario(s.assumptions.with_values({"block_tokens": f"{tokens} tokens"}, source="the cost page"))
+def _nan(x: float | None) -> float:
+    """``x``, or NaN (a table's n/a) where the model leaves it undefined (``None``)."""
+    return math.nan if x is None else float(x)
 
 
 def mfu(s: Scenario) -> float:
@@ -179,62 +136,50 @@ def mfu(s: Scenario) -> float:
     return s.mfu(str(s.assumptions.value("illustrative.mfu")))
 
 
-def regen_s(s: Scenario, regime: str) -> float:
-    """Time to regenerate the tail block once in ``regime`` (``lone`` or ``batch``), s."""
-    if regime == "lone":
-        return float(s.lone_regen_s(0, "resident", mfu(s)))
-    return float(s.in_batch_regen_s(0, "resident", mfu(s)))
-
-
 def block_sizes(s: Scenario) -> tuple[int, int]:
     """The two block sizes priced: the set's own and ``cost.large_block_tokens``."""
     return s.block_tokens, int(s.v("cost.large_block_tokens"))
 
 
+def intervals(s: Scenario, overrides: Mapping[str, float] | None = None) -> dict[tuple[int, str], tiering.Intervals]:
+    """The tier model's intervals for both block sizes and regimes (:func:`kvtier.formulas.tiering.interval_grid`).
+
+    ``overrides`` replaces some prices, by assumption key, in SI base units.
+    """
+    return tiering.interval_grid(s.tier_prices(overrides), s.tier_links, s.cost_blocks)
+
+
 def long_table(s: Scenario, overrides: Mapping[str, float] | None = None) -> pd.DataFrame:
-    """Every tier x block size x regime: the costs of holding, fetching and recomputing, and the intervals."""
-    values = inputs(s, overrides)
-    usd_hold, j_hold = hold_price(values, "usd"), hold_price(values, "J")
-    accel = values["cost.accelerator_hour"]
-    power = {"lone": values["energy.power_lone"], "batch": values["energy.power_batch"]}
-    links = hardware.load_links()
-    rows = []
-    for tokens in block_sizes(s):
-        sc = block_scenario(s, tokens)
-        n_bytes = sc.block_bytes
-        fetch = {
-            name: float(costs.fetch_time_s(n_bytes, link.bandwidth_bytes_per_s, link.latency_s, sc.fetch_transfers))
-            for name, link in links.items()
-        }
-        fetch["hbm"] = 0.0  # a block already in HBM is used where it lies
-        for regime in REGIMES:
-            regen = regen_s(sc, regime)
-            r_usd, r_j = regen * accel, regen * power[regime]
-            hbm_hold_usd = usd_hold["hbm"] * n_bytes
-            for name in links:
-                m = medium(name)
-                f_usd, f_j = fetch[name] * accel, fetch[name] * power[regime]
-                h_usd, h_j = usd_hold[m] * n_bytes, j_hold[m] * n_bytes
-                rows.append(
-                    {
-                        "tier": name,
-                        "medium": m,
-                        "block_tokens": tokens,
-                        "regime": regime,
-                        "block_MiB": n_bytes / 2**20,
-                        "fetch_us": fetch[name] * 1e6,
-                        "regen_ms": regen * 1e3,
-                        "hold_usd_per_GB_h": usd_hold[m] * 1e9 * 3600,
-                        "hold_mW_per_GB": j_hold[m] * 1e9 * 1e3,
-                        "recompute_usd": r_usd,
-                        "fetch_usd": f_usd,
-                        "recompute_J": r_j,
-                        "keep_usd_s": float(economics.keep_interval_s(r_usd, f_usd, h_usd)),
-                        "keep_J_s": float(economics.keep_interval_s(r_j, f_j, h_j)),
-                        "hbm_over_tier_s": float(economics.gray_interval_s(f_usd, hbm_hold_usd)) if m != "hbm" else 0.0,
-                    }
-                )
-    return pd.DataFrame(rows)
+    """Every tier x block size x regime: the costs of holding, fetching and recomputing, and the intervals.
+
+    :func:`intervals` in display units (MiB, µs, ms, USD per GB-hour, mW per GB); the
+    intervals stay in seconds.
+    """
+    parts = []
+    for (tokens, regime), iv in intervals(s, overrides).items():
+        n = len(iv.tiers)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "tier": list(iv.tiers),
+                    "medium": list(iv.media),
+                    "block_tokens": [tokens] * n,
+                    "regime": [regime] * n,
+                    "block_MiB": [iv.block.block_bytes / 2**20] * n,
+                    "fetch_us": iv.fetch_s * 1e6,
+                    "regen_ms": [iv.regen_s * 1e3] * n,
+                    "hold_usd_per_GB_h": iv.hold_usd_per_byte_s * 1e9 * 3600,
+                    "hold_mW_per_GB": iv.hold_w_per_byte * 1e9 * 1e3,
+                    "recompute_usd": [iv.recompute_usd] * n,
+                    "fetch_usd": iv.fetch_usd,
+                    "recompute_J": [iv.recompute_j] * n,
+                    "keep_usd_s": iv.keep_usd_s,
+                    "keep_J_s": iv.keep_j_s,
+                    "hbm_over_tier_s": iv.hbm_over_tier_s,
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True)
 
 
 def table(s: Scenario) -> pd.DataFrame:
@@ -300,33 +245,29 @@ def inputs_table(s: Scenario) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _tornado_metrics(s: Scenario, overrides: Mapping[str, float] | None = None) -> dict[str, float]:
-    """The two numbers the tornado follows: the CXL tier's dollar and joule intervals (16-token, lone; h)."""
-    df = long_table(s, overrides)
-    row = df[(df["tier"] == CXL_TIER) & (df["block_tokens"] == s.block_tokens) & (df["regime"] == "lone")].iloc[0]
-    return {"usd": float(row["keep_usd_s"]) / 3600, "J": float(row["keep_J_s"]) / 3600}
+def tornado(s: Scenario) -> list[dict[str, float | str | None]]:
+    """The interval tornado (:func:`kvtier.formulas.tiering.interval_tornado`): the CXL tier, the set's block, lone."""
+    return tiering.interval_tornado(
+        s.tier_prices(), s.price_ends(TORNADO_KEYS), s.tier_links, s.tier_block(), CXL_TIER, "lone"
+    )
 
 
 def tornado_table(s: Scenario) -> pd.DataFrame:
-    """Each price (and the board power) at its low and high end, the others held: the CXL tier's intervals.
+    """Each price (and the board power) at its low and high end, the others held: the CXL tier's intervals (h).
 
     The board power swings from the measured lone-block power to the datasheet TDP.
     """
-    base = _tornado_metrics(s)
-    ranges: list[tuple[str, float, float]] = [(key, s.v(f"{key}_low"), s.v(f"{key}_high")) for key in COST_RANGES]
-    ranges.append(("energy.power_lone", s.v("energy.power_lone"), s.v("energy.power_batch")))
+    ranges = s.price_ranges(TORNADO_KEYS)
     rows = []
-    for key, low, high in ranges:
-        at_low = _tornado_metrics(s, {key: low})
-        at_high = _tornado_metrics(s, {key: high})
-        row: dict[str, Any] = {"input": key, "low_si": low, "high_si": high}
-        for unit in ("usd", "J"):
-            row[f"keep_{unit}_at_low_h"] = at_low[unit]
-            row[f"keep_{unit}_at_high_h"] = at_high[unit]
-            row[f"keep_{unit}_base_h"] = base[unit]
-            row[f"swing_{unit}"] = max(at_low[unit], at_high[unit]) / min(at_low[unit], at_high[unit])
+    for r in tornado(s):
+        key = str(r["input"])
+        row: dict[str, Any] = {"input": key, "low_si": ranges[key][0], "high_si": ranges[key][1]}
+        for unit, col in (("usd", "usd"), ("j", "J")):
+            for end in ("at_low", "at_high", "base"):
+                row[f"keep_{col}_{end}_h"] = _nan(r[f"keep_{unit}_{end}_s"]) / 3600
+            row[f"swing_{col}"] = _nan(r[f"swing_{unit}"])
         rows.append(row)
-    return pd.DataFrame(rows).sort_values(["swing_usd", "input"], ascending=[False, True]).reset_index(drop=True)
+    return pd.DataFrame(rows)
 
 
 def numbers(s: Scenario) -> dict[str, Any]:
@@ -335,15 +276,14 @@ def numbers(s: Scenario) -> dict[str, Any]:
     A figure a trace leaves undefined (a rate of a trace that lasts 0 s, a share of no reuse)
     is ``None``, never NaN; the prose quotes the sentences that say why.
     """
-    wide = table(s)
+    grid = intervals(s)
     small, large = block_sizes(s)
-    blocks = block_table(s).set_index(["block_tokens", "regime"])
     out: dict[str, Any] = {
         "small_tokens": small,
         "large_tokens": large,
         "mfu_pct": mfu(s) * 100,
-        "lone_device": s.lone_device,
-        "n_tiers": len(wide),
+        "lone_device": words.lone_device(s),
+        "n_tiers": len(grid[(small, "lone")].tiers),
         "accelerator_hour_text": s.a("cost.accelerator_hour").text,
         "hbm_share_pct": s.v("cost.hbm_share") * 100,
         "hbm_capacity_text": s.a("cost.hbm_capacity").text,
@@ -353,46 +293,38 @@ def numbers(s: Scenario) -> dict[str, Any]:
     }
     for tokens, label in ((small, "small"), (large, "large")):
         for regime in REGIMES:
-            b = blocks.loc[(tokens, regime)]
-            out[f"{label}_{regime}_regen_ms"] = float(b["regen_ms"])
-            out[f"{label}_{regime}_recompute_usd"] = float(b["recompute_usd_per_1M"]) / 1e6
-            out[f"{label}_{regime}_recompute_j"] = float(b["recompute_J"])
-            for unit in ("usd", "J"):
-                col = wide[f"keep_{unit}_{label}_{regime}_h"]
-                key = unit.lower()
+            iv = grid[(tokens, regime)]
+            out[f"{label}_{regime}_regen_ms"] = iv.regen_s * 1e3
+            out[f"{label}_{regime}_recompute_usd"] = iv.recompute_usd
+            out[f"{label}_{regime}_recompute_j"] = iv.recompute_j
+            for unit in ("usd", "j"):
                 for tier in ("hbm", CXL_TIER, "pcie5-x16", "nvme-gen4-x4"):
-                    value = float(col[wide["tier"] == tier].iloc[0]) * 3600
                     name = tier.replace("-", "_")
-                    out[f"{label}_{regime}_{name}_keep_{key}"] = duration(value)
+                    out[f"{label}_{regime}_{name}_keep_{unit}"] = duration(iv.at(tier)[f"keep_{unit}_s"])
     out["small_lone_model_j"] = out["small_lone_recompute_j"]
     off = (out["small_lone_recompute_j"] / out["forward16_measured_j"] - 1) * 100
     out["energy_model_vs_measured_pct"] = off
     out["energy_model_vs_measured"] = f"{abs(off):.1f} % {'below' if off < 0 else 'above'}"
-    gray = wide.set_index("tier")["hbm_over_tier_small_s"]
-    out["hbm_over_cxl"] = duration(float(gray[CXL_TIER]))
-    out["hbm_over_nvme"] = duration(float(gray["nvme-gen4-x4"]))
-    tornado = tornado_table(s)
-    top = tornado.iloc[0]
+    small_lone = grid[(small, "lone")]
+    out["hbm_over_cxl"] = duration(small_lone.at(CXL_TIER)["hbm_over_tier_s"])
+    out["hbm_over_nvme"] = duration(small_lone.at("nvme-gen4-x4")["hbm_over_tier_s"])
+    t = tornado(s)
+    top, second = t[0], t[1]
     out["tornado_top_key"] = str(top["input"])
     out["tornado_top_words"] = HELP[str(top["input"])]
     out["tornado_top_words_cap"] = out["tornado_top_words"][0].upper() + out["tornado_top_words"][1:]
-    out["tornado_top_swing"] = float(top["swing_usd"])
-    out["tornado_top_low"] = duration(float(min(top["keep_usd_at_low_h"], top["keep_usd_at_high_h"])) * 3600)
-    out["tornado_top_high"] = duration(float(max(top["keep_usd_at_low_h"], top["keep_usd_at_high_h"])) * 3600)
-    second = tornado.iloc[1]
+    out["tornado_top_swing"] = _nan(top["swing_usd"])
+    ends = (_nan(top["keep_usd_at_low_s"]), _nan(top["keep_usd_at_high_s"]))
+    out["tornado_top_low"] = duration(min(ends))
+    out["tornado_top_high"] = duration(max(ends))
     out["tornado_second_key"] = str(second["input"])
     out["tornado_second_words"] = HELP[str(second["input"])]
-    out["tornado_second_swing"] = float(second["swing_usd"])
-    jt = tornado.sort_values("swing_J", ascending=False).iloc[0]
+    out["tornado_second_swing"] = _nan(second["swing_usd"])
+    jt = max(t, key=lambda r: -math.inf if r["swing_j"] is None else r["swing_j"])  # the first of the widest
     out["tornado_top_j_key"] = str(jt["input"])
     out["tornado_top_j_words"] = HELP[str(jt["input"])]
-    out["tornado_top_j_swing"] = float(jt["swing_J"])
-    shortest = min(
-        float(wide.loc[wide["tier"] == CXL_TIER, f"keep_usd_{t}_{r}_h"].iloc[0])
-        for t in ("small", "large")
-        for r in REGIMES
-    )
-    out["cxl_shortest_keep"] = duration(shortest * 3600)
+    out["tornado_top_j_swing"] = _nan(jt["swing_j"])
+    out["cxl_shortest_keep"] = duration(min(iv.at(CXL_TIER)["keep_usd_s"] for iv in grid.values()))
     out.update(mix_numbers(s))
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
 
@@ -402,56 +334,17 @@ def numbers(s: Scenario) -> dict[str, Any]:
 MIX_MODELS = ("llama-3-70b", "llama-3-8b", "deepseek-v3")
 """The models the mix is set out for, besides the set's own."""
 
-LADDERS: dict[str, tuple[str, ...]] = {
-    "with host DRAM": ("hbm", "pcie5-x16", CXL_TIER, "nvme-gen4-x4"),
-    "host DRAM full": ("hbm", CXL_TIER, "nvme-gen4-x4"),
-}
+LADDERS = tiering.LADDERS
 """The tiers a block may be served from, fastest first: with room in host DRAM, and with none left."""
 
-MIX_MEDIA = ("hbm", "dram", "cxl", "nvme", "recompute")
-
-
-def trace_reuse(s: Scenario) -> workload.Reuse:
-    """The workload page's trace (``workload.trace``) with the reuse of its blocks measured."""
-    return workload.analyse(
-        str(s.assumptions.value("workload.trace")),
-        int(s.v("workload.block_tokens")),
-        str(s.assumptions.value("workload.trace_format")),
-    )
+MIX_MEDIA = tiering.MIX_MEDIA
+"""The ways a mix serves a reuse, by medium, recomputation last."""
 
 
 def mix_models(s: Scenario) -> tuple[str, ...]:
     """The set's model first, then the others of :data:`MIX_MODELS`."""
     own = str(s.assumptions.value("model"))
     return (own, *(m for m in MIX_MODELS if m != own))
-
-
-def _mix(
-    s: Scenario, model: str, regime: str, ladder: str, values: Mapping[str, float], reuse: workload.Reuse
-) -> tuple[economics.Mix, Scenario]:
-    """The least-cost mix of ``ladder`` for the trace's reuses, ``model``'s blocks, ``regime``'s recomputation."""
-    tokens = int(s.v("workload.block_tokens"))
-    changes = {"block_tokens": f"{tokens} tokens"}
-    if model != str(s.assumptions.value("model")):
-        changes["model"] = model
-    sc = Scenario(s.assumptions.with_values(changes, source="the cost page"))
-    usd_hold = hold_price(values, "usd")
-    accel = values["cost.accelerator_hour"]
-    links = hardware.load_links()
-    tiers = LADDERS[ladder]
-    hold = [usd_hold[medium(t)] for t in tiers]
-    fetch = [
-        0.0
-        if t == "hbm"
-        else float(
-            costs.fetch_time_s(sc.block_bytes, links[t].bandwidth_bytes_per_s, links[t].latency_s, sc.fetch_transfers)
-        )
-        * accel
-        for t in tiers
-    ]
-    recompute = regen_s(sc, regime) * accel
-    mix = economics.tier_mix(reuse.reuse_interval_s, reuse.trace.duration_s, sc.block_bytes, hold, fetch, recompute)
-    return mix, sc
 
 
 def model_label(model: str) -> str:
@@ -462,16 +355,22 @@ def model_label(model: str) -> str:
     return model
 
 
-def trace_mixes(s: Scenario) -> dict[tuple[str, str, str], tuple[economics.Mix, Scenario]]:
-    """Every least-cost mix the page sets out, by (model, regime, ladder), with the scenario that priced it."""
-    values = inputs(s)
-    reuse = trace_reuse(s)
-    return {
-        (model, regime, ladder): _mix(s, model, regime, ladder, values, reuse)
-        for model in mix_models(s)
-        for regime in REGIMES
-        for ladder in LADDERS
-    }
+def trace_mixes(s: Scenario) -> dict[tuple[str, str, str], tuple[economics.Mix, tiering.Block]]:
+    """Every least-cost mix the page sets out, by (model, regime, ladder), with the block it priced.
+
+    :func:`kvtier.formulas.tiering.trace_mix` for the workload trace's reuses.
+    """
+    prices, links, reuse = s.tier_prices(), s.tier_links, s.trace_reuse()
+    out = {}
+    for model in mix_models(s):
+        block = s.mix_block(model)
+        for regime in REGIMES:
+            for ladder, names in LADDERS.items():
+                mix = tiering.trace_mix(
+                    prices, links.pick(names), block, regime, reuse.reuse_interval_s, reuse.trace.duration_s
+                )
+                out[(model, regime, ladder)] = (mix, block)
+    return out
 
 
 def _per_h(usd_per_s: float | None) -> float:
@@ -479,20 +378,14 @@ def _per_h(usd_per_s: float | None) -> float:
     return math.nan if usd_per_s is None else usd_per_s * 3600
 
 
-def by_medium(values: Any, ladder: str) -> dict[str, float]:
-    """Per-tier values of a mix (recomputation last) summed per medium of :data:`MIX_MEDIA`."""
-    media = [medium(t) for t in LADDERS[ladder]] + ["recompute"]
-    return {m: float(sum(values[i] for i, x in enumerate(media) if x == m)) for m in MIX_MEDIA}
-
-
-def _mix_row(model: str, regime: str, ladder: str, mix: economics.Mix, sc: Scenario) -> dict[str, Any]:
+def _mix_row(model: str, regime: str, ladder: str, mix: economics.Mix, block: tiering.Block) -> dict[str, Any]:
     """One row of :func:`mix_table`; NaN where the trace leaves a figure undefined."""
-    row: dict[str, Any] = {"model": model, "regime": regime, "ladder": ladder, "block_MiB": sc.block_bytes / 2**20}
-    share = by_medium(mix.share, ladder)
+    row: dict[str, Any] = {"model": model, "regime": regime, "ladder": ladder, "block_MiB": block.block_bytes / 2**20}
+    share = tiering.by_medium(mix.share, LADDERS[ladder])
     for m in MIX_MEDIA:  # no reuse: nothing to share out
         row[f"share_{m}_pct"] = share[m] * 100 if mix.has_reuse else math.nan
     held = mix.bytes_held
-    gib = by_medium(held, ladder) if held is not None else {}
+    gib = tiering.by_medium(held, LADDERS[ladder]) if held is not None else {}
     for m in MIX_MEDIA[:-1]:  # a trace of 0 s: no mean over time
         row[f"{m}_GiB"] = gib[m] / 2**30 if gib else math.nan
     row["mix_usd_per_h"] = _per_h(mix.usd_per_s)
@@ -512,61 +405,51 @@ def mix_table(s: Scenario) -> pd.DataFrame:
     holds and costs nothing; one that lasts 0 s has no GiB or cost per hour (NaN), while its
     shares and its saving (a ratio of totals) stand.
     """
-    return pd.DataFrame([_mix_row(*key, mix, sc) for key, (mix, sc) in trace_mixes(s).items()])
-
-
-def _largest(mix: economics.Mix, ladder: str) -> str | None:
-    """The medium that holds the most bytes in ``mix`` (byte-seconds for a trace of 0 s); ``None``: none holds any."""
-    held = mix.bytes_held if mix.bytes_held is not None else mix.byte_s_held
-    gib = {m: v for m, v in by_medium(held, ladder).items() if m != "recompute"}
-    top = max(gib, key=gib.get)
-    return top if gib[top] > 0 else None
-
-
-def _mix_cost_per_h(
-    s: Scenario, overrides: Mapping[str, float] | None, reuse: workload.Reuse
-) -> tuple[float, str | None]:
-    """The seed model's mix with host DRAM, inside a batch: cost per hour (NaN: undefined) and the largest medium."""
-    values = inputs(s, overrides)
-    mix, _ = _mix(s, str(s.assumptions.value("model")), "batch", "with host DRAM", values, reuse)
-    return _per_h(mix.usd_per_s), _largest(mix, "with host DRAM")
-
-
-def _swing(a: float, b: float) -> float:
-    """How many times the larger of two costs is the smaller (NaN where one is 0 or undefined)."""
-    return max(a, b) / min(a, b) if a > 0 and b > 0 else math.nan
+    return pd.DataFrame([_mix_row(*key, mix, block) for key, (mix, block) in trace_mixes(s).items()])
 
 
 NOTHING_HELD = "nothing held"
 """The largest tier of a mix that holds no block (a trace with no reuse, or one of 0 s)."""
 
 
+def _medium_words(m: str | None) -> str:
+    """A medium in words; :data:`NOTHING_HELD` for ``None``."""
+    return NOTHING_HELD if m is None else MEDIA[m]
+
+
 def mix_tornado_table(s: Scenario) -> pd.DataFrame:
     """Each price at its low and high end, the others held: the mix's cost per hour and the tier that holds most.
 
-    The set's model, regenerating inside a batch, with room in host DRAM.  A trace with no
-    reuse costs nothing at any price, one of 0 s has no cost per hour: their swings are NaN.
+    The set's model, regenerating inside a batch, with room in host DRAM
+    (:func:`kvtier.formulas.tiering.mix_tornado`).  A trace with no reuse costs nothing at any
+    price, one of 0 s has no cost per hour: their swings are NaN.
     """
-    reuse = trace_reuse(s)
-    base, base_tier = _mix_cost_per_h(s, None, reuse)
-    rows = []
-    for key in COST_RANGES:
-        low, high = s.v(f"{key}_low"), s.v(f"{key}_high")
-        at_low, tier_low = _mix_cost_per_h(s, {key: low}, reuse)
-        at_high, tier_high = _mix_cost_per_h(s, {key: high}, reuse)
-        rows.append(
+    reuse = s.trace_reuse()
+    regime, ladder = "batch", "with host DRAM"
+    rows = tiering.mix_tornado(
+        s.tier_prices(),
+        s.price_ends(COST_RANGES),
+        s.tier_links.pick(LADDERS[ladder]),
+        s.mix_block(),
+        regime,
+        reuse.reuse_interval_s,
+        reuse.trace.duration_s,
+    )
+    return pd.DataFrame(
+        [
             {
-                "input": key,
-                "mix_usd_per_h_at_low": at_low,
-                "mix_usd_per_h_at_high": at_high,
-                "mix_usd_per_h_base": base,
-                "swing": _swing(at_low, at_high),
-                "largest_tier_at_low": MEDIA.get(str(tier_low), NOTHING_HELD),
-                "largest_tier_at_high": MEDIA.get(str(tier_high), NOTHING_HELD),
-                "largest_tier_base": MEDIA.get(str(base_tier), NOTHING_HELD),
+                "input": r["input"],
+                "mix_usd_per_h_at_low": _per_h(r["usd_per_s_at_low"]),
+                "mix_usd_per_h_at_high": _per_h(r["usd_per_s_at_high"]),
+                "mix_usd_per_h_base": _per_h(r["usd_per_s_base"]),
+                "swing": _nan(r["swing"]),
+                "largest_tier_at_low": _medium_words(r["largest_at_low"]),
+                "largest_tier_at_high": _medium_words(r["largest_at_high"]),
+                "largest_tier_base": _medium_words(r["largest_base"]),
             }
-        )
-    return pd.DataFrame(rows).sort_values(["swing", "input"], ascending=[False, True]).reset_index(drop=True)
+            for r in rows
+        ]
+    )
 
 
 def _trace_sentence(name: str, reuse: workload.Reuse) -> str:
@@ -716,10 +599,10 @@ def mix_numbers(s: Scenario) -> dict[str, Any]:
     its GiB held and costs per hour are undefined, while its shares, its totals over the
     trace (``mix_usd``, ``mix_recompute_usd``, USD) and its saving stand.
     """
-    reuse = trace_reuse(s)
+    reuse = s.trace_reuse()
     t, iv = reuse.trace, reuse.reuse_interval_s
     mixes = trace_mixes(s)
-    df = pd.DataFrame([_mix_row(*key, mix, sc) for key, (mix, sc) in mixes.items()])
+    df = pd.DataFrame([_mix_row(*key, mix, block) for key, (mix, block) in mixes.items()])
     own = str(s.assumptions.value("model"))
     pick = {
         (regime, ladder): df[(df["regime"] == regime) & (df["ladder"] == ladder)].set_index("model")
@@ -730,7 +613,7 @@ def mix_numbers(s: Scenario) -> dict[str, Any]:
     lone = pick[("lone", "with host DRAM")]
     main, main_mix = batch.loc[own], mixes[(own, "batch", "with host DRAM")][0]
     gib = {m: float(main[f"{m}_GiB"]) for m in MIX_MEDIA[:-1]}
-    top = _largest(main_mix, "with host DRAM")
+    top = tiering.largest_medium(main_mix, LADDERS["with host DRAM"])
     if top is None and main_mix.has_reuse:  # a trace of 0 s: the medium that serves the most reuses
         top = max(MIX_MEDIA[:-1], key=lambda m: float(main[f"share_{m}_pct"]))
     recompute_pct = float(main["share_recompute_pct"])  # NaN: no reuse

@@ -9,6 +9,7 @@ import pandas as pd
 
 from kvtier.inputs import chapter
 from kvtier.inputs.assumptions import BANDWIDTH_LABELS
+from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, new_figure
 from kvtier.scenario import Scenario, seed_scenario
 from kvtier.units import MIB
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "02_fetch"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "fetching a block"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (
     "bandwidth.mid",
@@ -41,10 +44,10 @@ def numbers(s: Scenario) -> dict[str, Any]:
         out[f"fetch_{label}_us"] = fetch_s * 1e6
         out[f"chapter_fetch_{label}_us"] = chapter.FETCH_S[label].value * 1e6
         out[f"seed_fetch_{label}_us"] = seed_scenario().fetch_by_label()[label] * 1e6
-        out[f"bandwidth_{label}_hardware"] = s.bracket_hardware(label) or "no link preset at this bandwidth"
+        out[f"bandwidth_{label}_hardware"] = words.bracket_hardware(s, label) or "no link preset at this bandwidth"
     out["host_link_gbps"] = s.v("reference.h200_host_link") / 1e9
-    out["host_link_note"] = s.host_link_note()
-    out["realistic_note"] = s.realistic_note()
+    out["host_link_note"] = words.host_link_note(s)
+    out["realistic_note"] = words.realistic_note(s)
     return out
 
 
@@ -60,7 +63,7 @@ def table(s: Scenario) -> pd.DataFrame:
                 "block_MiB": s.block_bytes / MIB,
                 "latency_us": s.v("fetch_latency") * 1e6,
                 "fetch_us": float(s.fetch_s(rec.value)) * 1e6,
-                "hardware": s.bracket_hardware(label) or "no link preset at this bandwidth",
+                "hardware": words.bracket_hardware(s, label) or "no link preset at this bandwidth",
                 "basis": rec.basis,
                 "provenance": rec.provenance,
             }

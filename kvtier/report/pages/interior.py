@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from kvtier.formulas import costs
+from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, mark_context_limit, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario
 from kvtier.units import format_time
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "05_interior"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "interior blocks"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (*POINT_KEYS, "interior.context", "interior.position")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
@@ -49,7 +52,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         note = f"That is {lone_evicted_s / evicted_s:.2f} times its in-batch time."
     return {
         "lone_evicted_note": note,
-        "lone_device": s.lone_device,
+        "lone_device": words.lone_device(s),
         "lone_tail_regen_ms": lone_tail_s * 1e3,
         "lone_resident_regen_ms": lone_resident_s * 1e3,
         "lone_evicted_regen_s": lone_evicted_s,

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from kvtier.formulas import costs, roofline
 from kvtier.inputs import hardware
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.assumptions import load_assumptions
 from kvtier.inputs.provenance import Record
 from kvtier.report.figures import PALETTE, finish, new_figure
-from kvtier.report.pages import capacity, interior, models, ratio, roofline, tiers
+from kvtier.report.pages import Page, page_of
 from kvtier.scenario import POINT_KEYS, Scenario, seed_scenario
 from kvtier.units import MIB
 
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "11_measured"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "measured on a GPU"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = POINT_KEYS
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
@@ -57,9 +60,13 @@ def _err(model: float, measured: float) -> float:
 
 
 def _fetch_model_s(transfers: float, n_bytes: float, kind: str = "h2d_pinned") -> float:
-    """The fitted fetch model: ``transfers x latency + bytes / bandwidth`` (s)."""
+    """The fetch model at the fitted latency and bandwidth of ``kind``: ``transfers x latency + bytes / bandwidth`` (s).
+
+    :func:`kvtier.formulas.costs.fetch_time_s`, the one fetch time, with the H200's fitted
+    per-transfer latency (s) and bandwidth (B/s) of the copy ``kind``.
+    """
     latency, bw = _f().fetch[kind]
-    return transfers * latency + n_bytes / bw
+    return float(costs.fetch_time_s(n_bytes, bw, latency, transfers))
 
 
 def _h200_records() -> list[Record]:
@@ -260,22 +267,24 @@ def attention_table(s: Scenario) -> pd.DataFrame:
     the masked call a forward pass makes.
     """
     m, f = _m(), _f()
-    rate = ms.H200_MEM_BANDWIDTH * f.mem_efficiency[SHAPE70]
-    return pd.DataFrame(
-        [
+    eff = f.mem_efficiency[SHAPE70]
+    rate = ms.H200_MEM_BANDWIDTH * eff  # the model's read rate (B/s): measured x rate / bytes = measured / model
+    rows = []
+    for position, kv_bytes, masked, unmasked in m.attention:
+        model = float(roofline.memory_time_s(kv_bytes, ms.H200_MEM_BANDWIDTH, eff))
+        rows.append(
             {
                 "position": position,
                 "kv_MiB_one_layer": kv_bytes / MIB,
                 "no_mask_us": unmasked.median_s * 1e6,
                 "causal_us": masked.median_s * 1e6,
-                "model_us": kv_bytes / rate * 1e6,
+                "model_us": model * 1e6,
                 "no_mask_over_model": unmasked.median_s * rate / kv_bytes,
                 "causal_over_model": masked.median_s * rate / kv_bytes,
                 "no_mask_GBps": kv_bytes / unmasked.median_s / 1e9,
             }
-            for position, kv_bytes, masked, unmasked in m.attention
-        ]
-    )
+        )
+    return pd.DataFrame(rows)
 
 
 def _ratio_rows(s: Scenario, with_set: bool) -> list[dict[str, Any]]:
@@ -288,7 +297,7 @@ def _ratio_rows(s: Scenario, with_set: bool) -> list[dict[str, Any]]:
     model_fetch = _fetch_model_s(1, BLOCK_BYTES)
     model_lone = float(ms.forward_model_s(m, f, SHAPE70, BLOCK_TOKENS, "graph")["blended"])
     shape = m.shapes[SHAPE70]
-    model_batch = float(shape.flops(BLOCK_TOKENS)) / (ms.H200_PEAK_FLOP_PER_S * f.mfu[SHAPE70])
+    model_batch = float(costs.compute_time_s(shape.flops(BLOCK_TOKENS), ms.H200_PEAK_FLOP_PER_S, f.mfu[SHAPE70]))
     chunk_worst, chunk_best = m.v("block_per_chunk_probe1"), m.v("block_per_chunk_probe2")
     rows = [
         ("source chapter", "in batch", "contiguous", seed["regen_s"], seed["fetch_s"], "seed assumptions"),
@@ -478,7 +487,7 @@ def _residual_rows() -> list[dict[str, Any]]:
             "16 more tokens inside a compute-bound 70B pass",
             "kvtier: marginal FLOPs at the fitted MFU",
             "derived",
-            float(shape.flops(BLOCK_TOKENS)) / (ms.H200_PEAK_FLOP_PER_S * f.mfu[SHAPE70]),
+            float(costs.compute_time_s(shape.flops(BLOCK_TOKENS), ms.H200_PEAK_FLOP_PER_S, f.mfu[SHAPE70])),
             f.slope_s_per_token * BLOCK_TOKENS,
         )
     )
@@ -596,28 +605,45 @@ def _lone_ratio(s: Scenario) -> float:
     return float(s.lone_regen_s(0, "resident", point["mfu"])) / point["fetch_s"]
 
 
+COMPARED = ("04_ratio", "05_interior", "06_capacity", "07_roofline", "08_tiers", "09_models")
+"""The pages :func:`changes_under_measured_set` counts, by notebook stem: the analytical pages whose
+tables do not draw random numbers."""
+
+
+def compared_pages() -> tuple[Page, ...]:
+    """The pages of :data:`COMPARED`, from the registry (:data:`kvtier.report.pages.PAGES`)."""
+    found = {stem: page_of(stem) for stem in COMPARED}
+    missing = [stem for stem, page in found.items() if page is None]
+    if missing:
+        raise LookupError(f"the measured page compares {', '.join(missing)}, which the registry does not hold")
+    return tuple(page for page in found.values() if page is not None)
+
+
 def changes_under_measured_set() -> dict[str, Any]:
     """What rebuilding the book with :data:`MEASURED_SET` instead of the seed changes.
 
-    For each analytical page whose tables do not draw random numbers, the number of table
-    cells that change (numbers beyond a relative 1e-9, or text), most first; and the
-    illustrative ratio in both regimes under each set.
+    For each page of :data:`COMPARED`, the number of cells of its tables of record that
+    change (numbers beyond a relative 1e-9, or text), most first, by notebook stem; the
+    pages' titles by stem; and the illustrative ratio in both regimes under each set.
     """
     seed, h200 = seed_scenario(), measured_set()
     counts = {}
-    for module in (ratio, interior, capacity, roofline, tiers, models):
-        a, b = module.table(seed), module.table(h200)
+    pages = compared_pages()
+    for page in pages:
         changed = 0
-        for col in a.columns:
-            x, y = a[col], b[col]
-            if pd.api.types.is_numeric_dtype(x) and pd.api.types.is_numeric_dtype(y):
-                changed += int((~np.isclose(x, y, rtol=1e-9, equal_nan=True)).sum())
-            else:
-                changed += int((x.astype(str) != y.astype(str)).sum())
-        counts[module.NOTEBOOK] = changed
+        for table in page.tables:
+            a, b = table.build(seed), table.build(h200)
+            for col in a.columns:
+                x, y = a[col], b[col]
+                if pd.api.types.is_numeric_dtype(x) and pd.api.types.is_numeric_dtype(y):
+                    changed += int((~np.isclose(x, y, rtol=1e-9, equal_nan=True)).sum())
+                else:
+                    changed += int((x.astype(str) != y.astype(str)).sum())
+        counts[page.notebook] = changed
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return {
         "ranked": ranked,
+        "titles": {page.notebook: page.title for page in pages},
         "seed_ratio": float(seed.illustrative["ratio"]),
         "h200_ratio": float(h200.illustrative["ratio"]),
         "seed_lone_ratio": _lone_ratio(seed),
@@ -842,15 +868,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         n_evicted=len(m.evicted),
     )
     change = changes_under_measured_set()
-    titles = {
-        "04_ratio": "the ratio",
-        "05_interior": "interior blocks",
-        "06_capacity": "capacity",
-        "07_roofline": "the roofline",
-        "08_tiers": "the tier ladder",
-        "09_models": "many models",
-    }
-    top = [(titles[name], count) for name, count in change["ranked"] if count][:4]
+    top = [(change["titles"][name], count) for name, count in change["ranked"] if count][:4]
     out["measured_set_sentence"] = (
         f"Rebuilt with it instead of the seed set, the pages that change most are {_and([t for t, _ in top])}"
         f" ({_and([f'{c:,}' for _, c in top])} changed table cells); the illustrative block's ratio goes from"
@@ -887,7 +905,7 @@ def fetch_figure(s: Scenario) -> tuple[Figure, str]:
     latency, bw = _f().fetch["h2d_pinned"]
     top.loglog(
         sizes,
-        (latency + sizes / bw) * 1e6,
+        costs.fetch_time_s(sizes, bw, latency) * 1e6,
         color=PALETTE[0],
         lw=1.2,
         label=f"fit: {latency * 1e6:.1f} µs + bytes / {bw / 1e9:.1f} GB/s",
@@ -896,7 +914,7 @@ def fetch_figure(s: Scenario) -> tuple[Figure, str]:
     set_bw = s.bandwidth(str(label))
     top.loglog(
         sizes,
-        (s.v("fetch_latency") + sizes / set_bw) * 1e6,
+        costs.fetch_time_s(sizes, set_bw, s.v("fetch_latency")) * 1e6,
         color="#555555",
         lw=1.0,
         ls="--",

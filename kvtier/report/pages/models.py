@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "09_models"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "many models"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (
     "bandwidth.mid",

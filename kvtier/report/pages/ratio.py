@@ -11,6 +11,7 @@ from kvtier.formulas import costs
 from kvtier.inputs import chapter
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.assumptions import BANDWIDTH_LABELS, MFU_LABELS
+from kvtier.report import words
 from kvtier.report.figures import finish, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario, seed_scenario
 
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "04_ratio"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "the ratio"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (*POINT_KEYS, "reference.h200_host_link")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
@@ -122,7 +125,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "chapter_rounded_inputs_ratio": chapter.REGEN_CONSERVATIVE_UNROUNDED_S.value / chapter.FETCH_S["mid"].value,
         "optimistic_ends_ratio": regen["optimistic"] / s.fetch_by_label()["optimistic"],
         # the lone-block regime: the block's tokens are the whole forward pass (roofline on the set's device)
-        "lone_device": s.lone_device,
+        "lone_device": words.lone_device(s),
         "lone_illustrative_regen_ms": lone_point * 1e3,
         "lone_ratio_illustrative": lone_point / point["fetch_s"],
         "lone_ratio_min": float(df["lone_ratio"].min()),
@@ -146,9 +149,9 @@ def numbers(s: Scenario) -> dict[str, Any]:
         out[f"claim_min_bandwidth_{label}_gbps"] = float(need) / 1e9
     for label in BANDWIDTH_LABELS:
         out[f"bandwidth_{label}_gbps"] = s.bandwidth(label) / 1e9
-        out[f"bandwidth_{label}_hardware"] = s.bracket_hardware(label) or "no link preset at this bandwidth"
+        out[f"bandwidth_{label}_hardware"] = words.bracket_hardware(s, label) or "no link preset at this bandwidth"
     out["host_link_gbps"] = s.v("reference.h200_host_link") / 1e9
-    out["host_link_note"] = s.host_link_note()
+    out["host_link_note"] = words.host_link_note(s)
     out["verdict"], out["n_within_claim"], out["n_below_claim"], out["n_above_claim"] = _verdict(df, "ratio")
     lone = _verdict(df, "lone_ratio")
     out["lone_verdict"], out["lone_n_within_claim"], out["lone_n_below_claim"], out["lone_n_above_claim"] = lone
@@ -171,8 +174,8 @@ def numbers(s: Scenario) -> dict[str, Any]:
         f"Inside a batch, where regenerating the block costs only its marginal compute, fetching it is"
         f" {out['ratio_min']:,.0f}× to {out['ratio_max']:,.0f}× faster across the {len(df)} bracket combinations,"
         f" and the source chapter's two to three orders of magnitude holds at {out['n_within_claim']} of them."
-        f" Regenerated alone, the block must stream every weight from device memory; on {s.lone_device}, fetching"
-        f" is {out['lone_ratio_min']:,.0f}× to {out['lone_ratio_max']:,.0f}× faster, and the claim holds at"
+        f" Regenerated alone, the block must stream every weight from device memory; on {words.lone_device(s)},"
+        f" fetching is {out['lone_ratio_min']:,.0f}× to {out['lone_ratio_max']:,.0f}× faster, and the claim holds at"
         f" {out['lone_n_within_claim']} of {len(df)}"
         + (
             f", the rest above {hi_claim:,.0f}×."

@@ -14,6 +14,8 @@ from kvtier.scenario import Scenario, seed_scenario
 
 NOTEBOOK = "03_regenerate"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "regenerating a block"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (
     "block_tokens",

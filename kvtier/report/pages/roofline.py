@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "07_roofline"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "the roofline"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (*POINT_KEYS, "regen.batch_tokens", "regen.model")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""

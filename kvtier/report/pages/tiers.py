@@ -10,6 +10,7 @@ import pandas as pd
 from kvtier.formulas import costs, roofline
 from kvtier.inputs import hardware
 from kvtier.inputs.assumptions import BANDWIDTH_LABELS
+from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario
 from kvtier.units import format_bandwidth
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "08_tiers"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "the tier ladder"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (*POINT_KEYS, "interior.position", "regen.batch_tokens", "regen.model")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
@@ -59,7 +62,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
             "mfu": "the block's marginal compute (FLOPs over peak × MFU, the source chapter's model)",
             "roofline": f"the roofline with {s.batch_tokens:,} tokens sharing the forward pass",
         }[str(s.assumptions.value("regen.model"))],
-        "lone_device": s.lone_device,
+        "lone_device": words.lone_device(s),
         "lone_n_fetch_wins": int(presets["lone_fetch_wins_tail"].sum()),
         "lone_min_ratio_tail": float(presets["lone_ratio_tail"].min()),
         "lone_max_ratio_tail": float(presets["lone_ratio_tail"].max()),

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "10_uncertainty"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "uncertainty"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (
     *POINT_KEYS,

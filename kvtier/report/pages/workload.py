@@ -9,9 +9,11 @@ import numpy as np
 import pandas as pd
 
 from kvtier.formulas import reuse as workload
-from kvtier.formulas.economics import no_duration, nothing_to_cache
+from kvtier.formulas import roofline
 from kvtier.inputs import hardware
+from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
+from kvtier.report.words import no_duration, nothing_to_cache
 from kvtier.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -19,8 +21,11 @@ if TYPE_CHECKING:
 
 NOTEBOOK = "12_workload"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "the workload"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (
+    "fetch_layout",
     "flops_per_param_token",
     "illustrative.mfu",
     "kv_dtype",
@@ -85,17 +90,23 @@ def _link(tier: dict[str, Any], name: str) -> dict[str, Any]:
 
 def _lone_numbers(s: Scenario, rep: dict[str, Any]) -> dict[str, Any]:
     """One trace block recomputed alone: its compute against one read of the weights, and where they meet."""
-    regen = rep["regen"]
-    rc = workload.RegenCosts(**regen)
+    rc = workload.RegenCosts(**rep["regen"])
     block = float(rep["trace"]["block_tokens"])
     compute = float(rc.in_batch_s(np.array(block)))
-    weights = regen["weight_bytes"] / (regen["mem_bandwidth_bytes_per_s"] * regen["mem_efficiency"])
-    # k N h / (peak x MFU) = weights / (bandwidth x efficiency), attention left out (it only adds compute)
-    meet = weights * regen["peak_flop_per_s"] * regen["mfu"] / (regen["flops_per_param_token"] * regen["active_params"])
+    weights = float(roofline.memory_time_s(rc.weight_bytes, rc.mem_bandwidth_bytes_per_s, rc.mem_efficiency))
+    meet = roofline.lone_knee_tokens(
+        rc.weight_bytes,
+        rc.mem_bandwidth_bytes_per_s,
+        rc.mem_efficiency,
+        rc.peak_flop_per_s,
+        rc.mfu,
+        rc.active_params,
+        rc.flops_per_param_token,
+    )
     return {
         "lone_block_compute_ms": compute * 1e3,
         "lone_weights_read_ms": weights * 1e3,
-        "lone_meet_tokens": meet,
+        "lone_meet_tokens": float(meet),
     }
 
 
@@ -145,7 +156,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "reuse_zero_pct": _share_pct(_reuse(s, name).reuse_interval_s == 0),
         "mfu_pct": rep["regen"]["mfu"] * 100,
         "peak_tflops": rep["regen"]["peak_flop_per_s"] / 1e12,
-        "lone_device": s.lone_device,
+        "lone_device": words.lone_device(s),
         "inf_in_batch_gpus": whole["in_batch_gpu_s_per_s"],
         "inf_lone_gpus": whole["lone_gpu_s_per_s"],
         "lone_memory_bound_pct": whole["lone_memory_bound_share"] * 100,

@@ -1,0 +1,137 @@
+"""The report's words about a scenario: sentences and phrases built from its numbers.
+
+The scenario (:class:`~kvtier.scenario.Scenario`) holds numbers only; the pages and the
+commands that describe its hardware in English call these.  Each function takes a scenario
+and returns text: the device a lone block is regenerated on (:func:`lone_device`), the link
+presets a bandwidth bracket stands for (:func:`bracket_hardware`), what the accelerator's own
+host link means for the brackets (:func:`host_link_note`), and whether the lowest bracket is
+the realistic case for a CXL tier (:func:`realistic_note`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from kvtier.inputs import hardware
+from kvtier.inputs.assumptions import BANDWIDTH_LABELS
+from kvtier.scenario import Scenario
+
+
+def lone_device(s: Scenario) -> str:
+    """The lone-block regime's device in words: its peak, memory bandwidth and efficiency."""
+    peak, bw = s.v("peak_flops"), s.v("regen.mem_bandwidth")
+    named = [
+        acc.title[0].lower() + acc.title[1:] if acc.title.startswith("The ") else acc.title
+        for acc in hardware.load_accelerators().values()
+        if acc.peak_flop_per_s is not None
+        and math.isclose(acc.peak_flop_per_s, peak, rel_tol=1e-9)
+        and math.isclose(acc.mem_bandwidth_bytes_per_s, bw, rel_tol=1e-9)
+    ]
+    what = f"{named[0]}, " if named else "a device of "
+    return (
+        f"{what}{peak / 1e12:g} TFLOP/s and {bw / 1e12:g} TB/s at"
+        f" {s.v('regen.mem_efficiency') * 100:g} % memory efficiency"
+    )
+
+
+def bracket_hardware(s: Scenario, label: str) -> str:
+    """The link presets whose bandwidth equals the bracket ``label``, in words ('' if none).
+
+    Read from :func:`kvtier.inputs.hardware.load_links`, net and raw figures alike, so that the
+    name follows the bracket's value under any rerun.
+    """
+    bw = s.bandwidth(label)
+    names: dict[str, list[str]] = {"net": [], "raw": []}
+    for link in hardware.load_links().values():
+        short = link.title.split(" (")[0].removesuffix(" to host DRAM").removesuffix(" memory expander")
+        if math.isclose(link.bandwidth_bytes_per_s, bw, rel_tol=1e-9) and link.raw_or_net == "net":
+            names["net"].append(short)
+        elif link.raw_bandwidth_bytes_per_s is not None and math.isclose(
+            link.raw_bandwidth_bytes_per_s, bw, rel_tol=1e-9
+        ):
+            names["raw"].append(short)
+
+    def either(items: list[str]) -> str:
+        return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
+
+    parts = []
+    if names["net"]:
+        parts.append(f"{either(names['net'])} after line coding and flit overhead")
+    if names["raw"]:
+        parts.append(f"the raw rate of {either(names['raw'])}")
+    return "; ".join(parts)
+
+
+def host_link_note(s: Scenario) -> str:
+    """What the accelerator's own host link means for the brackets faster than it, in words.
+
+    An H100 or H200 reaches CXL or host memory through its PCIe 5.0 x16 host link; a bracket
+    above that link's raw rate needs PCIe 6.0 end to end.  The measured host-link rate is
+    ``reference.h200_host_link``.
+    """
+    host = s.v("reference.h200_host_link")
+    pcie5 = hardware.link("pcie5-x16")
+    raw = pcie5.raw_bandwidth_bytes_per_s or pcie5.bandwidth_bytes_per_s
+    above = [label for label in BANDWIDTH_LABELS if s.bandwidth(label) > raw]
+    head = (
+        "An H100 or H200 reaches CXL or host memory through its own PCIe 5.0 x16 host link, whose raw rate is"
+        f" {raw / 1e9:g} GB/s and which moved {host / 1e9:.1f} GB/s in pinned host-to-device copies measured"
+        " on an H200"
+    )
+    if not above:
+        return f"{head}; no bracket here is faster than that link's raw rate."
+    names = " and ".join(f"{s.bandwidth(label) / 1e9:g} GB/s, the {label} bracket," for label in above)
+    verb = "needs" if len(above) == 1 else "need"
+    return f"{head}. So {names} {verb} PCIe 6.0 from the memory to the accelerator, end to end."
+
+
+def realistic_note(s: Scenario) -> str:
+    """Whether the lowest bracket is the interface of the CXL expanders shipping today, in words ('' if not)."""
+    expander = hardware.link("cxl2-x8")
+    label = BANDWIDTH_LABELS[-1]
+    bw = s.bandwidth(label)
+    if not any(
+        x is not None and math.isclose(x, bw, rel_tol=1e-9)
+        for x in (expander.raw_bandwidth_bytes_per_s, expander.bandwidth_bytes_per_s)
+    ):
+        return ""
+    return (
+        f"The {label} bracket is no pessimistic tail: a CXL 2.0 x8 link is the interface of the CXL memory"
+        " expanders shipping today, so it is the realistic case for a CXL tier."
+    )
+
+
+def nothing_to_cache(references: int, hit_ratio: float) -> str | None:
+    """Why a trace has nothing to cache: no blocks at all, or none referenced twice; ``None`` when it has.
+
+    Zero reuse is a real answer: nothing to cache, so every tier's capacity is 0 and saves nothing.
+
+    Parameters
+    ----------
+    references : int
+        Block references in the trace.
+    hit_ratio : float
+        Hit ratio of an infinite cache (fraction).
+    """
+    if references == 0:
+        return "no prompt holds a block, every input_length being 0"
+    if hit_ratio == 0:
+        return "no block is referenced twice"
+    return None
+
+
+def no_duration(requests: int, duration_s: float) -> str | None:
+    """Why a trace has no rates: it lasts 0 s (one request, or all at one timestamp); ``None`` when it lasts.
+
+    Parameters
+    ----------
+    requests : int
+        Requests in the trace.
+    duration_s : float
+        Time from its first request to its last (s).
+    """
+    if duration_s > 0:
+        return None
+    if requests == 1:
+        return "the trace holds one request: it lasts 0 s and has no rate per second"
+    return f"all {requests:,} requests share one timestamp: the trace lasts 0 s and has no rate per second"

@@ -1,0 +1,106 @@
+"""`kvtier compare`: the illustrative point, overrides, other models and accelerators, JSON."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from kvtier.report.pages import models
+from tests.conftest import ROOT, run_cli, run_cli_json, scenario, write_config
+
+
+def test_compare_roofline_with_an_accelerator_preset():
+    out = run_cli_json("compare", "--regen-model", "roofline", "--accelerator", "h100-sxm", "--batch-tokens", "64")
+    # the block's share of the weights: 140e9 x 16 / 64 = 35e9 B at 3.35e12 x 0.8 B/s = 13.06 ms;
+    # compute (2.24e12 + 356,515,840) / (989e12 x 0.25) = 9.061 ms -> memory-bound
+    assert out["regen_time_s"] == pytest.approx(35e9 / 2.68e12, rel=1e-12)
+    assert out["bound"] == "memory" and out["batch_tokens"] == 64
+    assert out["assumptions"]["peak_flops"]["provenance"] == "published-spec"
+    assert out["assumptions"]["regen.mem_bandwidth"]["value"] == 3.35e12
+    # DGX Spark publishes no bf16 peak: a peak is then a required assumption
+    proc = run_cli("compare", "--regen-model", "roofline", "--accelerator", "dgx-spark-gb10")
+    assert proc.returncode == 2 and "has no peak compute rate" in proc.stderr
+    ok = run_cli_json(
+        "compare", "--regen-model", "roofline", "--accelerator", "dgx-spark-gb10", "--peak-flops", "100TFLOP/s"
+    )
+    # 140e9 B / (273e9 x 0.8) = 641.03 ms
+    assert ok["regen_time_s"] == pytest.approx(140e9 / (273e9 * 0.8), rel=1e-12)
+
+
+def test_a_users_config_json_works_in_the_cli(tmp_path):
+    config = tmp_path / "my-model" / "config.json"
+    config.parent.mkdir()
+    shutil.copy(ROOT / "kvtier" / "data" / "models" / "llama-3-8b.json", config)
+    data = json.loads(config.read_text())
+    data.pop("_source", None)
+    config.write_text(json.dumps(data))
+    out = run_cli_json("compare", "--model", str(config), "--position", "1000", "--upstream", "evicted")
+    # same numbers as the preset it was copied from: 16,588,356,911,104 FLOP (see above) at 1.25e14 FLOP/s
+    assert out["regen_time_s"] == pytest.approx(16_588_356_911_104 / 1.25e14, rel=1e-12)
+    assert run_cli_json("model", str(config))["kv_bytes_per_token"] == 131_072
+    table = run_cli_json("tiers", "--set", f"model={config}")
+    # 16 x 131,072 B = 2,097,152 B over 64e9 B/s = 32.768 us for the mid bracket
+    assert table["tiers"][1]["fetch_time_s"] == pytest.approx(32.768e-6, rel=1e-12)
+    assert {r["model"] for r in models.table(scenario(model=str(config))).to_dict(orient="records")} >= {str(config)}
+
+
+def test_json_never_prints_infinity():
+    # a 1 s latency exceeds the 17.92 ms regeneration: no bandwidth breaks even, reported as null
+    out = run_cli_json("compare", "--latency", "1s")
+    assert out["break_even_bandwidth_bytes_per_s"] is None
+    assert out["fetch_time_s"] == pytest.approx(1 + 81.92e-6)
+
+
+def test_compare_default_is_the_illustrative_point():
+    out = run_cli_json("compare")
+    assert out["block_bytes"] == 5_242_880  # 16 x 327,680 B
+    assert out["fetch_time_s"] == pytest.approx(81.92e-6)  # 5,242,880 / 64e9
+    assert out["regen_time_s"] == pytest.approx(17.92e-3)  # 2.24e12 / (500e12 x 0.25)
+    assert out["regen_to_fetch_ratio"] == pytest.approx(218.75)  # 17.92 ms / 81.92 µs
+    provenance = {k: v["provenance"] for k, v in out["assumptions"].items()}
+    assert provenance["peak_flops"] == "implied"
+    assert provenance["bandwidth.mid"] == "assumed"
+    assert provenance["mfu.conservative"] == "assumed"
+
+
+def test_compare_text_lists_assumptions_with_provenance():
+    proc = run_cli("compare")
+    assert proc.returncode == 0
+    assert "5.00 MiB" in proc.stdout and "81.92 µs" in proc.stdout and "17.92 ms" in proc.stdout
+    assert "218.75×" in proc.stdout  # 17.92 ms / 81.92 µs
+    assert "[implied]" in proc.stdout and "peak_flops" in proc.stdout
+
+
+def test_compare_options_override():
+    out = run_cli_json("compare", "--bandwidth", "121GB/s", "--mfu", "50%", "--tokens", "32", "--kv-dtype", "fp8")
+    # fp8 halves KV: 163,840 B/token x 32 tokens = 5,242,880 B; / 121e9 = 43.33 µs
+    assert out["block_bytes"] == 5_242_880
+    assert out["fetch_time_s"] == pytest.approx(5_242_880 / 121e9)
+    # 32 x 2 x 70e9 = 4.48e12 FLOP / (500e12 x 0.5) = 17.92 ms
+    assert out["regen_time_s"] == pytest.approx(17.92e-3)
+    assert out["assumptions"]["bandwidth.mid"]["source"] == "command line"
+
+
+def test_compare_with_another_model_uses_its_own_params():
+    out = run_cli_json("compare", "--model", "llama-3-8b", "--peak-flops", "989TFLOP/s")
+    # 8,030,261,248 params x 2 x 16 = 2.5697e11 FLOP / (989e12 x 0.25) = 1.0393 ms
+    assert out["params"] == 8_030_261_248
+    assert out["regen_time_s"] == pytest.approx(16 * 2 * 8_030_261_248 / (989e12 * 0.25))
+    # 131,072 B/token x 16 = 2 MiB; / 64e9 = 32.77 µs
+    assert out["fetch_time_s"] == pytest.approx(2_097_152 / 64e9)
+
+
+def test_compare_with_config_path(tmp_path):
+    cfg = write_config(
+        tmp_path / "config.json",
+        num_hidden_layers=2,
+        hidden_size=64,
+        num_attention_heads=8,
+        intermediate_size=128,
+        vocab_size=100,
+    )
+    out = run_cli_json("compare", "--model", str(cfg))
+    assert out["kv_bytes_per_token"] == 512  # 2 x 2 x 8 x 8 x 2 B (MHA)
+    assert out["params"] == 95_040

@@ -1,0 +1,140 @@
+"""`kvtier cost`: the keep intervals and the trace mix from the command line, text and JSON.
+
+``--json`` prints the tier-pricing model's own SI values (kvtier.formulas.tiering), nothing read back
+from the page's display tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+
+import pytest
+
+from kvtier.commands import main
+from kvtier.errors import KvtierError
+from kvtier.formulas import tiering
+from kvtier.scenario import TORNADO_KEYS, Scenario
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    from kvtier.commands import cost as cost_cli
+
+    parser = argparse.ArgumentParser()
+    cost_cli.add_parser(parser.add_subparsers())
+    return parser.parse_args(["cost", *argv])
+
+
+def test_the_cost_command_prints_every_tier(capsys):
+    from kvtier.commands import cost as cost_cli
+
+    assert cost_cli.run(_args()) == 0
+    out = capsys.readouterr().out
+    assert "pcie5-x16" in out and "cxl2-x8" in out and "34.3 h" in out and "cost.cxl_gb" in out
+    # the mix of the conversation trace: 898 GiB in host DRAM for 0.465 USD/h against 51.7 recomputing
+    assert (
+        "inside a batch, with host DRAM: HBM 0.0 GiB (10 %), host DRAM 897.9 GiB (89 %)" in out
+        and "0.465 USD/h against 51.7 USD/h" in out
+    )
+
+
+def test_the_cost_command_json_follows_a_set_price(capsys):
+    from kvtier.commands import cost as cost_cli
+
+    assert cost_cli.run(_args("--json")) == 0
+    base = json.loads(capsys.readouterr().out)
+    assert cost_cli.run(_args("--json", "--set", "cost.accelerator_hour=4USD/h")) == 0
+    dear = json.loads(capsys.readouterr().out)
+    assert set(base["tiers"]) == set(dear["tiers"]) and len(base["tiers"]) == 11
+    # the host-DRAM interval grows with the accelerator price (about 4/3, less the fetch's share)
+    b, d = (
+        base["tiers"]["pcie5-x16"]["keep_s"]["16_lone"]["usd"],
+        dear["tiers"]["pcie5-x16"]["keep_s"]["16_lone"]["usd"],
+    )
+    assert d / b == pytest.approx(4 / 3, rel=1e-9)
+
+
+def test_the_cost_command_refuses_a_price_without_currency():
+    from kvtier.commands import cost as cost_cli
+
+    with pytest.raises(KvtierError, match="cost.cxl_gb"):
+        cost_cli.run(_args("--set", "cost.cxl_gb=12/GB"))
+
+
+# ---- --json is the model's values, to the last bit -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def printed() -> dict:
+    """``kvtier cost --json`` for the seed set, parsed."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["cost", "--json"]) == 0
+    return json.loads(out.getvalue())
+
+
+def test_every_interval_and_price_is_the_model_s_value(printed):
+    s = Scenario()
+    grid = tiering.interval_grid(s.tier_prices(), s.tier_links, s.cost_blocks)
+    assert list(grid) == [(16, "lone"), (16, "batch"), (512, "lone"), (512, "batch")]
+    assert list(printed["tiers"]) == sorted(s.tier_links.names)  # JSON keys sorted; 11 presets
+    for (tokens, regime), iv in grid.items():
+        case = f"{tokens}_{regime}"
+        # equal to the last bit: the JSON holds the model's floats, not values undone from display units
+        assert printed["blocks"][case] == {
+            "regen_s": iv.regen_s,
+            "recompute_usd": iv.recompute_usd,
+            "recompute_J": iv.recompute_j,
+        }
+        for name in iv.tiers:
+            at = iv.at(name)
+            tier = printed["tiers"][name]
+            assert tier["keep_s"][case] == {"usd": at["keep_usd_s"], "J": at["keep_j_s"]}
+            assert tier["hold_usd_per_byte_s"] == at["hold_usd_per_byte_s"]
+            assert tier["hold_w_per_byte"] == at["hold_w_per_byte"]
+            assert tier["medium"] == tiering.medium(name)
+    # and those values are the seed's: host DRAM over PCIe 5.0 x16 keeps a 16-token lone block for
+    # (4.35323e-5 - 83.7203e-6 x 3/3600) USD / (6.7126e-17 x 5,242,880 = 3.51932e-10 USD/s) = 123,496 s = 34.30 h
+    assert printed["tiers"]["pcie5-x16"]["keep_s"]["16_lone"]["usd"] == pytest.approx(123_496, rel=1e-4)
+    # CXL memory at 12 USD/GB over 5 y plus 3.75e-18 USD/(B s) of energy: 7.9801e-17 USD/(B s)
+    assert printed["tiers"]["cxl2-x8"]["hold_usd_per_byte_s"] == pytest.approx(7.9801e-17, rel=1e-4)
+
+
+def test_the_decisive_input_is_the_tornado_s_first(printed):
+    s = Scenario()
+    rows = tiering.interval_tornado(
+        s.tier_prices(), s.price_ends(TORNADO_KEYS), s.tier_links, s.tier_block(), tiering.CXL_TIER, "lone"
+    )
+    assert printed["decisive_input"] == {"key": rows[0]["input"], "swing": rows[0]["swing_usd"], "tier": "cxl2-x8"}
+    # CXL memory from 5 to 25 USD/GB: holding 3.5438e-17 to 1.6219e-16 USD/(B s), a factor of 4.5767
+    assert printed["decisive_input"]["key"] == "cost.cxl_gb"
+    assert printed["decisive_input"]["swing"] == pytest.approx(4.5767, rel=1e-4)
+
+
+def test_every_mix_is_the_model_s_mix_of_the_trace(printed):
+    s = Scenario()
+    reuse, block = s.trace_reuse(), s.mix_block()
+    assert printed["mix_model"] == "llama-3-70b" and printed["trace"] == "conversation" and printed["notes"] == {}
+    words = {"lone": "regenerated alone", "batch": "regenerated inside a batch"}
+    for regime in tiering.REGIMES:
+        for ladder, names in tiering.LADDERS.items():
+            m = tiering.trace_mix(
+                s.tier_prices(),
+                s.tier_links.pick(names),
+                block,
+                regime,
+                reuse.reuse_interval_s,
+                reuse.trace.duration_s,
+            )
+            got = printed["mix"][f"{words[regime]}, {ladder}"]
+            assert got["share"] == tiering.by_medium(m.share, names)
+            held = tiering.by_medium(m.bytes_held, names)
+            assert got["bytes_held"] == {k: held[k] for k in tiering.MEDIA}
+            assert (got["usd_per_s"], got["recompute_all_usd_per_s"]) == (m.usd_per_s, m.recompute_all_usd_per_s)
+            assert (got["usd"], got["recompute_all_usd"], got["saving"]) == (m.usd, m.recompute_all_usd, m.saving)
+    # the page's 0.465 USD/h against 51.7 USD/h to recompute every reuse, inside a batch with host DRAM
+    main_mix = printed["mix"]["regenerated inside a batch, with host DRAM"]
+    assert main_mix["usd_per_s"] * 3600 == pytest.approx(0.465437, rel=1e-5)
+    assert main_mix["recompute_all_usd_per_s"] * 3600 == pytest.approx(51.6620, rel=1e-5)

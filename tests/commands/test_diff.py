@@ -1,0 +1,219 @@
+"""`kvtier diff`: what it prints for two runs, text and Markdown, from directories and git revisions."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from kvtier.commands import diff as diff_command
+from kvtier.errors import KvtierError
+from kvtier.inputs.assumptions import load_assumptions
+from kvtier.report.diff import ABSENT, diff_tables, format_markdown, format_text, load_tables
+from kvtier.scenario import Scenario
+from tests.conftest import by_cell, git, write_tables
+
+
+@pytest.fixture(scope="module")
+def moved_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The seed with the example interior block at position 20,000 (a position not in the grid)."""
+    out = tmp_path_factory.mktemp("moved")
+    write_tables(Scenario(load_assumptions(sets={"interior.position": "20000"})), out)
+    return out
+
+
+def cli(*argv: str) -> int:
+    """Run ``kvtier diff ARGV`` through argparse as the main CLI does."""
+    parser = argparse.ArgumentParser(prog="kvtier")
+    sub = parser.add_subparsers(dest="command", required=True)
+    diff_command.add_parser(sub)
+    args = parser.parse_args(["diff", *argv])
+    return args.func(args)
+
+
+# ---------------------------------------------------------------------------
+# formats and exit status
+# ---------------------------------------------------------------------------
+
+
+def test_identical_sources_are_silent(seed_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    again = tmp_path / "again"
+    write_tables(Scenario(), again)  # regenerated: byte-identical, so no change at all
+    assert diff_tables(load_tables(str(seed_dir)), load_tables(str(again))) == []
+    assert format_text([]) == "" and format_markdown([]) == ""
+    assert cli(str(seed_dir), str(again)) == 0
+    assert cli(str(seed_dir), str(again), "--format", "md") == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_text_output(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(str(seed_dir), str(fast_dir)) == 1
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].split() == ["table", "row", "column", "old", "new", "change"]
+    assert set(lines[1].replace(" ", "")) == {"-"}
+    assert len(lines) == 2 + 95  # header, rule, and the 90 + 5 changes counted above
+    fetch = next(line for line in lines if line.startswith("fetch") and "fetch_us" in line)
+    assert fetch.split() == ["fetch", "bracket=mid", "fetch_us", "81.92", "52.4288", "-36.00%"]
+    bw = next(line for line in lines if line.startswith("fetch") and "bandwidth_GBps" in line)
+    assert bw.endswith("+56.25%")
+    # Aligned: the change column ends in the same place on every line.
+    assert len({len(line) for line in lines if line.endswith("%")}) == 1
+
+
+def test_markdown_opens_with_the_headline_numbers(
+    seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(str(seed_dir), str(fast_dir), "--format", "md") == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:17] == [
+        "**Headline numbers** at the illustrative point (mid bandwidth, conservative MFU)",
+        "",
+        "| | before | after | change |",
+        "|:--|--:|--:|--:|",
+        # 17.92 ms / 81.92 µs = 218.75 -> 17.92 ms / 52.4288 µs = 341.796875, x 100/64 = +56.25 %
+        "| ratio, regeneration / fetch (compute-only regeneration: the chapter's in-batch model)"
+        " | 218.75 | 341.8 | +56.25% |",
+        "| ratio within the chapter's two to three orders of magnitude | yes | yes | unchanged |",
+        # the mid row's 109.4 / 136.7 / 218.75 -> 170.9 / 213.6 / 341.8 stay in 100..1000; the two
+        # pessimistic-bandwidth rows below 100x (54.7, 68.4) are untouched
+        "| bracket combinations within the chapter's claim | 7 of 9 | 7 of 9 | unchanged |",
+        # lone block: 140e9 B / (3.35e12 B/s x 80 %) = 52.24 ms; / 81.92 µs = 637.7 -> / 52.4288 µs = 996.4
+        "| ratio, regeneration / fetch (lone block: roofline on the set's device) | 637.68 | 996.38 | +56.25% |",
+        # 319 / 638 / 1,206 -> the mid row's 996.4 is still below 1000x
+        "| bracket combinations within the chapter's claim, lone block | 6 of 9 | 6 of 9 | unchanged |",
+        # the Monte Carlo draws its own bandwidth range, not the brackets
+        "| Monte Carlo draws below 100x (%) | 44.887 | 44.887 | unchanged |",
+        "| Monte Carlo draws below 100x, lone block (%) | 0 | 0 | unchanged |",
+        "| Monte Carlo draws above 1000x (%) | 0 | 0 | unchanged |",
+        # fetch = regeneration: 5,242,880 B / 17.9229 ms (tail block, attention included) = 0.2925 GB/s,
+        # whatever the link
+        "| break-even bandwidth, tail block (GB/s) | 0.29252 | 0.29252 | unchanged |",
+        "| fetch (µs) | 81.92 | 52.429 | -36.00% |",  # 5,242,880 B / 64e9 -> / 100e9 B/s
+        "| regeneration, compute only (ms) | 17.92 | 17.92 | unchanged |",  # 2.24e12 FLOP / (0.25 x 500e12)
+        # memory-bound: 140e9 B of weights / (3.35e12 B/s x 80 %) = 52.24 ms
+        "| regeneration of a lone block under the roofline (ms) | 52.239 | 52.239 | unchanged |",
+        "",
+    ]
+    # Then one line per table. The 90 numbers of test_unaffected_tables_report_nothing less value_si
+    # (an SI duplicate of `value`) = 89; 5 text cells (fetch basis and hardware; assumptions value, basis,
+    # source).
+    assert lines[17:30] == [
+        "**89 numbers changed, 5 text cells changed in 8 tables**",
+        "",
+        "| table | cells changed | largest relative change |",
+        "|:--|:--|:--|",
+        "| assumptions | 3: 3 text cells changed | — |",
+        "| capacity | 12 | +56.25% (last_block_in_batch_ratio at point=context=1024) |",
+        "| fetch | 4: 2 numbers changed, 2 text cells changed | +56.25% (bandwidth_GBps at bracket=mid) |",
+        "| interior | 24 | +56.25% (ratio_to_fetch at upstream=resident, position_tokens=0) |",
+        "| models | 9 | +56.25% (ratio_illustrative at model=llama-2-7b) |",
+        "| ratio | 18 | +56.25% (bandwidth_GBps at bandwidth_bracket=mid, mfu_bracket=optimistic) |",
+        "| tiers | 8 | +56.25% (bandwidth_GBps at link=bracket mid) |",
+        "| tornado | 16 | +56.25% (ratio_at_low at input=mfu) |",
+        "",
+    ]
+    # Then every cell, folded: 89 + 5 = 94 rows at display precision.
+    assert lines[30] == (
+        "<details><summary>All 94 changed cells, numbers to 5 significant figures;"
+        " 1 cell of SI duplicate columns (value_si) left out</summary>"
+    )
+    assert lines[31:34] == ["", "| table | row | column | old | new | change |", "|:--|:--|:--|--:|--:|--:|"]
+    assert lines[-2:] == ["", "</details>"] and len(lines) == 34 + 94 + 2
+    assert "| fetch | bracket=mid | fetch_us | 81.92 | 52.429 | -36.00% |" in lines
+    assert "| assumptions | key=bandwidth.mid | value | 64 GB/s | 100 GB/s | text |" in lines
+    assert not [line for line in lines if "| value_si |" in line or "64000000000" in line]
+
+
+def test_markdown_numbers_only(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(str(seed_dir), str(fast_dir), "--format", "md", "--numbers-only") == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert "**89 numbers changed in 7 tables**" in lines  # the assumptions table had only value_si left
+    assert not [line for line in lines if line.endswith("| text |")]
+
+
+# ---------------------------------------------------------------------------
+# rows, columns and tables added or removed
+# ---------------------------------------------------------------------------
+
+
+def test_added_and_removed_rows(seed_dir: Path, moved_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # interior.position = 20,000 is not one of the fixed positions (0, 1e3, 1e4, 5e4, 1e5, 1e6), so the
+    # interior table gains a row per upstream case; 50,000 is in the fixed grid, so none is lost.
+    changes = diff_tables(load_tables(str(seed_dir)), load_tables(str(moved_dir)))
+    interior = [c for c in changes if c.table == "interior"]
+    assert {c.row for c in interior} == {
+        "upstream=resident, position_tokens=20000",
+        "upstream=evicted, position_tokens=20000",
+    }
+    assert all(c.old == ABSENT and c.kind == "cell added" and c.rel_change is None for c in interior)
+    assert [c.column for c in interior[:7]] == [
+        "regen_TFLOP",
+        "regen_ms",
+        "ratio_to_fetch",
+        "lone_regen_ms",
+        "lone_bound",
+        "lone_ratio_to_fetch",
+        "provenance",
+    ]
+    # Resident upstream: the block's 2.24e12 parameter FLOPs + attention over 20,000 cached positions;
+    # new cells are the exact CSV text.
+    cells = by_cell(changes)
+    assert cells[("interior", "upstream=resident, position_tokens=20000", "regen_TFLOP")].new == "3.079217316"
+    # The removed side: the same rows, reported as removed, after the new table's rows.
+    back = diff_tables(load_tables(str(moved_dir)), load_tables(str(seed_dir)))
+    removed = [c for c in back if c.table == "interior"]
+    assert all(c.new == ABSENT and c.kind == "cell removed" for c in removed) and len(removed) == 14
+    assert cli(str(seed_dir), str(moved_dir), "--format", "md") == 1
+    lines = capsys.readouterr().out.splitlines()
+    # the tiers table's resident and evicted ratios of its 14 links in both regimes (56 numbers; assumptions'
+    # value_si, an SI duplicate of its value, is left out of the Markdown form)
+    assert "**56 numbers changed, 3 text cells changed, 2 rows added in 3 tables**" in lines
+    assert "| interior | 14: 2 rows added | — |" in lines
+
+
+def test_git_revisions(
+    git_repo: Path, seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from_git = diff_tables(load_tables("HEAD~1", git_repo), load_tables("HEAD", git_repo))
+    from_dirs = diff_tables(load_tables(str(seed_dir)), load_tables(str(fast_dir)))
+    assert from_git == from_dirs and len(from_git) == 95
+    assert cli("HEAD~1", "HEAD", "--repo", str(git_repo)) == 1
+    assert "-36.00%" in capsys.readouterr().out
+    # Default repository: the one holding the current directory (here from a subdirectory).
+    monkeypatch.chdir(git_repo / "book")
+    assert cli("HEAD", "HEAD") == 0
+    assert capsys.readouterr().out == ""
+    # A directory and a revision mix.
+    assert cli(str(fast_dir), "HEAD") == 0
+
+
+def test_numbers_only(seed_dir: Path, fast_dir: Path, capsys) -> None:
+    parser = argparse.ArgumentParser()
+    diff_command.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["diff", str(seed_dir), str(fast_dir), "--numbers-only"])
+    assert args.func(args) == 1
+    lines = capsys.readouterr().out.splitlines()
+    # header and rule, then the 89 numeric changes only (the 5 text cells are left out)
+    assert len(lines) == 2 + 90 and not any(line.rstrip().endswith("text") for line in lines)
+
+
+def test_bad_sources(tmp_path: Path, git_repo: Path, seed_dir: Path) -> None:
+    with pytest.raises(KvtierError, match=r"^no-such-thing: not a directory of tables nor a git revision"):
+        load_tables("no-such-thing", git_repo)
+    with pytest.raises(KvtierError, match=r"^v9: not a directory of tables nor a git revision"):
+        cli(str(seed_dir), "v9", "--repo", str(git_repo))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(KvtierError, match=r"empty: no tables \(\*\.csv\)"):
+        load_tables(str(empty))
+    not_repo = tmp_path / "plain"
+    not_repo.mkdir()
+    with pytest.raises(KvtierError, match=r"^HEAD: not a directory of tables nor a git revision"):
+        load_tables("HEAD", not_repo)
+    # A revision without book/tables/.
+    empty_tree = git(git_repo, "mktree")
+    git(git_repo, "tag", "bare", git(git_repo, "commit-tree", "-m", "no tables", empty_tree))
+    with pytest.raises(KvtierError, match=r"^bare: no tables \(book/tables/\*\.csv\) at commit"):
+        load_tables("bare", git_repo)

@@ -1,0 +1,41 @@
+"""``kvtier measure`` on the CPU path: small shapes, a valid assumption set, atomic writes, refusals.
+
+Refusals through the real command line (one line, exit 2, nothing lost) are in
+tests/commands/test_bad_input_measure.py; here the measurements, the ranges it writes, the layer
+plan, the output file's ownership and permissions, and paths that work from any directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kvtier.commands import measure as measure_command
+from kvtier.errors import KvtierError
+from kvtier.inputs import probe as measure
+
+
+def test_the_command_line_refuses_a_model_without_dense_attention(tmp_path):
+    parser = argparse.ArgumentParser(prog="kvtier")
+    measure_command.add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(
+        ["measure", "--out", str(tmp_path / "m.yaml"), "--model", "deepseek-v3", "--device", "cpu"]
+    )
+    with pytest.raises(KvtierError, match="dense MHA/GQA decoders only; this one is MLA"):
+        args.func(args)
+    assert not (tmp_path / "m.yaml").exists()
+
+
+def test_the_command_line_writes_a_set(tiny, tmp_path, monkeypatch):
+    monkeypatch.setattr(measure, "SIZES_QUICK", (4096, 2**20))
+    monkeypatch.setattr(measure, "SWEEP_QUICK", (1, 16))
+    parser = argparse.ArgumentParser(prog="kvtier")
+    measure_command.add_parser(parser.add_subparsers(dest="command", required=True))
+    out = tmp_path / "m.yaml"
+    args = parser.parse_args(["measure", "--out", str(out), "--model", tiny, "--device", "cpu", "--quick"])
+    assert args.func(args) == 0
+    assert yaml.safe_load(out.read_text())["name"] == "measured-cpu"
+    assert Path(out).read_text().startswith("# Written by kvtier measure")

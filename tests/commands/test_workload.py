@@ -1,0 +1,168 @@
+"""`kvtier workload`: a trace analysed from the command line, text and JSON, streamed or not."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import pytest
+
+from kvtier.commands import workload as workload_cli
+from kvtier.errors import KvtierError
+from kvtier.formulas import reuse as workload
+from tests.conftest import BAD, GOOD, HAND, write_trace
+
+
+def cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    """``kvtier workload ARGV`` through add_parser and run, with the command line's error contract."""
+    parser = argparse.ArgumentParser(prog="kvtier")
+    workload_cli.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["workload", *argv])
+    try:
+        status = args.func(args)
+    except KvtierError as exc:  # what kvtier.commands.main does with every user error
+        print(f"kvtier: error: {exc}", file=sys.stderr)
+        status = 2
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_an_unknown_trace_names_the_shipped_ones(tmp_path, capsys):
+    status, out, err = cli([str(tmp_path / "nope.jsonl")], capsys)
+    assert (status, out) == (2, "")
+    assert (
+        err == f"kvtier: error: {tmp_path / 'nope.jsonl'}: trace not found; name a file or a shipped trace:"
+        " conversation, synthetic\n"
+    )
+
+
+def test_the_real_command_line_exits_2_once_wired(tmp_path, capsys):
+    from kvtier import commands as kvtier_cli
+
+    if "workload" not in kvtier_cli.build_parser().format_help():
+        pytest.skip("kvtier.commands does not register `workload` yet")
+    path = write_trace(tmp_path / "bad.jsonl", [GOOD, {**GOOD, "timestamp": -1}])
+    assert kvtier_cli.main(["workload", str(path)]) == 2
+    out = capsys.readouterr()
+    assert (
+        out.out == ""
+        and out.err == f"kvtier: error: {path}: line 2: timestamp -1 ms goes backwards (the line before: 0)\n"
+    )
+
+
+# ---------------------------------------------------------------------------
+# the command
+# ---------------------------------------------------------------------------
+
+
+def test_the_command_reports_the_hand_trace_in_json(hand, capsys):
+    status, out, err = cli([str(hand), "--block-tokens", "4", "--json"], capsys)
+    assert (status, err) == (0, "")
+    rep = json.loads(out)
+    assert rep["trace"]["requests"] == 5 and rep["trace"]["duration_s"] == 5.0
+    assert rep["trace"]["requests_per_s"] == 1.0  # 5 requests over 5 s
+    assert (rep["blocks"]["references"], rep["blocks"]["unique"]) == (11, 5)
+    assert rep["blocks"]["hit_ratio_infinite_blocks"] == pytest.approx(6 / 11)
+    # Llama-3 70B in bf16: 2 x 80 layers x 8 KV heads x 128 x 2 B = 327,680 B a token; x 4 tokens a block
+    assert rep["block_bytes"] == 327_680 * 4
+    tiers = {t["target_pct"]: t for t in rep["tiers"]}
+    assert sorted(tiers) == [50, 80, 90, 95, 100]
+    assert [tiers[t]["capacity_blocks"] for t in (50, 80, 100)] == [2, 5, 5]
+    # at C = 2: 12 hit tokens over 5 s; inside a batch each prefix costs 2 x 70e9 x h + 2,621,440 x h (h + 1) / 2
+    # FLOP at 25 % of 500 TFLOP/s: R2 h = 8 and R5 h = 4
+    flops = sum(2 * 70e9 * h + 2_621_440 * h * (h + 1) / 2 for h in (8, 4))
+    assert tiers[50]["hit_tokens_per_s"] == pytest.approx(12 / 5)
+    assert tiers[50]["in_batch_gpu_s_per_s"] == pytest.approx(flops / (500e12 * 0.25) / 5)
+    # alone, each prefix streams 140e9 B of weights at 3.35 TB/s x 80 %: 52.24 ms, far above its compute
+    assert tiers[50]["lone_gpu_s_per_s"] == pytest.approx(2 * 140e9 / (3.35e12 * 0.8) / 5)
+    assert tiers[50]["lone_memory_bound_share"] == 1.0
+    # the CXL 2.0 x8 expander preset: 31.5 GB/s net; 12 tokens x 327,680 B / 31.5e9 over 5 s (latency per block)
+    link = next(k for k in tiers[50]["links"] if k["link"] == "cxl2-x8")
+    from kvtier.inputs import hardware
+
+    lat = hardware.link("cxl2-x8").latency_s
+    assert link["fetch_link_s_per_s"] == pytest.approx((12 * 327_680 / 31.5e9 + 3 * lat) / 5)
+
+
+def test_the_command_prints_text_and_takes_another_model(hand, capsys):
+    status, out, _ = cli([str(hand), "--block-tokens", "4", "--model", "llama-3-8b"], capsys)
+    assert status == 0
+    # Llama-3 8B: 2 x 32 layers x 8 x 128 x 2 B = 131,072 B a token, x 4 = 512 KiB a block
+    assert "llama-3-8b, bf16 KV: 512.00 KiB a block" in out
+    assert "blocks: 11 references, 5 unique; an infinite cache hits 54.5 % of blocks, 56.4 % of tokens" in out
+    assert "5 of 5 requests have stack distances that never fall" in out
+
+
+def test_the_command_runs_the_shipped_trace_by_name(capsys):
+    status, out, _ = cli(["synthetic"], capsys)
+    assert status == 0 and out.startswith("trace synthetic: 3,993 requests over 17.03 min")
+
+
+def test_the_command_streams_the_same_curve(hand, capsys):
+    status, out, _ = cli([str(hand), "--block-tokens", "4", "--json"], capsys)
+    whole = json.loads(out)
+    status_s, out_s, _ = cli([str(hand), "--block-tokens", "4", "--json", "--stream"], capsys)
+    streamed = json.loads(out_s)
+    assert status == status_s == 0
+    assert streamed["blocks"] == {k: whole["blocks"][k] for k in streamed["blocks"]}
+    keys = ("target_pct", "capacity_blocks", "capacity_bytes", "hit_ratio_blocks", "hit_ratio_tokens")
+    assert streamed["tiers"] == [{k: t[k] for k in keys} for t in whole["tiers"]]
+    status, out, err = cli([str(write_trace(hand, HAND[1:] + HAND[:1])), "--block-tokens", "4", "--stream"], capsys)
+    assert (status, out) == (2, "") and err.startswith(f"kvtier: error: {hand}: line 5: timestamp 0 ms goes backwards")
+
+
+def test_the_command_declares_the_format_and_warns_when_hits_follow_a_miss(qwen, capsys):
+    status, out, err = cli([str(qwen), "--format", "qwen", "--json"], capsys)
+    assert (status, err) == (0, "")
+    rep = json.loads(out)
+    # --format qwen sets 16 tokens a block: 16 references over 6 s, 4 / 6 requests a second
+    assert (rep["trace"]["format"], rep["trace"]["block_tokens"], rep["trace"]["duration_s"]) == ("qwen", 16, 6.0)
+    assert rep["trace"]["requests_per_s"] == pytest.approx(4 / 6)
+    assert rep["blocks"]["hit_ratio_infinite_blocks"] == 0.5
+    note = "format qwen: timestamps in s, one id per block, chained here as a prefix cache does"
+    assert rep["notes"] == {"format": note}
+    # read as the default format the hits after a miss are warned of in the normal output, not only in --json
+    status, out, err = cli([str(qwen), "--block-tokens", "16"], capsys)
+    assert status == 0 and err == ""
+    warning = out.splitlines()[0]
+    assert warning.startswith("warning: in 1 of 4 requests a block hits after an earlier block of the same prompt")
+    assert warning.endswith("declare a format that chains them (--format qwen)")
+    status, out, _ = cli([str(qwen), "--block-tokens", "16", "--stream"], capsys)
+    assert status == 0 and out.startswith("warning: in 1 of 4 requests")
+    status, out, _ = cli([str(qwen), "--format", "qwen", "--stream", "--json"], capsys)
+    streamed = json.loads(out)
+    # the stream chains the same way: 8 distinct prefixes, half the references hit, none after a miss
+    assert (streamed["blocks"]["unique"], streamed["blocks"]["hit_ratio_infinite_blocks"]) == (8, 0.5)
+    assert streamed["prefix"]["requests_with_a_hit_after_a_miss"] == 0
+
+
+def test_the_set_declares_the_format_for_the_command(qwen, capsys):
+    status, out, _ = cli([str(qwen), "--set", "workload.trace_format=qwen", "--block-tokens", "16", "--json"], capsys)
+    assert status == 0 and json.loads(out)["trace"]["duration_s"] == 6.0
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_a_bad_trace_is_one_line_naming_file_and_line(case, tmp_path, capsys):
+    rows, line, message = BAD[case]
+    path = write_trace(tmp_path / "bad.jsonl", rows)
+    with pytest.raises(KvtierError) as err:
+        workload.read_trace(path)
+    text = str(err.value)
+    assert text.startswith(f"{path}: line {line}: ") and message in text and "\n" not in text, text
+    status, out, err_text = cli([str(path)], capsys)
+    assert (status, out) == (2, "")
+    assert err_text == f"kvtier: error: {text}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]  # nothing written
+
+
+def test_a_u2028_in_a_string_is_content_in_both_modes(tmp_path, capsys):
+    path = tmp_path / "sep.jsonl"
+    rows = [{**HAND[0], "type": "a\u2028b\u0085c"}, *HAND[1:]]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    status, out, _ = cli([str(path), "--block-tokens", "4", "--json"], capsys)
+    status_s, out_s, _ = cli([str(path), "--block-tokens", "4", "--json", "--stream"], capsys)
+    # the five requests of HAND, 11 references, 5 distinct blocks, in both modes
+    assert status == status_s == 0
+    assert (json.loads(out)["trace"]["requests"], json.loads(out_s)["trace"]["requests"]) == (5, 5)
+    assert json.loads(out)["blocks"]["references"] == json.loads(out_s)["blocks"]["references"] == 11

@@ -1,0 +1,70 @@
+"""kvtier.formulas.economics: keep intervals, prices and savings worked out by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kvtier.formulas import economics
+
+YEAR_S = 365.25 * 86400.0  # a Julian year: 31,557,600 s
+
+
+def test_capacity_price_without_power_is_purchase_over_amortisation():
+    # 10 USD/GB = 1e-8 USD/B written off over five years (157,788,000 s):
+    # 1e-8 / 1.57788e8 = 6.33761e-17 USD/(B s); no power term unless one is given
+    assert float(economics.capacity_price_per_byte_s(10e-9, 5 * YEAR_S)) == pytest.approx(6.337617e-17, rel=1e-6)
+
+
+def test_capacity_price_with_power_or_price_alone_adds_nothing():
+    # a holding power with no energy price (or a price with no power) costs nothing more: 1e-8 / 1e8 = 1e-16
+    assert float(economics.capacity_price_per_byte_s(1e-8, 1e8, hold_w_per_byte=1.5e-10)) == pytest.approx(1e-16)
+    assert float(economics.capacity_price_per_byte_s(1e-8, 1e8, usd_per_joule=2.5e-8)) == pytest.approx(1e-16)
+
+
+def test_capacity_price_adds_the_energy_it_draws_while_holding():
+    # 1e-8 USD/B over 1e8 s = 1e-16; plus 0.15 W/GB = 1.5e-10 W/B at 0.09 USD/kWh = 2.5e-8 USD/J:
+    # 1.5e-10 x 2.5e-8 = 3.75e-18; total 1.0375e-16 USD/(B s)
+    value = economics.capacity_price_per_byte_s(1e-8, 1e8, 1.5e-10, 0.09 / 3.6e6)
+    assert float(value) == pytest.approx(1.0375e-16, rel=1e-12)
+
+
+def test_hbm_price_is_the_accelerators_share_spread_over_its_capacity():
+    # 3 USD/h = 1/1200 USD/s; half of it over 141e9 B: (1/1200) x 0.5 / 141e9 = 2.95508e-15 USD/(B s)
+    assert float(economics.hbm_price_per_byte_s(3 / 3600, 0.5, 141e9)) == pytest.approx(2.955083e-15, rel=1e-6)
+
+
+def test_time_cost_is_seconds_times_the_rate():
+    # 2 s at 1.5 USD/s = 3 USD; 0.5 s at 400 W = 200 J
+    assert economics.time_cost([2.0, 0.5], [1.5, 400.0]).tolist() == [3.0, 200.0]
+
+
+def test_integers_are_read_as_floats_and_do_not_wrap():
+    # 2**62 s x 4 = 2**64 = 1.8446744073709552e19: as int64 it would wrap to 0
+    result = economics.time_cost(2**62, 4)
+    assert result.dtype == np.float64
+    assert float(result) == 2.0**64
+    # whole-number prices give a float interval: (3 - 1) / 4 = 0.5 s, not 0
+    assert float(economics.keep_interval_s(3, 1, 4)) == 0.5
+
+
+def test_tier_costs_has_one_row_per_tier_and_one_for_recomputing():
+    # intervals 10 s and 20 s; tiers (hold 1, fetch 0) and (hold 0.1, fetch 5); recompute 20:
+    # tier 0: 1 x 10 + 0 = 10, 1 x 20 + 0 = 20; tier 1: 0.1 x 10 + 5 = 6, 0.1 x 20 + 5 = 7; last row 20, 20
+    costs = economics.tier_costs([10.0, 20.0], [1.0, 0.1], [0.0, 5.0], 20.0)
+    assert costs.shape == (3, 2)
+    assert costs.tolist() == [[10.0, 20.0], [6.0, 7.0], [20.0, 20.0]]
+
+
+def test_a_tie_goes_to_the_faster_tier():
+    # at 10 s: tier 0 costs 1 x 10 = 10, tier 1 costs 0.5 x 10 + 5 = 10, recomputing 10: tier 0 wins
+    assert economics.cheapest_tier([10.0], [1.0, 0.5], [0.0, 5.0], 10.0).tolist() == [0]
+
+
+def test_a_trace_with_no_reuse_holds_nothing_and_costs_nothing():
+    # no reuses: every share 0 (not 0/0), nothing held, no cost
+    mix = economics.tier_mix([], 100.0, 1.0, [1.0, 0.1], [0.0, 5.0], 20.0)
+    assert mix.share.tolist() == [0.0, 0.0, 0.0]
+    assert mix.bytes_held.tolist() == [0.0, 0.0, 0.0]
+    assert mix.usd_per_s == 0.0
+    assert mix.recompute_all_usd_per_s == 0.0

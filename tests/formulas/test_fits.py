@@ -1,0 +1,41 @@
+"""kvtier.formulas.fits: the latency-bandwidth line, the rate fraction and the eager floor, by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kvtier.formulas import fits
+
+# ---------------------------------------------------------------------------
+# the fits
+# ---------------------------------------------------------------------------
+
+
+def test_the_latency_bandwidth_fit_recovers_an_exact_line():
+    # t = 10 µs + bytes / 50 GB/s at 1 MiB and 1 GiB: 30.97 µs and 21.485 ms; the fit must give back both
+    sizes = np.array([2**20, 2**24, 2**30], dtype=float)
+    latency, bw = fits.fit_latency_bandwidth(sizes, 10e-6 + sizes / 50e9)
+    assert latency == pytest.approx(10e-6, rel=1e-9) and bw == pytest.approx(50e9, rel=1e-9)
+
+
+def test_the_rate_fraction_is_the_geometric_mean_of_the_points():
+    # 1e12 FLOP in 2 s and 4e12 FLOP in 2 s on a 1e12 FLOP/s peak: fractions 0.5 and 2 -> geometric mean 1
+    assert fits.fit_rate_fraction([1e12], [2.0], 1e12) == pytest.approx(0.5)
+    assert fits.fit_rate_fraction([1e12, 4e12], [2.0, 2.0], 1e12) == pytest.approx(1.0)
+
+
+def test_the_floor_of_launch_limited_passes_is_the_grid_point_nearest_their_time():
+    # no compute, no memory time: the model is the floor itself, and three passes of 1 s want a floor of 1 s.
+    # The grid is 0.5 x 3 ** (k / 400), k = 0..400 (log-spaced from 0.5 to 1.5 times the fastest pass);
+    # log(1 / 0.5) / log(3) x 400 = 252.4, so k = 252 is nearest in log: 0.5 x 3 ** 0.63 = 0.998985 s
+    zeros = np.zeros(3)
+    floor, cost = fits.fit_floor(zeros, zeros, np.ones(3), 4.0)
+    assert floor == pytest.approx(0.5 * 3 ** (252 / 400), rel=1e-12)
+    assert cost == pytest.approx(3 * np.log(0.5 * 3 ** (252 / 400)) ** 2, rel=1e-9)  # 3 x 1.03e-6
+
+
+def test_a_memory_time_above_the_grid_makes_every_floor_below_it_fit_and_the_least_is_taken():
+    # memory 2 s = measured 2 s: max(2, g) = 2 for every g <= 2, so the first grid point, 0.5 x 2 s = 1 s, costs 0
+    floor, cost = fits.fit_floor(np.zeros(2), np.full(2, 2.0), np.full(2, 2.0), 4.0)
+    assert (floor, cost) == (pytest.approx(1.0, rel=1e-12), 0.0)

@@ -1,0 +1,54 @@
+"""The assumptions page: consistency checks that name their keys, and what was measured by provenance class."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kvtier.inputs.assumptions import load_assumptions
+from kvtier.scenario import Scenario
+
+
+def test_book_consistency_checks_name_the_keys():
+    from kvtier.errors import KvtierError
+    from kvtier.inputs.assumptions import check_consistency
+
+    check_consistency(load_assumptions())  # the seed set is consistent
+    cases = {
+        "bandwidth.mid": ("20GB/s", "keys 'bandwidth.mid' (20 GB/s) and 'bandwidth.pessimistic' (32 GB/s)"),
+        "mfu.typical": ("60%", "keys 'mfu.optimistic' (50%) and 'mfu.typical' (60%)"),
+        "context.short": ("256K", "'context.short' must be smaller than 'context.long'"),
+        "interior.position": ("200000", "'interior.position' must lie inside the sequence"),
+        "uncertainty.mfu_low": ("60%", "keys 'uncertainty.mfu_high' (50%) and 'uncertainty.mfu_low' (60%)"),
+    }
+    for key, (value, message) in cases.items():
+        with pytest.raises(KvtierError, match=re.escape(message)):
+            check_consistency(load_assumptions(sets={key: value}))
+
+
+def test_what_was_measured_follows_the_provenance_classes():
+    from kvtier.inputs.assumptions import make_assumption
+    from kvtier.report.pages import assumptions
+
+    s = Scenario()
+    n = assumptions.numbers(s)
+    # 76 records (workload.trace_format the 76th); the 3 reference.* figures (DGX Spark HBM, H200 host link,
+    # H200 16-token pass energy) are measured
+    # and enter no calculation; the serving trace of the workload page (workload.trace) and the cost page's
+    # lone-block board power (energy.power_lone) are measured and enter one: 76 - 3 = 73 inputs
+    assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (76, 3, 3, 2)
+    assert n["answer_measured"].startswith(
+        "Of the 73 inputs that enter a calculation, 2 of them measured (the serving trace the tier is sized for;"
+        " accelerator board power while it regenerates a lone block): 2 measured,"
+    )
+    # a set whose mid bracket is measured says so
+    measured = make_assumption(
+        "bandwidth.mid", "50GB/s", basis="our expander", provenance="measured", source="lab", where="test"
+    )
+    m = assumptions.numbers(Scenario(s.assumptions.with_records({"bandwidth.mid": measured})))
+    assert m["n_used_measured"] == 3
+    assert (
+        "3 of them measured (link bandwidth of the mid bracket; the serving trace the tier is sized for;"
+        " accelerator board power while it regenerates a lone block)" in (m["answer_measured"])
+    )

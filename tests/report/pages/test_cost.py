@@ -1,0 +1,215 @@
+"""The cost page: the five-minute rule for KV blocks, its inputs, and ``kvtier cost``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kvtier.errors import KvtierError
+from kvtier.formulas import economics
+from kvtier.inputs.assumptions import COST_RANGES, load_assumptions, seed
+from kvtier.report.pages import cost
+from kvtier.scenario import Scenario
+
+
+def _row(df, tier: str, tokens: int = 16, regime: str = "lone"):
+    return df[(df["tier"] == tier) & (df["block_tokens"] == tokens) & (df["regime"] == regime)].iloc[0]
+
+
+def test_keep_interval_by_hand():
+    # recomputing costs 1 USD, one fetch 0.2 USD, holding 0.01 USD/s: (1 - 0.2) / 0.01 = 80 s
+    assert float(economics.keep_interval_s(1.0, 0.2, 0.01)) == pytest.approx(80.0)
+    # a fetch that costs more than recomputing: never worth holding
+    assert float(economics.keep_interval_s(1.0, 1.5, 0.01)) == 0.0
+    # Gray's form: fetch from below 0.3 USD over holding 0.01 USD/s here = 30 s
+    assert float(economics.gray_interval_s(0.3, 0.01)) == pytest.approx(30.0)
+
+
+def test_seed_host_dram_interval_by_hand():
+    df = cost.long_table(Scenario())
+    row = _row(df, "pcie5-x16")
+    # block: 16 tokens x 327,680 B = 5,242,880 B (5 MiB)
+    block = 5_242_880
+    # lone regeneration is memory-bound: 140e9 B of weights / (3.35e12 B/s x 0.8) = 52.2388 ms
+    # (compute alone: 16 x 2 x 70e9 / (500e12 x 0.25) = 17.92 ms)
+    regen = 140e9 / (3.35e12 * 0.8)
+    assert row["regen_ms"] == pytest.approx(regen * 1e3, rel=1e-9)
+    accel = 3 / 3600  # 3 USD/h in USD/s
+    recompute = regen * accel  # 4.3532e-5 USD
+    # fetch over PCIe 5.0 x16: 0.5 us + 5,242,880 B / 63e9 B/s = 83.7203 us, charged as accelerator time
+    fetch = (0.5e-6 + block / 63e9) * accel  # 6.9767e-8 USD
+    # holding in host DRAM: 10 USD/GB over 5 years + 0.15 W/GB x 0.09 USD/kWh
+    #   10e-9 USD/B / (5 x 365.25 x 86,400 s) = 6.3376e-17 USD/(B s)
+    #   0.15e-9 W/B x 0.09 / 3.6e6 USD/J = 3.75e-18 USD/(B s)
+    hold = (10e-9 / (5 * 365.25 * 86400) + 0.15e-9 * 0.09 / 3.6e6) * block  # 3.5193e-10 USD/s
+    # (4.3532e-5 - 6.977e-8) / 3.5193e-10 = 123,496 s = 34.30 h
+    assert row["keep_usd_s"] == pytest.approx((recompute - fetch) / hold, rel=1e-9)
+    assert row["keep_usd_s"] / 3600 == pytest.approx(34.30, abs=0.01)
+    # in joules: regen x 467 W = 24.396 J against 0.15 W/GB x 5.24288e-3 GB = 0.78643 mW:
+    # (24.396 - 83.72e-6 x 467) / 0.78643e-3 = 30,971 s = 8.60 h
+    j = (regen * 467 - (0.5e-6 + block / 63e9) * 467) / (0.15e-9 * block)
+    assert row["keep_J_s"] == pytest.approx(j, rel=1e-9)
+    assert row["keep_J_s"] / 3600 == pytest.approx(8.60, abs=0.01)
+
+
+def test_hbm_interval_holds_no_price():
+    # HBM priced as a share of the accelerator: the accelerator price cancels, leaving
+    # regen x capacity / (block bytes x share) = 52.2388 ms x 80e9 / (5,242,880 x 0.5) = 1,594.2 s = 26.6 min
+    s = Scenario()
+    base = _row(cost.long_table(s), "hbm")["keep_usd_s"]
+    assert base == pytest.approx(140e9 / (3.35e12 * 0.8) * 80e9 / (5_242_880 * 0.5), rel=1e-9)
+    dearer = _row(cost.long_table(s, {"cost.accelerator_hour": 5 / 3600}), "hbm")["keep_usd_s"]
+    assert dearer == pytest.approx(base, rel=1e-12)
+
+
+def test_a_dearer_accelerator_lengthens_every_interval_below_hbm():
+    s = Scenario()
+    cheap = cost.long_table(s, {"cost.accelerator_hour": 2 / 3600})
+    dear = cost.long_table(s, {"cost.accelerator_hour": 5 / 3600})
+    below = cheap["medium"] != "hbm"
+    assert (dear["keep_usd_s"][below] > cheap["keep_usd_s"][below]).all()
+    # HBM's own interval does not move (its holding cost scales with the same price); the joules do not either
+    assert np.allclose(dear["keep_usd_s"][~below], cheap["keep_usd_s"][~below], rtol=1e-12)
+    assert np.allclose(dear["keep_J_s"], cheap["keep_J_s"], rtol=1e-12)
+    # and Gray's HBM-over-tier interval does not move: fetch and HBM holding both scale with it
+    assert np.allclose(dear["hbm_over_tier_s"], cheap["hbm_over_tier_s"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("medium", ["dram", "cxl", "nvme"])
+def test_dearer_capacity_shortens_its_own_tier_and_no_other(medium):
+    s = Scenario()
+    key = f"cost.{medium}_gb"
+    low = cost.long_table(s, {key: s.v(f"{key}_low")})
+    high = cost.long_table(s, {key: s.v(f"{key}_high")})
+    own = low["medium"] == medium
+    assert (high["keep_usd_s"][own] < low["keep_usd_s"][own]).all()
+    assert np.allclose(high["keep_usd_s"][~own], low["keep_usd_s"][~own], rtol=1e-12)
+
+
+def test_a_dearer_hbm_share_shortens_hbm_and_gray_intervals():
+    s = Scenario()
+    low = cost.long_table(s, {"cost.hbm_share": 0.05})
+    high = cost.long_table(s, {"cost.hbm_share": 1.0})
+    hbm = low["medium"] == "hbm"
+    assert (high["keep_usd_s"][hbm] < low["keep_usd_s"][hbm]).all()
+    assert (high["hbm_over_tier_s"][~hbm] < low["hbm_over_tier_s"][~hbm]).all()
+
+
+def test_longer_intervals_favour_slower_tiers_in_the_mix():
+    # two tiers: fast (hold 1 USD/(B s), fetch 0) and slow (hold 0.1, fetch 5); recompute 20
+    # per byte-second with 1-byte blocks: fast wins below 5 / 0.9 = 5.56 s, slow up to (20 - 5) / 0.1 = 150 s
+    dt = np.array([1.0, 5.0, 6.0, 100.0, 200.0])
+    choice = economics.cheapest_tier(dt, [1.0, 0.1], [0.0, 5.0], 20.0)
+    assert choice.tolist() == [0, 0, 1, 1, 2]
+    mix = economics.tier_mix(dt, 100.0, 1.0, [1.0, 0.1], [0.0, 5.0], 20.0)
+    assert mix.share.tolist() == [0.4, 0.4, 0.2]
+    # Little's law: fast holds (1 + 5) B s / 100 s = 0.06 B; slow (6 + 100) / 100 = 1.06 B
+    assert mix.bytes_held.tolist() == pytest.approx([0.06, 1.06, 0.0])
+    # cost per second: hold 0.06 x 1 + 1.06 x 0.1 = 0.166; fetch 2 x 5 / 100 = 0.1; recompute 20 / 100 = 0.2
+    assert mix.usd_per_s == pytest.approx(0.466)
+    assert mix.recompute_all_usd_per_s == pytest.approx(5 * 20 / 100)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("cost.accelerator_hour", "-3 USD/h", "is out of range"),
+        ("cost.accelerator_hour", "0 USD/h", "is out of range"),
+        ("cost.dram_gb", "10", "needs a unit, for example 10USD/GB"),
+        ("cost.dram_gb", "10/GB", "is not in US dollars: write USD or $"),
+        ("cost.energy_kwh", "0.09 EUR/kWh", "is not in US dollars: write USD or $"),
+        ("cost.amortisation", "5", "needs a unit, for example 5y"),
+        ("energy.power_lone", "467", "needs a unit, for example 467W"),
+    ],
+)
+def test_bad_prices_are_one_line_errors_naming_the_key(key, value, message):
+    with pytest.raises(KvtierError) as err:
+        load_assumptions(sets={key: value})
+    text = str(err.value)
+    assert "\n" not in text and f"'{key}'" in text and message in text, text
+
+
+def test_a_range_must_hold_its_value():
+    from kvtier.inputs.assumptions import check_consistency
+
+    with pytest.raises(KvtierError, match="'cost.cxl_gb_high' .* and 'cost.cxl_gb' .* are out of order"):
+        check_consistency(load_assumptions(sets={"cost.cxl_gb_high": "8 USD/GB"}))
+
+
+def test_every_price_has_a_dated_source_and_a_range():
+    a = seed()
+    for key in COST_RANGES:
+        for end in ("", "_low", "_high"):
+            rec = a[f"{key}{end}"]
+            assert any(ch.isdigit() for ch in rec.source), (rec.key, rec.source)  # a year or a date
+            assert rec.provenance in ("assumed", "published-spec", "measured"), rec.key
+
+
+def test_measured_power_and_energy_match_the_measurements():
+    from kvtier.inputs import measurements
+
+    m, a = measurements.load(), seed()
+    assert a["energy.power_lone"].provenance == a["reference.h200_forward16_energy"].provenance == "measured"
+    assert a.value("energy.power_lone") == pytest.approx(m.v("power_forward16_llama-3-70b_w"), abs=0.5)
+    assert a.value("reference.h200_forward16_energy") == pytest.approx(m.v("energy_forward16_llama-3-70b_j"), abs=0.05)
+
+
+def test_the_tornado_names_the_price_that_moves_the_cxl_interval_most():
+    t = cost.tornado_table(Scenario())
+    assert t["swing_usd"].is_monotonic_decreasing
+    assert t.iloc[0]["input"] == "cost.cxl_gb"
+    # 12 USD/GB at 5 y: CXL holding 7.98e-17 USD/(B s); 5 USD/GB: 3.54e-17; 25: 1.62e-16 -> factor about 4.6
+    assert t.iloc[0]["swing_usd"] == pytest.approx(4.58, abs=0.01)
+
+
+def test_the_trace_mix_serves_every_reuse_and_scales_with_the_bytes_per_token():
+    s = Scenario()
+    mix = cost.mix_table(s)
+    shares = mix[[f"share_{m}_pct" for m in cost.MIX_MEDIA]].sum(axis=1)
+    assert np.allclose(shares, 100.0)
+    assert (mix["mix_usd_per_h"] < mix["recompute_all_usd_per_h"]).all()
+    # no room in host DRAM: nothing is held there
+    assert (mix.loc[mix["ladder"] == "host DRAM full", "dram_GiB"] == 0).all()
+    batch = mix[(mix["regime"] == "batch") & (mix["ladder"] == "with host DRAM")].set_index("model")
+    # DeepSeek-V3 caches 61 x (512 + 64) x 2 B = 70,272 B a token against Llama-3-70B's 327,680 B: 0.21445;
+    # the same reuses go to the same tiers, so the GiB held scale with it
+    ratio = batch.loc["deepseek-v3", "dram_GiB"] / batch.loc["llama-3-70b", "dram_GiB"]
+    assert ratio == pytest.approx(70_272 / 327_680, rel=1e-3)
+
+
+def test_the_mix_tornado_names_the_price_that_changes_the_largest_tier():
+    t = cost.mix_tornado_table(Scenario())
+    assert t["swing"].is_monotonic_decreasing
+    # dearer host DRAM (20 USD/GB) than the CXL expander (12 USD/GB): the expander takes its place
+    row = t.set_index("input").loc["cost.dram_gb"]
+    assert (row["largest_tier_base"], row["largest_tier_at_high"]) == ("host DRAM", "CXL expander")
+    n = cost.numbers(Scenario())
+    assert "(cost.dram_gb)" in n["mix_decider_sentence"] and "CXL expander takes the place" in n["mix_decider_sentence"]
+
+
+def test_a_trace_of_no_duration_has_totals_and_a_saving_but_no_rates():
+    # all reuses at one instant: intervals 0 s over a trace of 0 s; tiers (hold 1, fetch 0) and (hold 0.1, fetch 5),
+    # recompute 20: at dt = 0 tier 0 costs 1 x 0 + 0 = 0, the cheapest, so both reuses are served from it
+    mix = economics.tier_mix([0.0, 0.0], 0.0, 1.0, [1.0, 0.1], [0.0, 5.0], 20.0)
+    assert mix.share.tolist() == [1.0, 0.0, 0.0]
+    # totals: the mix 0 USD, recomputing both reuses 2 x 20 = 40 USD; saving 1 - 0 / 40 = 100 %
+    assert (mix.usd, mix.recompute_all_usd, mix.saving) == (0.0, 40.0, 1.0)
+    # rates and Little's law divide by the trace's 0 s: undefined, None (never NaN or a ZeroDivisionError)
+    assert mix.usd_per_s is None and mix.recompute_all_usd_per_s is None and mix.bytes_held is None
+    assert not mix.rates_defined
+
+
+def test_a_trace_with_no_reuse_and_no_duration_costs_nothing_and_saves_nothing_to_speak_of():
+    # nothing to cache: every rate is 0 even over 0 s (no cost ever arises), and the saving is 0 / 0: None
+    mix = economics.tier_mix([], 0.0, 1.0, [1.0, 0.1], [0.0, 5.0], 20.0)
+    assert (mix.usd_per_s, mix.recompute_all_usd_per_s, mix.saving) == (0.0, 0.0, None)
+    assert mix.bytes_held.tolist() == [0.0, 0.0, 0.0] and not mix.has_reuse and mix.rates_defined
+
+
+def test_the_saving_is_a_ratio_of_totals_and_a_negative_duration_is_refused():
+    dt = np.array([1.0, 5.0, 6.0, 100.0, 200.0])
+    mix = economics.tier_mix(dt, 100.0, 1.0, [1.0, 0.1], [0.0, 5.0], 20.0)
+    # 0.466 USD/s against 1 USD/s (test_longer_intervals_favour_slower_tiers_in_the_mix): 53.4 % saved
+    assert mix.saving == pytest.approx(1 - 0.466 / 1.0)
+    with pytest.raises(ValueError, match="duration_s must be >= 0"):
+        economics.tier_mix(dt, -1.0, 1.0, [1.0, 0.1], [0.0, 5.0], 20.0)

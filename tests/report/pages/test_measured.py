@@ -1,0 +1,126 @@
+"""The measured page: its numbers, tables of record and the book built from the measured set."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtier.inputs.assumptions import load_assumptions
+from kvtier.report.pages import measured as page
+from kvtier.scenario import Scenario
+from tests.conftest import MEASURED_SET, ROOT, build, glued_values
+
+
+@pytest.fixture(scope="module")
+def numbers() -> dict:
+    return page.numbers(Scenario())
+
+
+# ---------------------------------------------------------------------------
+# the page
+# ---------------------------------------------------------------------------
+
+
+def test_the_illustrative_point_measured(numbers):
+    # lone block: 44.4514 ms (CUDA graph) / 104.672 µs = 424.67; in batch: 260.53 µs x 16 = 4.1685 ms / 104.672 µs
+    assert numbers["measured_lone_ratio"] == pytest.approx(0.04445135879516601 / 0.00010467199981212616)
+    assert numbers["measured_lone_ratio"] == pytest.approx(424.67, abs=0.01)
+    assert numbers["measured_in_batch_ratio"] == pytest.approx(39.82, abs=0.01)
+    # the chapter: 2 x 70e9 x 16 FLOP / (500 TFLOP/s x 25 %) = 17.92 ms over 5 MiB / 64 GB/s = 81.92 µs: 218.75
+    assert numbers["chapter_ratio"] == pytest.approx(218.75)
+    # the seed's lone block: 140 GB / (3.35 TB/s x 80 %) = 52.24 ms / 81.92 µs = 637.7
+    assert numbers["set_lone_ratio"] == pytest.approx(637.68, abs=0.01)
+    # per-chunk layout: 44.4514 ms / 2.0204 ms = 22.0 and / 1.3722 ms = 32.4
+    assert (numbers["per_chunk_lone_ratio_min"], numbers["per_chunk_lone_ratio_max"]) == pytest.approx(
+        (22.00, 32.39), abs=0.01
+    )
+
+
+def test_the_accuracy_target_is_checked_honestly(numbers):
+    df = page.forward_table(Scenario())
+    plain = df[df["runner"] != "transformers eager (cross-check)"]
+    # 12 passes of the 70B sweep + 8 of the 8B sweep + 2 CUDA-graph passes
+    assert numbers["n_passes"] == len(plain) == 22
+    assert numbers["n_within"] == int((plain["blended_error_pct"].abs() <= 10).sum()) == 20
+    # every 70B pass within 10 %; the misses are eager 8B passes on the launch floor
+    assert numbers["worst_70b_error_pct"] < 10
+    assert numbers["misses"] == "8B shapes, 1 token (eager): +12.4 %; 8B shapes, 64 tokens (eager): -30.7 %"
+    # at the knee (256 tokens, 79.45 ms) the plain maximum is 65.46 ms, -17.6 %; the blend 73.22 ms, -7.8 %
+    assert numbers["knee_probe_tokens"] == 256
+    assert numbers["knee_probe_max_error_pct"] == pytest.approx(-17.61, abs=0.01)
+    assert numbers["knee_probe_blend_error_pct"] == pytest.approx(-7.85, abs=0.01)
+
+
+def test_the_residual_table_names_the_peers_and_their_versions():
+    df = page.residual_table(Scenario())
+    peers = df[df["model"].str.contains("llm-analysis 0.2.2|GenZ 0.0.16")]
+    assert len(peers) == 4 and set(peers["model_provenance"]) == {"derived"}
+    # llm-analysis 0.2.2, 16 tokens: 29.0 ms against 44.4514 ms measured = -34.76 %
+    row = peers[peers["model"].str.startswith("llm-analysis") & peers["quantity"].str.startswith("16-token")]
+    assert float(row["error_pct"].iloc[0]) == pytest.approx((29.0 / 44.45135879516601 - 1) * 100)
+    assert not df.duplicated(["quantity", "model"]).any()
+
+
+def test_every_table_of_record_has_unique_keys():
+    s = Scenario()
+    for name, builder, key in page.TABLES:
+        df = builder(s)
+        assert len(df) and not df.duplicated(list(key)).any(), name
+
+
+def test_the_fetch_fit_error_over_its_points(numbers):
+    # 5 MiB: 9.049 µs + 5,242,880 B / 55.14 GB/s = 104.13 µs against 104.67 µs measured: -0.52 %
+    assert numbers["fit_5mib_us"] == pytest.approx(104.13, abs=0.01)
+    assert numbers["fit_5mib_error_pct"] == pytest.approx(-0.52, abs=0.01)
+    assert numbers["fit_max_abs_error_pct"] < 1
+    # per chunk: 160 x 9.049 µs + 5 MiB / 55.14 GB/s = 1.448 + 0.095 = 1.543 ms
+    assert numbers["per_chunk_model_ms"] == pytest.approx(1.543, abs=0.001)
+
+
+@pytest.mark.book
+def test_the_book_builds_from_the_measured_set(tmp_path):
+    out = tmp_path / "measured"
+    proc = build(out, "--assumptions", str(MEASURED_SET), "--jobs", "2")
+    assert proc.returncode == 0, proc.stderr
+    glued = glued_values(out / "notebooks" / "11_measured.ipynb")
+    # the set's in-batch ratio: 2 x 70,553,706,496 x 16 FLOP / (989 TFLOP/s x 55.93 %) = 4.0816 ms
+    # over 9.049 µs + 5 MiB / 55.14 GB/s = 104.13 µs: 39.20, the measured slope's 39.8 within 2 %
+    assert glued["set_in_batch_ratio"] == pytest.approx(39.20, abs=0.01)
+    assert glued["set_name"] == "h200-measured"
+    ratio = glued_values(out / "notebooks" / "04_ratio.ipynb")
+    assert ratio
+
+
+def test_the_tables_of_record_do_not_depend_on_the_assumption_set():
+    # a rerun with other assumptions must leave the record of a measurement alone; only the page's
+    # comparison adds this set's two rows
+    other = Scenario(load_assumptions(sets={"bandwidth.mid": "100GB/s", "peak_flops": "989TFLOP/s"}))
+    for name, builder, _key in page.TABLES:
+        assert builder(other).equals(builder(Scenario())), name
+    assert len(page.comparison_table(other)) == len(page.ratio_table(other)) + 2
+
+
+def test_the_intro_says_which_pages_the_measured_set_changes_most():
+    from kvtier.report.pages import measured
+
+    change = measured.changes_under_measured_set()
+    # both sets' illustrative in-batch ratio: the seed's 17.92 ms / 81.92 us = 218.75; the H200 set's is far lower
+    assert change["seed_ratio"] == pytest.approx(218.75, rel=1e-12)
+    assert change["h200_ratio"] < 50 and change["h200_lone_ratio"] < change["seed_lone_ratio"]
+    counts = dict(change["ranked"])
+    assert counts["09_models"] >= 0 and counts["07_roofline"] > 0
+    assert [c for _, c in change["ranked"]] == sorted(counts.values(), reverse=True)
+    sentence = measured.numbers(Scenario())["measured_set_sentence"]
+    assert sentence.startswith("Rebuilt with it instead of the seed set, the pages that change most are ")
+    # the pages and their titles come from the registry (each page's TITLE), not from imports of them
+    from kvtier.report.pages import PAGES
+
+    assert change["titles"] == {p.notebook: p.title for p in PAGES if p.notebook in measured.COMPARED}
+    assert [stem for stem, _ in change["ranked"]] == sorted(measured.COMPARED, key=lambda stem: -counts[stem])
+    top = [change["titles"][stem] for stem, count in change["ranked"] if count][:4]
+    assert sentence.startswith(f"Rebuilt with it instead of the seed set, the pages that change most are {top[0]}, ")
+    assert f"{top[-2]} and {top[-1]} (" in sentence
+    assert "from 218.75 to " in sentence
+    assert (
+        "{glue:text}`../notebooks/11_measured.ipynb::measured_set_sentence:s`"
+        in (ROOT / "book" / "intro.md").read_text()
+    )

@@ -1,0 +1,26 @@
+"""The models page: presets side by side, by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtier.report.pages import models
+from tests.conftest import scenario
+
+
+def test_models_side_by_side_by_hand():
+    rows = {r["model"]: r for r in models.table(scenario()).to_dict(orient="records")}
+    # Llama-2 7B (MHA, 32 KV heads): 2 x 32 x 32 x 128 x 2 B = 524,288 B = 512 KiB per token, 4x Llama-3 8B's
+    # 128 KiB (GQA, 8 KV heads); parameters 2 x 32,000 x 4,096 + 32 x (4 x 4,096^2 + 3 x 4,096 x 11,008 + 2 x 4,096)
+    # + 4,096 = 262,144,000 + 6,476,267,520 + 4,096 = 6,738,415,616
+    assert rows["llama-2-7b"]["attention"] == "MHA" and rows["llama-2-7b"]["kv_KiB_per_token"] == 512
+    assert rows["llama-3-8b"]["kv_KiB_per_token"] == 128
+    assert rows["llama-2-7b"]["total_params_B"] * 1e9 == pytest.approx(6_738_415_616, rel=1e-15)
+    # DeepSeek-V3 (MLA): 61 layers x (512 + 64) x 2 B = 70,272 B = 68.625 KiB per token; fp8 halves it
+    assert rows["deepseek-v3"]["kv_KiB_per_token"] == 68.625
+    assert rows["deepseek-v3"]["kv_fp8_KiB_per_token"] == 68.625 / 2
+    # Llama-3 70B with its exact 70,553,706,496 parameters: 141,107,412,992 B / 327,680 B = 430,625.65 tokens
+    assert rows["llama-3-70b"]["crossover_tokens"] == pytest.approx(430_625.65, rel=1e-8)
+    # Llama-3 8B at the illustrative point: 2 x 8,030,261,248 x 16 / 1.25e14 = 2.0557 ms over
+    # 16 x 131,072 B / 64e9 = 32.768 us -> 62.74
+    assert rows["llama-3-8b"]["ratio_illustrative"] == pytest.approx(2 * 8_030_261_248 * 16 / 1.25e14 / 32.768e-6)

@@ -1,0 +1,87 @@
+"""The page registry: every notebook is a page, every page module is presented, pages read only their keys."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from kvtier.inputs.assumptions import SCHEMA, seed
+from kvtier.pipeline.build import page_parameters
+from kvtier.report import notebook, pages
+from kvtier.scenario import Scenario
+from tests.conftest import NOTEBOOKS, NUMBERS, ROOT, parameter_defaults
+
+
+def test_every_notebook_is_a_page_and_has_a_numbers_function():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = {ch["file"] for part in toc["parts"] for ch in part["chapters"]}
+    assert {f"notebooks/{p.stem}" for p in NOTEBOOKS} <= files
+    assert set(NUMBERS) == {p.stem for p in NOTEBOOKS}
+
+
+@pytest.mark.parametrize("page", pages.PAGES, ids=lambda p: p.notebook)
+def test_every_page_module_is_presented_by_its_notebook(page):
+    text = (ROOT / "notebooks" / f"{page.notebook}.md").read_text()
+    name = page.module.rsplit(".", 1)[1]
+    assert re.search(rf"^from kvtier\.report\.pages import {name} as page$", text, re.MULTILINE)
+    assert "notebook.glue_numbers(page.numbers(s))" in text
+    for figure in page.figures:
+        assert f"```{{glue:figure}} {figure.name}\n" in text, figure.name
+
+
+@pytest.mark.parametrize("page", pages.PAGES, ids=lambda p: p.notebook)
+@pytest.mark.parametrize(
+    "values",
+    [
+        {},
+        # the illustrative point may name any bracket, and the roofline model reads other keys
+        {"illustrative.bandwidth": "optimistic", "illustrative.mfu": "conservative", "regen.model": "roofline"},
+        {"illustrative.bandwidth": "pessimistic", "illustrative.mfu": "optimistic"},
+    ],
+    ids=["seed", "other-brackets-roofline", "pessimistic-optimistic"],
+)
+def test_a_page_reads_only_the_keys_it_declares(page, values):
+    import matplotlib.pyplot as plt
+
+    from kvtier.inputs.assumptions import RestrictedAssumptionSet
+
+    # a restricted set raises on any key outside KEYS, as inside the page's notebook
+    s = Scenario(RestrictedAssumptionSet(seed().with_values(values, source="test"), set(page.keys), page.notebook))
+    assert page.numbers(s)
+    for table in page.tables:
+        assert len(table.build(s)) > 0, table.name
+    for figure in page.figures:
+        fig, caption = figure.draw(s)
+        plt.close(fig)
+        assert caption, figure.name
+    assert page_parameters(ROOT / "notebooks" / f"{page.notebook}.md")
+
+
+def test_every_schema_key_is_declared_by_the_assumptions_page():
+    params = parameter_defaults(ROOT / "notebooks" / "00_assumptions.md")
+    assert {notebook.PARAM_KEYS[name] for name in params if name not in ("provenance", "set_name")} == set(SCHEMA)
+
+
+def test_every_page_has_a_title_of_its_own():
+    # the name other pages write mid-sentence, from its module's TITLE: starts lower case, one per page
+    titles = [page.title for page in pages.PAGES]
+    assert all(title and title[0].islower() for title in titles)
+    assert len(set(titles)) == len(titles)
+    assert pages.page_of("08_tiers").title == "the tier ladder"
+    assert pages.page_of("04_ratio").title == "the ratio"
+
+
+def test_a_page_module_without_a_title_is_refused():
+    import types
+
+    from kvtier.report.pages import fetch
+
+    module = types.ModuleType("kvtier.report.pages.untitled")
+    for name in ("NOTEBOOK", "KEYS", "numbers", "TABLES", "FIGURES"):
+        setattr(module, name, getattr(fetch, name))
+    with pytest.raises(TypeError, match="page module kvtier.report.pages.untitled does not define TITLE"):
+        pages._page(module)
+    module.TITLE = "fetching again"
+    assert pages._page(module).title == "fetching again"

@@ -1,0 +1,30 @@
+"""Every number of the source chapter, recomputed from the seed assumption set.
+
+The chapter rounds; these tests assert the unrounded values and, beside each, the
+rounded figure the chapter prints.
+"""
+
+import pytest
+
+from kvtier.report.pages import ratio
+
+
+def test_illustrative_ratio_and_the_chapters_rounding(seed_scenario):
+    point = seed_scenario.illustrative
+    assert (point["bandwidth_label"], point["mfu_label"]) == ("mid", "conservative")
+    # unrounded: 17.92 ms / 81.92 µs = 218.75 exactly
+    assert point["ratio"] == pytest.approx(218.75, rel=1e-12)
+    # the chapter divides its rounded figures: 17.9 ms / 82 µs = 218.29 -> "about 218x"
+    assert 17.9e-3 / 82e-6 == pytest.approx(218.29, abs=0.01)
+
+
+def test_ratio_grid_spans_the_chapters_claimed_range(seed_scenario):
+    rows = ratio.table(seed_scenario).itertuples()  # the ratio page's grid, in-batch regime
+    grid = {(row.bandwidth_bracket, row.mfu_bracket): row.ratio for row in rows}
+    assert len(grid) == 9
+    # smallest: 8.96 ms / 163.84 µs = 54.69 (optimistic MFU, pessimistic link)
+    assert min(grid.values()) == pytest.approx(54.6875, rel=1e-12)
+    # largest: 17.92 ms / 43.33 µs = 413.6 (conservative MFU, optimistic link)
+    assert max(grid.values()) == pytest.approx(0.01792 / (5_242_880 / 121e9), rel=1e-12)
+    # optimistic ends of both ranges: 8.96 ms / 43.33 µs = 206.8 ("closer to two orders")
+    assert grid[("optimistic", "optimistic")] == pytest.approx(206.787, rel=1e-5)

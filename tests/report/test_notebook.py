@@ -1,0 +1,173 @@
+"""Notebook helpers: generated parameters cells, tables shown with the columns that matter, pages run alone."""
+
+from __future__ import annotations
+
+import filecmp
+
+import pytest
+
+from kvtier.errors import KvtierError
+from kvtier.inputs.assumptions import describe, seed
+from kvtier.pipeline.build import declared_parameters, page_parameters, read_page
+from kvtier.report import notebook, pages
+from kvtier.scenario import seed_scenario
+from tests.conftest import NOTEBOOKS, ROOT, build, parameter_defaults
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_parameter_defaults_are_the_seed_set(path):
+    params = parameter_defaults(path)
+    assert sorted(params) == declared_parameters(read_page(path), path.name)
+    base = seed()
+    assert params.get("provenance") == {}
+    if "set_name" in params:
+        assert params["set_name"] == base.name
+    keys = [notebook.PARAM_KEYS[name] for name in params if name not in ("provenance", "set_name")]
+    assert keys, "a notebook must declare the assumptions it reads"
+    for key in keys:
+        default = params[notebook.param_name(key)]
+        assert default == base[key].text, f"{path.name}: {key} defaults to {default!r}, seed has {base[key].text!r}"
+
+
+# ---------------------------------------------------------------------------
+# the default book: tables of record, HTML
+# ---------------------------------------------------------------------------
+
+
+def test_committed_tables_equal_a_fresh_seed_run_byte_for_byte(seed_build):
+    committed = sorted(p.name for p in (ROOT / "book" / "tables").glob("*.csv"))
+    fresh = sorted(p.name for p in (seed_build / "tables").glob("*.csv"))
+    assert committed == fresh and committed
+    for name in committed:
+        assert (ROOT / "book" / "tables" / name).read_bytes() == (seed_build / "tables" / name).read_bytes(), name
+
+
+def test_two_builds_give_byte_identical_tables_figures_and_notebooks(seed_build, tmp_path):
+    out = tmp_path / "twin"
+    proc = build(out, "--jobs", "3")
+    assert proc.returncode == 0, proc.stderr
+    for sub in ("tables", "figures", "notebooks"):
+        names = sorted(p.name for p in (seed_build / sub).iterdir())
+        assert names == sorted(p.name for p in (out / sub).iterdir())
+        match, mismatch, errors = filecmp.cmpfiles(seed_build / sub, out / sub, names, shallow=False)
+        assert mismatch == [] and errors == [], (sub, mismatch, errors)
+
+
+def test_an_undeclared_assumption_read_is_an_error():
+    namespace = {"model": "llama-3-70b", "provenance": {}}
+    s = notebook.scenario_from_parameters(namespace, "example.ipynb")
+    assert s.model.n_layers == 80
+    with pytest.raises(KvtierError, match="example.ipynb reads assumption 'kv_dtype' but does not declare it"):
+        _ = s.kv_bytes_per_token
+
+
+@pytest.mark.parametrize("page", pages.PAGES, ids=lambda p: p.notebook)
+def test_the_parameters_cell_is_the_generated_one_and_papermill_describes_each_parameter(page, tmp_path):
+    import nbformat
+    import papermill
+
+    path = ROOT / "notebooks" / f"{page.notebook}.md"
+    nb = read_page(path)
+    (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    set_name = "set_name" in declared_parameters(nb, path.name)
+    # stale after a change to KEYS, a key's help or a seed value: `.venv/bin/python scripts/parameters.py` rewrites it
+    assert cell.source == notebook.parameters_cell(page.keys, set_name=set_name)
+    nbformat.write(nb, tmp_path / "page.ipynb")
+    described = papermill.inspect_notebook(str(tmp_path / "page.ipynb"))
+    for key in page.keys:
+        param = described[notebook.param_name(key)]
+        assert (param["inferred_type_name"], param["help"]) == ("str", describe(key)), key
+    # e.g. the fetch page's mid bracket: what it is, and that it needs a unit
+    if page.notebook == "02_fetch":
+        assert described["bandwidth_mid"]["help"] == (
+            "link bandwidth of the mid bracket, one direction; bandwidth with a unit, e.g. 64GB/s"
+        )
+
+
+def test_a_page_run_alone_with_papermill_refuses_what_the_build_refuses(tmp_path):
+    import nbformat
+    import papermill
+
+    nbformat.write(read_page(ROOT / "notebooks" / "02_fetch.md"), tmp_path / "02_fetch.ipynb")
+    for params, message in (
+        ({"bandwidth_mid": 64e9}, "parameter 'bandwidth_mid': key 'bandwidth.mid' = 64000000000.0 needs a unit"),
+        # 200 GB/s above the 121 GB/s optimistic bracket: the build's cross-key check
+        ({"bandwidth_mid": "200 GB/s"}, "keys 'bandwidth.optimistic' (121 GB/s) and 'bandwidth.mid' (200 GB/s)"),
+    ):
+        with pytest.raises(papermill.PapermillExecutionError) as err:
+            papermill.execute_notebook(
+                str(tmp_path / "02_fetch.ipynb"),
+                str(tmp_path / "out.ipynb"),
+                parameters=params,
+                cwd=str(ROOT / "notebooks"),
+                progress_bar=False,
+            )
+        assert "KvtierError" in err.value.ename and message in err.value.evalue
+
+
+def test_a_page_whose_parameters_cell_and_keys_disagree_is_refused(tmp_path):
+    fetch = (ROOT / "notebooks" / "02_fetch.md").read_text()
+    page = tmp_path / "02_fetch.md"
+    # kvtier.report.pages.fetch.KEYS holds bandwidth.mid; the cell without it lacks one key
+    lines = fetch.splitlines(keepends=True)
+    page.write_text("".join(line for line in lines if not line.startswith("bandwidth_mid:")))
+    with pytest.raises(KvtierError) as err:
+        page_parameters(page)
+    assert str(err.value) == (
+        f"{page}: the parameters cell and kvtier.report.pages.fetch.KEYS disagree: the cell lacks 'bandwidth_mid'"
+    )
+    # two keys the module does not read: the first is named, the other counted
+    page.write_text(
+        fetch.replace(
+            "# `kvtier build` injects", 'regen_model = ""\npeak_flops = "1 PFLOP/s"\n# `kvtier build` injects'
+        )
+    )
+    with pytest.raises(KvtierError) as err:
+        page_parameters(page)
+    assert str(err.value) == (
+        f"{page}: the parameters cell and kvtier.report.pages.fetch.KEYS disagree:"
+        " kvtier.report.pages.fetch.KEYS lacks the key of 'peak_flops' and 1 more"
+    )
+    orphan = tmp_path / "99_orphan.md"
+    orphan.write_text(fetch)
+    with pytest.raises(KvtierError) as err:
+        page_parameters(orphan)
+    assert str(err.value) == f"{orphan}: no page module in kvtier/report/pages declares NOTEBOOK = '99_orphan'"
+
+
+def test_a_page_run_alone_checks_only_the_cross_key_rules_whose_keys_it_declares():
+    # the tiers page declares interior.position but not interior.context: a position past the seed's
+    # 100,000-token sequence is the build's business, which checks the whole set
+    s = notebook.scenario_from_parameters({"interior_position": "200000", "provenance": {}}, "08_tiers.md")
+    assert s.v("interior.position") == 200_000
+    both = {"interior_position": "200000", "interior_context": "100000", "provenance": {}}
+    with pytest.raises(KvtierError) as err:
+        notebook.scenario_from_parameters(both, "05_interior.md")
+    assert str(err.value) == (
+        "05_interior.md: key 'interior.position' must lie inside the sequence: smaller than 'interior.context'"
+    )
+
+
+def test_a_table_shows_its_chosen_columns_first_and_folds_the_rest_with_a_link_to_its_csv():
+    s = seed_scenario()
+    html = notebook.show_table(pages.tiers.table(s), "tiers").data
+    shown, _, folded = html.partition("<details")
+    # the tiers module names ten columns; the title, the raw/net label and the provenance are folded
+    assert shown.count("<th>") == 10 and "<th>link</th>" in shown and "<th>title</th>" not in shown
+    assert "<th>break_<wbr>even_<wbr>tail_<wbr>GBps</th>" in shown  # a long header may break at an underscore
+    assert "More columns: title, raw_or_net" in folded and "<th>link</th>" in folded  # keyed by the key column
+    assert '<a href="../tables/tiers.csv" download>tiers.csv</a>' in folded
+    # the mid bracket's 5,242,880 B / 64e9 B/s = 81.92 µs and 17.92 ms / 81.92 µs = 218.75 read as the prose does
+    assert "<td>81.92</td>" in shown and "<td>218.78</td>" in shown
+
+
+def test_a_table_without_chosen_columns_folds_long_text_and_si_duplicates():
+    html = notebook.show_table(pages.assumptions.table(seed_scenario()), "assumptions").data
+    shown, _, folded = html.partition("<details")
+    assert "<th>basis</th>" not in shown and "<th>value_<wbr>si</th>" not in shown
+    assert "More columns: value_si, unit_si, basis, source" in folded
+
+
+def test_show_table_refuses_a_name_that_is_no_table_of_record():
+    with pytest.raises(KvtierError, match="show_table: no table of record named 'tier'"):
+        notebook.show_table(pages.tiers.table(seed_scenario()), "tier")

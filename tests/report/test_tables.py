@@ -1,0 +1,114 @@
+"""Display rounding: tables and prose round once, from the recorded value, half away from zero."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from kvtier.report.pages import ratio
+from kvtier.report.tables import formatted
+from kvtier.scenario import seed_scenario
+from kvtier.units import format_number
+from tests.conftest import ROOT
+
+# the source chapter's own description of its one measurement (quoted here to test against)
+CHAPTER_ON_236 = (
+    "Chapter 4 reports the one hardware-measured bandwidth result in this document, 236.5 GB/s of on-GPU"
+    " HBM/unified-memory streaming bandwidth on a DGX Spark. That is a different link, a different distance, and a"
+    " different measurement method than anything discussed here, and the two should never be cited interchangeably."
+)
+
+
+def _shingles(text: str, n: int = 5) -> set[tuple[str, ...]]:
+    import re
+
+    words = re.findall(r"[a-z0-9./-]+", text.lower())
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def test_one_rule_rounds_the_recorded_value_half_away_from_zero_to_five_figures():
+    # 81.92 µs / 17.92 ms is 218.74999999999997 in binary; its record (%.10g) is 218.75, shown whole
+    assert format_number(218.74999999999997) == "218.75"
+    assert format_number(0.125) == "0.125"  # three figures need no trailing zeros
+    assert format_number(2.339948062) == "2.3399"  # five significant figures, half up
+    assert format_number(0.292524870) == "0.29252"
+    assert format_number(12_345.6) == "12,346"  # five integer digits: to the unit
+    assert format_number(1_234_567.5) == "1,234,568"
+    assert format_number(5_242_880) == "5,242,880"  # a whole number exactly
+    assert format_number(-0.04) == "-0.04"
+    assert format_number(-0.0) == "0"
+    assert format_number(5e14) == "5e+14"  # from 1e9 on, scientific
+    assert format_number(0.00001234) == "1.234e-05"  # below 1e-4 too
+    assert format_number(9.999996e9) == "1e+10"  # a mantissa that rounds up to 10 moves the exponent
+
+
+def test_ratio_table_shows_the_illustrative_ratio_as_prose_does():
+    df = ratio.table(seed_scenario())
+    row = (df["bandwidth_bracket"] == "mid") & (df["mfu_bracket"] == "conservative")
+    assert formatted(df).loc[row, "ratio"].item() == "218.75"
+
+
+def test_formatted_keeps_whole_columns_and_missing_values():
+    out = formatted(pd.DataFrame({"a": [1.0, 2.0], "b": [0.25, None]}))
+    assert out["a"].tolist() == ["1", "2"]
+    assert out["b"].tolist() == ["0.25", "n/a"]
+
+
+def test_tier_page_names_the_significant_digit_where_its_ratio_departs():
+    from kvtier.report.pages import tiers
+
+    assert tiers.first_differing_digit(218.784816, 218.75) == 5
+    assert tiers.first_differing_digit(100.0, 99.9) == 1
+    assert tiers.first_differing_digit(3.0, 3.0) == 0
+    sentence = tiers.numbers(seed_scenario())["ratio_digit_sentence"]
+    assert "fifth significant digit" in sentence and "218.78 against 218.75" in sentence
+    assert "third" not in sentence
+
+
+def test_roofline_prose_and_table_share_one_rounding_of_the_compute_bound_batch():
+    from kvtier.report.pages import roofline
+
+    s = seed_scenario()
+    df = roofline.table(s)
+    known = df["compute_bound_batch_tokens"].dropna()
+    assert (known == known.round()).all()  # whole tokens in the record itself
+    n = roofline.numbers(s)
+    shown = formatted(df)["compute_bound_batch_tokens"]
+    assert f"{n['preset_batch_min_tokens']:,}" in shown.tolist()
+    assert f"{n['preset_batch_max_tokens']:,}" in shown.tolist()
+    for label in ("conservative", "optimistic"):
+        assert f"{n[f'batch_{label}_tokens']:,}" in shown.tolist()
+
+
+def test_time_columns_that_reach_hours_scale_their_unit():
+    from kvtier.report.pages import interior
+    from kvtier.units import format_time
+
+    assert format_time(11_606.12395) == "3.22 h"
+    assert format_time(82.25) == "1.37 min"
+    assert format_time(59.0) == "59.00 s"
+    df = interior.table(seed_scenario())
+    shown = formatted(df)
+    assert "regen" in shown.columns and "regen_ms" not in shown.columns
+    assert not any("," in cell and cell.endswith(" ms") for cell in shown["regen"])
+    longest = df["regen_ms"].idxmax()
+    assert shown.loc[longest, "regen"] == format_time(df.loc[longest, "regen_ms"] * 1e-3)
+    assert shown.loc[0, "regen"] == "17.92 ms"
+    # the table of record keeps its unit column
+    assert "regen_ms" in df.columns
+    # a time column that stays under a minute keeps its header and plain numbers
+    small = formatted(pd.DataFrame({"fetch_us": [81.92, 163.84]}))
+    assert small["fetch_us"].tolist() == ["81.92", "163.84"]
+
+
+def test_dgx_spark_measurement_is_described_in_our_own_words():
+    from kvtier.inputs.assumptions import seed
+
+    root = ROOT
+    page = (root / "notebooks" / "00_assumptions.md").read_text(encoding="utf-8")
+    start = page.index("Measured elsewhere")
+    admonition = page[start : page.index("```", start)]
+    basis = seed()["reference.dgx_spark_hbm"].basis
+    chapter = _shingles(CHAPTER_ON_236)
+    for ours in (admonition, basis):
+        assert not _shingles(ours) & chapter, ours
+    assert "HBM/unified-memory" not in admonition + basis

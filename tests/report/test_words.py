@@ -1,0 +1,47 @@
+"""The words about a scenario (kvtier.report.words): the device, the brackets' hardware, the host link."""
+
+from __future__ import annotations
+
+from kvtier.inputs.assumptions import load_assumptions
+from kvtier.report import words
+from kvtier.scenario import Scenario
+
+
+def test_the_lone_device_is_named_when_a_preset_matches_and_described_when_none_does():
+    # the seed's 500 TFLOP/s and 3.35 TB/s are the chapter-implied preset; 80 % is regen.mem_efficiency
+    assert words.lone_device(Scenario()) == (
+        "the source chapter's unnamed accelerator, 500 TFLOP/s and 3.35 TB/s at 80 % memory efficiency"
+    )
+    # 123 TFLOP/s is no preset's peak: the numbers alone
+    other = Scenario(load_assumptions(sets={"peak_flops": "123TFLOP/s"}))
+    assert words.lone_device(other) == "a device of 123 TFLOP/s and 3.35 TB/s at 80 % memory efficiency"
+
+
+def test_a_bracket_is_named_by_the_links_at_its_rate():
+    s = Scenario()
+    # 32 GB/s = 32 GT/s x 8 lanes / 8 bits: the raw rate of CXL 2.0 x8
+    assert words.bracket_hardware(s, "pessimistic") == "the raw rate of CXL 2.0 x8"
+    # 45 GB/s is no link's rate, net or raw
+    assert words.bracket_hardware(Scenario(load_assumptions(sets={"bandwidth.mid": "45GB/s"})), "mid") == ""
+
+
+def test_the_host_link_note_and_the_realistic_note_follow_the_brackets():
+    s = Scenario()
+    # 121 GB/s is above the 64 GB/s raw rate of PCIe 5.0 x16 (55.3 GB/s measured on an H200)
+    assert words.host_link_note(s).endswith(
+        "So 121 GB/s, the optimistic bracket, needs PCIe 6.0 from the memory to the accelerator, end to end."
+    )
+    assert words.realistic_note(s).startswith("The pessimistic bracket is no pessimistic tail")
+    # a 20 GB/s floor is no CXL 2.0 x8 rate (31.5 net, 32 raw): no note
+    assert words.realistic_note(Scenario(load_assumptions(sets={"bandwidth.pessimistic": "20GB/s"}))) == ""
+
+
+def test_why_a_trace_has_nothing_to_cache_or_no_rate():
+    assert words.nothing_to_cache(0, 0.0) == "no prompt holds a block, every input_length being 0"
+    assert words.nothing_to_cache(12, 0.0) == "no block is referenced twice"
+    assert words.nothing_to_cache(12, 0.25) is None  # a quarter of the references hit: something to cache
+    assert words.no_duration(5, 0.001) is None  # 1 ms is a duration
+    assert words.no_duration(1, 0.0) == "the trace holds one request: it lasts 0 s and has no rate per second"
+    assert words.no_duration(1200, 0.0) == (
+        "all 1,200 requests share one timestamp: the trace lasts 0 s and has no rate per second"
+    )
