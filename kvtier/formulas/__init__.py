@@ -4,12 +4,13 @@ Fetch and regeneration time (:mod:`~kvtier.formulas.costs`), capacity
 (:mod:`~kvtier.formulas.capacity`), the roofline (:mod:`~kvtier.formulas.roofline`), Monte
 Carlo uncertainty (:mod:`~kvtier.formulas.uncertainty`), money
 (:mod:`~kvtier.formulas.economics`), the tier-pricing model built on it
-(:mod:`~kvtier.formulas.tiering`) and block reuse under LRU
+(:mod:`~kvtier.formulas.tiering`), the fits of timing models to measurements
+(:mod:`~kvtier.formulas.fits`) and block reuse under LRU
 (:mod:`~kvtier.formulas.reuse`, which also reads serving traces for now).  These are the
 modules mutation testing targets.
 
 May import: :mod:`kvtier.errors`, :mod:`kvtier.data`, :mod:`kvtier.units` and, lowest
 first, the modules of this folder: costs, capacity, economics < roofline, uncertainty,
-tiering < reuse.  Never the inputs, the scenario, the report, the pipeline or the commands: a
+fits, tiering < reuse.  Never the inputs, the scenario, the report, the pipeline or the commands: a
 formula takes numbers, not files or assumption sets.
 """
