@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
-from kvtier import KvtierError, parse_quantity
+from kvtier import KvtierError, parse_quantity, units
 from kvtier.units import (
     DTYPE_BYTES,
     GIB,
-    KIND_UNITS,
+    KINDS,
     LIMITS,
     MIB,
-    UNIT_EXAMPLES,
     Bounds,
     format_bandwidth,
     format_bytes,
@@ -24,63 +24,250 @@ from kvtier.units import (
     is_bare_number,
 )
 
+YEAR_S = 365.25 * 24 * 3600
+"""A Julian year: 365.25 days of 86,400 s = 31,557,600 s."""
 
-def test_constants():
-    # 2**20 = 1,048,576 and 2**30 = 1,073,741,824 bytes
+
+def test_constants_by_hand():
+    # a mebibyte is 2**20 = 1,048,576 B; a gibibyte 2**30 = 1,073,741,824 B
     assert MIB == 1_048_576.0 and GIB == 1_073_741_824.0
-    assert DTYPE_BYTES == {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1}
-    assert KIND_UNITS == {
-        "bytes": "B",
-        "bandwidth": "B/s",
-        "flop_rate": "FLOP/s",
-        "flops": "FLOP",
-        "time": "s",
-        "fraction": "1",
-        "tokens": "tokens",
-        "count": "1",
-        "power": "W",
-        "energy": "J",
-        "power_capacity": "W/B",
-        "price_rate": "USD/s",
-        "price_capacity": "USD/B",
-        "price_energy": "USD/J",
-        "period": "s",
-    }
-    assert UNIT_EXAMPLES == {
-        "bytes": "5MiB",
-        "bandwidth": "64GB/s",
-        "flop_rate": "500TFLOP/s",
-        "flops": "2.24e12FLOP",
-        "time": "5us",
-        "power": "467W",
-        "energy": "26.2J",
-        "power_capacity": "0.15W/GB",
-        "price_rate": "3USD/h",
-        "price_capacity": "10USD/GB",
-        "price_energy": "0.09USD/kWh",
-        "period": "5y",
-    }
+    # bytes per element: 16 bits / 8 = 2 (bf16, fp16), 32 / 8 = 4 (fp32), 8 / 8 = 1 (fp8); no other type
+    assert (DTYPE_BYTES["bf16"], DTYPE_BYTES["fp16"], DTYPE_BYTES["fp32"], DTYPE_BYTES["fp8"]) == (2, 2, 4, 1)
+    assert len(DTYPE_BYTES) == 4
 
 
-def test_every_unit_example_parses_to_its_value():
-    # 5 x 2**20 B; 64e9 B/s; 500e12 FLOP/s; 2.24e12 FLOP; 5e-6 s; 467 W; 26.2 J; 0.15 W / 1e9 B = 1.5e-10 W/B;
-    # 3 USD / 3,600 s; 10 USD / 1e9 B = 1e-8 USD/B; 0.09 USD / 3.6e6 J = 2.5e-8 USD/J; 5 x 365.25 x 86,400 s
-    expected = {
-        "bytes": 5 * 2**20,
-        "bandwidth": 64e9,
-        "flop_rate": 500e12,
-        "flops": 2.24e12,
-        "time": 5e-6,
-        "power": 467.0,
-        "energy": 26.2,
-        "power_capacity": 1.5e-10,
-        "price_rate": 3 / 3600,
-        "price_capacity": 1e-8,
-        "price_energy": 2.5e-8,
-        "period": 157_788_000.0,
-    }
-    for kind, text in UNIT_EXAMPLES.items():
-        assert parse_quantity(text, kind) == pytest.approx(expected[kind], rel=1e-12)
+@pytest.mark.parametrize(
+    ("kind", "unit", "larger", "value"),
+    [
+        # a value is held in the kind's SI base unit: "1 UNIT" reads as 1.0, a larger unit as its size in it
+        ("bytes", "B", "1 GB", 1e9),
+        ("bandwidth", "B/s", "1 GB/s", 1e9),
+        ("flop_rate", "FLOP/s", "1 TFLOP/s", 1e12),
+        ("flops", "FLOP", "1 PFLOP", 1e15),
+        ("time", "s", "1 ms", 1e-3),
+        ("tokens", "tokens", "1K", 1024.0),
+        ("power", "W", "1 kW", 1e3),
+        ("energy", "J", "1 kWh", 3.6e6),  # 1,000 W x 3,600 s
+        ("power_capacity", "W/B", "1 W/GB", 1e-9),
+        ("price_rate", "USD/s", "1 USD/h", 1 / 3600),
+        ("price_capacity", "USD/B", "1 USD/GB", 1e-9),
+        ("price_energy", "USD/J", "1 USD/kWh", 1 / 3.6e6),
+        ("period", "s", "1 d", 86_400.0),  # 24 x 3,600 s
+    ],
+)
+def test_each_kind_holds_its_values_in_its_base_unit(kind, unit, larger, value):
+    assert KINDS[kind].si_unit == unit
+    assert parse_quantity(f"1 {unit}", kind) == 1.0
+    assert parse_quantity(larger, kind) == pytest.approx(value, rel=1e-12, abs=0)
+
+
+def test_the_dimensionless_kinds():
+    # a fraction and a count have no unit: "1"; a fraction's 50 % is 0.5 of it
+    assert KINDS["fraction"].si_unit == KINDS["count"].si_unit == "1"
+    assert parse_quantity("50%", "fraction") == 0.5
+    assert len(KINDS) == 15
+
+
+UNIT_EXAMPLES = [
+    # the one form shown for a key of a kind that needs a unit, with its value by hand
+    ("bytes", "5MiB", 5 * 2**20),  # 5 x 1,048,576 = 5,242,880 B
+    ("bandwidth", "64GB/s", 64e9),
+    ("flop_rate", "500TFLOP/s", 500e12),
+    ("flops", "2.24e12FLOP", 2.24e12),
+    ("time", "5us", 5e-6),
+    ("power", "467W", 467.0),
+    ("energy", "26.2J", 26.2),
+    ("power_capacity", "0.15W/GB", 1.5e-10),  # 0.15 W / 1e9 B
+    ("price_rate", "3USD/h", 3 / 3600),  # 3 USD / 3,600 s
+    ("price_capacity", "10USD/GB", 1e-8),  # 10 USD / 1e9 B
+    ("price_energy", "0.09USD/kWh", 2.5e-8),  # 0.09 USD / 3.6e6 J
+    ("period", "5y", 157_788_000.0),  # 5 x 31,557,600 s
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "value"), UNIT_EXAMPLES)
+def test_every_unit_example_parses_to_its_value(kind, text, value):
+    assert KINDS[kind].unit_example == text
+    assert parse_quantity(text, kind) == pytest.approx(value, rel=1e-12, abs=0)
+
+
+def test_fractions_tokens_and_counts_need_no_unit():
+    # a bare 0.4, 16 or 70e9 means one thing; a bare 64 for a bandwidth could be B/s or GB/s
+    assert {k for k, kind in KINDS.items() if kind.unit_example is None} == {"fraction", "tokens", "count"}
+    assert {kind for kind, _, _ in UNIT_EXAMPLES} | {"fraction", "tokens", "count"} == set(KINDS)
+
+
+@pytest.mark.parametrize(
+    ("kind", "forms", "values"),
+    [
+        # the forms a refusal quotes, each read by hand: a message never suggests a form it refuses
+        ("bytes", "'5 MiB' or '140 GB'", (5 * 2**20, 140e9)),
+        ("bandwidth", "'64GB/s', '59.6 GiB/s' or '400 Gb/s'", (64e9, 59.6 * 2**30, 400e9 / 8)),
+        ("flop_rate", "'500TFLOP/s' or '989 TFLOPS'", (500e12, 989e12)),
+        ("flops", "'2.24e15' or '2.24 PFLOP'", (2.24e15, 2.24e15)),
+        ("time", "'82 us' or '18 ms'", (82e-6, 18e-3)),
+        ("fraction", "'0.25' or '25%'", (0.25, 0.25)),
+        ("tokens", "'16', '100000' or '128K'", (16, 100_000, 128 * 1024)),
+        ("count", "'70e9' or '70B'", (70e9, 70e9)),
+        ("power", "'467 W' or '0.7 kW'", (467.0, 700.0)),
+        ("energy", "'26.2 J' or '1 kWh'", (26.2, 3.6e6)),
+        ("power_capacity", "'0.15 W/GB' or '5 mW/GB'", (0.15e-9, 5e-12)),  # 5e-3 W / 1e9 B
+        ("price_rate", "'3 USD/h' or '3 $/h'", (3 / 3600, 3 / 3600)),
+        ("price_capacity", "'10 USD/GB' or '0.3 $/GB'", (1e-8, 0.3e-9)),
+        ("price_energy", "'0.09 USD/kWh' or '90 USD/MWh'", (0.09 / 3.6e6, 90 / 3.6e9)),  # both 2.5e-8 USD/J
+        ("period", "'5 y', '90 d' or '8 h'", (5 * YEAR_S, 90 * 86_400.0, 8 * 3600.0)),
+    ],
+)
+def test_every_kind_refuses_with_forms_it_accepts(kind, forms, values):
+    with pytest.raises(KvtierError) as info:
+        parse_quantity("plenty", kind)
+    assert str(info.value) == f"cannot read 'plenty' as {kind}; expected e.g. {forms}"
+    quoted = re.findall(r"'([^']*)'", forms)
+    assert [parse_quantity(text, kind) for text in quoted] == pytest.approx(list(values), rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "expected"),
+    [
+        # every unit a kind reads by name (spaces dropped), each by hand
+        ("1 s", "time", 1.0),
+        ("1 ms", "time", 1e-3),
+        ("1 us", "time", 1e-6),
+        ("1 µs", "time", 1e-6),  # the micro sign
+        ("1 μs", "time", 1e-6),  # the Greek mu
+        ("1 ns", "time", 1e-9),
+        ("1K", "tokens", 1024),  # tokens: K = k = 2**10, M = m = 2**20
+        ("1k", "tokens", 1024),
+        ("1M", "tokens", 1_048_576),
+        ("1m", "tokens", 1_048_576),
+        ("2 TOKENS", "tokens", 2),  # the words in any case
+        ("2 Tok", "tokens", 2),
+        ("1K", "count", 1e3),  # counts: decimal, B = G = 1e9
+        ("1k", "count", 1e3),
+        ("1M", "count", 1e6),
+        ("1B", "count", 1e9),
+        ("1G", "count", 1e9),
+        ("1T", "count", 1e12),
+        ("1 mW", "power", 1e-3),
+        ("1 W", "power", 1.0),
+        ("1 kW", "power", 1e3),
+        ("1 MW", "power", 1e6),
+        ("1 mJ", "energy", 1e-3),
+        ("1 J", "energy", 1.0),
+        ("1 kJ", "energy", 1e3),
+        ("1 MJ", "energy", 1e6),
+        ("1 Wh", "energy", 3600.0),  # 1 W x 3,600 s
+        ("1 kWh", "energy", 3.6e6),
+        ("1 MWh", "energy", 3.6e9),
+        ("1 W/B", "power_capacity", 1.0),
+        ("1 W/kB", "power_capacity", 1e-3),
+        ("1 W/MB", "power_capacity", 1e-6),
+        ("1 W/GB", "power_capacity", 1e-9),
+        ("1 W/TB", "power_capacity", 1e-12),
+        ("1 W/KiB", "power_capacity", 1 / 1024),
+        ("1 W/MiB", "power_capacity", 1 / 1_048_576),
+        ("1 W/GiB", "power_capacity", 1 / 1_073_741_824),
+        ("1 W/TiB", "power_capacity", 1 / 1_099_511_627_776),  # 2**40 B
+        ("1 mW/GB", "power_capacity", 1e-12),  # 1e-3 W / 1e9 B
+        ("1 USD/s", "price_rate", 1.0),
+        ("1 USD/min", "price_rate", 1 / 60),
+        ("1 USD/h", "price_rate", 1 / 3600),
+        ("1 USD/d", "price_rate", 1 / 86_400),
+        ("1 USD/y", "price_rate", 1 / 31_557_600),  # 365.25 x 86,400 s
+        ("1 $/h", "price_rate", 1 / 3600),
+        ("1 USD/B", "price_capacity", 1.0),
+        ("1 USD/TB", "price_capacity", 1e-12),
+        ("1 $/TiB", "price_capacity", 1 / 1_099_511_627_776),
+        ("1 USD/J", "price_energy", 1.0),
+        ("1 USD/kJ", "price_energy", 1e-3),
+        ("1 USD/MJ", "price_energy", 1e-6),
+        ("1 USD/Wh", "price_energy", 1 / 3600),
+        ("1 $/kWh", "price_energy", 1 / 3.6e6),
+        ("1 s", "period", 1.0),
+        ("1 min", "period", 60.0),
+        ("1 h", "period", 3600.0),
+        ("1 d", "period", 86_400.0),
+        ("1 days", "period", 86_400.0),
+        ("1 y", "period", 31_557_600.0),
+        ("1 yr", "period", 31_557_600.0),
+        ("1 year", "period", 31_557_600.0),
+        ("2 years", "period", 63_115_200.0),
+        ("1 GB", "bytes", 1e9),  # the prefixes not pinned below
+        ("1 MiB", "bytes", 1_048_576.0),
+        ("1 GiB/s", "bandwidth", 1_073_741_824.0),
+        ("1 GFLOPS", "flop_rate", 1e9),
+        ("8 Gbit/s", "bandwidth", 1e9),  # bits: 8e9 / 8 bits per byte
+        ("8 Gb/s", "bandwidth", 1e9),
+        ("8 Gbps", "bandwidth", 1e9),
+        ("25 %", "fraction", 0.25),  # 25 / 100
+    ],
+)
+def test_every_unit_by_name(text, kind, expected):
+    assert parse_quantity(text, kind) == pytest.approx(expected, rel=1e-12, abs=0)  # no absolute slack at 1e-12
+
+
+BYTES_BY_HAND = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
+BYTES_BY_HAND |= {"KiB": 1024.0, "MiB": 1024.0**2, "GiB": 1024.0**3, "TiB": 1024.0**4}
+SECONDS_BY_HAND = {"s": 1.0, "min": 60.0, "h": 60 * 60.0, "d": 24 * 60 * 60.0, "y": 365.25 * 24 * 60 * 60.0}
+JOULES_BY_HAND = {"J": 1.0, "kJ": 1e3, "MJ": 1e6, "Wh": 3600.0, "kWh": 3600.0 * 1e3, "MWh": 3600.0 * 1e6}
+"""Each spelling's size in the base unit, by hand: 1 GiB = 1024**3 B, 1 d = 24 x 3,600 s, 1 Wh = 1 W x 3,600 s."""
+
+
+@pytest.mark.parametrize(
+    ("kind", "units"),
+    [
+        # every compound spelling a kind reads: a watt or milliwatt per each size, a dollar per each size,
+        # time and energy, in both spellings of the dollar
+        (
+            "power_capacity",
+            {f"{w}/{b}": wv / bv for w, wv in (("W", 1.0), ("mW", 1e-3)) for b, bv in BYTES_BY_HAND.items()},
+        ),
+        ("price_capacity", {f"{c}/{b}": 1 / bv for c in ("USD", "$") for b, bv in BYTES_BY_HAND.items()}),
+        ("price_rate", {f"{c}/{t}": 1 / tv for c in ("USD", "$") for t, tv in SECONDS_BY_HAND.items()}),
+        ("price_energy", {f"{c}/{e}": 1 / ev for c in ("USD", "$") for e, ev in JOULES_BY_HAND.items()}),
+    ],
+)
+def test_every_compound_unit(kind, units):
+    assert set(KINDS[kind].units) == set(units)
+    for unit, factor in units.items():
+        assert parse_quantity(f"2 {unit}", kind) == pytest.approx(2 * factor, rel=1e-12, abs=0), unit
+
+
+def test_a_percentage_is_divided_by_100_not_multiplied_by_0_01():
+    # 35 / 100 is the double nearest 0.35; 35 x 0.01 is 0.35000000000000003, one step above it
+    assert parse_quantity("35%", "fraction") == 35 / 100 == 0.35
+    assert 35 * 0.01 != 0.35
+
+
+@pytest.mark.parametrize(
+    ("kind", "low", "high", "text"),
+    [
+        # every kind's physical bounds by hand, as messages state them
+        ("bytes", 0.0, 2.0**60, "bytes in [0 B, 1024 PiB]"),  # 1024 x 2**50 B
+        ("bandwidth", 1e3, 1e15, "bandwidth in [1 kB/s, 1 PB/s]"),
+        ("flop_rate", 1e9, 1e21, "flop_rate in [1 GFLOP/s, 1000 EFLOP/s]"),  # 1000 x 1e18
+        ("flops", 0.0, 1e30, "flops in [0 FLOP, 1e30 FLOP]"),
+        ("time", 0.0, 10.0, "time in [0 s, 10 s]"),
+        ("fraction", 1e-4, 1.0, "fraction in [0.0001, 1]"),
+        ("tokens", 0.0, 2.0**30, "tokens in [0, 1024M]"),  # 1024 x 2**20
+        ("count", 0.0, 1e15, "count in [0, 1e15]"),
+        ("power", 1e-3, 1e8, "power in [1 mW, 100 MW]"),  # 100 x 1e6 W
+        ("energy", 1e-3, 3.6e12, "energy in [1 mJ, 1000 MWh]"),  # 1000 x 3.6e9 J
+        ("power_capacity", 1e-15, 1e-6, "power_capacity in [0.001 mW/GB, 1000 W/GB]"),  # 1e-6 W / 1e9 B; 1e3 / 1e9
+        ("price_rate", 1e-4 / 3600, 1e6 / 3600, "price_rate in [0.0001 USD/h, 1000000 USD/h]"),
+        ("price_capacity", 1e-15, 1e-3, "price_capacity in [0.000001 USD/GB, 1000000 USD/GB]"),  # / 1e9 B
+        ("price_energy", 1e-4 / 3.6e6, 1e3 / 3.6e6, "price_energy in [0.0001 USD/kWh, 1000 USD/kWh]"),
+        ("period", 3600.0, 100 * YEAR_S, "period in [1 h, 100 y]"),  # 3,155,760,000 s
+    ],
+)
+def test_every_kinds_bounds_by_hand(kind, low, high, text):
+    bounds = LIMITS[kind]
+    assert str(bounds) == str(KINDS[kind].bounds) == text
+    step = 1e-9  # far above one rounding step, far below any other bound's distance
+    assert low * (1 + step) in bounds and high * (1 - step) in bounds
+    assert high * (1 + step) not in bounds
+    assert (low * (1 - step) if low else -step) not in bounds
+    assert math.nan not in bounds and math.inf not in bounds
 
 
 @pytest.mark.parametrize(
@@ -212,7 +399,43 @@ def test_infinities_and_nan_parse_in_each_spelling():
             "cannot read '3 USD/fortnight' as price_rate (unknown unit 'USD/fortnight'); "
             "expected e.g. '3 USD/h' or '3 $/h'",
         ),
+        (
+            "10 EUR/GB",
+            "price_capacity",
+            "cannot read '10 EUR/GB' as price_capacity ('EUR/GB' is not in US dollars: write USD or $); "
+            "expected e.g. '10 USD/GB' or '0.3 $/GB'",
+        ),
+        (
+            "0.09 EUR/kWh",
+            "price_energy",
+            "cannot read '0.09 EUR/kWh' as price_energy ('EUR/kWh' is not in US dollars: write USD or $); "
+            "expected e.g. '0.09 USD/kWh' or '90 USD/MWh'",
+        ),
+        # a price without its currency is refused as not in dollars, not read in the base unit
+        (
+            "3 /h",
+            "price_rate",
+            "cannot read '3 /h' as price_rate ('/h' is not in US dollars: write USD or $); "
+            "expected e.g. '3 USD/h' or '3 $/h'",
+        ),
+        # a price in dollars with an unknown unit is not named as another currency
+        (
+            "3 $/fortnight",
+            "price_rate",
+            "cannot read '3 $/fortnight' as price_rate (unknown unit '$/fortnight'); "
+            "expected e.g. '3 USD/h' or '3 $/h'",
+        ),
+        # a kind that is not a price names no currency
         ("7 hp", "power", "cannot read '7 hp' as power (unknown unit 'hp'); expected e.g. '467 W' or '0.7 kW'"),
+        ("7 kWh", "power", "cannot read '7 kWh' as power (unknown unit 'kWh'); expected e.g. '467 W' or '0.7 kW'"),
+        # a prefixed unit is named as read, without its spaces; any other unit as written
+        ("5 X B", "bytes", "cannot read '5 X B' as bytes (unknown unit 'XB'); expected e.g. '5 MiB' or '140 GB'"),
+        ("5 x s", "time", "cannot read '5 x s' as time (unknown unit 'x s'); expected e.g. '82 us' or '18 ms'"),
+        (
+            "5 X tokens",
+            "tokens",
+            "cannot read '5 X tokens' as tokens (unknown unit 'X tokens'); expected e.g. '16', '100000' or '128K'",
+        ),
         # text that is no number at all: no detail
         ("fast", "bandwidth", "cannot read 'fast' as bandwidth; expected e.g. '64GB/s', '59.6 GiB/s' or '400 Gb/s'"),
         # a boolean, a list: the detail says what it got
@@ -400,6 +623,9 @@ def test_format_number_digits():
         (0.15e-9, "power_capacity", "0.15 W/GB"),
         (5 * 365.25 * 86400.0, "period", "5 y"),  # a Julian year of 365.25 days
         (467.0, "power", "467 W"),
+        (3.6e6, "energy", "3.6e+06 J"),  # 1 kWh = 3,600,000 J, shown in joules to 4 significant figures
+        (26.2, "energy", "26.2 J"),
+        (2.5, "tokens", "2.5"),
         (3.0, "other", "3"),
     ],
 )
@@ -442,3 +668,23 @@ def test_an_unknown_prefix_on_a_bit_rate_is_named_whole():
     assert str(info.value) == (
         "cannot read '8 Xb/s' as bandwidth (unknown unit 'Xb/s'); expected e.g. '64GB/s', '59.6 GiB/s' or '400 Gb/s'"
     )
+
+
+@pytest.mark.parametrize("kind", ["price_rate", "price_capacity", "price_energy"])
+def test_a_price_opens_with_usd_or_a_dollar_sign(kind):
+    # a unit opening with USD or $ is a dollar price with an unknown unit; any other, not in US dollars
+    for unit, why in (
+        ("USD/x", "unknown unit 'USD/x'"),
+        ("$/x", "unknown unit '$/x'"),
+        ("EUR/x", "'EUR/x' is not in US dollars: write USD or $"),
+    ):
+        with pytest.raises(KvtierError) as info:
+            parse_quantity(f"1 {unit}", kind)
+        assert str(info.value).startswith(f"cannot read '1 {unit}' as {kind} ({why}); expected e.g. ")
+
+
+def test_the_module_docstring_tables_every_kind():
+    # the table at the top of kvtier/units.py: one row per kind, in the order of KINDS
+    lines = units.__doc__.splitlines()
+    rules = [i for i, line in enumerate(lines) if line.startswith("==========")]
+    assert [line.split()[0] for line in lines[rules[1] + 1 : rules[2]]] == list(KINDS)
