@@ -17,7 +17,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from kvtier.data import MODEL_PRESETS, SHIPPED_TRACES
@@ -259,9 +258,6 @@ SCHEMA: dict[str, KeySpec] = {
     "energy.nvme_w_per_gb_high": KeySpec("power_capacity", "highest NVMe holding power per GB the tornado considers"),
 }
 """Every key an assumption set may hold, with what it is and the values it takes. Unknown keys are rejected."""
-
-HELP: Mapping[str, str] = MappingProxyType({key: spec.help for key, spec in SCHEMA.items()})
-"""Each key's :attr:`KeySpec.help`, read-only: a view of :data:`SCHEMA` for the readers not yet moved to it."""
 
 
 def describe(key: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kvtier import KvtierError
-from kvtier.inputs.assumptions import HELP, SCHEMA, KeySpec, describe, make_assumption
+from kvtier.inputs.assumptions import SCHEMA, KeySpec, describe, make_assumption
 
 
 def test_every_key_says_what_it_is_in_one_line_of_its_own_spec():
@@ -102,10 +102,3 @@ def test_a_bare_number_for_a_key_that_needs_a_unit_is_refused_with_the_specs_exa
     assert make_assumption("mfu.typical", "0.4", basis="", provenance="assumed", source="t", where="here").value == 0.4
     assert SCHEMA["bandwidth.mid"].unit_example == "64GB/s" and SCHEMA["mfu.typical"].unit_example is None
     assert SCHEMA["model"].unit_example is None  # a text key has no quantity kind
-
-
-def test_help_is_a_read_only_view_of_the_specs():
-    # kept for the readers not yet moved to SCHEMA[key].help; it is no second table
-    assert dict(HELP) == {key: spec.help for key, spec in SCHEMA.items()}
-    with pytest.raises(TypeError):
-        HELP["model"] = "something else"  # type: ignore[index]
