@@ -232,17 +232,21 @@ def git(repo: Path, *args: str) -> str:
     return proc.stdout.strip()
 
 
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "kvtier test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "kvtier test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+"""A git identity and no user or system configuration, for the repositories the tests make."""
+
+
 @pytest.fixture
 def git_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A repository whose first commit holds the seed tables, its second the 100 GB/s ones."""
-    for var, value in {
-        "GIT_AUTHOR_NAME": "kvtier test",
-        "GIT_AUTHOR_EMAIL": "test@example.invalid",
-        "GIT_COMMITTER_NAME": "kvtier test",
-        "GIT_COMMITTER_EMAIL": "test@example.invalid",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }.items():
+    for var, value in GIT_ENV.items():
         monkeypatch.setenv(var, value)
     repo = tmp_path / "repo"
     repo.mkdir()

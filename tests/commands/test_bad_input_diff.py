@@ -46,7 +46,7 @@ from kvtier.report.diff import (
     diff_tables,
     format_markdown,
 )
-from tests.conftest import ROOT, run_cli
+from tests.conftest import GIT_ENV, ROOT, run_cli
 
 pytestmark = pytest.mark.surface("diff")
 """Cases of the PR comment (``--format md``) carry their own mark, ``pr-comment``."""
@@ -72,16 +72,6 @@ def write_dir(directory: Path, tables: dict[str, bytes]) -> Path:
     for name, data in tables.items():
         (directory / f"{name}.csv").write_bytes(data)
     return directory
-
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "kvtier test",
-    "GIT_AUTHOR_EMAIL": "test@example.invalid",
-    "GIT_COMMITTER_NAME": "kvtier test",
-    "GIT_COMMITTER_EMAIL": "test@example.invalid",
-    "GIT_CONFIG_GLOBAL": "/dev/null",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 
 
 def git(repo: Path, *args: str) -> str:

@@ -1,16 +1,4 @@
-"""Monte Carlo and tornado analysis of the regenerate/fetch ratio.
-
-Seed numbers used throughout (the source chapter's tail block):
-block = 16 tokens x 327,680 B/token = 5,242,880 B; regen FLOPs = 2 x 70e9 x 16 = 2.24e12 FLOP;
-peak = 500 TFLOP/s.  At 25 % MFU regen = 2.24e12 / (500e12 x 0.25) = 17.92 ms; at 50 %, 8.96 ms.
-Fetch at 64 GB/s = 5,242,880 / 64e9 = 81.92 us; at 32 GB/s, 163.84 us.
-
-Statistical tolerances are stated in standard errors (SE) at n = 100,000 draws:
-a proportion p has SE sqrt(p (1 - p) / n); a sample median has SE 1 / (2 f(m) sqrt(n)),
-f the density at the median.  Every tolerance is at least 5 SE of the quantity compared,
-so a correct implementation fails with probability well under 1e-6 per assertion; and
-the seeds are fixed, so the run is deterministic anyway.
-"""
+"""The uncertainty page: its numbers in both regimes, from the Monte Carlo and tornado formulas."""
 
 from __future__ import annotations
 
