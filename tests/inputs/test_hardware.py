@@ -1,4 +1,4 @@
-"""Hardware presets and the roofline: values with provenance, hand-checked arithmetic, limits.
+"""kvtier.inputs.hardware: accelerator and link presets, their values with provenance, by hand, and their limits.
 
 Every expected number has the arithmetic behind it in a comment.  Bandwidths are
 decimal (1 GB/s = 1e9 B/s, 1 TB/s = 1e12 B/s).

@@ -1,4 +1,4 @@
-"""``kvtier measure`` on the CPU path: small shapes, a valid assumption set, atomic writes, refusals.
+"""kvtier.inputs.probe, the work of `kvtier measure` on the CPU path: small shapes, the set it writes, refusals.
 
 Refusals through the real command line (one line, exit 2, nothing lost) are in
 tests/commands/test_bad_input_measure.py; here the measurements, the ranges it writes, the layer

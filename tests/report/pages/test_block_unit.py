@@ -1,8 +1,4 @@
-"""Every number of the source chapter, recomputed from the seed assumption set.
-
-The chapter rounds; these tests assert the unrounded values and, beside each, the
-rounded figure the chapter prints.
-"""
+"""The block-unit page: the chapter's 320 KiB per token and 5 MiB block, recomputed from the seed set."""
 
 
 def test_kv_per_token_is_320_kib(seed_scenario):

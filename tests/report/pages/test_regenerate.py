@@ -1,8 +1,4 @@
-"""Every number of the source chapter, recomputed from the seed assumption set.
-
-The chapter rounds; these tests assert the unrounded values and, beside each, the
-rounded figure the chapter prints.
-"""
+"""The regeneration page: the chapter's regeneration table, recomputed from the seed set."""
 
 import pytest
 
