@@ -1,8 +1,7 @@
 """`kvtier measure` from the command line: a model without dense attention refused, a set written.
 
-Refusals through the real command line (one line, exit 2, nothing lost) are in
-tests/commands/test_bad_input_measure.py; here the measurements, the ranges it writes, the layer
-plan, the output file's ownership and permissions, and paths that work from any directory.
+Refusals in the catalogue are in tests/commands/test_bad_input_measure.py; the measuring itself in
+tests/inputs/test_probe.py.
 """
 
 from __future__ import annotations
