@@ -35,44 +35,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
+from functools import partial
 
 from kvtier.errors import KvtierError, show
-
-KIND_UNITS: dict[str, str] = {
-    "bytes": "B",
-    "bandwidth": "B/s",
-    "flop_rate": "FLOP/s",
-    "flops": "FLOP",
-    "time": "s",
-    "fraction": "1",
-    "tokens": "tokens",
-    "count": "1",
-    "power": "W",
-    "energy": "J",
-    "power_capacity": "W/B",
-    "price_rate": "USD/s",
-    "price_capacity": "USD/B",
-    "price_energy": "USD/J",
-    "period": "s",
-}
-
-UNIT_EXAMPLES: dict[str, str] = {
-    "bytes": "5MiB",
-    "bandwidth": "64GB/s",
-    "flop_rate": "500TFLOP/s",
-    "flops": "2.24e12FLOP",
-    "time": "5us",
-    "power": "467W",
-    "energy": "26.2J",
-    "power_capacity": "0.15W/GB",
-    "price_rate": "3USD/h",
-    "price_capacity": "10USD/GB",
-    "price_energy": "0.09USD/kWh",
-    "period": "5y",
-}
-"""The kinds whose values need a unit where a user types them, each with an accepted form."""
 
 _BARE_NUMBER = re.compile(r"\s*[-+]?(\d[\d_]*(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*")
 
@@ -96,31 +64,11 @@ DTYPE_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1}
 
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _BINARY = {"Ki": 2.0**10, "Mi": MIB, "Gi": GIB, "Ti": 2.0**40, "Pi": 2.0**50}
-_TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9}
-_TOKEN_SUFFIX = {"": 1, "K": 2**10, "k": 2**10, "M": 2**20, "m": 2**20}
-_COUNT_SUFFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+"""The prefixes of a unit read as prefix and base (:attr:`Kind.prefixed`): decimal, and binary first."""
 
 _NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 """A number; commas only as thousands separators ("1,024"), so "64,5" is rejected, not read as 645."""
 _SPLIT = re.compile(rf"^\s*(?P<num>{_NUMBER}|nan|inf|-inf|\+inf)\s*(?P<unit>.*?)\s*$", re.IGNORECASE)
-
-_EXAMPLES = {
-    "bytes": "'5 MiB' or '140 GB'",
-    "bandwidth": "'64GB/s', '59.6 GiB/s' or '400 Gb/s'",
-    "flop_rate": "'500TFLOP/s' or '989 TFLOPS'",
-    "flops": "'2.24e15' or '2.24 PFLOP'",
-    "time": "'82 us' or '18 ms'",
-    "fraction": "'0.25' or '25%'",
-    "tokens": "'16', '100000' or '128K'",
-    "count": "'70e9' or '70B'",
-    "power": "'467 W' or '0.7 kW'",
-    "energy": "'26.2 J' or '1 kWh'",
-    "power_capacity": "'0.15 W/GB' or '5 mW/GB'",
-    "price_rate": "'3 USD/h' or '3 $/h'",
-    "price_capacity": "'10 USD/GB' or '0.3 $/GB'",
-    "price_energy": "'0.09 USD/kWh' or '90 USD/MWh'",
-    "period": "'5 y', '90 d' or '8 h'",
-}
 
 _YEAR_S = 365.25 * 86400.0
 _PER_BYTE = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KiB": 2.0**10, "MiB": 2.0**20, "GiB": 2.0**30}
@@ -128,16 +76,9 @@ _PER_BYTE["TiB"] = 2.0**40
 _PER_TIME = {"s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0, "y": _YEAR_S}
 _PER_ENERGY = {"J": 1.0, "kJ": 1e3, "MJ": 1e6, "Wh": 3600.0, "kWh": 3.6e6, "MWh": 3.6e9}
 _CURRENCY = ("USD", "$")
-_UNIT_TABLES: dict[str, dict[str, float]] = {
-    "power": {"mW": 1e-3, "W": 1.0, "kW": 1e3, "MW": 1e6},
-    "energy": {"mJ": 1e-3, **_PER_ENERGY},
-    "power_capacity": {f"{w}/{b}": wv / bv for w, wv in (("mW", 1e-3), ("W", 1.0)) for b, bv in _PER_BYTE.items()},
-    "price_rate": {f"{c}/{t}": 1.0 / tv for c in _CURRENCY for t, tv in _PER_TIME.items()},
-    "price_capacity": {f"{c}/{b}": 1.0 / bv for c in _CURRENCY for b, bv in _PER_BYTE.items()},
-    "price_energy": {f"{c}/{e}": 1.0 / ev for c in _CURRENCY for e, ev in _PER_ENERGY.items()},
-    "period": {**_PER_TIME, "yr": _YEAR_S, "year": _YEAR_S, "years": _YEAR_S, "days": 86400.0},
-}
-"""The units of the kinds read from a plain table: the unit (spaces removed) to its factor to the base unit."""
+"""Parts of the compound units of :data:`KINDS` (``W/GB``, ``USD/h``): each spelling to its factor."""
+_BITS = 8.0
+"""Bits per byte: a bit rate (``Gb/s``) is divided by it."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +88,7 @@ class Bounds:
     Attributes
     ----------
     kind : str
-        One of :data:`KIND_UNITS`.
+        One of :data:`KINDS`.
     low, high : str
         The ends as text in any unit :func:`parse_quantity` reads for ``kind``, e.g.
         ``"1 kB/s"``; both ends are allowed.
@@ -165,132 +106,60 @@ class Bounds:
         return f"{self.kind} in [{self.low}, {self.high}]"
 
 
-LIMITS: dict[str, Bounds] = {
-    "bytes": Bounds("bytes", "0 B", "1024 PiB"),
-    "bandwidth": Bounds("bandwidth", "1 kB/s", "1 PB/s"),
-    "flop_rate": Bounds("flop_rate", "1 GFLOP/s", "1000 EFLOP/s"),
-    "flops": Bounds("flops", "0 FLOP", "1e30 FLOP"),
-    "time": Bounds("time", "0 s", "10 s"),
-    "fraction": Bounds("fraction", "0.0001", "1"),
-    "tokens": Bounds("tokens", "0", "1024M"),
-    "count": Bounds("count", "0", "1e15"),
-    "power": Bounds("power", "1 mW", "100 MW"),
-    "energy": Bounds("energy", "1 mJ", "1000 MWh"),
-    "power_capacity": Bounds("power_capacity", "0.001 mW/GB", "1000 W/GB"),
-    "price_rate": Bounds("price_rate", "0.0001 USD/h", "1000000 USD/h"),
-    "price_capacity": Bounds("price_capacity", "0.000001 USD/GB", "1000000 USD/GB"),
-    "price_energy": Bounds("price_energy", "0.0001 USD/kWh", "1000 USD/kWh"),
-    "period": Bounds("period", "1 h", "100 y"),
-}
-"""Physical bounds of each kind: every value an input may take, generously.
+@dataclass(frozen=True)
+class Kind:
+    """One quantity kind: everything kvtier knows of it, one record of :data:`KINDS`.
 
-Wide enough for any real link (a modem to beyond any HBM), accelerator (a CPU core to
-a zettaFLOP/s), utilization (0.01 % to 100 %), latency and context (2**30 tokens), and
-narrow enough that no result computed from them overflows to inf or underflows to 0:
-a 2**30-token block over 1 kB/s is about 1e24 s, not inf.
-"""
-
-
-def _fail(text: object, kind: str, what: str = "") -> KvtierError:
-    detail = f" ({what})" if what else ""
-    return KvtierError(f"cannot read {show(text, quote=True)} as {kind}{detail}; expected e.g. {_EXAMPLES[kind]}")
-
-
-def _split(text: str, kind: str) -> tuple[float, str]:
-    match = _SPLIT.match(text)
-    if not match:
-        raise _fail(text, kind)
-    number = float(match.group("num").replace("_", "").replace(",", ""))
-    return number, match.group("unit")
-
-
-def _prefixed(unit: str, base_patterns: tuple[str, ...], kind: str, text: str) -> float:
-    """Return the multiplier of ``unit`` = (prefix)(one of base_patterns)."""
-    for base in base_patterns:
-        if unit.endswith(base):
-            prefix = unit[: len(unit) - len(base)]
-            if prefix in _BINARY:
-                return _BINARY[prefix]
-            if prefix in _DECIMAL:
-                return _DECIMAL[prefix]
-    raise _fail(text, kind, f"unknown unit {show(unit, quote=True)}")
-
-
-def parse_quantity(value: object, kind: str) -> float:
-    """Parse a user quantity into the SI base unit of ``kind``.
-
-    Parameters
+    Attributes
     ----------
-    value : str, int or float
-        The quantity as typed by a user (``"64GB/s"``) or a bare number, which is
-        taken to be already in the base unit of ``kind`` (bytes, B/s, FLOP/s, ...).
-    kind : str
-        One of :data:`KIND_UNITS`.
-
-    Returns
-    -------
-    float
-        The value in the base unit of ``kind``.
-
-    Raises
-    ------
-    KvtierError
-        If the text cannot be read, or the unit does not belong to ``kind``.
+    name : str
+        The kind's name (``"bandwidth"``), as assumption keys and records name it.
+    si_unit : str
+        The SI base unit every value of the kind is held in (``"B/s"``; ``"1"`` when dimensionless).
+    examples : str
+        Accepted forms, quoted by the message that refuses a text (``"'82 us' or '18 ms'"``).
+    low, high : str
+        The physical bounds (:data:`LIMITS`) as text in the kind's units; both ends allowed.
+    formatter : callable
+        Formats a value in the base unit for a reader (:func:`format_quantity`).
+    unit_example : str or None
+        The one form shown for a value that needs a unit (``"64GB/s"``): an assumption of such
+        a kind refuses a bare number other than 0, which could be B/s or GB/s.  None: a bare
+        number is read in the base unit.
+    units : mapping of str to float
+        Whole unit spellings (spaces removed) to the factor that takes the number to the base
+        unit (``"ms"`` -> 1e-3).  A text without a unit is in the base unit, whatever the kind.
+    divided : mapping of str to float
+        Whole unit spellings whose value is the number divided by an exact divisor: ``%`` is the
+        number / 100, which a product with 0.01 would round differently.
+    prefixed : tuple of (str, float)
+        Base unit spellings read after a decimal or binary prefix (``GiB``, ``Gbit/s``), each with
+        the divisor applied after the prefix's factor (8 for bits).  No unit ends in two of them.
+    words : str
+        A regular expression of words dropped, in any case, from the end of the unit before it is
+        read: ``16 tokens`` is ``16``.
+    currency : tuple of str
+        The spellings a price's unit must start with; a unit starting otherwise is named as not
+        in US dollars.
     """
-    if kind not in KIND_UNITS:
-        raise ValueError(f"unknown quantity kind {kind!r}")
-    if isinstance(value, bool):
-        raise _fail(value, kind, "a boolean is not a quantity")
-    if isinstance(value, (int, float)):
-        try:
-            return float(value)
-        except OverflowError:
-            raise _fail(value, kind, "too large") from None
-    if not isinstance(value, str):
-        raise _fail(value, kind, f"got a {type(value).__name__}")
-    number, unit = _split(value, kind)
-    compact = unit.replace(" ", "")
-    if kind == "fraction":
-        if compact == "%":
-            return number / 100.0
-        if compact == "":
-            return number
-        raise _fail(value, kind, f"unknown unit {show(unit, quote=True)}")
-    if kind == "tokens":
-        compact = re.sub(r"(?i)(tokens|token|tok)$", "", compact)
-        if compact in _TOKEN_SUFFIX:
-            return number * _TOKEN_SUFFIX[compact]
-        raise _fail(value, kind, f"unknown unit {show(unit, quote=True)}")
-    if kind == "count":
-        if compact in _COUNT_SUFFIX:
-            return number * _COUNT_SUFFIX[compact]
-        raise _fail(value, kind, f"unknown unit {show(unit, quote=True)}")
-    if kind in _UNIT_TABLES:
-        if compact == "":
-            return number
-        if compact in _UNIT_TABLES[kind]:
-            return number * _UNIT_TABLES[kind][compact]
-        if kind.startswith("price_") and not compact.startswith(_CURRENCY):
-            raise _fail(value, kind, f"{show(unit, quote=True)} is not in US dollars: write USD or $")
-        raise _fail(value, kind, f"unknown unit {show(unit, quote=True)}")
-    if compact == "":  # a bare number is in the base unit, written as text or not: "0" is 0 s
-        return number
-    if kind == "time":
-        if compact in _TIME:
-            return number * _TIME[compact]
-        raise _fail(value, kind, f"unknown unit {show(unit, quote=True)}")
-    if kind == "bytes":
-        return number * _prefixed(compact, ("B",), kind, value)
-    if kind == "bandwidth":
-        for bits in ("bit/s", "b/s", "bps"):
-            if compact.endswith(bits) and not compact.endswith("B/s"):
-                return number * _prefixed(compact, (bits,), kind, value) / 8.0
-        return number * _prefixed(compact, ("B/s", "Bps"), kind, value)
-    if kind == "flop_rate":
-        return number * _prefixed(compact, ("FLOP/s", "FLOPS", "flop/s", "FLOPs/s"), kind, value)
-    if kind == "flops":
-        return number * _prefixed(compact, ("FLOPs", "FLOP", "flop"), kind, value)
-    raise _fail(value, kind)  # pragma: no cover - every kind is handled above
+
+    name: str
+    si_unit: str
+    examples: str
+    low: str
+    high: str
+    formatter: Callable[[float], str]
+    unit_example: str | None = None
+    units: Mapping[str, float] = field(default_factory=dict)
+    divided: Mapping[str, float] = field(default_factory=dict)
+    prefixed: tuple[tuple[str, float], ...] = ()
+    words: str = ""
+    currency: tuple[str, ...] = ()
+
+    @property
+    def bounds(self) -> Bounds:
+        """The physical bounds of the kind, :attr:`low` to :attr:`high`."""
+        return Bounds(self.name, self.low, self.high)
 
 
 # ---------------------------------------------------------------------------
@@ -376,35 +245,152 @@ def format_time(seconds: float, digits: int = 2) -> str:
     return f"{seconds / 1e-9:.{digits}f} ns"
 
 
+def _percent(fraction: float) -> str:
+    """A fraction (0..1) as a percentage: 0.25 -> ``25%``."""
+    return f"{fraction * 100:g}%"
+
+
+def _whole(value: float) -> str:
+    """A count: whole, with thousands separators (``131,072``), else as it is (``2.5``)."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:g}"
+
+
+def _flops(value: float) -> str:
+    """A number of FLOPs to three significant figures: 2.24e15 -> ``2.24e+15 FLOP``."""
+    return f"{value:.3g} FLOP"
+
+
+def _in_unit(unit: str, factor: float, value: float) -> str:
+    """``value`` (base unit) in ``unit``, which is ``factor`` base units, to four significant figures."""
+    return f"{value / factor:.4g} {unit}"
+
+
+# fmt: off
+KINDS: dict[str, Kind] = {kind.name: kind for kind in (
+    Kind("bytes", "B", "'5 MiB' or '140 GB'", "0 B", "1024 PiB", format_bytes,
+         unit_example="5MiB", prefixed=(("B", 1.0),)),
+    Kind("bandwidth", "B/s", "'64GB/s', '59.6 GiB/s' or '400 Gb/s'", "1 kB/s", "1 PB/s", format_bandwidth,
+         unit_example="64GB/s",
+         prefixed=(("bit/s", _BITS), ("b/s", _BITS), ("bps", _BITS), ("B/s", 1.0), ("Bps", 1.0))),
+    Kind("flop_rate", "FLOP/s", "'500TFLOP/s' or '989 TFLOPS'", "1 GFLOP/s", "1000 EFLOP/s", format_flop_rate,
+         unit_example="500TFLOP/s", prefixed=(("FLOP/s", 1.0), ("FLOPS", 1.0), ("flop/s", 1.0), ("FLOPs/s", 1.0))),
+    Kind("flops", "FLOP", "'2.24e15' or '2.24 PFLOP'", "0 FLOP", "1e30 FLOP", _flops,
+         unit_example="2.24e12FLOP", prefixed=(("FLOPs", 1.0), ("FLOP", 1.0), ("flop", 1.0))),
+    Kind("time", "s", "'82 us' or '18 ms'", "0 s", "10 s", format_time,
+         unit_example="5us", units={"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9}),
+    Kind("fraction", "1", "'0.25' or '25%'", "0.0001", "1", _percent,
+         divided={"%": 100.0}),
+    Kind("tokens", "tokens", "'16', '100000' or '128K'", "0", "1024M", _whole,
+         units={"K": 2.0**10, "k": 2.0**10, "M": 2.0**20, "m": 2.0**20}, words="tokens|token|tok"),
+    Kind("count", "1", "'70e9' or '70B'", "0", "1e15", _whole,
+         units={"K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}),
+    Kind("power", "W", "'467 W' or '0.7 kW'", "1 mW", "100 MW", partial(_in_unit, "W", 1.0),
+         unit_example="467W", units={"mW": 1e-3, "W": 1.0, "kW": 1e3, "MW": 1e6}),
+    Kind("energy", "J", "'26.2 J' or '1 kWh'", "1 mJ", "1000 MWh", partial(_in_unit, "J", 1.0),
+         unit_example="26.2J", units={"mJ": 1e-3, **_PER_ENERGY}),
+    Kind("power_capacity", "W/B", "'0.15 W/GB' or '5 mW/GB'", "0.001 mW/GB", "1000 W/GB",
+         partial(_in_unit, "W/GB", 1e-9), unit_example="0.15W/GB",
+         units={f"{w}/{b}": wv / bv for w, wv in (("mW", 1e-3), ("W", 1.0)) for b, bv in _PER_BYTE.items()}),
+    Kind("price_rate", "USD/s", "'3 USD/h' or '3 $/h'", "0.0001 USD/h", "1000000 USD/h",
+         partial(_in_unit, "USD/h", 1 / 3600.0), unit_example="3USD/h", currency=_CURRENCY,
+         units={f"{c}/{t}": 1.0 / tv for c in _CURRENCY for t, tv in _PER_TIME.items()}),
+    Kind("price_capacity", "USD/B", "'10 USD/GB' or '0.3 $/GB'", "0.000001 USD/GB", "1000000 USD/GB",
+         partial(_in_unit, "USD/GB", 1e-9), unit_example="10USD/GB", currency=_CURRENCY,
+         units={f"{c}/{b}": 1.0 / bv for c in _CURRENCY for b, bv in _PER_BYTE.items()}),
+    Kind("price_energy", "USD/J", "'0.09 USD/kWh' or '90 USD/MWh'", "0.0001 USD/kWh", "1000 USD/kWh",
+         partial(_in_unit, "USD/kWh", 1 / 3.6e6), unit_example="0.09USD/kWh", currency=_CURRENCY,
+         units={f"{c}/{e}": 1.0 / ev for c in _CURRENCY for e, ev in _PER_ENERGY.items()}),
+    Kind("period", "s", "'5 y', '90 d' or '8 h'", "1 h", "100 y", partial(_in_unit, "y", _YEAR_S),
+         unit_example="5y",
+         units={**_PER_TIME, "yr": _YEAR_S, "year": _YEAR_S, "years": _YEAR_S, "days": 86400.0}),
+)}
+# fmt: on
+"""Every quantity kind, one record each: its base unit, examples, bounds, display and the units it reads."""
+
+LIMITS: dict[str, Bounds] = {name: kind.bounds for name, kind in KINDS.items()}
+"""Physical bounds of each kind (its :attr:`Kind.bounds`): every value an input may take, generously.
+
+Wide enough for any real link (a modem to beyond any HBM), accelerator (a CPU core to
+a zettaFLOP/s), utilization (0.01 % to 100 %), latency and context (2**30 tokens), and
+narrow enough that no result computed from them overflows to inf or underflows to 0:
+a 2**30-token block over 1 kB/s is about 1e24 s, not inf.
+"""
+
+
 def format_quantity(value: float, kind: str) -> str:
-    """Format ``value`` (base unit of ``kind``) the way a reader expects to see it."""
-    if kind == "bytes":
-        return format_bytes(value)
-    if kind == "bandwidth":
-        return format_bandwidth(value)
-    if kind == "flop_rate":
-        return format_flop_rate(value)
-    if kind == "time":
-        return format_time(value)
-    if kind == "fraction":
-        return f"{value * 100:g}%"
-    if kind in ("tokens", "count"):
-        return f"{value:,.0f}" if float(value).is_integer() else f"{value:g}"
-    if kind == "flops":
-        return f"{value:.3g} FLOP"
-    if kind in _SHOWN:
-        unit, factor = _SHOWN[kind]
-        return f"{value / factor:.4g} {unit}"
-    return f"{value:g}"
+    """Format ``value`` (base unit of ``kind``) the way a reader expects to see it (:attr:`Kind.formatter`)."""
+    spec = KINDS.get(kind)
+    return spec.formatter(value) if spec is not None else f"{value:g}"
 
 
-_SHOWN: dict[str, tuple[str, float]] = {
-    "power": ("W", 1.0),
-    "energy": ("J", 1.0),
-    "power_capacity": ("W/GB", 1e-9),
-    "price_rate": ("USD/h", 1 / 3600.0),
-    "price_capacity": ("USD/GB", 1e-9),
-    "price_energy": ("USD/kWh", 1 / 3.6e6),
-    "period": ("y", _YEAR_S),
-}
-"""How :func:`format_quantity` shows the kinds read from a plain table: unit and its factor."""
+# ---------------------------------------------------------------------------
+# Parsing user quantities
+# ---------------------------------------------------------------------------
+
+
+def _fail(text: object, kind: str, what: str = "") -> KvtierError:
+    detail = f" ({what})" if what else ""
+    return KvtierError(f"cannot read {show(text, quote=True)} as {kind}{detail}; expected e.g. {KINDS[kind].examples}")
+
+
+def _split(text: str, kind: str) -> tuple[float, str]:
+    match = _SPLIT.match(text)
+    if not match:
+        raise _fail(text, kind)
+    number = float(match.group("num").replace("_", "").replace(",", ""))
+    return number, match.group("unit")
+
+
+def parse_quantity(value: object, kind: str) -> float:
+    """Parse a user quantity into the SI base unit of ``kind``.
+
+    Parameters
+    ----------
+    value : str, int or float
+        The quantity as typed by a user (``"64GB/s"``) or a bare number, which is
+        taken to be already in the base unit of ``kind`` (bytes, B/s, FLOP/s, ...).
+    kind : str
+        One of :data:`KINDS`; its record says which units it reads.
+
+    Returns
+    -------
+    float
+        The value in the base unit of ``kind``.
+
+    Raises
+    ------
+    KvtierError
+        If the text cannot be read, or the unit does not belong to ``kind``.
+    """
+    spec = KINDS.get(kind)
+    if spec is None:
+        raise ValueError(f"unknown quantity kind {kind!r}")
+    if isinstance(value, bool):
+        raise _fail(value, kind, "a boolean is not a quantity")
+    if isinstance(value, (int, float)):
+        try:
+            return float(value)
+        except OverflowError:
+            raise _fail(value, kind, "too large") from None
+    if not isinstance(value, str):
+        raise _fail(value, kind, f"got a {type(value).__name__}")
+    number, unit = _split(value, kind)
+    compact = unit.replace(" ", "")
+    if spec.words:
+        compact = re.sub(rf"(?i)({spec.words})$", "", compact)
+    if compact == "":  # a bare number is in the base unit, written as text or not: "0" is 0 s
+        return number
+    if compact in spec.units:
+        return number * spec.units[compact]
+    if compact in spec.divided:
+        return number / spec.divided[compact]
+    for base, divisor in spec.prefixed:
+        if compact.endswith(base):
+            prefix = compact[: len(compact) - len(base)]
+            factor = _BINARY.get(prefix, _DECIMAL.get(prefix))
+            if factor is not None:
+                return number * factor / divisor
+    if spec.currency and not compact.startswith(spec.currency):
+        raise _fail(value, kind, f"{show(unit, quote=True)} is not in US dollars: write USD or $")
+    # a prefixed kind names the unit as read, without spaces ('XB' of "5 X B"); any other as written
+    raise _fail(value, kind, f"unknown unit {show(compact if spec.prefixed else unit, quote=True)}")

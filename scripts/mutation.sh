@@ -18,7 +18,7 @@ MUTMUT=${MUTMUT:-mutmut}
 children=${MUTMUT_CHILDREN:-1}
 patterns=()
 for module in "$@"; do
-  path=$(ls kvtier/"$module".py kvtier/*/"$module".py 2>/dev/null | head -n 1)
+  path=$( (ls kvtier/"$module".py kvtier/*/"$module".py 2>/dev/null || true) | head -n 1)
   [ -n "$path" ] || { echo "mutation.sh: no module $module in kvtier/" >&2; exit 2; }
   dotted=${path%.py}
   patterns+=("${dotted//\//.}.*")

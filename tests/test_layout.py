@@ -19,8 +19,16 @@ from tests.conftest import ROOT
 PACKAGE = ROOT / "kvtier"
 TESTS = ROOT / "tests"
 
-PROJECT = {"test_layers.py", "test_layout.py", "test_catalogue.py", "test_workflow.py"}
-"""Tests of the project as a whole: import layers, this layout, the README's catalogue, the CI workflow."""
+PROJECT = {
+    "test_layers.py",
+    "test_layout.py",
+    "test_adding.py",
+    "test_catalogue.py",
+    "test_parameters.py",
+    "test_workflow.py",
+}
+"""Tests of the project as a whole: import layers, this layout, adding a page, the README's catalogue,
+the notebooks' generated parameters cells (scripts/parameters.py), the CI workflow."""
 
 CATALOGUE = "commands/test_bad_input*.py"
 """The bad-input catalogue (scripts/catalogue.py counts it), one file per group of surfaces."""

@@ -23,7 +23,7 @@ from kvtier.data import MODEL_PRESETS, SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
 from kvtier.inputs.provenance import PROVENANCE_CLASSES, Record
 from kvtier.inputs.readers import load_yaml
-from kvtier.units import DTYPE_BYTES, LIMITS, UNIT_EXAMPLES, Bounds, is_bare_number, parse_quantity
+from kvtier.units import DTYPE_BYTES, KINDS, Bounds, is_bare_number, parse_quantity
 
 Assumption = Record
 """An assumption is a :class:`~kvtier.inputs.provenance.Record` whose key is a key of :data:`SCHEMA`."""
@@ -31,12 +31,16 @@ Assumption = Record
 
 @dataclass(frozen=True)
 class KeySpec:
-    """What a key of an assumption set may hold.
+    """A key of an assumption set: what it is and the values it may hold, in one record.
 
     Attributes
     ----------
     kind : str
-        A quantity kind of :mod:`kvtier.units`, or ``"choice"``/``"text"``.
+        A quantity kind of :data:`kvtier.units.KINDS` (which gives its SI unit and the units
+        it reads), or ``"choice"``/``"text"``.
+    help : str
+        What the key is, in one line without its unit or allowed values (:func:`describe`
+        adds those): ``"link bandwidth of the mid bracket, one direction"``.
     low, high : str or None
         Allowed range, both ends included, as text in the kind's units (``"1"``,
         ``"1e8"``); None takes the kind's physical bound from :data:`kvtier.units.LIMITS`.
@@ -49,6 +53,7 @@ class KeySpec:
     """
 
     kind: str
+    help: str
     low: str | None = None
     high: str | None = None
     integer: bool = False
@@ -58,8 +63,14 @@ class KeySpec:
     @property
     def bounds(self) -> Bounds:
         """The allowed range of a quantity key: its own ends, else the kind's physical ones."""
-        limits = LIMITS[self.kind]
+        limits = KINDS[self.kind].bounds
         return Bounds(self.kind, self.low or limits.low, self.high or limits.high)
+
+    @property
+    def unit_example(self) -> str | None:
+        """The form a value of this key is typed in when it needs a unit (``"64GB/s"``), else None."""
+        kind = KINDS.get(self.kind)
+        return kind.unit_example if kind is not None else None
 
     def allowed(self) -> str:
         """Describe the allowed values in words, for error messages."""
@@ -70,6 +81,20 @@ class KeySpec:
         whole = "a whole number of " if self.integer else ""
         extra = " or null" if self.optional else ""
         return f"{whole}{self.bounds}{extra}"
+
+    def describe(self) -> str:
+        """One line: what the key is, and the values it takes (a bandwidth needs a unit)."""
+        if self.unit_example is not None:
+            form = f"{self.kind.replace('_', ' ')} with a unit, e.g. {self.unit_example}"
+        elif self.kind == "fraction":
+            form = "fraction, e.g. 40% or 0.4"
+        elif self.kind == "tokens":
+            form = "tokens, e.g. 16 or 32K"
+        elif self.kind in ("choice", "text"):
+            form = self.allowed()
+        else:
+            form = "a number" + (", whole" if self.integer else "")
+        return f"{self.help}; {form}"
 
 
 BANDWIDTH_LABELS = ("optimistic", "mid", "pessimistic")
@@ -105,161 +130,139 @@ the brackets, and a bracket outside the drawn range would contradict the draws' 
 """
 
 SCHEMA: dict[str, KeySpec] = {
-    "model": KeySpec("text"),
-    "kv_dtype": KeySpec("choice", choices=tuple(DTYPE_BYTES)),
-    "weight_dtype": KeySpec("choice", choices=tuple(DTYPE_BYTES)),
-    "param_count": KeySpec("count", low="1", optional=True),
-    "block_tokens": KeySpec("tokens", low="1", integer=True),
-    "flops_per_param_token": KeySpec("count", low="0.01", high="1000"),
-    "peak_flops": KeySpec("flop_rate"),
-    "fetch_latency": KeySpec("time"),
-    "fetch_layout": KeySpec("choice", choices=("contiguous", "per-layer")),
-    **{f"bandwidth.{label}": KeySpec("bandwidth") for label in BANDWIDTH_LABELS},
-    **{f"mfu.{label}": KeySpec("fraction") for label in MFU_LABELS},
-    "illustrative.bandwidth": KeySpec("choice", choices=BANDWIDTH_LABELS),
-    "illustrative.mfu": KeySpec("choice", choices=MFU_LABELS),
-    "context.short": KeySpec("tokens", low="1", integer=True),
-    "context.long": KeySpec("tokens", low="1", integer=True),
-    "interior.position": KeySpec("tokens", integer=True),
-    "interior.context": KeySpec("tokens", low="1", integer=True),
-    "interior.anchor_every": KeySpec("tokens", integer=True),
-    "regen.model": KeySpec("choice", choices=("mfu", "roofline")),
-    "regen.batch_tokens": KeySpec("tokens", low="1", integer=True),
-    "regen.mem_bandwidth": KeySpec("bandwidth"),
-    "regen.mem_efficiency": KeySpec("fraction"),
-    "uncertainty.distribution": KeySpec("choice", choices=("log-uniform", "uniform")),
-    "uncertainty.bandwidth_low": KeySpec("bandwidth"),
-    "uncertainty.bandwidth_high": KeySpec("bandwidth"),
-    "uncertainty.mfu_low": KeySpec("fraction"),
-    "uncertainty.mfu_high": KeySpec("fraction"),
-    "uncertainty.peak_low": KeySpec("flop_rate"),
-    "uncertainty.peak_high": KeySpec("flop_rate"),
-    "uncertainty.mem_bandwidth_low": KeySpec("bandwidth"),
-    "uncertainty.mem_bandwidth_high": KeySpec("bandwidth"),
-    "uncertainty.mem_efficiency_low": KeySpec("fraction"),
-    "uncertainty.mem_efficiency_high": KeySpec("fraction"),
-    "uncertainty.draws": KeySpec("count", low="1", high="1e8", integer=True),
-    "uncertainty.seed": KeySpec("count", high="9007199254740992", integer=True),  # 2**53: exact as a float
-    "workload.trace": KeySpec("text"),
-    "workload.block_tokens": KeySpec("tokens", low="1", integer=True),
-    "workload.trace_format": KeySpec("choice", choices=("mooncake", "qwen")),
-    "reference.dgx_spark_hbm": KeySpec("bandwidth"),
-    "reference.h200_host_link": KeySpec("bandwidth"),
-    **{f"cost.accelerator_hour{end}": KeySpec("price_rate") for end in ("", "_low", "_high")},
-    "cost.hbm_capacity": KeySpec("bytes", low="1 GB"),
-    **{f"cost.hbm_share{end}": KeySpec("fraction") for end in ("", "_low", "_high")},
-    **{f"cost.{m}_gb{end}": KeySpec("price_capacity") for m in COST_MEDIA for end in ("", "_low", "_high")},
-    **{f"cost.amortisation{end}": KeySpec("period") for end in ("", "_low", "_high")},
-    **{f"cost.energy_kwh{end}": KeySpec("price_energy") for end in ("", "_low", "_high")},
-    "cost.large_block_tokens": KeySpec("tokens", low="1", integer=True),
-    "energy.power_lone": KeySpec("power"),
-    "energy.power_batch": KeySpec("power"),
-    "reference.h200_forward16_energy": KeySpec("energy"),
-    **{
-        f"energy.{m}_w_per_gb{end}": KeySpec("power_capacity")
-        for m in ("dram", "nvme")
-        for end in ("", "_low", "_high")
-    },
-}
-"""Every key an assumption set may hold. Unknown keys are rejected."""
-
-HELP: dict[str, str] = {
-    "model": "the model: a preset name or the path of a Hugging Face config.json",
-    "kv_dtype": "element type the KV cache is stored in",
-    "weight_dtype": "element type the weights are stored in",
-    "param_count": "parameters that regeneration runs through (null: the exact count of the model config)",
-    "block_tokens": "tokens one KV block covers",
-    "flops_per_param_token": "forward-pass FLOPs per parameter per token (2: one multiply, one add)",
-    "peak_flops": "dense peak of the accelerator that regenerates",
-    "fetch_latency": "fixed latency of one transfer, paid once per transfer a fetch needs",
-    "fetch_layout": "how a block lies in the tier: one contiguous transfer, or one per layer chunk as a paged cache",
-    "bandwidth.optimistic": "link bandwidth of the optimistic bracket, one direction",
-    "bandwidth.mid": "link bandwidth of the mid bracket, one direction",
-    "bandwidth.pessimistic": "link bandwidth of the pessimistic bracket, one direction",
-    "mfu.optimistic": "model FLOPs utilization of the optimistic bracket",
-    "mfu.typical": "model FLOPs utilization of the typical bracket",
-    "mfu.conservative": "model FLOPs utilization of the conservative bracket",
-    "illustrative.bandwidth": "the bandwidth bracket of the illustrative point",
-    "illustrative.mfu": "the MFU bracket of the illustrative point",
-    "context.short": "first reference context length of one sequence",
-    "context.long": "second reference context length of one sequence",
-    "interior.position": "start position of the example interior block",
-    "interior.context": "length of the sequence holding the example interior block",
-    "interior.anchor_every": "spacing of resident anchors an evicted prefix restarts from (0: the start only)",
-    "regen.model": "regeneration time model: compute only (mfu) or bounded by memory reads too (roofline)",
-    "regen.batch_tokens": "tokens in the forward pass that regenerates the block (the block alone: its size)",
-    "regen.mem_bandwidth": "device-memory bandwidth of the accelerator that regenerates",
-    "regen.mem_efficiency": "share of the device-memory bandwidth a forward pass reaches",
-    "uncertainty.distribution": "how each uncertain input is drawn between its low and high values",
-    "uncertainty.bandwidth_low": "lowest link bandwidth drawn",
-    "uncertainty.bandwidth_high": "highest link bandwidth drawn",
-    "uncertainty.mfu_low": "lowest MFU drawn",
-    "uncertainty.mfu_high": "highest MFU drawn",
-    "uncertainty.peak_low": "lowest dense peak drawn",
-    "uncertainty.peak_high": "highest dense peak drawn",
-    "uncertainty.mem_bandwidth_low": "lowest device-memory bandwidth drawn (lone block)",
-    "uncertainty.mem_bandwidth_high": "highest device-memory bandwidth drawn (lone block)",
-    "uncertainty.mem_efficiency_low": "lowest device-memory efficiency drawn (lone block)",
-    "uncertainty.mem_efficiency_high": "highest device-memory efficiency drawn (lone block)",
-    "uncertainty.draws": "Monte Carlo draws per regime",
-    "uncertainty.seed": "seed of the random generator",
-    "workload.trace": "the serving trace the tier is sized for, a shipped one or a JSONL file",
-    "workload.block_tokens": "prompt tokens per hash id of the serving trace",
-    "workload.trace_format": "the serving trace's format: its unit of time and whether its ids are prefix-chained",
-    "reference.dgx_spark_hbm": "a measured DGX Spark memory read, shown for comparison only",
-    "reference.h200_host_link": "a measured H200 host-link copy rate, shown for comparison only",
-    "cost.accelerator_hour": "price of one hour of the accelerator that regenerates, all in (a cloud on-demand rate)",
-    "cost.accelerator_hour_low": "lowest accelerator price per hour the tornado considers",
-    "cost.accelerator_hour_high": "highest accelerator price per hour the tornado considers",
-    "cost.hbm_capacity": "HBM capacity of the accelerator, the bytes its HBM share is spread over",
-    "cost.hbm_share": "share of the accelerator's hourly price that its HBM capacity stands for",
-    "cost.hbm_share_low": "lowest HBM share of the accelerator's price the tornado considers",
-    "cost.hbm_share_high": "highest HBM share of the accelerator's price the tornado considers",
-    "cost.dram_gb": "purchase price of host DRAM capacity per GB",
-    "cost.dram_gb_low": "lowest host DRAM price per GB the tornado considers",
-    "cost.dram_gb_high": "highest host DRAM price per GB the tornado considers",
-    "cost.cxl_gb": "purchase price of CXL expander memory per GB, module and controller included",
-    "cost.cxl_gb_low": "lowest CXL expander price per GB the tornado considers",
-    "cost.cxl_gb_high": "highest CXL expander price per GB the tornado considers",
-    "cost.nvme_gb": "purchase price of NVMe flash capacity per GB",
-    "cost.nvme_gb_low": "lowest NVMe price per GB the tornado considers",
-    "cost.nvme_gb_high": "highest NVMe price per GB the tornado considers",
-    "cost.amortisation": "period over which purchased memory and storage are written off",
-    "cost.amortisation_low": "shortest amortisation period the tornado considers",
-    "cost.amortisation_high": "longest amortisation period the tornado considers",
-    "cost.energy_kwh": "price of electrical energy",
-    "cost.energy_kwh_low": "lowest energy price the tornado considers",
-    "cost.energy_kwh_high": "highest energy price the tornado considers",
-    "cost.large_block_tokens": "tokens of the larger block the cost page prices next to the source chapter's",
-    "energy.power_lone": "accelerator board power while it regenerates a lone block",
-    "energy.power_batch": "accelerator board power while it runs a compute-bound batch",
-    "reference.h200_forward16_energy": (
-        "a measured H200 energy of one 16-token 70B-shaped forward pass, shown for comparison only"
+    "model": KeySpec("text", "the model: a preset name or the path of a Hugging Face config.json"),
+    "kv_dtype": KeySpec("choice", "element type the KV cache is stored in", choices=tuple(DTYPE_BYTES)),
+    "weight_dtype": KeySpec("choice", "element type the weights are stored in", choices=tuple(DTYPE_BYTES)),
+    "param_count": KeySpec(
+        "count",
+        "parameters that regeneration runs through (null: the exact count of the model config)",
+        low="1",
+        optional=True,
     ),
-    "energy.dram_w_per_gb": "power to hold a GB in DRAM (HBM, host DRAM, CXL expander), refresh and idle",
-    "energy.dram_w_per_gb_low": "lowest DRAM holding power per GB the tornado considers",
-    "energy.dram_w_per_gb_high": "highest DRAM holding power per GB the tornado considers",
-    "energy.nvme_w_per_gb": "power to hold a GB on NVMe flash, the drive's idle power over its capacity",
-    "energy.nvme_w_per_gb_low": "lowest NVMe holding power per GB the tornado considers",
-    "energy.nvme_w_per_gb_high": "highest NVMe holding power per GB the tornado considers",
+    "block_tokens": KeySpec("tokens", "tokens one KV block covers", low="1", integer=True),
+    "flops_per_param_token": KeySpec(
+        "count", "forward-pass FLOPs per parameter per token (2: one multiply, one add)", low="0.01", high="1000"
+    ),
+    "peak_flops": KeySpec("flop_rate", "dense peak of the accelerator that regenerates"),
+    "fetch_latency": KeySpec("time", "fixed latency of one transfer, paid once per transfer a fetch needs"),
+    "fetch_layout": KeySpec(
+        "choice",
+        "how a block lies in the tier: one contiguous transfer, or one per layer chunk as a paged cache",
+        choices=("contiguous", "per-layer"),
+    ),
+    "bandwidth.optimistic": KeySpec("bandwidth", "link bandwidth of the optimistic bracket, one direction"),
+    "bandwidth.mid": KeySpec("bandwidth", "link bandwidth of the mid bracket, one direction"),
+    "bandwidth.pessimistic": KeySpec("bandwidth", "link bandwidth of the pessimistic bracket, one direction"),
+    "mfu.optimistic": KeySpec("fraction", "model FLOPs utilization of the optimistic bracket"),
+    "mfu.typical": KeySpec("fraction", "model FLOPs utilization of the typical bracket"),
+    "mfu.conservative": KeySpec("fraction", "model FLOPs utilization of the conservative bracket"),
+    "illustrative.bandwidth": KeySpec(
+        "choice", "the bandwidth bracket of the illustrative point", choices=BANDWIDTH_LABELS
+    ),
+    "illustrative.mfu": KeySpec("choice", "the MFU bracket of the illustrative point", choices=MFU_LABELS),
+    "context.short": KeySpec("tokens", "first reference context length of one sequence", low="1", integer=True),
+    "context.long": KeySpec("tokens", "second reference context length of one sequence", low="1", integer=True),
+    "interior.position": KeySpec("tokens", "start position of the example interior block", integer=True),
+    "interior.context": KeySpec(
+        "tokens", "length of the sequence holding the example interior block", low="1", integer=True
+    ),
+    "interior.anchor_every": KeySpec(
+        "tokens", "spacing of resident anchors an evicted prefix restarts from (0: the start only)", integer=True
+    ),
+    "regen.model": KeySpec(
+        "choice",
+        "regeneration time model: compute only (mfu) or bounded by memory reads too (roofline)",
+        choices=("mfu", "roofline"),
+    ),
+    "regen.batch_tokens": KeySpec(
+        "tokens",
+        "tokens in the forward pass that regenerates the block (the block alone: its size)",
+        low="1",
+        integer=True,
+    ),
+    "regen.mem_bandwidth": KeySpec("bandwidth", "device-memory bandwidth of the accelerator that regenerates"),
+    "regen.mem_efficiency": KeySpec("fraction", "share of the device-memory bandwidth a forward pass reaches"),
+    "uncertainty.distribution": KeySpec(
+        "choice",
+        "how each uncertain input is drawn between its low and high values",
+        choices=("log-uniform", "uniform"),
+    ),
+    "uncertainty.bandwidth_low": KeySpec("bandwidth", "lowest link bandwidth drawn"),
+    "uncertainty.bandwidth_high": KeySpec("bandwidth", "highest link bandwidth drawn"),
+    "uncertainty.mfu_low": KeySpec("fraction", "lowest MFU drawn"),
+    "uncertainty.mfu_high": KeySpec("fraction", "highest MFU drawn"),
+    "uncertainty.peak_low": KeySpec("flop_rate", "lowest dense peak drawn"),
+    "uncertainty.peak_high": KeySpec("flop_rate", "highest dense peak drawn"),
+    "uncertainty.mem_bandwidth_low": KeySpec("bandwidth", "lowest device-memory bandwidth drawn (lone block)"),
+    "uncertainty.mem_bandwidth_high": KeySpec("bandwidth", "highest device-memory bandwidth drawn (lone block)"),
+    "uncertainty.mem_efficiency_low": KeySpec("fraction", "lowest device-memory efficiency drawn (lone block)"),
+    "uncertainty.mem_efficiency_high": KeySpec("fraction", "highest device-memory efficiency drawn (lone block)"),
+    "uncertainty.draws": KeySpec("count", "Monte Carlo draws per regime", low="1", high="1e8", integer=True),
+    "uncertainty.seed": KeySpec(
+        "count", "seed of the random generator", high="9007199254740992", integer=True
+    ),  # 2**53: exact as a float
+    "workload.trace": KeySpec("text", "the serving trace the tier is sized for, a shipped one or a JSONL file"),
+    "workload.block_tokens": KeySpec("tokens", "prompt tokens per hash id of the serving trace", low="1", integer=True),
+    "workload.trace_format": KeySpec(
+        "choice",
+        "the serving trace's format: its unit of time and whether its ids are prefix-chained",
+        choices=("mooncake", "qwen"),
+    ),
+    "reference.dgx_spark_hbm": KeySpec("bandwidth", "a measured DGX Spark memory read, shown for comparison only"),
+    "reference.h200_host_link": KeySpec("bandwidth", "a measured H200 host-link copy rate, shown for comparison only"),
+    "cost.accelerator_hour": KeySpec(
+        "price_rate", "price of one hour of the accelerator that regenerates, all in (a cloud on-demand rate)"
+    ),
+    "cost.accelerator_hour_low": KeySpec("price_rate", "lowest accelerator price per hour the tornado considers"),
+    "cost.accelerator_hour_high": KeySpec("price_rate", "highest accelerator price per hour the tornado considers"),
+    "cost.hbm_capacity": KeySpec(
+        "bytes", "HBM capacity of the accelerator, the bytes its HBM share is spread over", low="1 GB"
+    ),
+    "cost.hbm_share": KeySpec("fraction", "share of the accelerator's hourly price that its HBM capacity stands for"),
+    "cost.hbm_share_low": KeySpec("fraction", "lowest HBM share of the accelerator's price the tornado considers"),
+    "cost.hbm_share_high": KeySpec("fraction", "highest HBM share of the accelerator's price the tornado considers"),
+    "cost.dram_gb": KeySpec("price_capacity", "purchase price of host DRAM capacity per GB"),
+    "cost.dram_gb_low": KeySpec("price_capacity", "lowest host DRAM price per GB the tornado considers"),
+    "cost.dram_gb_high": KeySpec("price_capacity", "highest host DRAM price per GB the tornado considers"),
+    "cost.cxl_gb": KeySpec(
+        "price_capacity", "purchase price of CXL expander memory per GB, module and controller included"
+    ),
+    "cost.cxl_gb_low": KeySpec("price_capacity", "lowest CXL expander price per GB the tornado considers"),
+    "cost.cxl_gb_high": KeySpec("price_capacity", "highest CXL expander price per GB the tornado considers"),
+    "cost.nvme_gb": KeySpec("price_capacity", "purchase price of NVMe flash capacity per GB"),
+    "cost.nvme_gb_low": KeySpec("price_capacity", "lowest NVMe price per GB the tornado considers"),
+    "cost.nvme_gb_high": KeySpec("price_capacity", "highest NVMe price per GB the tornado considers"),
+    "cost.amortisation": KeySpec("period", "period over which purchased memory and storage are written off"),
+    "cost.amortisation_low": KeySpec("period", "shortest amortisation period the tornado considers"),
+    "cost.amortisation_high": KeySpec("period", "longest amortisation period the tornado considers"),
+    "cost.energy_kwh": KeySpec("price_energy", "price of electrical energy"),
+    "cost.energy_kwh_low": KeySpec("price_energy", "lowest energy price the tornado considers"),
+    "cost.energy_kwh_high": KeySpec("price_energy", "highest energy price the tornado considers"),
+    "cost.large_block_tokens": KeySpec(
+        "tokens", "tokens of the larger block the cost page prices next to the source chapter's", low="1", integer=True
+    ),
+    "energy.power_lone": KeySpec("power", "accelerator board power while it regenerates a lone block"),
+    "energy.power_batch": KeySpec("power", "accelerator board power while it runs a compute-bound batch"),
+    "reference.h200_forward16_energy": KeySpec(
+        "energy", "a measured H200 energy of one 16-token 70B-shaped forward pass, shown for comparison only"
+    ),
+    "energy.dram_w_per_gb": KeySpec(
+        "power_capacity", "power to hold a GB in DRAM (HBM, host DRAM, CXL expander), refresh and idle"
+    ),
+    "energy.dram_w_per_gb_low": KeySpec("power_capacity", "lowest DRAM holding power per GB the tornado considers"),
+    "energy.dram_w_per_gb_high": KeySpec("power_capacity", "highest DRAM holding power per GB the tornado considers"),
+    "energy.nvme_w_per_gb": KeySpec(
+        "power_capacity", "power to hold a GB on NVMe flash, the drive's idle power over its capacity"
+    ),
+    "energy.nvme_w_per_gb_low": KeySpec("power_capacity", "lowest NVMe holding power per GB the tornado considers"),
+    "energy.nvme_w_per_gb_high": KeySpec("power_capacity", "highest NVMe holding power per GB the tornado considers"),
 }
-"""One line per key of :data:`SCHEMA`: what it is (its unit and allowed values come from its spec)."""
+"""Every key an assumption set may hold, with what it is and the values it takes. Unknown keys are rejected."""
 
 
 def describe(key: str) -> str:
     """One line on ``key``: what it is, and the values it takes (``bandwidth.mid`` needs a unit)."""
-    spec = SCHEMA[key]
-    if spec.kind in UNIT_EXAMPLES:
-        form = f"{spec.kind.replace('_', ' ')} with a unit, e.g. {UNIT_EXAMPLES[spec.kind]}"
-    elif spec.kind == "fraction":
-        form = "fraction, e.g. 40% or 0.4"
-    elif spec.kind == "tokens":
-        form = "tokens, e.g. 16 or 32K"
-    elif spec.kind in ("choice", "text"):
-        form = spec.allowed()
-    else:
-        form = "a number" + (", whole" if spec.integer else "")
-    return f"{HELP[key]}; {form}"
+    return SCHEMA[key].describe()
 
 
 def _check_value(key: str, raw: Any, where: str) -> float | str | None:
@@ -282,9 +285,9 @@ def _check_value(key: str, raw: Any, where: str) -> float | str | None:
     shown = show(raw, quote=True)
     if not math.isfinite(value):
         raise KvtierError(f"{where}: key '{key}' must be finite, got {shown}; allowed: {spec.allowed()}")
-    if spec.kind in UNIT_EXAMPLES and value != 0 and is_bare_number(raw):
+    if spec.unit_example is not None and value != 0 and is_bare_number(raw):
         # a bare 64 could be B/s or GB/s: only zero means the same in every unit
-        raise KvtierError(f"{where}: key '{key}' = {shown} needs a unit, for example {UNIT_EXAMPLES[spec.kind]}")
+        raise KvtierError(f"{where}: key '{key}' = {shown} needs a unit, for example {spec.unit_example}")
     if value not in spec.bounds:
         raise KvtierError(f"{where}: key '{key}' = {shown} is out of range; allowed: {spec.allowed()}")
     if spec.integer and not float(value).is_integer():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvtier.units import KIND_UNITS, format_quantity
+from kvtier.units import KINDS, format_quantity
 
 PROVENANCE_CLASSES = ("measured", "published-spec", "assumed", "implied", "derived")
 """Where an input comes from: measured, a published specification, a modelling choice, forced
@@ -72,7 +72,8 @@ class Record:
     @property
     def unit(self) -> str:
         """The SI base unit that :attr:`value` is expressed in."""
-        return KIND_UNITS.get(self.kind, "")
+        kind = KINDS.get(self.kind)
+        return kind.si_unit if kind is not None else ""
 
     @property
     def display(self) -> str:

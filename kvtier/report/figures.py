@@ -14,7 +14,7 @@ import textwrap
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from kvtier.inputs.assumptions import HELP, Assumption
+from kvtier.inputs.assumptions import SCHEMA, Assumption
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -97,16 +97,20 @@ def add_footer(fig: Figure, records: Iterable[Assumption]) -> None:
     fig.subplots_adjust(bottom=(50 + 11 * n_lines) / (height_in * 72))
 
 
+def _what(rec: Assumption) -> str:
+    """What ``rec`` is, in words: its key's :attr:`~kvtier.inputs.assumptions.KeySpec.help`, else its figure or key."""
+    spec = SCHEMA.get(rec.key)
+    return spec.help if spec is not None else rec.figure or rec.key
+
+
 def caption(lead: str, text: str, records: Iterable[Assumption], drivers: Iterable[Assumption], extra: str = "") -> str:
     """A figure's caption: what to conclude, what it shows, what drives it in words, all assumptions.
 
     ``lead`` is one sentence saying what the figure shows and what to conclude from it;
     ``text`` says how to read it; the drivers are named by what they are (see
-    :data:`kvtier.inputs.assumptions.HELP`), then every assumption is listed with its provenance.
+    :attr:`kvtier.inputs.assumptions.KeySpec.help`), then every assumption is listed with its provenance.
     """
-    words = " and ".join(
-        f"{HELP.get(rec.key) or rec.figure or rec.key} ({rec.display}, {rec.provenance})" for rec in drivers
-    )
+    words = " and ".join(f"{_what(rec)} ({rec.display}, {rec.provenance})" for rec in drivers)
     return f"{lead} {text} It depends most on {words}. {assumption_text(records, extra)}."
 
 

@@ -1,17 +1,104 @@
-"""kvtier.inputs.assumptions: the key specs, reading sets, layering and the whole-set check."""
+"""kvtier.inputs.assumptions: the key specs, reading sets, layering and the whole-set check.
+
+A key's kind, range, allowed values and help text live in one record, its KeySpec.
+"""
 
 from __future__ import annotations
 
-from kvtier.inputs.assumptions import SCHEMA, describe
+import pytest
+
+from kvtier import KvtierError
+from kvtier.inputs.assumptions import SCHEMA, KeySpec, describe, make_assumption
+
+
+def test_every_key_says_what_it_is_in_one_line_of_its_own_spec():
+    for key, spec in SCHEMA.items():
+        assert spec.help and spec.help == spec.help.strip(), key
+        assert "\n" not in spec.help, key  # papermill reads a parameter's help from one comment line
+        assert describe(key).startswith(f"{spec.help}; "), key
 
 
 def test_every_schema_key_has_a_one_line_description():
-    from kvtier.inputs.assumptions import HELP
-
-    assert set(HELP) == set(SCHEMA)
     assert all("\n" not in describe(key) and "=" not in describe(key) for key in SCHEMA)  # papermill reads one line
     assert (
         describe("peak_flops")
         == "dense peak of the accelerator that regenerates; flop rate with a unit, e.g. 500TFLOP/s"
     )
     assert describe("mfu.typical").endswith("; fraction, e.g. 40% or 0.4")
+
+
+def test_a_key_is_one_record():
+    # the mid bracket: a bandwidth in the kind's physical range (1 kB/s to 1 PB/s), and what it is
+    assert SCHEMA["bandwidth.mid"] == KeySpec("bandwidth", "link bandwidth of the mid bracket, one direction")
+    assert SCHEMA["uncertainty.draws"] == KeySpec(
+        "count", "Monte Carlo draws per regime", low="1", high="1e8", integer=True
+    )
+    assert SCHEMA["param_count"] == KeySpec(
+        "count",
+        "parameters that regeneration runs through (null: the exact count of the model config)",
+        low="1",
+        optional=True,
+    )
+    assert SCHEMA["kv_dtype"].choices == ("bf16", "fp16", "fp32", "fp8")
+
+
+@pytest.mark.parametrize(
+    ("key", "line"),
+    [
+        # a kind that needs a unit names it with its one example
+        ("bandwidth.mid", "link bandwidth of the mid bracket, one direction; bandwidth with a unit, e.g. 64GB/s"),
+        (
+            "fetch_latency",
+            "fixed latency of one transfer, paid once per transfer a fetch needs; time with a unit, e.g. 5us",
+        ),
+        (
+            "cost.amortisation",
+            "period over which purchased memory and storage are written off; period with a unit, e.g. 5y",
+        ),
+        (
+            "energy.nvme_w_per_gb",
+            "power to hold a GB on NVMe flash, the drive's idle power over its capacity;"
+            " power capacity with a unit, e.g. 0.15W/GB",
+        ),
+        # fractions, tokens, counts read a bare number
+        ("mfu.typical", "model FLOPs utilization of the typical bracket; fraction, e.g. 40% or 0.4"),
+        ("block_tokens", "tokens one KV block covers; tokens, e.g. 16 or 32K"),
+        ("uncertainty.draws", "Monte Carlo draws per regime; a number, whole"),
+        ("flops_per_param_token", "forward-pass FLOPs per parameter per token (2: one multiply, one add); a number"),
+        # a choice lists its values; a text is any non-empty string
+        (
+            "regen.model",
+            "regeneration time model: compute only (mfu) or bounded by memory reads too (roofline);"
+            " one of mfu, roofline",
+        ),
+        ("model", "the model: a preset name or the path of a Hugging Face config.json; a non-empty string"),
+    ],
+)
+def test_describe_by_hand(key, line):
+    assert describe(key) == line == SCHEMA[key].describe()
+
+
+@pytest.mark.parametrize(
+    ("key", "allowed"),
+    [
+        ("uncertainty.draws", "a whole number of count in [1, 1e8]"),  # its own ends
+        ("bandwidth.mid", "bandwidth in [1 kB/s, 1 PB/s]"),  # the kind's physical ends
+        ("param_count", "count in [1, 1e15] or null"),  # its own low end, the kind's high end
+        ("cost.hbm_capacity", "bytes in [1 GB, 1024 PiB]"),
+        ("fetch_layout", "one of contiguous, per-layer"),
+    ],
+)
+def test_allowed_values_in_words(key, allowed):
+    assert SCHEMA[key].allowed() == allowed
+
+
+def test_a_bare_number_for_a_key_that_needs_a_unit_is_refused_with_the_specs_example():
+    # 64 could be 64 B/s or 64 GB/s; 0 is 0 in every unit
+    with pytest.raises(KvtierError) as err:
+        make_assumption("bandwidth.mid", "64", basis="", provenance="assumed", source="t", where="here")
+    assert str(err.value) == "here: key 'bandwidth.mid' = '64' needs a unit, for example 64GB/s"
+    assert make_assumption("fetch_latency", "0", basis="", provenance="assumed", source="t", where="here").value == 0.0
+    # a fraction reads a bare number: 0.4 is 40 %
+    assert make_assumption("mfu.typical", "0.4", basis="", provenance="assumed", source="t", where="here").value == 0.4
+    assert SCHEMA["bandwidth.mid"].unit_example == "64GB/s" and SCHEMA["mfu.typical"].unit_example is None
+    assert SCHEMA["model"].unit_example is None  # a text key has no quantity kind

@@ -8,7 +8,7 @@ import matplotlib
 import pytest
 from IPython.core.pylabtools import print_figure
 
-from kvtier.inputs.assumptions import HELP, load_assumptions
+from kvtier.inputs.assumptions import SCHEMA, load_assumptions
 from kvtier.report import figures, pages
 from kvtier.report.pages.fetch import fetch_vs_bandwidth
 from kvtier.scenario import Scenario
@@ -81,7 +81,7 @@ def test_every_figure_names_what_drives_it_on_itself_and_everything_in_its_capti
     drivers = re.findall(r"(\S+) = [^;\n]+? \[", footer[0].replace("\n", " ").removeprefix(figures.FOOTER_PREFIX))
     assert 1 <= len(drivers) <= 2
     for key in drivers:  # an assumption key is named by what it is (a measured record by its figure)
-        assert key not in HELP or HELP[key] in caption.split(" It depends most on ")[1], key
+        assert key not in SCHEMA or SCHEMA[key].help in caption.split(" It depends most on ")[1], key
     matplotlib.pyplot.close(fig)
 
 

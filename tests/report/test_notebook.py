@@ -70,6 +70,7 @@ def test_the_parameters_cell_is_the_generated_one_and_papermill_describes_each_p
     nb = read_page(path)
     (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     set_name = "set_name" in declared_parameters(nb, path.name)
+    # stale after a change to KEYS, a key's help or a seed value: `.venv/bin/python scripts/parameters.py` rewrites it
     assert cell.source == notebook.parameters_cell(page.keys, set_name=set_name)
     nbformat.write(nb, tmp_path / "page.ipynb")
     described = papermill.inspect_notebook(str(tmp_path / "page.ipynb"))

@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from kvtier.inputs.assumptions import HELP, PROVENANCE_CLASSES, SCHEMA
+from kvtier.inputs.assumptions import PROVENANCE_CLASSES, SCHEMA
 from kvtier.scenario import Scenario
 
 REFERENCE_PREFIX = "reference."
@@ -40,7 +40,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out["n_reference"] = len(records) - len(used)
     out["n_reference_measured"] = out["n_measured"] - counts["measured"]
     listed = ", ".join(f"{counts[cls]} {cls}" for cls in PROVENANCE_CLASSES if counts[cls])
-    names = [HELP[rec.key].split(",")[0] for rec in used if rec.provenance == "measured"]
+    names = [SCHEMA[rec.key].help.split(",")[0] for rec in used if rec.provenance == "measured"]
     measured = "none of them measured" if not names else f"{len(names)} of them measured ({'; '.join(names)})"
     out["answer_measured"] = (
         f"Of the {len(used)} inputs that enter a calculation, {measured}: {listed}."

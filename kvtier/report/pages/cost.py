@@ -28,7 +28,7 @@ import pandas as pd
 
 from kvtier.formulas import economics, tiering
 from kvtier.formulas import reuse as workload
-from kvtier.inputs.assumptions import COST_RANGES, HELP
+from kvtier.inputs.assumptions import COST_RANGES, SCHEMA
 from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, new_figure
 from kvtier.report.words import no_duration, nothing_to_cache
@@ -237,7 +237,7 @@ def inputs_table(s: Scenario) -> pd.DataFrame:
                 "low": s.a(f"{key}_low").text if ranged else "",
                 "high": s.a(f"{key}_high").text if ranged else "",
                 "provenance": rec.provenance,
-                "what": HELP[key],
+                "what": SCHEMA[key].help,
                 "basis": rec.basis,
                 "source": rec.source,
             }
@@ -311,18 +311,18 @@ def numbers(s: Scenario) -> dict[str, Any]:
     t = tornado(s)
     top, second = t[0], t[1]
     out["tornado_top_key"] = str(top["input"])
-    out["tornado_top_words"] = HELP[str(top["input"])]
+    out["tornado_top_words"] = SCHEMA[str(top["input"])].help
     out["tornado_top_words_cap"] = out["tornado_top_words"][0].upper() + out["tornado_top_words"][1:]
     out["tornado_top_swing"] = _nan(top["swing_usd"])
     ends = (_nan(top["keep_usd_at_low_s"]), _nan(top["keep_usd_at_high_s"]))
     out["tornado_top_low"] = duration(min(ends))
     out["tornado_top_high"] = duration(max(ends))
     out["tornado_second_key"] = str(second["input"])
-    out["tornado_second_words"] = HELP[str(second["input"])]
+    out["tornado_second_words"] = SCHEMA[str(second["input"])].help
     out["tornado_second_swing"] = _nan(second["swing_usd"])
     jt = max(t, key=lambda r: -math.inf if r["swing_j"] is None else r["swing_j"])  # the first of the widest
     out["tornado_top_j_key"] = str(jt["input"])
-    out["tornado_top_j_words"] = HELP[str(jt["input"])]
+    out["tornado_top_j_words"] = SCHEMA[str(jt["input"])].help
     out["tornado_top_j_swing"] = _nan(jt["swing_j"])
     out["cxl_shortest_keep"] = duration(min(iv.at(CXL_TIER)["keep_usd_s"] for iv in grid.values()))
     out.update(mix_numbers(s))
@@ -571,7 +571,7 @@ def _decider_sentence(s: Scenario, mt: pd.DataFrame, top: str) -> str:
         f = flips.iloc[0]
         end = "low" if f["largest_tier_at_low"] != f["largest_tier_base"] else "high"
         return (
-            f"The one price that changes which tier holds the blocks is the {HELP[str(f['input'])]}"
+            f"The one price that changes which tier holds the blocks is the {SCHEMA[str(f['input'])].help}"
             f" ({f['input']}): at the {end} end of its range ({s.a(str(f['input']) + '_' + end).text})"
             f" the {f[f'largest_tier_at_{end}']} takes the place of the {f['largest_tier_base']}."
         )
@@ -650,7 +650,7 @@ def mix_numbers(s: Scenario) -> dict[str, Any]:
     }
     mt = mix_tornado_table(s)
     out["mix_tornado_top_key"] = str(mt.iloc[0]["input"])
-    out["mix_tornado_top_words"] = HELP[str(mt.iloc[0]["input"])]
+    out["mix_tornado_top_words"] = SCHEMA[str(mt.iloc[0]["input"])].help
     out["mix_tornado_top_swing"] = float(mt.iloc[0]["swing"])
     out["mix_decider_sentence"] = _decider_sentence(s, mt, out["mix_main_tier"])
     empty = nothing_to_cache(t.n_refs, float(reuse.hit_ratio()))
