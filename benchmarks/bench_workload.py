@@ -6,12 +6,12 @@ Measures on one core (numpy runs these steps single-threaded):
 
 - the shipped conversation trace (about 288,000 block references) read, validated and
   analysed (stack distances, hit ratios, reuse intervals): target under 2 s;
-- a seeded synthetic trace (:func:`kvtier.formulas.reuse.generate_trace`, shared-prefix trees with
+- a seeded synthetic trace (:func:`kvtier.inputs.traces.generate_trace`, shared-prefix trees with
   Zipf-skewed reuse) of at least ``--refs`` block references analysed in memory
   (generation not counted): target under 60 s;
 - the same trace written as JSONL and analysed from the file by a fresh process, twice:
   read into memory (``kvtier workload``), and streamed (``kvtier workload --stream``,
-  :func:`kvtier.formulas.reuse.stream_lru`), each with its time and peak resident memory, per
+  :func:`kvtier.inputs.traces.stream_lru`), each with its time and peak resident memory, per
   block reference and per distinct block.
 
 Prints a Markdown table; exit status 0 when both targets are met, 1 when one is missed.

@@ -248,7 +248,7 @@ def lines(rep: dict[str, Any]) -> list[str]:
 
 
 def streamed(s: Scenario, trace: str) -> dict[str, Any]:
-    """The LRU part of the report of ``trace``, from :func:`kvtier.formulas.reuse.stream_lru`."""
+    """The LRU part of the report of ``trace``, from :func:`kvtier.inputs.traces.stream_lru`."""
     try:
         h = traces.stream_lru(trace, int(s.v("workload.block_tokens")), trace_format=_format(s))
     except MemoryError:
