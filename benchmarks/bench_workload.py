@@ -6,12 +6,12 @@ Measures on one core (numpy runs these steps single-threaded):
 
 - the shipped conversation trace (about 288,000 block references) read, validated and
   analysed (stack distances, hit ratios, reuse intervals): target under 2 s;
-- a seeded synthetic trace (:func:`kvtier.formulas.reuse.generate_trace`, shared-prefix trees with
+- a seeded synthetic trace (:func:`kvtier.inputs.traces.generate_trace`, shared-prefix trees with
   Zipf-skewed reuse) of at least ``--refs`` block references analysed in memory
   (generation not counted): target under 60 s;
 - the same trace written as JSONL and analysed from the file by a fresh process, twice:
   read into memory (``kvtier workload``), and streamed (``kvtier workload --stream``,
-  :func:`kvtier.formulas.reuse.stream_lru`), each with its time and peak resident memory, per
+  :func:`kvtier.inputs.traces.stream_lru`), each with its time and peak resident memory, per
   block reference and per distinct block.
 
 Prints a Markdown table; exit status 0 when both targets are met, 1 when one is missed.
@@ -35,18 +35,20 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kvtier.formulas import reuse as workload  # noqa: E402
+from kvtier.inputs import traces  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = """
 import json, sys, time
 from kvtier.formulas import reuse as workload
+from kvtier.inputs import traces
 t = time.perf_counter()
 if sys.argv[2] == "stream":
-    h = workload.stream_lru(sys.argv[1])
+    h = traces.stream_lru(sys.argv[1])
     h.capacity_for(0.95)
 else:
-    r = workload.Reuse.of(workload.read_trace(sys.argv[1]))
+    r = workload.Reuse.of(traces.read_trace(sys.argv[1]))
     r.capacity_for(0.95), r.reuse_interval_s, r.requests_with_a_distance_that_falls
 # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent across fork and exec
 hwm = next(int(x.split()[1]) for x in open("/proc/self/status") if x.startswith("VmHWM:"))
@@ -64,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     t0 = time.perf_counter()
-    conv = workload.Reuse.of(workload.read_trace("conversation"))
+    conv = workload.Reuse.of(traces.read_trace("conversation"))
     conv.hit_ratio(), conv.capacity_for(0.95), conv.reuse_interval_s
     conv_s = time.perf_counter() - t0
 
@@ -72,10 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     shape = {"new_blocks": (1, 8)}
     n_requests = max(1, int(args.refs / 12))
     t0 = time.perf_counter()
-    trace = workload.generate_trace(n_requests, seed=args.seed, **shape)
+    trace = traces.generate_trace(n_requests, seed=args.seed, **shape)
     while trace.n_refs < args.refs:
         n_requests = int(n_requests * args.refs / trace.n_refs) + 1
-        trace = workload.generate_trace(n_requests, seed=args.seed, **shape)
+        trace = traces.generate_trace(n_requests, seed=args.seed, **shape)
     gen_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     big = workload.Reuse.of(trace)
@@ -86,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="kvtier-bench-") as tmp:
         path = Path(tmp) / "generated.jsonl"
         with path.open("w") as f:
-            for line in workload.to_jsonl(trace):
+            for line in traces.to_jsonl(trace):
                 f.write(line + "\n")
         size = path.stat().st_size
         env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -17,7 +17,7 @@ from functools import cache, cached_property
 import numpy as np
 
 from kvtier.formulas import capacity, costs, reuse, roofline, tiering
-from kvtier.inputs import hardware
+from kvtier.inputs import hardware, traces
 from kvtier.inputs.assumptions import (
     BANDWIDTH_LABELS,
     COST_RANGES,
@@ -424,7 +424,7 @@ class Scenario:
 
     def trace_reuse(self) -> reuse.Reuse:
         """The trace ``workload.trace`` with the reuse of its blocks measured (cached per file version)."""
-        return reuse.analyse(
+        return traces.analyse(
             str(self.assumptions.value("workload.trace")),
             int(self.v("workload.block_tokens")),
             str(self.assumptions.value("workload.trace_format")),

@@ -14,9 +14,10 @@ import math
 from typing import Any
 
 from kvtier.commands.options import add_assumption_options
+from kvtier.data import SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
 from kvtier.formulas import reuse as workload
-from kvtier.inputs import hardware
+from kvtier.inputs import hardware, traces
 from kvtier.inputs.assumptions import SCHEMA, load_assumptions, parse_set_options
 from kvtier.report.words import no_duration, nothing_to_cache
 from kvtier.scenario import Scenario
@@ -36,12 +37,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument(
         "trace",
         metavar="TRACE",
-        help=f"a shipped trace ({', '.join(workload.SHIPPED_TRACES)}) or the path of a JSONL trace;"
+        help=f"a shipped trace ({', '.join(SHIPPED_TRACES)}) or the path of a JSONL trace;"
         " a file of that name here wins over a shipped trace, and the output says so",
     )
     p.add_argument(
         "--format",
-        choices=tuple(workload.TRACE_FORMATS),
+        choices=tuple(traces.TRACE_FORMATS),
         help="the trace's format (default: the set's workload.trace_format, mooncake): mooncake = timestamps"
         " in ms, prefix-chained ids, 512 tokens an id; qwen = Alibaba's Qwen traces, timestamps in s, one id"
         " per 16-token block, chained here as a prefix cache does. Sets the block size too, unless"
@@ -85,7 +86,7 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     fmt = getattr(args, "format", None)
     if fmt is not None:
         sets["workload.trace_format"] = fmt
-        sets.setdefault("workload.block_tokens", str(workload.TRACE_FORMATS[fmt].block_tokens))
+        sets.setdefault("workload.block_tokens", str(traces.TRACE_FORMATS[fmt].block_tokens))
     if getattr(args, "block_tokens", None) is not None:
         sets["workload.block_tokens"] = _block_tokens_option(str(args.block_tokens))
     return Scenario(load_assumptions(getattr(args, "assumptions", None), sets))
@@ -106,7 +107,7 @@ def analysis(s: Scenario, trace: str) -> dict[str, Any]:
     """The report of ``trace`` under scenario ``s``, with what priced it."""
     block_tokens = int(s.v("workload.block_tokens"))
     try:
-        reuse = workload.analyse(trace, block_tokens, _format(s))
+        reuse = traces.analyse(trace, block_tokens, _format(s))
     except MemoryError:
         raise KvtierError(
             f"{show(trace)}: not enough memory to analyse the trace whole; --stream reads it in memory"
@@ -247,9 +248,9 @@ def lines(rep: dict[str, Any]) -> list[str]:
 
 
 def streamed(s: Scenario, trace: str) -> dict[str, Any]:
-    """The LRU part of the report of ``trace``, from :func:`kvtier.formulas.reuse.stream_lru`."""
+    """The LRU part of the report of ``trace``, from :func:`kvtier.inputs.traces.stream_lru`."""
     try:
-        h = workload.stream_lru(trace, int(s.v("workload.block_tokens")), trace_format=_format(s))
+        h = traces.stream_lru(trace, int(s.v("workload.block_tokens")), trace_format=_format(s))
     except MemoryError:
         raise KvtierError(
             f"{show(trace)}: not enough memory for the trace's distinct blocks (about 100 B each)"
@@ -332,14 +333,14 @@ def notes(rep: dict[str, Any], trace: str) -> dict[str, str]:
         shipped trace, or a file, read in the default format with chained ids.
     """
     tr, pf = rep["trace"], rep["prefix"]
-    fmt = workload.TRACE_FORMATS[tr["format"]]
+    fmt = traces.TRACE_FORMATS[tr["format"]]
     out: dict[str, str] = {}
-    if workload.shadows_shipped(trace):
+    if traces.shadows_shipped(trace):
         out["trace"] = (
             f"trace {show(trace)}: the file of that name in this directory, not the shipped trace {trace}"
             " (name the file otherwise, or run elsewhere, to read the shipped one)"
         )
-    if tr["format"] != workload.DEFAULT_FORMAT:
+    if tr["format"] != traces.DEFAULT_FORMAT:
         chained = "prefix-chained ids" if fmt.chained else "one id per block, chained here as a prefix cache does"
         out["format"] = f"format {fmt.name}: timestamps in {fmt.unit}, {chained}"
     late = pf.get("requests_with_a_hit_after_a_miss", 0)

@@ -51,9 +51,9 @@ import nbformat
 
 import kvtier
 from kvtier.errors import KvtierError
-from kvtier.formulas.reuse import trace_path
 from kvtier.inputs.assumptions import AssumptionSet, check_consistency
 from kvtier.inputs.models import config_path
+from kvtier.inputs.traces import trace_path
 from kvtier.pipeline import outdir
 from kvtier.pipeline.kernels import KernelGroup, kernel_manager_class
 from kvtier.report import pages, preview

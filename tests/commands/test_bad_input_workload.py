@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from kvtier.formulas import reuse as workload
+from kvtier.inputs import traces
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.surface("workload")
@@ -218,7 +218,7 @@ def test_a_2_gib_file_of_nuls_is_refused_from_its_size_before_it_is_read(nuls_2g
     # in memory: 2,147,483,648 bytes > MAX_TRACE_BYTES, refused from st_size (reading it needed 4.2 GB before)
     msg = one_line_error(run_capped("workload", str(nuls_2gib)))
     assert msg == (
-        f"{nuls_2gib}: trace is larger than {workload.MAX_TRACE_BYTES:,} bytes, the most the in-memory analysis"
+        f"{nuls_2gib}: trace is larger than {traces.MAX_TRACE_BYTES:,} bytes, the most the in-memory analysis"
         " reads; use --stream"
     )
 

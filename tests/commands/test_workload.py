@@ -10,7 +10,7 @@ import pytest
 
 from kvtier.commands import workload as workload_cli
 from kvtier.errors import KvtierError
-from kvtier.formulas import reuse as workload
+from kvtier.inputs import traces
 from tests.conftest import BAD, GOOD, HAND, write_trace
 
 
@@ -147,7 +147,7 @@ def test_a_bad_trace_is_one_line_naming_file_and_line(case, tmp_path, capsys):
     rows, line, message = BAD[case]
     path = write_trace(tmp_path / "bad.jsonl", rows)
     with pytest.raises(KvtierError) as err:
-        workload.read_trace(path)
+        traces.read_trace(path)
     text = str(err.value)
     assert text.startswith(f"{path}: line {line}: ") and message in text and "\n" not in text, text
     status, out, err_text = cli([str(path)], capsys)

@@ -10,7 +10,7 @@ import pandas as pd
 
 from kvtier.formulas import reuse as workload
 from kvtier.formulas import roofline
-from kvtier.inputs import hardware
+from kvtier.inputs import hardware, traces
 from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.report.words import no_duration, nothing_to_cache
@@ -70,8 +70,8 @@ def _reuse(s: Scenario, trace: str) -> workload.Reuse:
     """The sized trace at ``workload.block_tokens`` in ``workload.trace_format``; the shipped contrast as published."""
     if trace == trace_name(s):
         fmt = str(s.assumptions.value("workload.trace_format"))
-        return workload.analyse(trace, int(s.v("workload.block_tokens")), fmt)
-    return workload.analyse(trace, workload.TRACE_BLOCK_TOKENS)
+        return traces.analyse(trace, int(s.v("workload.block_tokens")), fmt)
+    return traces.analyse(trace, traces.TRACE_BLOCK_TOKENS)
 
 
 def report(s: Scenario, trace: str) -> dict[str, Any]:

@@ -1,0 +1,677 @@
+"""Serving traces: find, read and validate them, one JSON object a line, into the arrays the reuse formulas take.
+
+A trace is one JSON object per line and per request, in the format of the traces Mooncake
+published with its FAST'25 paper (shipped in ``kvtier/data/traces/mooncake-fast25/``):
+``timestamp`` (ms since the start of the trace), ``input_length`` and ``output_length``
+(tokens) and ``hash_ids``, one id per block of ``block_tokens`` prompt tokens, chained so
+that two equal ids mean an equal prefix up to and including that block.  Other formats
+(:data:`TRACE_FORMATS`: Alibaba's Qwen traces, timestamps in seconds and one id per
+16-token block, not chained) declare their unit of time and whether their ids are chained;
+unchained ids are chained on reading (:func:`kvtier.formulas.reuse.chain_ids`), as a serving
+engine keys its prefix cache.
+
+- :func:`read_trace`, the one validating reader: a malformed line, a duplicate key, a
+  missing field, a negative or too large length, a ``hash_ids`` list whose length
+  disagrees with the input length, or a timestamp that goes backwards is a
+  :class:`~kvtier.errors.KvtierError` naming the file and the line, on one line.  Both it
+  and the stream read regular files only, through one line splitter (:func:`split_lines`:
+  ``\\n`` ends a line, nothing else does), holding arrays, never the file's text.  It returns
+  a :class:`~kvtier.formulas.reuse.Trace`; :func:`analyse` measures it
+  (:class:`~kvtier.formulas.reuse.Reuse`), cached per file version.
+- :func:`stream_lru`, the exact LRU curve of a trace read line by line, in memory
+  proportional to its distinct blocks: it walks the file and feeds
+  :class:`~kvtier.formulas.reuse.LruStream` chunks of whole requests, for a trace larger
+  than memory.
+- :func:`generate_trace`, a seeded generator of traces in the Mooncake format (shared-prefix
+  trees, skewed reuse) for benchmarks at scale, and :func:`to_jsonl`, which writes one.
+
+Times are seconds, sizes bytes, unless a name says otherwise.
+"""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import json
+import math
+import os
+import stat
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kvtier.data import SHIPPED_TRACES, TRACE_DIR
+from kvtier.errors import KvtierError, show
+from kvtier.formulas.reuse import LruHistogram, LruStream, Reuse, Trace, chain_ids, dense_ids
+
+TRACE_BLOCK_TOKENS = 512
+"""Tokens per ``hash_ids`` block in the Mooncake traces (as their authors publish them)."""
+
+
+@dataclass(frozen=True)
+class TraceFormat:
+    """How the fields of a trace read: the unit of its timestamps and what its block ids identify.
+
+    Attributes
+    ----------
+    name : str
+        What ``--format`` and ``workload.trace_format`` call it.
+    unit : str
+        The unit of ``timestamp`` as messages print it (``ms``, ``s``).
+    units_per_s : float
+        Timestamp units in one second (1000 for ms, 1 for s).
+    chained : bool
+        True when each id already names the whole prefix up to its block (equal ids: equal
+        prefix); False when an id names one block's own tokens wherever it stands, so that
+        the reader chains them (:func:`chain_ids`) before measuring reuse.
+    block_tokens : int
+        Prompt tokens per id as the trace's authors publish them (tokens).
+    source : str
+        Where the format is published.
+    """
+
+    name: str
+    unit: str
+    units_per_s: float
+    chained: bool
+    block_tokens: int
+    source: str
+
+
+TRACE_FORMATS: dict[str, TraceFormat] = {
+    "mooncake": TraceFormat(
+        "mooncake",
+        "ms",
+        1e3,
+        True,
+        TRACE_BLOCK_TOKENS,
+        "Mooncake FAST'25 traces (github.com/kvcache-ai/Mooncake): timestamp in ms, one chained id per 512 tokens",
+    ),
+    "qwen": TraceFormat(
+        "qwen",
+        "s",
+        1.0,
+        False,
+        16,
+        "Alibaba Bailian Qwen traces, ATC'25 (github.com/alibaba-edu/qwen-bailian-usagetraces-anon): timestamp in s"
+        " since the trace's start, one salted SipHash per 16-token block, not chained",
+    ),
+}
+"""The trace formats the reader knows, by name; extra fields of a request (``chat_id``, ``turn``) are ignored."""
+
+DEFAULT_FORMAT = "mooncake"
+"""The format of the shipped traces, and of a trace whose format is not declared."""
+
+BYTES_PER_REF = 110
+"""Peak memory of the in-memory analysis per block reference (B), measured: ``kvtier workload --json``'s peak
+resident memory over its references, 105 B for 20 M references (numpy 2, Linux).  The reader itself holds 8 B a
+reference while it reads, and 32 at most while it indexes them; the stack distances and the report the rest."""
+
+MAX_TRACE_REFS = 1 << 25
+"""Most block references the in-memory analysis reads (33,554,432): at :data:`BYTES_PER_REF` about 3.4 GiB.
+A trace with more is refused at the line that passes it; ``--stream`` reads any number."""
+
+MAX_TRACE_BYTES = 384 << 20
+"""Largest trace file the in-memory analysis reads (402,653,184 bytes), checked from its size before reading.
+
+Measured as peak resident memory per byte of trace (``kvtier workload --json``, numpy 2, Linux): 8.5 B for a
+trace whose ids are written as in the shipped ones (about 14 B a reference), so 384 MiB holds in about 3.2 GiB.
+A trace written more densely (ids of one digit, 2 B a reference: 52 B of memory per byte) meets
+:data:`MAX_TRACE_REFS` first.  A larger trace: ``--stream``.
+"""
+
+MAX_LINE_BYTES = 16 << 20
+"""Longest line of a trace (bytes): 16 MiB, about two million hash ids (a prompt of 32 M tokens at 16 a block)."""
+
+READ_BYTES = 1 << 20
+"""Bytes read from a trace at a time."""
+
+MAX_TOKENS = 2**53
+"""Most tokens an ``input_length`` or ``output_length`` may count: every count up to it is exact as a float."""
+
+MAX_BLOCK_TOKENS = 1 << 31
+"""Most tokens a block may hold (2,147,483,648, beyond any context): token counts then fit in 64 bits."""
+
+FIELDS = ("timestamp", "input_length", "output_length", "hash_ids")
+"""The fields every request of a trace must have."""
+
+
+# ---------------------------------------------------------------------------
+# reading
+# ---------------------------------------------------------------------------
+
+
+def format_named(name: str) -> TraceFormat:
+    """The :class:`TraceFormat` called ``name``; KvtierError naming the known ones otherwise."""
+    if name not in TRACE_FORMATS:
+        raise KvtierError(f"trace format {show(name, quote=True)} is not one of {', '.join(TRACE_FORMATS)}")
+    return TRACE_FORMATS[name]
+
+
+def _lexists(text: str) -> bool:
+    """True when ``text`` names a directory entry here, even a dangling symbolic link or a loop of them."""
+    try:
+        os.lstat(text)
+    except (OSError, ValueError):  # ValueError: a NUL byte in the name
+        return False
+    return True
+
+
+def shadows_shipped(name: str | os.PathLike[str]) -> bool:
+    """True when ``name`` is a shipped trace's name and also a file here: :func:`trace_path` then reads the file."""
+    text = os.fspath(name)
+    return text in SHIPPED_TRACES and _lexists(text)
+
+
+def trace_path(name: str | os.PathLike[str]) -> tuple[str, Path]:
+    """Resolve a shipped trace's name or a user's file into ``(shown name, path)``.
+
+    An existing file wins over a shipped trace of the same name (:func:`shadows_shipped`
+    tells when; the command says so in its output).
+
+    Parameters
+    ----------
+    name : str or path-like
+        ``conversation`` or ``synthetic`` (the shipped traces), or the path of a JSONL file.
+
+    Raises
+    ------
+    KvtierError
+        A name that is neither a shipped trace nor a directory entry.
+    """
+    text = os.fspath(name)
+    if text in SHIPPED_TRACES and not _lexists(text):
+        ref = resources.files("kvtier.data").joinpath(f"{TRACE_DIR}/{SHIPPED_TRACES[text]}")
+        return text, Path(str(ref))
+    if not _lexists(text):
+        raise KvtierError(f"{show(text)}: trace not found; name a file or a shipped trace: {', '.join(SHIPPED_TRACES)}")
+    return show(text), Path(text)
+
+
+def _regular(path: Path, where: str) -> os.stat_result:
+    """``path``'s status, which must be a regular file; checked before opening, so nothing blocks in ``open``."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        dangling = " (a symbolic link to a missing file)" if os.path.islink(path) else ""
+        raise KvtierError(f"{where}: trace not found{dangling}") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise KvtierError(f"{where}: trace is a loop of symbolic links") from None
+        raise KvtierError(f"{where}: cannot read trace ({exc.__class__.__name__})") from None
+    except ValueError:  # a NUL byte in the path
+        raise KvtierError(f"{where}: trace not found") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise KvtierError(f"{where}: trace is not a regular file")
+    return st
+
+
+def _too_large(where: str, limit: int) -> KvtierError:
+    return KvtierError(
+        f"{where}: trace is larger than {limit:,} bytes, the most the in-memory analysis reads; use --stream"
+    )
+
+
+def _chunks(path: Path, where: str, limit: int | None) -> Iterator[bytes]:
+    """The bytes of a regular file, :data:`READ_BYTES` at a time; at most ``limit`` bytes (None: no limit)."""
+    size = _regular(path, where).st_size
+    if limit is not None and size > limit:
+        raise _too_large(where, limit)
+    try:
+        # O_NONBLOCK: should the name have become a FIFO since the check, open() still returns
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise KvtierError(f"{where}: cannot read trace ({exc.__class__.__name__})") from None
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise KvtierError(f"{where}: trace is not a regular file")
+        total = 0
+        while chunk := handle.read(READ_BYTES):
+            total += len(chunk)
+            if limit is not None and total > limit:  # the file grew after the check
+                raise _too_large(where, limit)
+            yield chunk
+
+
+def _line_text(raw: bytes, where: str, number: int) -> str | None:
+    """One line's bytes as text, None when blank: a ``\\r`` before its ``\\n`` dropped, UTF-8 required."""
+    if len(raw) > MAX_LINE_BYTES:
+        raise KvtierError(f"{where}: line {number}: longer than {MAX_LINE_BYTES:,} bytes; refused")
+    if number == 1 and raw.startswith(codecs.BOM_UTF8):  # a byte-order mark, as some editors write
+        raw = raw[len(codecs.BOM_UTF8) :]
+    if not raw.strip(b" \t\r"):  # JSON's own whitespace only
+        return None
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise KvtierError(f"{where}: line {number}: not UTF-8 text") from None
+
+
+def split_lines(chunks: Iterable[bytes], where: str) -> Iterator[tuple[int, str]]:
+    """The non-blank lines of a trace as ``(line number, text)``, from its bytes in pieces of any size.
+
+    The one line splitter of both readers: a line ends at ``\\n`` and nowhere else (``\\r\\n``
+    is accepted; a lone ``\\r``, form feed, U+0085 or U+2028 is part of its line, where JSON
+    takes it as string content or refuses it).  Line numbers count blank lines too.  A UTF-8
+    byte-order mark at the start is skipped.  At most :data:`MAX_LINE_BYTES` are held
+    for one line, so a file with no line break (a file of NULs) is refused after that many.
+
+    Raises
+    ------
+    KvtierError
+        A line longer than :data:`MAX_LINE_BYTES` or not UTF-8, naming ``where`` and the line.
+    """
+    number, parts, held = 0, [], 0
+    for chunk in chunks:
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            number += 1
+            raw = chunk[start:end]
+            if parts:
+                raw = b"".join([*parts, raw])
+                parts, held = [], 0
+            start = end + 1
+            if (text := _line_text(raw, where, number)) is not None:
+                yield number, text
+        if start < len(chunk):
+            parts.append(chunk[start:])
+            held += len(chunk) - start
+            if held > MAX_LINE_BYTES:
+                raise KvtierError(f"{where}: line {number + 1}: longer than {MAX_LINE_BYTES:,} bytes; refused")
+    if parts and (text := _line_text(b"".join(parts), where, number + 1)) is not None:
+        yield number + 1, text
+
+
+def trace_lines(path: Path, where: str, limit: int | None = None) -> Iterator[tuple[int, str]]:
+    """The non-blank lines of the trace file ``path`` (:func:`split_lines`), reading at most ``limit`` bytes."""
+    return split_lines(_chunks(path, where, limit), where)
+
+
+def _whole(value: Any) -> bool:
+    """True for an int, or a float with no fractional part (JSON writes 5 or 5.0); never a bool."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
+
+
+def _block_tokens(value: Any) -> int:
+    """``value`` as tokens per block: a whole number from 1 to :data:`MAX_BLOCK_TOKENS`."""
+    if int(value) != value or not 1 <= value <= MAX_BLOCK_TOKENS:
+        raise KvtierError(
+            f"block tokens must be a whole number from 1 to {MAX_BLOCK_TOKENS:,}, got {show(value, quote=True)}"
+        )
+    return int(value)
+
+
+class _DuplicateKey(Exception):
+    """A key that appears twice in one JSON object of a trace line."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json.loads``'s hook for each object: a dict, unless a key appears twice (the last would silently win)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
+def _json_object(line: str, at: str) -> dict[str, Any]:
+    """One trace line parsed: a JSON object with the request's fields, or KvtierError starting with ``at``."""
+    try:
+        obj = json.loads(line, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:
+        raise KvtierError(f"{at}: duplicate key {show(exc.args[0], quote=True)}") from None
+    except (json.JSONDecodeError, RecursionError):
+        raise KvtierError(f"{at}: not a JSON object (malformed JSON)") from None
+    except ValueError:  # an integer of more than 4300 digits
+        raise KvtierError(f"{at}: a value cannot be read") from None
+    if not isinstance(obj, dict):
+        raise KvtierError(f"{at}: expected a JSON object with {', '.join(FIELDS)}")
+    missing = [f for f in FIELDS if f not in obj]
+    if missing:
+        raise KvtierError(f"{at}: missing field '{missing[0]}' (a request needs {', '.join(FIELDS)})")
+    return obj
+
+
+def _number(value: int | float) -> str:
+    """A number from a trace for a message: as written, or its count of digits when that runs past 30 characters."""
+    text = repr(value)
+    return text if len(text) <= 30 else f"a {len(text.lstrip('-'))}-digit number"
+
+
+def _timestamp(value: Any, at: str, fmt: TraceFormat) -> float:
+    """A request's ``timestamp`` as a finite float in the format's unit."""
+    unit = {"ms": "milliseconds", "s": "seconds"}.get(fmt.unit, fmt.unit)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise KvtierError(f"{at}: 'timestamp' must be a finite number of {unit}, got {show(value, quote=True)}")
+    try:
+        ts = float(value)
+    except OverflowError:  # an integer beyond float's range (about 309 digits)
+        raise KvtierError(f"{at}: 'timestamp' is too large ({_number(value)})") from None
+    if not math.isfinite(ts):
+        raise KvtierError(f"{at}: 'timestamp' must be a finite number of {unit}, got {show(value, quote=True)}")
+    return ts
+
+
+def _length(obj: dict[str, Any], field: str, at: str) -> int:
+    """A request's ``input_length`` or ``output_length``: a whole number of tokens, 0 to :data:`MAX_TOKENS`."""
+    value = obj[field]
+    if not _whole(value):
+        raise KvtierError(f"{at}: '{field}' must be a whole number of tokens, got {show(value, quote=True)}")
+    if value < 0:
+        raise KvtierError(f"{at}: '{field}' is negative ({int(value)})")
+    if value > MAX_TOKENS:
+        raise KvtierError(f"{at}: '{field}' is too large ({_number(value)}); at most 2**53 = {MAX_TOKENS:,} tokens")
+    return int(value)
+
+
+def _parse_request(
+    line: str, where: str, number: int, block_tokens: int, fmt: TraceFormat = TRACE_FORMATS[DEFAULT_FORMAT]
+) -> tuple[float, int, int, list[int]]:
+    """One line of a trace, validated: ``(timestamp in the format's unit, input tokens, output tokens, hash ids)``."""
+    at = f"{where}: line {number}"
+    obj = _json_object(line, at)
+    ts = _timestamp(obj["timestamp"], at, fmt)
+    n_in, n_out = _length(obj, "input_length", at), _length(obj, "output_length", at)
+    ids = obj["hash_ids"]
+    if not isinstance(ids, list) or not all(isinstance(h, int) and not isinstance(h, bool) for h in ids):
+        raise KvtierError(f"{at}: 'hash_ids' must be a list of integers")
+    expected = -(-n_in // block_tokens)
+    if len(ids) != expected:
+        fits = block_tokens != fmt.block_tokens and len(ids) == -(-n_in // fmt.block_tokens)
+        hint = f"; the {fmt.name} format's {fmt.block_tokens} tokens a block would fit" if fits else ""
+        raise KvtierError(
+            f"{at}: 'hash_ids' has {len(ids)} ids but input_length {n_in} at {block_tokens} tokens a block"
+            f" needs {expected}{hint}"
+        )
+    return ts, n_in, n_out, ids
+
+
+# ---- collecting requests ----------------------------------------------------------------------------------
+
+
+class _Requests:
+    """A trace's requests as compact arrays, one validated line at a time (8 B a reference, 32 B a request)."""
+
+    def __init__(self, where: str, block_tokens: int, fmt: TraceFormat, max_refs: int | None = None):
+        self.where, self.block_tokens, self.fmt, self.max_refs = where, block_tokens, fmt, max_refs
+        self.stamps = array("d")
+        self.inputs = array("q")
+        self.outputs = array("q")
+        self.counts = array("q")
+        self.ids = array("q")  # 8 bytes a reference, not a Python int object each
+        self.last = -math.inf
+
+    def add(self, number: int, line: str) -> tuple[int, int]:
+        """Validate line ``number`` and append its request; return its ``(input tokens, ids)``."""
+        ts, n_in, n_out, hashes = _parse_request(line, self.where, number, self.block_tokens, self.fmt)
+        if ts < self.last:
+            raise KvtierError(
+                f"{self.where}: line {number}: timestamp {ts:g} {self.fmt.unit} goes backwards"
+                f" (the line before: {self.last:g})"
+            )
+        if self.max_refs is not None and len(self.ids) + len(hashes) > self.max_refs:
+            raise KvtierError(
+                f"{self.where}: line {number}: more than {self.max_refs:,} block references, the most the in-memory"
+                f" analysis holds (about {BYTES_PER_REF} B each); use --stream"
+            )
+        try:
+            self.ids.extend(hashes)
+        except OverflowError:
+            raise KvtierError(f"{self.where}: line {number}: a hash id does not fit in 64 bits") from None
+        self.last = ts
+        self.stamps.append(ts)
+        self.inputs.append(n_in)
+        self.outputs.append(n_out)
+        self.counts.append(len(hashes))
+        return n_in, len(hashes)
+
+
+def _starts(counts: Sequence[int] | np.ndarray) -> np.ndarray:
+    """``[0, c0, c0 + c1, ...]``: where each request's references begin, and the total at the end."""
+    starts = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(counts, dtype=np.int64), out=starts[1:])
+    return starts
+
+
+def _collect(lines: Iterable[tuple[int, str]], where: str, block_tokens: Any, trace_format: str) -> Trace:
+    """Validate every line and index the trace: dense ids of the (chained) block ids; at most :data:`MAX_TRACE_REFS`."""
+    fmt = format_named(trace_format)
+    block_tokens = _block_tokens(block_tokens)
+    req = _Requests(where, block_tokens, fmt, MAX_TRACE_REFS)
+    for number, line in lines:
+        req.add(number, line)
+    if not req.stamps:
+        raise KvtierError(f"{where}: the trace holds no requests")
+    starts = _starts(req.counts)
+    raw = np.frombuffer(req.ids, dtype=np.int64)
+    if not fmt.chained:
+        raw = chain_ids(raw, starts)
+    del req.ids  # the view keeps the bytes until dense_ids lets go of it
+    return Trace(
+        name=where,
+        block_tokens=block_tokens,
+        timestamps_s=np.frombuffer(req.stamps, dtype=float) / fmt.units_per_s,
+        input_tokens=np.frombuffer(req.inputs, dtype=np.int64).copy(),
+        output_tokens=np.frombuffer(req.outputs, dtype=np.int64).copy(),
+        starts=starts,
+        blocks=dense_ids(raw),
+        trace_format=fmt.name,
+    )
+
+
+def parse_trace(
+    text: str, where: str, block_tokens: int = TRACE_BLOCK_TOKENS, trace_format: str = DEFAULT_FORMAT
+) -> Trace:
+    """Validate and index the text of a trace (see :func:`read_trace`), split as a file is (:func:`split_lines`).
+
+    Parameters
+    ----------
+    text : str
+        The JSONL text; blank lines are skipped.
+    where : str
+        How messages name the trace.
+    block_tokens : int
+        Prompt tokens per ``hash_ids`` block (tokens, >= 1).
+    trace_format : str
+        A :data:`TRACE_FORMATS` name.
+    """
+    data = text.encode("utf-8", errors="surrogatepass")
+    return _collect(split_lines((data,), where), where, block_tokens, trace_format)
+
+
+def read_trace(
+    name: str | os.PathLike[str], block_tokens: int = TRACE_BLOCK_TOKENS, trace_format: str = DEFAULT_FORMAT
+) -> Trace:
+    """Read and validate a trace: a shipped one by name or a user's JSONL file, line by line.
+
+    Holds the requests as arrays while it reads (8 B a reference), never the file's bytes
+    or text or a list of its lines; the file's size is checked against
+    :data:`MAX_TRACE_BYTES` before a byte is read.
+
+    Parameters
+    ----------
+    name : str or path-like
+        ``conversation``, ``synthetic`` or a path.
+    block_tokens : int
+        Prompt tokens per ``hash_ids`` block (tokens); 512 in the Mooncake traces.
+    trace_format : str
+        A :data:`TRACE_FORMATS` name: the unit of the timestamps and whether ids are chained.
+
+    Raises
+    ------
+    KvtierError
+        One line naming the file (and the line, for a bad request): not found, a loop of
+        symbolic links, not a regular file, too large, a line too long or not UTF-8,
+        malformed JSON, a duplicate key, a missing field, a negative or too large length,
+        a timestamp too large, ``hash_ids`` whose length is not
+        ``ceil(input_length / block_tokens)``, a timestamp that goes backwards, no requests.
+    """
+    where, path = trace_path(name)
+    return _collect(trace_lines(path, where, MAX_TRACE_BYTES), where, block_tokens, trace_format)
+
+
+@lru_cache(maxsize=4)
+def _analyse_cached(path: str, size: int, mtime_ns: int, where: str, block_tokens: int, trace_format: str) -> Reuse:
+    return Reuse.of(_collect(trace_lines(Path(path), where, MAX_TRACE_BYTES), where, block_tokens, trace_format))
+
+
+def analyse(
+    name: str | os.PathLike[str], block_tokens: int = TRACE_BLOCK_TOKENS, trace_format: str = DEFAULT_FORMAT
+) -> Reuse:
+    """Read, validate and measure a trace (a shipped one by name or a file), cached per file version.
+
+    Parameters
+    ----------
+    name : str or path-like
+        ``conversation``, ``synthetic`` or a path.
+    block_tokens : int
+        Prompt tokens per ``hash_ids`` block (tokens).
+    trace_format : str
+        A :data:`TRACE_FORMATS` name.
+    """
+    where, path = trace_path(name)
+    try:
+        st = path.stat()
+    except (OSError, ValueError):
+        return Reuse.of(read_trace(name, block_tokens, trace_format))  # read_trace names the problem
+    return _analyse_cached(str(path), st.st_size, st.st_mtime_ns, where, block_tokens, trace_format)
+
+
+# ---------------------------------------------------------------------------
+# synthetic traces for scale
+# ---------------------------------------------------------------------------
+
+
+def generate_trace(
+    n_requests: int,
+    *,
+    seed: int = 0,
+    n_prefixes: int = 1_000,
+    skew: float = 1.1,
+    shared_blocks: int = 4,
+    new_blocks: tuple[int, int] = (1, 40),
+    rate_per_s: float = 10.0,
+    max_blocks: int = 256,
+    block_tokens: int = TRACE_BLOCK_TOKENS,
+) -> Trace:
+    """A seeded synthetic trace: prompts that share prefixes from a tree, reused with a Zipf skew.
+
+    Each request picks one of ``n_prefixes`` shared prefixes (a system prompt or a
+    document, ``shared_blocks`` blocks long, the tree's first level) with probability
+    proportional to ``rank ** -skew``, extends it with one of that prefix's earlier
+    continuations half of the time (a conversation's next turn), and adds between
+    ``new_blocks[0]`` and ``new_blocks[1]`` blocks of its own; a conversation that would grow
+    past ``max_blocks`` blocks starts afresh from its shared prefix.  Arrivals are Poisson at
+    ``rate_per_s``.  Same arguments, same trace.
+
+    Returns
+    -------
+    Trace
+        Already indexed, as :func:`read_trace` would return it; :func:`to_jsonl` writes it.
+    """
+    rng = np.random.default_rng(seed)
+    weights = np.arange(1, n_prefixes + 1, dtype=float) ** -skew
+    picks = rng.choice(n_prefixes, size=n_requests, p=weights / weights.sum())
+    extend = rng.random(n_requests) < 0.5
+    n_new = rng.integers(new_blocks[0], new_blocks[1] + 1, size=n_requests)
+    gaps = rng.exponential(1.0 / rate_per_s, size=n_requests)
+    gaps[0] = 0.0
+    last_block_tokens = rng.integers(1, block_tokens + 1, size=n_requests)
+    next_id = n_prefixes * shared_blocks
+    continuations: dict[int, list[int]] = {}
+    pieces: list[np.ndarray] = []
+    counts = np.empty(n_requests, dtype=np.int64)
+    for r in range(n_requests):
+        root = int(picks[r])
+        head = np.arange(root * shared_blocks, (root + 1) * shared_blocks)
+        tail = continuations.get(root)
+        own = np.arange(next_id, next_id + n_new[r])
+        next_id += int(n_new[r])
+        grow = extend[r] and tail and shared_blocks + len(tail) + own.size <= max_blocks
+        prompt = np.concatenate((head, tail, own)) if grow else np.concatenate((head, own))
+        continuations[root] = prompt[shared_blocks:].tolist()
+        pieces.append(prompt)
+        counts[r] = prompt.size
+    raw = np.concatenate(pieces)
+    _, dense = np.unique(raw, return_inverse=True)
+    starts = np.zeros(n_requests + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    return Trace(
+        name=f"generated(seed={seed})",
+        block_tokens=block_tokens,
+        timestamps_s=np.round(np.cumsum(gaps), 3),
+        input_tokens=(counts - 1) * block_tokens + last_block_tokens,
+        output_tokens=rng.integers(1, 1_000, size=n_requests),
+        starts=starts,
+        blocks=dense.reshape(-1).astype(np.int64),
+        trace_format=DEFAULT_FORMAT,
+    )
+
+
+def to_jsonl(trace: Trace) -> Iterable[str]:
+    """The lines of ``trace`` in the Mooncake format (block ids as hash ids, timestamps in ms)."""
+    for r in range(trace.n_requests):
+        yield json.dumps(
+            {
+                "timestamp": round(float(trace.timestamps_s[r]) * 1e3),
+                "input_length": int(trace.input_tokens[r]),
+                "output_length": int(trace.output_tokens[r]),
+                "hash_ids": trace.blocks[trace.starts[r] : trace.starts[r + 1]].tolist(),
+            }
+        )
+
+
+def stream_lru(
+    name: str | os.PathLike[str],
+    block_tokens: int = TRACE_BLOCK_TOKENS,
+    chunk_refs: int = 1 << 20,
+    trace_format: str = DEFAULT_FORMAT,
+) -> LruHistogram:
+    """The exact LRU curve of a trace read line by line, in memory proportional to its distinct blocks.
+
+    Validates every line as :func:`read_trace` does, split by the same :func:`split_lines`
+    (same one-line errors, same line numbers), with no limit on the file's size.  Works on
+    chunks of whole requests of about ``chunk_refs`` references, and at least a quarter as
+    many as the distinct blocks seen, so that the per-chunk work on the state (sorting it)
+    stays O(n log n) overall; holds the distinct hashes, each block's last use and the
+    histograms (about 40 B a distinct block), one chunk and one line (at most
+    :data:`MAX_LINE_BYTES`).
+    """
+    where, path = trace_path(name)
+    fmt = format_named(trace_format)
+    block_tokens = _block_tokens(block_tokens)
+    stream = LruStream()
+    n_requests = 0
+    req = _Requests(where, block_tokens, fmt)
+
+    def flush() -> None:
+        starts = _starts(req.counts)
+        if starts[-1]:
+            raw = np.frombuffer(req.ids, dtype=np.int64).copy()
+            ids = raw if fmt.chained else chain_ids(raw, starts)
+            stream.feed(ids, starts, np.frombuffer(req.inputs, dtype=np.int64), block_tokens)
+        for column in (req.stamps, req.inputs, req.outputs, req.counts, req.ids):
+            del column[:]
+
+    for number, line in trace_lines(path, where):
+        req.add(number, line)
+        n_requests += 1
+        if len(req.ids) >= max(chunk_refs, len(stream) // 4):
+            flush()
+    flush()
+    if not n_requests:
+        raise KvtierError(f"{where}: the trace holds no requests")
+    return stream.histogram(where, n_requests, fmt.name)
