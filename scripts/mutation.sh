@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Mutation testing of the formula modules with mutmut 3.8 (issue 15); not part of CI.
 #
-#   scripts/mutation.sh                 every formula module (see [tool.mutmut] in pyproject.toml)
+#   scripts/mutation.sh                 every module [tool.mutmut] only_mutate lists in pyproject.toml
+#                                       (the formulas, units, and the inputs that hold arithmetic)
 #   scripts/mutation.sh costs roofline  only these modules (kvtier/formulas/costs.py, kvtier/formulas/roofline.py):
 #                                       a module's name, found in kvtier/ or one folder below
 #
