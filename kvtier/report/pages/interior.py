@@ -109,7 +109,6 @@ def table(s: Scenario) -> pd.DataFrame:
                 {
                     "upstream": upstream,
                     "position_tokens": int(p),
-                    "position_words": f"at position {p:,.0f} ({words.context_note(s, p + s.block_tokens)})",
                     "regen_TFLOP": f / 1e12,
                     "regen_ms": t * 1e3,
                     "ratio_to_fetch": t / point["fetch_s"],
