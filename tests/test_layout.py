@@ -26,9 +26,11 @@ PROJECT = {
     "test_catalogue.py",
     "test_parameters.py",
     "test_workflow.py",
+    "test_prose.py",
 }
 """Tests of the project as a whole: import layers, this layout, adding a page, the README's catalogue,
-the notebooks' generated parameters cells (scripts/parameters.py), the CI workflow."""
+the notebooks' generated parameters cells (scripts/parameters.py), the CI workflow, the prose's
+figures (no number typed into a page source)."""
 
 CATALOGUE = "commands/test_bad_input*.py"
 """The bad-input catalogue (scripts/catalogue.py counts it), one file per group of surfaces."""

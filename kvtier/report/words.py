@@ -4,8 +4,9 @@ The scenario (:class:`~kvtier.scenario.Scenario`) holds numbers only; the pages 
 commands that describe its hardware in English call these.  Each function takes a scenario
 and returns text: the device a lone block is regenerated on (:func:`lone_device`), the link
 presets a bandwidth bracket stands for (:func:`bracket_hardware`), what the accelerator's own
-host link means for the brackets (:func:`host_link_note`), and whether the lowest bracket is
-the realistic case for a CXL tier (:func:`realistic_note`).
+host link means for the brackets (:func:`host_link_note`), whether the lowest bracket is
+the realistic case for a CXL tier (:func:`realistic_note`), and whether a position lies within the
+model's context window (:func:`context_note`).
 """
 
 from __future__ import annotations
@@ -135,3 +136,24 @@ def no_duration(requests: int, duration_s: float) -> str | None:
     if requests == 1:
         return "the trace holds one request: it lasts 0 s and has no rate per second"
     return f"all {requests:,} requests share one timestamp: the trace lasts 0 s and has no rate per second"
+
+
+def context_note(s: Scenario, tokens: float) -> str:
+    """Whether ``tokens`` positions fit the model's context window, in words, for the same sentence as the figure.
+
+    A ratio or crossover at a position past ``max_position_embeddings`` describes a sequence the model
+    cannot hold (a long-context variant with the same geometry could); the note says so.
+
+    Parameters
+    ----------
+    s : Scenario
+        The build's scenario; its model's ``max_positions`` is the window (0: the configuration states none).
+    tokens : float
+        The position or context length the figure is taken at (tokens).
+    """
+    window = s.model.max_positions
+    if not window:
+        return f"{s.model.name}'s configuration states no context window to check {tokens:,.0f} tokens against"
+    if tokens > window:
+        return f"past the {window:,}-position context window of {s.model.name}"
+    return f"within the {window:,}-position context window of {s.model.name}"

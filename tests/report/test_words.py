@@ -45,3 +45,13 @@ def test_why_a_trace_has_nothing_to_cache_or_no_rate():
     assert words.no_duration(1200, 0.0) == (
         "all 1,200 requests share one timestamp: the trace lasts 0 s and has no rate per second"
     )
+
+
+def test_the_context_note_says_whether_a_position_fits_the_window():
+    s = Scenario()  # llama-3-70b: max_position_embeddings 8,192
+    assert words.context_note(s, 50_000) == "past the 8,192-position context window of llama-3-70b"
+    assert words.context_note(s, 8_192) == "within the 8,192-position context window of llama-3-70b"
+    assert words.context_note(s, 8_193) == "past the 8,192-position context window of llama-3-70b"
+    # Llama-3.1-70B: the same geometry with a 131,072-position window holds 50,000 positions
+    long = Scenario(load_assumptions(sets={"model": "llama-3.1-70b"}))
+    assert words.context_note(long, 50_000) == "within the 131,072-position context window of llama-3.1-70b"

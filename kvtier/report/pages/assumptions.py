@@ -42,16 +42,34 @@ def numbers(s: Scenario) -> dict[str, Any]:
     listed = ", ".join(f"{counts[cls]} {cls}" for cls in PROVENANCE_CLASSES if counts[cls])
     names = [SCHEMA[rec.key].help.split(",")[0] for rec in used if rec.provenance == "measured"]
     measured = "none of them measured" if not names else f"{len(names)} of them measured ({'; '.join(names)})"
+    shown = [
+        "the " + SCHEMA[rec.key].help.split(",")[0].removeprefix("a measured ")
+        for rec in records
+        if rec.key.startswith(REFERENCE_PREFIX) and rec.provenance == "measured"
+    ]
+    n_shown = len(shown)
+    figures = "figure" if n_shown == 1 else "figures"
     out["answer_measured"] = (
         f"Of the {len(used)} inputs that enter a calculation, {measured}: {listed}."
-        f" The {out['n_reference_measured']} measured figures in the set are shown beside the results for"
-        " comparison only, and no CXL link was measured; the page measured on one H200 sets the model against"
-        " real copies and forward passes."
-        if out["n_reference_measured"]
+        f" Another {n_shown} measured {figures} in the set {'is' if n_shown == 1 else 'are'} shown beside the"
+        " results for comparison only, and no CXL link was measured; the page measured on one H200 sets the model"
+        " against real copies and forward passes."
+        if n_shown
         else f"Of the {len(used)} inputs that enter a calculation, {measured}: {listed}; no CXL link was measured,"
         " and the page measured on one H200 sets the model against real copies and forward passes."
     )
+    out["reference_sentence"] = (
+        f"Elsewhere, {n_shown} measured {figures} {'is' if n_shown == 1 else 'are'} shown apart, labelled, and"
+        f" used by no calculation: {_series(shown)}."
+        if n_shown
+        else "No other measured figure is shown."
+    )
     return out
+
+
+def _series(items: list[str]) -> str:
+    """Items in words, 'a', 'a and b', 'a, b and c'."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def table(s: Scenario) -> pd.DataFrame:

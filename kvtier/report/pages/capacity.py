@@ -118,8 +118,14 @@ def numbers(s: Scenario) -> dict[str, Any]:
         else f"One sequence's cache equals the weights at {s.crossover_tokens:,.0f} tokens of context; that"
         f" crossover {window_note}."
     )
+    crossover_ratio_sentence = (
+        f"The last block of such a sequence ({words.context_note(s, s.crossover_tokens)}) costs"
+        f" {in_batch / point['fetch_s']:,.0f} times its fetch inside a batch and {lone / point['fetch_s']:,.0f}"
+        " times alone."
+    )
     return {
         "crossover_sentence": crossover_sentence,
+        "crossover_ratio_sentence": crossover_ratio_sentence,
         "finding_sentence": finding,
         "crossover_regimes_sentence": regimes,
         "mfu_pct": point["mfu"] * 100,

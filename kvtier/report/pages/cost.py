@@ -19,7 +19,7 @@ out in tables and figures and says what they mean.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
@@ -534,14 +534,36 @@ def _mix_tornado_sentence(n: Mapping[str, Any], empty: str | None, still: str | 
     )
 
 
-def _recompute_sentence(recompute_pct: float, longest_s: float) -> str:
-    """How many reuses the mix recomputes (%; NaN: there is no reuse), given the longest reuse interval (s)."""
+def _and(items: Iterable[str]) -> str:
+    """Items in words: 'a', 'a and b', 'a, b and c'."""
+    items = list(items)
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _recompute_sentence(recompute_pct: float, longest_s: float, keep_s: Mapping[str, float]) -> str:
+    """How many reuses the mix recomputes (%; NaN: there is no reuse), given the longest reuse interval (s).
+
+    ``keep_s`` maps each tier of the mix's ladder, in words, to its break-even interval by the dollar (s)
+    for the mix's block and regime; the sentence names the tiers whose interval the longest reuse falls
+    within, and those it does not.
+    """
     if math.isnan(recompute_pct):
         return "none is recomputed: there is no reuse."
     if recompute_pct == 0:
+        within = [tier for tier, keep in keep_s.items() if longest_s <= keep]
+        beyond = [tier for tier in keep_s if tier not in within]
+        if not beyond:
+            return (
+                f"none is recomputed: the longest reuse interval in the trace, {duration(longest_s)}, is shorter"
+                " than every tier's break-even interval."
+            )
+
+        def listed(tiers: list[str]) -> str:
+            return _and(f"{tier} ({duration(keep_s[tier])})" for tier in tiers)
+
         return (
             f"none is recomputed: the longest reuse interval in the trace, {duration(longest_s)}, is shorter than"
-            " every tier's break-even interval."
+            f" the break-even interval of {listed(within)}, though longer than that of {listed(beyond)}."
         )
     return f"{recompute_pct:.1f} % are recomputed, their next use too far off to pay for holding them anywhere."
 
@@ -591,6 +613,12 @@ def _models_sentence(batch: pd.DataFrame, own: str) -> str:
     )
 
 
+def _keep_s(s: Scenario, block: tiering.Block) -> dict[str, float]:
+    """Break-even interval by the dollar (s) of ``block`` inside a batch in each tier of the mix's ladder, by tier."""
+    iv = tiering.intervals(s.tier_prices(), s.tier_links.pick(LADDERS["with host DRAM"]), block, "batch")
+    return {MEDIA[medium]: iv.at(tier)["keep_usd_s"] for tier, medium in zip(iv.tiers, iv.media, strict=True)}
+
+
 def mix_numbers(s: Scenario) -> dict[str, Any]:
     """The numbers and sentences of the page's part on the trace's mix (NaN where the trace leaves one undefined).
 
@@ -611,7 +639,7 @@ def mix_numbers(s: Scenario) -> dict[str, Any]:
     }
     batch, full = pick[("batch", "with host DRAM")], pick[("batch", "host DRAM full")]
     lone = pick[("lone", "with host DRAM")]
-    main, main_mix = batch.loc[own], mixes[(own, "batch", "with host DRAM")][0]
+    main, (main_mix, main_block) = batch.loc[own], mixes[(own, "batch", "with host DRAM")]
     gib = {m: float(main[f"{m}_GiB"]) for m in MIX_MEDIA[:-1]}
     top = tiering.largest_medium(main_mix, LADDERS["with host DRAM"])
     if top is None and main_mix.has_reuse:  # a trace of 0 s: the medium that serves the most reuses
@@ -633,7 +661,7 @@ def mix_numbers(s: Scenario) -> dict[str, Any]:
         "mix_hbm_share_pct": float(main["share_hbm_pct"]),
         "mix_nvme_share_pct": float(main["share_nvme_pct"]),
         "mix_recompute_share_pct": recompute_pct,
-        "mix_recompute_sentence": _recompute_sentence(recompute_pct, longest),
+        "mix_recompute_sentence": _recompute_sentence(recompute_pct, longest, _keep_s(s, main_block)),
         "mix_hbm_gib": gib["hbm"],
         "mix_dram_gib": gib["dram"],
         "mix_nvme_gib": gib["nvme"],

@@ -64,6 +64,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "lone_evicted_bound": str(s.lone_bound(p, "evicted", point["mfu"])),
         "lone_resident_kv_gb": float(s.kv_bytes(p)) / 1e9,
         "position_tokens": int(p),
+        "position_words": f"at position {p:,.0f} ({words.context_note(s, p + s.block_tokens)})",
         "context_tokens": int(s.v("interior.context")),
         "position_share_pct": p / s.v("interior.context") * 100,
         "anchor_every_tokens": int(anchor),

@@ -651,6 +651,18 @@ def changes_under_measured_set() -> dict[str, Any]:
     }
 
 
+def _duplex_sentence(h2d_loss_pct: float) -> str:
+    """What writing blocks out does to fetching others in, given the host-to-device rate lost with both busy (%)."""
+    if h2d_loss_pct > 0.5:
+        return (
+            f"writing evicted blocks out slows fetching others in, by {h2d_loss_pct:.1f} % of the host-to-device"
+            " rate, but does not stop it."
+        )
+    if h2d_loss_pct < -0.5:
+        return f"fetching ran {-h2d_loss_pct:.1f} % faster with writes under way, so writing out does not slow it."
+    return "writing evicted blocks out leaves fetching others in at its rate alone, to within half a percent."
+
+
 def numbers(s: Scenario) -> dict[str, Any]:
     """Every number the measured page quotes: measurements, fits, residuals, the illustrative point."""
     m, f = _m(), _f()
@@ -834,7 +846,9 @@ def numbers(s: Scenario) -> dict[str, Any]:
         duplex_h2d_gbps=each / h2d_busy / 1e9,
         duplex_d2h_gbps=each / d2h_busy / 1e9,
         duplex_total_gbps=(each / h2d_busy + each / d2h_busy) / 1e9,
+        duplex_h2d_loss_pct=(1 - h2d_alone / h2d_busy) * 100,
     )
+    out["duplex_sentence"] = _duplex_sentence(out["duplex_h2d_loss_pct"])
     # --- energy ---
     e70, e8, ef = (
         m.v("energy_forward16_llama-3-70b_j"),

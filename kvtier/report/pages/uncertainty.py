@@ -196,6 +196,11 @@ def numbers(s: Scenario) -> dict[str, Any]:
         out[f"{name}_low_{unit}"] = ranges[name].low / scale
         out[f"{name}_high_{unit}"] = ranges[name].high / scale
     out["lone_minus_in_batch_p50"] = out["lone_p50"] - out["p50"]
+    # the share of draws between the lowest and the highest percentile the pages quote (p5 to p95: 90 %)
+    quoted = sorted(summary["percentiles"])
+    out["central_pct"] = float(quoted[-1] - quoted[0])
+    out["claim_low"] = chapter.CLAIM_LOW
+    out["claim_high"] = chapter.CLAIM_HIGH
     out["answer_sureness"] = (
         f"In {out['draws']:,} draws over the ranges of the link, the utilization, the peak and the device"
         f" memory, {out['p_below_claim_pct']:.1f} % of in-batch ratios and {out['lone_p_below_claim_pct']:.1f} %"

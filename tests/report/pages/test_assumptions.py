@@ -42,6 +42,15 @@ def test_what_was_measured_follows_the_provenance_classes():
         "Of the 73 inputs that enter a calculation, 2 of them measured (the serving trace the tier is sized for;"
         " accelerator board power while it regenerates a lone block): 2 measured,"
     )
+    # the 3 reference figures are "another 3", not "the 3 measured figures" after "2 of them measured"
+    assert (
+        "Another 3 measured figures in the set are shown beside the results for comparison only"
+        in (n["answer_measured"])
+    )
+    assert n["reference_sentence"] == (
+        "Elsewhere, 3 measured figures are shown apart, labelled, and used by no calculation: the DGX Spark memory"
+        " read, the H200 host-link copy rate and the H200 energy of one 16-token 70B-shaped forward pass."
+    )
     # a set whose mid bracket is measured says so
     measured = make_assumption(
         "bandwidth.mid", "50GB/s", basis="our expander", provenance="measured", source="lab", where="test"

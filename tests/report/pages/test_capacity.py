@@ -41,3 +41,16 @@ def test_exact_llama3_70b_params_move_the_crossover():
     assert s.crossover_tokens - Scenario().crossover_tokens == pytest.approx(3_379.56, abs=0.01)
     # and regeneration at 25 % MFU: 16 x 2 x 70,553,706,496 / 125e12 = 18.06 ms
     assert float(s.regen_s(0.25)) == pytest.approx(18.0617e-3, rel=1e-4)
+
+
+def test_the_crossover_ratio_says_it_lies_past_the_window(seed_scenario):
+    from kvtier.report.pages import capacity as page
+
+    n = page.numbers(seed_scenario)
+    # the crossover, 427,246 tokens, is past Llama-3-70B's 8,192 positions; the sentence says so beside its ratios
+    assert n["crossover_ratio_sentence"] == (
+        "The last block of such a sequence (past the 8,192-position context window of llama-3-70b) costs"
+        f" {n['crossover_in_batch_ratio']:,.0f} times its fetch inside a batch and {n['crossover_lone_ratio']:,.0f}"
+        " times alone."
+    )
+    assert f"{n['crossover_in_batch_ratio']:,.0f}" == "1,969"

@@ -213,3 +213,21 @@ def test_the_saving_is_a_ratio_of_totals_and_a_negative_duration_is_refused():
     assert mix.saving == pytest.approx(1 - 0.466 / 1.0)
     with pytest.raises(ValueError, match="duration_s must be >= 0"):
         economics.tier_mix(dt, -1.0, 1.0, [1.0, 0.1], [0.0, 5.0], 20.0)
+
+
+def test_the_recompute_sentence_names_the_tiers_the_longest_reuse_falls_within():
+    page = cost
+    # 60 s of longest reuse against 120 s (HBM) and 3,600 s (host DRAM): within both
+    assert page._recompute_sentence(0.0, 60.0, {"HBM": 120.0, "host DRAM": 3600.0}) == (
+        "none is recomputed: the longest reuse interval in the trace, 1 min, is shorter than every tier's"
+        " break-even interval."
+    )
+    # 600 s: past HBM's 120 s (2 min), within host DRAM's 3,600 s (1 h)
+    assert page._recompute_sentence(0.0, 600.0, {"HBM": 120.0, "host DRAM": 3600.0}) == (
+        "none is recomputed: the longest reuse interval in the trace, 10 min, is shorter than the break-even"
+        " interval of host DRAM (1 h), though longer than that of HBM (2 min)."
+    )
+    assert page._recompute_sentence(12.5, 600.0, {"HBM": 120.0}).startswith("12.5 % are recomputed")
+    # the seed trace: its longest reuse, 50.5 min, is past HBM's 9.16 min but within the other tiers'
+    sentence = page.mix_numbers(Scenario())["mix_recompute_sentence"]
+    assert "50.5 min" in sentence and "though longer than that of HBM (9.16 min)." in sentence

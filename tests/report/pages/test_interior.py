@@ -74,3 +74,14 @@ def test_compare_at_a_position_agrees_with_the_interior_table():
         assert out["regen_time_s"] * 1e3 == pytest.approx(float(table[(upstream, "50000")]["regen_ms"]), rel=1e-9)
         assert out["regen_to_fetch_ratio"] == pytest.approx(float(table[(upstream, "50000")]["ratio_to_fetch"]))
         assert out["upstream"] == upstream and out["position_tokens"] == 50_000
+
+
+def test_the_example_position_is_marked_past_the_context_window():
+    from kvtier.report.pages import interior as page
+
+    # the seed's example block starts at position 50,000 and ends at 50,016 > 8,192, Llama-3-70B's window
+    n = page.numbers(scenario())
+    assert n["position_words"] == "at position 50,000 (past the 8,192-position context window of llama-3-70b)"
+    # at 8,176 the 16-token block ends at 8,192: the last block the window holds
+    inside = page.numbers(scenario(**{"interior.position": "8176 tokens"}))
+    assert inside["position_words"] == "at position 8,176 (within the 8,192-position context window of llama-3-70b)"

@@ -124,3 +124,17 @@ def test_the_intro_says_which_pages_the_measured_set_changes_most():
         "{glue:text}`../notebooks/11_measured.ipynb::measured_set_sentence:s`"
         in (ROOT / "book" / "intro.md").read_text()
     )
+
+
+def test_the_duplex_sentence_follows_the_host_to_device_loss(numbers):
+    # host to device: 54.99 GB/s alone, 50.42 GB/s with device to host busy: 1 - 50.42 / 54.99 = 8.31 % lost
+    assert numbers["duplex_h2d_loss_pct"] == pytest.approx(
+        (1 - numbers["duplex_h2d_gbps"] / numbers["duplex_alone_gbps"]) * 100
+    )
+    assert numbers["duplex_h2d_loss_pct"] == pytest.approx(8.31, abs=0.01)
+    assert numbers["duplex_sentence"] == (
+        "writing evicted blocks out slows fetching others in, by 8.3 % of the host-to-device rate,"
+        " but does not stop it."
+    )
+    assert page._duplex_sentence(0.2).startswith("writing evicted blocks out leaves fetching others in at its rate")
+    assert page._duplex_sentence(-3.0).startswith("fetching ran 3.0 % faster")

@@ -23,3 +23,12 @@ def test_the_page_reports_both_regimes():
     table = page.table(s)
     assert set(table["regime"]) == {"in-batch", "lone block"}
     assert {"below_100x", "lone_block_below_100x", "below_100x_fixed_peak"} <= set(table["statistic"])
+
+
+def test_the_central_share_and_the_claim_band_are_glued_not_typed():
+    from kvtier.report.pages import uncertainty as page
+    from kvtier.scenario import Scenario
+
+    n = page.numbers(Scenario())
+    # the pages quote p5 to p95: 95 - 5 = 90 % of draws; the claim's band is 10^2 to 10^3
+    assert (n["central_pct"], n["claim_low"], n["claim_high"]) == (90.0, 100.0, 1000.0)
