@@ -18,6 +18,7 @@ import pytest
 from hypothesis import settings
 
 from kvtier import Scenario
+from kvtier.inputs import traces
 from kvtier.inputs.assumptions import load_assumptions
 from kvtier.pipeline.build import read_page
 from kvtier.report import pages
@@ -341,3 +342,21 @@ KV_70B = 327_680
 
 def raw_config(preset: str) -> dict:
     return json.loads(resources.files("kvtier.data").joinpath("models", f"{preset}.json").read_text())
+
+
+# ---- traces as JSON lines ----------------------------------------------------------------------
+
+
+def trace_text(rows: list[dict]) -> str:
+    """``rows`` as the lines of a JSONL trace."""
+    return "\n".join(json.dumps(r) for r in rows)
+
+
+def trace_of(blocks_per_request: list[list[int]], times_ms: list[float] | None = None, block_tokens: int = 1):
+    """A trace of one request per list, each block full (``block_tokens`` tokens), one second apart by default."""
+    times = times_ms if times_ms is not None else [1000.0 * i for i in range(len(blocks_per_request))]
+    rows = [
+        {"timestamp": t, "input_length": len(ids) * block_tokens, "output_length": 1, "hash_ids": ids}
+        for t, ids in zip(times, blocks_per_request, strict=True)
+    ]
+    return traces.parse_trace(trace_text(rows), "t", block_tokens)

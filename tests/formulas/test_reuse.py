@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from kvtier.formulas import reuse as workload
 from kvtier.inputs import traces
+from tests.conftest import trace_of, trace_text
 
 # references in order: 1 2 | 1 2 3 | 4 | 1 5 | 1 2 3   (11 references, 5 distinct blocks)
 # stack distance = distinct other blocks used since the block's last use (-1: first use):
@@ -68,22 +69,8 @@ def first_seen_dense(values: np.ndarray) -> np.ndarray:
     return np.array([ids.setdefault(int(v), len(ids)) for v in values], dtype=np.int64)
 
 
-def _text(rows: list[dict]) -> str:
-    return "\n".join(json.dumps(r) for r in rows)
-
-
-def _trace(blocks_per_request: list[list[int]], times_ms: list[float] | None = None, block_tokens: int = 1):
-    """A trace of one request per list, each block full (``block_tokens`` tokens), one second apart by default."""
-    times = times_ms if times_ms is not None else [1000.0 * i for i in range(len(blocks_per_request))]
-    rows = [
-        {"timestamp": t, "input_length": len(ids) * block_tokens, "output_length": 1, "hash_ids": ids}
-        for t, ids in zip(times, blocks_per_request, strict=True)
-    ]
-    return traces.parse_trace(_text(rows), "t", block_tokens)
-
-
 def _reuse(blocks_per_request, times_ms=None, block_tokens: int = 1) -> workload.Reuse:
-    return workload.Reuse.of(_trace(blocks_per_request, times_ms, block_tokens))
+    return workload.Reuse.of(trace_of(blocks_per_request, times_ms, block_tokens))
 
 
 # ---------------------------------------------------------------------------
@@ -292,7 +279,9 @@ def test_a_trace_without_reuse_hits_nothing():
 def test_a_trace_without_references_has_ratio_zero():
     # empty prompts only: no references, no weight; the ratio is 0 (not 0 / 0), as floats
     r = workload.Reuse.of(
-        traces.parse_trace(_text([{"timestamp": 0, "input_length": 0, "output_length": 3, "hash_ids": []}]), "t", 1)
+        traces.parse_trace(
+            trace_text([{"timestamp": 0, "input_length": 0, "output_length": 3, "hash_ids": []}]), "t", 1
+        )
     )
     ratio = r.hit_ratio(np.array([1, 2]))
     assert ratio.tolist() == [0.0, 0.0] and ratio.dtype == np.float64
@@ -349,7 +338,7 @@ def test_hit_tokens_counts_distance_zero_and_every_request():
     # a last request with an empty prompt still has its row
     rows = [{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [1]}] * 2
     rows.append({"timestamp": 1, "input_length": 0, "output_length": 1, "hash_ids": []})
-    blocks, tokens = workload.Reuse.of(traces.parse_trace(_text(rows), "t", 1)).hit_tokens()
+    blocks, tokens = workload.Reuse.of(traces.parse_trace(trace_text(rows), "t", 1)).hit_tokens()
     assert blocks.tolist() == [0, 1, 0] and tokens.tolist() == [0, 1, 0]
     # distance 1 does not fit a 1-block cache: A B A
     blocks, _ = _reuse([[1], [2], [1]]).hit_tokens(1)

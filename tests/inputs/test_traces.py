@@ -14,7 +14,7 @@ import pytest
 from kvtier.errors import KvtierError
 from kvtier.formulas import reuse as workload
 from kvtier.inputs import traces
-from tests.conftest import BAD, write_trace
+from tests.conftest import BAD, trace_of, trace_text, write_trace
 
 HAND_BLOCK_TOKENS = 4
 
@@ -28,20 +28,6 @@ QWEN_DISTANCES = [-1, -1, -1, 2, 2, 2, -1, -1, -1, -1, 6, 6, 6, 6, 6, -1]
 
 
 FIELDS_TEXT = "timestamp, input_length, output_length, hash_ids"
-
-
-def _text(rows: list[dict]) -> str:
-    return "\n".join(json.dumps(r) for r in rows)
-
-
-def _trace(blocks_per_request: list[list[int]], times_ms: list[float] | None = None, block_tokens: int = 1):
-    """A trace of one request per list, each block full (``block_tokens`` tokens), one second apart by default."""
-    times = times_ms if times_ms is not None else [1000.0 * i for i in range(len(blocks_per_request))]
-    rows = [
-        {"timestamp": t, "input_length": len(ids) * block_tokens, "output_length": 1, "hash_ids": ids}
-        for t, ids in zip(times, blocks_per_request, strict=True)
-    ]
-    return traces.parse_trace(_text(rows), "t", block_tokens)
 
 
 def write_lines(path: Path, rows: list) -> Path:
@@ -259,10 +245,10 @@ def test_whole_messages_for_a_bad_request(row, message):
 
 def test_whole_messages_for_a_bad_trace():
     with pytest.raises(KvtierError) as info:
-        traces.parse_trace(_text([{**REQ2, "timestamp": 5}, {**REQ2, "timestamp": 4.5}]), "t.jsonl", 1)
+        traces.parse_trace(trace_text([{**REQ2, "timestamp": 5}, {**REQ2, "timestamp": 4.5}]), "t.jsonl", 1)
     assert str(info.value) == "t.jsonl: line 2: timestamp 4.5 ms goes backwards (the line before: 5)"
     with pytest.raises(KvtierError) as info:
-        traces.parse_trace(_text([{**REQ2, "hash_ids": [1, 2**64]}]), "t.jsonl", 1)
+        traces.parse_trace(trace_text([{**REQ2, "hash_ids": [1, 2**64]}]), "t.jsonl", 1)
     assert str(info.value) == "t.jsonl: line 1: a hash id does not fit in 64 bits"
 
 
@@ -271,20 +257,22 @@ def test_whole_messages_for_a_bad_trace():
 )
 def test_block_tokens_must_be_a_whole_number_of_at_least_one(block_tokens, shown):
     with pytest.raises(KvtierError) as info:
-        traces.parse_trace(_text([REQ2]), "t", block_tokens)
+        traces.parse_trace(trace_text([REQ2]), "t", block_tokens)
     assert str(info.value) == f"block tokens must be a whole number from 1 to 2,147,483,648, got {shown}"
 
 
 def test_the_largest_block_holds_2_to_the_31_tokens():
     # 2 tokens in a block of 2**31 need ceil(2 / 2**31) = 1 id
-    trace = traces.parse_trace(_text([{**REQ2, "hash_ids": [1]}]), "t", 2**31)
+    trace = traces.parse_trace(trace_text([{**REQ2, "hash_ids": [1]}]), "t", 2**31)
     assert trace.block_tokens == 2**31 and trace.ref_tokens.tolist() == [2]
 
 
 def test_zero_lengths_are_requests_too():
     # an empty prompt has no blocks (ceil(0 / 4) = 0 ids); a request may produce no output
     trace = traces.parse_trace(
-        _text([{"timestamp": 0, "input_length": 0, "output_length": 0, "hash_ids": []}, {**REQ2, "input_length": 8}]),
+        trace_text(
+            [{"timestamp": 0, "input_length": 0, "output_length": 0, "hash_ids": []}, {**REQ2, "input_length": 8}]
+        ),
         "t",
         4,
     )
@@ -295,7 +283,7 @@ def test_zero_lengths_are_requests_too():
 
 def test_blank_lines_are_skipped_wherever_they_are():
     # three requests, lines 2 and 3 blank: line numbers still count them (the bad one is line 6)
-    text = _text([REQ2]) + "\n\n  \n" + _text([{**REQ2, "timestamp": 1}, {**REQ2, "timestamp": 2}])
+    text = trace_text([REQ2]) + "\n\n  \n" + trace_text([{**REQ2, "timestamp": 1}, {**REQ2, "timestamp": 2}])
     assert traces.parse_trace(text, "t", 1).n_requests == 3
     with pytest.raises(KvtierError, match=r"^t: line 6: "):
         traces.parse_trace(text + "\n{", "t", 1)
@@ -304,7 +292,7 @@ def test_blank_lines_are_skipped_wherever_they_are():
 def test_hash_ids_are_any_64_bit_integers_and_stay_distinct():
     # negative ids are ids: -1 and -2 are two blocks (as float64 bit patterns both would be NaN);
     # dense ids follow the sorted hash ids: -2 -> 0, -1 -> 1, 2**63 - 1 -> 2
-    trace = _trace([[-1, 2**63 - 1], [-2, -1]])
+    trace = trace_of([[-1, 2**63 - 1], [-2, -1]])
     assert trace.n_unique == 3
     assert trace.blocks.tolist() == [1, 2, 0, 1]
     assert trace.blocks.dtype == np.int64
@@ -328,16 +316,16 @@ def test_a_trace_larger_than_a_config_file_is_read(tmp_path):
 
 def test_analyse_reads_the_file_again_when_its_size_or_time_changes(tmp_path):
     path = tmp_path / "t.jsonl"
-    path.write_text(_text([REQ2]))
+    path.write_text(trace_text([REQ2]))
     first = os.stat(path)
     assert traces.analyse(path, 1).trace.n_requests == 1
     # same modification time, one more request (a larger file): read again
-    path.write_text(_text([REQ2, {**REQ2, "timestamp": 1}]))
+    path.write_text(trace_text([REQ2, {**REQ2, "timestamp": 1}]))
     os.utime(path, ns=(first.st_atime_ns, first.st_mtime_ns))
     assert traces.analyse(path, 1).trace.n_requests == 2
     # same size, a later time, other content (output_length 1 -> 7): read again
     before = os.stat(path)
-    path.write_text(_text([{**REQ2, "output_length": 7}, {**REQ2, "timestamp": 1}]))
+    path.write_text(trace_text([{**REQ2, "output_length": 7}, {**REQ2, "timestamp": 1}]))
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))
     assert traces.analyse(path, 1).trace.output_tokens.tolist() == [7, 1]
 
@@ -346,7 +334,7 @@ def test_analyse_reads_through_read_trace_when_the_file_cannot_be_stat_ed(tmp_pa
     # the first lookup finds a path that cannot be stat'ed, the second (read_trace's own) a real file:
     # read_trace gets the same name and block size (4 tokens a block: 8 tokens need 2 ids)
     real = tmp_path / "real.jsonl"
-    real.write_text(_text([{**REQ2, "input_length": 8}]))
+    real.write_text(trace_text([{**REQ2, "input_length": 8}]))
     paths = iter([tmp_path / "gone.jsonl", real])
     names = []
 
