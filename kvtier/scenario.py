@@ -21,6 +21,7 @@ from kvtier.inputs import hardware, traces
 from kvtier.inputs.assumptions import (
     BANDWIDTH_LABELS,
     COST_RANGES,
+    LAYOUTS,
     MFU_LABELS,
     Assumption,
     AssumptionSet,
@@ -166,10 +167,16 @@ class Scenario:
         """Chunks a paged cache stores one block in: per layer one for K and one for V (one latent under MLA)."""
         return self.model.n_layers * (1 if self.model.attention == "MLA" else 2)
 
+    def transfers(self, layout: str) -> int:
+        """Transfers that fetch one block laid out as ``layout`` (:data:`LAYOUTS`): 1, or :attr:`layer_chunks`."""
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout {layout!r} is not one of {LAYOUTS}")
+        return 1 if layout == "contiguous" else self.layer_chunks
+
     @property
     def fetch_transfers(self) -> int:
-        """Transfers that fetch one block: 1 if contiguous, :attr:`layer_chunks` if per layer."""
-        return 1 if str(self.assumptions.value("fetch_layout")) == "contiguous" else self.layer_chunks
+        """Transfers that fetch one block in the set's ``fetch_layout`` (:meth:`transfers`)."""
+        return self.transfers(str(self.assumptions.value("fetch_layout")))
 
     @property
     def block_latency_s(self) -> float:

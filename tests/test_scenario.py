@@ -49,6 +49,15 @@ def test_a_per_layer_layout_pays_one_latency_per_chunk():
     assert float(s.fetch_s(64e9)) == pytest.approx(881.92e-6, rel=1e-12)
 
 
+def test_transfers_by_layout_whatever_the_set_says():
+    s = Scenario(load_assumptions())  # the seed set is contiguous
+    assert (s.transfers("contiguous"), s.transfers("per-layer")) == (1, 160)  # 80 layers x (K, V)
+    mla = Scenario(load_assumptions(sets={"model": "deepseek-v3", "param_count": "null"}))
+    assert mla.transfers("per-layer") == 61  # 61 layers, one latent each under MLA
+    with pytest.raises(ValueError, match="paged"):
+        s.transfers("paged")
+
+
 def test_a_contiguous_block_is_one_transfer_whatever_the_model():
     s = Scenario(load_assumptions(sets={"fetch_latency": "5us"}))
     assert s.fetch_transfers == 1

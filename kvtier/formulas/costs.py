@@ -179,6 +179,25 @@ def bandwidth_for_ratio(
         return np.where(budget > 0, _f(n_bytes) / np.where(budget > 0, budget, 1.0), np.inf)
 
 
+def latency_for_ratio(
+    n_bytes: ArrayLike,
+    bandwidth_bytes_per_s: ArrayLike,
+    regen_time: ArrayLike,
+    transfers: ArrayLike = 1,
+    target_ratio: ArrayLike = 1.0,
+) -> FloatArray:
+    """Per-transfer latency at which regenerating takes ``target_ratio`` times as long as fetching (s).
+
+    Solves ``regen_time = target_ratio x (transfers x latency + n_bytes / bandwidth)`` for the
+    latency: ``(regen_time / target_ratio - n_bytes / bandwidth) / transfers``.  With
+    ``target_ratio = 1`` this is the break-even latency: a link whose every transfer costs
+    more loses to regeneration.  Where the bytes alone already take longer than
+    ``regen_time / target_ratio`` no latency reaches the target and the result is 0.
+    """
+    budget = _f(regen_time) / _f(target_ratio) - _f(n_bytes) / _f(bandwidth_bytes_per_s)
+    return np.maximum(budget, 0.0) / _f(transfers)
+
+
 def attention_parity_position(
     params: ArrayLike, flops_per_position: ArrayLike, block_tokens: ArrayLike, flops_per_param_token: ArrayLike = 2.0
 ) -> FloatArray:

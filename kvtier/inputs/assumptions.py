@@ -98,6 +98,8 @@ class KeySpec:
 
 
 BANDWIDTH_LABELS = ("optimistic", "mid", "pessimistic")
+LAYOUTS = ("contiguous", "per-layer")
+"""How a block lies in a tier (``fetch_layout``): one contiguous transfer, or one per layer chunk as a paged cache."""
 COST_MEDIA = ("dram", "cxl", "nvme")
 """The media below HBM whose capacity has a price per GB (``cost.dram_gb`` ...)."""
 COST_RANGES = (
@@ -148,7 +150,7 @@ SCHEMA: dict[str, KeySpec] = {
     "fetch_layout": KeySpec(
         "choice",
         "how a block lies in the tier: one contiguous transfer, or one per layer chunk as a paged cache",
-        choices=("contiguous", "per-layer"),
+        choices=LAYOUTS,
     ),
     "bandwidth.optimistic": KeySpec("bandwidth", "link bandwidth of the optimistic bracket, one direction"),
     "bandwidth.mid": KeySpec("bandwidth", "link bandwidth of the mid bracket, one direction"),

@@ -329,3 +329,16 @@ def test_every_path_fetches_the_same_block_in_the_same_time(layout):
         "kvtier compare": compare["fetch_time_s"],
     }
     assert paths == pytest.approx(dict.fromkeys(paths, expected), rel=1e-12)
+
+
+def test_latency_for_ratio_is_the_break_even_per_transfer_latency():
+    # A 5 MiB block (5,242,880 B) over 64 GB/s takes 81.92 us of bytes; regenerated in 1 ms the
+    # latency budget is 1,000 - 81.92 = 918.08 us: 918.08 us for one transfer, 918.08 / 160 =
+    # 5.738 us for 160 layer chunks.
+    got = costs.latency_for_ratio(5 * 2**20, 64e9, 1e-3, [1, 160])
+    assert got == pytest.approx([918.08e-6, 918.08e-6 / 160])
+    # At that latency the fetch takes exactly the regeneration time: the ratio is 1.
+    assert costs.fetch_time_s(5 * 2**20, 64e9, got[1], 160) == pytest.approx(1e-3)
+    # A target ratio of 10 leaves 100 - 81.92 = 18.08 us; a 50 us regeneration leaves nothing (0).
+    assert costs.latency_for_ratio(5 * 2**20, 64e9, 1e-3, 1, 10) == pytest.approx(18.08e-6)
+    assert costs.latency_for_ratio(5 * 2**20, 64e9, 50e-6) == 0.0
