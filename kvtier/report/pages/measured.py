@@ -691,7 +691,8 @@ def _peer_exclusions_sentence(m: ms.Measurements) -> str:
         flop_rate = (float(shape.flops(tokens)) - 2.0 * embedding * tokens) / value
         byte_rate = 2.0 * (shape.params - embedding) / value
         if flop_rate > ms.H200_PEAK_FLOP_PER_S:
-            over = f"{flop_rate / 1e12:,.0f} TFLOP/s, above the H200's {ms.H200_PEAK_FLOP_PER_S / 1e12:g} TFLOP/s dense peak"
+            peak = ms.H200_PEAK_FLOP_PER_S / 1e12
+            over = f"{flop_rate / 1e12:,.0f} TFLOP/s, above the H200's {peak:g} TFLOP/s dense peak"
         else:
             over = f"{byte_rate / 1e12:.2f} TB/s of weights, above the H200's {ms.H200_MEM_BANDWIDTH / 1e12:g} TB/s"
         parts.append(
@@ -1207,7 +1208,8 @@ def ratio_figure(s: Scenario) -> tuple[Figure, str]:
         records,
         (_m().record("forward16_llama-3-70b_graph").key, _m().record("fetch_5mib_h2d_pinned").key),
         f"Measured on one H200, a lone block costs {lone:,.0f} times its fetch and a block inside a batch, at the"
-        f" slope fitted to the measured passes, {batch:,.0f} times; moved as one copy per layer chunk, the fetch drops the lone-block ratio to"
+        f" slope fitted to the measured passes, {batch:,.0f} times; moved as one copy per layer chunk, the fetch"
+        " drops the lone-block ratio to"
         f" {chunk_lone[0]:,.0f} to {chunk_lone[1]:,.0f} and the in-batch one to {chunk_batch[0]:.1f} to"
         f" {chunk_batch[1]:.1f}. The regime and the tier's layout set the order of magnitude, not the link."
         " Measured rows are medians (measured); the in-batch rows' regeneration time is a slope fitted to measured"
