@@ -17,7 +17,7 @@ import pandas as pd
 from kvtier.deployment import Deployment
 from kvtier.inputs import hardware
 from kvtier.inputs import measurements as ms
-from kvtier.inputs.assumptions import LAYOUTS
+from kvtier.inputs.assumptions import LAYOUTS, TIER_LATENCY_KEYS
 from kvtier.report import pages
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario
@@ -31,7 +31,7 @@ NOTEBOOK = "14_answer"
 TITLE = "what would change the answer"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
-KEYS: tuple[str, ...] = (*POINT_KEYS, "regen.batch_tokens", "regen.model")
+KEYS: tuple[str, ...] = (*POINT_KEYS, "regen.batch_tokens", "regen.model", *TIER_LATENCY_KEYS)
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
 HOST_TIER = "pcie5-x16"

@@ -36,18 +36,19 @@ def test_seed_host_dram_interval_by_hand():
     assert row["regen_ms"] == pytest.approx(regen * 1e3, rel=1e-9)
     accel = 3 / 3600  # 3 USD/h in USD/s
     recompute = regen * accel  # 4.3532e-5 USD
-    # fetch over PCIe 5.0 x16: 0.5 us + 5,242,880 B / 63e9 B/s = 83.7203 us, charged as accelerator time
-    fetch = (0.5e-6 + block / 63e9) * accel  # 6.9767e-8 USD
+    # fetch over PCIe 5.0 x16: 9.049 us (tier_latency.host_link) + 5,242,880 B / 63e9 B/s = 92.2693 us,
+    # charged as accelerator time
+    fetch = (9.049e-6 + block / 63e9) * accel  # 7.6891e-8 USD
     # holding in host DRAM: 10 USD/GB over 5 years + 0.15 W/GB x 0.09 USD/kWh
     #   10e-9 USD/B / (5 x 365.25 x 86,400 s) = 6.3376e-17 USD/(B s)
     #   0.15e-9 W/B x 0.09 / 3.6e6 USD/J = 3.75e-18 USD/(B s)
     hold = (10e-9 / (5 * 365.25 * 86400) + 0.15e-9 * 0.09 / 3.6e6) * block  # 3.5193e-10 USD/s
-    # (4.3532e-5 - 6.977e-8) / 3.5193e-10 = 123,496 s = 34.30 h
+    # (4.3532e-5 - 7.689e-8) / 3.5193e-10 = 123,476 s = 34.30 h
     assert row["keep_usd_s"] == pytest.approx((recompute - fetch) / hold, rel=1e-9)
     assert row["keep_usd_s"] / 3600 == pytest.approx(34.30, abs=0.01)
     # in joules: regen x 467 W = 24.396 J against 0.15 W/GB x 5.24288e-3 GB = 0.78643 mW:
-    # (24.396 - 83.72e-6 x 467) / 0.78643e-3 = 30,971 s = 8.60 h
-    j = (regen * 467 - (0.5e-6 + block / 63e9) * 467) / (0.15e-9 * block)
+    # (24.396 - 92.27e-6 x 467) / 0.78643e-3 = 30,966 s = 8.60 h
+    j = (regen * 467 - (9.049e-6 + block / 63e9) * 467) / (0.15e-9 * block)
     assert row["keep_J_s"] == pytest.approx(j, rel=1e-9)
     assert row["keep_J_s"] / 3600 == pytest.approx(8.60, abs=0.01)
 
