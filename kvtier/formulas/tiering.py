@@ -12,7 +12,9 @@ keeping there (:func:`intervals`), in dollars and in joules; how far each price'
 moves one tier's interval (:func:`interval_tornado`); and, for a trace's reuse intervals,
 the least-cost mix over a ladder of tiers (:func:`trace_mix`), the bytes each medium holds
 (:func:`by_medium`, :func:`largest_medium`) and how far each price moves the mix's cost
-(:func:`mix_tornado`).
+(:func:`mix_tornado`).  That mix knows each block's next use, so it is a lower bound; the
+tier a cache can be, an LRU tier sized for a hit target, is priced by :func:`lru_tiers`
+(its holding, fetches, saving, read and write traffic and, on NVMe, its wear).
 
 Everything is in SI base units (B, s, B/s, USD, J, W, USD/s, USD/(B s), W/B); the
 arithmetic is vectorized over the tiers.  Fetch times come from

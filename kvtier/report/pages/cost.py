@@ -432,7 +432,7 @@ def lru_numbers(s: Scenario, mix: Mapping[str, Any]) -> dict[str, Any]:
     out["amortisation_text"] = s.a("cost.amortisation").text
     clean = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
     clean["lru_paragraph"] = _lru_paragraph(clean, mix)
-    clean["lru_nvme_paragraph"] = _lru_nvme_paragraph(clean)
+    clean["lru_nvme_paragraph"] = _lru_nvme_paragraph(clean, mix)
     return clean
 
 
@@ -473,10 +473,12 @@ def _lru_paragraph(n: Mapping[str, Any], mix: Mapping[str, Any]) -> str:
     )
 
 
-def _lru_nvme_paragraph(n: Mapping[str, Any]) -> str:
-    """What an NVMe LRU tier reads, writes and wears; or why the trace gives no rate."""
+def _lru_nvme_paragraph(n: Mapping[str, Any], mix: Mapping[str, Any]) -> str:
+    """What an NVMe LRU tier reads, writes and wears; or why the trace gives none of it."""
     hi = n["lru_target_high"]
-    if n[f"lru{hi}_write_gbps"] is None:
+    if mix["mix_empty"]:
+        return "It reads nothing back, so there is no traffic to set against a drive."
+    if n[f"lru{hi}_write_gbps"] is None or n[f"lru{hi}_nvme_wear_pct"] is None:
         return "With no rate per second there is no read or write traffic to set against a drive."
     read, write = n[f"lru{hi}_nvme_read_busy_pct"], n[f"lru{hi}_nvme_write_busy_pct"]
     wear = n[f"lru{hi}_nvme_wear_pct"]
