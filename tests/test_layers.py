@@ -22,7 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kvtier.units",),
     ("kvtier.formulas.*",),
     ("kvtier.inputs.*",),
-    ("kvtier.scenario", "kvtier"),
+    ("kvtier.scenario", "kvtier.deployment", "kvtier"),
     ("kvtier.report.*",),
     ("kvtier.pipeline.*",),
     ("kvtier.commands.*",),

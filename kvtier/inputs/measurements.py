@@ -17,7 +17,9 @@ sharpness of the knee (:func:`kvtier.formulas.roofline.blended_time_s`).  Each f
 predicts a forward pass from the fits.
 
 Peers' published predictions of the same passes (``kvtier/data/peer-predictions.yaml``)
-are read by :func:`peer_predictions`, as ``derived`` records naming the tool and version.
+are read by :func:`peer_predictions`, as ``derived`` records naming the tool and version;
+those the file excludes from comparison (a prediction below :func:`peak_bound_s`, the least
+time the H200's datasheet peaks allow) by :func:`peer_exclusions`, with the reason.
 """
 
 from __future__ import annotations
@@ -510,6 +512,14 @@ def read(directory: str | Path) -> Measurements:
         f"{e8}.joules_per_forward",
         "NVML board energy over a CUDA-graph loop, divided by the passes",
     )
+    put(
+        "power_forward16_llama-3-8b_w",
+        p2.number(f"{e8}.mean_watts"),
+        "count",
+        f"{p2.number(f'{e8}.mean_watts'):.0f} W",
+        "probe2.json",
+        f"{e8}.mean_watts",
+    )
     fe = "fetch_energy"
     if p2.count(f"{fe}.bytes") != block_bytes:
         raise p2.fail(f"{fe}.bytes", f"must be the 5 MiB block ({block_bytes} bytes)")
@@ -926,6 +936,40 @@ def knee_tokens(m: Measurements, fits: Fits, shape_name: str, mode: str) -> floa
     return math.exp(0.5 * (low + high))
 
 
+def energy_check(m: Measurements) -> dict[str, float]:
+    """The lone-block energy model, a pass's time times one board power, against the measured energies (SI units).
+
+    The model charges every lone block the mean board power of the 70B eager loop
+    (``power_forward16_llama-3-70b_w``).  Set against that loop's own energy per pass it is
+    a consistency check, not a validation: the power is that loop's energy over its
+    duration, so only the time per pass can differ.  The held-out check charges the same
+    power to the 8B CUDA-graph pass, whose energy was measured in a loop of its own.
+
+    Returns
+    -------
+    dict of str to float
+        ``power_w`` (the 70B loop's power, W); ``in_sample_j`` (it times the 70B eager pass's
+        median time, J), ``in_sample_measured_j``, ``in_sample_error_pct``; ``held_out_j`` (it
+        times the 8B CUDA-graph pass's median time, J), ``held_out_measured_j``,
+        ``held_out_error_pct`` (percent; negative: the model is short) and
+        ``held_out_power_w``, the mean power of the 8B pass's own loop (W).
+    """
+    power = m.v("power_forward16_llama-3-70b_w")
+    in_sample = power * m.v("forward16_llama-3-70b_eager")
+    held_out = power * m.v("forward16_llama-3-8b_graph")
+    e70, e8 = m.v("energy_forward16_llama-3-70b_j"), m.v("energy_forward16_llama-3-8b_j")
+    return {
+        "power_w": power,
+        "in_sample_j": in_sample,
+        "in_sample_measured_j": e70,
+        "in_sample_error_pct": (in_sample / e70 - 1.0) * 100.0,
+        "held_out_j": held_out,
+        "held_out_measured_j": e8,
+        "held_out_error_pct": (held_out / e8 - 1.0) * 100.0,
+        "held_out_power_w": m.v("power_forward16_llama-3-8b_w"),
+    }
+
+
 # ---------------------------------------------------------------------------
 # peers' published predictions
 # ---------------------------------------------------------------------------
@@ -933,19 +977,49 @@ def knee_tokens(m: Measurements, fits: Fits, shape_name: str, mode: str) -> floa
 _PEER_FIELDS = ("tool", "version", "shape", "tokens", "value", "basis", "source")
 
 
+def peak_bound_s(shape: Shape, tokens: float) -> float:
+    """Least time of a pass of ``tokens`` tokens with ``shape`` on the H200 at its datasheet peaks (s).
+
+    ``max(FLOPs / 989 TFLOP/s, bytes / 4.8 TB/s)`` over the work no pass can skip: the FLOPs of
+    :meth:`Shape.flops` less the input embedding's ``2 x vocab x hidden`` per token (a row
+    lookup, not a matrix product), and the bf16 weights less the input embedding table, each
+    read once.  A prediction below it implies more than a peak of the device.
+    """
+    embedding = shape.vocab * shape.hidden
+    flops = float(shape.flops(tokens)) - 2.0 * embedding * tokens
+    weight_bytes = 2.0 * (shape.params - embedding)
+    return max(flops / H200_PEAK_FLOP_PER_S, weight_bytes / H200_MEM_BANDWIDTH)
+
+
 @cache
 def peer_predictions() -> tuple[tuple[str, str, str, int, Record], ...]:
     """Peer tools' predictions of the measured passes: ``(tool, version, shape, tokens, record)``.
 
     Read from ``kvtier/data/peer-predictions.yaml``; each record is ``derived`` (the tool
-    computed it from its own defaults), its basis naming the tool and version.
+    computed it from its own defaults), its basis naming the tool and version.  The
+    predictions the file excludes from comparison are not among them (:func:`peer_exclusions`).
     """
+    return tuple(row for row, reason in _shipped_peers() if reason is None)
+
+
+@cache
+def peer_exclusions() -> tuple[tuple[tuple[str, str, str, int, Record], str], ...]:
+    """The peer predictions the file excludes from comparison: ``((tool, version, shape, tokens, record), reason)``."""
+    return tuple((row, reason) for row, reason in _shipped_peers() if reason is not None)
+
+
+def _shipped_peers() -> tuple[tuple[tuple[str, str, str, int, Record], str | None], ...]:
     ref = resources.files("kvtier.data").joinpath("peer-predictions.yaml")
     with resources.as_file(ref) as path:
-        return _read_peers(path)
+        return _read_peers_and_exclusions(path)
 
 
 def _read_peers(path: Path) -> tuple[tuple[str, str, str, int, Record], ...]:
+    """Every prediction in the peer file ``path``, excluded or not: ``(tool, version, shape, tokens, record)``."""
+    return tuple(row for row, _ in _read_peers_and_exclusions(path))
+
+
+def _read_peers_and_exclusions(path: Path) -> tuple[tuple[tuple[str, str, str, int, Record], str | None], ...]:
     where = show(path)
     data = load_yaml(path, "peer predictions file")
     rows = data.get("predictions") if isinstance(data, Mapping) else None
@@ -976,5 +1050,8 @@ def _read_peers(path: Path) -> tuple[tuple[str, str, str, int, Record], ...]:
             f"{tool} {version}: {row['basis']}",
             str(row["source"]),
         )
-        out.append((tool, version, str(row["shape"]), tokens, rec))
+        excluded = row.get("excluded")
+        if excluded is not None and (not isinstance(excluded, str) or not excluded.strip()):
+            raise KvtierError(f"{where}: key '{shown}.excluded' must be a sentence saying why")
+        out.append(((tool, version, str(row["shape"]), tokens, rec), excluded))
     return tuple(out)

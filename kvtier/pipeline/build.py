@@ -308,6 +308,10 @@ def execute(job: NotebookJob, output: Path, cwd: Path, kernels: KernelGroup | No
 # ---------------------------------------------------------------------------
 
 
+FIGURE_DIR = "_figures"
+"""Where, beside the markdown pages of ``book/``, the build puts every figure (``NAME.svg``) for them to show."""
+
+
 def extract_figures(notebook: Path, directory: Path) -> list[Path]:
     """Write every glued SVG figure of ``notebook`` to ``directory/NAME.svg``.
 
@@ -683,6 +687,8 @@ def _build_locked(
         (staging / "figures").mkdir()
         for job in work:
             extract_figures(src / "notebooks" / f"{job.name}.ipynb", staging / "figures")
+        # a markdown page shows a notebook's figure as an image (glue pastes a figure only on its own page)
+        shutil.copytree(staging / "figures", src / "book" / FIGURE_DIR)
         shutil.copytree(src / "notebooks", staging / "notebooks")
 
         log("building the HTML with Jupyter Book (warnings are errors)")

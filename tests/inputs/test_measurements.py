@@ -556,7 +556,7 @@ def test_the_measured_set_carries_the_fits(fits, m):
 
 
 def test_every_record_is_the_field_its_basis_names(m):
-    assert len(m.values) == 33  # 3 fetches, 4 block layouts, 4 tail passes, 5 energy/power, 2 matmul, 1 HBM,
+    assert len(m.values) == 34  # 3 fetches, 4 block layouts, 4 tail passes, 6 energy/power, 2 matmul, 1 HBM,
     # 5 overlap, 4 + 1 bidirectional, 2 + 1 batching
     for name, record in m.values.items():
         file, field, _ = _basis(record)
@@ -787,11 +787,64 @@ def test_every_peer_prediction_is_its_row():
     for (tool, version, shape, tokens, rec), row in zip(got, rows, strict=True):
         assert (tool, version, shape, tokens) == (row["tool"], row["version"], row["shape"], row["tokens"])
         # a time in ms becomes seconds: 29.0 ms -> 0.029 s
-        assert rec.value == row["value"] / 1e3 and rec.kind == "time" and rec.provenance == "derived"
+        assert rec.value == pytest.approx(row["value"] / 1e3, rel=1e-15)
+        assert rec.kind == "time" and rec.provenance == "derived"
         assert rec.key == f"peer.{row['tool']}.{row['shape']}.{row['tokens']}"
         assert rec.text == f"{row['value']} ms"
         assert rec.basis == f"{row['tool']} {row['version']}: {row['basis']}" and rec.source == row["source"]
     assert got[0][4].value == 0.029 and got[0][4].text == "29.0 ms"
+
+
+def test_the_shipped_peers_split_into_compared_and_excluded():
+    # four rows in the file: llm-analysis's 4,096-token one carries `excluded`, the other three are compared
+    compared = ms.peer_predictions()
+    assert [(t, n) for t, _, _, n, _ in compared] == [("llm-analysis", 16), ("GenZ", 16), ("GenZ", 4096)]
+    ((row, reason),) = ms.peer_exclusions()
+    assert (row[0], row[3], row[4].value) == ("llm-analysis", 4096, 0.514)
+    assert reason.startswith("llm-analysis 0.2.2 counts an MLP's FLOPs as 16 × hidden² per token")
+
+
+def test_the_peak_bound_by_hand(m):
+    shape = m.shapes["llama-3-70b"]
+    # weights less the input embedding: 2 x (70,553,706,496 - 128,256 x 8,192) B = 139,006,066,688 B
+    # over 4.8 TB/s = 28.9596 ms; 16 tokens of FLOPs at 989 TFLOP/s are far less
+    assert ms.peak_bound_s(shape, 16) == pytest.approx(139_006_066_688 / 4.8e12, rel=1e-12)
+    # 4,096 tokens: 2 x 69,503,033,344 x 4,096 = 569.3683e12 FLOP of matrix products, plus causal attention
+    # 2,621,440 FLOP per token and position x 4,096 x 4,097 / 2 = 21.9961e12: 591.3644e12 / 989e12 = 597.94 ms
+    attention = 2_621_440 * 4096 * 4097 / 2
+    assert ms.peak_bound_s(shape, 4096) == pytest.approx((2 * 69_503_033_344 * 4096 + attention) / 989e12, rel=1e-12)
+    assert ms.peak_bound_s(shape, 4096) == pytest.approx(0.59794, abs=1e-5)
+
+
+def test_no_compared_peer_prediction_implies_more_than_the_h200s_peaks(m):
+    # llm-analysis 29.0 ms and GenZ 29.5 ms >= 28.96 ms (16 tokens); GenZ 629 ms >= 597.94 ms (4,096 tokens)
+    for tool, _version, shape, tokens, rec in ms.peer_predictions():
+        assert rec.value >= ms.peak_bound_s(m.shapes[shape], tokens), (tool, tokens)
+    # and an exclusion is one: llm-analysis's 514 ms < 597.94 ms, 591.36e12 FLOP / 0.514 s = 1,150.5 TFLOP/s
+    for (tool, _version, shape, tokens, rec), _reason in ms.peer_exclusions():
+        assert rec.value < ms.peak_bound_s(m.shapes[shape], tokens), (tool, tokens)
+
+
+def test_an_empty_exclusion_is_refused(tmp_path):
+    path = tmp_path / "peers.yaml"
+    path.write_text(
+        "predictions:\n  - {tool: t, version: '1', shape: llama-3-70b, tokens: 16, value: 30, basis: b, source: s,"
+        " excluded: ''}\n"
+    )
+    with pytest.raises(KvtierError, match=r"peers\.yaml: key 'predictions\[0\]\.excluded' must be a sentence"):
+        ms._read_peers(path)
+
+
+def test_the_energy_check_in_sample_and_held_out(m):
+    check = ms.energy_check(m)
+    # in sample: 466.78 W x 56.024 ms (the 70B eager median) = 26.151 J against the loop's 26.197 J, which is
+    # 466.78 W x 3.0307 s / 54 passes: only the per-pass time can differ
+    assert check["in_sample_j"] == pytest.approx(check["power_w"] * m.v("forward16_llama-3-70b_eager"))
+    assert check["in_sample_measured_j"] == pytest.approx(466.7834499595288 * 3.030658006668091 / 54, rel=1e-9)
+    # held out: 466.78 W x 8.6078 ms (8B, CUDA graph) = 4.0180 J against 3.2461 J measured in its own loop: +23.8 %
+    assert check["held_out_j"] == pytest.approx(466.7834499595288 * 0.008607775688171386, rel=1e-12)
+    assert check["held_out_error_pct"] == pytest.approx((4.01797 / 3.246137 - 1) * 100, abs=0.01)
+    assert check["held_out_power_w"] == pytest.approx(376.82, abs=0.01)
 
 
 @pytest.mark.parametrize(
@@ -974,3 +1027,20 @@ def test_the_slope_text_rounds_at_the_edge(tmp_path):
     fits = ms.fit(ms.read(_bad_set(tmp_path, "probe1.json", change)))
     assert fits.slope_s_per_token == pytest.approx(slope, rel=1e-12)
     assert fits.records["slope_s_per_token"].text == "260.5 µs"
+
+
+def test_the_seed_labels_what_was_measured_assumed_or_derived(m):
+    from kvtier.inputs.assumptions import load_assumptions
+
+    seed = load_assumptions(ROOT / "kvtier" / "data" / "seed.yaml")
+    # the TDP is a spec; that a batch draws it is assumed
+    assert seed["energy.power_batch"].provenance == "assumed"
+    # 55.3 GB/s is 1 GiB over the 1 GiB copy's median, 19.4297 ms: 55.26 GB/s, computed from a measured copy
+    host = seed["reference.h200_host_link"]
+    assert host.provenance == "derived"
+    assert host.value == pytest.approx(2**30 / m.copy("h2d_pinned", 2**30).timing.median_s, rel=1e-3)
+    # every figure still labelled measured names no fit in its basis
+    for key in seed:
+        rec = seed[key]
+        if rec.provenance == "measured":
+            assert "fit" not in rec.basis and "asymptote" not in rec.basis, key

@@ -152,6 +152,14 @@ def page_of(notebook: str) -> Page | None:
     return next((page for page in PAGES if page.notebook == notebook), None)
 
 
+def table_of(name: str) -> Table:
+    """The table of record ``name`` (``tables/NAME.csv``), whichever page presents it."""
+    found = next((table for table in TABLES if table.name == name), None)
+    if found is None:
+        raise KeyError(f"no table of record {name!r}")
+    return found
+
+
 # Last, once every name above exists: a page module may import them while the registry reads it.
 PAGES: tuple[Page, ...] = _discover()
 """Every page of the book with a page module, in notebook order."""

@@ -44,6 +44,11 @@ ACCURACY_PCT = 10.0
 """The accuracy the forward-pass model is held to (percent of each measured time)."""
 PEERS_OF_NOTE = (16, 4096)
 """Token counts at which the peers' predictions are quoted."""
+SLOPE_CASE = "H200 slope fitted to measured passes"
+"""The ratio table's in-batch H200 case: its regeneration time is the least-squares slope of the measured
+70B sweep (:data:`kvtier.inputs.measurements.SLOPE_TOKENS`) times 16 tokens, a fit, not a measurement."""
+SLOPE_PROVENANCE = "derived: slope fitted to measured passes"
+"""Provenance of the ratio table's :data:`SLOPE_CASE` rows."""
 
 
 def _m() -> ms.Measurements:
@@ -318,7 +323,7 @@ def _ratio_rows(s: Scenario, with_set: bool) -> list[dict[str, Any]]:
             "measured",
         ),
         ("H200 measured, eager", "lone block", "contiguous", m.v("forward16_llama-3-70b_eager"), fetch, "measured"),
-        ("H200 measured, sweep slope", "in batch", "contiguous", in_batch, fetch, "measured; slope derived"),
+        (SLOPE_CASE, "in batch", "contiguous", in_batch, fetch, SLOPE_PROVENANCE),
         (
             "H200 measured, CUDA graph",
             "lone block",
@@ -344,20 +349,20 @@ def _ratio_rows(s: Scenario, with_set: bool) -> list[dict[str, Any]]:
             "measured",
         ),
         (
-            "H200 measured, sweep slope",
+            SLOPE_CASE,
             "in batch",
             "per-chunk copies, fastest run",
             in_batch,
             chunk_best,
-            "measured; slope derived",
+            SLOPE_PROVENANCE,
         ),
         (
-            "H200 measured, sweep slope",
+            SLOPE_CASE,
             "in batch",
             "per-chunk copies, slowest run",
             in_batch,
             chunk_worst,
-            "measured; slope derived",
+            SLOPE_PROVENANCE,
         ),
         ("H200 model, fitted", "lone block", "contiguous", model_lone, model_fetch, "derived"),
         ("H200 model, fitted", "in batch", "contiguous", model_batch, model_fetch, "derived"),
@@ -482,15 +487,23 @@ def _residual_rows() -> list[dict[str, Any]]:
             rows.append((label, "kvtier: max(compute, floor), fitted", "derived", float(model["roofline"]), measured))
         rows.append((label, "kvtier: blended roofline, fitted", "derived", float(model["blended"]), measured))
     shape = m.shapes[SHAPE70]
+    in_sample = sorted(
+        set(ms.SLOPE_TOKENS) & {p.tokens for p in m.sweeps[SHAPE70] if p.tokens >= ms.COMPUTE_FIT_MIN_TOKENS}
+    )
+    slope_row = (
+        "16 more tokens inside a compute-bound 70B pass (in-sample: the slope and the MFU are both fitted to the"
+        f" passes of {_and([f'{n:,}' for n in in_sample])} tokens)"
+    )
     rows.append(
         (
-            "16 more tokens inside a compute-bound 70B pass",
+            slope_row,
             "kvtier: marginal FLOPs at the fitted MFU",
             "derived",
             float(costs.compute_time_s(shape.flops(BLOCK_TOKENS), ms.H200_PEAK_FLOP_PER_S, f.mfu[SHAPE70])),
             f.slope_s_per_token * BLOCK_TOKENS,
         )
     )
+    reference = {slope_row: "derived: least-squares slope of the measured passes, not a measurement"}
     interior = interior_table(seed).set_index(["upstream", "position"])
     for case, position in (
         (RESIDENT, max(p.position for p in m.resident)),
@@ -532,6 +545,7 @@ def _residual_rows() -> list[dict[str, Any]]:
             "model_provenance": prov,
             "model_ms": value * 1e3,
             "measured_ms": measured * 1e3,
+            "measured_provenance": reference.get(q, "measured"),
             "error_pct": _err(value, measured),
         }
         for q, model, prov, value, measured in rows
@@ -542,7 +556,11 @@ def residual_table(s: Scenario) -> pd.DataFrame:
     """Each modelled quantity: the model (and its provenance), its value, the measured value, the error in percent.
 
     Negative errors: the model is short of the measurement.  Peer tools' rows are their
-    published predictions (``derived``, tool and version named); kvtier's rows use the fits.
+    predictions (``derived``, tool and version named), less those the peer file excludes
+    (:func:`kvtier.inputs.measurements.peer_exclusions`); kvtier's rows use the fits.
+    ``measured_provenance`` says what ``measured_ms`` is: a measured median, except the
+    in-batch row, whose reference is the slope fitted to the measured sweep (``derived``),
+    compared in-sample with a model fitted to the same passes.
     """
     return pd.DataFrame(_residual_rows())
 
@@ -661,6 +679,30 @@ def _duplex_sentence(h2d_loss_pct: float) -> str:
     if h2d_loss_pct < -0.5:
         return f"fetching ran {-h2d_loss_pct:.1f} % faster with writes under way, so writing out does not slow it."
     return "writing evicted blocks out leaves fetching others in at its rate alone, to within half a percent."
+
+
+def _peer_exclusions_sentence(m: ms.Measurements) -> str:
+    """What the peer file leaves out of the comparison and why, computed: each excluded prediction's implied rate."""
+    parts = []
+    for (tool, version, shape_name, tokens, rec), reason in ms.peer_exclusions():
+        shape = m.shapes[shape_name]
+        value = float(rec.value)  # type: ignore[arg-type]
+        embedding = shape.vocab * shape.hidden
+        flop_rate = (float(shape.flops(tokens)) - 2.0 * embedding * tokens) / value
+        byte_rate = 2.0 * (shape.params - embedding) / value
+        if flop_rate > ms.H200_PEAK_FLOP_PER_S:
+            peak = ms.H200_PEAK_FLOP_PER_S / 1e12
+            over = f"{flop_rate / 1e12:,.0f} TFLOP/s, above the H200's {peak:g} TFLOP/s dense peak"
+        else:
+            over = f"{byte_rate / 1e12:.2f} TB/s of weights, above the H200's {ms.H200_MEM_BANDWIDTH / 1e12:g} TB/s"
+        parts.append(
+            f"{tool} {version}'s {tokens:,}-token figure, {value * 1e3:,.0f} ms, is left out: on the pass's own work it"
+            f" implies {over} (the least time those peaks allow is {ms.peak_bound_s(shape, tokens) * 1e3:,.0f} ms),"
+            f" because {reason[0].lower()}{reason[1:].rstrip('.')}."
+        )
+    if not parts:
+        return "Every prediction in the peers' file is at or above the least time the H200's datasheet peaks allow."
+    return " ".join(parts)
 
 
 def numbers(s: Scenario) -> dict[str, Any]:
@@ -782,6 +824,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         out[f"peer_{key}_{tokens}_ms"] = float(rec.value) * 1e3  # type: ignore[arg-type]
         out[f"peer_{key}_{tokens}_error_pct"] = _err(float(rec.value), measured)  # type: ignore[arg-type]
     out["sweep70_4096_ms"] = float(sweep70.loc[4096, "measured_ms"])
+    out["peer_excluded_sentence"] = _peer_exclusions_sentence(m)
     # --- interior blocks ---
     inter = interior_table(s)
     res = inter[inter["upstream"] == RESIDENT]
@@ -820,7 +863,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         set_name=s.assumptions.name,
         measured_lone_ratio=ratio("H200 measured, CUDA graph", "lone block"),
         measured_lone_eager_ratio=ratio("H200 measured, eager", "lone block"),
-        measured_in_batch_ratio=ratio("H200 measured, sweep slope", "in batch"),
+        measured_in_batch_ratio=ratio(SLOPE_CASE, "in batch"),
         measured_strided_ratio=ratio("H200 measured, CUDA graph", "lone block", "one strided copy"),
         model_lone_ratio=ratio("H200 model, fitted", "lone block"),
         model_in_batch_ratio=ratio("H200 model, fitted", "in batch"),
@@ -864,6 +907,15 @@ def numbers(s: Scenario) -> dict[str, Any]:
         energy_idle_w=m.v("power_idle_w"),
         energy_ratio=e70 / ef,
         energy_ratio_8b=e8 / ef,
+    )
+    check = ms.energy_check(m)
+    out.update(
+        energy_in_sample_error_pct=abs(check["in_sample_error_pct"]),
+        energy_held_out_j=check["held_out_j"],
+        energy_held_out_measured_j=check["held_out_measured_j"],
+        energy_held_out_error_pct=abs(check["held_out_error_pct"]),
+        energy_held_out_direction="above" if check["held_out_error_pct"] > 0 else "below",
+        energy_held_out_power_w=check["held_out_power_w"],
     )
     sweep_tokens = {shape: [p.tokens for p in m.sweeps[shape]] for shape in ms.SHAPES}
     out.update(
@@ -1086,7 +1138,7 @@ RATIO_LABELS = {
     "this assumption set": "this assumption set",
     "H200 measured, CUDA graph": "H200, CUDA graph",
     "H200 measured, eager": "H200, eager",
-    "H200 measured, sweep slope": "H200, sweep slope",
+    SLOPE_CASE: "H200, fitted slope",
     "H200 model, fitted": "H200 model, fitted",
 }
 """Short names of the ratio table's cases for the figure's axis."""
@@ -1142,7 +1194,7 @@ def ratio_figure(s: Scenario) -> tuple[Figure, str]:
         _m().record("fetch_5mib_h2d_pinned"),
         f.records["slope_s_per_token"],
     ]
-    measured = df[df["case"].str.startswith("H200 measured")]
+    measured = df[df["case"].str.startswith("H200 measured") | (df["case"] == SLOPE_CASE)]
 
     def pick(regime: str, layout: str) -> pd.Series:
         return measured[(measured["regime"] == regime) & (measured["layout"].str.startswith(layout))]["ratio"]
@@ -1155,11 +1207,13 @@ def ratio_figure(s: Scenario) -> tuple[Figure, str]:
         fig,
         records,
         (_m().record("forward16_llama-3-70b_graph").key, _m().record("fetch_5mib_h2d_pinned").key),
-        f"Measured on one H200, a lone block costs {lone:,.0f} times its fetch and a block inside a batch"
-        f" {batch:,.0f} times; moved as one copy per layer chunk, the fetch drops the lone-block ratio to"
+        f"Measured on one H200, a lone block costs {lone:,.0f} times its fetch and a block inside a batch, at the"
+        f" slope fitted to the measured passes, {batch:,.0f} times; moved as one copy per layer chunk, the fetch"
+        " drops the lone-block ratio to"
         f" {chunk_lone[0]:,.0f} to {chunk_lone[1]:,.0f} and the in-batch one to {chunk_batch[0]:.1f} to"
         f" {chunk_batch[1]:.1f}. The regime and the tier's layout set the order of magnitude, not the link."
-        " Measured rows are medians (measured); the in-batch slope and the fitted rows are derived; the"
+        " Measured rows are medians (measured); the in-batch rows' regeneration time is a slope fitted to measured"
+        " passes and the model rows are fits (derived); the"
         " assumption-set rows use this build's assumptions.",
     )
 

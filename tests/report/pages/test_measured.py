@@ -53,11 +53,56 @@ def test_the_accuracy_target_is_checked_honestly(numbers):
 def test_the_residual_table_names_the_peers_and_their_versions():
     df = page.residual_table(Scenario())
     peers = df[df["model"].str.contains("llm-analysis 0.2.2|GenZ 0.0.16")]
-    assert len(peers) == 4 and set(peers["model_provenance"]) == {"derived"}
+    # four predictions in the file, llm-analysis's 4,096-token one excluded (it implies more than the peak)
+    assert len(peers) == 3 and set(peers["model_provenance"]) == {"derived"}
+    assert not (peers["model"].str.startswith("llm-analysis") & peers["quantity"].str.startswith("4,096")).any()
     # llm-analysis 0.2.2, 16 tokens: 29.0 ms against 44.4514 ms measured = -34.76 %
     row = peers[peers["model"].str.startswith("llm-analysis") & peers["quantity"].str.startswith("16-token")]
     assert float(row["error_pct"].iloc[0]) == pytest.approx((29.0 / 44.45135879516601 - 1) * 100)
     assert not df.duplicated(["quantity", "model"]).any()
+
+
+def test_the_in_batch_reference_is_labelled_a_fitted_slope_in_sample():
+    df = page.residual_table(Scenario())
+    row = df[df["quantity"].str.startswith("16 more tokens")].iloc[0]
+    assert "in-sample" in row["quantity"] and "1,024, 2,048 and 4,096 tokens" in row["quantity"]
+    assert row["measured_provenance"].startswith("derived: least-squares slope")
+    # 260.53 µs x 16 = 4.1685 ms: the slope, not a measured pass
+    assert row["measured_ms"] == pytest.approx(4.1685, abs=1e-4)
+    assert set(df["measured_provenance"]) == {"measured", row["measured_provenance"]}
+    ratio = page.ratio_table(Scenario())
+    in_batch = ratio[ratio["regime"] == "in batch"]
+    assert not in_batch["case"].str.startswith("H200 measured").any()
+    assert set(in_batch[in_batch["case"] == page.SLOPE_CASE]["provenance"]) == {page.SLOPE_PROVENANCE}
+
+
+def test_the_energy_check_is_called_a_consistency_check_and_held_out(numbers):
+    # in sample: 466.78 W x 56.024 ms = 26.151 J against 26.197 J: 0.18 % (by construction); held out: 8B graph pass
+    # 466.78 W x 8.6078 ms = 4.018 J against 3.246 J: 23.8 % above
+    assert numbers["energy_in_sample_error_pct"] == pytest.approx(0.177, abs=0.001)
+    assert numbers["energy_held_out_j"] == pytest.approx(4.018, abs=0.001)
+    assert numbers["energy_held_out_error_pct"] == pytest.approx(23.78, abs=0.01)
+    assert numbers["energy_held_out_direction"] == "above"
+    text = (ROOT / "notebooks" / "11_measured.md").read_text()
+    assert "consistency check, not evidence" in text and "energy_held_out_j" in text
+
+
+def test_the_excluded_peer_is_said_with_its_implied_rate(numbers):
+    # 2 x 69,503,033,344 x 4,096 + 21.996e12 attention = 591.364e12 FLOP over 0.514 s = 1,150.5 TFLOP/s
+    sentence = numbers["peer_excluded_sentence"]
+    assert sentence.startswith("llm-analysis 0.2.2's 4,096-token figure, 514 ms, is left out")
+    assert "implies 1,151 TFLOP/s, above the H200's 989 TFLOP/s dense peak" in sentence
+    assert "the least time those peaks allow is 598 ms" in sentence
+    assert "peer_llm_analysis_4096_ms" not in numbers
+
+
+def test_the_borrowed_mfu_brackets_are_said_to_be_borrowed():
+    text = (ROOT / "notebooks" / "11_measured.md").read_text()
+    assert "borrowed as brackets for the 70B pass" in text
+    measured = load_assumptions(MEASURED_SET)
+    for key in ("mfu.conservative", "mfu.optimistic", "uncertainty.mfu_low", "uncertainty.mfu_high"):
+        assert "not a Llama-3-70B measurement" in " ".join(measured[key].basis.split()), key
+    assert "not a Llama-3-70B" not in measured["mfu.typical"].basis
 
 
 def test_every_table_of_record_has_unique_keys():

@@ -1,0 +1,118 @@
+"""One deployment, resolved once: the quantities that several pages, commands and the diff headline show.
+
+A :class:`Deployment` is a :class:`~kvtier.scenario.Scenario`'s block, the tiers it can be
+fetched from and its regeneration, put together once: the block's bytes, the transfers of
+each layout (one contiguous copy, or one per layer chunk as a paged cache stores it), each
+tier's bandwidth and per-transfer latency, the fetch time from each tier in each layout, the
+regeneration time in each regime (a lone block, a block inside a batch), their ratio, and
+what would flip the verdict: the break-even bandwidth at the tier's latency, the break-even
+latency at the tier's bandwidth, and the break-even number of transfers.  The tier ladder,
+the decision on the landing page, the cost page and ``kvtier tiers`` read these arrays, so
+that a quantity shown in two places is one computation (``tests/test_agreement.py``).
+
+Numbers only, in SI base units, arrays over the tiers in preset order (HBM left out: a block
+in HBM is not fetched).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from weakref import WeakKeyDictionary
+
+import numpy as np
+from numpy.typing import NDArray
+
+from kvtier.formulas import costs, tiering
+from kvtier.inputs.assumptions import LAYOUTS
+from kvtier.scenario import Scenario
+
+FloatArray = NDArray[np.float64]
+
+REGIMES: tuple[str, ...] = tiering.REGIMES
+"""The regimes of regeneration: ``lone`` (the block's tokens are the whole forward pass) and ``batch``."""
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A scenario's block, tiers and regeneration, resolved once (SI units; arrays over :attr:`tiers`).
+
+    Attributes
+    ----------
+    scenario : Scenario
+        The scenario it resolves.
+    block : tiering.Block
+        The set's tail block: tokens, bytes, transfers in the set's layout, regeneration time by regime (s).
+    tiers : tiering.Tiers
+        Every link preset but HBM, in preset order: bandwidth (B/s) and per-transfer latency (s).
+    transfers : dict of str to int
+        Transfers one block takes in each layout of :data:`~kvtier.inputs.assumptions.LAYOUTS`.
+    """
+
+    scenario: Scenario
+    block: tiering.Block
+    tiers: tiering.Tiers
+    transfers: dict[str, int]
+
+    @classmethod
+    def of(cls, s: Scenario) -> Deployment:
+        """The deployment of ``s``, resolved on first use and kept with it."""
+        found = _CACHE.get(s)
+        if found is None:
+            links = s.tier_links
+            found = cls(
+                scenario=s,
+                block=s.tier_block(),
+                tiers=links.pick([t for t in links.names if tiering.medium(t) != "hbm"]),
+                transfers={layout: s.transfers(layout) for layout in LAYOUTS},
+            )
+            _CACHE[s] = found
+        return found
+
+    @property
+    def media(self) -> tuple[str, ...]:
+        """The medium behind each tier (``dram``, ``cxl``, ``nvme``)."""
+        return self.tiers.media
+
+    def regen_s(self, regime: str) -> float:
+        """Time to regenerate the block once in ``regime`` (s), at the illustrative MFU bracket."""
+        return float(self.block.regen_s[regime])
+
+    def fetch_s(self, layout: str) -> FloatArray:
+        """Time to fetch the block from each tier in ``layout`` (s): transfers x latency + bytes / bandwidth."""
+        return costs.fetch_time_s(
+            self.block.block_bytes, self.tiers.bandwidth_bytes_per_s, self.tiers.latency_s, self.transfers[layout]
+        )
+
+    def ratio(self, regime: str, layout: str) -> FloatArray:
+        """Regeneration time in ``regime`` over the fetch time in ``layout``, per tier (dimensionless)."""
+        return costs.ratio(self.regen_s(regime), self.fetch_s(layout))
+
+    def fetch_wins(self, regime: str, layout: str) -> NDArray[np.bool_]:
+        """Whether fetching from each tier takes less time than regenerating in ``regime``."""
+        return self.ratio(regime, layout) > 1.0
+
+    def break_even_bandwidth(self, regime: str, layout: str) -> FloatArray:
+        """Per tier, the bandwidth at which the ratio is 1 at the tier's own latency (B/s; inf: none suffices)."""
+        return costs.bandwidth_for_ratio(
+            self.block.block_bytes, self.regen_s(regime), 1.0, self.tiers.latency_s * self.transfers[layout]
+        )
+
+    def break_even_latency(self, regime: str, layout: str) -> FloatArray:
+        """Per tier, the per-transfer latency at which the ratio is 1 at the tier's bandwidth (s; 0: none)."""
+        return costs.latency_for_ratio(
+            self.block.block_bytes, self.tiers.bandwidth_bytes_per_s, self.regen_s(regime), self.transfers[layout]
+        )
+
+    def break_even_transfers(self, regime: str) -> FloatArray:
+        """Per tier, how many transfers one block may take before the ratio falls to 1 (inf where latency is 0)."""
+        budget = self.regen_s(regime) - self.block.block_bytes / self.tiers.bandwidth_bytes_per_s
+        with np.errstate(divide="ignore", invalid="ignore"):
+            n = np.where(self.tiers.latency_s > 0, budget / self.tiers.latency_s, np.inf)
+        return np.where(budget > 0, n, 0.0)
+
+    def n_fetch_wins(self, regime: str, layout: str) -> int:
+        """How many tiers fetch faster than regeneration in ``regime`` and ``layout``."""
+        return int(self.fetch_wins(regime, layout).sum())
+
+
+_CACHE: WeakKeyDictionary[Scenario, Deployment] = WeakKeyDictionary()

@@ -1,0 +1,372 @@
+"""The decision page (``notebooks/14_answer.md``): fetch or regenerate, from which tier, and what would change it.
+
+Everything here reads one :class:`~kvtier.deployment.Deployment`: the block, the tiers with
+their per-transfer latency, the fetch time in each layout and the regeneration time in each
+regime.  The landing page glues this page's three decision sentences and its figure; the
+measured H200 points come from the measured page's table of record ``measured_layouts``
+(through the registry), so that a measured ratio is computed once.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from kvtier.deployment import Deployment
+from kvtier.inputs import hardware
+from kvtier.inputs import measurements as ms
+from kvtier.inputs.assumptions import LAYOUTS
+from kvtier.report import pages
+from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
+from kvtier.scenario import POINT_KEYS, Scenario
+from kvtier.units import format_bandwidth
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+NOTEBOOK = "14_answer"
+"""The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "what would change the answer"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
+
+KEYS: tuple[str, ...] = (*POINT_KEYS, "regen.batch_tokens", "regen.model")
+"""The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
+
+HOST_TIER = "pcie5-x16"
+"""The tier whose per-transfer latency the figure's lines use: host DRAM over a PCIe 5.0 x16 link, the path
+by which an H100 or H200 reaches host or CXL memory, and the one tier measured."""
+
+REGIME_WORDS = {"lone": "regenerated alone", "batch": "regenerated inside a batch"}
+LAYOUT_WORDS = {"contiguous": "in one copy", "per-layer": "as one copy per layer chunk"}
+MEASURED_LAYOUTS = {"contiguous": "contiguous (size sweep)", "per-layer": "a copy per chunk"}
+"""How the measured page's ``measured_layouts`` rows start for each layout."""
+
+
+def _tier_titles() -> dict[str, str]:
+    return {name: link.title for name, link in hardware.load_links().items()}
+
+
+def decision_table(s: Scenario) -> pd.DataFrame:
+    """Every tier in every regime and layout: fetch time, ratio, verdict and the values that would flip it.
+
+    ``break_even_GBps`` is the bandwidth at which the ratio is 1 at the tier's own per-transfer
+    latency (``inf``: no bandwidth is enough); ``break_even_latency_us`` the per-transfer
+    latency at which it is 1 at the tier's bandwidth (0: even none is small enough);
+    ``break_even_transfers`` how many transfers a block may take before it is 1.
+    """
+    d = Deployment.of(s)
+    rows = []
+    for regime in ("lone", "batch"):
+        for layout in LAYOUTS:
+            fetch = d.fetch_s(layout)
+            ratio = d.ratio(regime, layout)
+            bw = d.break_even_bandwidth(regime, layout)
+            lat = d.break_even_latency(regime, layout)
+            n = d.break_even_transfers(regime)
+            for i, tier in enumerate(d.tiers.names):
+                rows.append(
+                    {
+                        "tier": tier,
+                        "medium": d.media[i],
+                        "regime": "lone block" if regime == "lone" else "in batch",
+                        "layout": layout,
+                        "transfers": d.transfers[layout],
+                        "bandwidth_GBps": float(d.tiers.bandwidth_bytes_per_s[i]) / 1e9,
+                        "latency_us": float(d.tiers.latency_s[i]) * 1e6,
+                        "fetch_us": float(fetch[i]) * 1e6,
+                        "regen_ms": d.regen_s(regime) * 1e3,
+                        "ratio": float(ratio[i]),
+                        "fetch_wins": bool(ratio[i] > 1.0),
+                        "break_even_GBps": float(bw[i]) / 1e9,
+                        "break_even_latency_us": float(lat[i]) * 1e6,
+                        "break_even_transfers": float(n[i]),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def measured_points(s: Scenario) -> dict[tuple[str, str], tuple[float, float]]:
+    """The H200's measured ratios, by (regime, layout): the lowest and highest of its runs.
+
+    Read from the measured page's table of record ``measured_layouts`` (lone block: the CUDA
+    graph's 16-token pass; in a batch: the fitted per-token slope of the 70B sweep), each over
+    the block's measured fetch in that layout.
+    """
+    df = pages.table_of("measured_layouts").build(s)
+    out = {}
+    for layout, start in MEASURED_LAYOUTS.items():
+        rows = df[df["layout"].str.startswith(start)]
+        for regime, column in (("lone", "lone_block_ratio"), ("batch", "in_batch_ratio")):
+            out[(regime, layout)] = (float(rows[column].min()), float(rows[column].max()))
+    return out
+
+
+def measured_bandwidth_bytes_per_s() -> float:
+    """The bandwidth fitted to the H200's pinned host-to-device copies (B/s): where its points sit."""
+    return float(ms.shipped_fits().fetch["h2d_pinned"][1])
+
+
+def _tiers_word(k: int, n: int) -> str:
+    if k == 0:
+        return f"none of the {n} tiers"
+    if k == n:
+        return f"all {n} tiers"
+    return f"{k} of the {n} tiers"
+
+
+def _span(lo: float, hi: float, fmt: str) -> str:
+    a, b = format(lo, fmt), format(hi, fmt)
+    return f"{a}×" if a == b else f"{a}–{b}×"
+
+
+def closest_calls(s: Scenario) -> pd.DataFrame:
+    """Every tier, regime and layout, the verdict nearest to flipping first (ratio nearest 1 on a log scale).
+
+    Beside each: how far the tier's bandwidth sits from the break-even bandwidth and its
+    per-transfer latency from the break-even latency, as factors (``bandwidth_margin``:
+    bandwidth over break-even, ``latency_margin``: break-even latency over latency; above 1
+    fetching wins with room to spare, ``inf`` where nothing can flip it).
+    """
+    df = decision_table(s)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df["bandwidth_margin"] = df["bandwidth_GBps"] / df["break_even_GBps"]
+        df["latency_margin"] = np.where(
+            df["latency_us"] > 0, df["break_even_latency_us"] / df["latency_us"].where(df["latency_us"] > 0), np.inf
+        )
+    df["distance"] = np.abs(np.log(df["ratio"]))
+    df = df.sort_values(["distance", "tier", "regime", "layout"], kind="stable").drop(columns="distance")
+    columns = ["tier", "regime", "layout", "ratio", "fetch_wins", "break_even_GBps", "bandwidth_margin"]
+    return df[[*columns, "break_even_latency_us", "latency_margin", "break_even_transfers"]].reset_index(drop=True)
+
+
+def flip_position(s: Scenario, tier: str, regime: str, layout: str) -> float | None:
+    """The block position (tokens) from which fetching from ``tier`` beats regenerating the block (upstream resident).
+
+    Regenerating a block deeper in a sequence also pays attention over the positions before
+    it, so its time grows with the position while the fetch stays the same.  Returns 0 where
+    fetching already wins for the tail block, and None where it does not win within the
+    model's context window (or ten million positions when the config states none).
+    """
+    d = Deployment.of(s)
+    fetch = float(d.fetch_s(layout)[d.tiers.names.index(tier)])
+    mfu = s.mfu(str(s.assumptions.value("illustrative.mfu")))
+    limit = s.model.max_positions or 10_000_000
+
+    def wins(position: int) -> bool:
+        regen = s.lone_regen_s if regime == "lone" else s.in_batch_regen_s
+        return float(regen(position, "resident", mfu)) > fetch
+
+    lo, hi = 0, limit - d.block.tokens  # the last block that fits the window starts at hi
+    if wins(lo):
+        return 0.0
+    if not wins(hi):
+        return None
+    while hi - lo > 1:  # regeneration grows with position: the first winning position, by bisection
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if wins(mid) else (mid, hi)
+    return float(hi)
+
+
+def _context_sentence(s: Scenario, near: pd.Series, where: float | None) -> str:
+    """What the block's position in the sequence does to the closest call, in words."""
+    call = f"{near['tier']} ({near['regime']}, {near['layout']})"
+    limit = s.model.max_positions
+    window = f"{s.model.name}'s {limit:,}-position window" if limit else "ten million positions"
+    if where is None:
+        return (
+            f"A block deeper in the sequence costs more to regenerate, but not enough to turn {call} around within"
+            f" {window}."
+        )
+    if where == 0:
+        return (
+            f"A block deeper in the sequence costs more to regenerate, so {call} only gains with position: the"
+            " tail block is the hardest case for fetching."
+        )
+    return (
+        f"A block deeper in the sequence costs more to regenerate: from position {where:,.0f}, {call} fetches faster."
+    )
+
+
+def _wins_words(d: Deployment) -> str:
+    n = len(d.tiers.names)
+    k = {(r, lay): d.n_fetch_wins(r, lay) for r in ("lone", "batch") for lay in LAYOUTS}
+    chunks = d.transfers["per-layer"]
+    if len(set(k.values())) == 1:
+        return (
+            f"from {_tiers_word(k[('lone', 'contiguous')], n)}, alone or inside a batch, copied in one piece or as"
+            f" {chunks} layer chunks (as a paged cache stores it)"
+        )
+    return (
+        f"from {_tiers_word(k[('lone', 'contiguous')], n)} when it is regenerated alone and"
+        f" {k[('batch', 'contiguous')]} inside a batch if it is copied in one piece, and from"
+        f" {k[('lone', 'per-layer')]} and {k[('batch', 'per-layer')]} as {chunks} layer chunks (as a paged cache"
+        " stores it)"
+    )
+
+
+def rule_sentence(s: Scenario) -> str:
+    """Which tiers fetch faster than regeneration in each regime and layout, and the call nearest to flipping."""
+    d = Deployment.of(s)
+    near = closest_calls(s).iloc[0]
+    regime = "alone" if near["regime"] == "lone block" else "inside a batch"
+    layout = "in one copy" if near["layout"] == "contiguous" else f"as {d.transfers['per-layer']} chunk copies"
+    i = d.tiers.names.index(str(near["tier"]))
+    lat = float(d.tiers.latency_s[i])
+    verb = "still wins" if near["fetch_wins"] else "loses"
+    flips = []
+    if np.isfinite(near["break_even_GBps"]):
+        flips.append(f"{'below' if near['fetch_wins'] else 'above'} {format_bandwidth(near['break_even_GBps'] * 1e9)}")
+    if near["break_even_latency_us"] > 0:
+        per = f"{'above' if near['fetch_wins'] else 'below'} {near['break_even_latency_us']:.3g} µs per transfer"
+        flips.append(per + (f" (it has {lat * 1e6:.3g} µs)" if lat > 0 else ""))
+    flip = " or ".join(flips) if flips else "at no bandwidth or latency"
+    return (
+        f"Fetching a {d.block.tokens:,}-token block of {s.model.name} beats regenerating it {_wins_words(d)}; the"
+        f" closest call is {near['tier']} {layout}, regenerated {regime}, which {verb} at {near['ratio']:.3g}× and"
+        f" flips {flip}."
+    )
+
+
+def measured_sentence(s: Scenario) -> str:
+    """The H200's measured ratios in both regimes and both layouts, each named."""
+    pts = measured_points(s)
+    chunks = ms.load().chunks
+    return (
+        "Measured on one H200, regenerating a lone 16-token Llama-3-70B block took"
+        f" {_span(*pts[('lone', 'contiguous')], ',.0f')} as long as fetching it from pinned host memory in one copy"
+        f" and {_span(*pts[('lone', 'per-layer')], ',.1f')} as {chunks} chunk copies; inside a batch,"
+        f" {_span(*pts[('batch', 'contiguous')], ',.1f')} and {_span(*pts[('batch', 'per-layer')], ',.1f')}."
+    )
+
+
+def numbers(s: Scenario) -> dict[str, Any]:
+    """Every number and sentence the decision page (and the landing page) quotes."""
+    d = Deployment.of(s)
+    df = decision_table(s)
+    n = len(d.tiers.names)
+    out: dict[str, Any] = {
+        "decision_rule": rule_sentence(s),
+        "decision_measured": measured_sentence(s),
+        "n_tiers": n,
+        "block_mib": d.block.block_bytes / 2**20,
+        "chunks": d.transfers["per-layer"],
+        "lone_regen_ms": d.regen_s("lone") * 1e3,
+        "batch_regen_ms": d.regen_s("batch") * 1e3,
+    }
+    near = closest_calls(s).iloc[0]
+    regime_key = "lone" if near["regime"] == "lone block" else "batch"
+    where = flip_position(s, str(near["tier"]), regime_key, str(near["layout"]))
+    out["context_sentence"] = _context_sentence(s, near, where)
+    for regime, r in (("lone", "lone block"), ("batch", "in batch")):
+        for layout in LAYOUTS:
+            rows = df[(df["regime"] == r) & (df["layout"] == layout)]
+            tag = f"{regime}_{layout.replace('-', '_')}"
+            out[f"n_wins_{tag}"] = int(rows["fetch_wins"].sum())
+            out[f"min_ratio_{tag}"] = float(rows["ratio"].min())
+            out[f"max_ratio_{tag}"] = float(rows["ratio"].max())
+    return out
+
+
+def decision_figure(s: Scenario) -> tuple[Figure, str]:
+    """The regenerate/fetch ratio against link bandwidth, one line per regime and layout, tiers and H200 marked."""
+    d = Deployment.of(s)
+    host = d.tiers.names.index(HOST_TIER)
+    latency = float(d.tiers.latency_s[host])
+    bw = np.logspace(9, 12.5, 200)
+    fig, ax = new_figure(4.4, 5.0)
+    big = MIN_FONT_PT + 2
+    styles = {"contiguous": "-", "per-layer": "--"}
+    colours = {"lone": PALETTE[0], "batch": PALETTE[1]}
+    for regime in ("lone", "batch"):
+        for layout in LAYOUTS:
+            fetch = d.transfers[layout] * latency + d.block.block_bytes / bw
+            copies = "one copy" if layout == "contiguous" else f"{d.transfers[layout]} copies"
+            label = f"{'lone block' if regime == 'lone' else 'in batch'}, {copies}"
+            ax.plot(bw / 1e9, d.regen_s(regime) / fetch, color=colours[regime], ls=styles[layout], lw=1.6, label=label)
+    ax.axhline(1.0, color="#444444", lw=1.0)
+    ax.text(1.1, 1.2, "break-even: 1×", fontsize=big, color="#444444")
+    shown = [t for t in (HOST_TIER, "cxl2-x8", "nvme-gen4-x4") if t in d.tiers.names]
+    for t in shown:
+        x = float(d.tiers.bandwidth_bytes_per_s[d.tiers.names.index(t)]) / 1e9
+        ax.axvline(x, color="#8d96a3", lw=0.8, ls=":")
+        ax.text(x * 1.06, 0.97, t, transform=ax.get_xaxis_transform(), fontsize=big, rotation=90, va="top")
+    pts = measured_points(s)
+    x = measured_bandwidth_bytes_per_s() / 1e9
+    for (regime, layout), (lo, hi) in pts.items():
+        marker = "o" if layout == "contiguous" else "s"
+        ax.plot([x, x], [lo, hi], color=colours[regime], lw=2.5)
+        ax.plot(
+            [x],
+            [np.sqrt(lo * hi)],
+            marker=marker,
+            color=colours[regime],
+            markerfacecolor="white",
+            markersize=7,
+            ls="none",
+        )
+    ax.plot([], [], marker="o", color="#444444", markerfacecolor="white", ls="none", label="H200, one copy")
+    ax.plot([], [], marker="s", color="#444444", markerfacecolor="white", ls="none", label="H200, chunk copies")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(1, 10**12.5 / 1e9)
+    ax.set_ylim(0.5, None)
+    ax.set_xlabel("link bandwidth, one direction (GB/s)", fontsize=big)
+    ax.set_ylabel("regeneration time / fetch time", fontsize=big)
+    ax.tick_params(labelsize=big)
+    handles, labels = ax.get_legend_handles_labels()
+    records = s.used(
+        "model",
+        "kv_dtype",
+        "block_tokens",
+        "param_count",
+        "peak_flops",
+        f"mfu.{s.illustrative['mfu_label']}",
+        "regen.mem_bandwidth",
+        "regen.mem_efficiency",
+    )
+    k_batch = d.n_fetch_wins("batch", "per-layer")
+    lead = (
+        f"Above the 1× line fetching wins. The lone-block lines sit far above it on every link; inside a batch,"
+        f" copied per layer chunk, the ratio falls towards it, and {_tiers_word(k_batch, len(d.tiers.names))}"
+        " still win there."
+    )
+    text = (
+        f"Lines: the block's regeneration time over its fetch time as the link's bandwidth varies, at the"
+        f" {latency * 1e6:.3g} µs per copy of the {HOST_TIER} tier; solid in one copy, dashed in"
+        f" {d.transfers['per-layer']} layer-chunk copies. Dotted verticals: three tiers. Markers: ratios measured on"
+        " one H200 for a 16-token Llama-3-70B block, whatever model this build assumes (a bar spans the runs)."
+    )
+    fig, caption = finish(fig, records, text, lead=lead, drivers=("peak_flops", "block_tokens"))
+    # the legend goes under the axis label, above the footer: inside the axes it would hide the measured points
+    height_pt = fig.get_size_inches()[1] * 72
+    footer_top = fig.subplotpars.bottom - 44 / height_pt
+    room = 50 / height_pt
+    fig.subplots_adjust(bottom=fig.subplotpars.bottom + room)
+    fig.legend(
+        handles,
+        labels,
+        loc="lower center",
+        bbox_to_anchor=(0.5, footer_top + 2 / height_pt),
+        ncol=2,
+        fontsize=MIN_FONT_PT + 1,
+        frameon=False,
+        handlelength=1.8,
+        columnspacing=1.0,
+    )
+    return fig, caption
+
+
+TABLES = (
+    (
+        "decision",
+        decision_table,
+        ("tier", "regime", "layout"),
+        ("tier", "regime", "layout", "fetch_us", "ratio", "fetch_wins", "break_even_GBps", "break_even_latency_us"),
+    ),
+    ("decision_margins", closest_calls, ("tier", "regime", "layout")),
+)
+"""The page's tables of record: (name, builder, key columns, shown columns)."""
+FIGURES = (("fig_decision", decision_figure),)
+"""The page's figures: (glue name, function returning the figure and its caption)."""

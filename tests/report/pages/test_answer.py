@@ -1,0 +1,74 @@
+"""The decision page: verdicts per tier, regime and layout, the closest call, the measured points, by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtier.inputs import measurements as ms
+from kvtier.inputs.assumptions import load_assumptions
+from kvtier.report.pages import answer
+from kvtier.scenario import Scenario
+from tests.conftest import MEASURED_SET
+
+
+def test_the_decision_table_has_every_tier_regime_and_layout():
+    s = Scenario()
+    df = answer.decision_table(s)
+    n = len(set(df["tier"]))
+    assert len(df) == n * 2 * 2  # tiers x (lone block, in batch) x (contiguous, per-layer)
+    assert "hbm" not in set(df["tier"])
+    row = df[(df["tier"] == "pcie5-x16") & (df["regime"] == "in batch") & (df["layout"] == "per-layer")].iloc[0]
+    # the verdict and its break-evens agree: at the break-even latency the fetch takes the regeneration time
+    fetch_at_flip_us = 160 * row["break_even_latency_us"] + 5_242_880 / (row["bandwidth_GBps"] * 1e9) * 1e6
+    assert fetch_at_flip_us == pytest.approx(row["regen_ms"] * 1e3, rel=1e-9)
+    assert row["fetch_wins"] == (row["ratio"] > 1)
+
+
+def test_the_closest_call_comes_first_and_the_rule_names_it():
+    s = Scenario(load_assumptions(MEASURED_SET))
+    calls = answer.closest_calls(s)
+    # |log ratio| never falls down the table
+    distance = abs(calls["ratio"].map(__import__("math").log))
+    assert list(distance) == sorted(distance)
+    first = calls.iloc[0]
+    assert first["regime"] == "in batch" and first["layout"] == "per-layer" and not first["fetch_wins"]
+    rule = answer.rule_sentence(s)
+    assert f"closest call is {first['tier']} as 160 chunk copies, regenerated inside a batch, which loses" in rule
+    assert "flips below" in rule  # a losing call flips when the latency falls below its break-even
+
+
+def test_the_measured_points_are_the_measured_pages_runs():
+    m, f = ms.load(), ms.shipped_fits()
+    pts = answer.measured_points(Scenario())
+    fetch = m.v("fetch_5mib_h2d_pinned")  # 104.672 us for 5 MiB in one pinned copy
+    # lone: the CUDA graph's 44.451 ms over 104.672 us = 424.7; in a batch: 16 x 260.53 us per token = 4.1685 ms,
+    # over 104.672 us = 39.82
+    assert pts[("lone", "contiguous")][0] == pytest.approx(m.v("forward16_llama-3-70b_graph") / fetch, rel=1e-12)
+    assert pts[("batch", "contiguous")][1] == pytest.approx(16 * f.slope_s_per_token / fetch, rel=1e-12)
+    # per chunk: 160 copies of 32 KiB (5 MiB) in 2.0204 ms and 1.3722 ms: in a batch 4.1685 / 2.0204 = 2.063 to
+    # 4.1685 / 1.3722 = 3.038
+    lo, hi = pts[("batch", "per-layer")]
+    assert lo == pytest.approx(16 * f.slope_s_per_token / m.v("block_per_chunk_probe1"), rel=1e-12)
+    assert hi == pytest.approx(16 * f.slope_s_per_token / m.v("block_per_chunk_probe2"), rel=1e-12)
+    assert "39.8× and 2.1–3.0×" in answer.measured_sentence(Scenario())
+
+
+def test_the_position_from_which_fetching_wins_by_hand():
+    s = Scenario(load_assumptions(MEASURED_SET, sets={"model": "llama-3.1-70b"}))
+    # NVMe Gen4 x4 per layer chunk: 160 x 60 us + 748.98 us = 10,348.98 us. Inside a batch a block at position p
+    # costs 2 x 70,553,706,496 x 16 + 2,621,440 x (16 p + 136) FLOP at 55.93 % of 989 TFLOP/s; equal to the
+    # fetch at p = (10.34898e-3 x 5.531477e14 - 2.257719e12 - 3.565e8) / 4.194304e7 = 82,646.5: the first
+    # whole position past it is 82,647, inside Llama-3.1's 131,072-position window.
+    assert answer.flip_position(s, "nvme-gen4-x4", "batch", "per-layer") == 82_647
+    # a tier that already wins for the tail block: 0; Llama-3-70B's 8,192 positions are too few: None
+    assert answer.flip_position(s, "pcie5-x16", "batch", "contiguous") == 0
+    short = Scenario(load_assumptions(MEASURED_SET))
+    assert answer.flip_position(short, "nvme-gen4-x4", "batch", "per-layer") is None
+
+
+def test_the_count_words():
+    assert answer._tiers_word(0, 10) == "none of the 10 tiers"
+    assert answer._tiers_word(10, 10) == "all 10 tiers"
+    assert answer._tiers_word(3, 10) == "3 of the 10 tiers"
+    assert answer._span(2.06, 3.04, ".1f") == "2.1–3.0×"
+    assert answer._span(39.81, 39.84, ".1f") == "39.8×"
