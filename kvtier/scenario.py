@@ -426,6 +426,8 @@ class Scenario:
                 "lone": float(sc.lone_regen_s(0, "resident", mfu)),
                 "batch": float(sc.in_batch_regen_s(0, "resident", mfu)),
             },
+            # the board power follows what binds the pass: a lone block may be compute-bound too
+            bound={"lone": str(sc.lone_bound(0, "resident", mfu)), "batch": "compute"},
         )
 
     def mix_block(self, model: str | None = None) -> tiering.Block:
@@ -443,6 +445,80 @@ class Scenario:
             str(self.assumptions.value("workload.trace")),
             int(self.v("workload.block_tokens")),
             str(self.assumptions.value("workload.trace_format")),
+        )
+
+    # ---- the recompute cost of a reuse, and a realistic (LRU) tier --------------------
+    def regen_costs(self, model: str | None = None) -> reuse.RegenCosts:
+        """What recomputing or fetching a prompt prefix costs, for ``model`` (the set's own by default).
+
+        :class:`kvtier.formulas.reuse.RegenCosts` at the illustrative MFU bracket: parameter
+        FLOPs plus attention over the prefix, the one recompute cost both the workload page and
+        the cost page charge a reuse.
+        """
+        sc = self if model is None else self.with_block(self.block_tokens, model)
+        return reuse.RegenCosts.of(sc, str(sc.assumptions.value("illustrative.mfu")))
+
+    def reuse_recompute_s(self, regime: str, model: str | None = None) -> np.ndarray:
+        """Time to recompute each reuse of the trace in ``regime`` (s), in the order of ``reuse_interval_s``.
+
+        :meth:`kvtier.formulas.reuse.RegenCosts.per_reference_s` of the references that have a
+        previous one: a block's parameter FLOPs and its attention over the prompt before it.
+        """
+        r = self.trace_reuse()
+        return self.regen_costs(model).per_reference_s(r.trace, regime)[r.prev >= 0]
+
+    def reuse_at_s(self) -> np.ndarray:
+        """When each reuse of the trace comes (s from the trace's start), in the order of ``reuse_interval_s``."""
+        r = self.trace_reuse()
+        t = r.trace
+        at = t.timestamps_s[t.request_of_ref] - (t.timestamps_s[0] if t.n_requests else 0.0)
+        return at[r.prev >= 0]
+
+    def lru_traffic(self, target_share: float, regime: str = "batch") -> tiering.LruTraffic:
+        """What an LRU tier sized for ``target_share`` of the achievable hits sees on the trace (totals).
+
+        Its capacity is :meth:`kvtier.formulas.reuse.Reuse.capacity_for` (the workload page's),
+        in blocks of ``workload.block_tokens`` tokens; the recomputation it avoids is
+        :func:`kvtier.formulas.reuse.saving`'s in ``regime``, the workload page's figure.
+        """
+        r, rc = self.trace_reuse(), self.regen_costs()
+        t = r.trace
+        cap = r.capacity_for(target_share)
+        blocks, tokens = r.hit_tokens(cap)
+        return tiering.LruTraffic(
+            capacity_bytes=float(cap) * self.kv_bytes_per_token * t.block_tokens,
+            hit_ratio=float(r.hit_ratio(cap)),
+            hit_blocks=blocks,
+            hit_tokens=tokens,
+            miss_tokens=float(t.ref_tokens.sum() - tokens.sum()),
+            recompute_avoided_s=float(rc.regen_s(tokens, regime).sum()),
+            prefill_s=float(rc.regen_s(t.input_tokens.astype(float), regime).sum()),
+            duration_s=t.duration_s,
+        )
+
+    def lru_plan(self, target_share: float, regime: str = "batch") -> list[tiering.LruTier]:
+        """An LRU tier for ``target_share`` of the trace's achievable hits in each medium of :data:`tiering.LRU_TIERS`.
+
+        Host DRAM over PCIe, a CXL expander, NVMe: each with its capacity (= peak occupancy),
+        holding, fetch and saving per second against recomputing the hits in ``regime``, its read
+        and write traffic against the device (NVMe writes against ``nvme.write_bandwidth``, DRAM
+        and CXL writes against the link's other direction) and, for NVMe, its wear against
+        ``nvme.endurance_dwpd`` over ``nvme.endurance_period`` (SI units; NaN for a trace of 0 s).
+        """
+        links = self.tier_links.pick(tiering.LRU_TIERS)
+        write_bw = np.where(
+            np.array(links.media) == "nvme", self.v("nvme.write_bandwidth"), links.bandwidth_bytes_per_s
+        )
+        return tiering.lru_tiers(
+            self.tier_prices(),
+            links,
+            write_bw,
+            self.lru_traffic(target_share, regime),
+            regime,
+            self.kv_bytes_per_token,
+            self.fetch_transfers,
+            self.v("nvme.endurance_dwpd"),
+            self.v("nvme.endurance_period"),
         )
 
     # ---- capacity --------------------------------------------------------

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -81,16 +82,21 @@ def report(s: Scenario) -> dict[str, Any]:
     )[0]
     own = str(s.assumptions.value("model"))
     reuse = s.trace_reuse()
-    prices, links, block = s.tier_prices(), s.tier_links, s.mix_block()
-    mix = {}
-    for regime in tiering.REGIMES:
-        for ladder, names in tiering.LADDERS.items():
-            m = tiering.trace_mix(
-                prices, links.pick(names), block, regime, reuse.reuse_interval_s, reuse.trace.duration_s
-            )
-            mix[f"{cost.REGIMES[regime]}, {ladder}"] = _mix(m, names)
+    mix = {
+        f"{cost.REGIMES[regime]}, {ladder}": _mix(m, tiering.LADDERS[ladder])
+        for (model, regime, ladder), (m, _) in cost.trace_mixes(s).items()
+        if model == own
+    }
+    lru = {
+        f"{target}%": [
+            {**vars(b), "saved_lone_usd_per_s": lone.saved_usd_per_s}
+            for b, lone in zip(s.lru_plan(target / 100, "batch"), s.lru_plan(target / 100, "lone"), strict=True)
+        ]
+        for target in cost.LRU_TARGETS
+    }
     return {
         "trace": str(s.assumptions.value("workload.trace")),
+        "lru": _finite(lru),
         "mix_model": own,
         "mix": mix,
         "notes": _notes(reuse),
@@ -102,6 +108,40 @@ def report(s: Scenario) -> dict[str, Any]:
     }
 
 
+def _finite(x: Any) -> Any:
+    """``x`` with every NaN float (a rate of a trace of 0 s, the wear of memory that does not wear) as ``None``."""
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_finite(v) for v in x]
+    return None if isinstance(x, float) and not math.isfinite(x) else x
+
+
+def _lru_lines(rep: dict[str, Any]) -> list[str]:
+    """The LRU tiers as text, one line per target and tier: what the tier holds, costs, saves, reads and writes."""
+    out = [
+        f"LRU tier for the {rep['trace']} trace ({rep['mix_model']}; the default: every miss admitted, least recently"
+        " used evicted), per share of the achievable hits:"
+    ]
+    for target, tiers in rep["lru"].items():
+        for t in tiers:
+            if t["saved_usd_per_s"] is None:
+                out.append(
+                    f"  {target} {t['tier']:<13} {t['capacity_bytes'] / 2**40:,.2f} TiB; no rate: the trace lasts 0 s"
+                )
+                continue
+            wear = "" if t["endurance_used"] is None else f", wear {t['endurance_used'] * 100:,.0f} % of rated"
+            out.append(
+                f"  {target} {t['tier']:<13} {t['capacity_bytes'] / 2**40:,.2f} TiB (peak occupancy);"
+                f" holds {t['hold_usd_per_s'] * 3600:.3g} + fetches {t['fetch_usd_per_s'] * 3600:.3g} USD/h;"
+                f" saves {t['saved_usd_per_s'] * 3600:.3g} USD/h inside a batch,"
+                f" {t['saved_lone_usd_per_s'] * 3600:.3g} as lone passes; reads {t['read_bytes_per_s'] / 1e9:.2f} GB/s"
+                f" ({t['read_busy'] * 100:.1f} % busy), writes {t['write_bytes_per_s'] / 1e9:.2f} GB/s"
+                f" ({t['write_busy'] * 100:.1f} % of the device){wear}"
+            )
+    return out
+
+
 def _mix(m: Mix, ladder: tuple[str, ...]) -> dict[str, Any]:
     """One mix over the tiers ``ladder`` in SI units (fractions, B, USD/s, USD): ``None`` where undefined."""
     share = tiering.by_medium(m.share, ladder)
@@ -109,6 +149,11 @@ def _mix(m: Mix, ladder: tuple[str, ...]) -> dict[str, Any]:
     return {
         "share": {k: share[k] if m.has_reuse else None for k in tiering.MIX_MEDIA},
         "bytes_held": {k: held.get(k) for k in tiering.MIX_MEDIA[:-1]},
+        "peak_bytes_held": (
+            {k: v for k, v in tiering.by_medium(m.peak_bytes_held, ladder).items() if k != "recompute"}
+            if m.peak_bytes_held is not None
+            else None
+        ),
         "usd_per_s": m.usd_per_s,
         "recompute_all_usd_per_s": m.recompute_all_usd_per_s,
         "usd": m.usd,
@@ -140,7 +185,8 @@ def lines(rep: dict[str, Any]) -> list[str]:
     """The report as text: one row per tier, the intervals readable."""
     cost = _page()
     keys = list(next(iter(rep["tiers"].values()))["keep_s"])
-    out = [f"Break-even holding interval per tier (assumption set: {rep['assumption_set']})"]
+    out = [*(_lru_lines(rep) if "no_reuse" not in rep["notes"] else []), ""]
+    out.append(f"Break-even holding interval per tier (assumption set: {rep['assumption_set']})")
     for case, b in rep["blocks"].items():
         tokens, regime = case.split("_")
         out.append(
@@ -163,7 +209,10 @@ def _mix_lines(rep: dict[str, Any]) -> list[str]:
     """The trace's mix as text: GiB and USD/h per case, or why the trace leaves them undefined."""
     cost = _page()
     notes = rep["notes"]
-    head = f"Tier mix for the {rep['trace']} trace ({rep['mix_model']}, each reuse served the cheapest way)"
+    head = (
+        f"Lower bound: the tier mix for the {rep['trace']} trace ({rep['mix_model']}, each reuse served the cheapest"
+        " way with perfect knowledge of its next use; mean GiB)"
+    )
     if "no_reuse" in notes:
         return [f"{head}: {notes['no_reuse']}."]
     out = [f"{head}:"]

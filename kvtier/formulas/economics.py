@@ -98,22 +98,23 @@ def gray_interval_s(fetch_cost_below: ArrayLike, hold_cost_per_s: ArrayLike) -> 
 
 
 def tier_costs(
-    intervals_s: ArrayLike, hold_cost_per_s: ArrayLike, fetch_cost: ArrayLike, recompute_cost: float
+    intervals_s: ArrayLike, hold_cost_per_s: ArrayLike, fetch_cost: ArrayLike, recompute_cost: ArrayLike
 ) -> FloatArray:
     """Cost of serving each reuse from each tier, and from recomputation (last row).
 
     Returns an array of shape ``(tiers + 1, reuses)``: row ``i`` is ``hold_i x dt + fetch_i``
-    for tier ``i``, the last row the recomputation cost for every reuse.
+    for tier ``i``, the last row the recomputation cost of each reuse (``recompute_cost``: one
+    figure for every reuse, or one per reuse).
     """
     dt = _f(intervals_s).ravel()
     hold = _f(hold_cost_per_s).reshape(-1, 1)
     fetch = _f(fetch_cost).reshape(-1, 1)
     tiers = hold * dt[None, :] + fetch
-    return np.vstack([tiers, np.full((1, dt.size), float(recompute_cost))])
+    return np.vstack([tiers, np.broadcast_to(_f(recompute_cost), dt.shape)[None, :]])
 
 
 def cheapest_tier(
-    intervals_s: ArrayLike, hold_cost_per_s: ArrayLike, fetch_cost: ArrayLike, recompute_cost: float
+    intervals_s: ArrayLike, hold_cost_per_s: ArrayLike, fetch_cost: ArrayLike, recompute_cost: ArrayLike
 ) -> NDArray[np.int64]:
     """For each reuse interval, the index of the cheapest way to have the block again.
 
@@ -147,6 +148,10 @@ class Mix:
         Reuses in the trace (references to a block seen before).
     duration_s : float
         Length of the trace (s, >= 0).
+    peak_bytes_held : ndarray or None
+        The most bytes each tier holds at any one instant of the trace (B; 0 for
+        recomputation), what it must be provisioned for; ``None`` where the reuses' times
+        were not given.
     """
 
     share: FloatArray
@@ -157,6 +162,7 @@ class Mix:
     recompute_all_usd: float
     reuses: int
     duration_s: float
+    peak_bytes_held: FloatArray | None = None
 
     @property
     def has_reuse(self) -> bool:
@@ -230,7 +236,8 @@ def tier_mix(
     block_bytes: float,
     hold_usd_per_byte_s: ArrayLike,
     fetch_usd: ArrayLike,
-    recompute_usd: float,
+    recompute_usd: ArrayLike,
+    reuse_at_s: ArrayLike | None = None,
 ) -> Mix:
     """Serve each reuse of a trace the cheapest way, and sum what that holds and costs.
 
@@ -247,8 +254,12 @@ def tier_mix(
         Each tier's holding price (USD/(B s)), fastest first.
     fetch_usd : array_like
         Each tier's cost of one fetch of the block (USD); 0 for HBM.
-    recompute_usd : float
-        Cost of recomputing the block once (USD).
+    recompute_usd : array_like
+        Cost of recomputing the block once (USD): one figure for every reuse, or one per reuse
+        (a block's cost depends on the prefix it attends to).
+    reuse_at_s : array_like, optional
+        When each reuse comes (s, any origin); with it the mix gives each tier's peak bytes
+        held (:func:`peak_held`).
 
     Returns
     -------
@@ -263,20 +274,43 @@ def tier_mix(
     hold = _f(hold_usd_per_byte_s).ravel() * float(block_bytes)
     fetch = _f(fetch_usd).ravel()
     n_tiers = hold.size
-    choice = cheapest_tier(dt, hold, fetch, recompute_usd)
+    recompute = np.broadcast_to(_f(recompute_usd), dt.shape)
+    choice = cheapest_tier(dt, hold, fetch, recompute)
     counts = np.bincount(choice, minlength=n_tiers + 1).astype(float)
     held_s = np.bincount(choice, weights=dt, minlength=n_tiers + 1)[:n_tiers]
     share = counts / dt.size if dt.size else counts
+    peak = None
+    if reuse_at_s is not None:
+        end = _f(reuse_at_s).ravel()
+        peak = np.r_[[peak_held(end[choice == i] - dt[choice == i], end[choice == i]) for i in range(n_tiers)], 0.0]
+        peak = peak * float(block_bytes)
     return Mix(
         share=share,
         byte_s_held=np.r_[held_s * float(block_bytes), 0.0],
         hold_usd=float(np.sum(held_s * hold)),
         fetch_usd=float(np.sum(counts[:n_tiers] * fetch)),
-        recompute_usd=float(counts[n_tiers] * recompute_usd),
-        recompute_all_usd=float(dt.size * recompute_usd),
+        recompute_usd=float(np.sum(recompute[choice == n_tiers])),
+        recompute_all_usd=float(np.sum(recompute)),
         reuses=int(dt.size),
         duration_s=float(duration_s),
+        peak_bytes_held=peak,
     )
+
+
+def peak_held(start_s: ArrayLike, end_s: ArrayLike) -> float:
+    """The most of the intervals ``[start, end)`` open at any one instant (a count, 0 for none).
+
+    An interval that ends when another starts (a block held again from its reuse to its next
+    one) is not counted twice: at equal times the ends come first.  An interval of 0 s is
+    never open.
+    """
+    start, end = _f(start_s).ravel(), _f(end_s).ravel()
+    if not start.size:
+        return 0.0
+    times = np.r_[end, start]
+    step = np.r_[np.full(end.size, -1.0), np.ones(start.size)]
+    order = np.lexsort((step, times))  # by time, then -1 before +1
+    return float(max(np.cumsum(step[order]).max(), 0.0))
 
 
 # ---- a trace that gives a cache nothing to do, or no rate -----------------------------------

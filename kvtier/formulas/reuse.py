@@ -500,6 +500,31 @@ class RegenCosts:
         )
         return np.where(tokens > 0, t, 0.0)
 
+    def regen_s(self, tokens: np.ndarray, regime: str) -> np.ndarray:
+        """Recomputing each prefix of ``tokens`` tokens in ``regime``: :meth:`in_batch_s` (``batch``) or :meth:`lone_s`.
+
+        The one recompute cost of a reuse the report uses: the workload page's prefill avoided
+        and the cost page's recomputation (:meth:`per_reference_s`) are both this.
+        """
+        if regime not in ("batch", "lone"):
+            raise ValueError(f"regime must be 'batch' or 'lone', got {regime!r}")
+        return self.in_batch_s(tokens) if regime == "batch" else self.lone_s(tokens)
+
+    def per_reference_s(self, trace: Trace, regime: str) -> np.ndarray:
+        """Each block reference's share of recomputing its prompt's prefix in ``regime`` (s, one per reference).
+
+        The prefix through the block less the prefix before it, :meth:`regen_s` of each: the
+        block's parameter FLOPs plus its attention over every token before it in the prompt.
+        Over a request whose hits form a prefix of its prompt (the prefix property), the
+        shares of its hits add up to :meth:`regen_s` of the hit prefix, exactly what
+        :func:`saving` charges.  Alone, the first block of a prompt carries the weights' read.
+        """
+        tokens = trace.ref_tokens.astype(float)
+        end = np.cumsum(tokens)
+        before = np.repeat(np.r_[0.0, end][trace.starts[:-1]], np.diff(trace.starts))  # tokens of earlier prompts
+        upto = end - before
+        return self.regen_s(upto, regime) - self.regen_s(upto - tokens, regime)
+
     def lone_memory_bound(self, tokens: np.ndarray) -> np.ndarray:
         """True where recomputing the prefix alone is memory-bound (the weights' read outlasts the compute).
 

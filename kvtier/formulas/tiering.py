@@ -12,7 +12,9 @@ keeping there (:func:`intervals`), in dollars and in joules; how far each price'
 moves one tier's interval (:func:`interval_tornado`); and, for a trace's reuse intervals,
 the least-cost mix over a ladder of tiers (:func:`trace_mix`), the bytes each medium holds
 (:func:`by_medium`, :func:`largest_medium`) and how far each price moves the mix's cost
-(:func:`mix_tornado`).
+(:func:`mix_tornado`).  That mix knows each block's next use, so it is a lower bound; the
+tier a cache can be, an LRU tier sized for a hit target, is priced by :func:`lru_tiers`
+(its holding, fetches, saving, read and write traffic and, on NVMe, its wear).
 
 Everything is in SI base units (B, s, B/s, USD, J, W, USD/s, USD/(B s), W/B); the
 arithmetic is vectorized over the tiers.  Fetch times come from
@@ -22,6 +24,7 @@ computed by the scenario.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 
@@ -49,6 +52,9 @@ LADDERS: dict[str, tuple[str, ...]] = {
     "host DRAM full": ("hbm", CXL_TIER, "nvme-gen4-x4"),
 }
 """The tiers a trace's mix may serve a block from, fastest first: with room in host DRAM, and with none left."""
+
+LRU_TIERS: tuple[str, ...] = LADDERS["with host DRAM"][1:]
+"""The tiers an LRU tier is sized in, one per medium below HBM: host DRAM over PCIe, a CXL expander, NVMe."""
 
 
 def medium(tier: str) -> str:
@@ -85,7 +91,10 @@ class Prices:
     dram_w_per_byte, nvme_w_per_byte : float
         Power DRAM (HBM, host DRAM and CXL memory alike) and NVMe flash draw per byte held (W/B).
     power_lone_w, power_batch_w : float
-        Board power while regenerating a lone block and a batch (W).
+        Board power in a memory-bound forward pass (measured on a lone 16-token block) and in
+        a compute-bound one (a batch), W.  The power a pass draws follows the side of the
+        roofline that binds it (:meth:`power_w`), not its regime: a lone block large enough
+        to be compute-bound draws the batch's power.
     """
 
     accelerator_usd_per_s: float
@@ -101,9 +110,9 @@ class Prices:
     power_lone_w: float
     power_batch_w: float
 
-    def power_w(self, regime: str) -> float:
-        """The board power while regenerating in ``regime`` (``lone`` or ``batch``), W."""
-        return {"lone": self.power_lone_w, "batch": self.power_batch_w}[regime]
+    def power_w(self, bound: str) -> float:
+        """The board power of a pass that ``bound`` binds (``memory`` or ``compute``), W."""
+        return {"memory": self.power_lone_w, "compute": self.power_batch_w}[bound]
 
 
 def hold_usd_per_byte_s(p: Prices) -> dict[str, float]:
@@ -185,12 +194,23 @@ class Block:
         Transfers that fetch it (1 if contiguous, one per layer chunk if paged).
     regen_s : mapping of str to float
         Time to regenerate it once, by regime (``lone``, ``batch``), s.
+    bound : mapping of str to str, optional
+        Which side of the roofline binds that pass, by regime (``memory`` or ``compute``);
+        it sets the board power (:meth:`Prices.power_w`).  By default a lone block is
+        memory-bound and a batch compute-bound.
     """
 
     tokens: int
     block_bytes: float
     transfers: int
     regen_s: Mapping[str, float]
+    bound: Mapping[str, str] | None = None
+
+    def bound_in(self, regime: str) -> str:
+        """The side of the roofline that binds regenerating the block in ``regime``: ``memory`` or ``compute``."""
+        if self.bound is not None:
+            return self.bound[regime]
+        return {"lone": "memory", "batch": "compute"}[regime]
 
 
 @dataclass(frozen=True)
@@ -249,12 +269,13 @@ def intervals(prices: Prices, tiers: Tiers, block: Block, regime: str) -> Interv
     """Price ``block`` regenerated in ``regime`` in every tier: holding, fetching, recomputing, the intervals.
 
     Fetching and recomputing occupy the accelerator: their dollars are its price per second
-    times the time, their joules the board power in ``regime`` times the time.  Holding the
+    times the time, their joules the board power times the time, the power of the side of
+    the roofline that binds the block's pass in ``regime`` (:meth:`Block.bound_in`).  Holding the
     block's bytes costs the medium's price per byte-second (or draws its power per byte).
     """
     media = tiers.media
     usd_hold, j_hold = hold_usd_per_byte_s(prices), hold_w_per_byte(prices)
-    accel, power = prices.accelerator_usd_per_s, prices.power_w(regime)
+    accel, power = prices.accelerator_usd_per_s, prices.power_w(block.bound_in(regime))
     n_bytes = block.block_bytes
     fetch = fetch_s(tiers, n_bytes, block.transfers)
     regen = float(block.regen_s[regime])
@@ -366,12 +387,16 @@ def trace_mix(
     regime: str,
     intervals_s: np.ndarray,
     duration_s: float,
+    recompute_s: np.ndarray | None = None,
+    reuse_at_s: np.ndarray | None = None,
 ) -> economics.Mix:
     """Serve each reuse of a trace the cheapest way from ``tiers`` (a ladder, fastest first), or recompute it.
 
     Each tier holds the block at its medium's price per byte-second and fetches it once for
     the accelerator's time; recomputing costs the accelerator's time to regenerate it in
-    ``regime`` (:func:`~kvtier.formulas.economics.tier_mix`, in USD).
+    ``regime`` (:func:`~kvtier.formulas.economics.tier_mix`, in USD).  With perfect knowledge
+    of each block's next use this is the least any tiering can cost: a lower bound, not a
+    cache that can be built (:func:`lru_tiers` sizes one).
 
     Parameters
     ----------
@@ -379,13 +404,20 @@ def trace_mix(
         Time from each reuse of a block back to its previous reference (s).
     duration_s : float
         Length of the trace (s, >= 0).
+    recompute_s : ndarray, optional
+        Time to recompute each reuse in ``regime`` (s, one per reuse: the block with its
+        attention over the prefix before it,
+        :meth:`kvtier.formulas.reuse.RegenCosts.per_reference_s`); by default every reuse
+        takes ``block.regen_s[regime]``.
+    reuse_at_s : ndarray, optional
+        When each reuse comes (s); with it the mix gives each tier's peak bytes held.
     """
     usd_hold = hold_usd_per_byte_s(prices)
     accel = prices.accelerator_usd_per_s
     hold = [usd_hold[m] for m in tiers.media]
     fetch = fetch_s(tiers, block.block_bytes, block.transfers) * accel
-    recompute = float(block.regen_s[regime]) * accel
-    return economics.tier_mix(intervals_s, duration_s, block.block_bytes, hold, fetch, recompute)
+    regen = float(block.regen_s[regime]) if recompute_s is None else np.asarray(recompute_s, dtype=float)
+    return economics.tier_mix(intervals_s, duration_s, block.block_bytes, hold, fetch, regen * accel, reuse_at_s)
 
 
 def by_medium(values: Sequence[float] | np.ndarray, tiers: Sequence[str]) -> dict[str, float]:
@@ -449,3 +481,186 @@ def mix_tornado(
             }
         )
     return _widest_first(rows, "swing")
+
+
+# ---- a realistic tier: an LRU cache sized for a hit target ------------------------------------
+
+
+@dataclass(frozen=True)
+class LruTier:
+    """An LRU tier of one medium sized for a trace's hit target: what it holds, costs, saves, reads and writes.
+
+    Every rate is per second of the trace (SI units); NaN where the trace lasts 0 s (no rate).
+
+    Attributes
+    ----------
+    tier, medium : str
+        The link preset it is reached over and the medium behind it (:func:`medium`).
+    regime : str
+        The regime its recomputation avoided is priced in (``lone`` or ``batch``).
+    capacity_bytes : float
+        Its capacity, which is also its peak occupancy: an LRU tier that has filled stays full (B).
+    hit_ratio : float
+        Share of the trace's block references it serves (fraction).
+    hold_usd_per_s : float
+        Holding the whole capacity: the medium's price per byte-second times it (USD/s).
+    fetch_usd_per_s : float
+        The accelerator's time its fetches take, priced as if the accelerator waited (USD/s).
+    recompute_avoided_usd_per_s : float
+        The recomputation of its hits it avoids, in ``regime`` (USD/s).
+    saved_usd_per_s : float
+        The recomputation avoided less its fetches and its holding (USD/s; negative: it loses money).
+    read_bytes_per_s, write_bytes_per_s : float
+        Bytes read back (its hits) and written (every miss admitted, once), B/s.
+    read_bandwidth_bytes_per_s, write_bandwidth_bytes_per_s : float
+        The device's read and write bandwidth, one direction each (B/s).
+    read_busy, write_busy : float
+        Fraction of the time its link is busy fetching (latency included), and writing (fraction; over 1: one
+        device cannot keep up).
+    drive_writes_per_day : float
+        Its capacity written over per day (1/d; what flash endurance is rated in).
+    endurance_used : float
+        For NVMe, the bytes written over the amortisation period over the drive's rated writes in that period
+        (fraction; over 1: it wears out first); NaN for DRAM and CXL memory, which do not wear.
+    saved_accelerators : float
+        Accelerator-seconds of recomputation avoided per second: the accelerators its hits would keep busy.
+    prefill_accelerators : float
+        Accelerator-seconds per second the trace's whole prefill takes with no cache in ``regime``: the
+        accelerators the trace keeps busy prefilling, to state capacity per accelerator.
+    """
+
+    tier: str
+    medium: str
+    regime: str
+    capacity_bytes: float
+    hit_ratio: float
+    hold_usd_per_s: float
+    fetch_usd_per_s: float
+    recompute_avoided_usd_per_s: float
+    saved_usd_per_s: float
+    read_bytes_per_s: float
+    write_bytes_per_s: float
+    read_bandwidth_bytes_per_s: float
+    write_bandwidth_bytes_per_s: float
+    read_busy: float
+    write_busy: float
+    drive_writes_per_day: float
+    endurance_used: float
+    saved_accelerators: float
+    prefill_accelerators: float
+
+
+@dataclass(frozen=True)
+class LruTraffic:
+    """What an LRU tier of one capacity sees on a trace, whatever its medium (totals over the trace).
+
+    Attributes
+    ----------
+    capacity_bytes : float
+        The tier's capacity (B).
+    hit_ratio : float
+        Share of the block references it serves (fraction).
+    hit_blocks, hit_tokens : ndarray
+        Per request, the blocks and prompt tokens of its hit prefix (tokens).
+    miss_tokens : float
+        Prompt tokens of every reference it misses, each admitted and written once (tokens).
+    recompute_avoided_s : float
+        Accelerator-seconds of recomputing the hits it avoids (s).
+    prefill_s : float
+        Accelerator-seconds of prefilling every prompt with no cache (s).
+    duration_s : float
+        Length of the trace (s).
+    """
+
+    capacity_bytes: float
+    hit_ratio: float
+    hit_blocks: np.ndarray
+    hit_tokens: np.ndarray
+    miss_tokens: float
+    recompute_avoided_s: float
+    prefill_s: float
+    duration_s: float
+
+
+def lru_tiers(
+    prices: Prices,
+    tiers: Tiers,
+    write_bandwidth_bytes_per_s: np.ndarray,
+    traffic: LruTraffic,
+    regime: str,
+    kv_bytes_per_token: float,
+    transfers: int,
+    endurance_dwpd: float,
+    endurance_period_s: float,
+) -> list[LruTier]:
+    """An LRU tier of ``traffic.capacity_bytes`` in each of ``tiers``: its holding, fetches, saving, reads and writes.
+
+    Holding: the capacity times the medium's price per byte-second (:func:`hold_usd_per_byte_s`).
+    Fetches: each request's hit prefix over the tier's link in ``blocks x transfers`` transfers
+    (:func:`kvtier.formulas.costs.fetch_time_s`), the accelerator's time priced.  Reads: the hits'
+    bytes; writes: every miss admitted once (``miss_tokens x kv_bytes_per_token``), against the
+    device's write bandwidth (``write_bandwidth_bytes_per_s``, one per tier).  Endurance, for NVMe:
+    bytes written over ``prices.amortisation_s`` against ``endurance_dwpd`` capacity-writes a day
+    for ``endurance_period_s``.
+
+    Parameters
+    ----------
+    prices : Prices
+    tiers : Tiers
+        The tiers to build it in (not HBM).
+    write_bandwidth_bytes_per_s : ndarray
+        Each tier's device write bandwidth (B/s).
+    traffic : LruTraffic
+        The trace seen by an LRU tier of the capacity.
+    regime : str
+        The regime the recomputation avoided was priced in (a label carried through).
+    kv_bytes_per_token : float
+        KV bytes per token (B).
+    transfers : int
+        Transfers per block fetched.
+    endurance_dwpd : float
+        A drive's rated drive writes per day (1/d).
+    endurance_period_s : float
+        The period that rating holds for (s).
+    """
+    t = traffic
+    per_s = 1.0 / t.duration_s if t.duration_s > 0 else math.nan
+    accel = prices.accelerator_usd_per_s
+    hold = hold_usd_per_byte_s(prices)
+    bw, lat = tiers.bandwidth_bytes_per_s[:, None], tiers.latency_s[:, None]
+    link_s = costs.fetch_time_s(t.hit_tokens[None, :] * kv_bytes_per_token, bw, lat, t.hit_blocks[None, :] * transfers)
+    fetch_link_s = np.sum(link_s, axis=1) * per_s
+    read = float(np.sum(t.hit_tokens)) * kv_bytes_per_token * per_s
+    write = t.miss_tokens * kv_bytes_per_token * per_s
+    avoided = t.recompute_avoided_s * per_s * accel
+    dwpd = write * 86400.0 / t.capacity_bytes if t.capacity_bytes > 0 else math.nan
+    rated = endurance_dwpd * t.capacity_bytes * endurance_period_s / 86400.0
+    out = []
+    for i, (name, m) in enumerate(zip(tiers.names, tiers.media, strict=True)):
+        hold_usd = hold[m] * t.capacity_bytes
+        fetch_usd = float(fetch_link_s[i]) * accel
+        wear = write * prices.amortisation_s / rated if (m == "nvme" and rated > 0) else math.nan
+        out.append(
+            LruTier(
+                tier=name,
+                medium=m,
+                regime=regime,
+                capacity_bytes=t.capacity_bytes,
+                hit_ratio=t.hit_ratio,
+                hold_usd_per_s=hold_usd,
+                fetch_usd_per_s=fetch_usd,
+                recompute_avoided_usd_per_s=avoided,
+                saved_usd_per_s=avoided - fetch_usd - hold_usd,
+                read_bytes_per_s=read,
+                write_bytes_per_s=write,
+                read_bandwidth_bytes_per_s=float(tiers.bandwidth_bytes_per_s[i]),
+                write_bandwidth_bytes_per_s=float(write_bandwidth_bytes_per_s[i]),
+                read_busy=float(fetch_link_s[i]),
+                write_busy=write / float(write_bandwidth_bytes_per_s[i]),
+                drive_writes_per_day=dwpd,
+                endurance_used=wear,
+                saved_accelerators=t.recompute_avoided_s * per_s,
+                prefill_accelerators=t.prefill_s * per_s,
+            )
+        )
+    return out

@@ -309,6 +309,13 @@ SCHEMA: dict[str, KeySpec] = {
     ),
     "energy.nvme_w_per_gb_low": KeySpec("power_capacity", "lowest NVMe holding power per GB the tornado considers"),
     "energy.nvme_w_per_gb_high": KeySpec("power_capacity", "highest NVMe holding power per GB the tornado considers"),
+    "nvme.write_bandwidth": KeySpec(
+        "bandwidth", "sequential write bandwidth of one NVMe drive of the tier, the rate an LRU tier admits blocks at"
+    ),
+    "nvme.endurance_dwpd": KeySpec(
+        "count", "rated endurance of one NVMe drive of the tier, in drive writes per day", low="0.01", high="1000"
+    ),
+    "nvme.endurance_period": KeySpec("period", "period the NVMe drive's rated drive writes per day hold for"),
 }
 """Every key an assumption set may hold, with what it is and the values it takes. Unknown keys are rejected."""
 

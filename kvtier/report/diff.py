@@ -622,6 +622,17 @@ _AT_POINT = ILLUSTRATIVE[1]
 _ROOFLINE_AT_POINT = (("device", "this assumption set"), ("mfu_bracket", "{mfu_bracket}"))
 
 HEADLINES: tuple[Headline, ...] = (
+    # The decision (the landing page): how many tiers fetch faster, in each regime and layout, and the closest call.
+    Headline("tiers that fetch faster than a lone block regenerates, one copy", "decision",
+             (("regime", "lone block"), ("layout", "contiguous")), "fetch_wins", count="True"),
+    Headline("tiers that fetch faster than a block regenerates in a batch, one copy", "decision",
+             (("regime", "in batch"), ("layout", "contiguous")), "fetch_wins", count="True"),
+    Headline("tiers that fetch faster than a lone block regenerates, a copy per layer chunk", "decision",
+             (("regime", "lone block"), ("layout", "per-layer")), "fetch_wins", count="True"),
+    Headline("tiers that fetch faster than a block regenerates in a batch, a copy per layer chunk", "decision",
+             (("regime", "in batch"), ("layout", "per-layer")), "fetch_wins", count="True"),
+    Headline("closest call: the tier", "decision_margins", (), "tier"),
+    Headline("closest call: regeneration / fetch", "decision_margins", (), "ratio"),
     # The ratio for each regeneration regime: ratio.csv carries the chapter's compute-only (in-batch)
     # regime in `ratio` and the lone block's roofline regime in `lone_ratio`; roofline.csv's lone-block
     # regeneration time is shown below, beside the compute-only time.

@@ -188,9 +188,11 @@ def test_workload_stream_json_is_strict_with_a_reason(tmp_path, name):
 # kvtier cost --set workload.trace=FILE
 # ---------------------------------------------------------------------------
 
-# 3 reuses inside a batch, each a 512-token block of Llama-3-70B recomputed at 25 % of 500 TFLOP/s:
-# (2 x 70e9 x 512 + 2,621,440 x 512 x 513 / 2) FLOP / 125e12 FLOP/s = 0.57620 s, x 3 USD/h / 3,600 = 4.8016e-4 USD
-RECOMPUTE_3_USD = 3 * (2 * 70e9 * 512 + 2_621_440 * 512 * 513 / 2) / 125e12 * 3 / 3600  # 1.4405e-3 USD
+# 3 reuses inside a batch, each a 512-token block of Llama-3-70B recomputed at 25 % of 500 TFLOP/s with its attention
+# over the prompt before it: two first blocks (positions 1..512: 512 x 513 / 2 = 131,328 attended positions) and one
+# second block (positions 513..1,024: (1,024 x 1,025 - 512 x 513) / 2 = 393,472), at 2,621,440 FLOP a position:
+# (3 x 2 x 70e9 x 512 + 2,621,440 x (2 x 131,328 + 393,472)) FLOP / 125e12 FLOP/s = 1.73408 s, x 3 USD/h / 3,600
+RECOMPUTE_3_USD = (3 * 2 * 70e9 * 512 + 2_621_440 * (2 * 131_328 + 393_472)) / 125e12 * 3 / 3600  # 1.4451e-3 USD
 
 COST_TEXT = {
     **{
@@ -201,9 +203,9 @@ COST_TEXT = {
         for name in ("no-reuse", "one-request", "no-reuse-one-timestamp")
     },
     "no-blocks": ["nothing to cache: no prompt holds a block, every input_length being 0"],
-    # every reuse 0 s after its block's last use: HBM serves it, holding it 0 s (0 USD); recomputing costs 0.00144 USD
+    # every reuse 0 s after its block's last use: HBM serves it, holding it 0 s (0 USD); recomputing costs 0.00145 USD
     "one-timestamp": [
-        "regenerated inside a batch, with host DRAM: HBM (100 %); over the trace 0 USD against 0.00144 USD"
+        "regenerated inside a batch, with host DRAM: HBM (100 %); over the trace 0 USD against 0.00145 USD"
         " recomputing every reuse (100.0 % less)",
         "n/a: all 3 requests share one timestamp: the trace lasts 0 s and has no rate per second, so GiB held and"
         " costs per hour",
@@ -256,7 +258,7 @@ PAGE_WORDS = {
     ("cost", "no-reuse"): {"mix_paragraph": "With nothing to cache (no block is referenced twice) the mix is empty"},
     ("cost", "one-request"): {"trace_sentence": "holds 1 request (so it lasts 0 s and has no rate per second), and"},
     ("cost", "one-timestamp"): {
-        "mix_paragraph": "Over the whole trace the mix costs 0 USD against 0.00144 USD to recompute every reuse:"
+        "mix_paragraph": "Over the whole trace the mix costs 0 USD against 0.00145 USD to recompute every reuse:"
         " 100.0 % less.",
         "mix_tornado_sentence": "the mix has no cost per hour for a price to move",
     },

@@ -679,3 +679,18 @@ def test_lru_stream_fed_whole_requests_in_two_chunks_gives_the_hand_counts(cut):
     # its second 7 hits (distance 0) after the first missed; request 2 (-1 -2 5) misses last, not first
     assert (h.requests_with_a_distance_that_falls, h.requests_with_a_hit_after_a_miss) == (2, 1)
     assert len(stream) == 4
+
+
+def test_each_reference_carries_its_share_of_its_prompt_s_prefix():
+    # N = 10 parameters, 2 FLOPs each, attention 1 FLOP per position, peak x MFU = 1 FLOP/s; 2-token blocks.
+    # prefix of h tokens: 2 x 10 x h + h (h + 1) / 2 FLOP: 2 tokens 43, 4 tokens 90, 6 tokens 141
+    rc = workload.RegenCosts(1.0, 10.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
+    t = trace_of([[1, 2, 3], [1, 2]], block_tokens=2)
+    per = rc.per_reference_s(t, "batch")
+    # request 0: 43, 90 - 43 = 47, 141 - 90 = 51; request 1 starts again from its prompt's first token: 43, 47
+    assert per.tolist() == pytest.approx([43.0, 47.0, 51.0, 43.0, 47.0])
+    # its hits (the second request's two blocks) add up to what saving() charges for its 4-token hit prefix
+    r = workload.Reuse.of(t)
+    assert per[r.prev >= 0].sum() == pytest.approx(float(rc.in_batch_s(np.array([4.0]))[0]))
+    with pytest.raises(ValueError, match="regime"):
+        rc.regen_s(np.array([1.0]), "alone")

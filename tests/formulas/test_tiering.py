@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kvtier.formulas import tiering
+from kvtier.formulas import economics, tiering
 from kvtier.formulas.tiering import Block, Prices, Tiers
 
 YEAR_5_S = 5 * 365.25 * 86400  # 157,788,000 s
@@ -230,3 +230,90 @@ def test_pick_orders_the_tiers_as_a_ladder():
     ladder = LINKS.pick(("cxl2-x8", "hbm"))
     assert ladder.names == ("cxl2-x8", "hbm")
     assert ladder.bandwidth_bytes_per_s.tolist() == [31.5e9, 3.35e12] and ladder.latency_s.tolist() == [0.5e-6, 0.0]
+
+
+def test_the_board_power_follows_what_binds_the_pass_not_the_regime():
+    # a 512-token block regenerated alone is compute-bound: 0.576194 s x 700 W = 403.336 J, not x 467 W
+    large = Block(
+        tokens=512,
+        block_bytes=167_772_160.0,
+        transfers=1,
+        regen_s={"lone": 0.576194, "batch": 0.576194},
+        bound={"lone": "compute", "batch": "compute"},
+    )
+    lone = tiering.intervals(SEED, LINKS, large, "lone")
+    assert lone.recompute_j == pytest.approx(0.576194 * 700.0, rel=1e-12)
+    assert lone.recompute_j == pytest.approx(tiering.intervals(SEED, LINKS, large, "batch").recompute_j, rel=1e-12)
+    # with no bound given a lone block is memory-bound: 52.2388 ms x 467 W = 24.3955 J
+    assert tiering.intervals(SEED, LINKS, SMALL, "lone").recompute_j == pytest.approx(0.0522388 * 467.0, rel=1e-5)
+    assert SEED.power_w("memory") == 467.0 and SEED.power_w("compute") == 700.0
+
+
+def test_a_mix_charges_each_reuse_its_own_recompute_and_finds_the_peak():
+    # two reuses 10 s apart of a 1-byte block in one tier at 1 USD per byte-second and no fetch: holding costs 10 USD;
+    # recomputing the first costs 5 (recompute it), the second 50 (hold it)
+    one = Tiers(("pcie5-x16",), np.array([1e9]), np.array([0.0]))
+    prices = tiering.vary(SEED, "dram_usd_per_byte", 1.0 * SEED.amortisation_s)  # 1 USD/(B s), + 3.75e-18 of energy
+    accel = SEED.accelerator_usd_per_s
+    byte = Block(tokens=1, block_bytes=1.0, transfers=1, regen_s={"lone": 1.0, "batch": 1.0})
+    mix = tiering.trace_mix(
+        prices,
+        one,
+        byte,
+        "batch",
+        np.array([10.0, 10.0]),
+        100.0,
+        recompute_s=np.array([5.0, 50.0]) / accel,
+        reuse_at_s=np.array([20.0, 25.0]),
+    )
+    assert mix.share.tolist() == [0.5, 0.5]
+    assert mix.recompute_usd == pytest.approx(5.0) and mix.recompute_all_usd == pytest.approx(55.0)
+    # the held one occupies [15, 25): one block at its peak
+    assert mix.peak_bytes_held.tolist() == [1.0, 0.0]
+
+
+def test_peak_held_counts_overlaps_and_not_a_handover():
+    # [0, 10) and [5, 15) overlap: 2; [10, 20) starts as [0, 10) ends: not counted twice; [3, 3) is never open
+    assert economics.peak_held([0.0, 5.0], [10.0, 15.0]) == 2.0
+    assert economics.peak_held([0.0, 10.0], [10.0, 20.0]) == 1.0
+    assert economics.peak_held([3.0], [3.0]) == 0.0
+    assert economics.peak_held([], []) == 0.0
+
+
+def test_an_lru_tier_by_hand():
+    # one request of 2 hit blocks (2 tokens of 1e9 B each) and 3 missed tokens over a trace of 100 s, a 10e9-B tier
+    traffic = tiering.LruTraffic(
+        capacity_bytes=10e9,
+        hit_ratio=0.4,
+        hit_blocks=np.array([2.0]),
+        hit_tokens=np.array([2.0]),
+        miss_tokens=3.0,
+        recompute_avoided_s=720.0,
+        prefill_s=1800.0,
+        duration_s=100.0,
+    )
+    links = LINKS.pick(("pcie5-x16", "nvme-gen4-x4"))
+    dram, nvme = tiering.lru_tiers(SEED, links, np.array([63e9, 5.6e9]), traffic, "batch", 1e9, 1, 1.0, YEAR_5_S)
+    # holding: 10e9 B x 6.7126e-17 USD/(B s) = 6.7126e-7 USD/s in host DRAM; 10e9 x 1.9263e-18 = 1.9263e-8 on NVMe
+    assert dram.hold_usd_per_s == pytest.approx(6.7126e-7, rel=1e-4)
+    assert nvme.hold_usd_per_s == pytest.approx(1.9263e-8, rel=1e-4)
+    # fetch over PCIe: 2e9 B / 63e9 B/s + 2 x 0.5 us = 0.0317470 s per 100 s = 3.17470e-4 busy, x 3/3600 USD/s
+    assert dram.read_busy == pytest.approx((2e9 / 63e9 + 1e-6) / 100, rel=1e-9)
+    assert dram.fetch_usd_per_s == pytest.approx(dram.read_busy * 3 / 3600, rel=1e-12)
+    # recompute avoided: 720 s / 100 s = 7.2 accelerators x 3/3600 = 6e-3 USD/s; saved = that - fetch - hold
+    assert dram.saved_accelerators == pytest.approx(7.2) and dram.prefill_accelerators == pytest.approx(18.0)
+    assert dram.saved_usd_per_s == pytest.approx(6e-3 - dram.fetch_usd_per_s - 6.7126e-7, rel=1e-4)
+    # reads 2e9 B / 100 s = 2e7 B/s; writes 3e9 / 100 = 3e7 B/s: 3e7 / 63e9 of the link, 3e7 / 5.6e9 of the drive
+    assert (nvme.read_bytes_per_s, nvme.write_bytes_per_s) == (pytest.approx(2e7), pytest.approx(3e7))
+    assert dram.write_busy == pytest.approx(3e7 / 63e9) and nvme.write_busy == pytest.approx(3e7 / 5.6e9)
+    # 3e7 B/s x 86,400 s / 10e9 B = 259.2 drive writes a day against 1 for 5 years: 259.2 x the rated writes
+    assert nvme.drive_writes_per_day == pytest.approx(259.2)
+    assert nvme.endurance_used == pytest.approx(259.2)
+    assert np.isnan(dram.endurance_used)
+
+
+def test_an_lru_tier_of_a_trace_of_no_duration_has_no_rates():
+    traffic = tiering.LruTraffic(10e9, 0.4, np.array([2.0]), np.array([2.0]), 3.0, 720.0, 1800.0, 0.0)
+    (dram,) = tiering.lru_tiers(SEED, LINKS.pick(("pcie5-x16",)), np.array([63e9]), traffic, "batch", 1e9, 1, 1.0, 1.0)
+    assert np.isnan(dram.saved_usd_per_s) and np.isnan(dram.write_busy)
+    assert dram.capacity_bytes == 10e9

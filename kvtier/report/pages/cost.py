@@ -86,6 +86,9 @@ KEYS: tuple[str, ...] = (
     "mfu.optimistic",
     "mfu.typical",
     "model",
+    "nvme.endurance_dwpd",
+    "nvme.endurance_period",
+    "nvme.write_bandwidth",
     "param_count",
     "peak_flops",
     "regen.mem_bandwidth",
@@ -302,6 +305,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
                 for tier in ("hbm", CXL_TIER, "pcie5-x16", "nvme-gen4-x4"):
                     name = tier.replace("-", "_")
                     out[f"{label}_{regime}_{name}_keep_{unit}"] = duration(iv.at(tier)[f"keep_{unit}_s"])
+    out["large_lone_bound"] = grid[(large, "lone")].block.bound_in("lone")
     out["small_lone_model_j"] = out["small_lone_recompute_j"]
     off = (out["small_lone_recompute_j"] / out["forward16_measured_j"] - 1) * 100
     out["energy_model_vs_measured_pct"] = off
@@ -327,7 +331,171 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out["tornado_top_j_swing"] = _nan(jt["swing_j"])
     out["cxl_shortest_keep"] = duration(min(iv.at(CXL_TIER)["keep_usd_s"] for iv in grid.values()))
     out.update(mix_numbers(s))
+    out.update(lru_numbers(s, out))
+    out["mix_finding_sentence"] = _finding_sentence(out)
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
+
+
+# ---- a realistic tier: LRU, sized for a hit target -------------------------------------------
+
+LRU_TARGETS: tuple[int, ...] = (90, 95)
+"""The shares of the achievable hit ratio (%) an LRU tier is sized for: the workload page's capacities."""
+
+
+def lru_plans(s: Scenario) -> dict[tuple[int, str], list[tiering.LruTier]]:
+    """:meth:`kvtier.scenario.Scenario.lru_plan` for each target of :data:`LRU_TARGETS` and each regime."""
+    return {(target, regime): s.lru_plan(target / 100, regime) for target in LRU_TARGETS for regime in REGIMES}
+
+
+def lru_table(s: Scenario) -> pd.DataFrame:
+    """Per hit target and tier: an LRU tier's capacity, holding, fetches, saving in both regimes, reads and writes.
+
+    The capacity is the workload page's for the target and is the tier's peak occupancy; the
+    saving is the recomputation of the hits it avoids (the workload page's, in each regime)
+    less its fetches and its holding, per hour of the trace; the busy shares set its reads
+    (the fetches, latency included) and its writes (every miss admitted once) against one
+    device; ``nvme_wear_pct`` is the bytes written over the amortisation period over a drive's
+    rated writes in it (NaN for DRAM and CXL memory, and wherever the trace has no rate).
+    """
+    plans = lru_plans(s)
+    rows = []
+    for target in LRU_TARGETS:
+        for batch, lone in zip(plans[(target, "batch")], plans[(target, "lone")], strict=True):
+            rows.append(
+                {
+                    "target": f"{target}%",
+                    "tier": batch.tier,
+                    "medium": batch.medium,
+                    "capacity_GiB": batch.capacity_bytes / 2**30,
+                    "hit_blocks_pct": batch.hit_ratio * 100,
+                    "hold_usd_per_h": batch.hold_usd_per_s * 3600,
+                    "fetch_usd_per_h": batch.fetch_usd_per_s * 3600,
+                    "recompute_avoided_batch_usd_per_h": batch.recompute_avoided_usd_per_s * 3600,
+                    "saved_batch_usd_per_h": batch.saved_usd_per_s * 3600,
+                    "recompute_avoided_lone_usd_per_h": lone.recompute_avoided_usd_per_s * 3600,
+                    "saved_lone_usd_per_h": lone.saved_usd_per_s * 3600,
+                    "read_GBps": batch.read_bytes_per_s / 1e9,
+                    "write_GBps": batch.write_bytes_per_s / 1e9,
+                    "device_read_GBps": batch.read_bandwidth_bytes_per_s / 1e9,
+                    "device_write_GBps": batch.write_bandwidth_bytes_per_s / 1e9,
+                    "read_busy_pct": batch.read_busy * 100,
+                    "write_busy_pct": batch.write_busy * 100,
+                    "drive_writes_per_day": batch.drive_writes_per_day,
+                    "nvme_wear_pct": batch.endurance_used * 100,
+                    "saved_batch_accelerators": batch.saved_accelerators,
+                    "prefill_batch_accelerators": batch.prefill_accelerators,
+                    "provenance": "derived",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _lru_at(plan: list[tiering.LruTier], medium: str) -> tiering.LruTier:
+    return next(t for t in plan if t.medium == medium)
+
+
+def lru_numbers(s: Scenario, mix: Mapping[str, Any]) -> dict[str, Any]:
+    """The numbers and sentences of the LRU part: the tier to buy, what it costs and saves, NVMe's writes.
+
+    ``mix`` holds the lower bound's figures (:func:`mix_numbers`) the sentences set the LRU tier against.
+    """
+    plans = lru_plans(s)
+    out: dict[str, Any] = {"lru_target_low": LRU_TARGETS[0], "lru_target_high": LRU_TARGETS[-1]}
+    for target in LRU_TARGETS:
+        plan = plans[(target, "batch")]
+        lone = plans[(target, "lone")]
+        best = max(plan, key=lambda t: t.saved_usd_per_s)  # NaN compares False: the first
+        out[f"lru{target}_best_tier"] = best.tier
+        out[f"lru{target}_best_medium"] = MEDIA[best.medium]
+        out[f"lru{target}_tib"] = best.capacity_bytes / 2**40
+        out[f"lru{target}_gib"] = best.capacity_bytes / 2**30
+        out[f"lru{target}_hit_pct"] = best.hit_ratio * 100
+        out[f"lru{target}_saved_accelerators"] = best.saved_accelerators
+        out[f"lru{target}_prefill_accelerators"] = best.prefill_accelerators
+        for m in ("dram", "cxl", "nvme"):
+            t, tl = _lru_at(plan, m), _lru_at(lone, m)
+            out[f"lru{target}_{m}_hold_usd_per_h"] = t.hold_usd_per_s * 3600
+            out[f"lru{target}_{m}_fetch_usd_per_h"] = t.fetch_usd_per_s * 3600
+            out[f"lru{target}_{m}_cost_usd_per_h"] = (t.hold_usd_per_s + t.fetch_usd_per_s) * 3600
+            out[f"lru{target}_{m}_avoided_usd_per_h"] = t.recompute_avoided_usd_per_s * 3600
+            out[f"lru{target}_{m}_saved_usd_per_h"] = t.saved_usd_per_s * 3600
+            out[f"lru{target}_{m}_saved_lone_usd_per_h"] = tl.saved_usd_per_s * 3600
+            out[f"lru{target}_{m}_read_busy_pct"] = t.read_busy * 100
+            out[f"lru{target}_{m}_write_busy_pct"] = t.write_busy * 100
+        nv = _lru_at(plan, "nvme")
+        out[f"lru{target}_read_gbps"] = nv.read_bytes_per_s / 1e9
+        out[f"lru{target}_write_gbps"] = nv.write_bytes_per_s / 1e9
+        out[f"lru{target}_dwpd"] = nv.drive_writes_per_day
+        out[f"lru{target}_nvme_wear_pct"] = nv.endurance_used * 100
+    out["nvme_write_text"] = s.a("nvme.write_bandwidth").text
+    out["nvme_dwpd_text"] = s.a("nvme.endurance_dwpd").text
+    out["nvme_period_text"] = s.a("nvme.endurance_period").text
+    out["amortisation_text"] = s.a("cost.amortisation").text
+    clean = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
+    clean["lru_paragraph"] = _lru_paragraph(clean, mix)
+    clean["lru_nvme_paragraph"] = _lru_nvme_paragraph(clean, mix)
+    return clean
+
+
+def _more_or_less(a: float, b: float) -> str:
+    """``a`` against ``b`` in words: 'more than', 'less than' or 'as much as'."""
+    return "more than" if a > b else "less than" if a < b else "as much as"
+
+
+def _lru_paragraph(n: Mapping[str, Any], mix: Mapping[str, Any]) -> str:
+    """The LRU tier to buy for the trace, its cost and saving against the lower bound; or why there is none."""
+    hi, lo = n["lru_target_high"], n["lru_target_low"]
+    if mix["mix_empty"]:
+        return (
+            f"With nothing to cache ({mix['mix_empty']}) an LRU tier of any size hits nothing: there is no tier to buy."
+        )
+    if n[f"lru{hi}_dram_saved_usd_per_h"] is None:
+        return (
+            f"An LRU tier for {hi} % of the achievable hits holds {n[f'lru{hi}_tib']:.2f} TiB, but"
+            f" {mix['mix_still']}, so it has no cost or saving per hour."
+        )
+    m = n[f"lru{lo}_best_medium"]
+    key = {v: k for k, v in MEDIA.items()}[m]
+    bound = mix["mix_peak_total_gib"]
+    return (
+        f"An LRU tier that catches {lo} % of the hits an infinite cache would catches"
+        f" {n[f'lru{lo}_hit_pct']:.1f} % of all block references and needs {n[f'lru{lo}_tib']:.2f} TiB, full from"
+        f" the moment it has filled, so that is also its peak occupancy; {hi} % needs {n[f'lru{hi}_tib']:.2f} TiB."
+        f" Built in {m}, the {lo} % tier costs {n[f'lru{lo}_{key}_cost_usd_per_h']:.3g} USD an hour to hold and"
+        f" fetch from, and saves {n[f'lru{lo}_{key}_saved_usd_per_h']:.3g} USD an hour net against recomputing its"
+        f" hits inside a batch ({n[f'lru{lo}_{key}_saved_lone_usd_per_h']:.3g} as lone passes): the prefill of"
+        f" {n[f'lru{lo}_saved_accelerators']:.1f} accelerators, out of the {n[f'lru{lo}_prefill_accelerators']:.1f}"
+        f" the trace's prefill keeps busy inside a batch with no cache. The cheapest mix with perfect knowledge of"
+        f" each block's next use, the lower bound below, peaks at {bound:,.0f} GiB and costs"
+        f" {mix['mix_usd_per_h']:.3g} USD an hour: an LRU tier that cannot see the future needs"
+        f" {n[f'lru{lo}_gib'] / bound:.1f} times the bytes."
+        if bound
+        else f"An LRU tier that catches {lo} % of the hits an infinite cache would needs {n[f'lru{lo}_tib']:.2f} TiB."
+    )
+
+
+def _lru_nvme_paragraph(n: Mapping[str, Any], mix: Mapping[str, Any]) -> str:
+    """What an NVMe LRU tier reads, writes and wears; or why the trace gives none of it."""
+    hi = n["lru_target_high"]
+    if mix["mix_empty"]:
+        return "It reads nothing back, so there is no traffic to set against a drive."
+    if n[f"lru{hi}_write_gbps"] is None or n[f"lru{hi}_nvme_wear_pct"] is None:
+        return "With no rate per second there is no read or write traffic to set against a drive."
+    read, write = n[f"lru{hi}_nvme_read_busy_pct"], n[f"lru{hi}_nvme_write_busy_pct"]
+    wear = n[f"lru{hi}_nvme_wear_pct"]
+    verdict = "one drive cannot keep up with the writes" if write > 100 else "one drive keeps up with the writes"
+    lasts = "wears out before it is written off" if wear > 100 else "outlasts its write-off"
+    return (
+        f"Reads are not the whole traffic. An LRU tier admits every block it misses, so the {hi} % tier reads"
+        f" {n[f'lru{hi}_read_gbps']:.2f} GB/s of hits and writes {n[f'lru{hi}_write_gbps']:.2f} GB/s of new blocks,"
+        f" {_more_or_less(n[f'lru{hi}_write_gbps'], n[f'lru{hi}_read_gbps'])} it reads. On one NVMe Gen4 x4 drive"
+        f" the reads keep its link {read:.1f} % busy and the writes {write:.1f} % of its"
+        f" {n['nvme_write_text']} sequential write: {verdict}. Written over {n[f'lru{hi}_dwpd']:,.0f} times a day,"
+        f" against a rating of {n['nvme_dwpd_text']} drive writes a day for {n['nvme_period_text']}, the flash"
+        f" {lasts}: over the {n['amortisation_text']} amortisation it takes {wear:,.0f} % of its rated writes."
+        f" In host DRAM the same writes keep the PCIe link's other direction {n[f'lru{hi}_dram_write_busy_pct']:.1f} %"
+        " busy, and DRAM does not wear."
+    )
 
 
 # ---- meeting the workload: the tier mix a trace calls for ----------------------------------
@@ -361,14 +529,22 @@ def trace_mixes(s: Scenario) -> dict[tuple[str, str, str], tuple[economics.Mix, 
 
     :func:`kvtier.formulas.tiering.trace_mix` for the workload trace's reuses.
     """
-    prices, links, reuse = s.tier_prices(), s.tier_links, s.trace_reuse()
+    prices, links, reuse, at = s.tier_prices(), s.tier_links, s.trace_reuse(), s.reuse_at_s()
     out = {}
     for model in mix_models(s):
         block = s.mix_block(model)
         for regime in REGIMES:
+            regen = s.reuse_recompute_s(regime, model)
             for ladder, names in LADDERS.items():
                 mix = tiering.trace_mix(
-                    prices, links.pick(names), block, regime, reuse.reuse_interval_s, reuse.trace.duration_s
+                    prices,
+                    links.pick(names),
+                    block,
+                    regime,
+                    reuse.reuse_interval_s,
+                    reuse.trace.duration_s,
+                    recompute_s=regen,
+                    reuse_at_s=at,
                 )
                 out[(model, regime, ladder)] = (mix, block)
     return out
@@ -389,6 +565,9 @@ def _mix_row(model: str, regime: str, ladder: str, mix: economics.Mix, block: ti
     gib = tiering.by_medium(held, LADDERS[ladder]) if held is not None else {}
     for m in MIX_MEDIA[:-1]:  # a trace of 0 s: no mean over time
         row[f"{m}_GiB"] = gib[m] / 2**30 if gib else math.nan
+    peak = tiering.by_medium(mix.peak_bytes_held, LADDERS[ladder]) if mix.peak_bytes_held is not None else {}
+    for m in MIX_MEDIA[:-1]:
+        row[f"{m}_peak_GiB"] = peak[m] / 2**30 if peak else math.nan
     row["mix_usd_per_h"] = _per_h(mix.usd_per_s)
     row["recompute_all_usd_per_h"] = _per_h(mix.recompute_all_usd_per_s)
     row["saving_pct"] = math.nan if mix.saving is None else mix.saving * 100
@@ -481,8 +660,8 @@ def _mix_paragraph(n: Mapping[str, Any], empty: str | None, still: str | None) -
             " fetched or recomputed, and it costs 0 USD an hour, as recomputing every reuse does: there is none."
         )
     shares = (
-        f"For {n['mix_model']} inside a batch, {n['mix_main_share_pct']:.0f} % of the reuses are served from"
-        f" {n['mix_main_tier']}"
+        f"With perfect knowledge of each block's next use, for {n['mix_model']} inside a batch,"
+        f" {n['mix_main_share_pct']:.0f} % of the reuses are served from {n['mix_main_tier']}"
     )
     if still:
         return (
@@ -494,14 +673,15 @@ def _mix_paragraph(n: Mapping[str, Any], empty: str | None, still: str | None) -
     return (
         f"{shares}, {n['mix_hbm_share_pct']:.0f} % from HBM (reuses that come within seconds, which hold HBM too"
         f" briefly to add up to a GiB) and {n['mix_nvme_share_pct']:.1f} % from NVMe; {n['mix_recompute_sentence']}"
-        f" The mix holds {n['mix_dram_gib']:,.0f} GiB in host DRAM and {n['mix_nvme_gib']:,.0f} GiB on NVMe and"
-        f" costs {n['mix_usd_per_h']:.3g} USD an hour, against {n['mix_recompute_usd_per_h']:.3g} USD an hour to"
-        f" recompute every reuse: {n['mix_saving_pct']:.1f} % less. With no room left in host DRAM, the CXL"
-        f" expander takes its place with {n['mix_full_cxl_gib']:,.0f} GiB for {n['mix_full_usd_per_h']:.3g} USD an"
-        f" hour. A {n['large_tokens']}-token block is compute-bound even alone, so for this model the lone-block mix"
-        f" is the same ({n['mix_lone_usd_per_h']:.3g} USD an hour against {n['mix_lone_recompute_usd_per_h']:.3g})."
-        f" The mix moves with the model's bytes per token: {n['mix_models_sentence']} (DeepSeek-V3's latent cache"
-        " is about a fifth of Llama-3-70B's bytes per token)."
+        f" The mix holds {n['mix_dram_gib']:,.0f} GiB in host DRAM on average ({n['mix_dram_peak_gib']:,.0f} GiB at"
+        f" its peak) and {n['mix_nvme_gib']:,.0f} GiB on NVMe ({n['mix_nvme_peak_gib']:,.0f} at its peak) and costs"
+        f" {n['mix_usd_per_h']:.3g} USD an hour, against {n['mix_recompute_usd_per_h']:.3g} USD an hour to"
+        f" recompute every reuse inside a batch ({n['mix_recompute_accelerators']:.2f} accelerators, the same"
+        f" recomputation the workload page charges): {n['mix_saving_pct']:.1f} % less. With no room left in host"
+        f" DRAM, the CXL expander takes its place with {n['mix_full_cxl_gib']:,.0f} GiB on average for"
+        f" {n['mix_full_usd_per_h']:.3g} USD an hour. Recomputed as lone passes the mix costs"
+        f" {n['mix_lone_usd_per_h']:.3g} USD an hour against {n['mix_lone_recompute_usd_per_h']:.3g}."
+        f" The mix moves with the model's bytes per token: {n['mix_models_sentence']}."
     )
 
 
@@ -516,8 +696,9 @@ def _mix_lead(n: Mapping[str, Any], empty: str | None, still: str | None) -> str
             " batch."
         )
     return (
-        f"At its own request rate the trace keeps {n['mix_total_gib']:,.0f} GiB of {n['mix_model']} KV blocks"
-        f" worth holding, {n['mix_main_share_pct']:.0f} % of reuses served from {n['mix_main_tier']}, for"
+        f"With perfect knowledge of each block's next use (the lower bound), the trace keeps"
+        f" {n['mix_total_gib']:,.0f} GiB of {n['mix_model']} KV blocks worth holding on average,"
+        f" {n['mix_main_share_pct']:.0f} % of reuses served from {n['mix_main_tier']}, for"
         f" {n['mix_usd_per_h']:.3g} USD an hour against {n['mix_recompute_usd_per_h']:.3g} USD to recompute every"
         " reuse inside a batch."
     )
@@ -580,9 +761,23 @@ def _mix_finding_sentence(n: Mapping[str, Any], empty: str | None, still: str | 
             f" costs {n['mix_usd']:.3g} USD against {n['mix_recompute_usd']:.3g} USD to recompute every reuse"
         )
     return (
-        f"for the {name} trace the cheapest mix holds {n['mix_total_gib']:,.0f} GiB, mostly in {n['mix_main_tier']},"
-        f" for {n['mix_usd_per_h']:.2f} USD an hour against {n['mix_recompute_usd_per_h']:.1f} USD to recompute every"
-        " reuse"
+        f"the cheapest mix holds {n['mix_total_gib']:,.0f} GiB on average ({n['mix_peak_total_gib']:,.0f} GiB at"
+        f" its peaks), mostly in {n['mix_main_tier']}, for {n['mix_usd_per_h']:.2f} USD an hour against"
+        f" {n['mix_recompute_usd_per_h']:.1f} USD to recompute every reuse inside a batch"
+    )
+
+
+def _finding_sentence(n: Mapping[str, Any]) -> str:
+    """The key finding on the trace (the findings page quotes it, after a semicolon): the LRU tier, then the bound."""
+    lo = n["lru_target_low"]
+    if n["mix_empty"] or n[f"lru{lo}_dram_saved_usd_per_h"] is None:
+        return n["mix_finding_sentence"]
+    m = {v: k for k, v in MEDIA.items()}[n[f"lru{lo}_best_medium"]]
+    return (
+        f"for the {n['trace_name']} trace an LRU tier in {n[f'lru{lo}_best_medium']} that catches {lo} % of the"
+        f" achievable hits holds {n[f'lru{lo}_tib']:.2f} TiB, costs {n[f'lru{lo}_{m}_cost_usd_per_h']:.3g} USD an"
+        f" hour and saves {n[f'lru{lo}_{m}_saved_usd_per_h']:.3g} USD an hour net of recomputing its hits inside a"
+        f" batch; {n['mix_finding_sentence']}, a lower bound that knows each block's next use"
     )
 
 
@@ -671,6 +866,10 @@ def mix_numbers(s: Scenario) -> dict[str, Any]:
         "mix_saving_pct": float(main["saving_pct"]),
         "mix_usd": main_mix.usd,
         "mix_recompute_usd": main_mix.recompute_all_usd,
+        "mix_dram_peak_gib": float(main["dram_peak_GiB"]),
+        "mix_nvme_peak_gib": float(main["nvme_peak_GiB"]),
+        "mix_peak_total_gib": sum(float(main[f"{m}_peak_GiB"]) for m in MIX_MEDIA[:-1]),
+        "mix_recompute_accelerators": _per_h(main_mix.recompute_all_usd_per_s) / 3600 / s.v("cost.accelerator_hour"),
         "mix_full_cxl_gib": float(full.loc[own, "cxl_GiB"]),
         "mix_full_usd_per_h": float(full.loc[own, "mix_usd_per_h"]),
         "mix_lone_usd_per_h": float(lone.loc[own, "mix_usd_per_h"]),
@@ -684,6 +883,7 @@ def mix_numbers(s: Scenario) -> dict[str, Any]:
     out["mix_decider_sentence"] = _decider_sentence(s, mt, out["mix_main_tier"])
     empty = nothing_to_cache(t.n_refs, float(reuse.hit_ratio()))
     still = no_duration(t.n_requests, t.duration_s)
+    out["mix_empty"], out["mix_still"] = empty, still
     out["mix_paragraph"] = _mix_paragraph(out, empty, still)
     out["mix_lead"] = _mix_lead(out, empty, still)
     out["mix_tornado_sentence"] = _mix_tornado_sentence(out, empty, still)
@@ -742,8 +942,9 @@ def mix_figure(s: Scenario) -> tuple[Figure, str]:
     return finish(
         fig,
         records,
-        "Each bar is the least-cost mix for one model: every reuse of a block in the trace is held in the tier that"
-        " serves it most cheaply until its next use, or recomputed; the bar's segments are the mean GiB each tier"
+        "Each bar is the least-cost mix for one model, the lower bound of any tiering: every reuse of a block in the"
+        " trace is held, with perfect knowledge of its next use, in the tier that serves it most cheaply until then,"
+        " or recomputed; the bar's segments are the mean GiB each tier"
         " holds (Little's law), with room in host DRAM and with none left (the CXL expander in its place); the label"
         " is the mix's cost per hour against recomputing every reuse inside a batch.",
         lead=lead,
@@ -946,6 +1147,23 @@ TABLES = (
         ),
     ),
     (
+        "cost_lru",
+        lru_table,
+        ("target", "tier"),
+        (
+            "target",
+            "tier",
+            "capacity_GiB",
+            "hold_usd_per_h",
+            "fetch_usd_per_h",
+            "saved_batch_usd_per_h",
+            "saved_lone_usd_per_h",
+            "read_busy_pct",
+            "write_busy_pct",
+            "nvme_wear_pct",
+        ),
+    ),
+    (
         "cost_mix",
         mix_table,
         ("model", "regime", "ladder"),
@@ -954,8 +1172,10 @@ TABLES = (
             "regime",
             "ladder",
             "dram_GiB",
+            "dram_peak_GiB",
             "cxl_GiB",
             "nvme_GiB",
+            "nvme_peak_GiB",
             "mix_usd_per_h",
             "recompute_all_usd_per_h",
             "saving_pct",

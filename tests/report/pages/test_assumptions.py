@@ -33,13 +33,14 @@ def test_what_was_measured_follows_the_provenance_classes():
 
     s = Scenario()
     n = assumptions.numbers(s)
-    # 76 records (workload.trace_format the 76th); the 3 reference.* figures (DGX Spark HBM, H200 host link,
-    # H200 16-token pass energy) enter no calculation, 2 of them measured (the host link's 55.3 GB/s is derived:
-    # 1 GiB over a measured copy's time); the serving trace of the workload page (workload.trace) and the cost page's
-    # lone-block board power (energy.power_lone) are measured and enter one: 76 - 3 = 73 inputs
-    assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (76, 3, 2, 2)
+    # 79 records (the cost page's LRU tier added three nvme.* keys to the 76); the 3 reference.* figures (DGX Spark
+    # HBM, H200 host link, H200 16-token pass energy) enter no calculation, 2 of them measured (the host link's
+    # 55.3 GB/s is derived: 1 GiB over a measured copy's time); the serving trace of the workload page
+    # (workload.trace) and the cost page's lone-block board power (energy.power_lone) are measured and enter one:
+    # 79 - 3 = 76 inputs
+    assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (79, 3, 2, 2)
     assert n["answer_measured"].startswith(
-        "Of the 73 inputs that enter a calculation, 2 of them measured (the serving trace the tier is sized for;"
+        "Of the 76 inputs that enter a calculation, 2 of them measured (the serving trace the tier is sized for;"
         " accelerator board power while it regenerates a lone block): 2 measured,"
     )
     # the 2 measured reference figures are "another 2", not "the 2 measured figures" after "2 of them measured"

@@ -232,3 +232,60 @@ def test_the_recompute_sentence_names_the_tiers_the_longest_reuse_falls_within()
     # the seed trace: its longest reuse, 50.5 min, is past HBM's 9.16 min but within the other tiers'
     sentence = page.mix_numbers(Scenario())["mix_recompute_sentence"]
     assert "50.5 min" in sentence and "though longer than that of HBM (9.16 min)." in sentence
+
+
+def test_both_pages_charge_the_trace_s_reuses_the_same_recomputation():
+    from kvtier.report.pages import workload
+
+    s = Scenario()
+    w, n = workload.numbers(s), cost.numbers(s)
+    # the workload page: 21.6548 accelerators recompute an infinite cache's hits inside a batch (parameter FLOPs plus
+    # attention over the hit prefix); the cost page's lower bound charges every reuse the same: 21.6548 x 3 USD/h
+    assert w["inf_in_batch_gpus"] == pytest.approx(21.654790, rel=1e-6)
+    assert n["mix_recompute_accelerators"] == pytest.approx(w["inf_in_batch_gpus"], rel=1e-12)
+    assert n["mix_recompute_usd_per_h"] == pytest.approx(w["inf_in_batch_gpus"] * 3, rel=1e-12)
+    # and the LRU tier's recomputation avoided is the workload page's for the same capacity: 95 %, 20.4531
+    assert n["lru95_saved_accelerators"] == pytest.approx(w["cap95_in_batch_gpus"], rel=1e-12)
+    assert n["lru95_tib"] == pytest.approx(w["cap95_tib"], rel=1e-12)
+
+
+def test_the_lru_tier_by_hand_for_the_conversation_trace():
+    df = cost.lru_table(Scenario())
+    dram = df[(df["target"] == "95%") & (df["tier"] == "pcie5-x16")].iloc[0]
+    # 37,645 blocks x 512 tokens x 327,680 B = 6.3158e12 B = 5,882.0 GiB, its peak occupancy
+    assert dram["capacity_GiB"] == pytest.approx(37_645 * 512 * 327_680 / 2**30, rel=1e-12)
+    # holding it in host DRAM: 6.3158e12 B x 6.7126e-17 USD/(B s) x 3600 s = 1.5262 USD/h
+    assert dram["hold_usd_per_h"] == pytest.approx(1.5262, rel=1e-4)
+    # recomputation avoided 20.4531 accelerators x 3 USD/h = 61.359 USD/h; less fetches and holding: 59.61 USD/h
+    assert dram["recompute_avoided_batch_usd_per_h"] == pytest.approx(61.359, rel=1e-4)
+    assert dram["saved_batch_usd_per_h"] == pytest.approx(61.359 - 1.5262 - dram["fetch_usd_per_h"], rel=1e-4)
+    nvme = df[(df["target"] == "95%") & (df["tier"] == "nvme-gen4-x4")].iloc[0]
+    # every miss written once: 8.6514 GB/s against a 5.6 GB/s drive = 154.5 %; reads keep its link 68.2 % busy
+    assert nvme["write_GBps"] == pytest.approx(8.6514, rel=1e-4)
+    assert nvme["write_busy_pct"] == pytest.approx(8.6514 / 5.6 * 100, rel=1e-4)
+    assert nvme["read_busy_pct"] == pytest.approx(68.2, abs=0.05)
+    # 8.6514e9 B/s x 86,400 s / 6.3158e12 B = 118.35 drive writes a day, against 1 for 5 years: 11,835 %
+    assert nvme["drive_writes_per_day"] == pytest.approx(118.35, rel=1e-4)
+    assert nvme["nvme_wear_pct"] == pytest.approx(11_835, rel=1e-4)
+    assert np.isnan(dram["nvme_wear_pct"])
+
+
+def test_the_lone_512_token_block_is_charged_the_compute_bound_power():
+    n = cost.numbers(Scenario())
+    # compute-bound alone: 576.19 ms x 700 W = 403.34 J, the same as inside a batch; the 16-token lone block is
+    # memory-bound and draws the measured 467 W
+    assert n["large_lone_bound"] == "compute"
+    assert n["large_lone_recompute_j"] == pytest.approx(n["large_lone_regen_ms"] / 1e3 * 700.0, rel=1e-12)
+    assert n["small_lone_recompute_j"] == pytest.approx(n["small_lone_regen_ms"] / 1e3 * 467.0, rel=1e-12)
+
+
+def test_the_measured_set_prices_an_h200():
+    from pathlib import Path
+
+    import kvtier
+
+    s = Scenario(load_assumptions(Path(kvtier.__file__).parent / "data" / "h200-measured.yaml"))
+    # 141 GB of HBM3e and 4 USD/h, the H200's own; 4 / 3600 x 0.5 / 141e9 = 3.9401e-15 USD/(B s) of HBM
+    assert s.v("cost.hbm_capacity") == 141e9 and s.v("cost.accelerator_hour") == pytest.approx(4 / 3600)
+    assert s.tier_prices().hbm_bytes == 141e9
+    assert "H200" in s.a("cost.accelerator_hour").basis and "H200" in s.a("energy.power_batch").basis
