@@ -110,6 +110,30 @@ class Deployment:
             n = np.where(self.tiers.latency_s > 0, budget / self.tiers.latency_s, np.inf)
         return np.where(budget > 0, n, 0.0)
 
+    def plan(self, regime: str = "batch", prices: tiering.Prices | None = None) -> list[tiering.LruTier]:
+        """The LRU tier per medium sized for ``decision.hit_target`` of the trace's achievable hits.
+
+        :meth:`kvtier.scenario.Scenario.lru_plan`, the cost page's figures, at the set's target.
+        """
+        return self.scenario.lru_plan(self.scenario.v("decision.hit_target"), regime, prices)
+
+    def best_tier(self, regime: str = "batch") -> tuple[tiering.LruTier, bool]:
+        """The LRU tier that saves the most and its device can carry, and whether any can.
+
+        A tier can carry its traffic when its reads and writes keep the device at most fully
+        busy and, for flash, its writes stay within the rated endurance.  Where none can, the
+        one that saves the most, with ``False``.
+        """
+        plan = self.plan(regime)
+
+        def fits(t: tiering.LruTier) -> bool:
+            worn = t.endurance_used if np.isfinite(t.endurance_used) else 0.0
+            return bool(t.read_busy <= 1.0 and t.write_busy <= 1.0 and worn <= 1.0)
+
+        feasible = [t for t in plan if fits(t)]
+        pool = feasible or plan
+        return max(pool, key=lambda t: t.saved_usd_per_s), bool(feasible)
+
     def n_fetch_wins(self, regime: str, layout: str) -> int:
         """How many tiers fetch faster than regeneration in ``regime`` and ``layout``."""
         return int(self.fetch_wins(regime, layout).sum())

@@ -496,7 +496,9 @@ class Scenario:
             duration_s=t.duration_s,
         )
 
-    def lru_plan(self, target_share: float, regime: str = "batch") -> list[tiering.LruTier]:
+    def lru_plan(
+        self, target_share: float, regime: str = "batch", prices: tiering.Prices | None = None
+    ) -> list[tiering.LruTier]:
         """An LRU tier for ``target_share`` of the trace's achievable hits in each medium of :data:`tiering.LRU_TIERS`.
 
         Host DRAM over PCIe, a CXL expander, NVMe: each with its capacity (= peak occupancy),
@@ -504,13 +506,14 @@ class Scenario:
         and write traffic against the device (NVMe writes against ``nvme.write_bandwidth``, DRAM
         and CXL writes against the link's other direction) and, for NVMe, its wear against
         ``nvme.endurance_dwpd`` over ``nvme.endurance_period`` (SI units; NaN for a trace of 0 s).
+        ``prices`` replaces the set's (:meth:`tier_prices`), to find the price at which a tier stops paying.
         """
         links = self.tier_links.pick(tiering.LRU_TIERS)
         write_bw = np.where(
             np.array(links.media) == "nvme", self.v("nvme.write_bandwidth"), links.bandwidth_bytes_per_s
         )
         return tiering.lru_tiers(
-            self.tier_prices(),
+            self.tier_prices() if prices is None else prices,
             links,
             write_bw,
             self.lru_traffic(target_share, regime),

@@ -58,3 +58,14 @@ def test_a_scenario_resolves_once_without_hbm():
     # 16 x 17 / 2 = 136 positions at 2,621,440 FLOP each = 3.565e8 FLOP; at 25 % of 500 TFLOP/s: 17.92285 ms
     assert d.regen_s("batch") == pytest.approx((2.24e12 + 136 * 2_621_440) / 1.25e14, rel=1e-12)
     assert Deployment.of(Scenario()) is not d
+
+
+def test_the_best_tier_is_the_largest_saving_its_device_can_carry():
+    d = Deployment.of(Scenario())
+    best, feasible = d.best_tier()
+    plan = {t.tier: t for t in d.plan()}
+    # NVMe would admit 8.90 GB/s of misses against a 5.6 GB/s drive (159 %): it cannot carry the tier;
+    # of the other two, host DRAM saves more (56.23 against CXL's 55.78 USD/h): cheaper to hold and to fetch
+    assert plan["nvme-gen4-x4"].write_busy > 1 and feasible
+    assert best.tier == "pcie5-x16"
+    assert best.saved_usd_per_s > plan["cxl2-x8"].saved_usd_per_s

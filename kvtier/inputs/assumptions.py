@@ -309,6 +309,9 @@ SCHEMA: dict[str, KeySpec] = {
     ),
     "energy.nvme_w_per_gb_low": KeySpec("power_capacity", "lowest NVMe holding power per GB the tornado considers"),
     "energy.nvme_w_per_gb_high": KeySpec("power_capacity", "highest NVMe holding power per GB the tornado considers"),
+    "decision.hit_target": KeySpec(
+        "fraction", "share of the trace's achievable hits the decision's LRU tier is sized for", low="0.01", high="1"
+    ),
     "nvme.write_bandwidth": KeySpec(
         "bandwidth", "sequential write bandwidth of one NVMe drive of the tier, the rate an LRU tier admits blocks at"
     ),

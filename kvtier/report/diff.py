@@ -633,6 +633,10 @@ HEADLINES: tuple[Headline, ...] = (
              (("regime", "in batch"), ("layout", "per-layer")), "fetch_wins", count="True"),
     Headline("closest call: the tier", "decision_margins", (), "tier"),
     Headline("closest call: regeneration / fetch", "decision_margins", (), "ratio"),
+    Headline("LRU host-DRAM tier for 90 % of the achievable hits (GiB)", "cost_lru",
+             (("target", "90%"), ("tier", "pcie5-x16")), "capacity_GiB"),
+    Headline("its net saving against recomputing in a batch (USD/h)", "cost_lru",
+             (("target", "90%"), ("tier", "pcie5-x16")), "saved_batch_usd_per_h"),
     # The ratio for each regeneration regime: ratio.csv carries the chapter's compute-only (in-batch)
     # regime in `ratio` and the lone block's roofline regime in `lone_ratio`; roofline.csv's lone-block
     # regeneration time is shown below, beside the compute-only time.

@@ -20,8 +20,8 @@ from kvtier.inputs import measurements as ms
 from kvtier.inputs.assumptions import LAYOUTS, TIER_LATENCY_KEYS
 from kvtier.report import pages
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
-from kvtier.scenario import POINT_KEYS, Scenario
-from kvtier.units import format_bandwidth
+from kvtier.scenario import POINT_KEYS, PRICE_KEYS, Scenario
+from kvtier.units import format_bandwidth, format_quantity
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -31,7 +31,20 @@ NOTEBOOK = "14_answer"
 TITLE = "what would change the answer"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
-KEYS: tuple[str, ...] = (*POINT_KEYS, "regen.batch_tokens", "regen.model", *TIER_LATENCY_KEYS)
+KEYS: tuple[str, ...] = (
+    *POINT_KEYS,
+    "regen.batch_tokens",
+    "regen.model",
+    "decision.hit_target",
+    "workload.trace",
+    "workload.block_tokens",
+    "workload.trace_format",
+    *PRICE_KEYS,
+    "nvme.write_bandwidth",
+    "nvme.endurance_dwpd",
+    "nvme.endurance_period",
+    *TIER_LATENCY_KEYS,
+)
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
 HOST_TIER = "pcie5-x16"
@@ -229,6 +242,138 @@ def rule_sentence(s: Scenario) -> str:
     )
 
 
+MARGINS_SHOWN = 8
+"""How many of the verdicts nearest to flipping the page shows (the table of record holds them all)."""
+
+MEDIUM_WORDS = {"dram": "host DRAM", "cxl": "a CXL expander", "nvme": "NVMe flash"}
+PURCHASE_KEYS = {"dram": "cost.dram_gb", "cxl": "cost.cxl_gb", "nvme": "cost.nvme_gb"}
+"""The purchase price of each medium an LRU tier can be built from."""
+FLIP_KEYS = ("cost.accelerator_hour", "cost.energy_kwh")
+"""The prices every tier's saving moves with, beside its medium's purchase price."""
+
+
+def _usd_h(usd_per_s: float) -> str:
+    return f"{usd_per_s * 3600:,.3g} USD/h"
+
+
+def _tib(n_bytes: float) -> str:
+    return f"{n_bytes / 2**40:,.3g} TiB" if n_bytes >= 2**40 else f"{n_bytes / 2**30:,.3g} GiB"
+
+
+def plan_sentence(s: Scenario) -> str:
+    """The LRU tier to buy for the build's trace: where, how big per accelerator, what it costs and saves."""
+    d = Deployment.of(s)
+    best, feasible = d.best_tier("batch")
+    target = s.v("decision.hit_target")
+    trace = str(s.assumptions.value("workload.trace"))
+    if not np.isfinite(best.saved_usd_per_s):
+        return f"The {trace} trace lasts no time, so no tier can be priced per hour for it."
+    if best.capacity_bytes <= 0:
+        return f"Nothing in the {trace} trace is used twice, so no tier would hold anything worth fetching."
+    per = best.capacity_bytes / best.prefill_accelerators
+    cost = best.hold_usd_per_s + best.fetch_usd_per_s
+    verb = "saves" if best.saved_usd_per_s > 0 else "loses"
+    lead = (
+        f"For the {trace} trace, an LRU tier of {_tib(best.capacity_bytes)} in {MEDIUM_WORDS[best.medium]}"
+        f" ({_tib(per)} per accelerator for the {best.prefill_accelerators:,.1f} its prefill keeps busy) serves"
+        f" {target * 100:g} % of the achievable hits for {_usd_h(cost)} of holding and fetching and {verb}"
+        f" {_usd_h(abs(best.saved_usd_per_s))} net against recomputing them inside a batch"
+    )
+    others = [t for t in d.plan("batch") if t is not best and t.write_busy > 1.0]
+    if not feasible:
+        return lead + f", though its device cannot carry the traffic ({best.write_busy * 100:,.0f} % of its writes)."
+    if others:
+        worst = max(others, key=lambda t: t.write_busy)
+        return (
+            lead + f"; on {MEDIUM_WORDS[worst.medium]} the same tier would write {worst.write_busy * 100:,.0f} % of"
+            " what one drive can take."
+        )
+    return lead + "."
+
+
+def price_flips(s: Scenario) -> pd.DataFrame:
+    """Per LRU tier and price: the tier's net saving now and the price at which it would fall to zero.
+
+    The saving (recomputation avoided, less fetching and holding) moves in a straight line
+    with each price, so two evaluations give the price that zeroes it.  ``flips_at`` is that
+    price as the key is written (USD/GB, USD/h, USD/kWh) and ``flips_at_times`` it over today's;
+    "never" (``inf``) where no positive price does.
+    """
+    d = Deployment.of(s)
+    rows = []
+    for tier in d.plan("batch"):
+        for key in (PURCHASE_KEYS[tier.medium], *FLIP_KEYS):
+            v0 = s.v(key)
+            doubled = {t.tier: t for t in d.plan("batch", s.tier_prices({key: 2 * v0}))}[tier.tier]
+            slope = (doubled.saved_usd_per_s - tier.saved_usd_per_s) / v0
+            flip = v0 - tier.saved_usd_per_s / slope if slope != 0 else np.inf
+            flip = float(flip) if flip > 0 else np.inf
+            rows.append(
+                {
+                    "tier": tier.tier,
+                    "input": key,
+                    "value": s.a(key).display,
+                    "saved_usd_per_h": tier.saved_usd_per_s * 3600,
+                    "flips_at": format_quantity(flip, s.a(key).kind) if np.isfinite(flip) else "never",
+                    "flips_at_times": flip / v0,
+                    "flips_at_si": flip,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def prices_sentence(s: Scenario) -> str:
+    """How far each price must move before the decision's tier stops paying for itself, in words."""
+    d = Deployment.of(s)
+    best, _ = d.best_tier("batch")
+    if not (np.isfinite(best.saved_usd_per_s) and best.capacity_bytes > 0):
+        return "With no tier to price, no price changes the answer."
+    flips = price_flips(s)
+    rows = flips[flips["tier"] == best.tier].set_index("input")
+    parts = []
+    for key, row in rows.iterrows():
+        what = _price_words(str(key))
+        if not np.isfinite(row["flips_at_si"]):
+            parts.append(f"no {what} would")
+        elif row["flips_at_times"] > 1:
+            parts.append(f"{what} would have to rise {row['flips_at_times']:,.3g}-fold, to {row['flips_at']}")
+        else:
+            parts.append(
+                f"{what} would have to fall to {row['flips_at']}, {row['flips_at_times'] * 100:.3g} % of today's"
+            )
+    return f"For the {MEDIUM_WORDS[best.medium]} tier to stop paying for itself, " + "; ".join(parts) + "."
+
+
+def _price_words(key: str) -> str:
+    return {
+        "cost.dram_gb": "host DRAM's price per GB",
+        "cost.cxl_gb": "CXL memory's price per GB",
+        "cost.nvme_gb": "flash's price per GB",
+        "cost.accelerator_hour": "the accelerator hour",
+        "cost.energy_kwh": "energy",
+    }[key]
+
+
+def target_sentence(s: Scenario) -> str:
+    """What the hit target does to the decision's tier: its size and saving at the target and at the ends."""
+    d = Deployment.of(s)
+    best, _ = d.best_tier("batch")
+    if not (np.isfinite(best.saved_usd_per_s) and best.capacity_bytes > 0):
+        return "With nothing reused, no hit target changes the answer."
+    target = s.v("decision.hit_target")
+    parts = []
+    for i, share in enumerate(sorted({0.5, target, 0.99})):
+        t = {x.tier: x for x in s.lru_plan(share, "batch")}[best.tier]
+        size, saved = _tib(t.capacity_bytes), _usd_h(t.saved_usd_per_s)
+        first = i == 0
+        parts.append(
+            f"serving {share * 100:g} % of the achievable hits takes {size} and saves {saved}"
+            if first
+            else f"{share * 100:g} %, {size} and {saved}"
+        )
+    return f"In {MEDIUM_WORDS[best.medium]}, " + "; ".join(parts) + "."
+
+
 def measured_sentence(s: Scenario) -> str:
     """The H200's measured ratios in both regimes and both layouts, each named."""
     pts = measured_points(s)
@@ -248,6 +393,9 @@ def numbers(s: Scenario) -> dict[str, Any]:
     n = len(d.tiers.names)
     out: dict[str, Any] = {
         "decision_rule": rule_sentence(s),
+        "decision_plan": plan_sentence(s),
+        "prices_sentence": prices_sentence(s),
+        "target_sentence": target_sentence(s),
         "decision_measured": measured_sentence(s),
         "n_tiers": n,
         "block_mib": d.block.block_bytes / 2**20,
@@ -259,6 +407,8 @@ def numbers(s: Scenario) -> dict[str, Any]:
     regime_key = "lone" if near["regime"] == "lone block" else "batch"
     where = flip_position(s, str(near["tier"]), regime_key, str(near["layout"]))
     out["context_sentence"] = _context_sentence(s, near, where)
+    out["n_margins_shown"] = min(MARGINS_SHOWN, len(df))
+    out["n_verdicts"] = len(df)
     for regime, r in (("lone", "lone block"), ("batch", "in batch")):
         for layout in LAYOUTS:
             rows = df[(df["regime"] == r) & (df["layout"] == layout)]
@@ -365,7 +515,13 @@ TABLES = (
         ("tier", "regime", "layout"),
         ("tier", "regime", "layout", "fetch_us", "ratio", "fetch_wins", "break_even_GBps", "break_even_latency_us"),
     ),
-    ("decision_margins", closest_calls, ("tier", "regime", "layout")),
+    (
+        "decision_margins",
+        closest_calls,
+        ("tier", "regime", "layout"),
+        ("tier", "regime", "layout", "ratio", "break_even_GBps", "break_even_latency_us", "break_even_transfers"),
+    ),
+    ("decision_prices", price_flips, ("tier", "input")),
 )
 """The page's tables of record: (name, builder, key columns, shown columns)."""
 FIGURES = (("fig_decision", decision_figure),)

@@ -87,3 +87,41 @@ def test_the_count_words():
     assert answer._tiers_word(3, 10) == "3 of the 10 tiers"
     assert answer._span(2.06, 3.04, ".1f") == "2.1–3.0×"
     assert answer._span(39.81, 39.84, ".1f") == "39.8×"
+
+
+def test_the_plan_is_the_cost_pages_lru_tier_and_its_price_flips_by_hand():
+    s = Scenario()
+    flips = answer.price_flips(s).set_index(["tier", "input"])
+    host = {t.tier: t for t in s.lru_plan(0.9)}["pcie5-x16"]
+    hold_h, fetch_h = host.hold_usd_per_s * 3600, host.fetch_usd_per_s * 3600
+    avoided_h = host.recompute_avoided_usd_per_s * 3600
+    # holding = purchase written off + energy: 0.15 W/GB x capacity x 0.09 USD/kWh
+    energy_h = 0.15e-9 * host.capacity_bytes * 0.09 / 1000
+    purchase_h = hold_h - energy_h
+    saved_h = avoided_h - fetch_h - hold_h  # 57.73 - 0.215 - 1.281 = 56.23 USD/h
+    assert flips.loc[("pcie5-x16", "cost.dram_gb"), "saved_usd_per_h"] == pytest.approx(saved_h, rel=1e-9)
+    # DRAM's price must rise until its write-off eats the saving: (56.23 + 1.209) / 1.209 = 47.5-fold
+    got = flips.loc[("pcie5-x16", "cost.dram_gb"), "flips_at_times"]
+    assert got == pytest.approx((saved_h + purchase_h) / purchase_h, rel=1e-6)
+    # the accelerator hour scales what recomputing and fetching cost, not holding: 1.281 / (57.73 - 0.215) = 2.23 %
+    got = flips.loc[("pcie5-x16", "cost.accelerator_hour"), "flips_at_times"]
+    assert got == pytest.approx(hold_h / (avoided_h - fetch_h), rel=1e-6)
+    # the landing sentence is this tier's: 4.82 TiB, 90 % of the achievable hits, 56.2 USD/h saved
+    plan = answer.plan_sentence(s)
+    assert f"an LRU tier of {host.capacity_bytes / 2**40:.3g} TiB in host DRAM" in plan
+    assert "serves 90 % of the achievable hits" in plan and f"saves {saved_h:.3g} USD/h net" in plan
+    # NVMe would admit the same 8.90 GB/s of misses against a 5.6 GB/s drive: 159 %
+    assert "on NVMe flash the same tier would write 159 % of what one drive can take" in plan
+    assert "47.5-fold, to 475.1 USD/GB" in answer.prices_sentence(s)
+
+
+def test_the_hit_target_is_an_input():
+    s = Scenario(load_assumptions(sets={"decision.hit_target": "50%"}))
+    half = {t.tier: t for t in s.lru_plan(0.5)}["pcie5-x16"]
+    assert "serves 50 % of the achievable hits" in answer.plan_sentence(s)
+    sentence = answer.target_sentence(s)
+    # the target's sizes are the plan's: 50 % first, then 99 %
+    assert sentence.startswith(
+        f"In host DRAM, serving 50 % of the achievable hits takes {half.capacity_bytes / 2**40:.3g}"
+    )
+    assert "; 99 %, " in sentence and "90 %" not in sentence
