@@ -27,6 +27,7 @@ from kvtier.inputs.assumptions import (
     AssumptionSet,
     load_assumptions,
     seed,
+    tier_latency_key,
 )
 from kvtier.inputs.models import ModelSpec, dtype_bytes, load_model
 
@@ -384,12 +385,19 @@ class Scenario:
 
     @property
     def tier_links(self) -> tiering.Tiers:
-        """Every link preset as a tier (:func:`kvtier.inputs.hardware.load_links`, in file order)."""
+        """Every link preset as a tier (:func:`kvtier.inputs.hardware.load_links`, in file order).
+
+        Its bandwidth is the preset's; its per-transfer latency is the set's key for the preset's
+        link class (:func:`kvtier.inputs.assumptions.tier_latency_key`: ``tier_latency.host_link``
+        for PCIe and CXL, ``tier_latency.nvme`` ...), so every page and command that fetches from
+        a tier pays the same latency, with the set's provenance.  A fetch pays it once per
+        transfer (:meth:`transfers`).
+        """
         links = hardware.load_links()
         return tiering.Tiers(
             tuple(links),
             np.array([k.bandwidth_bytes_per_s for k in links.values()]),
-            np.array([k.latency_s for k in links.values()]),
+            np.array([self.v(tier_latency_key(name)) for name in links]),
         )
 
     def with_block(self, tokens: int, model: str | None = None) -> Scenario:

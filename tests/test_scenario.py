@@ -123,6 +123,33 @@ def test_the_blocks_the_tier_model_prices(seed_scenario):
 def test_every_link_preset_is_a_tier(seed_scenario):
     links = seed_scenario.tier_links
     assert links.names[:3] == ("hbm", "nvlink-c2c", "pcie5-x16") and len(links.names) == 11
-    # PCIe 5.0 x16: 63 GB/s net, 0.5 us a transfer
+    # PCIe 5.0 x16: 63 GB/s net (hardware.yaml), 9.049 us a transfer (tier_latency.host_link: the H200 fit)
     i = links.names.index("pcie5-x16")
-    assert (links.bandwidth_bytes_per_s[i], links.latency_s[i]) == (63e9, 0.5e-6)
+    assert (links.bandwidth_bytes_per_s[i], links.latency_s[i]) == (63e9, 9.049e-6)
+
+
+def test_each_tier_pays_the_latency_of_its_link_class():
+    s = Scenario(load_assumptions(sets={"tier_latency.host_link": "2us", "tier_latency.nvme": "70us"}))
+    lat = dict(zip(s.tier_links.names, s.tier_links.latency_s.tolist(), strict=True))
+    # PCIe and CXL share the host link's key, NVMe Gen4 and Gen5 the drive's; the others keep the seed's
+    assert lat["pcie5-x16"] == lat["pcie6-x16"] == lat["cxl2-x8"] == lat["cxl3-x16"] == 2e-6
+    assert lat["nvme-gen4-x4"] == lat["nvme-gen5-x4"] == 70e-6
+    assert (lat["hbm"], lat["nvlink-c2c"], lat["rdma-400g"]) == (0.0, 0.5e-6, 3e-6)
+    # the bandwidths stay the presets': 63 GB/s net for PCIe 5.0 x16
+    assert s.tier_links.bandwidth_bytes_per_s[s.tier_links.names.index("pcie5-x16")] == 63e9
+
+
+def test_a_per_layer_fetch_over_the_measured_host_link_by_hand():
+    from tests.conftest import ROOT
+
+    m = Scenario(load_assumptions(ROOT / "kvtier" / "data" / "h200-measured.yaml", {"fetch_layout": "per-layer"}))
+    tiers = m.tier_links
+    i = tiers.names.index("pcie5-x16")
+    # the measured set states the fit: 9.049 us a copy, the same as its fetch_latency
+    assert tiers.latency_s[i] == m.v("fetch_latency") == 9.049e-6
+    # 160 layer chunks (2 x 80 layers) x 9.049 us = 1,447.84 us; + 5,242,880 B / 63e9 B/s = 83.22 us
+    from kvtier.formulas import tiering
+
+    fetch = tiering.fetch_s(tiers.pick(["pcie5-x16"]), m.block_bytes, m.fetch_transfers)
+    assert m.fetch_transfers * tiers.latency_s[i] == pytest.approx(1_447.84e-6, rel=1e-12)
+    assert float(fetch[0]) == pytest.approx(1_447.84e-6 + 5_242_880 / 63e9, rel=1e-12)

@@ -6,15 +6,21 @@ import argparse
 
 from kvtier.commands.options import add_assumption_options
 from kvtier.commands.output import emit
-from kvtier.inputs.assumptions import load_assumptions, parse_set_options
+from kvtier.inputs.assumptions import LAYOUTS, load_assumptions, parse_set_options
 from kvtier.scenario import Scenario
 from kvtier.units import format_bytes, format_quantity
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Register ``tiers [--assumptions FILE] [--set KEY=VALUE] [--json]`` on ``subparsers``."""
+    """Register ``tiers [--layout L] [--assumptions FILE] [--set KEY=VALUE] [--json]`` on ``subparsers``."""
     p = subparsers.add_parser("tiers", help="the tier ladder: every link preset against regeneration")
     add_assumption_options(p)
+    p.add_argument(
+        "--layout",
+        choices=("both", *LAYOUTS),
+        default="both",
+        help="the layouts whose fetch, ratios and break-even latency the text shows (default both; --json has all)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
     p.set_defaults(func=run)
     return p
@@ -25,8 +31,32 @@ TIER_JSON = {
     "latency_us": ("latency_s", 1e-6),
     "fetch_us": ("fetch_time_s", 1e-6),
     "break_even_tail_GBps": ("break_even_tail_bytes_per_s", 1e9),
+    "lone_break_even_tail_GBps": ("lone_break_even_tail_bytes_per_s", 1e9),
+    "break_even_latency_tail_us": ("break_even_latency_tail_s", 1e-6),
+    "lone_break_even_latency_tail_us": ("lone_break_even_latency_tail_s", 1e-6),
+    **{
+        f"{prefix}{column}_{suffix}": (f"{prefix}{si}_{suffix}", scale)
+        for suffix in ("contiguous", "per_layer")
+        for prefix in ("", "lone_")
+        for column, si, scale in (
+            ("break_even_tail_GBps", "break_even_tail_bytes_per_s", 1e9),
+            ("break_even_latency_tail_us", "break_even_latency_tail_s", 1e-6),
+        )
+    },
+    "fetch_us_contiguous": ("fetch_time_s_contiguous", 1e-6),
+    "fetch_us_per_layer": ("fetch_time_s_per_layer", 1e-6),
 }
-"""Columns of the tiers table of record and their SI names and scales for --json."""
+"""Columns of the tiers table of record whose SI names and scales --json uses (the others keep their names)."""
+
+
+def _json_value(column: str, value: object) -> object:
+    """A cell of the tiers table as --json writes it: SI base units, booleans as booleans."""
+    name_scale = TIER_JSON.get(column)
+    if name_scale is not None:
+        return float(value) * name_scale[1]  # type: ignore[arg-type]
+    if "fetch_wins" in column:
+        return bool(value)
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,35 +66,60 @@ def run(args: argparse.Namespace) -> int:
 
     scenario = Scenario(load_assumptions(args.assumptions, parse_set_options(args.set)))
     df = tiers.table(scenario)
-    rows = []
-    for record in df.to_dict(orient="records"):
-        row = {}
-        for col, value in record.items():
-            name, scale = TIER_JSON.get(col, (col, None))
-            row[name] = value * scale if scale else (bool(value) if col == "fetch_wins_tail" else value)
-        rows.append(row)
+    rows = [
+        {TIER_JSON.get(col, (col, None))[0]: _json_value(col, value) for col, value in record.items()}
+        for record in df.to_dict(orient="records")
+    ]
     point = scenario.illustrative
     payload = {
         "block_bytes": scenario.block_bytes,
         "position_tokens": scenario.v("interior.position"),
         "regen_model": str(scenario.assumptions.value("regen.model")),
         "mfu": point["mfu"],
+        "fetch_layout": str(scenario.assumptions.value("fetch_layout")),
+        "layer_chunks": scenario.layer_chunks,
         "tiers": rows,
     }
+    layouts = LAYOUTS if args.layout == "both" else (args.layout,)
     lines = [
         f"{scenario.block_tokens}-token block of {scenario.model.name} ({format_bytes(scenario.block_bytes)});"
-        f" regeneration: {payload['regen_model']} model at {format_quantity(point['mfu'], 'fraction')} MFU;"
-        f" interior block at position {scenario.v('interior.position'):,.0f}",
+        f" regeneration: {payload['regen_model']} model at {format_quantity(point['mfu'], 'fraction')} MFU",
+        f"layouts: contiguous = 1 transfer per block; per-layer = {scenario.layer_chunks} transfers"
+        " (a paged cache's layer chunks), each paying the link's latency",
         "",
-        f"{'link':<20} {'GB/s':>8} {'raw/net':>9} {'latency':>9} {'fetch':>11} {'x tail':>9} {'x resident':>11}"
-        f" {'x evicted':>11} {'break-even':>11}",
     ]
-    for r in df.itertuples():
-        lines.append(
-            f"{r.link:<20} {r.bandwidth_GBps:>8.1f} {r.raw_or_net:>9} {r.latency_us:>7.1f}us {r.fetch_us:>9.2f}us"
-            f" {r.ratio_tail:>9.1f} {r.ratio_resident:>11.1f} {r.ratio_evicted:>11.3g}"
-            f" {r.break_even_tail_GBps:>7.3f}GB/s"
-        )
-    lines += ["", "x: regenerate time / fetch time; break-even: tail block, with the link's latency"]
+    header = f"{'link':<20} {'GB/s':>8} {'latency':>10}"
+    for layout in layouts:
+        tag = "contig" if layout == "contiguous" else "per-layer"
+        header += f" | {tag + ' fetch':>16} {'x batch':>8} {'x lone':>8} {'b-e lat batch':>13} {'b-e lat lone':>12}"
+    lines.append(header)
+    for record in df.to_dict(orient="records"):
+        line = f"{record['link']:<20} {record['bandwidth_GBps']:>8.1f} {_us(record['latency_us']):>10}"
+        for layout in layouts:
+            suffix = tiers.LAYOUT_SUFFIX[layout]
+            line += (
+                f" | {_us(record[f'fetch_us_{suffix}']):>16} {_x(record[f'ratio_tail_{suffix}']):>8}"
+                f" {_x(record[f'lone_ratio_tail_{suffix}']):>8}"
+                f" {_us(record[f'break_even_latency_tail_us_{suffix}']):>13}"
+                f" {_us(record[f'lone_break_even_latency_tail_us_{suffix}']):>12}"
+            )
+        lines.append(line)
+    lines += [
+        "",
+        "x batch / x lone: regenerate time / fetch time of the tail block, inside a batch (the set's regen.model)"
+        " and as a lone block; b-e lat: the per-transfer latency at which the fetch takes as long as regenerating"
+        " (the break-even latency; break-even bandwidths are in --json); latency per transfer: the set's"
+        " tier_latency.* keys (fetch_latency for the brackets)",
+    ]
     emit(args.json, payload, lines)
     return 0
+
+
+def _us(value_us: float) -> str:
+    """A time given in µs, written with the unit that keeps it readable."""
+    return format_quantity(float(value_us) * 1e-6, "time")
+
+
+def _x(ratio: float) -> str:
+    """A ratio with three significant digits below 100 and none after the point above."""
+    return f"{ratio:,.0f}" if ratio >= 100 else f"{ratio:.3g}"

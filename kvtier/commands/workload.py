@@ -17,7 +17,7 @@ from kvtier.commands.options import add_assumption_options
 from kvtier.data import SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
 from kvtier.formulas import reuse as workload
-from kvtier.inputs import hardware, traces
+from kvtier.inputs import traces
 from kvtier.inputs.assumptions import SCHEMA, load_assumptions, parse_set_options
 from kvtier.report.words import no_duration, nothing_to_cache
 from kvtier.scenario import Scenario
@@ -97,10 +97,15 @@ def _format(s: Scenario) -> str:
     return str(s.assumptions.value("workload.trace_format"))
 
 
-def links() -> list[workload.LinkSpec]:
-    """The link presets, fastest first, as :class:`~kvtier.formulas.reuse.LinkSpec`."""
-    presets = sorted(hardware.load_links().values(), key=lambda k: (-k.bandwidth_bytes_per_s, k.name))
-    return [workload.LinkSpec(k.name, k.bandwidth_bytes_per_s, k.latency_s) for k in presets]
+def links(s: Scenario) -> list[workload.LinkSpec]:
+    """The tiers of :attr:`Scenario.tier_links`, fastest first, as :class:`~kvtier.formulas.reuse.LinkSpec`:
+    each link preset's bandwidth and the set's per-transfer latency (``tier_latency.*``)."""
+    tiers = s.tier_links
+    order = sorted(range(len(tiers.names)), key=lambda i: (-tiers.bandwidth_bytes_per_s[i], tiers.names[i]))
+    return [
+        workload.LinkSpec(tiers.names[i], float(tiers.bandwidth_bytes_per_s[i]), float(tiers.latency_s[i]))
+        for i in order
+    ]
 
 
 def analysis(s: Scenario, trace: str) -> dict[str, Any]:
@@ -114,7 +119,7 @@ def analysis(s: Scenario, trace: str) -> dict[str, Any]:
             " proportional to its distinct blocks"
         ) from None
     mfu_label = str(s.assumptions.value("illustrative.mfu"))
-    out = workload.report(reuse, workload.RegenCosts.of(s, mfu_label), links())
+    out = workload.report(reuse, workload.RegenCosts.of(s, mfu_label), links(s))
     out["model"] = s.model.name
     out["kv_dtype"] = s.kv_dtype
     out["mfu_label"] = mfu_label

@@ -115,6 +115,42 @@ COST_RANGES = (
 )
 """The cost inputs with a range (``KEY_low`` .. ``KEY_high``) for the tornado."""
 MFU_LABELS = ("optimistic", "typical", "conservative")
+LINK_CLASSES: dict[str, tuple[str, ...]] = {
+    "hbm": ("hbm",),
+    "host_link": ("pcie", "cxl"),
+    "nvlink_c2c": ("nvlink-c2c",),
+    "rdma": ("rdma",),
+    "nvme": ("nvme",),
+}
+"""The link classes that share one per-transfer latency (``tier_latency.CLASS``), and the prefixes of the link
+presets (``kvtier/data/hardware.yaml``) in each.
+
+One latency per class, not per preset: what a transfer costs before its first byte is set by what
+starts it and what answers it, and that is the same across a class's presets.  A GPU reaches host
+DRAM over PCIe 5.0 or 6.0 and a CXL expander over the same host link by the same copy, launched the
+same way (``host_link``); an NVMe read is a flash read whatever the PCIe generation (``nvme``)."""
+TIER_LATENCY_KEYS: tuple[str, ...] = tuple(f"tier_latency.{name}" for name in LINK_CLASSES)
+"""The per-transfer latency keys, one per link class of :data:`LINK_CLASSES`."""
+
+
+def tier_latency_key(preset: str) -> str:
+    """The key holding the per-transfer latency of link preset ``preset`` (``tier_latency.CLASS``).
+
+    Raises
+    ------
+    KvtierError
+        If the preset's name starts with no prefix of :data:`LINK_CLASSES`: its latency would be unknown.
+    """
+    for name, prefixes in LINK_CLASSES.items():
+        if any(preset == p or preset.startswith(p) for p in prefixes):
+            return f"tier_latency.{name}"
+    known = ", ".join(p for prefixes in LINK_CLASSES.values() for p in prefixes)
+    raise KvtierError(
+        f"link preset {show(preset, quote=True)} belongs to no link class with a per-transfer latency key"
+        f" (tier_latency.*); its name must start with one of: {known}"
+    )
+
+
 UNCERTAIN_POINTS: dict[str, tuple[str, ...]] = {
     "bandwidth": tuple(f"bandwidth.{label}" for label in BANDWIDTH_LABELS),
     "mfu": tuple(f"mfu.{label}" for label in MFU_LABELS),
@@ -151,6 +187,21 @@ SCHEMA: dict[str, KeySpec] = {
         "choice",
         "how a block lies in the tier: one contiguous transfer, or one per layer chunk as a paged cache",
         choices=LAYOUTS,
+    ),
+    "tier_latency.hbm": KeySpec(
+        "time", "fixed latency of one transfer from the accelerator's own HBM (never fetched from)"
+    ),
+    "tier_latency.host_link": KeySpec(
+        "time",
+        "fixed latency of one copy over the host link, per transfer: host DRAM over PCIe and CXL expanders"
+        " alike (one key: the same copy reaches both)",
+    ),
+    "tier_latency.nvlink_c2c": KeySpec("time", "fixed latency of one transfer over NVLink-C2C, per transfer"),
+    "tier_latency.rdma": KeySpec("time", "fixed latency of one RDMA read of a remote host's DRAM, per transfer"),
+    "tier_latency.nvme": KeySpec(
+        "time",
+        "fixed latency of one NVMe read, per transfer, one after another; one key for every PCIe generation"
+        " (the flash read sets it)",
     ),
     "bandwidth.optimistic": KeySpec("bandwidth", "link bandwidth of the optimistic bracket, one direction"),
     "bandwidth.mid": KeySpec("bandwidth", "link bandwidth of the mid bracket, one direction"),

@@ -5,8 +5,11 @@ The presets live in ``kvtier/data/hardware.yaml``.  Each value there is a record
 into a :class:`~kvtier.inputs.provenance.Record` named ``PRESET.FIELD``, in SI base units.
 An :class:`Accelerator` holds a dense peak compute rate (FLOP/s) and a device-memory
 bandwidth (B/s); a :class:`Link` holds the per-direction bandwidth used in
-calculations (net of encoding where known, else the raw line rate; B/s) and a
-per-transfer latency (s).
+calculations (net of encoding where known, else the raw line rate; B/s).  The shipped
+presets carry no per-transfer latency: the report reads it from the assumption keys
+``tier_latency.*``, one per link class (:func:`kvtier.inputs.assumptions.tier_latency_key`,
+through :attr:`kvtier.scenario.Scenario.tier_links`); a user's preset file may still give one,
+and :attr:`Link.latency_s` is 0 where none is given.
 
 A missing figure is stored as ``None`` and never silently replaced: DGX Spark
 publishes no dense bf16 peak, so asking it for one raises
@@ -98,7 +101,8 @@ class Link:
     raw_bandwidth_bytes_per_s : float or None
         Raw signalling rate, one direction (B/s); None if not given.
     latency_s : float
-        Fixed per-transfer latency (s); an assumed order of magnitude in the presets.
+        Fixed per-transfer latency of a preset file that gives one (s); 0 for the shipped presets, whose
+        latency is the assumption key ``tier_latency.CLASS`` (:attr:`kvtier.scenario.Scenario.tier_links`).
     bandwidth_record, raw_bandwidth_record, latency_record : Record or None
         The values with their provenance (``raw_bandwidth_record`` None if not given).
     """

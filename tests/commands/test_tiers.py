@@ -16,3 +16,26 @@ def test_tiers_json_agrees_with_the_tiers_table():
         assert row["fetch_time_s"] * 1e6 == pytest.approx(float(ref["fetch_us"]), rel=1e-9)
         assert row["ratio_tail"] == pytest.approx(float(ref["ratio_tail"]), rel=1e-9)
         assert row["bandwidth_bytes_per_s"] == pytest.approx(float(ref["bandwidth_GBps"]) * 1e9)
+
+
+def test_tiers_shows_both_layouts_and_one_when_asked():
+    from tests.conftest import run_cli
+
+    out = run_cli_json("tiers")
+    nvme = next(row for row in out["tiers"] if row["link"] == "nvme-gen4-x4")
+    # 160 x 92 us + 5,242,880 B / 7e9 B/s = 15,468.98 us per layer chunk; 92 + 748.98 = 840.98 us as one transfer
+    assert out["layer_chunks"] == 160 and out["fetch_layout"] == "contiguous"
+    assert nvme["fetch_time_s_per_layer"] == pytest.approx(160 * 92e-6 + 5_242_880 / 7e9, rel=1e-12)
+    assert nvme["fetch_time_s_contiguous"] == pytest.approx(92e-6 + 5_242_880 / 7e9, rel=1e-12)
+    # break-even latency per layer chunk inside a batch: (17.9229 ms - 748.98 us) / 160 = 107.34 us
+    assert nvme["break_even_latency_tail_s_per_layer"] == pytest.approx(
+        (17.922852e-3 - 5_242_880 / 7e9) / 160, rel=1e-6
+    )
+    assert nvme["latency_s"] == 92e-6 and nvme["fetch_wins_tail_per_layer"] is True
+    both = run_cli("tiers").stdout
+    assert "contig fetch" in both and "per-layer fetch" in both
+    # the NVMe row per layer chunk: 15.47 ms, 1.16x inside a batch, 3.38x as a lone block
+    one = run_cli("tiers", "--layout", "per-layer").stdout
+    assert "contig fetch" not in one and "per-layer fetch" in one
+    row = next(line for line in one.splitlines() if line.startswith("nvme-gen4-x4"))
+    assert "15.47 ms" in row and " 1.16 " in row and " 3.38 " in row

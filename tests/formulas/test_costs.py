@@ -280,17 +280,18 @@ def test_attention_parity_against_its_definition(params, fpp, block, k):
 # one fetch time on every path: the workload, the cost page, the tier ladder, compare
 # ---------------------------------------------------------------------------
 
-CXL_X8 = ("cxl2-x8", 31.5e9, 0.5e-6)
-"""The link the paths are compared on (kvtier/data/hardware.yaml): 31.5 GB/s net, 0.5 µs a transfer."""
+CXL_X8 = ("cxl2-x8", 31.5e9, 9.049e-6)
+"""The link the paths are compared on: 31.5 GB/s net (kvtier/data/hardware.yaml), 9.049 µs a transfer (the seed's
+tier_latency.host_link, the H200's fitted copy latency)."""
 
 FETCH_BY_LAYOUT = {
     # Llama-3-70B bf16: 80 layers x 8 KV heads x 128 x 2 (K and V) x 2 B = 327,680 B a token, and
     # the seed's 16-token block is 16 x 327,680 = 5,242,880 B; 5,242,880 / 31.5e9 = 166.4406 µs.
-    # contiguous: 1 transfer, 1 x 0.5 µs + 166.4406 µs = 166.9406 µs
-    "contiguous": (1, 0.5e-6 + 5_242_880 / 31.5e9),
-    # per layer: a K chunk and a V chunk in each of 80 layers, 160 transfers: 160 x 0.5 µs = 80 µs,
-    # + 166.4406 µs = 246.4406 µs (the bytes cross the link once either way)
-    "per-layer": (160, 160 * 0.5e-6 + 5_242_880 / 31.5e9),
+    # contiguous: 1 transfer, 1 x 9.049 µs + 166.4406 µs = 175.4896 µs
+    "contiguous": (1, 9.049e-6 + 5_242_880 / 31.5e9),
+    # per layer: a K chunk and a V chunk in each of 80 layers, 160 transfers: 160 x 9.049 µs = 1,447.84 µs,
+    # + 166.4406 µs = 1,614.2806 µs (the bytes cross the link once either way)
+    "per-layer": (160, 160 * 9.049e-6 + 5_242_880 / 31.5e9),
 }
 
 
@@ -303,7 +304,7 @@ def test_every_path_fetches_the_same_block_in_the_same_time(layout):
     from tests.conftest import run_cli_json
 
     transfers, expected = FETCH_BY_LAYOUT[layout]
-    assert expected == pytest.approx({"contiguous": 166.9406e-6, "per-layer": 246.4406e-6}[layout], rel=1e-6)
+    assert expected == pytest.approx({"contiguous": 175.4896e-6, "per-layer": 1_614.2806e-6}[layout], rel=1e-6)
     name, bandwidth, latency = CXL_X8
     s = Scenario(load_assumptions(sets={"fetch_layout": layout}))
     assert s.block_bytes == 5_242_880 and s.fetch_transfers == transfers
@@ -319,7 +320,7 @@ def test_every_path_fetches_the_same_block_in_the_same_time(layout):
     tier = next(row for row in tiers if row["link"] == name)
     assert tier["transfers"] == transfers and tier["latency_s"] == pytest.approx(latency, rel=1e-12)
     # compare: `kvtier compare` at the link's bandwidth and latency
-    compare = run_cli_json("compare", "--layout", layout, "--bandwidth", "31.5GB/s", "--latency", "0.5us")
+    compare = run_cli_json("compare", "--layout", layout, "--bandwidth", "31.5GB/s", "--latency", "9.049us")
     assert compare["fetch_transfers"] == transfers
     paths = {
         "costs.fetch_time_s": float(costs.fetch_time_s(s.block_bytes, bandwidth, latency, s.fetch_transfers)),

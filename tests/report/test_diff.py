@@ -113,12 +113,14 @@ def test_unaffected_tables_report_nothing(seed_dir: Path, fast_dir: Path) -> Non
     }
     assert not [c for c in changes if c.table in {"block_unit", "regenerate", "roofline", "uncertainty"}]
     # assumptions 1 + fetch 2 + interior 24 (two regimes) + ratio 18 + models 9 (one illustrative ratio per
-    # preset) + tiers 8 (the mid bracket's bandwidth, fetch and three ratios in each regime) + capacity 12
+    # preset) + tiers 20 (the mid bracket's bandwidth, fetch and three ratios in each regime, 8; its fetch in
+    # each layout, 2, and ratio in each regime and layout, 4; its break-even latency in each regime in the set's
+    # layout and in each layout, 6; its break-even bandwidths stay: no latency) + capacity 12
     # (six rows, the last block's ratio in each regime) + tornado 16 (in-batch: the mfu and peak rows are
     # taken at the illustrative bandwidth, two ratios and a swing each, 6; lone block: mem_efficiency and
     # mem_bandwidth 3 each, mfu and peak 2 each, their swing staying 0 on a memory-bound block, 10)
-    # = 90 numbers; assumptions 3 + fetch 2 (basis, and the hardware the bracket names) = 5 text cells.
-    assert sum(c.kind == "number" for c in changes) == 90
+    # = 102 numbers; assumptions 3 + fetch 2 (basis, and the hardware the bracket names) = 5 text cells.
+    assert sum(c.kind == "number" for c in changes) == 102
     assert sum(c.kind == "text" for c in changes) == 5
 
 

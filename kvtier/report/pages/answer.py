@@ -17,7 +17,7 @@ import pandas as pd
 from kvtier.deployment import Deployment
 from kvtier.inputs import hardware
 from kvtier.inputs import measurements as ms
-from kvtier.inputs.assumptions import LAYOUTS
+from kvtier.inputs.assumptions import LAYOUTS, TIER_LATENCY_KEYS
 from kvtier.report import pages
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.scenario import POINT_KEYS, PRICE_KEYS, Scenario
@@ -43,6 +43,7 @@ KEYS: tuple[str, ...] = (
     "nvme.write_bandwidth",
     "nvme.endurance_dwpd",
     "nvme.endurance_period",
+    *TIER_LATENCY_KEYS,
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 

@@ -28,7 +28,7 @@ import pandas as pd
 
 from kvtier.formulas import economics, tiering
 from kvtier.formulas import reuse as workload
-from kvtier.inputs.assumptions import COST_RANGES, SCHEMA
+from kvtier.inputs.assumptions import COST_RANGES, SCHEMA, TIER_LATENCY_KEYS
 from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, new_figure
 from kvtier.report.words import no_duration, nothing_to_cache
@@ -97,6 +97,7 @@ KEYS: tuple[str, ...] = (
     "workload.block_tokens",
     "workload.trace",
     "workload.trace_format",
+    *TIER_LATENCY_KEYS,
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 

@@ -9,11 +9,11 @@ import pandas as pd
 
 from kvtier.formulas import costs, roofline
 from kvtier.inputs import hardware
-from kvtier.inputs.assumptions import BANDWIDTH_LABELS
+from kvtier.inputs.assumptions import BANDWIDTH_LABELS, LAYOUTS, TIER_LATENCY_KEYS, tier_latency_key
 from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario
-from kvtier.units import format_bandwidth
+from kvtier.units import format_bandwidth, format_time
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -23,8 +23,27 @@ NOTEBOOK = "08_tiers"
 TITLE = "the tier ladder"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
-KEYS: tuple[str, ...] = (*POINT_KEYS, "interior.position", "regen.batch_tokens", "regen.model")
+KEYS: tuple[str, ...] = (
+    *POINT_KEYS,
+    "interior.position",
+    "regen.batch_tokens",
+    "regen.model",
+    *TIER_LATENCY_KEYS,
+)
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
+
+LAYOUT_SUFFIX: dict[str, str] = {"contiguous": "contiguous", "per-layer": "per_layer"}
+"""The column suffix of each layout (:data:`kvtier.inputs.assumptions.LAYOUTS`): ``fetch_us_per_layer`` ..."""
+LAYOUT_WORDS: dict[str, str] = {"contiguous": "as one contiguous transfer", "per-layer": "per layer chunk"}
+"""Each layout as the prose and the figure name it."""
+REGIME_PREFIX: dict[str, str] = {"batch": "", "lone": "lone_"}
+"""The column prefix of each regime: none inside a batch (the set's ``regen.model``), ``lone_`` for a lone block."""
+REGIME_WORDS: dict[str, str] = {"batch": "inside a batch", "lone": "as a lone block"}
+"""Each regime as the prose and the figure name it."""
+HOST_TIER = "pcie5-x16"
+"""The tier the prose follows for the host link: host DRAM over PCIe 5.0 x16, the link the H200 was measured on."""
+NVME_TIER = "nvme-gen4-x4"
+"""The tier the prose follows for flash: the NVMe drive of the cost page's ladders."""
 
 ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth", 7: "seventh", 8: "eighth"}
 
@@ -46,7 +65,7 @@ def first_differing_digit(a: float, b: float, max_digits: int = 10) -> int:
 
 
 def numbers(s: Scenario) -> dict[str, Any]:
-    """The tier ladder: break-even bandwidths and the extremes of the links' ratios."""
+    """The tier ladder: break-even bandwidths and latencies, and the links' ratios in both regimes and layouts."""
 
     df = table(s)
     presets = df[~df["link"].str.startswith("bracket ")]
@@ -76,6 +95,8 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "slowest_ratio_tail": float(slowest["ratio_tail"]),
         "min_ratio_tail": float(presets["ratio_tail"].min()),
         "max_ratio_tail": float(presets["ratio_tail"].max()),
+        "fetch_layout": LAYOUT_WORDS[str(s.assumptions.value("fetch_layout"))],
+        "layer_chunks": s.layer_chunks,
     }
     bracket = df.loc[df["link"] == f"bracket {point['bandwidth_label']}"].iloc[0]
     digit = first_differing_digit(float(bracket["ratio_tail"]), float(point["ratio"]))
@@ -93,20 +114,13 @@ def numbers(s: Scenario) -> dict[str, Any]:
     )
     faster = out["slowest_ratio_tail"] >= 1
     out["slowest_sentence"] = (
-        f"The slowest, {out['slowest_link']}, fetches the block in {out['slowest_fetch_us']:,.0f} µs,"
+        f"The slowest, {out['slowest_link']}, fetches the block in {out['slowest_fetch_us']:,.0f} µs"
+        f" ({out['fetch_layout']}, the set's layout),"
         + (
             f" still {out['slowest_ratio_tail']:.1f} times faster than regenerating it."
             if faster
             else f" {1 / out['slowest_ratio_tail']:.1f} times slower than regenerating it: there recomputing wins."
         )
-    )
-    out["ladder_sentence"] = (
-        "Every tier clears the break-even bandwidth here, so the source chapter's question changes: whether to"
-        " fetch or recompute is settled, and what the choice of tier decides is how much faster fetching is, next"
-        " to what each tier costs per byte held."
-        if out["n_fetch_wins"] == out["n_links"]
-        else f"Only {out['n_fetch_wins']} of the {out['n_links']} tiers clear the break-even bandwidth here; on the"
-        " others recomputing the tail block is quicker, and the choice between tiers decides the answer."
     )
     lone = {
         case: float(s.lone_regen_s(pos, up, point["mfu"]))
@@ -120,16 +134,192 @@ def numbers(s: Scenario) -> dict[str, Any]:
             out[f"{prefix}break_even_{case}"] = (
                 format_bandwidth(bw, 3) if np.isfinite(bw) else "unreachable (latency too long)"
             )
+    out.update(layout_numbers(s, presets))
+    out["ladder_sentence"] = _ladder_sentence(out, presets)
     return out
 
 
+def _ladder_sentence(n: dict[str, Any], presets: pd.DataFrame) -> str:
+    """Whether every tier wins in both regimes and layouts, and where the margin is narrowest."""
+    cases = [(regime, layout) for regime in REGIME_PREFIX for layout in LAYOUTS]
+    column = {case: f"{REGIME_PREFIX[case[0]]}ratio_tail_{LAYOUT_SUFFIX[case[1]]}" for case in cases}
+    narrowest = min(
+        ((float(presets[column[c]].min()), str(presets.loc[presets[column[c]].idxmin(), "link"]), c) for c in cases),
+        key=lambda item: item[0],
+    )
+    ratio, tier, (regime, layout) = narrowest
+    where = f"{tier}'s {_times(ratio)} {REGIME_WORDS[regime]} {LAYOUT_WORDS[layout]}"
+    every = all(n[f"{REGIME_PREFIX[r]}n_fetch_wins_{LAYOUT_SUFFIX[lay]}"] == n["n_links"] for r, lay in cases)
+    if every:
+        margin = (
+            "under 2×, so there the answer rests on the per-transfer latency (the table gives each tier's"
+            " break-even latency)"
+            if ratio < 2
+            else "at least 2×"
+        )
+        return (
+            "Every tier clears the break-even in both regimes and both layouts, so on time alone fetching wins"
+            f" throughout; the narrowest margin is {where}, {margin}. What the choice of tier decides is how much"
+            " faster fetching is, next to what each tier costs per byte held."
+        )
+    return (
+        "Not every tier clears the break-even in every regime and layout: where one does not, recomputing the tail"
+        f" block is quicker (the narrowest, {where}), and the choice of tier and layout decides the answer."
+    )
+
+
+def layout_numbers(s: Scenario, presets: pd.DataFrame | None = None) -> dict[str, Any]:
+    """Both layouts in both regimes: the tiers that win, the host link's and NVMe's fetch and ratio, the break-evens.
+
+    ``presets`` is :func:`table` without its bracket rows (computed here when not given).
+    """
+    if presets is None:
+        df = table(s)
+        presets = df[~df["link"].str.startswith("bracket ")]
+    rows = presets.set_index("link")
+    out: dict[str, Any] = {}
+    for suffix in LAYOUT_SUFFIX.values():
+        for prefix in REGIME_PREFIX.values():
+            ratio = presets[f"{prefix}ratio_tail_{suffix}"]
+            out[f"{prefix}n_fetch_wins_{suffix}"] = int(presets[f"{prefix}fetch_wins_tail_{suffix}"].sum())
+            out[f"{prefix}min_ratio_tail_{suffix}"] = float(ratio.min())
+    for tag, tier in (("host", HOST_TIER), ("nvme", NVME_TIER)):
+        row = rows.loc[tier]
+        key = tier_latency_key(tier)
+        out[f"{tag}_tier"] = tier
+        out[f"{tag}_latency_us"] = float(row["latency_us"])
+        out[f"{tag}_latency_key"] = key
+        out[f"{tag}_latency_provenance"] = s.a(key).provenance
+        out[f"{tag}_per_layer_latency_us"] = float(row["latency_us"]) * s.layer_chunks
+        for suffix in LAYOUT_SUFFIX.values():
+            out[f"{tag}_fetch_us_{suffix}"] = float(row[f"fetch_us_{suffix}"])
+            for prefix in REGIME_PREFIX.values():
+                out[f"{prefix}{tag}_ratio_tail_{suffix}"] = float(row[f"{prefix}ratio_tail_{suffix}"])
+                out[f"{prefix}{tag}_break_even_latency_us_{suffix}"] = float(
+                    row[f"{prefix}break_even_latency_tail_us_{suffix}"]
+                )
+                out[f"{prefix}{tag}_break_even_gbps_{suffix}"] = float(row[f"{prefix}break_even_tail_GBps_{suffix}"])
+        out[f"{tag}_sentence"] = _tier_sentence(out, tag, s.layer_chunks)
+    out["wins_sentence"] = (
+        "Fetching the tail block beats regenerating it on "
+        + "; ".join(
+            f"{out[f'{prefix}n_fetch_wins_contiguous']} of the {len(presets)} tiers {REGIME_WORDS[regime]}"
+            f" {LAYOUT_WORDS['contiguous']} and {out[f'{prefix}n_fetch_wins_per_layer']}"
+            f" {LAYOUT_WORDS['per-layer']}"
+            for regime, prefix in REGIME_PREFIX.items()
+        )
+        + "."
+    )
+    out["break_even_latency_sentence"] = _break_even_latency_sentence(out, "host")
+    out["nvme_break_even_latency_sentence"] = _break_even_latency_sentence(out, "nvme")
+    return out
+
+
+def _times(ratio: float) -> str:
+    """A ratio as the prose writes it: ``12.3×``, with fewer digits when large."""
+    return f"{ratio:,.0f}×" if ratio >= 100 else f"{ratio:.1f}×" if ratio >= 10 else f"{ratio:.2f}×"
+
+
+def _tier_sentence(n: dict[str, Any], tag: str, chunks: int) -> str:
+    """One tier's fetch in both layouts and its ratio in both regimes, with the verdict computed."""
+    tier = n[f"{tag}_tier"]
+    ratios = {
+        (regime, layout): n[f"{REGIME_PREFIX[regime]}{tag}_ratio_tail_{LAYOUT_SUFFIX[layout]}"]
+        for regime in REGIME_PREFIX
+        for layout in LAYOUTS
+    }
+    losing = [f"{REGIME_WORDS[r]} {LAYOUT_WORDS[lay]}" for (r, lay), x in ratios.items() if x < 1]
+    (r, lay), narrowest = min(ratios.items(), key=lambda item: item[1])
+    verdict = (
+        f" Recomputing wins {' and '.join(losing)}."
+        if losing
+        else f" Fetching wins in all four; at the narrowest, {REGIME_WORDS[r]} {LAYOUT_WORDS[lay]},"
+        f" by {_times(narrowest)}."
+    )
+    return (
+        f"Over {tier} ({format_time(n[f'{tag}_latency_us'] * 1e-6)} per transfer, {n[f'{tag}_latency_provenance']})"
+        f" the block takes {format_time(n[f'{tag}_fetch_us_contiguous'] * 1e-6)} to fetch as one transfer and"
+        f" {format_time(n[f'{tag}_fetch_us_per_layer'] * 1e-6)} as {chunks:,} layer chunks, of which"
+        f" {format_time(n[f'{tag}_per_layer_latency_us'] * 1e-6)} is latency alone. Regenerating it takes"
+        f" {_times(ratios['batch', 'contiguous'])} (one transfer) and {_times(ratios['batch', 'per-layer'])} (per"
+        f" layer chunk) as long as fetching it {REGIME_WORDS['batch']}, and {_times(ratios['lone', 'contiguous'])}"
+        f" and {_times(ratios['lone', 'per-layer'])} {REGIME_WORDS['lone']}." + verdict
+    )
+
+
+def _break_even_latency_sentence(n: dict[str, Any], tag: str) -> str:
+    """The per-transfer latency at which the tier's fetch takes as long as regenerating, per regime and layout."""
+    tier, latency = n[f"{tag}_tier"], n[f"{tag}_latency_us"]
+    shown, above = {}, []
+    for regime, prefix in REGIME_PREFIX.items():
+        for layout, suffix in LAYOUT_SUFFIX.items():
+            be = n[f"{prefix}{tag}_break_even_latency_us_{suffix}"]
+            shown[regime, layout] = format_time(be * 1e-6) if be > 0 else "none (the bytes alone take longer)"
+            if latency >= be:
+                above.append(f"{REGIME_WORDS[regime]} {LAYOUT_WORDS[layout]}")
+    verdict = (
+        f"; its {format_time(latency * 1e-6)} is past the break-even {' and '.join(above)}, where recomputing wins."
+        if above
+        else f"; its {format_time(latency * 1e-6)} is below all four."
+    )
+    return (
+        f"The break-even latency of {tier}, the latency per transfer at which its fetch takes as long as"
+        f" regenerating the tail block, is {shown['batch', 'contiguous']} (one transfer) and"
+        f" {shown['batch', 'per-layer']} (per layer chunk) {REGIME_WORDS['batch']}, {shown['lone', 'contiguous']}"
+        f" and {shown['lone', 'per-layer']} {REGIME_WORDS['lone']}" + verdict
+    )
+
+
+def _ladder(s: Scenario) -> list[tuple[str, str, float, str, float, str, str, str]]:
+    """Each row of the ladder: the set's three brackets, then every link preset (name, title, bandwidth in B/s,
+    raw or net, per-transfer latency in s, bandwidth provenance, latency provenance, latency key)."""
+    rows = [
+        (
+            f"bracket {label}",
+            f"the assumption set's {label} bandwidth",
+            s.bandwidth(label),
+            "as stated",
+            s.v("fetch_latency"),
+            s.a(f"bandwidth.{label}").provenance,
+            s.a("fetch_latency").provenance,
+            "fetch_latency",
+        )
+        for label in BANDWIDTH_LABELS
+    ]
+    tiers = s.tier_links
+    presets = hardware.load_links()
+    for name, latency in zip(tiers.names, tiers.latency_s, strict=True):
+        link = presets[name]
+        key = tier_latency_key(name)
+        rows.append(
+            (
+                name,
+                link.title,
+                link.bandwidth_bytes_per_s,
+                link.raw_or_net,
+                float(latency),
+                link.bandwidth_record.provenance,
+                s.a(key).provenance,
+                key,
+            )
+        )
+    return rows
+
+
 def table(s: Scenario) -> pd.DataFrame:
-    """Every link preset (and the set's three brackets): fetch time, ratio, break-even bandwidth.
+    """Every link preset (and the set's three brackets): fetch time, ratio, break-even bandwidth and latency.
 
     Regeneration follows the set's ``regen.model`` at the illustrative MFU (for the seed
     set, ``mfu``: the in-batch regime), for the tail block and for the block at
     ``interior.position`` with the upstream resident or evicted; the ``lone_`` columns are
     the lone-block regime, the roofline on the set's device with no other tokens in the pass.
+    Each link pays its per-transfer latency (``latency_us``, the key ``latency_key``) once per
+    transfer: the unsuffixed fetch and ratio columns in the set's ``fetch_layout``
+    (``layout``, ``transfers``), the ``_contiguous`` and ``_per_layer`` columns in each layout
+    (one transfer, or one per layer chunk).  ``break_even_tail_GBps*`` is the bandwidth at
+    which the link's fetch of the tail block takes as long as its regeneration, at the link's
+    latency; ``break_even_latency_tail_us*`` the per-transfer latency at which it does, at the
+    link's bandwidth (0 where the bytes alone take longer).
     """
 
     point = s.illustrative
@@ -145,96 +335,129 @@ def table(s: Scenario) -> pd.DataFrame:
         "resident": float(s.lone_regen_s(p, "resident", mfu)),
         "evicted": float(s.lone_regen_s(p, "evicted", mfu)),
     }
-    links = [
-        (
-            f"bracket {label}",
-            f"the assumption set's {label} bandwidth",
-            s.bandwidth(label),
-            "as stated",
-            s.v("fetch_latency"),
-            s.a(f"bandwidth.{label}").provenance,
-            s.a("fetch_latency").provenance,
-        )
-        for label in BANDWIDTH_LABELS
-    ]
-    for name, link in hardware.load_links().items():
-        links.append(
-            (
-                name,
-                link.title,
-                link.bandwidth_bytes_per_s,
-                link.raw_or_net,
-                link.latency_s,
-                link.bandwidth_record.provenance,
-                link.latency_record.provenance,
-            )
-        )
+    by_regime = {"batch": regen, "lone": lone}
     rows = []
     transfers = s.fetch_transfers
-    for name, title, bw, raw_or_net, per_transfer, bw_prov, lat_prov in links:
+    layout = str(s.assumptions.value("fetch_layout"))
+    for name, title, bw, raw_or_net, per_transfer, bw_prov, lat_prov, lat_key in _ladder(s):
         fetch_s = float(costs.fetch_time_s(s.block_bytes, bw, per_transfer, transfers))
         latency = per_transfer * transfers  # what one block's fetch pays in latency
-        rows.append(
-            {
-                "link": name,
-                "title": title,
-                "bandwidth_GBps": bw / 1e9,
-                "raw_or_net": raw_or_net,
-                "latency_us": per_transfer * 1e6,
-                "transfers": transfers,
-                "fetch_us": fetch_s * 1e6,
-                "ratio_tail": regen["tail"] / fetch_s,
-                "ratio_resident": regen["resident"] / fetch_s,
-                "ratio_evicted": regen["evicted"] / fetch_s,
-                "break_even_tail_GBps": float(roofline.break_even_bandwidth(s.block_bytes, regen["tail"], latency))
-                / 1e9,
-                "fetch_wins_tail": fetch_s < regen["tail"],
-                "lone_ratio_tail": lone["tail"] / fetch_s,
-                "lone_ratio_resident": lone["resident"] / fetch_s,
-                "lone_ratio_evicted": lone["evicted"] / fetch_s,
-                "lone_break_even_tail_GBps": float(roofline.break_even_bandwidth(s.block_bytes, lone["tail"], latency))
-                / 1e9,
-                "lone_fetch_wins_tail": fetch_s < lone["tail"],
-                "bandwidth_provenance": bw_prov,
-                "latency_provenance": lat_prov,
-            }
-        )
+        row: dict[str, Any] = {
+            "link": name,
+            "title": title,
+            "bandwidth_GBps": bw / 1e9,
+            "raw_or_net": raw_or_net,
+            "latency_us": per_transfer * 1e6,
+            "latency_key": lat_key,
+            "layout": layout,
+            "transfers": transfers,
+            "fetch_us": fetch_s * 1e6,
+        }
+        for regime, prefix in REGIME_PREFIX.items():
+            times = by_regime[regime]
+            for case in ("tail", "resident", "evicted"):
+                row[f"{prefix}ratio_{case}"] = times[case] / fetch_s
+            row[f"{prefix}break_even_tail_GBps"] = (
+                float(roofline.break_even_bandwidth(s.block_bytes, times["tail"], latency)) / 1e9
+            )
+            row[f"{prefix}break_even_latency_tail_us"] = (
+                float(costs.latency_for_ratio(s.block_bytes, bw, times["tail"], transfers)) * 1e6
+            )
+            row[f"{prefix}fetch_wins_tail"] = fetch_s < times["tail"]
+        for each, suffix in LAYOUT_SUFFIX.items():
+            n = s.transfers(each)
+            fetch_each = float(costs.fetch_time_s(s.block_bytes, bw, per_transfer, n))
+            row[f"transfers_{suffix}"] = n
+            row[f"fetch_us_{suffix}"] = fetch_each * 1e6
+            for regime, prefix in REGIME_PREFIX.items():
+                tail = by_regime[regime]["tail"]
+                row[f"{prefix}ratio_tail_{suffix}"] = tail / fetch_each
+                row[f"{prefix}fetch_wins_tail_{suffix}"] = fetch_each < tail
+                row[f"{prefix}break_even_tail_GBps_{suffix}"] = (
+                    float(roofline.break_even_bandwidth(s.block_bytes, tail, per_transfer * n)) / 1e9
+                )
+                row[f"{prefix}break_even_latency_tail_us_{suffix}"] = (
+                    float(costs.latency_for_ratio(s.block_bytes, bw, tail, n)) * 1e6
+                )
+        row["bandwidth_provenance"] = bw_prov
+        row["latency_provenance"] = lat_prov
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
+SHORT_REGIME: dict[str, str] = {"batch": "in a batch", "lone": "lone block"}
+SHORT_LAYOUT: dict[str, str] = {"contiguous": "one transfer", "per-layer": "per layer chunk"}
+"""The regimes and layouts as the figure's legend names them."""
+SERIES: tuple[tuple[str, str, str, str], ...] = (
+    ("batch", "contiguous", "o", PALETTE[0]),
+    ("batch", "per-layer", "^", PALETTE[0]),
+    ("lone", "contiguous", "o", PALETTE[1]),
+    ("lone", "per-layer", "^", PALETTE[1]),
+)
+"""The ratio panel's series: (regime, layout, marker, colour); open markers for the per-layer layout."""
+
+
 def tier_ladder(s: Scenario) -> tuple[Figure, str]:
-    """Every tier's bandwidth as a labelled bar against the break-even bandwidths of both regimes."""
+    """Every tier's fetch time in both layouts against regeneration, and its ratio in both regimes and layouts."""
     point = s.illustrative
     n = numbers(s)
-    links = sorted(hardware.load_links().items(), key=lambda item: (item[1].bandwidth_bytes_per_s, item[0]))
-    names = [name for name, _ in links]
-    gbps = np.array([link.bandwidth_bytes_per_s / 1e9 for _, link in links])
-    tail = n["break_even_tail_gbps"]
-    fig, ax = new_figure(8.5, 5.6)
-    y = np.arange(len(links))
-    colors = [PALETTE[3] if g > tail else PALETTE[1] for g in gbps]
-    ax.barh(y, gbps, left=1e-6, color=colors, height=0.6)
-    for yi, g in zip(y, gbps, strict=True):
-        ax.text(g * 1.15, yi, format_bandwidth(g * 1e9), va="center", fontsize=8)
-    ax.set_xscale("log")
-    ax.set_yticks(y, names)
-    lines = (
-        (tail, PALETTE[0], "-", "tail block, inside a batch"),
-        (n["lone_break_even_tail_gbps"], PALETTE[0], "-.", "tail block, lone"),
-        (n["break_even_resident_gbps"], PALETTE[4], "-", f"position {n['position_tokens']:,}, upstream resident"),
-        (n["break_even_evicted_gbps"], PALETTE[5], ":", f"position {n['position_tokens']:,}, upstream evicted"),
+    df = table(s)
+    presets = df[~df["link"].str.startswith("bracket ")].sort_values(["bandwidth_GBps", "link"])
+    names = presets["link"].tolist()
+    y = np.arange(len(names))
+    fig, ax0 = new_figure(12, 6.4)
+    ax0.remove()
+    left, right = fig.subplots(1, 2, sharey=True)
+    for layout, marker in (("contiguous", "o"), ("per-layer", "^")):
+        suffix = LAYOUT_SUFFIX[layout]
+        left.scatter(
+            presets[f"fetch_us_{suffix}"],
+            y,
+            marker=marker,
+            s=42,
+            color=PALETTE[3],
+            facecolors=PALETTE[3] if layout == "contiguous" else "none",
+            label=f"fetch, {SHORT_LAYOUT[layout]}",
+            zorder=3,
+        )
+    regen_lines = (
+        (n["regen_tail_ms"] * 1e3, "-", f"regeneration {REGIME_WORDS['batch']}"),
+        (n["lone_regen_tail_ms"] * 1e3, "-.", f"regeneration {REGIME_WORDS['lone']}"),
     )
-    for value, color, style, label in lines:
-        ax.axvline(value, color=color, ls=style, lw=1.4, label=f"break-even: {label} ({format_bandwidth(value * 1e9)})")
-    ax.set_xlim(min(v for v, *_ in lines) / 3, float(gbps.max()) * 12)
-    ax.set_xlabel("link bandwidth, one direction (GB/s, decimal; log scale)")
+    for value, style, label in regen_lines:
+        left.axvline(value, color=PALETTE[5], ls=style, lw=1.4, label=f"{label} ({format_time(value * 1e-6)})")
+    left.set_xscale("log")
+    left.set_yticks(y, names)
+    left.set_xlabel("time to fetch the tail block (µs, log scale)")
+    left.set_title("a. fetch time per layout, against regeneration", fontsize=10)
+    left.set_ylim(-0.7, len(names) + 2.4)  # room above the tiers for the legends
+    left.legend(loc="upper center", ncol=2, fontsize=8)
+    for regime, layout, marker, color in SERIES:
+        col = f"{REGIME_PREFIX[regime]}ratio_tail_{LAYOUT_SUFFIX[layout]}"
+        right.scatter(
+            presets[col],
+            y,
+            marker=marker,
+            s=42,
+            color=color,
+            facecolors=color if layout == "contiguous" else "none",
+            label=f"{SHORT_REGIME[regime]}, {SHORT_LAYOUT[layout]}",
+            zorder=3,
+        )
+    right.axvline(1.0, color="black", lw=1.2, label="break-even: 1×")
+    right.set_xscale("log")
+    right.set_xlabel("regenerate / fetch, tail block (log scale; right of 1×: fetching wins)")
+    right.set_title("b. ratio per regime and layout", fontsize=10)
+    right.legend(loc="upper center", ncol=2, fontsize=8)
+    for ax in (left, right):
+        ax.grid(axis="y", visible=False)
     fig.suptitle(
-        f"{n['n_fetch_wins']} of {n['n_links']} tiers fetch faster than a tail block regenerates in a batch",
+        f"Tiers that fetch faster than a tail block regenerates: {REGIME_WORDS['batch']},"
+        f" {n['n_fetch_wins_contiguous']} of {n['n_links']} {LAYOUT_WORDS['contiguous']} and"
+        f" {n['n_fetch_wins_per_layer']} {LAYOUT_WORDS['per-layer']}",
         fontsize=11,
     )
-    ax.grid(axis="y", visible=False)
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=8)
-    fig.subplots_adjust(top=0.80)
+    fig.subplots_adjust(top=0.88, wspace=0.08)
     records = s.used(
         "model",
         "param_count",
@@ -248,25 +471,26 @@ def tier_ladder(s: Scenario) -> tuple[Figure, str]:
         "regen.batch_tokens",
         "regen.mem_bandwidth",
         "regen.mem_efficiency",
-        "interior.position",
-        "interior.anchor_every",
+        *TIER_LATENCY_KEYS,
     )
     lead = (
-        f"Every tier whose bar reaches past a break-even line fetches a block faster than it can be regenerated:"
-        f" {n['n_fetch_wins']} of {n['n_links']} tiers beat the {n['break_even_tail']} a tail block needs inside a"
-        f" batch, and {n['lone_n_fetch_wins']} of {n['n_links']} the {n['lone_break_even_tail']} of a lone block."
+        "Each tier fetches the tail block in two layouts, and regenerating it takes"
+        f" {_times(n['min_ratio_tail_contiguous'])} as long or more {REGIME_WORDS['batch']}"
+        f" {LAYOUT_WORDS['contiguous']}, but only"
+        f" {_times(n['min_ratio_tail_per_layer'])} or more {LAYOUT_WORDS['per-layer']}: "
+        f"{n['wins_sentence'][0].lower()}{n['wins_sentence'][1:]}"
     )
     return finish(
         fig,
         records,
-        "Each bar is a tier's link bandwidth (green where it beats the in-batch tail block's break-even, red where"
-        " it does not); each vertical line is the bandwidth at which fetching a block takes as long as"
-        " regenerating it (latency left out), for the tail block in both regimes and for the example interior"
-        " block with its upstream KV resident or evicted. How the break-even falls with position is drawn on the"
-        " interior-block page.",
-        extra="link presets: see the tiers table (published-spec, derived, assumed)",
+        "Left: each tier's fetch time, filled circles as one contiguous transfer, open triangles as"
+        f" {n['layer_chunks']:,} layer chunks (each paying the tier's latency per transfer), with the tail block's"
+        " regeneration time in both regimes as vertical lines. Right: regeneration time over fetch time for both"
+        " regimes (blue inside a batch, red as a lone block) and both layouts; right of the 1× line fetching wins."
+        " The break-even bandwidths and latencies are in the table below.",
+        extra="link presets and their per-transfer latencies: see the tiers table (published-spec, derived, assumed)",
         lead=lead,
-        drivers=("peak_flops", "regen.mem_bandwidth"),
+        drivers=("peak_flops", "regen.mem_bandwidth", "tier_latency.host_link", "tier_latency.nvme"),
     )
 
 
@@ -279,13 +503,14 @@ TABLES = (
             "link",
             "bandwidth_GBps",
             "latency_us",
-            "fetch_us",
-            "break_even_tail_GBps",
-            "ratio_tail",
-            "fetch_wins_tail",
-            "lone_break_even_tail_GBps",
-            "lone_ratio_tail",
-            "lone_fetch_wins_tail",
+            "fetch_us_contiguous",
+            "fetch_us_per_layer",
+            "ratio_tail_contiguous",
+            "ratio_tail_per_layer",
+            "lone_ratio_tail_contiguous",
+            "lone_ratio_tail_per_layer",
+            "break_even_latency_tail_us_per_layer",
+            "lone_break_even_latency_tail_us_per_layer",
         ),
     ),
 )

@@ -10,7 +10,8 @@ import pandas as pd
 
 from kvtier.formulas import reuse as workload
 from kvtier.formulas import roofline
-from kvtier.inputs import hardware, traces
+from kvtier.inputs import traces
+from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
 from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.report.words import no_duration, nothing_to_cache
@@ -41,6 +42,7 @@ KEYS: tuple[str, ...] = (
     "workload.block_tokens",
     "workload.trace",
     "workload.trace_format",
+    *TIER_LATENCY_KEYS,
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
@@ -61,9 +63,18 @@ def contrast_name(s: Scenario) -> str:
     return "conversation" if trace_name(s) == "synthetic" else "synthetic"
 
 
-def _links() -> list[workload.LinkSpec]:
-    presets = sorted(hardware.load_links().values(), key=lambda k: (-k.bandwidth_bytes_per_s, k.name))
-    return [workload.LinkSpec(k.name, k.bandwidth_bytes_per_s, k.latency_s) for k in presets]
+def _links(s: Scenario) -> list[workload.LinkSpec]:
+    """The tiers of :attr:`Scenario.tier_links`, fastest first: each bandwidth and the set's latency per transfer.
+
+    The set's ``fetch_layout`` sets how many transfers a block's fetch pays it
+    (:meth:`kvtier.formulas.reuse.RegenCosts.of` reads ``Scenario.fetch_transfers``).
+    """
+    tiers = s.tier_links
+    order = sorted(range(len(tiers.names)), key=lambda i: (-tiers.bandwidth_bytes_per_s[i], tiers.names[i]))
+    return [
+        workload.LinkSpec(tiers.names[i], float(tiers.bandwidth_bytes_per_s[i]), float(tiers.latency_s[i]))
+        for i in order
+    ]
 
 
 def _reuse(s: Scenario, trace: str) -> workload.Reuse:
@@ -77,7 +88,7 @@ def _reuse(s: Scenario, trace: str) -> workload.Reuse:
 def report(s: Scenario, trace: str) -> dict[str, Any]:
     """:func:`kvtier.formulas.reuse.report` of ``trace`` for the set's model, at its illustrative MFU bracket."""
     rc = workload.RegenCosts.of(s, str(s.assumptions.value("illustrative.mfu")))
-    return workload.report(_reuse(s, trace), rc, _links())
+    return workload.report(_reuse(s, trace), rc, _links(s))
 
 
 def _tier(rep: dict[str, Any], target: float) -> dict[str, Any]:
@@ -414,8 +425,12 @@ def tiers_table(s: Scenario) -> pd.DataFrame:
 
 
 def links_table(s: Scenario) -> pd.DataFrame:
-    """Per trace, target and link preset: how busy fetching the tier's hits keeps the link, against recomputing."""
-    bandwidth = {k.name: k.bandwidth_bytes_per_s for k in hardware.load_links().values()}
+    """Per trace, target and link preset: how busy fetching the tier's hits keeps the link, against recomputing.
+
+    Each link is a tier of :attr:`Scenario.tier_links` (its bandwidth, and the set's latency per transfer,
+    ``latency_us``), fetched in the set's ``fetch_layout`` (``transfers`` per block).
+    """
+    links = {k.name: k for k in _links(s)}
     rows = []
     for name in (trace_name(s), contrast_name(s)):
         rep = report(s, name)
@@ -426,7 +441,9 @@ def links_table(s: Scenario) -> pd.DataFrame:
                         "trace": name,
                         "target": _target_label(tier["target_pct"]),
                         "link": k["link"],
-                        "bandwidth_GBps": bandwidth[k["link"]] / 1e9,
+                        "bandwidth_GBps": links[k["link"]].bandwidth_bytes_per_s / 1e9,
+                        "latency_us": links[k["link"]].latency_s * 1e6,
+                        "transfers": s.fetch_transfers,
                         "link_busy_pct": k["fetch_link_s_per_s"] * 100,
                         "recompute_over_fetch_in_batch": k["in_batch_over_fetch"],
                         "recompute_over_fetch_lone": k["lone_over_fetch"],

@@ -19,13 +19,89 @@ from tests.conftest import run_cli, scenario
 
 def test_tier_ladder_by_hand():
     rows = {r["link"]: r for r in tiers.table(scenario()).to_dict(orient="records")}
-    # NVMe Gen4 x4: 60 us + 5,242,880 B / 7e9 B/s = 60 + 748.98 = 808.98 us; 17.9229 ms / 808.98 us = 22.15
+    # NVMe Gen4 x4, the seed's contiguous layout: 92 us (tier_latency.nvme, datasheet QD1 read)
+    # + 5,242,880 B / 7e9 B/s = 92 + 748.98 = 840.98 us; 17.9229 ms / 840.98 us = 21.31 inside a batch
     nvme = rows["nvme-gen4-x4"]
-    assert nvme["fetch_us"] == pytest.approx(60 + 5_242_880 / 7e9 * 1e6, rel=1e-12)
-    assert nvme["ratio_tail"] == pytest.approx(17.922852e-3 / 808.982857e-6, rel=1e-6)
-    # CXL 2.0 x16 (PCIe 5.0 PHY, 64 GB/s raw x 128/130 = 63 GB/s net): 0.5 us + 83.22 us = 83.72 us
-    assert rows["cxl2-x16"]["fetch_us"] == pytest.approx(0.5 + 5_242_880 / 63e9 * 1e6, rel=1e-12)
+    assert nvme["fetch_us"] == pytest.approx(92 + 5_242_880 / 7e9 * 1e6, rel=1e-12)
+    assert nvme["ratio_tail"] == pytest.approx(17.922852e-3 / 840.982857e-6, rel=1e-6)
+    assert (nvme["latency_key"], nvme["latency_provenance"]) == ("tier_latency.nvme", "published-spec")
+    # CXL 2.0 x16 (PCIe 5.0 PHY, 64 GB/s raw x 128/130 = 63 GB/s net): 9.049 us (tier_latency.host_link,
+    # the H200 fit) + 83.22 us = 92.27 us
+    assert rows["cxl2-x16"]["fetch_us"] == pytest.approx(9.049 + 5_242_880 / 63e9 * 1e6, rel=1e-12)
     assert all(r["fetch_wins_tail"] for r in rows.values())
+
+
+def test_the_tier_ladder_shows_both_layouts_in_both_regimes_by_hand():
+    s = scenario()
+    rows = {r["link"]: r for r in tiers.table(s).to_dict(orient="records")}
+    lone_tail = 140e9 / 2.68e12  # a lone tail block streams the weights at 3.35 TB/s x 80 %: 52.2388 ms
+    batch_tail = 17.922852e-3  # inside a batch: 2.24e12 FLOP (and its own attention) at 125 TFLOP/s
+    # NVMe Gen4 x4 per layer chunk: 160 x 92 us = 14,720 us + 748.98 us = 15,468.98 us
+    nvme = rows["nvme-gen4-x4"]
+    assert nvme["transfers_per_layer"] == 160 and nvme["transfers_contiguous"] == 1
+    assert nvme["fetch_us_per_layer"] == pytest.approx(160 * 92 + 5_242_880 / 7e9 * 1e6, rel=1e-12)
+    assert nvme["fetch_us_contiguous"] == pytest.approx(nvme["fetch_us"], rel=1e-12)  # the seed's layout
+    # 17.9229 ms / 15.469 ms = 1.159 inside a batch: near break-even; 52.2388 / 15.469 = 3.377 as a lone block
+    assert nvme["ratio_tail_per_layer"] == pytest.approx(batch_tail / 15_468.982857e-6, rel=1e-6)
+    assert nvme["ratio_tail_per_layer"] == pytest.approx(1.1586, abs=1e-4)
+    assert nvme["lone_ratio_tail_per_layer"] == pytest.approx(lone_tail / 15_468.982857e-6, rel=1e-6)
+    assert nvme["lone_ratio_tail_contiguous"] == pytest.approx(lone_tail / 840.982857e-6, rel=1e-6)
+    # the break-even latency per transfer at 7 GB/s: (17.9229 ms - 748.98 us) / 160 = 107.34 us per layer chunk,
+    # 17.9229 ms - 748.98 us = 17.1739 ms as one transfer; lone: (52.2388 ms - 748.98 us) / 160 = 321.81 us
+    assert nvme["break_even_latency_tail_us_per_layer"] == pytest.approx(
+        (batch_tail - 5_242_880 / 7e9) / 160 * 1e6, rel=1e-6
+    )
+    assert nvme["break_even_latency_tail_us_contiguous"] == pytest.approx(
+        (batch_tail - 5_242_880 / 7e9) * 1e6, rel=1e-6
+    )
+    assert nvme["lone_break_even_latency_tail_us_per_layer"] == pytest.approx(
+        (lone_tail - 5_242_880 / 7e9) / 160 * 1e6, rel=1e-9
+    )
+    # the break-even bandwidth at 92 us a transfer, per layer: 5,242,880 B / (17.9229 ms - 14.72 ms) = 1.637 GB/s
+    assert nvme["break_even_tail_GBps_per_layer"] == pytest.approx(
+        5_242_880 / (batch_tail - 160 * 92e-6) / 1e9, rel=1e-6
+    )
+    # HBM pays no latency: both layouts fetch in 5,242,880 B / 3.35e12 B/s = 1.565 us
+    assert rows["hbm"]["fetch_us_per_layer"] == rows["hbm"]["fetch_us_contiguous"] == pytest.approx(1.56504, rel=1e-5)
+
+
+def test_a_per_layer_fetch_over_the_host_link_pays_160_fitted_latencies():
+    s = scenario()
+    n = tiers.numbers(s)
+    # 160 layer chunks x 9.049 us (the H200's fitted copy latency) = 1,447.84 us before a byte moves
+    assert (n["host_tier"], n["layer_chunks"]) == ("pcie5-x16", 160)
+    assert n["host_per_layer_latency_us"] == pytest.approx(1_447.84, rel=1e-12)
+    # + 5,242,880 B / 63e9 B/s = 83.22 us: 1,531.06 us; one transfer: 9.049 + 83.22 = 92.27 us
+    assert n["host_fetch_us_per_layer"] == pytest.approx(1_447.84 + 5_242_880 / 63e9 * 1e6, rel=1e-12)
+    assert n["host_fetch_us_contiguous"] == pytest.approx(9.049 + 5_242_880 / 63e9 * 1e6, rel=1e-12)
+    # 17.9229 ms / 1,531.06 us = 11.71 inside a batch; 52.2388 ms / 1,531.06 us = 34.12 as a lone block
+    assert n["host_ratio_tail_per_layer"] == pytest.approx(17.922852e-3 / 1_531.060317e-6, rel=1e-6)
+    assert n["lone_host_ratio_tail_per_layer"] == pytest.approx(140e9 / 2.68e12 / 1_531.060317e-6, rel=1e-6)
+    # break-even latency per layer chunk inside a batch: (17.9229 ms - 83.22 us) / 160 = 111.50 us
+    assert n["host_break_even_latency_us_per_layer"] == pytest.approx(
+        (17.922852e-3 - 5_242_880 / 63e9) / 160 * 1e6, rel=1e-6
+    )
+    assert "is below all four" in n["break_even_latency_sentence"]
+    assert "1.45 ms is latency alone" in n["host_sentence"] and "derived" in n["host_sentence"]
+    # NVMe per layer chunk: 1.16x inside a batch, the narrowest margin of the ladder
+    assert "at the narrowest, inside a batch per layer chunk, by 1.16×" in n["nvme_sentence"]
+    assert "nvme-gen4-x4's 1.16× inside a batch per layer chunk, under 2×" in n["ladder_sentence"]
+    assert n["n_fetch_wins_per_layer"] == n["lone_n_fetch_wins_per_layer"] == n["n_links"] == 11
+
+
+def test_the_ladder_says_where_recomputing_wins_when_a_tier_loses():
+    # 200 us per NVMe read: 160 x 200 us = 32 ms + 748.98 us per layer chunk, longer than 17.92 ms inside a batch
+    # (ratio 0.55) but shorter than 52.24 ms as a lone block (1.60); Gen5: 32 ms + 374.49 us, ratio 0.55 too
+    n = tiers.numbers(scenario(**{"tier_latency.nvme": "200us"}))
+    assert n["nvme_ratio_tail_per_layer"] == pytest.approx(17.922852e-3 / (32e-3 + 5_242_880 / 7e9), rel=1e-6)
+    assert n["n_fetch_wins_per_layer"] == 9 and n["lone_n_fetch_wins_per_layer"] == 11
+    assert n["nvme_sentence"].endswith("Recomputing wins inside a batch per layer chunk.")
+    assert n["ladder_sentence"].startswith("Not every tier clears the break-even")
+    # its 200 us is past the per-layer break-even inside a batch, (17.9229 ms - 748.98 us) / 160 = 107.34 us
+    assert (
+        "past the break-even inside a batch per layer chunk, where recomputing wins"
+        in (n["nvme_break_even_latency_sentence"])
+    )
 
 
 def test_interior_tiers_and_capacity_in_both_regimes_by_hand():
@@ -114,9 +190,10 @@ def test_compare_and_the_tier_ladder_count_the_transfers():
 
     s = Scenario(load_assumptions(sets={"fetch_layout": "per-layer"}))
     df = tiers.table(s).set_index("link")
-    # PCIe 5.0 x16: 0.5 µs per transfer x 160 = 80 µs; + 5,242,880 B / 63e9 B/s = 83.22 µs -> 163.22 µs
-    assert df.loc["pcie5-x16", "transfers"] == 160
-    assert df.loc["pcie5-x16", "fetch_us"] == pytest.approx(80 + 5_242_880 / 63e9 * 1e6, rel=1e-12)
+    # PCIe 5.0 x16: 9.049 µs per transfer x 160 = 1,447.84 µs; + 5,242,880 B / 63e9 B/s = 83.22 µs -> 1,531.06 µs
+    assert df.loc["pcie5-x16", "transfers"] == 160 and df.loc["pcie5-x16", "layout"] == "per-layer"
+    assert df.loc["pcie5-x16", "fetch_us"] == pytest.approx(1_447.84 + 5_242_880 / 63e9 * 1e6, rel=1e-12)
+    assert df.loc["pcie5-x16", "fetch_us"] == df.loc["pcie5-x16", "fetch_us_per_layer"]
     proc = run_cli("compare", "--layout", "per-layer", "--latency", "9us", "--json")
     out = json.loads(proc.stdout)
     assert out["fetch_transfers"] == 160 and out["fetch_time_s"] == pytest.approx(1_521.92e-6, rel=1e-12)

@@ -56,3 +56,16 @@ def test_editing_the_trace_file_re_executes_only_the_pages_that_read_it(tmp_path
     assert changed == sorted(p.notebook for p in PAGES if "workload.trace" in p.keys)
     # by hand, so that the line above cannot pass on an empty registry
     assert {"00_assumptions", "12_workload", "13_cost"} <= set(changed) and "02_fetch" not in changed
+
+
+def test_the_links_table_takes_the_tiers_and_their_latency_from_the_scenario():
+    from kvtier.inputs.assumptions import load_assumptions
+    from kvtier.report.pages import workload
+
+    links = {k.name: k for k in workload._links(Scenario())}
+    # fastest first; CXL 2.0 x8 at 31.5 GB/s and the host link's 9.049 us a transfer (tier_latency.host_link)
+    assert next(iter(links)) == "hbm"
+    assert (links["cxl2-x8"].bandwidth_bytes_per_s, links["cxl2-x8"].latency_s) == (31.5e9, 9.049e-6)
+    assert links["nvme-gen4-x4"].latency_s == 92e-6
+    other = {k.name: k for k in workload._links(Scenario(load_assumptions(sets={"tier_latency.host_link": "1us"})))}
+    assert other["cxl2-x8"].latency_s == other["pcie6-x16"].latency_s == 1e-6
