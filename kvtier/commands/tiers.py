@@ -74,7 +74,6 @@ def run(args: argparse.Namespace) -> int:
     payload = {
         "block_bytes": scenario.block_bytes,
         "position_tokens": scenario.v("interior.position"),
-        "regen_model": str(scenario.assumptions.value("regen.model")),
         "mfu": point["mfu"],
         "fetch_layout": str(scenario.assumptions.value("fetch_layout")),
         "layer_chunks": scenario.layer_chunks,
@@ -83,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     layouts = LAYOUTS if args.layout == "both" else (args.layout,)
     lines = [
         f"{scenario.block_tokens}-token block of {scenario.model.name} ({format_bytes(scenario.block_bytes)});"
-        f" regeneration: {payload['regen_model']} model at {format_quantity(point['mfu'], 'fraction')} MFU",
+        f" regeneration at {format_quantity(point['mfu'], 'fraction')} MFU: inside a batch its marginal compute,"
+        " alone the roofline",
         f"layouts: contiguous = 1 transfer per block; per-layer = {scenario.layer_chunks} transfers"
         " (a paged cache's layer chunks), each paying the link's latency",
         "",
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         lines.append(line)
     lines += [
         "",
-        "x batch / x lone: regenerate time / fetch time of the tail block, inside a batch (the set's regen.model)"
+        "x batch / x lone: regenerate time / fetch time of the tail block, inside a batch (its marginal compute)"
         " and as a lone block; b-e lat: the per-transfer latency at which the fetch takes as long as regenerating"
         " (the break-even latency; break-even bandwidths are in --json); latency per transfer: the set's"
         " tier_latency.* keys (fetch_latency for the brackets)",

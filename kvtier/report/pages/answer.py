@@ -33,8 +33,6 @@ TITLE = "what would change the answer"
 
 KEYS: tuple[str, ...] = (
     *POINT_KEYS,
-    "regen.batch_tokens",
-    "regen.model",
     "decision.hit_target",
     "workload.trace",
     "workload.block_tokens",

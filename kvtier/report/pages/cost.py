@@ -28,6 +28,7 @@ import pandas as pd
 
 from kvtier.formulas import economics, tiering
 from kvtier.formulas import reuse as workload
+from kvtier.inputs import measurements as ms
 from kvtier.inputs.assumptions import COST_RANGES, SCHEMA, TIER_LATENCY_KEYS
 from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, new_figure
@@ -310,6 +311,11 @@ def numbers(s: Scenario) -> dict[str, Any]:
     off = (out["small_lone_recompute_j"] / out["forward16_measured_j"] - 1) * 100
     out["energy_model_vs_measured_pct"] = off
     out["energy_model_vs_measured"] = f"{abs(off):.1f} % {'below' if off < 0 else 'above'}"
+    held = ms.energy_check(ms.load())
+    out["energy_held_out"] = (
+        f"{abs(held['held_out_error_pct']):.1f} % {'below' if held['held_out_error_pct'] < 0 else 'above'}"
+    )
+    out["energy_held_out_j"] = held["held_out_measured_j"]
     small_lone = grid[(small, "lone")]
     out["hbm_over_cxl"] = duration(small_lone.at(CXL_TIER)["hbm_over_tier_s"])
     out["hbm_over_nvme"] = duration(small_lone.at("nvme-gen4-x4")["hbm_over_tier_s"])

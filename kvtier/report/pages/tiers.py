@@ -26,8 +26,6 @@ TITLE = "the tier ladder"
 KEYS: tuple[str, ...] = (
     *POINT_KEYS,
     "interior.position",
-    "regen.batch_tokens",
-    "regen.model",
     *TIER_LATENCY_KEYS,
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
@@ -37,7 +35,7 @@ LAYOUT_SUFFIX: dict[str, str] = {"contiguous": "contiguous", "per-layer": "per_l
 LAYOUT_WORDS: dict[str, str] = {"contiguous": "as one contiguous transfer", "per-layer": "per layer chunk"}
 """Each layout as the prose and the figure name it."""
 REGIME_PREFIX: dict[str, str] = {"batch": "", "lone": "lone_"}
-"""The column prefix of each regime: none inside a batch (the set's ``regen.model``), ``lone_`` for a lone block."""
+"""The column prefix of each regime: none inside a batch (the block's marginal compute), ``lone_`` for a lone block."""
 REGIME_WORDS: dict[str, str] = {"batch": "inside a batch", "lone": "as a lone block"}
 """Each regime as the prose and the figure name it."""
 HOST_TIER = "pcie5-x16"
@@ -72,15 +70,12 @@ def numbers(s: Scenario) -> dict[str, Any]:
     point = s.illustrative
     p = s.v("interior.position")
     regen = {
-        case: float(s.regen_time_s(pos, up, point["mfu"]))
+        case: float(s.in_batch_regen_s(pos, up, point["mfu"]))
         for case, pos, up in (("tail", 0, "resident"), ("resident", p, "resident"), ("evicted", p, "evicted"))
     }
     slowest = presets.loc[presets["fetch_us"].idxmax()]
     out: dict[str, Any] = {
-        "regen_model": {
-            "mfu": "the block's marginal compute (FLOPs over peak × MFU, the source chapter's model)",
-            "roofline": f"the roofline with {s.batch_tokens:,} tokens sharing the forward pass",
-        }[str(s.assumptions.value("regen.model"))],
+        "regen_model": "the block's marginal compute (FLOPs over peak × MFU, the source chapter's model)",
         "lone_device": words.lone_device(s),
         "lone_n_fetch_wins": int(presets["lone_fetch_wins_tail"].sum()),
         "lone_min_ratio_tail": float(presets["lone_ratio_tail"].min()),
@@ -309,8 +304,8 @@ def _ladder(s: Scenario) -> list[tuple[str, str, float, str, float, str, str, st
 def table(s: Scenario) -> pd.DataFrame:
     """Every link preset (and the set's three brackets): fetch time, ratio, break-even bandwidth and latency.
 
-    Regeneration follows the set's ``regen.model`` at the illustrative MFU (for the seed
-    set, ``mfu``: the in-batch regime), for the tail block and for the block at
+    Regeneration inside a batch is the block's marginal compute at the illustrative MFU
+    (:meth:`~kvtier.scenario.Scenario.in_batch_regen_s`, as on the decision page), for the tail block and for the block at
     ``interior.position`` with the upstream resident or evicted; the ``lone_`` columns are
     the lone-block regime, the roofline on the set's device with no other tokens in the pass.
     Each link pays its per-transfer latency (``latency_us``, the key ``latency_key``) once per
@@ -326,9 +321,9 @@ def table(s: Scenario) -> pd.DataFrame:
     mfu = point["mfu"]
     p = s.v("interior.position")
     regen = {
-        "tail": float(s.regen_time_s(0, "resident", mfu)),
-        "resident": float(s.regen_time_s(p, "resident", mfu)),
-        "evicted": float(s.regen_time_s(p, "evicted", mfu)),
+        "tail": float(s.in_batch_regen_s(0, "resident", mfu)),
+        "resident": float(s.in_batch_regen_s(p, "resident", mfu)),
+        "evicted": float(s.in_batch_regen_s(p, "evicted", mfu)),
     }
     lone = {
         "tail": float(s.lone_regen_s(0, "resident", mfu)),
@@ -467,8 +462,6 @@ def tier_ladder(s: Scenario) -> tuple[Figure, str]:
         "flops_per_param_token",
         "weight_dtype",
         f"mfu.{point['mfu_label']}",
-        "regen.model",
-        "regen.batch_tokens",
         "regen.mem_bandwidth",
         "regen.mem_efficiency",
         *TIER_LATENCY_KEYS,
