@@ -305,9 +305,10 @@ def table(s: Scenario) -> pd.DataFrame:
     """Every link preset (and the set's three brackets): fetch time, ratio, break-even bandwidth and latency.
 
     Regeneration inside a batch is the block's marginal compute at the illustrative MFU
-    (:meth:`~kvtier.scenario.Scenario.in_batch_regen_s`, as on the decision page), for the tail block and for the block at
-    ``interior.position`` with the upstream resident or evicted; the ``lone_`` columns are
-    the lone-block regime, the roofline on the set's device with no other tokens in the pass.
+    (:meth:`~kvtier.scenario.Scenario.in_batch_regen_s`, as on the decision page), for the
+    tail block and for the block at ``interior.position`` with the upstream resident or
+    evicted; the ``lone_`` columns are the lone-block regime, the roofline on the set's device
+    with no other tokens in the pass.
     Each link pays its per-transfer latency (``latency_us``, the key ``latency_key``) once per
     transfer: the unsuffixed fetch and ratio columns in the set's ``fetch_layout``
     (``layout``, ``transfers``), the ``_contiguous`` and ``_per_layer`` columns in each layout

@@ -1,0 +1,132 @@
+"""One answer: every quantity shown in more than one place is the same number everywhere it is shown.
+
+For three assumption sets (the seed, the H200's measured set, and a third with another model, the
+paged layout and another NVMe latency), each quantity that more than one page or command shows is
+collected from every page table and command that shows it and compared with the one resolved
+deployment (:class:`kvtier.deployment.Deployment`): block bytes, per-transfer latency and transfer
+count per tier, fetch time per tier and layout, regeneration time per regime, the recomputation a
+trace's reuses cost, the LRU tier's capacity for a hit target (its peak occupancy), and its read and
+write traffic.  A page that computed one of them its own way would fail here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtier.deployment import Deployment
+from kvtier.inputs.assumptions import load_assumptions
+from kvtier.report.pages import answer, cost, tiers, workload
+from kvtier.scenario import Scenario
+from tests.conftest import MEASURED_SET, run_cli_json
+
+OTHER = {
+    "model": "qwen2.5-72b",
+    "param_count": "null",
+    "fetch_layout": "per-layer",
+    "tier_latency.nvme": "40us",
+}
+"""The third set: another model (its own parameter count), the paged layout, a faster NVMe read."""
+
+SETS = {
+    "seed": ((), None, {}),
+    "measured": (("--assumptions", str(MEASURED_SET)), MEASURED_SET, {}),
+    "other": (tuple(arg for k, v in OTHER.items() for arg in ("--set", f"{k}={v}")), None, OTHER),
+}
+REL = 1e-9
+"""Tables of record keep ten significant figures; the same computation agrees to far better than that."""
+
+
+@pytest.fixture(scope="module", params=sorted(SETS))
+def case(request):
+    args, path, sets = SETS[request.param]
+    s = Scenario(load_assumptions(path, sets=sets))
+    return request.param, args, s, Deployment.of(s)
+
+
+def _layout(s: Scenario) -> str:
+    return str(s.assumptions.value("fetch_layout"))
+
+
+def test_block_bytes_and_transfers(case):
+    _, args, s, d = case
+    compare, ladder = run_cli_json("compare", *args), run_cli_json("tiers", *args)
+    assert compare["block_bytes"] == pytest.approx(d.block.block_bytes, rel=REL)
+    assert ladder["block_bytes"] == pytest.approx(d.block.block_bytes, rel=REL)
+    assert compare["fetch_transfers"] == d.transfers[_layout(s)] == d.block.transfers
+    assert ladder["layer_chunks"] == d.transfers["per-layer"]
+    blocks = cost.block_table(s)
+    own = blocks[blocks["block_tokens"] == d.block.tokens]
+    assert (own["block_MiB"] * 2**20).tolist() == pytest.approx([d.block.block_bytes] * len(own), rel=REL)
+
+
+def test_latency_and_fetch_time_per_tier_and_layout(case):
+    _, args, s, d = case
+    decision = answer.decision_table(s)
+    ladder = tiers.table(s).set_index("link")
+    links = workload.links_table(s)
+    cli = {row["link"]: row for row in run_cli_json("tiers", *args)["tiers"]}
+    layout = _layout(s)
+    for i, tier in enumerate(d.tiers.names):
+        latency_us = float(d.tiers.latency_s[i]) * 1e6
+        assert ladder.loc[tier, "latency_us"] == pytest.approx(latency_us, rel=REL, abs=1e-12)
+        assert cli[tier]["latency_s"] == pytest.approx(latency_us / 1e6, rel=REL, abs=1e-18)
+        shown = links[links["link"] == tier]
+        assert len(shown) and shown["latency_us"].tolist() == pytest.approx([latency_us] * len(shown), abs=1e-9)
+        assert set(shown["transfers"]) == {d.transfers[layout]}
+        for each, suffix in tiers.LAYOUT_SUFFIX.items():
+            fetch_us = float(d.fetch_s(each)[i]) * 1e6
+            rows = decision[(decision["tier"] == tier) & (decision["layout"] == each)]
+            assert rows["fetch_us"].tolist() == pytest.approx([fetch_us] * 2, rel=REL)  # both regimes
+            assert ladder.loc[tier, f"fetch_us_{suffix}"] == pytest.approx(fetch_us, rel=REL)
+        own_us = float(d.fetch_s(layout)[i]) * 1e6
+        assert ladder.loc[tier, "fetch_us"] == pytest.approx(own_us, rel=REL)
+        assert cli[tier]["fetch_time_s"] == pytest.approx(own_us / 1e6, rel=REL)
+    fetch = cost.table(s).set_index("tier")["fetch_us"]
+    for i, tier in enumerate(d.tiers.names):
+        if tier in fetch.index:
+            assert fetch[tier] == pytest.approx(float(d.fetch_s(layout)[i]) * 1e6, rel=REL)
+
+
+def test_regeneration_per_regime(case):
+    _, args, s, d = case
+    decision = answer.decision_table(s)
+    blocks = cost.block_table(s).set_index(["block_tokens", "regime"])
+    cli = run_cli_json("cost", *args)["blocks"]
+    ladder = tiers.table(s).set_index("link")
+    for regime, words, prefix in (("lone", "lone block", "lone_"), ("batch", "in batch", "")):
+        regen_ms = d.regen_s(regime) * 1e3
+        shown = decision.loc[decision["regime"] == words, "regen_ms"].tolist()
+        assert shown == pytest.approx([regen_ms] * len(shown), rel=REL)
+        assert blocks.loc[(d.block.tokens, regime), "regen_ms"] == pytest.approx(regen_ms, rel=REL)
+        assert cli[f"{d.block.tokens}_{regime}"]["regen_s"] == pytest.approx(regen_ms / 1e3, rel=REL)
+        # the tier ladder's ratio is the same regeneration over the same fetch
+        tier = d.tiers.names[0]
+        ratio = ladder.loc[tier, f"{prefix}ratio_tail"] * ladder.loc[tier, "fetch_us"] / 1e3
+        assert ratio == pytest.approx(regen_ms, rel=REL)
+
+
+def test_the_trace_s_reuses_tier_capacity_and_traffic(case):
+    _, args, s, d = case
+    target = s.v("decision.hit_target")
+    plan = {t.tier: t for t in d.plan()}
+    trace = str(s.assumptions.value("workload.trace"))
+    wl = run_cli_json("workload", trace, *args)
+    by_target = {round(t["target_pct"]): t for t in wl["tiers"]}
+    tiers_table = workload.tiers_table(s)
+    row = tiers_table[(tiers_table["trace"] == trace) & (tiers_table["target"] == f"{target * 100:g}%")].iloc[0]
+    cli = run_cli_json("cost", *args)["lru"][f"{target * 100:g}%"]
+    accel_usd_per_s = s.v("cost.accelerator_hour")
+    for tier in plan.values():
+        # the capacity for the target (the workload page's LRU curve) is the cost page's tier and its peak occupancy
+        assert tier.capacity_bytes == pytest.approx(by_target[round(target * 100)]["capacity_bytes"], rel=REL)
+        assert tier.capacity_bytes / 2**40 == pytest.approx(row["capacity_TiB"], rel=REL)
+        # the recomputation the hits avoid inside a batch: the workload page's accelerators, priced
+        avoided = tier.recompute_avoided_usd_per_s / accel_usd_per_s
+        assert avoided == pytest.approx(row["prefill_avoided_in_batch_gpus"], rel=REL)
+        assert avoided == pytest.approx(by_target[round(target * 100)]["in_batch_gpu_s_per_s"], rel=REL)
+        # what the tier reads is what the hits bring back
+        assert tier.read_bytes_per_s == pytest.approx(row["hit_GBps"] * 1e9, rel=REL)
+        assert tier.read_bytes_per_s == pytest.approx(by_target[round(target * 100)]["hit_bytes_per_s"], rel=REL)
+        shown = next(t for t in cli if t["tier"] == tier.tier)
+        for field in ("capacity_bytes", "read_bytes_per_s", "write_bytes_per_s", "saved_usd_per_s"):
+            assert shown[field] == pytest.approx(getattr(tier, field), rel=REL)
