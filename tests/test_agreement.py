@@ -130,3 +130,14 @@ def test_the_trace_s_reuses_tier_capacity_and_traffic(case):
         shown = next(t for t in cli if t["tier"] == tier.tier)
         for field in ("capacity_bytes", "read_bytes_per_s", "write_bytes_per_s", "saved_usd_per_s"):
             assert shown[field] == pytest.approx(getattr(tier, field), rel=REL)
+
+
+def test_the_counts_of_tiers_that_win(case):
+    _, _, s, d = case
+    ladder, decision = tiers.numbers(s), answer.numbers(s)
+    # the ladder's prose and the decision count the same tiers (every preset below HBM) and the same winners
+    assert ladder["n_links"] == decision["n_tiers"] == len(d.tiers.names)
+    for layout, suffix in tiers.LAYOUT_SUFFIX.items():
+        tag = layout.replace("-", "_")
+        assert ladder[f"n_fetch_wins_{suffix}"] == decision[f"n_wins_batch_{tag}"] == d.n_fetch_wins("batch", layout)
+        assert ladder[f"lone_n_fetch_wins_{suffix}"] == decision[f"n_wins_lone_{tag}"] == d.n_fetch_wins("lone", layout)

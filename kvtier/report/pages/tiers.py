@@ -66,7 +66,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     """The tier ladder: break-even bandwidths and latencies, and the links' ratios in both regimes and layouts."""
 
     df = table(s)
-    presets = df[~df["link"].str.startswith("bracket ")]
+    presets = _fetched(df)
     point = s.illustrative
     p = s.v("interior.position")
     regen = {
@@ -134,6 +134,14 @@ def numbers(s: Scenario) -> dict[str, Any]:
     return out
 
 
+def _fetched(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`table` a block is fetched over: every link preset but HBM (where it lies already).
+
+    No bracket rows.  The counts and ranges of the prose are over these, the tiers of the decision page.
+    """
+    return df[~df["link"].str.startswith("bracket ") & (df["link"] != "hbm")]
+
+
 def _ladder_sentence(n: dict[str, Any], presets: pd.DataFrame) -> str:
     """Whether every tier wins in both regimes and layouts, and where the margin is narrowest."""
     cases = [(regime, layout) for regime in REGIME_PREFIX for layout in LAYOUTS]
@@ -169,8 +177,7 @@ def layout_numbers(s: Scenario, presets: pd.DataFrame | None = None) -> dict[str
     ``presets`` is :func:`table` without its bracket rows (computed here when not given).
     """
     if presets is None:
-        df = table(s)
-        presets = df[~df["link"].str.startswith("bracket ")]
+        presets = _fetched(table(s))
     rows = presets.set_index("link")
     out: dict[str, Any] = {}
     for suffix in LAYOUT_SUFFIX.values():
