@@ -1,10 +1,11 @@
 """The house style of the figures: style, an assumptions footer on every figure, deterministic output.
 
 The figures themselves live with their pages (:mod:`kvtier.report.pages`); each is drawn on
-:func:`new_figure` and ends with :func:`finish`, so that it states the assumptions behind
-it twice: in a footer line drawn on the figure itself and in its caption (see
-:func:`assumption_text`).  Output is deterministic: a fixed SVG hash salt and no date in
-the SVG a notebook prints (:data:`SVG_PRINT`).
+:func:`new_figure` (at most :data:`MAX_WIDTH_IN` wide, text at least :data:`MIN_FONT_PT`, so that
+it reads on a phone) and ends with :func:`finish`: a footer line drawn on the figure names the
+assumptions that drive it, and its caption says what to conclude and how to read it, in at most
+:data:`CAPTION_MAX_WORDS` words, before the page's link to every input.  Output is deterministic:
+a fixed SVG hash salt and no date in the SVG a notebook prints (:data:`SVG_PRINT`).
 """
 
 from __future__ import annotations
@@ -24,9 +25,18 @@ if TYPE_CHECKING:
 HASH_SALT = "kvtier"
 SVG_PRINT: dict[str, object] = {"bbox_inches": "tight", "metadata": {"Date": None}}
 """How a notebook prints a figure as SVG (``InlineBackend.print_figure_kwargs``): tight, no date."""
-MIN_FONT_PT = 8.0
-"""Smallest text on a figure (pt).  An SVG point is 4/3 CSS px, so 8 pt shows at 10.7 px at
-full size and stays at or above 9 px down to 84 % of it (the browser test checks the scale)."""
+MIN_FONT_PT = 9.0
+"""Smallest text on a figure (pt).  An SVG point is 4/3 CSS px: 9 pt shows at 12 px at full size."""
+MIN_SHOWN_PX = 9.0
+"""Smallest text a reader is shown (CSS px), at every width the book is read at (:data:`SHOWN_WIDTHS_PX`)."""
+SHOWN_WIDTHS_PX = {1400: 720.0, 420: 370.0}
+"""By browser width (CSS px): the widest a figure is shown in the article there.  A figure narrower
+than that is shown at its natural size; a wider one is scaled down to fit, and its text with it."""
+CSS_PX_PER_IN = 96.0
+"""A figure's natural size in CSS px: matplotlib's SVG is sized in points, 72 a inch, each 4/3 px."""
+MAX_WIDTH_IN = 5.0
+"""The widest a figure is drawn (in): at 420 px it is shown at 370 / 480 = 77 % of its size, so 9 pt
+(12 px) text stays above 9 px.  A figure with more to show grows down, not across."""
 
 
 PALETTE = ("#1b6ca8", "#d1495b", "#edae49", "#66a182", "#6a4c93", "#2e4057", "#8d96a3", "#00798c")
@@ -34,16 +44,16 @@ PALETTE = ("#1b6ca8", "#d1495b", "#edae49", "#66a182", "#6a4c93", "#2e4057", "#8
 STYLE: dict[str, object] = {
     "svg.hashsalt": HASH_SALT,
     "svg.fonttype": "path",
-    "figure.figsize": (7.5, 4.6),
+    "figure.figsize": (5.0, 3.8),
     "figure.dpi": 100,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "font.size": 10,
-    "xtick.labelsize": 9,
-    "ytick.labelsize": 9,
-    "legend.fontsize": 9,
+    "xtick.labelsize": 9.5,
+    "ytick.labelsize": 9.5,
+    "legend.fontsize": 9.5,
     "legend.frameon": False,
     "text.usetex": False,  # a matplotlibrc in the build's directory must not turn user text into TeX
 }
@@ -69,7 +79,7 @@ def assumption_text(records: Iterable[Assumption], extra: str = "") -> str:
     return "Assumptions: " + "; ".join(parts)
 
 
-def new_figure(width_in: float = 7.5, height_in: float = 4.6) -> tuple[Figure, Axes]:
+def new_figure(width_in: float = 5.0, height_in: float = 3.8) -> tuple[Figure, Axes]:
     """A styled figure with one axes, ``width_in`` x ``height_in`` inches."""
     import matplotlib.pyplot as plt
 
@@ -90,7 +100,7 @@ def add_footer(fig: Figure, records: Iterable[Assumption]) -> None:
     """
     width_in, height_in = fig.get_size_inches()
     chars = int(width_in * 72 / (MIN_FONT_PT * 0.62))  # monospace glyphs are about 0.6 em wide
-    label = FOOTER_PREFIX + "; ".join(rec.label() for rec in records) + ". All assumptions: see the caption."
+    label = FOOTER_PREFIX + "; ".join(rec.label() for rec in records) + ". All inputs: the assumptions page."
     text = "\n".join(textwrap.wrap(label, chars))
     n_lines = text.count("\n") + 1
     fig.text(0.01, 0.005, text, fontsize=MIN_FONT_PT, color="#444444", ha="left", va="bottom", family="monospace")
@@ -103,15 +113,18 @@ def _what(rec: Assumption) -> str:
     return spec.help if spec is not None else rec.figure or rec.key
 
 
-def caption(lead: str, text: str, records: Iterable[Assumption], drivers: Iterable[Assumption], extra: str = "") -> str:
-    """A figure's caption: what to conclude, what it shows, what drives it in words, all assumptions.
+CAPTION_MAX_WORDS = 60
+"""The most words a caption shows: what to conclude and how to read the figure.  The inputs behind it
+are on the figure's footer and, every one with its provenance, on the assumptions page the caption links."""
 
-    ``lead`` is one sentence saying what the figure shows and what to conclude from it;
-    ``text`` says how to read it; the drivers are named by what they are (see
-    :attr:`kvtier.inputs.assumptions.KeySpec.help`), then every assumption is listed with its provenance.
+
+def caption(lead: str, text: str) -> str:
+    """A figure's caption: what to conclude (``lead``, computed from the numbers), then how to read it.
+
+    The assumptions are not listed: the figure's footer names those that drive it, and the page
+    links the assumptions table after the caption.
     """
-    words = " and ".join(f"{_what(rec)} ({rec.display}, {rec.provenance})" for rec in drivers)
-    return f"{lead} {text} It depends most on {words}. {assumption_text(records, extra)}."
+    return f"{lead} {text}".strip()
 
 
 CONTEXT_LIMIT_COLOR = "#b03a2e"
@@ -154,15 +167,17 @@ def finish(
     """Draw the footer of the assumptions that drive the figure and return it with its caption.
 
     Every figure function of a page ends here, so that every figure of the book names on
-    itself the assumptions that drive it (``drivers``, keys of ``records``) and lists them
-    all in its caption, which opens with ``lead``: what the figure shows and what to
-    conclude from it.  ``extra`` adds a note to the caption's list (presets shown in a table).
+    itself the assumptions that drive it (``drivers``, keys of ``records``, the figure's
+    inputs) and carries a caption that opens with ``lead``, what to conclude, then ``text``,
+    how to read it (:func:`caption`).  ``extra`` is kept for the callers that name presets
+    shown in a table; it is not printed.
     """
     by_key = {rec.key: rec for rec in records}
     chosen = [by_key[key] for key in drivers]
     add_footer(fig, chosen)
     plain_text(fig)
-    return fig, caption(lead, text, records, chosen, extra)
+    del extra
+    return fig, caption(lead, text)
 
 
 def plain_text(fig: Figure) -> None:
@@ -247,14 +262,33 @@ def text_boxes(fig: Figure) -> list[tuple[str, float, tuple[float, float, float,
     return out
 
 
-def legibility_problems(fig: Figure, min_pt: float = MIN_FONT_PT) -> list[str]:
-    """What makes ``fig`` hard to read: texts smaller than ``min_pt`` and texts that overlap.
+def natural_width_px(fig: Figure) -> float:
+    """The width ``fig`` is printed at (CSS px): its tight bounding box, as the notebook prints the SVG."""
+    fig.canvas.draw()
+    box = fig.get_tightbbox(fig.canvas.get_renderer())
+    return float(box.width + 2 * 0.1) * CSS_PX_PER_IN  # bbox_inches="tight" pads 0.1 in each side
 
-    Two texts overlap when their boxes share more than 1 px in both directions; each problem
-    is one line naming the texts.
+
+def shown_scale(fig: Figure, browser_px: int) -> float:
+    """How much ``fig`` is scaled when shown in a browser ``browser_px`` wide (1: its natural size)."""
+    return min(1.0, SHOWN_WIDTHS_PX[browser_px] / natural_width_px(fig))
+
+
+def legibility_problems(fig: Figure, min_px: float = MIN_SHOWN_PX) -> list[str]:
+    """What makes ``fig`` hard to read: text shown below ``min_px`` at any width, and texts that overlap.
+
+    A text of ``size`` pt is shown at ``size x 4/3 x scale`` CSS px, where the scale is
+    :func:`shown_scale` at each of :data:`SHOWN_WIDTHS_PX`.  Two texts overlap when their boxes
+    share more than 1 px in both directions; each problem is one line naming the texts.
     """
     boxes = text_boxes(fig)
-    problems = [f"{text!r} is {size:g} pt, below {min_pt:g} pt" for text, size, _ in boxes if size < min_pt]
+    problems = []
+    for width in SHOWN_WIDTHS_PX:
+        scale = shown_scale(fig, width)
+        for text, size, _ in boxes:
+            px = size * 4 / 3 * scale
+            if px < min_px - 1e-9:
+                problems.append(f"{text!r} is shown at {px:.1f} px at {width} px, below {min_px:g} px")
     for i, (a, _, (ax0, ay0, ax1, ay1)) in enumerate(boxes):
         for b, _, (bx0, by0, bx1, by1) in boxes[i + 1 :]:
             if min(ax1, bx1) - max(ax0, bx0) > 1 and min(ay1, by1) - max(ay0, by0) > 1:
