@@ -341,7 +341,7 @@ LEFTOVERS = {
     "Python's None": r"(?<![.!?:;] )(?<!^)\bNone\b",  # "None of them ..." opens a sentence; mid-sentence it is a leak
     "JSON's null": r"\bnull\b",
     "a NaN": r"\b(?:nan|NaN)\b",
-    "a word twice in a row": r"\b([A-Za-z]+) \1\b",
+    "a word twice in a row": r"(?i)\b([a-z]+) \1\b",
 }
 """What a template leaves in a page's visible text when a value or a sentence did not fill in as meant."""
 
