@@ -353,8 +353,9 @@ SAID_ON_PURPOSE = ("Every input, with its provenance: the assumptions page.",)
 def visible_prose(html: Path) -> dict[str, list[str]]:
     """Each paragraph, list item, heading and caption of a built page's article as a reader sees it, by element.
 
-    The theme's navigation and the headings' link marks, tables, code and math are left out: a table repeats values by design, and code shows
-    identifiers as they are typed.  Spaces that the glue roles leave before punctuation are closed.
+    The theme's navigation and the headings' link marks, tables, code and math are left out: a table
+    repeats values by design, and code shows identifiers as they are typed.  Spaces that the glue
+    roles leave before punctuation are closed.
     """
     from bs4 import BeautifulSoup
 
