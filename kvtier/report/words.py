@@ -6,12 +6,14 @@ and returns text: the device a lone block is regenerated on (:func:`lone_device`
 presets a bandwidth bracket stands for (:func:`bracket_hardware`), what the accelerator's own
 host link means for the brackets (:func:`host_link_note`), whether the lowest bracket is
 the realistic case for a CXL tier (:func:`realistic_note`), and whether a position lies within the
-model's context window (:func:`context_note`).
+model's context window (:func:`context_note`); whether the build differs from the seed set as printed
+(:func:`differs_as_printed`), and an English list (:func:`listed`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from kvtier.inputs import hardware
 from kvtier.inputs.assumptions import BANDWIDTH_LABELS
@@ -157,3 +159,24 @@ def context_note(s: Scenario, tokens: float) -> str:
     if tokens > window:
         return f"past the {window:,}-position context window of {s.model.name}"
     return f"within the {window:,}-position context window of {s.model.name}"
+
+
+def listed(items: Sequence[str]) -> str:
+    """``items`` as an English list: ``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def differs_as_printed(build: Sequence[float], seed: Sequence[float], spec: str) -> bool:
+    """Whether the build's numbers and the seed set's differ as a reader sees them, each formatted with ``spec``.
+
+    A page compares its build with the seed set only when they differ: the seed build would
+    otherwise print the same numbers twice ("43.33 ... With the seed assumptions these are 43.33").
+
+    Parameters
+    ----------
+    build, seed : sequence of float
+        The same quantities for the build and for the seed set, in the same order.
+    spec : str
+        The format the page prints them with (``".2f"``).
+    """
+    return [format(x, spec) for x in build] != [format(x, spec) for x in seed]

@@ -95,10 +95,14 @@ READING_CHECKS = """() => {
   for (const img of document.querySelectorAll("main img")) {
     out.alts.push([img.getAttribute("src"), img.getAttribute("alt") || ""]);
     if (img.src.endsWith(".svg")) {
-      out.figures.push([img.src, img.naturalWidth, img.naturalHeight, img.getBoundingClientRect().width,
-                        !!img.closest("a")]);
+      const shown = img.getBoundingClientRect();
+      const caption = img.closest("figure") && img.closest("figure").querySelector("figcaption");
+      out.figures.push([img.src, img.naturalWidth, img.naturalHeight, shown.width, !!img.closest("a"),
+                        shown.height, caption ? caption.getBoundingClientRect().height : 0]);
     }
   }
+  // the page itself never scrolls sideways: only a table box or a code block may
+  out.page = [document.documentElement.scrollWidth, document.documentElement.clientWidth];
   for (const box of document.querySelectorAll("main .kvtier-table-box")) {
     const style = getComputedStyle(box);
     // a table in a details block or a hidden cell output is opened on purpose; it may scroll
@@ -114,13 +118,39 @@ READING_CHECKS = """() => {
   }
   return out;
 }"""
-"""What a reader would see: each figure's natural and shown width and whether it opens at full size,
-each table box's scroll and visible width and its overflow style, anything wider than the article,
-and every image's alt text."""
+"""What a reader would see: each figure's natural and shown size, whether it opens at full size and its
+caption's height, each table box's scroll and visible width and its overflow style, anything wider than
+the article, the page's own scroll and client width, and every image's alt text."""
 
 
 SVG_PX_PER_PT = 4 / 3
 """An SVG figure's point is 4/3 CSS px at its natural size."""
+
+
+def svg_font_sizes_pt(svg: Path) -> list[float]:
+    """The size (pt) of every text drawn on a figure, read from its SVG.
+
+    The house style writes text as paths (``svg.fonttype: path``), so no font-size attribute is
+    left; matplotlib draws each line of a text as glyph paths in a ``<g>`` inside the text's
+    ``<g id="text_N">``, scaled by ``scale(s -s)`` with ``s`` = font size (pt) / 100
+    (``TextToPath.FONT_SCALE``).  Reading the size from the SVG itself measures exactly what the
+    browser draws, with nothing beside the figure that could drift from it.
+    """
+    import xml.etree.ElementTree as ET
+
+    ns = "{http://www.w3.org/2000/svg}"
+    sizes = []
+    for text in ET.parse(svg).getroot().iter(f"{ns}g"):
+        if not text.get("id", "").startswith("text_"):
+            continue
+        scales = [
+            float(m.group(1))
+            for line in text.iter(f"{ns}g")
+            if (m := re.search(r"scale\(([\d.]+) -\1\)", line.get("transform", "")))
+        ]
+        assert scales, f"{svg.name}: {text.get('id')} has no scaled glyph group: matplotlib's SVG changed"
+        sizes.append(100 * min(scales))
+    return sizes
 
 
 def test_pages_are_text_notebooks_without_outputs_or_volatile_metadata():
@@ -305,18 +335,115 @@ def test_a_sphinx_warning_fails_the_build_and_leaves_it(seed_build, tmp_path):
     assert not list(tmp_path.glob(".kept.*"))
 
 
+LEFTOVERS = {
+    "a literal backtick (Markdown glued as plain text)": r"`",
+    "a glue role left unfilled": r"\{glue",
+    "Python's None": r"(?<![.!?:;] )(?<!^)\bNone\b",  # "None of them ..." opens a sentence; mid-sentence it is a leak
+    "JSON's null": r"\bnull\b",
+    "a NaN": r"\b(?:nan|NaN)\b",
+    "a word twice in a row": r"(?i)\b([a-z]+) \1\b",
+}
+"""What a template leaves in a page's visible text when a value or a sentence did not fill in as meant."""
+
+
+SAID_ON_PURPOSE = ("Every input, with its provenance: the assumptions page.",)
+"""Sentences a page may print more than once: the link that closes every figure's caption."""
+
+
+def visible_prose(html: Path) -> dict[str, list[str]]:
+    """Each paragraph, list item, heading and caption of a built page's article as a reader sees it, by element.
+
+    The theme's navigation and the headings' link marks, tables, code and math are left out: a table
+    repeats values by design, and code shows identifiers as they are typed.  Spaces that the glue
+    roles leave before punctuation are closed.
+    """
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html.read_text(), "html.parser")
+    main = soup.select_one("main article") or soup.find("main")  # the page's own text, not the theme's contents list
+    for skipped in main.select("script, style, nav, .headerlink, table, pre, code, .highlight, math, .math"):
+        skipped.decompose()
+    out: dict[str, list[str]] = {}
+    for el in main.find_all(["p", "li", "figcaption", "dd", "dt", "h1", "h2", "h3", "summary"]):
+        if el.find(["p", "li"]):  # the innermost block holds the text
+            continue
+        text = re.sub(r" ([,.;:)%])", r"\1", re.sub(r"\s+", " ", el.get_text(" ")).strip())
+        if text:
+            out.setdefault(el.name, []).append(text)
+    return out
+
+
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z“\"(])")
+NUMBER = re.compile(r"(?<![\w.-])\d[\d,]*(?:\.\d+)?(?![\w-])")
+"""A number standing alone: not the 3 or 70 of Llama-3-70B, the 200 of H200 or the 16 of 16-token."""
+
+
+def leftovers(html: Path) -> list[str]:
+    """Every template leftover in the visible text of one built page (see :data:`LEFTOVERS`), one line each.
+
+    Besides the patterns: a sentence of six words or more printed twice on the page, and the
+    same three numbers stated twice in one paragraph (a sentence that restates the one before it).
+    """
+    found: list[str] = []
+    sentences: dict[str, int] = {}
+    for blocks in visible_prose(html).values():
+        for text in blocks:
+            for what, pattern in LEFTOVERS.items():
+                for m in re.finditer(pattern, text):
+                    found.append(f"{what}: ...{text[max(0, m.start() - 60) : m.end() + 60]}...")
+            numbers = NUMBER.findall(text)
+            runs = [tuple(numbers[i : i + 3]) for i in range(len(numbers) - 2)]
+            twice = {run for i, run in enumerate(runs) if len(set(run)) == 3 and run in runs[:i]}
+            found += [f"the numbers {', '.join(run)} twice in: {text[:240]}" for run in sorted(twice)]
+            for sentence in SENTENCE_END.split(text):
+                if len(sentence.split()) >= 6 and sentence not in SAID_ON_PURPOSE:
+                    sentences[sentence] = sentences.get(sentence, 0) + 1
+    found += [f"printed {n} times: {sentence}" for sentence, n in sentences.items() if n > 1]
+    return found
+
+
+def test_no_page_shows_a_template_leftover(seed_build, tmp_path):
+    html = seed_build / "html"
+    skip = ("index.html", "genindex.html", "search.html")
+    built = sorted(p for p in html.rglob("*.html") if "_static" not in p.parts and p.name not in skip)
+    assert len(built) == 3 + len(NOTEBOOKS)
+    problems = [f"{page.relative_to(html)}: {line}" for page in built for line in leftovers(page)]
+    assert not problems, "\n".join(problems)
+
+    # the scan sees each kind of leftover: one page carrying every one of them is caught on each count
+    bad = tmp_path / "bad.html"
+    bad.write_text(
+        "<html><body><main><p>The `fetch_layout` key. It took None µs and nan ms, null here. The the end.</p>"
+        "<p>For the block the brackets give 43.33, 81.92 and 163.84 µs. The seed gives 43.33, 81.92 and 163.84 µs.</p>"
+        "<p>A sentence of at least six words here.</p><figcaption>A sentence of at least six words here.</figcaption>"
+        "<li>{glue:text}`x` unfilled.</li><p>None of the tiers loses.</p><table><tr><td>None</td></tr></table>"
+        "</main></body></html>"
+    )
+    caught = "\n".join(leftovers(bad))
+    for what in LEFTOVERS:
+        assert what in caught, (what, caught)
+    assert "The the" in caught and "the numbers 43.33, 81.92, 163.84 twice" in caught
+    assert "printed 2 times: A sentence of at least six words here." in caught
+    # "None of the tiers" opens a sentence (English), and a table's cells are not prose: neither is caught
+    assert caught.count("Python's None") == 1
+
+
 @pytest.mark.skipif(
     not CHROMIUM.exists() and os.environ.get("CI") != "true",
     reason="Debian's chromium is not installed (scripts/setup.sh installs it); with CI=true the test fails instead",
 )
 def test_every_page_reads_well_in_chromium_at_1400_and_420_px(seed_build):
-    # console errors, figures that do not render, figure text under 9 px, tables cut off without a
-    # scroll affordance (and, at 1,400 px, any table of record that needs one), content wider than the
-    # page, alt text that is a file name. Overlapping figure labels are checked on the figures as
-    # drawn (tests/report/test_figures.py), where matplotlib knows every label's box.
+    # console errors, figures that do not render, figure text under 9 px as shown at either width
+    # (each figure's smallest text from its SVG, scaled by its shown over its natural width), a caption
+    # taller than its image at 1,400 px, tables cut off without a scroll affordance (and, at 1,400 px,
+    # any table of record that needs one), a page that scrolls sideways, content wider than the page,
+    # alt text that is a file name. Overlapping figure labels are checked on the figures as drawn
+    # (tests/report/test_figures.py), where matplotlib knows every label's box.
+    from urllib.parse import unquote, urlparse
+
     from playwright.sync_api import sync_playwright
 
-    from kvtier.report.figures import MIN_FONT_PT
+    from kvtier.report.figures import MIN_SHOWN_PX
 
     html = seed_build / "html"
     # index.html only redirects to the root page (checked here, then skipped: it navigates away)
@@ -354,15 +481,27 @@ def test_every_page_reads_well_in_chromium_at_1400_and_420_px(seed_build):
                     for src, alt in seen["alts"]:
                         if not alt.strip() or alt.strip() == src or re.search(r"\.(svg|png)$", alt.strip()):
                             problems.append(f"{where}: image {src} has alt text {alt!r}, not a description")
-                    for src, natural_w, natural_h, shown_w, zoom in seen["figures"]:
+                    page_w, view_w = seen["page"]
+                    if page_w > view_w + 1:
+                        problems.append(f"{where}: the page scrolls sideways ({page_w} px in {view_w} px)")
+                    for src, natural_w, natural_h, shown_w, zoom, shown_h, caption_h in seen["figures"]:
+                        name = Path(unquote(urlparse(src).path)).name
                         if not (natural_w > 0 and natural_h > 0):
-                            problems.append(f"{where}: {src} did not render")
+                            problems.append(f"{where}: {name} did not render")
                             continue
                         if not zoom:
-                            problems.append(f"{where}: {src} cannot be opened at full size")
-                        smallest_px = MIN_FONT_PT * SVG_PX_PER_PT * shown_w / natural_w
-                        if width == 1400 and smallest_px < 9:
-                            problems.append(f"{where}: {src} shows its smallest text at {smallest_px:.1f} px")
+                            problems.append(f"{where}: {name} cannot be opened at full size")
+                        # a 9 pt text on a 482 px wide figure shown 370 px wide: 9 x 4/3 x 370/482 = 9.2 px
+                        smallest_pt = min(svg_font_sizes_pt(Path(unquote(urlparse(src).path))))
+                        smallest_px = smallest_pt * SVG_PX_PER_PT * shown_w / natural_w
+                        if smallest_px < MIN_SHOWN_PX - 1e-9:
+                            problems.append(
+                                f"{where}: {name} shows its smallest text ({smallest_pt:g} pt) at {smallest_px:.1f} px"
+                            )
+                        if width == 1400 and caption_h >= shown_h:
+                            problems.append(
+                                f"{where}: {name}'s caption is {caption_h:.0f} px tall under a {shown_h:.0f} px image"
+                            )
                     for scroll_w, client_w, overflow, folded in seen["boxes"]:
                         if scroll_w > client_w + 1 and overflow not in ("auto", "scroll"):
                             problems.append(f"{where}: a table is cut off ({scroll_w} px in {client_w} px)")

@@ -123,7 +123,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         f" {in_batch / point['fetch_s']:,.0f} times its fetch inside a batch and {lone / point['fetch_s']:,.0f}"
         " times alone."
     )
-    return {
+    out = {
         "crossover_sentence": crossover_sentence,
         "crossover_ratio_sentence": crossover_ratio_sentence,
         "finding_sentence": finding,
@@ -161,6 +161,31 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "chapter_share_short_pct": chapter.SHARE_SHORT.value * 100,
         "chapter_share_long_pct": chapter.SHARE_LONG.value * 100,
     }
+    out["seed_sentence"] = seed_sentence(out)
+    return out
+
+
+def seed_sentence(out: dict[str, Any]) -> str:
+    """The shares and the crossover as the source chapter prints them, beside the seed set's when this build differs.
+
+    The seed build has just listed its shares and stated its crossover, so it names only the
+    chapter's rounded figures.
+    """
+    printed = (
+        f"{out['chapter_share_short_pct']:.0f} %, {out['chapter_share_long_pct']:.0f} % and"
+        f' "roughly {out["chapter_crossover_tokens"]:,.0f}"'
+    )
+    shares = [out["share_short_pct"], out["share_long_pct"]]
+    seed_shares = [out["seed_share_short_pct"], out["seed_share_long_pct"]]
+    if not (
+        words.differs_as_printed(shares, seed_shares, ".1f")
+        or words.differs_as_printed([out["crossover_tokens"]], [out["seed_crossover_tokens"]], ",.0f")
+    ):
+        return f"The source chapter prints the two shares and the crossover as {printed}."
+    return (
+        f"With the seed assumptions the shares are {seed_shares[0]:.1f} % and {seed_shares[1]:.1f} % and the"
+        f" crossover {out['seed_crossover_tokens']:,.0f} tokens, which the source chapter prints as {printed}."
+    )
 
 
 def table(s: Scenario) -> pd.DataFrame:

@@ -48,7 +48,25 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out["host_link_gbps"] = s.v("reference.h200_host_link") / 1e9
     out["host_link_note"] = words.host_link_note(s)
     out["realistic_note"] = words.realistic_note(s)
+    out["seed_sentence"] = seed_sentence(out)
     return out
+
+
+def seed_sentence(out: dict[str, Any]) -> str:
+    """The brackets' fetch times as the source chapter prints them, beside the seed set's when this build differs.
+
+    The seed build states its times once (the sentence before this one), so it names only the
+    chapter's rounded figures.
+    """
+    build = [out[f"fetch_{label}_us"] for label in BANDWIDTH_LABELS]
+    seed = [out[f"seed_fetch_{label}_us"] for label in BANDWIDTH_LABELS]
+    printed = words.listed([f"{out[f'chapter_fetch_{label}_us']:.0f}" for label in BANDWIDTH_LABELS])
+    if not words.differs_as_printed(build, seed, ".2f"):
+        return f"The source chapter prints them rounded as {printed} µs."
+    return (
+        f"With the seed assumptions these are {words.listed([f'{x:.2f}' for x in seed])} µs,"
+        f" which the source chapter prints rounded as {printed} µs."
+    )
 
 
 def table(s: Scenario) -> pd.DataFrame:

@@ -49,6 +49,20 @@ def _verdict(df: pd.DataFrame, column: str) -> tuple[str, int, int, int]:
     return f"holds at {within} of {len(df)} combinations; it " + ", and ".join(parts), within, len(below), len(above)
 
 
+def seed_sentence(out: dict[str, Any]) -> str:
+    """Why the source chapter prints a rounder illustrative ratio, beside the seed set's when this build differs.
+
+    The seed build has just stated its ratio, so it does not state it again as the seed set's.
+    """
+    rounding = (
+        f"the source chapter prints about {out['chapter_ratio']:.0f} because it divides its rounded figures, which"
+        f" give {out['chapter_rounded_inputs_ratio']:.2f}: rounding, not a different model."
+    )
+    if not words.differs_as_printed([out["ratio_illustrative"]], [out["seed_ratio_illustrative"]], ".2f"):
+        return rounding[0].upper() + rounding[1:]
+    return f"With the seed assumptions the in-batch ratio is {out['seed_ratio_illustrative']:.2f}; {rounding}"
+
+
 def layout_numbers(s: Scenario) -> dict[str, Any]:
     """The illustrative block fetched contiguously and as a paged cache lays it out, one transfer per chunk.
 
@@ -88,8 +102,8 @@ def layout_numbers(s: Scenario) -> dict[str, Any]:
         f" chunk, each copy pays the per-transfer latency. With {source}, the {point['bandwidth_label']} bracket's"
         f" fetch grows from {one * 1e6:,.1f} µs in one transfer to {many * 1e6:,.1f} µs in {chunks:,}, and the"
         f" ratio falls from {regen / one:,.1f} to {regen / many:,.1f} inside a batch and from {lone / one:,.1f} to"
-        f" {lone / many:,.1f} for a lone block. The `fetch_layout` assumption applies the per-layer layout to"
-        " every page."
+        f" {lone / many:,.1f} for a lone block. Setting the assumption fetch_layout to per-layer applies that"
+        " layout on every page."
     )
     return out
 
@@ -164,6 +178,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         out["lone_verdict_note"] = "In this regime every combination lands inside the band."
     else:
         out["lone_verdict_note"] = "Even regenerated alone, the block is cheap enough here to fall below the band."
+    out["seed_sentence"] = seed_sentence(out)
     out["top_verdict"] = (
         f"no combination reaches {hi_claim:,.0f}× inside a batch: the largest ratio is {out['orders_max']:.2f} orders"
         " of magnitude, so the upper end of the claimed band is not approached by the tail block in that regime"

@@ -10,6 +10,7 @@ import pandas as pd
 from kvtier.formulas import costs
 from kvtier.inputs import chapter
 from kvtier.inputs.assumptions import MFU_LABELS
+from kvtier.report import words
 from kvtier.scenario import Scenario, seed_scenario
 
 NOTEBOOK = "03_regenerate"
@@ -86,6 +87,20 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out["seed_peak_tflops"] = seed_scenario().v("peak_flops") / 1e12
     out["peak_provenance"] = s.a("peak_flops").provenance
     out["seed_model"] = seed_scenario().model.name
+    out["peak_sentence"] = (
+        f"This build uses {out['peak_tflops']:g} TFLOP/s ({out['peak_provenance']})."
+        if words.differs_as_printed([out["peak_tflops"]], [out["seed_peak_tflops"]], "g")
+        or out["peak_provenance"] != seed_scenario().a("peak_flops").provenance
+        else ""
+    )
+    # the seed build counts the chapter's nominal figure: "this build counts 70.00 billion" would say it twice
+    counts = (
+        "This build keeps that count"
+        if s.model.name == out["seed_model"]
+        and not words.differs_as_printed([out["params_b"]], [out["seed_params_b"]], ".2f")
+        else f"This build counts {out['params_b']:.2f} billion"
+    )
+    out["params_sentence"] = f"{counts}; {out['params_note']}."
     return out
 
 

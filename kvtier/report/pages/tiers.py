@@ -202,19 +202,27 @@ def layout_numbers(s: Scenario, presets: pd.DataFrame | None = None) -> dict[str
                 )
                 out[f"{prefix}{tag}_break_even_gbps_{suffix}"] = float(row[f"{prefix}break_even_tail_GBps_{suffix}"])
         out[f"{tag}_sentence"] = _tier_sentence(out, tag, s.layer_chunks)
-    out["wins_sentence"] = (
-        "Fetching the tail block beats regenerating it on "
-        + "; ".join(
-            f"{out[f'{prefix}n_fetch_wins_contiguous']} of the {len(presets)} tiers {REGIME_WORDS[regime]}"
-            f" {LAYOUT_WORDS['contiguous']} and {out[f'{prefix}n_fetch_wins_per_layer']}"
-            f" {LAYOUT_WORDS['per-layer']}"
-            for regime, prefix in REGIME_PREFIX.items()
-        )
-        + "."
-    )
+    out["wins_sentence"] = _wins_sentence(out, len(presets))
     out["break_even_latency_sentence"] = _break_even_latency_sentence(out, "host")
     out["nvme_break_even_latency_sentence"] = _break_even_latency_sentence(out, "nvme")
     return out
+
+
+def _wins_sentence(n: dict[str, Any], tiers: int) -> str:
+    """On how many tiers fetching the tail block wins, by regime and layout, said once when it is all of them."""
+    counts = {
+        (regime, layout): n[f"{prefix}n_fetch_wins_{LAYOUT_SUFFIX[layout]}"]
+        for regime, prefix in REGIME_PREFIX.items()
+        for layout in LAYOUTS
+    }
+    if all(count == tiers for count in counts.values()):
+        return f"Fetching the tail block beats regenerating it on all {tiers} tiers, in both regimes and both layouts."
+    return (
+        f"Fetching the tail block beats regenerating it {REGIME_WORDS['batch']} on {counts['batch', 'contiguous']}"
+        f" of the {tiers} tiers {LAYOUT_WORDS['contiguous']} and on {counts['batch', 'per-layer']}"
+        f" {LAYOUT_WORDS['per-layer']}; {REGIME_WORDS['lone']}, on {counts['lone', 'contiguous']} and"
+        f" {counts['lone', 'per-layer']}."
+    )
 
 
 def _times(ratio: float) -> str:
@@ -265,8 +273,8 @@ def _break_even_latency_sentence(n: dict[str, Any], tag: str) -> str:
         else f"; its {format_time(latency * 1e-6)} is below all four."
     )
     return (
-        f"The break-even latency of {tier}, the latency per transfer at which its fetch takes as long as"
-        f" regenerating the tail block, is {shown['batch', 'contiguous']} (one transfer) and"
+        # the paragraph defines the break-even latency just before: each tier's sentence gives its values only
+        f"For {tier} it is {shown['batch', 'contiguous']} (one transfer) and"
         f" {shown['batch', 'per-layer']} (per layer chunk) {REGIME_WORDS['batch']}, {shown['lone', 'contiguous']}"
         f" and {shown['lone', 'per-layer']} {REGIME_WORDS['lone']}" + verdict
     )

@@ -54,3 +54,15 @@ def test_the_crossover_ratio_says_it_lies_past_the_window(seed_scenario):
         " times alone."
     )
     assert f"{n['crossover_in_batch_ratio']:,.0f}" == "1,969"
+
+
+def test_the_seed_shares_are_quoted_only_when_the_build_differs(seed_scenario):
+    from kvtier.report.pages import capacity
+    from tests.conftest import scenario
+
+    # the seed build lists 7.7 % and 30.7 % just above: only the chapter's rounded figures are added
+    seed = capacity.numbers(seed_scenario)["seed_sentence"]
+    assert seed == 'The source chapter prints the two shares and the crossover as 8 %, 31 % and "roughly 427,000".'
+    # at 65,536 tokens the short share is 20 GiB / 130.4 GiB = 15.3 %, so the seed's 7.7 % is quoted beside it
+    changed = capacity.numbers(scenario(**{"context.short": "65536"}))["seed_sentence"]
+    assert changed.startswith("With the seed assumptions the shares are 7.7 % and 30.7 % and the crossover 427,246")

@@ -24,3 +24,26 @@ def test_ratio_grid_spans_the_chapters_claimed_range(seed_scenario):
     assert max(grid.values()) == pytest.approx(0.01792 / (5_242_880 / 121e9), rel=1e-12)
     # optimistic ends of both ranges: 8.96 ms / 43.33 µs = 206.8 ("closer to two orders")
     assert grid[("optimistic", "optimistic")] == pytest.approx(206.787, rel=1e-5)
+
+
+def test_the_seed_ratio_is_quoted_only_when_the_build_differs(seed_scenario):
+    from tests.conftest import scenario
+
+    # the chapter divides its unrounded 17.92 ms by its rounded 82 us: 218.29, printed "about 218"
+    rounding = "because it divides its rounded figures, which give 218.29: rounding, not a different model."
+    seed = ratio.numbers(seed_scenario)["seed_sentence"]
+    assert seed == f"The source chapter prints about 218 {rounding}"  # 218.75 was stated just before
+    # at 100 GB/s mid: 17.92 ms / 52.43 us = 341.8, so the seed's 218.75 is quoted
+    changed = ratio.numbers(scenario(**{"bandwidth.mid": "100GB/s"}))["seed_sentence"]
+    assert (
+        changed
+        == f"With the seed assumptions the in-batch ratio is 218.75; the source chapter prints about 218 {rounding}"
+    )
+
+
+def test_the_layout_sentence_is_plain_text(seed_scenario):
+    # glued with glue:text, so Markdown would show as typed: the key is named without backticks
+    sentence = ratio.layout_numbers(seed_scenario)["layout_sentence"]
+    assert "`" not in sentence and sentence.endswith(
+        "Setting the assumption fetch_layout to per-layer applies that layout on every page."
+    )

@@ -198,3 +198,20 @@ def test_compare_and_the_tier_ladder_count_the_transfers():
     proc = run_cli("compare", "--layout", "per-layer", "--latency", "9us", "--json")
     out = json.loads(proc.stdout)
     assert out["fetch_transfers"] == 160 and out["fetch_time_s"] == pytest.approx(1_521.92e-6, rel=1e-12)
+
+
+def test_the_ladder_says_each_count_once():
+    n = tiers.numbers(scenario())
+    # every count is all 10 tiers: said once, not four times
+    assert (
+        n["wins_sentence"]
+        == "Fetching the tail block beats regenerating it on all 10 tiers, in both regimes and both layouts."
+    )
+    # the paragraph defines the break-even latency; each tier's sentence gives its four values only
+    assert n["break_even_latency_sentence"].startswith("For pcie5-x16 it is 17.84 ms (one transfer)")
+    # 200 us per NVMe read: NVMe Gen4 and Gen5 lose per layer chunk inside a batch (see the test above)
+    lost = tiers.numbers(scenario(**{"tier_latency.nvme": "200us"}))["wins_sentence"]
+    assert lost == (
+        "Fetching the tail block beats regenerating it inside a batch on 10 of the 10 tiers as one contiguous"
+        " transfer and on 8 per layer chunk; as a lone block, on 10 and 10."
+    )
