@@ -18,7 +18,6 @@ Jupyter), :func:`show_table` for a table of record, :func:`setup` once at the to
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -199,7 +198,7 @@ def glue_figure(name: str, fig: Any, caption: str) -> None:
     plt.close(fig)
 
 
-DETAIL_COLUMNS = ("title", "hardware", "figure", "basis", "source")
+DETAIL_COLUMNS = ("title", "hardware", "figure", "basis", "source", "note", "what")
 """Long text columns of the tables of record: in the CSV, and shown in a details block under a table."""
 
 
@@ -212,46 +211,98 @@ def _is_detail(column: str) -> bool:
     return column in DETAIL_COLUMNS or column.endswith("_si")
 
 
+def _is_numeric(values: Any) -> bool:
+    """Whether a column holds numbers (missing values aside): it is right-aligned, header and cells."""
+    import pandas as pd
+
+    if pd.api.types.is_bool_dtype(values):
+        return False
+    if pd.api.types.is_numeric_dtype(values):
+        return True
+    present = [x for x in values if x is not None and not (isinstance(x, float) and np.isnan(x))]
+    return (
+        bool(present)
+        and all(isinstance(x, (int, float, np.integer, np.floating)) for x in present)
+        and not any(isinstance(x, (bool, np.bool_)) for x in present)
+    )
+
+
+def table_html(df: Any, columns: list[Any]) -> str:
+    """The HTML table of ``columns`` of ``df``: human headers, the column's name in each header's title.
+
+    Numbers are right-aligned under right-aligned headers (class ``kvtier-num``), text
+    left-aligned under left-aligned ones; each header is :func:`kvtier.report.headers.header`
+    of the column, its ``title`` the name in the table of record.
+    """
+    from html import escape
+
+    from kvtier.report.headers import header, soft_hyphenated
+
+    shown = formatted(df[columns])
+    names = [str(c) for c in shown.columns]  # a time column shown with per-cell units has lost its unit suffix
+    numeric = [_is_numeric(df[c]) for c in columns]
+    # a short first column (a name, a bracket) stays on one line; a long one may wrap
+    short = shown[shown.columns[0]].astype(str).str.len().max() <= SHORT_FIRST_COLUMN if len(shown) else True
+    classes = "kvtier-table kvtier-nowrap-first" if short else "kvtier-table"
+
+    def cls(i: int) -> str:
+        return ' class="kvtier-num"' if numeric[i] else ""
+
+    heads = "".join(
+        f'<th{cls(i)} title="{escape(str(c))}">{escape(soft_hyphenated(header(name, names)))}</th>'
+        for i, (c, name) in enumerate(zip(columns, names, strict=True))
+    )
+    rows = "\n".join(
+        "<tr>" + "".join(f"<td{cls(i)}>{escape(str(v))}</td>" for i, v in enumerate(row)) + "</tr>"
+        for row in shown.itertuples(index=False)
+    )
+    return f'<table class="{classes}">\n<thead><tr>{heads}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table>'
+
+
 def show_table(df: Any, name: str) -> Any:
     """An HTML display of the table of record ``name`` (rows of ``df``, its builder's output).
 
     The values to read come first (the table's shown columns, else every column but long
-    text) in a box that scrolls sideways on a narrow screen; the other columns (bases,
-    sources, titles, SI duplicates) follow in a details block keyed by the table's key
-    columns; a link downloads the CSV of record (``tables/NAME.csv``, which the build copies
-    beside the pages).  Numbers follow the book's one rule
-    (:func:`kvtier.units.format_number`); the markup is deterministic.
+    text), under headers in words with units (:mod:`kvtier.report.headers`; the column's
+    name in the CSV is each header's ``title``), in a box that scrolls sideways on a narrow
+    screen with its first column kept in view and a cue that it scrolls
+    (``book/_static/kvtier.js`` marks a box that overflows); the other columns (bases,
+    sources, notes, titles, SI duplicates) follow in a details block keyed by the table's
+    key columns; a link downloads the CSV of record (``tables/NAME.csv``, which the build
+    copies beside the pages).  Numbers show three significant figures
+    (:func:`kvtier.report.tables.formatted`); the markup is deterministic.
     """
+    from html import escape
+
     from IPython.display import HTML
+
+    from kvtier.report.headers import header
 
     table = next((t for t in pages.TABLES if t.name == name), None)
     if table is None:
         raise KvtierError(f"show_table: no table of record named {name!r}")
     if table.shown:
-        shown = [c for c in table.shown if c in df.columns]
-        detail = [c for c in df.columns if c not in shown]
+        shown = [c for c in table.shown if c in df.columns and not _is_detail(str(c))]
     else:
-        detail = [c for c in df.columns if _is_detail(str(c))]
-        shown = [c for c in df.columns if c not in detail]
+        shown = [c for c in df.columns if not _is_detail(str(c))]
+    detail = [c for c in df.columns if c not in shown]
 
-    def html(columns: list[Any]) -> str:
-        shown_df = formatted(df[columns])
-        # a short first column (a name, a bracket) stays on one line; a long one may wrap
-        short = shown_df[columns[0]].astype(str).str.len().max() <= SHORT_FIRST_COLUMN if len(shown_df) else True
-        classes = "kvtier-table kvtier-nowrap-first" if short else "kvtier-table"
-        text = shown_df.to_html(index=False, border=0, classes=classes)
-        # a long header may break after an underscore (lone_ratio_tail) instead of widening its column
-        return re.sub(r"<th>([^<]*)</th>", lambda m: "<th>" + m.group(1).replace("_", "_<wbr>") + "</th>", text)
+    def box(columns: list[Any]) -> str:
+        return (
+            f'<div class="kvtier-table-wrap"><div class="kvtier-table-box">{table_html(df, columns)}</div>'
+            '<p class="kvtier-scroll-cue" aria-hidden="true">scroll sideways for more columns →</p></div>'
+        )
 
-    parts = [f'<div class="kvtier-table-box">{html(shown)}</div>']
+    parts = [box(shown)]
     if detail:
         key = [c for c in table.key if c in shown]
+        names = [header(str(c), map(str, df.columns)) for c in detail]
         parts.append(
-            f'<details class="kvtier-details"><summary>More columns: {", ".join(detail)}</summary>'
-            f'<div class="kvtier-table-box">{html(key + detail)}</div></details>'
+            f'<details class="kvtier-details"><summary>More columns: {escape(", ".join(names))}</summary>'
+            f"{box(key + detail)}</details>"
         )
     parts.append(
         f'<p class="kvtier-csv">Table of record: <a href="../tables/{name}.csv" download>{name}.csv</a>'
-        " (every row and column, full precision).</p>"
+        " (every row and column, full precision; hover over a header for its column name there).</p>"
     )
     return HTML("\n".join(parts))

@@ -9,10 +9,13 @@ CSVs are deterministic: fixed row order, ``%.10g`` floats, ``\\n`` line ends.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from kvtier.report.headers import bool_words
 from kvtier.units import format_number, format_time
 
 
@@ -33,12 +36,19 @@ def write_csv_texts(texts: dict[str, str], directory: str | Path) -> list[Path]:
     return paths
 
 
-def formatted(df: pd.DataFrame) -> pd.DataFrame:
+DISPLAY_DIGITS = 3
+"""Significant figures a table shows: its inputs are known to a factor, not to five figures (the CSV keeps ten)."""
+
+
+def formatted(df: pd.DataFrame, digits: int = DISPLAY_DIGITS) -> pd.DataFrame:
     """A display copy: every number by the one rule of :func:`kvtier.units.format_number`.
 
-    A missing value (NaN, None) shows as "n/a"; a time column any of whose values reaches a
+    Numbers show ``digits`` significant figures (a whole number, or one of ``digits`` or more
+    integer digits, to the unit); an infinite one as "∞"; a boolean as the words its column
+    means (:func:`kvtier.report.headers.bool_words`: "fetch"/"regenerate", "yes"/"no"). A
+    missing value (NaN, None) shows as "n/a"; a time column any of whose values reaches a
     minute gives each cell its own unit (:func:`kvtier.units.format_time`) and drops the unit
-    from its header.
+    from its column name.
     """
     out = df.copy()
     renames = {}
@@ -50,14 +60,38 @@ def formatted(df: pd.DataFrame) -> pd.DataFrame:
             out[col] = ["n/a" if pd.isna(x) else format_time(x) for x in seconds]
             renames[col] = col[: col.rindex("_")]
             continue
-        if (
+        if _is_bool_column(values):
+            yes, no = bool_words(str(col))
+            out[col] = ["n/a" if _missing(x) else (yes if x else no) for x in values]
+        elif (
             pd.api.types.is_numeric_dtype(values)
             and not pd.api.types.is_bool_dtype(values)
             or (values.dtype == object and values.map(_is_number).all())
         ):
             numbers = pd.to_numeric(values, errors="coerce")
-            out[col] = ["n/a" if pd.isna(x) else format_number(float(x)) for x in numbers]
+            out[col] = [_number(x, digits) for x in numbers]
     return out.rename(columns=renames)
+
+
+def _number(x: float, digits: int) -> str:
+    """One cell: "n/a" for a missing value, "∞" (or "-∞") for an infinite one, else the one rule."""
+    if pd.isna(x):
+        return "n/a"
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    return format_number(float(x), digits)
+
+
+def _missing(x: object) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def _is_bool_column(values: pd.Series) -> bool:
+    """Whether every value present is a boolean (a bool column, or objects with a missing value)."""
+    if pd.api.types.is_bool_dtype(values):
+        return True
+    present = [x for x in values if not _missing(x)]
+    return values.dtype == object and bool(present) and all(isinstance(x, (bool, np.bool_)) for x in present)
 
 
 TIME_SUFFIXES = {"_s": 1.0, "_ms": 1e-3, "_us": 1e-6}

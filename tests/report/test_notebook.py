@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import filecmp
+import re
 
 import pytest
 
@@ -153,20 +154,48 @@ def test_a_table_shows_its_chosen_columns_first_and_folds_the_rest_with_a_link_t
     html = notebook.show_table(pages.tiers.table(s), "tiers").data
     shown, _, folded = html.partition("<details")
     # the tiers module names eleven columns; the title, the raw/net label and the provenance are folded
-    assert shown.count("<th>") == 11 and "<th>link</th>" in shown and "<th>title</th>" not in shown
-    # a long header may break at an underscore
-    assert "<th>break_<wbr>even_<wbr>latency_<wbr>tail_<wbr>us_<wbr>per_<wbr>layer</th>" in shown
-    assert "More columns: title, raw_or_net" in folded and "<th>link</th>" in folded  # keyed by the key column
+    assert (
+        len(re.findall(r"<th[ >]", shown)) == 11
+        and '<th title="link">link</th>' in shown
+        and 'title="title"' not in shown
+    )
+    # a header is words with the unit; the CSV's name is its title; a number is right-aligned under it
+    assert (
+        '<th class="kvtier-num" title="break_even_latency_tail_us_per_layer">'
+        "break-even latency, in a batch, per-layer trans\u00adfers (µs)</th>"
+    ) in shown
+    assert "More columns: title, raw or net bandwidth" in folded and '<th title="link">link</th>' in folded
     assert '<a href="../tables/tiers.csv" download>tiers.csv</a>' in folded
-    # the mid bracket's 5,242,880 B / 64e9 B/s = 81.92 µs and 17.92 ms / 81.92 µs = 218.75 read as the prose does
-    assert "<td>81.92</td>" in shown and "<td>218.78</td>" in shown
+    # three significant figures: the mid bracket's 5,242,880 B / 64e9 B/s = 81.92 µs shows 81.9,
+    # 17.92 ms / 81.92 µs = 218.75 shows 219; the 3,350 GB/s HBM keeps its four integer digits
+    assert '<td class="kvtier-num">81.9</td>' in shown and '<td class="kvtier-num">219</td>' in shown
+    assert '<td class="kvtier-num">3,350</td>' in shown and "218.7" not in shown
+    # a scrolling box has its cue (shown by the CSS only when kvtier.js finds that it overflows)
+    assert shown.count('class="kvtier-scroll-cue"') == 1
+    assert "_" not in "".join(re.findall(r"<th[^>]*>([^<]*)</th>", html))
 
 
 def test_a_table_without_chosen_columns_folds_long_text_and_si_duplicates():
     html = notebook.show_table(pages.assumptions.table(seed_scenario()), "assumptions").data
     shown, _, folded = html.partition("<details")
-    assert "<th>basis</th>" not in shown and "<th>value_<wbr>si</th>" not in shown
-    assert "More columns: value_si, unit_si, basis, source" in folded
+    assert 'title="basis"' not in shown and 'title="value_si"' not in shown
+    assert "More columns: value in SI units, SI unit, basis, source" in folded
+
+
+def test_a_long_note_column_is_folded_even_when_the_page_names_it():
+    # the models page names "note" among its shown columns; a note 54 to 168 characters long
+    # would make every row many lines tall on a phone, so it goes to the details block
+    html = notebook.show_table(pages.models.table(seed_scenario()), "models").data
+    shown, _, folded = html.partition("<details")
+    assert 'title="note"' not in shown and 'title="note"' in folded
+
+
+def test_booleans_show_the_words_their_column_means():
+    html = notebook.show_table(pages.ratio.table(seed_scenario()), "ratio").data
+    shown, _, _ = html.partition("<details")
+    cells = re.findall(r"<td>([^<]*)</td>", shown)
+    # within_claim and lone_within_claim are booleans: yes/no, never True/False; text is left-aligned
+    assert "yes" in cells and "True" not in shown and "False" not in shown
 
 
 def test_show_table_refuses_a_name_that_is_no_table_of_record():
