@@ -54,3 +54,20 @@ def test_the_crossover_ratio_says_it_lies_past_the_window(seed_scenario):
         " times alone."
     )
     assert f"{n['crossover_in_batch_ratio']:,.0f}" == "1,969"
+
+
+def test_the_capacity_figure_labels_do_not_touch_and_the_caption_concludes(seed_scenario):
+    import matplotlib.pyplot as plt
+
+    from kvtier.report import figures
+    from kvtier.report.pages import capacity as page
+
+    fig, caption = page.capacity_vs_context(seed_scenario)
+    assert figures.legibility_problems(fig) == []
+    # 140e9 B = 130.4 GiB of weights, equal to the cache at 140e9 / 327,680 B = 427,246 tokens
+    assert caption.startswith(
+        "One sequence's KV cache grows in proportion to its context and equals the 130.4 GiB of weights at 427,246"
+    )
+    # the garbled parameter sentence of issue 25 is gone
+    assert "null" not in caption and "regeneration runs through" not in caption
+    plt.close(fig)
