@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import textwrap
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,7 +17,9 @@ from kvtier.scenario import POINT_KEYS, Scenario, seed_scenario
 from kvtier.units import GIB
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.text import Annotation
 
 NOTEBOOK = "06_capacity"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
@@ -27,6 +28,10 @@ TITLE = "capacity"
 
 KEYS: tuple[str, ...] = (*POINT_KEYS, "context.long", "context.short")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
+
+FIG_WIDTH_IN = 4.8
+"""Figure width (in): under :data:`~kvtier.report.figures.MAX_WIDTH_IN` with room for the tight bounding box's
+padding, so that 9 pt text is still 9 px where a 420 px screen shows the figure 370 px wide."""
 
 CAPACITY_CONTEXTS = (1_024, 4_096, 32_768, 131_072, 1_048_576)
 """Contexts (tokens) of the capacity table, besides ``context.short`` and ``context.long``."""
@@ -258,75 +263,142 @@ def table(s: Scenario) -> pd.DataFrame:
 
 def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
     """KV bytes of one sequence against context length, the weights and the crossover marked."""
-    # the axis runs to 1M tokens, or past the crossover where that lies further out
-    top = 2**20 if no_crossover(s) else max(2**20, 2 * s.crossover_tokens)
+    from matplotlib.ticker import FixedLocator
+
+    # the axis runs to 1M tokens, or far enough past the crossover for its label on the right
+    top = 2**20 if no_crossover(s) else max(2**20, 24 * s.crossover_tokens)
     contexts = np.logspace(np.log10(1024), np.log10(top), 200)
-    fig, ax = new_figure()
-    ax.loglog(contexts, _kv_bytes(s, contexts) / GIB, color=PALETTE[0], label="KV cache of one sequence")
-    ax.axhline(s.weight_bytes / GIB, color=PALETTE[1], ls="--", label=f"weights ({s.weight_bytes / GIB:.1f} GiB)")
+    weights = s.weight_bytes / GIB
+    fig, ax = new_figure(FIG_WIDTH_IN, 5.6)
+    ax.loglog(contexts, _kv_bytes(s, contexts) / GIB, color=PALETTE[0], lw=2.0, label="KV cache of one sequence")
+    ax.axhline(weights, color=PALETTE[1], ls="--", lw=1.5, label=f"weights ({weights:.1f} GiB)")
+    bottom, ceiling = ax.get_ylim()
+    ax.set_ylim(bottom, max(ceiling, weights * 8))  # room above the weights for the context limit's label
+    halo = {"fc": "white", "ec": "none", "pad": 1.0}  # a line passing behind a label does not strike it
     if no_crossover(s):
         # the cache stops growing at the window: say so instead of drawing a crossover
         ax.annotate(
-            textwrap.fill(no_crossover_text(s), 60),
-            (0.98, 0.72),
-            xycoords="axes fraction",
+            f"capped by a {s.model.sliding_window:,}-token sliding\nwindow: never reaches the weights",
+            (contexts[-1], weights),
+            textcoords="offset points",
+            xytext=(-4, -8),
             ha="right",
-            fontsize=8,
+            va="top",
+            fontsize=9,
         )
-        crossover_note = f" There is {no_crossover_text(s)}."
     else:
         x = s.crossover_tokens
-        left_of_edge = np.log(x / contexts[0]) < 0.8 * np.log(contexts[-1] / contexts[0])  # room on its right
         ax.axvline(x, color="#777777", lw=0.8)
+        # right of the crossover and below the weights: the cache has risen above them there
         ax.annotate(
-            f"crossover\n{x:,.0f} tokens",
-            (x, s.weight_bytes / GIB),
+            f"crossover:\n{x:,.0f}\ntokens",
+            (x, weights),
             textcoords="offset points",
-            xytext=(6, -8) if left_of_edge else (-6, -8),
-            ha="left" if left_of_edge else "right",
+            xytext=(5, -6),
+            ha="left",
             va="top",
-            fontsize=8,
+            fontsize=9,
         )
-        crossover_note = ""
-    capped = float(_kv_bytes(s, s.v("context.short"))) == float(_kv_bytes(s, s.v("context.long")))
-    for key, offset in (("context.short", (6, -12)), ("context.long", (6, 6) if capped else (6, -12))):
-        c = s.v(key)
-        ax.plot(c, float(_kv_bytes(s, c)) / GIB, "o", color=PALETTE[2])
+    short, long = s.v("context.short"), s.v("context.long")
+    for c in (short, long):
+        ax.plot(c, float(_kv_bytes(s, c)) / GIB, "o", color=PALETTE[2], ms=7, zorder=4)
+    kv = float(_kv_bytes(s, short))
+    if float(_kv_bytes(s, long)) == kv:  # a capped cache: one label for both points, below them
         ax.annotate(
-            f"{c:,.0f} tokens: {float(_kv_bytes(s, c)) / GIB:.1f} GiB"
-            f" ({float(_kv_bytes(s, c)) / s.weight_bytes * 100:.0f} %)",
-            (c, float(_kv_bytes(s, c)) / GIB),
+            f"{short:,.0f} and {long:,.0f} tokens:\n{kv / GIB:.1f} GiB, {kv / s.weight_bytes * 100:.0f} %",
+            (float(np.sqrt(short * long)), kv / GIB),
             textcoords="offset points",
-            xytext=offset,
-            fontsize=8,
+            xytext=(0, -9),
+            ha="center",
+            va="top",
+            fontsize=9,
+            bbox=halo,
         )
-    limit_note = mark_context_limit(ax, s.model.name, s.model.max_positions, float(contexts[-1]))
+    else:
+        for c in (short, long):
+            kv = float(_kv_bytes(s, c))
+            # above and left of the point: the rising curve leaves that corner empty
+            ax.annotate(
+                f"{c:,.0f} tokens:\n{kv / GIB:.1f} GiB, {kv / s.weight_bytes * 100:.0f} %",
+                (c, kv / GIB),
+                textcoords="offset points",
+                xytext=(-6, 6),
+                ha="right",
+                va="bottom",
+                fontsize=9,
+                bbox=halo,
+            )
+    limit = mark_context_limit(ax, s.model.name, s.model.max_positions, float(contexts[-1]))
     share = ax.secondary_yaxis(
         "right", functions=(lambda y: y * GIB / s.weight_bytes * 100, lambda p: p / 100 * s.weight_bytes / GIB)
     )
+    low, high = (np.log10(y * GIB / s.weight_bytes * 100) for y in ax.get_ylim())
+    share.yaxis.set_major_locator(FixedLocator(10.0 ** np.arange(np.ceil(low), np.floor(high) + 1)))
+    share.yaxis.set_major_formatter(lambda v, _: f"{v:,g}")
     share.set_ylabel("share of the weights (%)")
     ax.set_xlabel("context length of one sequence (tokens)")
     ax.set_ylabel("KV cache (GiB)")
-    ax.set_title(f"KV cache of one {s.model.name} sequence against its weights")
-    ax.legend(loc="upper left")
+    ax.set_title(f"KV cache of one {s.model.name} sequence against its weights", fontsize=10, pad=10)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=9)
+    fig.subplots_adjust(left=0.15, right=0.85)
     records = s.used("model", "kv_dtype", "weight_dtype", "param_count", "context.short", "context.long")
-    lead = (
-        f"One sequence's KV cache grows with its context but never reaches the {s.weight_bytes / GIB:.1f} GiB of"
-        " weights: the sliding window caps it."
-        if no_crossover(s)
-        else f"One sequence's KV cache grows in proportion to its context and equals the {s.weight_bytes / GIB:.1f}"
-        f" GiB of weights at {s.crossover_tokens:,.0f} tokens."
+    if no_crossover(s):
+        lead = (
+            f"There is no crossover: a {s.model.sliding_window:,}-token sliding window caps one sequence's KV cache at"
+            f" {(window_cap_bytes(s) or 0.0) / GIB:.2f} GiB, below the {weights:.1f} GiB of weights."
+        )
+    else:
+        lead = (
+            f"One sequence's KV cache grows in proportion to its context and equals the {weights:.1f} GiB of weights"
+            f" at {s.crossover_tokens:,.0f} tokens."
+        )
+    limit_note = (
+        f" Past the red line, {s.model.name}'s context limit ({s.model.max_positions:,} positions), the curve"
+        " describes a long-context variant."
+        if limit
+        else ""
     )
-    return finish(
+    fig, text = finish(
         fig,
         records,
-        "KV-cache size of a single sequence against context length (log axes), with the weight footprint and "
-        + ("the sliding window's ceiling." if crossover_note else "the context at which the two are equal.")
-        + crossover_note
-        + limit_note,
+        "Log axes; the weights dashed; the right axis reads the cache as a share of them." + limit_note,
         lead=lead,
         drivers=("kv_dtype", "param_count"),
     )
+    fig.subplots_adjust(bottom=fig.subplotpars.bottom + 0.35 / fig.get_size_inches()[1])
+    if limit:
+        label = next(t for t in ax.texts if "max_position_embeddings" in t.get_text())
+        label.set_bbox({"fc": "white", "ec": "none", "pad": 1.0})
+        keep_label_inside(ax, label)
+    return fig, text
+
+
+def keep_label_inside(ax: Axes, label: Annotation) -> None:
+    """Keep a line's label inside the axes: left of the line, else right of it, else in the top-left corner.
+
+    :func:`~kvtier.report.figures.mark_context_limit` puts its label left of the line in the
+    right part of a log axis; on a narrow figure that label can run past the axes into the tick
+    labels.  The top-left corner is empty on this page's figure (the cache rises with context
+    from the bottom left).  The page's own helper (the interior page has the same): it changes
+    where the label sits, not what it says.
+    """
+    fig = ax.figure
+
+    def inside() -> bool:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        box, frame = label.get_window_extent(renderer), ax.get_window_extent(renderer)
+        return box.x0 >= frame.x0 and box.x1 <= frame.x1
+
+    if inside():
+        return
+    label.set_ha("left")
+    label.xyann = (4, label.xyann[1])
+    if inside():
+        return
+    label.xycoords = "axes fraction"
+    label.xy = (0.0, 0.98)
+    label.set_va("top")
 
 
 TABLES = (

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from kvtier.formulas import costs
 from kvtier.inputs import chapter
+from kvtier.inputs import measurements as ms
 from kvtier.inputs.assumptions import BANDWIDTH_LABELS
 from kvtier.report import words
-from kvtier.report.figures import PALETTE, finish, new_figure
+from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.scenario import Scenario, seed_scenario
 from kvtier.units import MIB
 
@@ -89,40 +92,133 @@ def table(s: Scenario) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+FIG_WIDTH_IN = 4.8
+"""Figure width (in): under :data:`~kvtier.report.figures.MAX_WIDTH_IN` with room for the tight bounding box's
+padding, so that 9 pt text is still 9 px where a 420 px screen shows the figure 370 px wide."""
+
+
+def layout_latency(s: Scenario) -> tuple[float, str]:
+    """The per-transfer latency the layouts are compared at, and where it comes from, in words.
+
+    The set's ``fetch_latency`` where it is above zero; otherwise (the source chapter's zero) the
+    per-transfer latency fitted to one H200's pinned host copies, as the ratio page does.
+    """
+    latency = s.v("fetch_latency")
+    if latency > 0:
+        return latency, "this set's fetch_latency"
+    rec = ms.shipped_fits().records["h2d_pinned_latency"]
+    return float(rec.value), "fitted to H200 copies"
+
+
 def fetch_vs_bandwidth(s: Scenario) -> tuple[Figure, str]:
-    """Fetch time of one block against link bandwidth, the brackets marked."""
-    fig, ax = new_figure()
-    bw = np.logspace(0, 3, 200) * 1e9
-    ax.loglog(bw / 1e9, s.fetch_s(bw) * 1e6, color=PALETTE[0], label="fetch time = latency + block bytes / bandwidth")
-    for i, (label, fetch_s) in enumerate(s.fetch_by_label().items()):
-        b = s.bandwidth(label)
-        ax.plot(
-            b / 1e9,
-            fetch_s * 1e6,
-            "o",
-            color=PALETTE[1 + i],
-            label=f"{label}: {b / 1e9:g} GB/s, {fetch_s * 1e6:.1f} µs",
+    """Fetch time of one block against link bandwidth in both layouts, the three brackets marked."""
+    from matplotlib.ticker import NullLocator
+
+    fig, ax = new_figure(FIG_WIDTH_IN, 6.0)
+    fetch = s.fetch_by_label()
+    brackets = {label: s.bandwidth(label) for label in BANDWIDTH_LABELS}
+    low = min(1.0, min(brackets.values()) / 1e9 / 2)
+    bw = np.logspace(np.log10(low), 3, 200) * 1e9
+    latency, source = layout_latency(s)
+    chunks = s.layer_chunks
+    contiguous = costs.fetch_time_s(s.block_bytes, bw, latency, 1)
+    per_layer = costs.fetch_time_s(s.block_bytes, bw, latency, chunks)
+    own_layout = str(s.assumptions.value("fetch_layout"))
+    set_latency = s.v("fetch_latency")
+    # the set's own fetch (the table's values), then the layouts at the compared latency where they differ from it
+    ax.loglog(
+        bw / 1e9,
+        s.fetch_s(bw) * 1e6,
+        color=PALETTE[0],
+        lw=2.0,
+        label=f"this set: {own_layout}, {set_latency * 1e6:g} µs a transfer",
+    )
+    ax.plot(
+        [b / 1e9 for b in brackets.values()], [t * 1e6 for t in fetch.values()], "o", color=PALETTE[0], ms=7, zorder=4
+    )
+    if set_latency == 0 or own_layout != "contiguous":
+        ax.loglog(
+            bw / 1e9,
+            contiguous * 1e6,
+            color=PALETTE[5],
+            ls=":",
+            lw=1.6,
+            label=f"contiguous, one {latency * 1e6:.2f} µs transfer",
         )
-    ax.set_xlabel("link bandwidth, one direction (GB/s, decimal)")
+    if own_layout != "per-layer":
+        ax.loglog(
+            bw / 1e9,
+            per_layer * 1e6,
+            color=PALETTE[1],
+            ls=(0, (6, 3)),
+            lw=1.8,
+            label=f"per layer: {chunks:,} transfers of {latency * 1e6:.2f} µs",
+        )
+        ax.plot(
+            [b / 1e9 for b in brackets.values()],
+            [float(costs.fetch_time_s(s.block_bytes, b, latency, chunks)) * 1e6 for b in brackets.values()],
+            "s",
+            color=PALETTE[1],
+            ms=6,
+            zorder=4,
+        )
+    for b in brackets.values():
+        ax.axvline(b / 1e9, color="#999999", lw=0.8, zorder=1)
+    # the brackets are named above the axes, where no line crosses their names
+    top = ax.secondary_xaxis("top")
+    top.set_xticks(
+        [b / 1e9 for b in brackets.values()], [f"{label}, {b / 1e9:g} GB/s" for label, b in brackets.items()]
+    )
+    top.xaxis.set_minor_locator(NullLocator())
+    top.tick_params(axis="x", rotation=90, labelsize=9, colors="#444444")
+    plain_log_ticks(ax.xaxis)
+    ax.set_xlabel("link bandwidth, one direction (GB/s)")
     ax.set_ylabel("fetch time of one block (µs)")
-    ax.set_title(f"Fetching one {s.block_tokens}-token block of {s.model.name} ({s.block_bytes / MIB:.2f} MiB)")
-    ax.legend(loc="upper right")
+    ax.set_title(
+        "\n".join(
+            textwrap.wrap(
+                f"Fetching one {s.block_tokens}-token block of {s.model.name} ({s.block_bytes / MIB:.2f} MiB)", 56
+            )
+        ),
+        fontsize=10,
+    )
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1, fontsize=9)
+    fig.subplots_adjust(left=0.15, right=0.97, top=0.74)
     records = s.used(
         "model", "kv_dtype", "block_tokens", "fetch_latency", *[f"bandwidth.{b}" for b in BANDWIDTH_LABELS]
     )
-    fetch = s.fetch_by_label()
+    fast = max(brackets.values())
+    break_even = s.block_bytes / (chunks * latency)  # per-layer latency equals the bytes' time here
+    pl = float(costs.fetch_time_s(s.block_bytes, fast, latency, chunks))
+    ct = float(costs.fetch_time_s(s.block_bytes, fast, latency, 1))
     lead = (
-        f"Fetching one block takes time inversely proportional to the link bandwidth: the {s.block_bytes / MIB:.2f}"
-        f" MiB block needs {fetch['pessimistic'] * 1e6:.1f} µs at the pessimistic bracket and"
-        f" {fetch['optimistic'] * 1e6:.1f} µs at the optimistic one."
+        f"In {chunks:,} per-layer chunks the block pays more in latency than in bytes above"
+        f" {break_even / 1e9:.1f} GB/s"
+        + (
+            ": faster links barely help a paged cache."
+            if fast > break_even
+            else ", faster than every bracket: the bytes dominate."
+        )
+        + f" At {fast / 1e9:g} GB/s it takes {pl * 1e6:,.0f} µs, {pl / ct:,.1f} times one contiguous transfer."
     )
-    return finish(
-        fig,
-        records,
-        "The line is the fetch time against link bandwidth; dots mark the three bracketing bandwidths.",
-        lead=lead,
-        drivers=("block_tokens", "bandwidth.mid"),
+    where = f"at {latency * 1e6:.2f} µs a transfer ({source})"
+    how = (
+        f"Dots: the set's three brackets (the table's values); squares: the same links per layer, {where}."
+        if own_layout != "per-layer"
+        else f"Dots: the set's three brackets, per layer (the table's values); dotted: one transfer, {where}."
     )
+    fig, text = finish(fig, records, how, lead=lead, drivers=("block_tokens", "fetch_latency"))
+    below_axes(fig, 0.6)
+    return fig, text
+
+
+def below_axes(fig: Figure, inches: float) -> None:
+    """Make ``inches`` more room under the axes, for a legend below them, above the footer of the inputs.
+
+    :func:`~kvtier.report.figures.finish` places the axes above the footer with room for the
+    tick labels and the axis label only; the legend goes between those and the footer.
+    """
+    fig.subplots_adjust(bottom=fig.subplotpars.bottom + inches / fig.get_size_inches()[1])
 
 
 TABLES = (("fetch", table, ("bracket",)),)

@@ -14,7 +14,9 @@ from kvtier.scenario import POINT_KEYS, Scenario
 from kvtier.units import format_time
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.text import Annotation
 
 NOTEBOOK = "05_interior"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
@@ -23,6 +25,10 @@ TITLE = "interior blocks"
 
 KEYS: tuple[str, ...] = (*POINT_KEYS, "interior.context", "interior.position")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
+
+FIG_WIDTH_IN = 4.8
+"""Figure width (in): under :data:`~kvtier.report.figures.MAX_WIDTH_IN` with room for the tight bounding box's
+padding, so that 9 pt text is still 9 px where a 420 px screen shows the figure 370 px wide."""
 
 INTERIOR_POSITIONS = (0, 1_000, 10_000, 50_000, 100_000, 1_000_000)
 """Block positions (tokens) of the interior table, besides ``interior.position``."""
@@ -123,42 +129,58 @@ def table(s: Scenario) -> pd.DataFrame:
 
 def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
     """Regeneration time of a block against its position, both upstream cases, the fetch time beside."""
+    from matplotlib.ticker import FixedLocator
+
     point = s.illustrative
     positions = np.logspace(0, 6, 400)
-    fig, ax = new_figure()
-    for i, upstream in enumerate(UPSTREAM_CASES):
-        t = s.interior_regen_s(positions, upstream, point["mfu"])
-        ax.loglog(positions, t * 1e3, color=PALETTE[i], label=f"in-batch: regenerate, upstream KV {upstream}")
-        lone = s.lone_regen_s(positions, upstream, point["mfu"])
-        ax.loglog(positions, lone * 1e3, color=PALETTE[i], ls="-.", lw=1.2, label=f"lone block: upstream KV {upstream}")
+    fig, ax = new_figure(FIG_WIDTH_IN, 6.4)
+    # colour and marker name the upstream case, the line style the regime: never colour alone
+    marks = {"resident": ("o", 0), "evicted": ("s", 1)}
+    for regime, ls, draw in (
+        ("in a batch", "-", lambda p, u: s.interior_regen_s(p, u, point["mfu"])),
+        ("alone", "-.", lambda p, u: s.lone_regen_s(p, u, point["mfu"])),
+    ):
+        for upstream in UPSTREAM_CASES:
+            marker, i = marks[upstream]
+            ax.loglog(
+                positions,
+                draw(positions, upstream) * 1e3,
+                color=PALETTE[i],
+                ls=ls,
+                lw=1.8 if ls == "-" else 1.3,
+                marker=marker,
+                markevery=(40 if ls == "-" else 70, 80),
+                ms=5,
+                mfc="white" if ls == "-." else PALETTE[i],
+                label=f"{regime}, upstream KV {upstream}",
+            )
+    ax.axhline(point["regen_s"] * 1e3, color=PALETTE[6], ls=":", lw=1.5, label="tail block in a batch (the chapter)")
+    fetch_ms = point["fetch_s"] * 1e3
     ax.axhline(
-        point["regen_s"] * 1e3,
-        color=PALETTE[6],
-        ls=":",
-        label="tail block in-batch, parameter FLOPs only (the chapter)",
-    )
-    ax.axhline(
-        point["fetch_s"] * 1e3,
-        color=PALETTE[3],
-        ls="--",
-        label=f"fetch at {point['bandwidth_bytes_per_s'] / 1e9:g} GB/s",
+        fetch_ms, color=PALETTE[3], ls="--", lw=1.5, label=f"fetch at {point['bandwidth_bytes_per_s'] / 1e9:g} GB/s"
     )
     p = s.v("interior.position")
-    for i, upstream in enumerate(UPSTREAM_CASES):
+    for upstream in UPSTREAM_CASES:
+        marker, i = marks[upstream]
         t = float(s.interior_regen_s(p, upstream, point["mfu"]))
-        ax.plot(p, t * 1e3, "o", color=PALETTE[i])
-        ax.annotate(f"{t * 1e3:,.1f} ms", (p, t * 1e3), textcoords="offset points", xytext=(6, -12), fontsize=8)
+        ax.plot(p, t * 1e3, marker, color=PALETTE[i], ms=8, zorder=4)
     ax.axvline(p, color="#999999", lw=0.8)
-    limit_note = mark_context_limit(ax, s.model.name, s.model.max_positions, float(positions[-1]))
-    fetch_ms = point["fetch_s"] * 1e3
+    # the fetch line sits a fifth of the way up, clear of the context limit's label along the bottom
+    top = ax.get_ylim()[1]
+    ax.set_ylim(10 ** ((np.log10(fetch_ms) - 0.22 * np.log10(top)) / 0.78), top)
+    limit = mark_context_limit(ax, s.model.name, s.model.max_positions, float(positions[-1]))
     ratio_axis = ax.secondary_yaxis("right", functions=(lambda t: t / fetch_ms, lambda r: r * fetch_ms))
-    ratio_axis.set_ylabel("ratio to the fetch time (regenerate / fetch)")
-    ax.set_xlabel("position of the block's first token in the sequence (tokens)")
-    ax.set_ylabel("time (ms)")
+    ratio_axis.set_ylabel("× the fetch time")
+    # only the ticks inside the view: matplotlib keeps a label for the next decade above it, on the title
+    low, high = (np.log10(y / fetch_ms) for y in ax.get_ylim())
+    ratio_axis.yaxis.set_major_locator(FixedLocator(10.0 ** np.arange(np.ceil(low), np.floor(high) + 1, 2)))
+    ax.set_xlabel("position of the block's first token (tokens)")
+    ax.set_ylabel("regeneration time (ms)")
     ax.set_title(
-        f"Regenerating a {s.block_tokens}-token block at {point['mfu'] * 100:g} % MFU, by position: both regimes"
+        f"Regenerating a {s.block_tokens}-token block at {point['mfu'] * 100:g} % MFU, by position", fontsize=10, pad=20
     )
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=1, fontsize=9)
+    fig.subplots_adjust(left=0.14, right=0.86)
     records = s.used(
         "model",
         "param_count",
@@ -177,22 +199,56 @@ def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
     )
     n = numbers(s)
     lead = (
-        f"Regenerating a block gets dearer the deeper it sits: inside a batch, at position {n['position_tokens']:,}"
-        f" it costs {n['resident_over_tail']:.2f} times the tail block with the upstream KV resident and"
-        f" {n['evicted_over_tail']:,.0f} times with it evicted, while the fetch stays {n['fetch_us']:.2f} µs."
+        f"Deeper blocks cost more to regenerate: at position {n['position_tokens']:,}, in a batch,"
+        f" {n['resident_over_tail']:,.2f}× the tail block with the upstream KV resident, {n['evicted_over_tail']:,.0f}×"
+        f" evicted, against a fixed {n['fetch_us']:,.2f} µs fetch."
     )
-    return finish(
+    limit_note = (
+        f" Past the red line, {s.model.name}'s context limit ({s.model.max_positions:,} positions), curves describe"
+        " a long-context variant."
+        if limit
+        else ""
+    )
+    fig, text = finish(
         fig,
         records,
-        "Regeneration time of one block against its position in both regimes, inside a batch (solid: marginal "
-        "compute) and as a lone block (dash-dot: roofline on the set's device), attention term included, "
-        "with the upstream KV "
-        "resident (only the block is recomputed) or evicted (the prefix is recomputed from the nearest anchor); "
-        "the right axis reads the same curves as a ratio to the fetch time; the vertical line marks the example "
-        "position." + limit_note,
+        "Solid: in a batch; dash-dot: alone; circles: KV resident; squares: evicted; right axis: multiples of the"
+        " fetch." + limit_note,
         lead=lead,
         drivers=("interior.position", "interior.anchor_every"),
     )
+    # room between the axis label and the footer for the legend
+    fig.subplots_adjust(bottom=fig.subplotpars.bottom + 1.25 / fig.get_size_inches()[1])
+    if limit:
+        keep_label_inside(ax, next(t for t in ax.texts if "max_position_embeddings" in t.get_text()))
+    return fig, text
+
+
+def keep_label_inside(ax: Axes, label: Annotation) -> None:
+    """Keep a line's label inside the axes: left of the line, else right of it, else in the top-left corner.
+
+    :func:`~kvtier.report.figures.mark_context_limit` puts its label left of the line in the
+    right part of a log axis; on a narrow figure that label can run past the axes into the tick
+    labels.  The top-left corner is empty on this page's figure (every curve rises with position
+    from the bottom left).  The page's own helper: it changes where the label sits, not what it says.
+    """
+    fig = ax.figure
+
+    def inside() -> bool:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        box, frame = label.get_window_extent(renderer), ax.get_window_extent(renderer)
+        return box.x0 >= frame.x0 and box.x1 <= frame.x1
+
+    if inside():
+        return
+    label.set_ha("left")
+    label.xyann = (4, label.xyann[1])
+    if inside():
+        return
+    label.xycoords = "axes fraction"
+    label.xy = (0.0, 0.98)
+    label.set_va("top")
 
 
 TABLES = (("interior", table, ("upstream", "position_tokens")),)

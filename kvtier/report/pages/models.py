@@ -42,6 +42,10 @@ KEYS: tuple[str, ...] = (
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
+FIG_WIDTH_IN = 4.8
+"""Figure width (in): under :data:`~kvtier.report.figures.MAX_WIDTH_IN` with room for the tight bounding box's
+padding, so that 9 pt text is still 9 px where a 420 px screen shows the figure 370 px wide."""
+
 
 def numbers(s: Scenario) -> dict[str, Any]:
     """Extremes across the model presets."""
@@ -138,43 +142,73 @@ def model_note(s: Scenario) -> str:
 
 def models_crossover(s: Scenario) -> tuple[Figure, str]:
     """Each model's KV per token and the context at which one sequence's KV equals its weights."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
     df = table(s).iloc[::-1].reset_index(drop=True)
-    fig, ax = new_figure(7.5, 4.8)
-    colors = {"MHA": PALETTE[0], "GQA": PALETTE[1], "MLA": PALETTE[3]}
-    y = np.arange(len(df))
-    ax.barh(y, df["crossover_tokens"], color=[colors.get(a, PALETTE[6]) for a in df["attention"]])
-    ax.set_xscale("log")
-    ax.set_yticks(
-        y,
-        [
-            f"{m} ({a}{', MoE' if moe else ''})"
-            for m, a, moe in zip(df["model"], df["attention"], df["moe"], strict=True)
-        ],
-    )
-    for yi, (x, kv) in enumerate(zip(df["crossover_tokens"], df["kv_KiB_per_token"], strict=True)):
+    fig, ax = new_figure(FIG_WIDTH_IN, 0.62 * len(df) + 2.4)
+    # colour, hatch and the row's own words name the attention type: never colour alone
+    kinds = {"MHA": (PALETTE[0], "//"), "GQA": (PALETTE[1], ""), "MLA": (PALETTE[3], "..")}
+    for yi, row in df.iterrows():
+        color, hatch = kinds.get(row["attention"], (PALETTE[6], "xx"))
+        ax.barh(yi, row["crossover_tokens"], height=0.42, color=color, hatch=hatch, edgecolor="white", lw=0)
         ax.annotate(
-            f"{x:,.0f} tokens; {kv:g} KiB/token", (x, yi), xytext=(4, -3), textcoords="offset points", fontsize=8
+            f"{row['crossover_tokens']:,.0f}",
+            (row["crossover_tokens"], yi),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=9,
         )
-    ax.set_xlabel("context at which one sequence's KV cache equals the weights (tokens, log scale)")
-    ax.set_xlim(right=df["crossover_tokens"].max() * 30)
+        moe = ", MoE" if row["moe"] else ""
+        ax.annotate(
+            f"{row['model']} ({row['attention']}{moe}): {row['kv_KiB_per_token']:g} KiB/token",
+            (0, yi + 0.24),
+            xycoords=ax.get_yaxis_transform(),
+            xytext=(2, 0),
+            textcoords="offset points",
+            va="bottom",
+            fontsize=9,
+        )
+        if row["max_positions"] and not np.isnan(row["max_positions"]):
+            ax.plot(row["max_positions"], yi, "|", color="black", ms=16, mew=2.2, zorder=4)
+    ax.set_xscale("log")
+    ax.set_yticks([])
+    ax.set_ylim(-0.6, len(df) - 0.1)
+    left = min(df["crossover_tokens"].min(), df["max_positions"].min()) / 3
+    ax.set_xlim(left, df["crossover_tokens"].max() * 12)
+    ax.set_xlabel("context at which one sequence's KV\ncache equals the weights (tokens)")
     ax.grid(axis="y", visible=False)
-    ax.set_title("KV cache against weights, model by model")
+    ax.spines["left"].set_visible(False)
+    ax.set_title("KV cache against weights, model by model", fontsize=10)
+    handles = [
+        Patch(facecolor=color, hatch=hatch, edgecolor="white", label=kind) for kind, (color, hatch) in kinds.items()
+    ]
+    handles.append(Line2D([], [], color="black", marker="|", ls="", ms=12, mew=2.2, label="context limit"))
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=4, fontsize=9, handlelength=1.5)
+    fig.subplots_adjust(left=0.04, right=0.97)
     records = s.used("kv_dtype", "weight_dtype")
     n = numbers(s)
-    lead = (
-        f"Where one sequence's cache outweighs the model depends on the model: the crossover runs from"
-        f" {n['crossover_min_tokens']:,.0f} tokens ({n['crossover_min_model']}) to {n['crossover_max_tokens']:,.0f}"
-        f" ({n['crossover_max_model']})."
+    within = df[df["crossover_tokens"] <= df["max_positions"].fillna(np.inf)]
+    reach = (
+        "no context limit reaches the crossover, so one sequence's cache stays below the weights"
+        if within.empty
+        else f"{len(within)} of {len(df)} models reach their crossover within their context limit"
     )
-    return finish(
+    lead = (
+        f"Across the {n['n_models']} models {reach}; the crossover runs from {n['crossover_min_tokens']:,.0f}"
+        f" tokens ({n['crossover_min_model']}) to {n['crossover_max_tokens']:,.0f} ({n['crossover_max_model']})."
+    )
+    fig, text = finish(
         fig,
         records,
-        "Crossover context of every model preset (exact parameter counts from their configurations), with each "
-        "model's KV bytes per token; colour marks the attention type.",
+        "Bars: the crossover (exact parameter counts from each configuration); ticks: each model's context limit.",
         extra="parameters and geometry from each published config.json [published-spec]",
         lead=lead,
         drivers=("kv_dtype", "weight_dtype"),
     )
+    fig.subplots_adjust(bottom=fig.subplotpars.bottom + 0.6 / fig.get_size_inches()[1])
+    return fig, text
 
 
 TABLES = (

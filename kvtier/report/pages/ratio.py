@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,6 +27,10 @@ TITLE = "the ratio"
 KEYS: tuple[str, ...] = (*POINT_KEYS, "reference.h200_host_link")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
+
+FIG_WIDTH_IN = 4.8
+"""Figure width (in): under :data:`~kvtier.report.figures.MAX_WIDTH_IN` with room for the tight bounding box's
+padding, so that 9 pt text is still 9 px where a 420 px screen shows the figure 370 px wide."""
 
 REGIMES = {"in-batch": "ratio", "lone block": "lone_ratio"}
 """The two regimes of regeneration and the table column holding each one's ratio."""
@@ -242,38 +247,76 @@ def table(s: Scenario) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def ratio_ticks(vmin: float, vmax: float) -> list[float]:
+    """Colour-bar ticks in the ratio's own units: 1, 3, 10, 30, ... between ``vmin`` and ``vmax``."""
+    ticks = []
+    for decade in range(math.floor(math.log10(vmin)), math.ceil(math.log10(vmax)) + 1):
+        ticks += [m * 10.0**decade for m in (1, 3) if vmin <= m * 10.0**decade <= vmax]
+    return ticks
+
+
 def ratio_heatmap(s: Scenario) -> tuple[Figure, str]:
-    """The regenerate/fetch ratio over every bandwidth x MFU bracket in both regimes, the claimed band marked."""
+    """The regenerate/fetch ratio over every bandwidth x MFU bracket in both regimes, the claimed band marked.
+
+    The two regimes are stacked (inside a batch above, a lone block below) and share one
+    colour scale, logarithmic and labelled in × (the ratio itself).
+    """
+    from matplotlib import colormaps
+    from matplotlib.colors import LogNorm
+    from matplotlib.patches import Rectangle
+
     df = table(s).set_index(["bandwidth_bracket", "mfu_bracket"])
     point = s.illustrative
-    fig, ax0 = new_figure(12, 4.8)
+    fig, ax0 = new_figure(FIG_WIDTH_IN, 7.4)
     ax0.remove()
-    axes = fig.subplots(1, 2)
+    axes = fig.subplots(2, 1)
     panels = (
-        ("ratio", "a. inside a batch: marginal compute (the chapter's model)"),
-        ("lone_ratio", "b. lone block: roofline on the set's device"),
+        ("ratio", "inside a batch (the chapter's model)"),
+        ("lone_ratio", "a lone block (the roofline)"),
     )
-    all_logs = np.log10(df[["ratio", "lone_ratio"]].to_numpy())
-    vmin, vmax = min(1.5, float(all_logs.min())), max(3.5, float(all_logs.max()))
+    ratios = df[["ratio", "lone_ratio"]].to_numpy()
+    lo_claim, hi_claim = chapter.CLAIM_LOW, chapter.CLAIM_HIGH
+    norm = LogNorm(vmin=min(lo_claim * 0.3, float(ratios.min())), vmax=max(hi_claim * 3, float(ratios.max())))
+    cmap = colormaps["viridis"]
     for ax, (column, title) in zip(axes, panels, strict=True):
         data = np.array([[df.loc[(b, m), column] for m in MFU_LABELS] for b in BANDWIDTH_LABELS])
-        im = ax.imshow(np.log10(data), cmap="viridis", vmin=vmin, vmax=vmax, aspect="auto")
+        im = ax.imshow(data, cmap=cmap, norm=norm, aspect="auto")
         ax.grid(False)
         ax.set_xticks(range(len(MFU_LABELS)), [f"{m}\n{s.mfu(m) * 100:g} % MFU" for m in MFU_LABELS])
         ax.set_yticks(range(len(BANDWIDTH_LABELS)), [f"{b}\n{s.bandwidth(b) / 1e9:g} GB/s" for b in BANDWIDTH_LABELS])
+        ax.tick_params(length=0)
         for i, b in enumerate(BANDWIDTH_LABELS):
             for j, m in enumerate(MFU_LABELS):
                 r = data[i, j]
-                inside = chapter.CLAIM_LOW <= r <= chapter.CLAIM_HIGH
-                text = f"{r:,.1f}×" + ("" if inside else "\noutside 100-1000×")
+                side = "below band" if r < lo_claim else "above band" if r > hi_claim else ""
+                text = f"{r:,.0f}×" if r >= 10 else f"{r:,.1f}×"
+                # dark text on the light end of the scale, white on the dark end
+                dark = sum(cmap(norm(r))[:3]) > 1.5
+                ax.text(
+                    j,
+                    i,
+                    text + (f"\n{side}" if side else ""),
+                    ha="center",
+                    va="center",
+                    fontsize=9.5,
+                    color="black" if dark else "white",
+                )
                 if (b, m) == (point["bandwidth_label"], point["mfu_label"]):
-                    text += "\n(illustrative)"
-                ax.text(j, i, text, ha="center", va="center", color="white" if r < 300 else "black", fontsize=9)
-        ax.set_title(title, fontsize=10)
-    fig.subplots_adjust(left=0.09, right=0.88, wspace=0.3, top=0.85, bottom=0.24)
-    cbar = fig.colorbar(im, cax=fig.add_axes((0.9, 0.24, 0.015, 0.61)))
-    cbar.set_label("log10(regenerate time / fetch time)")
-    fig.suptitle("How many times longer regenerating a tail block takes than fetching it, in each regime", fontsize=11)
+                    ax.add_patch(
+                        Rectangle((j - 0.47, i - 0.47), 0.94, 0.94, fill=False, lw=2.5, ec="black" if dark else "white")
+                    )
+        ax.set_title(title, fontsize=10, loc="left")
+    fig.subplots_adjust(left=0.2, right=0.76, hspace=0.45, top=0.88)
+    cax = fig.add_axes((0.8, axes[1].get_position().y0, 0.035, axes[0].get_position().y1 - axes[1].get_position().y0))
+    cbar = fig.colorbar(im, cax=cax)
+    ticks = ratio_ticks(norm.vmin, norm.vmax)
+    cbar.set_ticks(ticks, labels=[f"{t:,g}×" for t in ticks])
+    cbar.ax.minorticks_off()
+    for bound in (lo_claim, hi_claim):  # the chapter's band on the scale
+        cbar.ax.axhline(bound, color="white", lw=2.5)
+        cbar.ax.axhline(bound, color="black", lw=1.0, ls=(0, (3, 2)))
+    cbar.set_label("regenerate time / fetch time")
+    fig.suptitle("How many times longer regenerating a tail block\ntakes than fetching it", fontsize=11)
     records = s.used(
         "model",
         "kv_dtype",
@@ -289,24 +332,25 @@ def ratio_heatmap(s: Scenario) -> tuple[Figure, str]:
         "regen.mem_efficiency",
     )
     n = numbers(s)
+    band = f"{lo_claim:,.0f}–{hi_claim:,.0f}×"
     ranges = (
-        f"inside a batch the ratio runs from {n['ratio_min']:,.0f}× to {n['ratio_max']:,.0f}× ({n['n_within_claim']}"
-        f" of {n['n_points']} cells in the chapter's band), as a lone block from {n['lone_ratio_min']:,.0f}× to"
-        f" {n['lone_ratio_max']:,.0f}× ({n['lone_n_within_claim']} of {n['n_points']})."
+        f"{n['ratio_min']:,.0f}× to {n['ratio_max']:,.0f}× inside a batch ({n['n_within_claim']} of {n['n_points']}"
+        f" in the chapter's {band} band), {n['lone_ratio_min']:,.0f}× to {n['lone_ratio_max']:,.0f}× as a"
+        f" lone block ({n['lone_n_within_claim']} of {n['n_points']})."
     )
     if min(n["ratio_min"], n["lone_ratio_min"]) > 1:
-        lead = f"Regenerating a block costs more than fetching it in every cell: {ranges}"
+        lead = f"Regenerating costs more than fetching in every cell: {ranges}"
     else:
-        lead = ranges[0].upper() + ranges[1:]
-    return finish(
+        lead = f"Regenerating does not always cost more than fetching: {ranges}"
+    fig, text = finish(
         fig,
         records,
-        "Regenerate/fetch ratio for each pair of bracketing assumptions in both regimes, inside a batch (left, the "
-        "source chapter's model) and as a lone block (right, the roofline); cells outside the source chapter's "
-        "'two to three orders of magnitude' (100× to 1000×) are marked.",
+        "Top: inside a batch; bottom: a lone block. A cell per bandwidth and MFU bracket, the framed one the"
+        " illustrative point; dashes on the scale mark the band.",
         lead=lead,
         drivers=("peak_flops", "regen.mem_bandwidth"),
     )
+    return fig, text
 
 
 TABLES = (

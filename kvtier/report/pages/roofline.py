@@ -24,6 +24,9 @@ TITLE = "the roofline"
 
 KEYS: tuple[str, ...] = (*POINT_KEYS, "regen.batch_tokens", "regen.model")
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
+FIG_WIDTH_IN = 4.8
+"""Figure width (in): under :data:`~kvtier.report.figures.MAX_WIDTH_IN` with room for the tight bounding box's
+padding, so that 9 pt text is still 9 px where a 420 px screen shows the figure 370 px wide."""
 
 
 def numbers(s: Scenario) -> dict[str, Any]:
@@ -154,11 +157,14 @@ def table(s: Scenario) -> pd.DataFrame:
 
 def roofline_vs_batch(s: Scenario) -> tuple[Figure, str]:
     """Regeneration time of the tail block against the tokens sharing its forward pass, per device."""
+    from matplotlib.ticker import LogLocator
+
     point = s.illustrative
     batch = np.logspace(np.log10(s.block_tokens), np.log10(max(8192, 4 * s.block_tokens)), 200)
     devices = [("this assumption set", s.v("peak_flops"), s.v("regen.mem_bandwidth"))]
     devices += [(n, a.peak_flop_per_s, a.mem_bandwidth_bytes_per_s) for n, a in hardware.load_accelerators().items()]
-    fig, ax = new_figure()
+    fig, ax = new_figure(FIG_WIDTH_IN, 6.2)
+    markers = ("o", "s", "^", "D", "v", "P", "X", "*")  # each device its marker too, not its colour alone
     i = 0
     for name, peak, bw in devices:
         if peak is None or (name == "chapter-implied" and (peak, bw) == devices[0][1:]):
@@ -169,14 +175,28 @@ def roofline_vs_batch(s: Scenario) -> tuple[Figure, str]:
         color = PALETTE[i % len(PALETTE)]
         # the set's own device is drawn dashed and on top: a preset with the same figures lies under it
         style = {"ls": (0, (5, 3)), "lw": 2.2, "zorder": 3} if i == 0 else {"lw": 1.5}
-        ax.loglog(batch, t * 1e3, color=color, label=f"{name} ({peak / 1e12:g} TFLOP/s, {bw / 1e12:g} TB/s)", **style)
+        ax.loglog(
+            batch,
+            t * 1e3,
+            color=color,
+            marker=markers[i % len(markers)],
+            markevery=(6 * i, 40),
+            ms=5,
+            label=f"{name} ({peak / 1e12:g} TFLOP/s, {bw / 1e12:g} TB/s)",
+            **style,
+        )
         ax.axhline(c * 1e3, color=color, ls=":", lw=0.8)
         i += 1
-    ax.set_xlabel("tokens in the block's forward pass (left edge: a lone block; to the right: inside a batch)")
+    ax.set_xlabel("tokens in the block's forward pass")
     plain_log_ticks(ax.yaxis)
-    ax.set_ylabel("regeneration time on the block's account (ms)")
-    ax.set_title(f"Roofline regeneration of a {s.block_tokens}-token tail block at {point['mfu'] * 100:g} % MFU")
-    ax.legend(loc="upper right", fontsize=8)
+    plain_log_ticks(ax.xaxis)
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 3.0)))  # 1, 2, 5 crowd 5,000 and 10,000 together
+    ax.set_ylabel("regeneration time of the block (ms)")
+    ax.set_title(
+        f"Roofline regeneration of a {s.block_tokens}-token tail block\nat {point['mfu'] * 100:g} % MFU", fontsize=10
+    )
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=1, fontsize=9)
+    fig.subplots_adjust(left=0.15, right=0.96)
     records = s.used(
         "model",
         "param_count",
@@ -196,16 +216,17 @@ def roofline_vs_batch(s: Scenario) -> tuple[Figure, str]:
         f" {n['mfu_' + label + '_pct']:g} % MFU, and the pass turns compute-bound from about"
         f" {n['batch_' + label + '_tokens']:,} tokens."
     )
-    return finish(
+    fig, text = finish(
         fig,
         records,
-        "Regeneration time of the tail block under the roofline model against the number of tokens sharing its "
-        "forward pass; solid lines are max(compute, memory), dotted lines the compute-only time of the source "
-        "chapter's model on the same device. Where a solid line lies above its dotted line the block is memory-bound.",
-        extra="accelerator presets: see the roofline table (published-spec, derived, assumed)",
+        "Left edge: a lone block; to the right, more tokens share its pass. Each device's roofline (this set's"
+        " dashed) above its compute-only time (dotted).",
         lead=lead,
         drivers=("regen.mem_bandwidth", "peak_flops"),
     )
+    # room between the axis label and the footer for the legend
+    fig.subplots_adjust(bottom=fig.subplotpars.bottom + 1.2 / fig.get_size_inches()[1])
+    return fig, text
 
 
 TABLES = (

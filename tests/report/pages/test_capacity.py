@@ -66,3 +66,20 @@ def test_the_seed_shares_are_quoted_only_when_the_build_differs(seed_scenario):
     # at 65,536 tokens the short share is 20 GiB / 130.4 GiB = 15.3 %, so the seed's 7.7 % is quoted beside it
     changed = capacity.numbers(scenario(**{"context.short": "65536"}))["seed_sentence"]
     assert changed.startswith("With the seed assumptions the shares are 7.7 % and 30.7 % and the crossover 427,246")
+
+
+def test_the_capacity_figure_labels_do_not_touch_and_the_caption_concludes(seed_scenario):
+    import matplotlib.pyplot as plt
+
+    from kvtier.report import figures
+    from kvtier.report.pages import capacity as page
+
+    fig, caption = page.capacity_vs_context(seed_scenario)
+    assert figures.legibility_problems(fig) == []
+    # 140e9 B = 130.4 GiB of weights, equal to the cache at 140e9 / 327,680 B = 427,246 tokens
+    assert caption.startswith(
+        "One sequence's KV cache grows in proportion to its context and equals the 130.4 GiB of weights at 427,246"
+    )
+    # the garbled parameter sentence of issue 25 is gone
+    assert "null" not in caption and "regeneration runs through" not in caption
+    plt.close(fig)

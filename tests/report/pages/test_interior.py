@@ -85,3 +85,25 @@ def test_the_example_position_is_marked_past_the_context_window():
     # at 8,176 the 16-token block ends at 8,192: the last block the window holds
     inside = page.numbers(scenario(**{"interior.position": "8176 tokens"}))
     assert inside["position_words"] == "at position 8,176 (within the 8,192-position context window of llama-3-70b)"
+
+
+def test_the_interior_figure_keeps_the_limit_label_clear_of_the_fetch_line():
+    import matplotlib.pyplot as plt
+
+    from kvtier.report.pages import interior as page
+
+    s = scenario()
+    fig, caption = page.regen_vs_position(s)
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    label = next(t for t in ax.texts if "max_position_embeddings = 8,192" in t.get_text())
+    box = label.get_window_extent(renderer)
+    # the fetch line (81.92 µs = 0.08192 ms) does not run through the label, and the label stays inside the axes
+    fetch_y = ax.transData.transform((1.0, 0.08192))[1]
+    assert not box.y0 <= fetch_y <= box.y1
+    frame = ax.get_window_extent(renderer)
+    assert frame.x0 <= box.x0 and box.x1 <= frame.x1
+    # 34.70 / 17.92 ms = 1.94 and 82.25 s / 17.92 ms = 4,590 times the tail block
+    assert "1.94× the tail block with the upstream KV resident, 4,590× evicted" in caption
+    plt.close(fig)

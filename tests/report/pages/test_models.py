@@ -24,3 +24,17 @@ def test_models_side_by_side_by_hand():
     # Llama-3 8B at the illustrative point: 2 x 8,030,261,248 x 16 / 1.25e14 = 2.0557 ms over
     # 16 x 131,072 B / 64e9 = 32.768 us -> 62.74
     assert rows["llama-3-8b"]["ratio_illustrative"] == pytest.approx(2 * 8_030_261_248 * 16 / 1.25e14 / 32.768e-6)
+
+
+def test_the_models_figure_ticks_each_context_limit_and_counts_those_past_the_crossover():
+    import matplotlib.pyplot as plt
+
+    fig, caption = models.models_crossover(scenario())
+    ax = fig.axes[0]
+    ticks = [line for line in ax.get_lines() if line.get_marker() == "|"]
+    # every preset states max_position_embeddings: nine ticks
+    assert len(ticks) == 9
+    # the smallest crossover, Llama-2 7B's 25,705 tokens, lies past its 4,096 positions: no limit reaches one
+    assert "no context limit reaches the crossover" in caption
+    assert "from 25,705 tokens (llama-2-7b) to 19,097,974 (deepseek-v3)" in caption
+    plt.close(fig)

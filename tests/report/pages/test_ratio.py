@@ -47,3 +47,21 @@ def test_the_layout_sentence_is_plain_text(seed_scenario):
     assert "`" not in sentence and sentence.endswith(
         "Setting the assumption fetch_layout to per-layer applies that layout on every page."
     )
+
+
+def test_the_heat_map_stacks_the_regimes_with_a_colour_bar_in_times(seed_scenario):
+    import matplotlib.pyplot as plt
+
+    fig, caption = ratio.ratio_heatmap(seed_scenario)
+    heat, lone, bar = fig.axes[0], fig.axes[1], fig.axes[2]
+    # stacked: the lone-block panel lies below the in-batch one, not beside it
+    assert lone.get_position().y1 < heat.get_position().y0
+    assert lone.get_position().x0 == heat.get_position().x0
+    # the scale runs from 30x (0.3 x the band's 100x) to 3,000x (3 x its 1,000x): ticks in the ratio's own units
+    assert [t.get_text() for t in bar.get_yticklabels()] == ["30×", "100×", "300×", "1,000×", "3,000×"]
+    # 55x and 68x fall below the band inside a batch; 1,206x exceeds it three times as a lone block
+    cells = [t.get_text() for t in heat.texts]
+    assert sum("below band" in c for c in cells) == 2
+    assert sum("above band" in t.get_text() for t in lone.texts) == 3
+    assert caption.startswith("Regenerating costs more than fetching in every cell: 55× to 414× inside a batch (7 of 9")
+    plt.close(fig)
