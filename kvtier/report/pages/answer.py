@@ -209,12 +209,23 @@ def _wins_words(d: Deployment) -> str:
             f"from {_tiers_word(k[('lone', 'contiguous')], n)}, alone or inside a batch, copied in one piece or as"
             f" {chunks} layer chunks (as a paged cache stores it)"
         )
+    losing = []
+    for regime, lay in k:
+        lost = [t for t, wins in zip(d.tiers.names, d.fetch_wins(regime, lay), strict=True) if not wins]
+        if lost:
+            where = f"{'alone' if regime == 'lone' else 'inside a batch'} {LAYOUT_WORDS[lay]}"
+            losing.append(f"{_names(lost)} {where}")
     return (
         f"from {_tiers_word(k[('lone', 'contiguous')], n)} when it is regenerated alone and"
         f" {k[('batch', 'contiguous')]} inside a batch if it is copied in one piece, and from"
         f" {k[('lone', 'per-layer')]} and {k[('batch', 'per-layer')]} as {chunks} layer chunks (as a paged cache"
-        " stores it)"
+        f" stores it; regenerating is quicker than fetching from {'; from '.join(losing)})"
     )
+
+
+def _names(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" and {items[-1]}"
 
 
 def rule_sentence(s: Scenario) -> str:
