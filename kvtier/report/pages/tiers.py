@@ -401,74 +401,134 @@ SHORT_LAYOUT: dict[str, str] = {"contiguous": "one transfer", "per-layer": "per 
 """The regimes and layouts as the figure's legend names them."""
 SERIES: tuple[tuple[str, str, str, str], ...] = (
     ("batch", "contiguous", "o", PALETTE[0]),
-    ("batch", "per-layer", "^", PALETTE[0]),
-    ("lone", "contiguous", "o", PALETTE[1]),
-    ("lone", "per-layer", "^", PALETTE[1]),
+    ("batch", "per-layer", "o", PALETTE[0]),
+    ("lone", "contiguous", "s", PALETTE[1]),
+    ("lone", "per-layer", "s", PALETTE[1]),
 )
-"""The ratio panel's series: (regime, layout, marker, colour); open markers for the per-layer layout."""
+"""The ratio panel's series: (regime, layout, marker, colour).  The regime is a marker shape and a colour
+(circles in a batch, squares for a lone block), the layout a fill (open markers per layer chunk), so that
+neither rests on colour alone."""
+FETCH_MARKERS: dict[str, str] = {"contiguous": "o", "per-layer": "^"}
+"""The fetch panel's marker per layout (filled one transfer, open per layer chunk)."""
+REGEN_STYLES: dict[str, str] = {"batch": "-", "lone": "-."}
+"""The line style of each regime's regeneration time on the fetch panel."""
+
+
+def _narrowest(presets: pd.DataFrame) -> tuple[float, str, str, str, str]:
+    """The narrowest margin over the tiers, regimes and layouts: (ratio, tier, regime, layout, latency key)."""
+    cases = [(regime, layout) for regime in REGIME_PREFIX for layout in LAYOUTS]
+    best = min(
+        (
+            (float(presets[col].min()), str(presets.loc[presets[col].idxmin(), "link"]), regime, layout)
+            for regime, layout in cases
+            for col in [f"{REGIME_PREFIX[regime]}ratio_tail_{LAYOUT_SUFFIX[layout]}"]
+        ),
+        key=lambda item: item[0],
+    )
+    key = str(presets.set_index("link").loc[best[1], "latency_key"])
+    return (*best, key)
+
+
+def _ladder_lead(n: dict[str, Any], presets: pd.DataFrame) -> str:
+    """What to conclude from the tier ladder, the verb chosen by the counts of tiers that win."""
+    ratio, tier, regime, layout, _ = _narrowest(presets)
+    cases = [(r, lay) for r in REGIME_PREFIX for lay in LAYOUTS]
+    counts = {(r, lay): n[f"{REGIME_PREFIX[r]}n_fetch_wins_{LAYOUT_SUFFIX[lay]}"] for r, lay in cases}
+    where = f"{tier}, {REGIME_WORDS[regime]}, {LAYOUT_WORDS[layout]}"
+    if all(c == n["n_links"] for c in counts.values()):
+        return (
+            f"Fetching the tail block beats regenerating it on all {n['n_links']} tiers below HBM, in both regimes"
+            f" and both layouts; the narrowest margin is {_times(ratio)} ({where})."
+        )
+    if not any(counts.values()):
+        return (
+            "Regenerating the tail block beats fetching it on every tier below HBM, in both regimes and both layouts;"
+            f" fetching comes closest at {_times(ratio)} ({where})."
+        )
+    return (
+        f"Fetching the tail block beats regenerating it on {counts['batch', 'contiguous']} of the {n['n_links']}"
+        f" tiers below HBM {REGIME_WORDS['batch']} as one transfer and {counts['batch', 'per-layer']} per layer"
+        f" chunk; {REGIME_WORDS['lone']}, on {counts['lone', 'contiguous']} and {counts['lone', 'per-layer']}."
+    )
 
 
 def tier_ladder(s: Scenario) -> tuple[Figure, str]:
-    """Every tier's fetch time in both layouts against regeneration, and its ratio in both regimes and layouts."""
+    """Every tier's fetch time in both layouts against regeneration (top), and its ratio in both regimes (below)."""
     point = s.illustrative
     n = numbers(s)
     df = table(s)
     presets = df[~df["link"].str.startswith("bracket ")].sort_values(["bandwidth_GBps", "link"])
     names = presets["link"].tolist()
     y = np.arange(len(names))
-    fig, ax0 = new_figure(12, 6.4)
+    fig, ax0 = new_figure(4.8, 9.4)
     ax0.remove()
-    left, right = fig.subplots(1, 2, sharey=True)
-    for layout, marker in (("contiguous", "o"), ("per-layer", "^")):
-        suffix = LAYOUT_SUFFIX[layout]
-        left.scatter(
-            presets[f"fetch_us_{suffix}"],
+    top, bottom = fig.subplots(2, 1, sharey=True)
+    for layout, marker in FETCH_MARKERS.items():
+        top.scatter(
+            presets[f"fetch_us_{LAYOUT_SUFFIX[layout]}"],
             y,
             marker=marker,
-            s=42,
+            s=40,
             color=PALETTE[3],
             facecolors=PALETTE[3] if layout == "contiguous" else "none",
             label=f"fetch, {SHORT_LAYOUT[layout]}",
             zorder=3,
         )
-    regen_lines = (
-        (n["regen_tail_ms"] * 1e3, "-", f"regeneration {REGIME_WORDS['batch']}"),
-        (n["lone_regen_tail_ms"] * 1e3, "-.", f"regeneration {REGIME_WORDS['lone']}"),
-    )
-    for value, style, label in regen_lines:
-        left.axvline(value, color=PALETTE[5], ls=style, lw=1.4, label=f"{label} ({format_time(value * 1e-6)})")
-    left.set_xscale("log")
-    left.set_yticks(y, names)
-    left.set_xlabel("time to fetch the tail block (µs, log scale)")
-    left.set_title("a. fetch time per layout, against regeneration", fontsize=10)
-    left.set_ylim(-0.7, len(names) + 2.4)  # room above the tiers for the legends
-    left.legend(loc="upper center", ncol=2, fontsize=8)
+    for regime, style in REGEN_STYLES.items():
+        value = n[f"{REGIME_PREFIX[regime]}regen_tail_ms"] * 1e-3
+        top.axvline(
+            value * 1e6,
+            color=PALETTE[5],
+            ls=style,
+            lw=1.4,
+            label=f"regenerate, {SHORT_REGIME[regime]}: {format_time(value)}",
+        )
+    top.set_xscale("log")
+    top.set_xlabel("time to fetch the tail block (µs, log scale)")
     for regime, layout, marker, color in SERIES:
         col = f"{REGIME_PREFIX[regime]}ratio_tail_{LAYOUT_SUFFIX[layout]}"
-        right.scatter(
+        bottom.scatter(
             presets[col],
             y,
             marker=marker,
-            s=42,
+            s=40,
             color=color,
             facecolors=color if layout == "contiguous" else "none",
             label=f"{SHORT_REGIME[regime]}, {SHORT_LAYOUT[layout]}",
             zorder=3,
         )
-    right.axvline(1.0, color="black", lw=1.2, label="break-even: 1×")
-    right.set_xscale("log")
-    right.set_xlabel("regenerate / fetch, tail block (log scale; right of 1×: fetching wins)")
-    right.set_title("b. ratio per regime and layout", fontsize=10)
-    right.legend(loc="upper center", ncol=2, fontsize=8)
-    for ax in (left, right):
-        ax.grid(axis="y", visible=False)
-    fig.suptitle(
-        f"Tiers that fetch faster than a tail block regenerates: {REGIME_WORDS['batch']},"
-        f" {n['n_fetch_wins_contiguous']} of {n['n_links']} {LAYOUT_WORDS['contiguous']} and"
-        f" {n['n_fetch_wins_per_layer']} {LAYOUT_WORDS['per-layer']}",
-        fontsize=11,
+    ratios = presets[[f"{p}ratio_tail_{x}" for p in REGIME_PREFIX.values() for x in LAYOUT_SUFFIX.values()]]
+    low, high = float(ratios.min().min()), float(ratios.max().max())
+    bottom.set_xscale("log")
+    bottom.set_xlim(min(low, 1.0) / 4, max(high, 1.0) * 3)
+    bottom.axvspan(bottom.get_xlim()[0], 1.0, color="#eeeeee", zorder=0)
+    bottom.axvline(1.0, color="black", lw=1.2)
+    bottom.annotate(
+        "fetching wins →",
+        xy=(1.0, len(names) - 0.15),
+        xytext=(4, 0),
+        textcoords="offset points",
+        fontsize=9.5,
+        va="center",
     )
-    fig.subplots_adjust(top=0.88, wspace=0.08)
+    bottom.set_xlabel("regenerate / fetch, tail block (log scale)")
+    for ax, title in ((top, "a. fetch time against regeneration"), (bottom, "b. regenerate / fetch")):
+        ax.set_yticks(y, names)
+        ax.set_ylim(-0.7, len(names) + 0.4)  # a row above the tiers for the break-even's label
+        ax.grid(axis="y", visible=False)
+        ax.legend(
+            loc="lower left",
+            bbox_to_anchor=(0.0, 1.0),
+            ncol=1,
+            fontsize=9.5,
+            handletextpad=0.3,
+            columnspacing=0.8,
+            borderaxespad=0.2,
+            title=title,
+            title_fontsize=10,
+            alignment="left",
+        )
+    fig.subplots_adjust(hspace=0.62, top=0.87, left=0.25, right=0.96)
     records = s.used(
         "model",
         "param_count",
@@ -482,24 +542,15 @@ def tier_ladder(s: Scenario) -> tuple[Figure, str]:
         "regen.mem_efficiency",
         *TIER_LATENCY_KEYS,
     )
-    lead = (
-        "Each tier fetches the tail block in two layouts, and regenerating it takes"
-        f" {_times(n['min_ratio_tail_contiguous'])} as long or more {REGIME_WORDS['batch']}"
-        f" {LAYOUT_WORDS['contiguous']}, but only"
-        f" {_times(n['min_ratio_tail_per_layer'])} or more {LAYOUT_WORDS['per-layer']}: "
-        f"{n['wins_sentence'][0].lower()}{n['wins_sentence'][1:]}"
-    )
+    fetched = _fetched(df)
+    latency_key = _narrowest(fetched)[4]
     return finish(
         fig,
         records,
-        "Left: each tier's fetch time, filled circles as one contiguous transfer, open triangles as"
-        f" {n['layer_chunks']:,} layer chunks (each paying the tier's latency per transfer), with the tail block's"
-        " regeneration time in both regimes as vertical lines. Right: regeneration time over fetch time for both"
-        " regimes (blue inside a batch, red as a lone block) and both layouts; right of the 1× line fetching wins."
-        " The break-even bandwidths and latencies are in the table below.",
-        extra="link presets and their per-transfer latencies: see the tiers table (published-spec, derived, assumed)",
-        lead=lead,
-        drivers=("peak_flops", "regen.mem_bandwidth", "tier_latency.host_link", "tier_latency.nvme"),
+        f"Filled markers fetch in one transfer, open ones in {n['layer_chunks']:,} layer chunks; lines mark"
+        " regeneration. In b, circles are inside a batch, squares a lone block.",
+        lead=_ladder_lead(n, fetched),
+        drivers=("peak_flops", latency_key),
     )
 
 

@@ -16,10 +16,11 @@ import pandas as pd
 from kvtier.formulas import uncertainty as mc
 from kvtier.inputs import chapter
 from kvtier.inputs import measurements as ms
-from kvtier.report.figures import PALETTE, finish, new_figure
+from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.scenario import POINT_KEYS, Scenario
 
 if TYPE_CHECKING:
+    from matplotlib.axis import Axis
     from matplotlib.figure import Figure
 
 NOTEBOOK = "10_uncertainty"
@@ -332,87 +333,165 @@ def tornado_table(s: Scenario) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _two_panels(width_in: float, height_in: float) -> tuple[Figure, Any]:
-    fig, ax = new_figure(width_in, height_in)
+INPUT_COLORS: dict[str, str] = {
+    "bandwidth": PALETTE[2],
+    "mfu": PALETTE[4],
+    "peak": PALETTE[7],
+    "mem_bandwidth": PALETTE[5],
+    "mem_efficiency": PALETTE[6],
+}
+"""One colour per uncertain input, the same in both panels of the tornado chart (and apart from the regimes')."""
+REGIME_COLORS: dict[str, str] = {"in-batch": PALETTE[0], "lone block": PALETTE[1]}
+"""One colour per regime; the histogram also fills one regime and outlines the other, so colour is not alone."""
+REGIME_SHORT: dict[str, str] = {"in-batch": "inside a batch", "lone block": "as a lone block"}
+"""Each regime as the figures name it."""
+
+
+INPUT_SHORT: dict[str, str] = {
+    "bandwidth": "link bandwidth",
+    "mfu": "MFU",
+    "peak": "peak",
+    "mem_bandwidth": "memory bandwidth",
+    "mem_efficiency": "memory efficiency",
+}
+"""Each uncertain input as the tornado chart's tick labels name it."""
+
+
+def _stacked(height_in: float, height_ratios: tuple[float, float] = (1.0, 1.0)) -> tuple[Figure, Any]:
+    """A figure :data:`~kvtier.report.figures.MAX_WIDTH_IN` wide at most with two panels, one above the other."""
+    fig, ax = new_figure(4.8, height_in)
     ax.remove()
-    return fig, fig.subplots(1, 2, sharey=False)
+    return fig, fig.subplots(2, 1, gridspec_kw={"height_ratios": list(height_ratios)})
+
+
+def _log_ticks(axis: Axis, low: float, high: float) -> None:
+    """Plain-number ticks on a log ``axis`` from ``low`` to ``high``: at 1, 2 and 5 of each decade over a
+    narrow span, at each power of ten over more than two decades (where 1, 2, 5 would run into each other)."""
+    from matplotlib.ticker import LogLocator
+
+    plain_log_ticks(axis)
+    if np.log10(high / low) > 2:
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0,)))
+
+
+def _shift(new: float, old: float) -> str:
+    """The verb for a share moving from ``old`` to ``new`` (percent, as printed to one decimal)."""
+    if round(new, 1) == round(old, 1):
+        return "leaves"
+    return "lowers" if new < old else "raises"
 
 
 def uncertainty_histogram(s: Scenario) -> tuple[Figure, str]:
-    """Distribution of the Monte Carlo ratio in both regimes: the peak drawn, and the peak fixed."""
+    """Distribution of the Monte Carlo ratio in both regimes: the peak drawn (above), and the peak fixed (below)."""
     _, base = inputs(s)
-    fig, axes = _two_panels(11, 4.8)
+    fig, axes = _stacked(7.6)
     panels = (
         (
             False,
-            f"peak drawn, {s.v('uncertainty.peak_low') / 1e12:g} to {s.v('uncertainty.peak_high') / 1e12:g} TFLOP/s",
+            f"a. peak drawn, {s.v('uncertainty.peak_low') / 1e12:g} to {s.v('uncertainty.peak_high') / 1e12:g} TFLOP/s",
         ),
-        (True, f"peak fixed at the build's {base['peak'] / 1e12:g} TFLOP/s"),
+        (True, f"b. peak fixed at the build's {base['peak'] / 1e12:g} TFLOP/s"),
     )
     all_ratios = {(f, r): ratio_draws(s, r, f) for f, _ in panels for r in REGIMES}
     low = min(float(v.min()) for v in all_ratios.values())
     high = max(float(v.max()) for v in all_ratios.values())
     bins = np.logspace(np.log10(low), np.log10(high), 70)
     for ax, (fixed, title) in zip(axes, panels, strict=True):
-        ax.axvspan(100, 1000, color=PALETTE[3], alpha=0.12, label="the source chapter's 100× to 1000×")
-        for i, regime in enumerate(REGIMES):
+        ax.axvspan(
+            chapter.CLAIM_LOW,
+            chapter.CLAIM_HIGH,
+            color=PALETTE[3],
+            alpha=0.12,
+            label=f"the chapter's {chapter.CLAIM_LOW:g}× to {chapter.CLAIM_HIGH:,.0f}×",
+        )
+        for regime in REGIMES:
             ratios = all_ratios[(fixed, regime)]
             below = float(np.mean(ratios < chapter.CLAIM_LOW)) * 100
-            words = "in-batch (marginal compute)" if regime == "in-batch" else "lone block (roofline)"
-            ax.hist(ratios, bins=bins, color=PALETTE[i], alpha=0.6, label=f"{words}: {below:.1f} % below 100×")
-            med = float(np.median(ratios))
-            ax.axvline(med, color=PALETTE[i], lw=1.0, ls="--")
+            color = REGIME_COLORS[regime]
+            label = f"{REGIME_SHORT[regime]}: {below:.1f} % below {chapter.CLAIM_LOW:g}×"
+            if regime == "in-batch":  # filled
+                ax.hist(ratios, bins=bins, histtype="stepfilled", color=color, alpha=0.55, label=label)
+            else:  # outlined
+                ax.hist(ratios, bins=bins, histtype="step", color=color, lw=1.8, label=label)
+            ax.axvline(float(np.median(ratios)), color=color, lw=1.2, ls="--")
         ax.set_xscale("log")
-        ax.set_ylim(top=ax.get_ylim()[1] * 1.45)
-        ax.set_xlabel("regenerate time / fetch time (tail block)")
-        ax.set_title(title, fontsize=10)
-        ax.legend(loc="upper left", fontsize=8)
-    axes[0].set_ylabel("draws")
-    fig.suptitle(f"{int(s.v('uncertainty.draws')):,} draws per regime; dashed lines are the medians", fontsize=10)
-    fig.subplots_adjust(wspace=0.25, top=0.86, bottom=0.3)
+        _log_ticks(ax.xaxis, low, high)
+        ax.set_ylim(top=ax.get_ylim()[1] * 1.05)
+        ax.set_ylabel("draws")
+        ax.legend(
+            loc="lower left",
+            bbox_to_anchor=(0.0, 1.0),
+            borderaxespad=0.2,
+            fontsize=9.5,
+            title=title,
+            title_fontsize=10,
+            alignment="left",
+        )
+    axes[1].set_xlabel("regenerate time / fetch time (tail block, log scale)")
+    fig.subplots_adjust(hspace=0.62, top=0.86, left=0.16, right=0.96)
     records = s.used(*RANGE_KEYS, *MEMORY_KEYS, "uncertainty.draws", "uncertainty.seed", "peak_flops", *BLOCK_KEYS)
     n = numbers(s)
+    fixed_share = n["p_below_claim_fixed_peak_pct"]
     lead = (
-        f"How often the ratio falls below the chapter's band depends on the regime:"
-        f" {n['p_below_claim_pct']:.1f} % of in-batch draws and {n['lone_p_below_claim_pct']:.1f} % of lone-block"
-        f" draws fall below {chapter.CLAIM_LOW:g}×, and the lone-block median is {n['lone_p50'] / n['p50']:.1f}"
-        " times the in-batch one."
+        f"Inside a batch, {n['p_below_claim_pct']:.1f} % of draws fall below the chapter's {chapter.CLAIM_LOW:g}×,"
+        f" as a lone block {n['lone_p_below_claim_pct']:.1f} %; fixing the peak"
+        f" {_shift(fixed_share, n['p_below_claim_pct'])} the in-batch share"
+        + (
+            f" at {fixed_share:.1f} %."
+            if _shift(fixed_share, n["p_below_claim_pct"]) == "leaves"
+            else f" to {fixed_share:.1f} %."
+        )
     )
     return finish(
         fig,
         records,
-        "Monte Carlo distribution of the tail block's regenerate/fetch ratio in both regimes, inside a batch "
-        "(marginal compute, the source chapter's model) and as a lone block (roofline, memory side drawn too); "
-        "left with the peak drawn over its range, right with the peak fixed at the build's value.",
+        f"Over {n['draws']:,} draws per regime, filled bars are inside a batch, outlined ones a lone block; dashed"
+        " lines mark the medians, the shaded band the chapter's claim.",
         lead=lead,
         drivers=(f"uncertainty.{n['top_input']}_low", f"uncertainty.{n['top_input']}_high"),
     )
 
 
+def _span(row: mc.TornadoRow) -> str:
+    """The ratio's range as one input crosses its range, in words."""
+    lo, hi = sorted((row.ratio_at_low, row.ratio_at_high))
+    return f"{lo:,.0f}× to {hi:,.0f}×" if round(hi) != round(lo) else f"{lo:,.0f}×, unmoved"
+
+
 def tornado_chart(s: Scenario) -> tuple[Figure, str]:
-    """One-at-a-time sensitivity of the ratio to each uncertain input, one panel per regime."""
+    """One-at-a-time sensitivity of the ratio to each uncertain input, one panel per regime, one above the other."""
+    from matplotlib.ticker import MaxNLocator, StrMethodFormatter
+
     point = s.illustrative
-    fig, axes = _two_panels(11, 4.0)
+    by_regime = {regime: tornado_rows(s, regime) for regime in REGIMES}
+    fig, axes = _stacked(6.4, tuple(float(len(rows) + 1) for rows in by_regime.values()))  # type: ignore[arg-type]
     for k, (ax, regime) in enumerate(zip(axes, REGIMES, strict=True)):
-        rows = tornado_rows(s, regime)[::-1]
+        rows = by_regime[regime][::-1]
+        lows = min(min(r.ratio_at_low, r.ratio_at_high) for r in rows)
+        highs = max(max(r.ratio_at_low, r.ratio_at_high) for r in rows)
+        left = lows - 0.06 * (highs - lows)
+        ax.set_xlim(left, left + (highs - left) / 0.56)  # the bars in the left 56 %, their ranges in a column right
         for i, r in enumerate(rows):
             lo, hi = sorted((r.ratio_at_low, r.ratio_at_high))
-            ax.barh(i, max(hi - lo, 1e-9 * hi), left=lo, color=PALETTE[i % len(PALETTE)])
-            ax.annotate(f"{lo:.0f}× to {hi:.0f}×", (hi, i), xytext=(4, -3), textcoords="offset points", fontsize=8)
+            ax.barh(i, max(hi - lo, 1e-9 * hi), left=lo, height=0.6, color=INPUT_COLORS[r.name])
+            ax.annotate(_span(r), (1.0, i), xycoords=("axes fraction", "data"), ha="right", va="center", fontsize=9.5)
         base_ratio = (
             point["ratio"]
             if regime == "in-batch"
             else float(s.lone_regen_s(0, "resident", point["mfu"]) / point["fetch_s"])
         )
-        ax.axvline(base_ratio, color="#333333", lw=0.8, ls="--")
-        ax.set_yticks(range(len(rows)), [r.name for r in rows])
-        ax.set_xlabel("ratio, one input across its range, others at base")
-        words = "inside a batch (marginal compute)" if regime == "in-batch" else "lone block (roofline)"
-        ax.set_title(f"{'ab'[k]}. {words}", fontsize=10)
+        bottom, top = -0.6, len(rows) + 0.05
+        ax.set_ylim(bottom, top)
+        # the dashed line stops below its label, in the row above the bars
+        ax.axvline(base_ratio, ymax=(len(rows) - 0.55 - bottom) / (top - bottom), color="#333333", lw=0.9, ls="--")
+        ax.annotate(f"{base_ratio:,.0f}×", (base_ratio, len(rows) - 0.3), ha="center", va="center", fontsize=9.5)
+        ax.set_yticks(range(len(rows)), [INPUT_SHORT[r.name] for r in rows])
+        ax.xaxis.set_major_locator(MaxNLocator(4))
+        ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+        ax.set_title(f"{'ab'[k]}. {REGIME_SHORT[regime]}", fontsize=10, loc="left")
         ax.grid(axis="y", visible=False)
-        ax.margins(x=0.25)
-    fig.suptitle("Which assumption moves the answer most, in each regime", fontsize=10)
-    fig.subplots_adjust(wspace=0.35, top=0.84, bottom=0.3)
+    axes[1].set_xlabel("regenerate / fetch, one input across its range")
+    fig.subplots_adjust(hspace=0.35, top=0.95, left=0.27, right=0.97)
     records = s.used(
         *RANGE_KEYS[1:],
         *MEMORY_KEYS,
@@ -424,16 +503,23 @@ def tornado_chart(s: Scenario) -> tuple[Figure, str]:
         *BLOCK_KEYS,
     )
     n = numbers(s)
-    lead = (
-        f"Of the uncertain inputs, {_input_words(n['top_input'])} moves the in-batch ratio most and"
-        f" {_input_words(n['lone_top_input'])} the lone-block ratio, with the regime, the layout and the per-transfer"
-        " latency held fixed."
-    )
+    top, lone_top = by_regime["in-batch"][0], by_regime["lone block"][0]
+    if top.name == lone_top.name:
+        lead = (
+            f"{_input_words(top.name).capitalize()} moves the ratio most in both regimes: {_span(top)} inside a"
+            f" batch, {_span(lone_top)} as a lone block."
+        )
+    else:
+        lead = (
+            f"{_input_words(top.name).capitalize()} moves the in-batch ratio most ({_span(top)}),"
+            f" {_input_words(lone_top.name)} the lone-block ratio ({_span(lone_top)})."
+        )
     return finish(
         fig,
         records,
-        "Tornado chart for both regimes, inside a batch and as a lone block: the range of the ratio as each input "
-        "alone moves across its range; the dashed line is the illustrative point in that regime.",
+        "Each bar spans the ratio as one input alone crosses its range, the others at the illustrative point"
+        " (dashed);"
+        " the regime, the layout and the per-transfer latency stay fixed.",
         lead=lead,
         drivers=(f"uncertainty.{n['top_input']}_low", f"uncertainty.{n['top_input']}_high"),
     )

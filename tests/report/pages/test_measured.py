@@ -183,3 +183,49 @@ def test_the_duplex_sentence_follows_the_host_to_device_loss(numbers):
     )
     assert page._duplex_sentence(0.2).startswith("writing evicted blocks out leaves fetching others in at its rate")
     assert page._duplex_sentence(-3.0).startswith("fetching ran 3.0 % faster")
+
+
+# ---------------------------------------------------------------------------
+# the figures (issue 25: stacked panels, colour never alone, captions that conclude)
+# ---------------------------------------------------------------------------
+
+
+def test_the_ratio_figure_puts_each_regime_in_its_own_panel_and_hatches_what_was_not_measured():
+    import matplotlib.pyplot as plt
+
+    fig, caption = page.ratio_figure(Scenario())
+    lone, batch = fig.axes[:2]
+    # the regime is the panel, not only the colour: 7 lone-block rows above, 6 in-batch rows below
+    assert (lone.get_title(loc="left"), batch.get_title(loc="left")) == ("a. a lone block", "b. inside a batch")
+    # one bar container per row, in the table's order: the top row first
+    hatched = {
+        ax.get_title(loc="left"): [bool(c.patches[0].get_hatch()) for c in ax.containers] for ax in (lone, batch)
+    }
+    # measured on the H200 (solid): the CUDA-graph, eager, strided and two per-chunk passes of a lone block; inside a
+    # batch every row is a fit (the slope fitted to measured passes, the model) or an assumption set (hatched)
+    assert hatched["a. a lone block"] == [True, False, False, False, False, False, True]
+    assert hatched["b. inside a batch"] == [True] * 6
+    # 44.4514 ms / 104.672 µs = 425 (lone, CUDA graph); 260.53 µs x 16 / 104.672 µs = 39.8 (in a batch); per layer
+    # chunk the fetch takes 1.37 to 2.02 ms: 22 to 32 as a lone block, 2.1 to 3.0 inside a batch, both lower
+    assert caption.startswith(
+        "On one H200 a lone block costs 425 times its fetch and a block inside a batch 40 times; fetched as one copy"
+        " per layer chunk, the ratios drop to 22 to 32 and 2.1 to 3.0."
+    )
+    plt.close(fig)
+
+
+def test_the_fetch_caption_says_how_the_fit_misses_the_small_copies():
+    import matplotlib.pyplot as plt
+
+    fig, caption = page.fetch_figure(Scenario())
+    # the fit (9.05 µs + bytes / 55.14 GB/s) is below every copy under 1 MiB: the 16 KiB copy's 25 µs against its
+    # 9.3 µs is 63 % short, the widest miss; pageable copies of 1 MiB and up take 3.5 to 6.3 times the pinned ones
+    assert "floor the fit undershoots by up to 63 %" in caption
+    assert "pageable copies take 3.5 to 6.3 times as long." in caption
+    plt.close(fig)
+
+
+def test_the_forward_caption_chooses_its_verb_by_the_sign_of_the_peer_errors():
+    assert page._misses([-41.2, -34.4]) == "fall 34 to 41 % short"
+    assert page._misses([12.0, 30.0]) == "overshoot by 12 to 30 %"
+    assert page._misses([-5.0, 8.0]) == "land -5 to +8 % off"

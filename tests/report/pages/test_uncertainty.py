@@ -63,3 +63,78 @@ def test_the_pin_down_verb_follows_the_numbers(monkeypatch):
     assert page._pin_down_sentence(Scenario()).endswith(
         "so the link bandwidth is the input to pin down first, with the regime and the layout as this set has them."
     )
+
+
+def _bar_colors(ax) -> dict[str, tuple[float, ...]]:
+    """Each tornado row's tick label with its bar's colour (rows and bars drawn in the same order)."""
+    import matplotlib.patches
+
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    bars = [p for p in ax.patches if isinstance(p, matplotlib.patches.Rectangle)]
+    return dict(zip(labels, (b.get_facecolor() for b in bars), strict=True))
+
+
+def test_the_tornado_gives_each_input_one_colour_in_both_regimes_and_names_a_shared_top_input_once():
+    import matplotlib.pyplot as plt
+
+    from kvtier.report.pages import uncertainty as page
+    from kvtier.scenario import Scenario
+
+    fig, caption = page.tornado_chart(Scenario())
+    batch, lone = (_bar_colors(ax) for ax in fig.axes[:2])
+    # inside a batch three inputs move the ratio, as a lone block five (the memory side too)
+    assert set(batch) == {"link bandwidth", "MFU", "peak"}
+    assert set(lone) == set(batch) | {"memory bandwidth", "memory efficiency"}
+    # the same input, the same colour in both panels; different inputs, different colours (the issue: orange
+    # was the bandwidth in one panel and the memory bandwidth in the other)
+    assert all(batch[name] == lone[name] for name in batch)
+    assert len(set(lone.values())) == len(lone)
+    # the seed's link bandwidth moves both regimes most (32 to 121 GB/s: 109x to 414x and 319x to 1,206x):
+    # the caption says it once, not "the link bandwidth ... and the link bandwidth ..."
+    assert caption.startswith(
+        "The link bandwidth moves the ratio most in both regimes: 109× to 414× inside a batch, 319× to 1,206× as a"
+        " lone block."
+    )
+    assert caption.count("link bandwidth") == 1
+    plt.close(fig)
+
+
+def test_the_tornado_caption_names_two_inputs_when_the_regimes_differ():
+    import matplotlib.pyplot as plt
+
+    from kvtier.inputs.assumptions import load_assumptions
+    from kvtier.report.pages import uncertainty as page
+    from kvtier.scenario import Scenario
+
+    # DeepSeek-V3 with a 2,250 TFLOP/s peak: the in-batch ratio moves most with the drawn peak (500 to 989 TFLOP/s,
+    # all below the build's), the memory-bound lone block with the link
+    s = Scenario(
+        load_assumptions(sets={"model": "deepseek-v3", "regen.model": "roofline", "peak_flops": "2250 TFLOP/s"})
+    )
+    fig, caption = page.tornado_chart(s)
+    assert caption.startswith("The accelerator's peak moves the in-batch ratio most (")
+    assert "), the link bandwidth the lone-block ratio (" in caption
+    plt.close(fig)
+
+
+def test_the_histogram_fills_one_regime_and_outlines_the_other_and_its_verb_follows_the_fixed_peak():
+    import matplotlib.pyplot as plt
+
+    from kvtier.report.pages import uncertainty as page
+    from kvtier.scenario import Scenario
+
+    fig, caption = page.uncertainty_histogram(Scenario())
+    for ax in fig.axes[:2]:
+        patches = [p for p in ax.patches if type(p).__name__ == "Polygon" and p.get_label() != "_nolegend_"]
+        fills = {p.get_label().split(":")[0]: p.get_fill() for p in patches if ":" in p.get_label()}
+        # colour is not the only encoding: inside a batch filled, a lone block outlined
+        assert fills == {"inside a batch": True, "as a lone block": False}
+    # the seed: 44.9 % of in-batch draws below 100x with the peak drawn, 19.8 % with it fixed at 500 TFLOP/s,
+    # the lowest of its range: a slower peak, a longer regeneration, fewer ratios below the band
+    assert caption.startswith(
+        "Inside a batch, 44.9 % of draws fall below the chapter's 100×, as a lone block 0.0 %; fixing the peak"
+        " lowers the in-batch share to 19.8 %."
+    )
+    assert page._shift(30.0, 44.9) == "lowers" and page._shift(63.6, 1.4) == "raises"
+    assert page._shift(44.91, 44.88) == "leaves"
+    plt.close(fig)
