@@ -979,59 +979,59 @@ def _interval_ticks(ax: Any, low: float, high: float) -> None:
 
 
 def interval_figure(s: Scenario) -> tuple[Figure, str]:
-    """Each tier's break-even holding interval against recomputation, in dollars and in joules, log axis."""
+    """Each tier's break-even holding interval against recomputation, in dollars (top) and joules (below), log axis.
+
+    Block size is keyed by colour and marker (circle, square), the regime by fill (filled: alone,
+    open: inside a batch), so that colour is never the only key; both panels share the time axis.
+    """
     df = long_table(s)
     small, large = block_sizes(s)
     tiers = list(dict.fromkeys(df["tier"]))
     order = sorted(tiers, key=lambda t: float(df[(df["tier"] == t)]["keep_usd_s"].median()))
-    fig, axes = new_figure(9.5, 6.4)
+    fig, axes = new_figure(4.8, 9.4)
     fig.delaxes(axes)
-    ax_usd = fig.add_subplot(1, 2, 1)
-    ax_j = fig.add_subplot(1, 2, 2, sharey=ax_usd)
+    ax_usd = fig.add_subplot(2, 1, 1)
+    ax_j = fig.add_subplot(2, 1, 2, sharex=ax_usd)
     y = {t: i for i, t in enumerate(order)}
-    styles = {
-        (small, "lone"): (PALETTE[0], "o", "full"),
-        (small, "batch"): (PALETTE[0], "o", "none"),
-        (large, "lone"): (PALETTE[1], "s", "full"),
-        (large, "batch"): (PALETTE[1], "s", "none"),
+    regime_words = {"lone": "alone", "batch": "in a batch"}
+    styles = {  # colour, marker, fill and the row's offset within its tier: equal intervals stay apart
+        (small, "lone"): (PALETTE[0], "o", "full", -0.27),
+        (small, "batch"): (PALETTE[0], "o", "none", -0.09),
+        (large, "lone"): (PALETTE[1], "s", "full", 0.09),
+        (large, "batch"): (PALETTE[1], "s", "none", 0.27),
     }
     values = np.r_[df["keep_usd_s"].to_numpy(), df["keep_J_s"].to_numpy()]
     positive = values[values > 0]
     low, high = float(positive.min()) / 3, float(positive.max()) * 3
-    for ax, col, title in ((ax_usd, "keep_usd_s", "in dollars"), (ax_j, "keep_J_s", "in joules")):
-        for (tokens, regime), (color, marker, fill) in styles.items():
+    for ax, col, title in ((ax_usd, "keep_usd_s", "by the dollar"), (ax_j, "keep_J_s", "by the joule")):
+        for (tokens, regime), (color, marker, fill, offset) in styles.items():
             part = df[(df["block_tokens"] == tokens) & (df["regime"] == regime)]
-            yy = np.array([y[t] for t in part["tier"]]) + (0.15 if tokens == large else -0.15)
+            yy = np.array([y[t] for t in part["tier"]]) + offset
             ax.scatter(
                 np.maximum(part[col].to_numpy(), low),
                 yy,
-                s=36,
+                s=30,
                 marker=marker,
                 facecolors=color if fill == "full" else "white",
                 edgecolors=color,
                 linewidths=1.4,
-                label=f"{tokens}-token block, {REGIMES[regime]}",
+                label=f"{tokens} tokens, {regime_words[regime]}",
                 zorder=3,
             )
         ax.set_xscale("log")
         ax.set_xlim(low, high)
         _interval_ticks(ax, low, high)
+        ax.tick_params(labelbottom=True)
         ax.axvline(300, color="#888888", lw=0.8, ls=":")
         ax.set_title(f"break-even interval {title}", fontsize=10)
+        ax.set_yticks(range(len(order)), order)
+        ax.set_ylim(-0.6, len(order) - 0.4)
         ax.grid(axis="y", visible=False)
-    ax_usd.set_yticks(range(len(order)), order)
-    ax_j.tick_params(labelleft=False)
-    ax_usd.set_xlabel("keep a block while its next use comes sooner (log)")
     ax_j.set_xlabel("keep a block while its next use comes sooner (log)")
     handles, labels = ax_usd.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=2, fontsize=8, bbox_to_anchor=(0.5, 0.985))
+    fig.legend(handles, labels, loc="upper center", ncol=2, bbox_to_anchor=(0.5, 0.995), columnspacing=1.0)
+    fig.subplots_adjust(top=0.9, hspace=0.3, left=0.25, right=0.96)
     n = numbers(s)
-    fig.suptitle(
-        f"A CXL expander pays for a block reused within {n['small_lone_cxl2_x8_keep_usd']} ({small} tokens, lone)",
-        fontsize=11,
-        y=0.9,
-    )
-    fig.subplots_adjust(top=0.80, wspace=0.06, left=0.15, right=0.98)
     records = s.used(
         "cost.accelerator_hour",
         "cost.hbm_share",
@@ -1053,18 +1053,19 @@ def interval_figure(s: Scenario) -> tuple[Figure, str]:
         "regen.mem_bandwidth",
         "regen.mem_efficiency",
     )
+    lone = intervals(s)[(small, "lone")]
+    cxl, hbm = lone.at(CXL_TIER)["keep_usd_s"], lone.at("hbm")["keep_usd_s"]
+    than = "longer than" if cxl > hbm else "shorter than" if cxl < hbm else "as long as"
     lead = (
-        f"Every tier below HBM is worth holding a block for far longer than HBM is: a {small}-token block regenerated"
-        f" alone is worth keeping in a CXL expander for {n['small_lone_cxl2_x8_keep_usd']} by the dollar and"
-        f" {n['small_lone_cxl2_x8_keep_j']} by the joule, in HBM for {n['small_lone_hbm_keep_usd']}."
+        f"By the dollar, a {small}-token block regenerated alone is worth keeping {n['small_lone_cxl2_x8_keep_usd']}"
+        f" in a CXL expander, {than} the {n['small_lone_hbm_keep_usd']} in HBM"
+        f" ({n['small_lone_cxl2_x8_keep_j']} by the joule)."
     )
     return finish(
         fig,
         records,
-        "Each mark is how long a block may wait for its next use before holding it in that tier costs more than"
-        " recomputing it (minus one fetch from the tier), left in dollars, right in joules; filled marks regenerate"
-        f" a lone block, open marks inside a batch; circles are {small}-token blocks, squares {large}-token ones."
-        " The dotted line is five minutes. A block that reaches the left edge is never worth holding there.",
+        "Each mark: the longest wait for a block's next use at which holding it in that tier costs less than"
+        " recomputing it; top by the dollar, bottom by the joule.",
         extra="tier presets: see the cost table (published-spec, derived, assumed)",
         lead=lead,
         drivers=("cost.accelerator_hour", "cost.cxl_gb"),
