@@ -31,7 +31,7 @@ from kvtier.formulas import reuse as workload
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.assumptions import COST_RANGES, SCHEMA, TIER_LATENCY_KEYS
 from kvtier.report import words
-from kvtier.report.figures import PALETTE, finish, new_figure
+from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.report.words import no_duration, nothing_to_cache
 from kvtier.scenario import TORNADO_KEYS, Scenario
 from kvtier.units import format_number, format_time
@@ -697,17 +697,27 @@ def _mix_lead(n: Mapping[str, Any], empty: str | None, still: str | None) -> str
         return f"The trace has nothing to cache ({empty}): no tier holds a block of any model; the mix costs nothing."
     if still:
         return (
-            f"{_cap(still)}, so no tier holds a block for any time and the mix has no cost per hour; over the trace it"
-            f" costs {n['mix_usd']:.3g} USD against {n['mix_recompute_usd']:.3g} USD to recompute every reuse inside a"
-            " batch."
+            f"{_cap(still)}, so the mix has no cost per hour; over the trace it costs {n['mix_usd']:.3g} USD against"
+            f" {n['mix_recompute_usd']:.3g} USD to recompute every reuse inside a batch."
         )
     return (
-        f"With perfect knowledge of each block's next use (the lower bound), the trace keeps"
-        f" {n['mix_total_gib']:,.0f} GiB of {n['mix_model']} KV blocks worth holding on average,"
-        f" {n['mix_main_share_pct']:.0f} % of reuses served from {n['mix_main_tier']}, for"
-        f" {n['mix_usd_per_h']:.3g} USD an hour against {n['mix_recompute_usd_per_h']:.3g} USD to recompute every"
-        " reuse inside a batch."
+        f"Knowing each block's next use, holding {n['mix_model']}'s reusable blocks ({n['mix_total_gib']:,.0f} GiB on"
+        f" average, most in {n['mix_main_tier']}) costs {n['mix_usd_per_h']:.3g} USD an hour,"
+        f" {_times(n['mix_usd_per_h'], n['mix_recompute_usd_per_h'])} recomputing every reuse inside a batch."
     )
+
+
+def _times(a: float, b: float) -> str:
+    """``a`` against ``b`` as a factor in words: '140 times less than', '2.5 times more than', 'as much as'.
+
+    Where either is 0 there is no factor: 'against ``b`` USD an hour for'.
+    """
+    if a == b:
+        return "as much as"
+    if a == 0 or b == 0:
+        return f"against {b:.3g} USD an hour for"  # no factor of nothing
+    factor = max(a, b) / min(a, b)
+    return f"{factor:,.{0 if factor >= 10 else 1}f} times {'less' if a < b else 'more'} than"
 
 
 def _mix_tornado_sentence(n: Mapping[str, Any], empty: str | None, still: str | None) -> str:
@@ -903,31 +913,44 @@ def _bar_label(row: Any) -> str:
         return "nothing to cache: 0 USD/h"
     if math.isnan(row.mix_usd_per_h):
         return "no cost per hour: the trace lasts 0 s"
-    return f"{row.mix_usd_per_h:.3g} USD/h (recomputing: {row.recompute_all_usd_per_h:.3g})"
+    return f"{row.mix_usd_per_h:.3g} USD/h; recomputing: {row.recompute_all_usd_per_h:.3g} USD/h"
+
+
+MIX_STYLE: dict[str, tuple[str, str]] = {
+    "hbm": (PALETTE[5], "xx"),
+    "dram": (PALETTE[0], ""),
+    "cxl": (PALETTE[3], "//"),
+    "nvme": (PALETTE[2], ".."),
+}
+"""Each tier of the mix figure: its colour and its hatch, so that colour is not the only key."""
 
 
 def mix_figure(s: Scenario) -> tuple[Figure, str]:
-    """GiB each tier holds for the trace, per model and ladder, with the mix's cost per hour against recomputing."""
+    """GiB each tier holds for the trace, per model and ladder, with the mix's cost per hour against recomputing.
+
+    One bar per model and ladder, each labelled above with its cost per hour; the tiers are
+    keyed by colour and hatch.
+    """
     df = mix_table(s)
     df = df[df["regime"] == "batch"].reset_index(drop=True)
     n = numbers(s)
-    fig, ax = new_figure(9.0, 5.2)
-    colors = {"hbm": PALETTE[5], "dram": PALETTE[0], "cxl": PALETTE[3], "nvme": PALETTE[2]}
-    labels = [f"{model_label(r.model)}, {r.ladder}" for r in df.itertuples()]
-    y = np.arange(len(df))[::-1]
+    fig, ax = new_figure(4.8, 6.2)
+    labels = [f"{model_label(r.model)}\n{r.ladder}" for r in df.itertuples()]
+    y = np.arange(len(df))[::-1].astype(float)
     left = np.zeros(len(df))
-    for m, color in colors.items():
+    for m, (color, hatch) in MIX_STYLE.items():
         gib = np.nan_to_num(df[f"{m}_GiB"].to_numpy())  # a trace of 0 s holds no GiB on average: no bar
-        ax.barh(y, gib, left=left, color=color, height=0.6, label=MEDIA[m])
+        ax.barh(y, gib, left=left, color=color, hatch=hatch, edgecolor="white", lw=0.5, height=0.5, label=MEDIA[m])
         left += gib
-    for yi, total, r in zip(y, left, df.itertuples(), strict=True):
-        ax.text(total * 1.01 + 1e-9, yi, _bar_label(r), va="center", fontsize=8)
+    for yi, r in zip(y, df.itertuples(), strict=True):
+        ax.text(0, yi + 0.3, _bar_label(r), va="bottom", ha="left", fontsize=MIN_FONT_PT)
     ax.set_yticks(y, labels)
-    ax.set_xlim(0, float(left.max()) * 1.6 or 1.0)  # nothing held: an axis of its own
-    ax.set_xlabel("mean GiB each tier holds for the trace (its own request rate)")
+    ax.set_ylim(-0.5, len(df) - 0.2)
+    ax.set_xlim(0, float(left.max()) * 1.05 or 1.0)  # nothing held: an axis of its own
+    ax.set_xlabel("mean GiB each tier holds for the trace")
     ax.grid(axis="y", visible=False)
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, fontsize=8)
-    fig.subplots_adjust(left=0.33, top=0.86)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.4, 1.0), ncol=2)
+    fig.subplots_adjust(left=0.3, right=0.95, top=0.88)
     records = s.used(
         "workload.trace",
         "workload.block_tokens",
@@ -944,16 +967,12 @@ def mix_figure(s: Scenario) -> tuple[Figure, str]:
         "peak_flops",
         f"mfu.{s.assumptions.value('illustrative.mfu')}",
     )
-    lead = n["mix_lead"]
     return finish(
         fig,
         records,
-        "Each bar is the least-cost mix for one model, the lower bound of any tiering: every reuse of a block in the"
-        " trace is held, with perfect knowledge of its next use, in the tier that serves it most cheaply until then,"
-        " or recomputed; the bar's segments are the mean GiB each tier"
-        " holds (Little's law), with room in host DRAM and with none left (the CXL expander in its place); the label"
-        " is the mix's cost per hour against recomputing every reuse inside a batch.",
-        lead=lead,
+        "Bars: each model's cheapest mix, with room in host DRAM and with none; segments: the mean GiB each tier"
+        " holds; labels: cost per hour.",
+        lead=n["mix_lead"],
         drivers=("cost.dram_gb", "cost.cxl_gb"),
     )
 
