@@ -1092,51 +1092,65 @@ def interval_figure(s: Scenario) -> tuple[Figure, str]:
 
 
 def tornado_figure(s: Scenario) -> tuple[Figure, str]:
-    """The CXL tier's dollar interval as each price moves across its range, widest swing on top."""
+    """The CXL tier's dollar interval as each price moves across its range, widest swing on top.
+
+    The low end of a range is a plain bar, the high end a hatched one, so that colour is not the only key.
+    """
+    from matplotlib.patches import Patch
+
     t = tornado_table(s).iloc[::-1].reset_index(drop=True)
     n = numbers(s)
-    fig, ax = new_figure(8.5, 5.4)
+    fig, ax = new_figure(4.8, 5.2)
     base = float(t["keep_usd_base_h"].iloc[0]) * 3600
+    ends = {"low": (PALETTE[0], ""), "high": (PALETTE[1], "//")}
     for i, row in t.iterrows():
-        lo, hi = float(row["keep_usd_at_low_h"]) * 3600, float(row["keep_usd_at_high_h"]) * 3600
-        ax.barh(i, lo - base, left=base, color=PALETTE[0], height=0.6)
-        ax.barh(i, hi - base, left=base, color=PALETTE[1], height=0.6)
+        for end, (color, hatch) in ends.items():
+            x = float(row[f"keep_usd_at_{end}_h"]) * 3600
+            ax.barh(i, x - base, left=base, color=color, hatch=hatch, edgecolor="white", lw=0.5, height=0.6)
+        if float(row["keep_usd_at_low_h"]) == float(row["keep_usd_at_high_h"]) == base / 3600:
+            ax.annotate(
+                "no effect",
+                (base, i),
+                textcoords="offset points",
+                xytext=(4, 0),
+                va="center",
+                fontsize=MIN_FONT_PT,
+                color="#666666",
+            )
     ax.axvline(base, color="#333333", lw=1.0)
     ax.set_yticks(range(len(t)), list(t["input"]))
     ax.set_xscale("log")
     lows = np.r_[t["keep_usd_at_low_h"], t["keep_usd_at_high_h"]] * 3600
     ax.set_xlim(float(lows.min()) / 1.6, float(lows.max()) * 1.6)
     _interval_ticks(ax, float(lows.min()) / 1.6, float(lows.max()) * 1.6)
-    ax.set_xlabel(f"how long a {s.block_tokens}-token block is worth keeping in a CXL expander (dollars, lone; log)")
-    ax.grid(axis="y", visible=False)
-    from matplotlib.patches import Patch
-
-    ax.legend(
-        [Patch(color=PALETTE[0]), Patch(color=PALETTE[1])],
-        ["input at the low end of its range", "input at the high end of its range"],
-        loc="lower center",
-        bbox_to_anchor=(0.5, 1.0),
-        ncol=2,
-        fontsize=8,
+    ax.set_xlabel(
+        f"how long a {s.block_tokens}-token block regenerated\nalone is worth keeping in a CXL expander,\nby the dollar (log)"
     )
-    fig.subplots_adjust(left=0.3, top=0.88)
+    ax.grid(axis="y", visible=False)
+    ax.legend(
+        [Patch(facecolor=color, hatch=hatch, edgecolor="white") for color, hatch in ends.values()],
+        ["input at its low end", "input at its high end"],
+        loc="lower center",
+        bbox_to_anchor=(0.35, 1.0),
+        ncol=1,
+    )
+    fig.subplots_adjust(left=0.4, right=0.95, top=0.86)
     records = s.used(*(f"{k}{end}" for k in COST_RANGES for end in ("", "_low", "_high")), "energy.power_lone")
     lead = (
-        f"The {n['tornado_top_words']} ({n['tornado_top_key']}) decides how long a block is worth keeping in a CXL"
-        " expander: across its range the"
-        f" interval runs from {n['tornado_top_low']} to {n['tornado_top_high']}, a factor of"
-        f" {n['tornado_top_swing']:.1f}, more than any other input moves it."
+        f"Of all the inputs, {n['tornado_top_key']} moves a block's break-even interval in a CXL expander most: from"
+        f" {n['tornado_top_low']} to {n['tornado_top_high']} across its range, a factor of {n['tornado_top_swing']:.1f}."
     )
-    return finish(
+    fig, caption = finish(
         fig,
         records,
-        "Each bar moves one input to the low (blue) and high (red) end of its range with every other input at its"
-        " value; the vertical line is the interval at the values. The energy inputs move the dollar interval"
-        " only through the energy a tier draws to hold a block; the board power (from the measured lone-block"
-        " power to the datasheet TDP) moves only the joules, listed in the tornado table.",
+        "Each bar moves one input across its range, the others held: plain to its low end, hatched to its high end;"
+        " the line: the interval at the set's values.",
         lead=lead,
         drivers=(n["tornado_top_key"], n["tornado_second_key"]),
     )
+    # the footer leaves room for a one-line axis label; this one has three
+    fig.subplots_adjust(bottom=fig.subplotpars.bottom + 2 * 12 / (fig.get_size_inches()[1] * 72))
+    return fig, caption
 
 
 TABLES = (
