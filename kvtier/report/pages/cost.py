@@ -1124,7 +1124,8 @@ def tornado_figure(s: Scenario) -> tuple[Figure, str]:
     ax.set_xlim(float(lows.min()) / 1.6, float(lows.max()) * 1.6)
     _interval_ticks(ax, float(lows.min()) / 1.6, float(lows.max()) * 1.6)
     ax.set_xlabel(
-        f"how long a {s.block_tokens}-token block regenerated\nalone is worth keeping in a CXL expander,\nby the dollar (log)"
+        f"how long a {s.block_tokens}-token block regenerated\nalone is worth keeping in a CXL expander,"
+        "\nby the dollar (log)"
     )
     ax.grid(axis="y", visible=False)
     ax.legend(
@@ -1137,8 +1138,9 @@ def tornado_figure(s: Scenario) -> tuple[Figure, str]:
     fig.subplots_adjust(left=0.4, right=0.95, top=0.86)
     records = s.used(*(f"{k}{end}" for k in COST_RANGES for end in ("", "_low", "_high")), "energy.power_lone")
     lead = (
-        f"Of all the inputs, {n['tornado_top_key']} moves a block's break-even interval in a CXL expander most: from"
-        f" {n['tornado_top_low']} to {n['tornado_top_high']} across its range, a factor of {n['tornado_top_swing']:.1f}."
+        f"Of all the inputs, {n['tornado_top_key']} moves a block's break-even interval in a CXL expander most:"
+        f" from {n['tornado_top_low']} to {n['tornado_top_high']} across its range, a factor of"
+        f" {n['tornado_top_swing']:.1f}."
     )
     fig, caption = finish(
         fig,

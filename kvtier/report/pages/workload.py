@@ -570,8 +570,8 @@ def lru_curve(s: Scenario) -> tuple[Figure, str]:
     return finish(
         fig,
         records,
-        "Hit ratio against capacity (log axis); dotted: each trace's infinite cache, named with its hit ratio; dots: the"
-        f" capacities for {_targets_words()} of it.",
+        "Hit ratio against capacity (log axis); dotted: each trace's infinite cache, named with its hit ratio;"
+        f" dots: the capacities for {_targets_words()} of it.",
         lead=lead,
         drivers=("workload.trace", "model"),
     )
@@ -647,7 +647,8 @@ def _reuse_lead(s: Scenario, p90_min: dict[str, float]) -> str:
         )
     return (
         f"Nine in ten repeat references in the {name} trace come within {p90_min[name]:.1f} minutes of the block's"
-        f" previous use ({p90_min[other]:.1f} in the {other} trace): a tier keeps blocks for {_wait_words(p90_min[name])}."
+        f" previous use ({p90_min[other]:.1f} in the {other} trace): a tier keeps blocks for"
+        f" {_wait_words(p90_min[name])}."
     )
 
 
