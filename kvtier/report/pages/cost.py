@@ -31,7 +31,7 @@ from kvtier.formulas import reuse as workload
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.assumptions import COST_RANGES, SCHEMA, TIER_LATENCY_KEYS
 from kvtier.report import words
-from kvtier.report.figures import PALETTE, finish, new_figure
+from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.report.words import no_duration, nothing_to_cache
 from kvtier.scenario import TORNADO_KEYS, Scenario
 from kvtier.units import format_number, format_time
@@ -697,17 +697,27 @@ def _mix_lead(n: Mapping[str, Any], empty: str | None, still: str | None) -> str
         return f"The trace has nothing to cache ({empty}): no tier holds a block of any model; the mix costs nothing."
     if still:
         return (
-            f"{_cap(still)}, so no tier holds a block for any time and the mix has no cost per hour; over the trace it"
-            f" costs {n['mix_usd']:.3g} USD against {n['mix_recompute_usd']:.3g} USD to recompute every reuse inside a"
-            " batch."
+            f"{_cap(still)}, so the mix has no cost per hour; over the trace it costs {n['mix_usd']:.3g} USD against"
+            f" {n['mix_recompute_usd']:.3g} USD to recompute every reuse inside a batch."
         )
     return (
-        f"With perfect knowledge of each block's next use (the lower bound), the trace keeps"
-        f" {n['mix_total_gib']:,.0f} GiB of {n['mix_model']} KV blocks worth holding on average,"
-        f" {n['mix_main_share_pct']:.0f} % of reuses served from {n['mix_main_tier']}, for"
-        f" {n['mix_usd_per_h']:.3g} USD an hour against {n['mix_recompute_usd_per_h']:.3g} USD to recompute every"
-        " reuse inside a batch."
+        f"Knowing each block's next use, holding {n['mix_model']}'s reusable blocks ({n['mix_total_gib']:,.0f} GiB on"
+        f" average, most in {n['mix_main_tier']}) costs {n['mix_usd_per_h']:.3g} USD an hour,"
+        f" {_times(n['mix_usd_per_h'], n['mix_recompute_usd_per_h'])} recomputing every reuse inside a batch."
     )
+
+
+def _times(a: float, b: float) -> str:
+    """``a`` against ``b`` as a factor in words: '140 times less than', '2.5 times more than', 'as much as'.
+
+    Where either is 0 there is no factor: 'against ``b`` USD an hour for'.
+    """
+    if a == b:
+        return "as much as"
+    if a == 0 or b == 0:
+        return f"against {b:.3g} USD an hour for"  # no factor of nothing
+    factor = max(a, b) / min(a, b)
+    return f"{factor:,.{0 if factor >= 10 else 1}f} times {'less' if a < b else 'more'} than"
 
 
 def _mix_tornado_sentence(n: Mapping[str, Any], empty: str | None, still: str | None) -> str:
@@ -903,31 +913,44 @@ def _bar_label(row: Any) -> str:
         return "nothing to cache: 0 USD/h"
     if math.isnan(row.mix_usd_per_h):
         return "no cost per hour: the trace lasts 0 s"
-    return f"{row.mix_usd_per_h:.3g} USD/h (recomputing: {row.recompute_all_usd_per_h:.3g})"
+    return f"{row.mix_usd_per_h:.3g} USD/h; recomputing: {row.recompute_all_usd_per_h:.3g} USD/h"
+
+
+MIX_STYLE: dict[str, tuple[str, str]] = {
+    "hbm": (PALETTE[5], "xx"),
+    "dram": (PALETTE[0], ""),
+    "cxl": (PALETTE[3], "//"),
+    "nvme": (PALETTE[2], ".."),
+}
+"""Each tier of the mix figure: its colour and its hatch, so that colour is not the only key."""
 
 
 def mix_figure(s: Scenario) -> tuple[Figure, str]:
-    """GiB each tier holds for the trace, per model and ladder, with the mix's cost per hour against recomputing."""
+    """GiB each tier holds for the trace, per model and ladder, with the mix's cost per hour against recomputing.
+
+    One bar per model and ladder, each labelled above with its cost per hour; the tiers are
+    keyed by colour and hatch.
+    """
     df = mix_table(s)
     df = df[df["regime"] == "batch"].reset_index(drop=True)
     n = numbers(s)
-    fig, ax = new_figure(9.0, 5.2)
-    colors = {"hbm": PALETTE[5], "dram": PALETTE[0], "cxl": PALETTE[3], "nvme": PALETTE[2]}
-    labels = [f"{model_label(r.model)}, {r.ladder}" for r in df.itertuples()]
-    y = np.arange(len(df))[::-1]
+    fig, ax = new_figure(4.8, 6.2)
+    labels = [f"{model_label(r.model)}\n{r.ladder}" for r in df.itertuples()]
+    y = np.arange(len(df))[::-1].astype(float)
     left = np.zeros(len(df))
-    for m, color in colors.items():
+    for m, (color, hatch) in MIX_STYLE.items():
         gib = np.nan_to_num(df[f"{m}_GiB"].to_numpy())  # a trace of 0 s holds no GiB on average: no bar
-        ax.barh(y, gib, left=left, color=color, height=0.6, label=MEDIA[m])
+        ax.barh(y, gib, left=left, color=color, hatch=hatch, edgecolor="white", lw=0.5, height=0.5, label=MEDIA[m])
         left += gib
-    for yi, total, r in zip(y, left, df.itertuples(), strict=True):
-        ax.text(total * 1.01 + 1e-9, yi, _bar_label(r), va="center", fontsize=8)
+    for yi, r in zip(y, df.itertuples(), strict=True):
+        ax.text(0, yi + 0.3, _bar_label(r), va="bottom", ha="left", fontsize=MIN_FONT_PT)
     ax.set_yticks(y, labels)
-    ax.set_xlim(0, float(left.max()) * 1.6 or 1.0)  # nothing held: an axis of its own
-    ax.set_xlabel("mean GiB each tier holds for the trace (its own request rate)")
+    ax.set_ylim(-0.5, len(df) - 0.2)
+    ax.set_xlim(0, float(left.max()) * 1.05 or 1.0)  # nothing held: an axis of its own
+    ax.set_xlabel("mean GiB each tier holds for the trace")
     ax.grid(axis="y", visible=False)
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, fontsize=8)
-    fig.subplots_adjust(left=0.33, top=0.86)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.4, 1.0), ncol=2)
+    fig.subplots_adjust(left=0.3, right=0.95, top=0.88)
     records = s.used(
         "workload.trace",
         "workload.block_tokens",
@@ -944,16 +967,12 @@ def mix_figure(s: Scenario) -> tuple[Figure, str]:
         "peak_flops",
         f"mfu.{s.assumptions.value('illustrative.mfu')}",
     )
-    lead = n["mix_lead"]
     return finish(
         fig,
         records,
-        "Each bar is the least-cost mix for one model, the lower bound of any tiering: every reuse of a block in the"
-        " trace is held, with perfect knowledge of its next use, in the tier that serves it most cheaply until then,"
-        " or recomputed; the bar's segments are the mean GiB each tier"
-        " holds (Little's law), with room in host DRAM and with none left (the CXL expander in its place); the label"
-        " is the mix's cost per hour against recomputing every reuse inside a batch.",
-        lead=lead,
+        "Bars: each model's cheapest mix, with room in host DRAM and with none; segments: the mean GiB each tier"
+        " holds; labels: cost per hour.",
+        lead=n["mix_lead"],
         drivers=("cost.dram_gb", "cost.cxl_gb"),
     )
 
@@ -979,59 +998,59 @@ def _interval_ticks(ax: Any, low: float, high: float) -> None:
 
 
 def interval_figure(s: Scenario) -> tuple[Figure, str]:
-    """Each tier's break-even holding interval against recomputation, in dollars and in joules, log axis."""
+    """Each tier's break-even holding interval against recomputation, in dollars (top) and joules (below), log axis.
+
+    Block size is keyed by colour and marker (circle, square), the regime by fill (filled: alone,
+    open: inside a batch), so that colour is never the only key; both panels share the time axis.
+    """
     df = long_table(s)
     small, large = block_sizes(s)
     tiers = list(dict.fromkeys(df["tier"]))
     order = sorted(tiers, key=lambda t: float(df[(df["tier"] == t)]["keep_usd_s"].median()))
-    fig, axes = new_figure(9.5, 6.4)
+    fig, axes = new_figure(4.8, 9.4)
     fig.delaxes(axes)
-    ax_usd = fig.add_subplot(1, 2, 1)
-    ax_j = fig.add_subplot(1, 2, 2, sharey=ax_usd)
+    ax_usd = fig.add_subplot(2, 1, 1)
+    ax_j = fig.add_subplot(2, 1, 2, sharex=ax_usd)
     y = {t: i for i, t in enumerate(order)}
-    styles = {
-        (small, "lone"): (PALETTE[0], "o", "full"),
-        (small, "batch"): (PALETTE[0], "o", "none"),
-        (large, "lone"): (PALETTE[1], "s", "full"),
-        (large, "batch"): (PALETTE[1], "s", "none"),
+    regime_words = {"lone": "alone", "batch": "in a batch"}
+    styles = {  # colour, marker, fill and the row's offset within its tier: equal intervals stay apart
+        (small, "lone"): (PALETTE[0], "o", "full", -0.27),
+        (small, "batch"): (PALETTE[0], "o", "none", -0.09),
+        (large, "lone"): (PALETTE[1], "s", "full", 0.09),
+        (large, "batch"): (PALETTE[1], "s", "none", 0.27),
     }
     values = np.r_[df["keep_usd_s"].to_numpy(), df["keep_J_s"].to_numpy()]
     positive = values[values > 0]
     low, high = float(positive.min()) / 3, float(positive.max()) * 3
-    for ax, col, title in ((ax_usd, "keep_usd_s", "in dollars"), (ax_j, "keep_J_s", "in joules")):
-        for (tokens, regime), (color, marker, fill) in styles.items():
+    for ax, col, title in ((ax_usd, "keep_usd_s", "by the dollar"), (ax_j, "keep_J_s", "by the joule")):
+        for (tokens, regime), (color, marker, fill, offset) in styles.items():
             part = df[(df["block_tokens"] == tokens) & (df["regime"] == regime)]
-            yy = np.array([y[t] for t in part["tier"]]) + (0.15 if tokens == large else -0.15)
+            yy = np.array([y[t] for t in part["tier"]]) + offset
             ax.scatter(
                 np.maximum(part[col].to_numpy(), low),
                 yy,
-                s=36,
+                s=30,
                 marker=marker,
                 facecolors=color if fill == "full" else "white",
                 edgecolors=color,
                 linewidths=1.4,
-                label=f"{tokens}-token block, {REGIMES[regime]}",
+                label=f"{tokens} tokens, {regime_words[regime]}",
                 zorder=3,
             )
         ax.set_xscale("log")
         ax.set_xlim(low, high)
         _interval_ticks(ax, low, high)
+        ax.tick_params(labelbottom=True)
         ax.axvline(300, color="#888888", lw=0.8, ls=":")
         ax.set_title(f"break-even interval {title}", fontsize=10)
+        ax.set_yticks(range(len(order)), order)
+        ax.set_ylim(-0.6, len(order) - 0.4)
         ax.grid(axis="y", visible=False)
-    ax_usd.set_yticks(range(len(order)), order)
-    ax_j.tick_params(labelleft=False)
-    ax_usd.set_xlabel("keep a block while its next use comes sooner (log)")
     ax_j.set_xlabel("keep a block while its next use comes sooner (log)")
     handles, labels = ax_usd.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=2, fontsize=8, bbox_to_anchor=(0.5, 0.985))
+    fig.legend(handles, labels, loc="upper center", ncol=2, bbox_to_anchor=(0.5, 0.995), columnspacing=1.0)
+    fig.subplots_adjust(top=0.9, hspace=0.3, left=0.25, right=0.96)
     n = numbers(s)
-    fig.suptitle(
-        f"A CXL expander pays for a block reused within {n['small_lone_cxl2_x8_keep_usd']} ({small} tokens, lone)",
-        fontsize=11,
-        y=0.9,
-    )
-    fig.subplots_adjust(top=0.80, wspace=0.06, left=0.15, right=0.98)
     records = s.used(
         "cost.accelerator_hour",
         "cost.hbm_share",
@@ -1053,18 +1072,19 @@ def interval_figure(s: Scenario) -> tuple[Figure, str]:
         "regen.mem_bandwidth",
         "regen.mem_efficiency",
     )
+    lone = intervals(s)[(small, "lone")]
+    cxl, hbm = lone.at(CXL_TIER)["keep_usd_s"], lone.at("hbm")["keep_usd_s"]
+    than = "longer than" if cxl > hbm else "shorter than" if cxl < hbm else "as long as"
     lead = (
-        f"Every tier below HBM is worth holding a block for far longer than HBM is: a {small}-token block regenerated"
-        f" alone is worth keeping in a CXL expander for {n['small_lone_cxl2_x8_keep_usd']} by the dollar and"
-        f" {n['small_lone_cxl2_x8_keep_j']} by the joule, in HBM for {n['small_lone_hbm_keep_usd']}."
+        f"By the dollar, a {small}-token block regenerated alone is worth keeping {n['small_lone_cxl2_x8_keep_usd']}"
+        f" in a CXL expander, {than} the {n['small_lone_hbm_keep_usd']} in HBM"
+        f" ({n['small_lone_cxl2_x8_keep_j']} by the joule)."
     )
     return finish(
         fig,
         records,
-        "Each mark is how long a block may wait for its next use before holding it in that tier costs more than"
-        " recomputing it (minus one fetch from the tier), left in dollars, right in joules; filled marks regenerate"
-        f" a lone block, open marks inside a batch; circles are {small}-token blocks, squares {large}-token ones."
-        " The dotted line is five minutes. A block that reaches the left edge is never worth holding there.",
+        "Each mark: the longest wait for a block's next use at which holding it in that tier costs less than"
+        " recomputing it; top by the dollar, bottom by the joule.",
         extra="tier presets: see the cost table (published-spec, derived, assumed)",
         lead=lead,
         drivers=("cost.accelerator_hour", "cost.cxl_gb"),
@@ -1072,51 +1092,67 @@ def interval_figure(s: Scenario) -> tuple[Figure, str]:
 
 
 def tornado_figure(s: Scenario) -> tuple[Figure, str]:
-    """The CXL tier's dollar interval as each price moves across its range, widest swing on top."""
+    """The CXL tier's dollar interval as each price moves across its range, widest swing on top.
+
+    The low end of a range is a plain bar, the high end a hatched one, so that colour is not the only key.
+    """
+    from matplotlib.patches import Patch
+
     t = tornado_table(s).iloc[::-1].reset_index(drop=True)
     n = numbers(s)
-    fig, ax = new_figure(8.5, 5.4)
+    fig, ax = new_figure(4.8, 5.2)
     base = float(t["keep_usd_base_h"].iloc[0]) * 3600
+    ends = {"low": (PALETTE[0], ""), "high": (PALETTE[1], "//")}
     for i, row in t.iterrows():
-        lo, hi = float(row["keep_usd_at_low_h"]) * 3600, float(row["keep_usd_at_high_h"]) * 3600
-        ax.barh(i, lo - base, left=base, color=PALETTE[0], height=0.6)
-        ax.barh(i, hi - base, left=base, color=PALETTE[1], height=0.6)
+        for end, (color, hatch) in ends.items():
+            x = float(row[f"keep_usd_at_{end}_h"]) * 3600
+            ax.barh(i, x - base, left=base, color=color, hatch=hatch, edgecolor="white", lw=0.5, height=0.6)
+        if float(row["keep_usd_at_low_h"]) == float(row["keep_usd_at_high_h"]) == base / 3600:
+            ax.annotate(
+                "no effect",
+                (base, i),
+                textcoords="offset points",
+                xytext=(4, 0),
+                va="center",
+                fontsize=MIN_FONT_PT,
+                color="#666666",
+            )
     ax.axvline(base, color="#333333", lw=1.0)
     ax.set_yticks(range(len(t)), list(t["input"]))
     ax.set_xscale("log")
     lows = np.r_[t["keep_usd_at_low_h"], t["keep_usd_at_high_h"]] * 3600
     ax.set_xlim(float(lows.min()) / 1.6, float(lows.max()) * 1.6)
     _interval_ticks(ax, float(lows.min()) / 1.6, float(lows.max()) * 1.6)
-    ax.set_xlabel(f"how long a {s.block_tokens}-token block is worth keeping in a CXL expander (dollars, lone; log)")
-    ax.grid(axis="y", visible=False)
-    from matplotlib.patches import Patch
-
-    ax.legend(
-        [Patch(color=PALETTE[0]), Patch(color=PALETTE[1])],
-        ["input at the low end of its range", "input at the high end of its range"],
-        loc="lower center",
-        bbox_to_anchor=(0.5, 1.0),
-        ncol=2,
-        fontsize=8,
+    ax.set_xlabel(
+        f"how long a {s.block_tokens}-token block regenerated\nalone is worth keeping in a CXL expander,"
+        "\nby the dollar (log)"
     )
-    fig.subplots_adjust(left=0.3, top=0.88)
+    ax.grid(axis="y", visible=False)
+    ax.legend(
+        [Patch(facecolor=color, hatch=hatch, edgecolor="white") for color, hatch in ends.values()],
+        ["input at its low end", "input at its high end"],
+        loc="lower center",
+        bbox_to_anchor=(0.35, 1.0),
+        ncol=1,
+    )
+    fig.subplots_adjust(left=0.4, right=0.95, top=0.86)
     records = s.used(*(f"{k}{end}" for k in COST_RANGES for end in ("", "_low", "_high")), "energy.power_lone")
     lead = (
-        f"The {n['tornado_top_words']} ({n['tornado_top_key']}) decides how long a block is worth keeping in a CXL"
-        " expander: across its range the"
-        f" interval runs from {n['tornado_top_low']} to {n['tornado_top_high']}, a factor of"
-        f" {n['tornado_top_swing']:.1f}, more than any other input moves it."
+        f"Of all the inputs, {n['tornado_top_key']} moves a block's break-even interval in a CXL expander most:"
+        f" from {n['tornado_top_low']} to {n['tornado_top_high']} across its range, a factor of"
+        f" {n['tornado_top_swing']:.1f}."
     )
-    return finish(
+    fig, caption = finish(
         fig,
         records,
-        "Each bar moves one input to the low (blue) and high (red) end of its range with every other input at its"
-        " value; the vertical line is the interval at the values. The energy inputs move the dollar interval"
-        " only through the energy a tier draws to hold a block; the board power (from the measured lone-block"
-        " power to the datasheet TDP) moves only the joules, listed in the tornado table.",
+        "Each bar moves one input across its range, the others held: plain to its low end, hatched to its high end;"
+        " the line: the interval at the set's values.",
         lead=lead,
         drivers=(n["tornado_top_key"], n["tornado_second_key"]),
     )
+    # the footer leaves room for a one-line axis label; this one has three
+    fig.subplots_adjust(bottom=fig.subplotpars.bottom + 2 * 12 / (fig.get_size_inches()[1] * 72))
+    return fig, caption
 
 
 TABLES = (

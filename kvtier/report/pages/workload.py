@@ -13,7 +13,7 @@ from kvtier.formulas import roofline
 from kvtier.inputs import traces
 from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
 from kvtier.report import words
-from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
+from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.report.words import no_duration, nothing_to_cache
 from kvtier.scenario import Scenario
 
@@ -497,30 +497,40 @@ def _footer_records(s: Scenario, *keys: str) -> list:
     return s.used("workload.trace", "workload.block_tokens", *keys)
 
 
+def _targets_words() -> str:
+    """The hit targets the LRU figure marks, in words: '50, 80, 90 and 95 %'."""
+    t = [f"{x:g}" for x in workload.TARGETS_PCT]
+    return f"{', '.join(t[:-1])} and {t[-1]} %"
+
+
 def lru_curve(s: Scenario) -> tuple[Figure, str]:
-    """Exact LRU hit ratio against the tier's capacity in TiB, both traces, with the targets marked."""
+    """Exact LRU hit ratio against the tier's capacity in TiB, both traces, with the targets marked.
+
+    The sized trace is a thick solid line, the contrast a thin dashed grey one; each is named
+    on the figure, at its infinite cache's ceiling, so that colour is not the only key.
+    """
     from matplotlib.ticker import LogLocator
 
     name, other = trace_name(s), contrast_name(s)
-    fig, ax = new_figure(7.5, 4.8)
+    fig, ax = new_figure(4.8, 4.4)
     marks: list[tuple[int, float]] = []
-    for trace, color, width in ((name, PALETTE[0], 2.0), (other, PALETTE[6], 1.3)):
+    for trace, color, width, style in ((name, PALETTE[0], 2.2, "-"), (other, PALETTE[6], 1.3, "--")):
         reuse = _reuse(s, trace)
         caps, ratio = reuse.curve("blocks")
         block_bytes = s.kv_bytes_per_token * reuse.trace.block_tokens
         x = np.r_[caps[0], caps] * block_bytes / TIB
         y = np.r_[0.0, ratio] * 100
-        role = "sized" if trace == name else "contrast"
-        ax.step(x, y, where="post", color=color, lw=width, label=f"{trace} trace ({role})")
+        ax.step(x, y, where="post", color=color, lw=width, ls=style)
         inf = float(reuse.hit_ratio()) * 100
         ax.axhline(inf, color=color, lw=0.8, ls=":")
+        role = "sized" if trace == name else "contrast"
         ax.annotate(
-            f"{trace}, infinite cache: {inf:.1f} %",
+            f"{trace} ({role}): {inf:.1f} %",
             (0.01, inf),
             xycoords=("axes fraction", "data"),
             textcoords="offset points",
             xytext=(0, 3),
-            fontsize=9,
+            fontsize=MIN_FONT_PT,
             color=color,
         )
         if trace == name and inf > 0:  # no reuse: no capacity to mark
@@ -538,56 +548,53 @@ def lru_curve(s: Scenario) -> tuple[Figure, str]:
     ax.text(
         0.98,
         0.97,
-        f"{name} trace: nothing to cache\n({empty})"
-        if empty
-        else f"{name} trace: the capacity for this share\nof its infinite cache's hit ratio\n{listing}",
+        f"{name} trace:\nnothing to cache" if empty else f"red dots, {name}:\n{listing}",
         transform=ax.transAxes,
         ha="right",
         va="top",
-        fontsize=9,
+        fontsize=MIN_FONT_PT,
         color=PALETTE[1],
     )
-    ax.set_xlabel(f"tier capacity (TiB of {s.model.name} KV in {s.kv_dtype}, log scale)")
+    ax.set_xlabel(f"tier capacity (TiB of {s.model.name} KV, log)")
     ax.set_ylabel("LRU hit ratio (% of block references)")
-    ax.set_title("Hit ratio of an LRU tier against its size, exact (stack distances)")
-    ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.97))
     records = _footer_records(s, "model", "kv_dtype")
     if empty:
-        lead = (
-            f"The {name} trace has nothing to cache: {empty}, so an LRU tier of any size hits nothing (the {other}"
-            " trace is drawn for contrast)."
-        )
+        lead = f"The {name} trace has nothing to cache ({empty}): an LRU tier of any size hits nothing."
     else:
         first, last = marks[0], marks[-1]
+        grows = f"grows {last[1] / first[1]:.1f} times" if last[1] > first[1] else "stays the same"
         lead = (
-            f"Going from {first[0]} to {last[0]} % of the hit ratio an infinite cache reaches takes the {name}"
-            f" trace's tier from {first[1]:.2f} TiB to {last[1]:.2f} TiB, {last[1] / first[1]:.1f} times the"
-            " capacity: the last points of hit ratio are the dear ones."
+            f"The {name} trace's tier {grows}, from {first[1]:.2f} to {last[1]:.2f} TiB, to go from {first[0]} to"
+            f" {last[0]} % of an infinite cache's hits: the last points are the dear ones."
         )
     return finish(
         fig,
         records,
-        f"Exact LRU hit ratio of block references against the tier's capacity (log axis) for the {name} trace"
-        f" and, for contrast, Mooncake's shipped {other} trace (grey); dotted lines: each trace's infinite cache;"
-        " red dots: the capacities for 50, 80, 90 and 95 % of it.",
+        "Hit ratio against capacity (log axis); dotted: each trace's infinite cache, named with its hit ratio;"
+        f" dots: the capacities for {_targets_words()} of it.",
         lead=lead,
         drivers=("workload.trace", "model"),
     )
 
 
 def reuse_intervals(s: Scenario) -> tuple[Figure, str]:
-    """Distribution of the time between consecutive references to a block, both traces."""
+    """Distribution of the time between consecutive references to a block, both traces.
+
+    The sized trace is a thick solid line, the contrast a thin dashed grey one, both named in the legend.
+    """
+    from matplotlib.ticker import LogLocator
+
     name, other = trace_name(s), contrast_name(s)
-    fig, ax = new_figure(7.5, 4.4)
+    fig, ax = new_figure(4.8, 4.0)
     p90 = {}
-    for trace, color, width in ((name, PALETTE[0], 2.0), (other, PALETTE[6], 1.3)):
+    for trace, color, width, style in ((name, PALETTE[0], 2.2, "-"), (other, PALETTE[6], 1.3, "--")):
         iv = np.sort(_reuse(s, trace).reuse_interval_s) / 60
         if not iv.size:
             continue
         floor = 1e-3 / 60  # the traces' timestamps are whole milliseconds
         y = np.arange(1, iv.size + 1) / iv.size * 100
         role = "sized" if trace == name else "contrast"
-        ax.step(np.maximum(iv, floor), y, where="post", color=color, lw=width, label=f"{trace} ({role})")
+        ax.step(np.maximum(iv, floor), y, where="post", color=color, lw=width, ls=style, label=f"{trace} ({role})")
         p90[trace] = float(np.percentile(iv, 90))
         for q in (50, 90):
             v = float(np.percentile(iv, q))
@@ -598,23 +605,22 @@ def reuse_intervals(s: Scenario) -> tuple[Figure, str]:
                     (max(v, floor), q),
                     textcoords="offset points",
                     xytext=(8, -12),
-                    fontsize=9,
+                    fontsize=MIN_FONT_PT,
                     color=PALETTE[1],
                 )
     ax.set_xscale("log")
     ax.set_xlim(left=1e-2)
     plain_log_ticks(ax.xaxis)
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0,)))  # 1, 2, 5 of each decade would crowd
     ax.set_ylim(0, 100)
-    ax.set_xlabel("reuse interval: time since the block's previous reference (minutes, log scale)")
+    ax.set_xlabel("time since the block's previous use (min, log)")
     ax.set_ylabel("share of repeat references (%)")
-    ax.set_title("How long a block waits between uses")
     ax.legend(loc="upper left")
     return finish(
         fig,
         _footer_records(s),
-        "Cumulative distribution of the time between consecutive references to the same block, for the"
-        f" {name} trace and, for contrast, Mooncake's shipped {other} trace (grey); references within the same"
-        " millisecond are drawn at the left edge.",
+        "Cumulative share of repeat references against the wait since the block's previous use (log axis);"
+        " repeats within the same millisecond sit at the left edge.",
         lead=_reuse_lead(s, p90),
         drivers=("workload.trace",),
     )
@@ -640,10 +646,17 @@ def _reuse_lead(s: Scenario, p90_min: dict[str, float]) -> str:
             f" ({still}), so it cannot say how long a tier must keep a block; {contrast}."
         )
     return (
-        f"Nine in ten repeat references to a block in the {name} trace come within {p90_min[name]:.1f} minutes of the"
-        f" previous one ({p90_min[other]:.1f} minutes in the {other} trace): a tier has to keep a block for minutes,"
-        " not seconds, which is why its size runs to terabytes."
+        f"Nine in ten repeat references in the {name} trace come within {p90_min[name]:.1f} minutes of the block's"
+        f" previous use ({p90_min[other]:.1f} in the {other} trace): a tier keeps blocks for"
+        f" {_wait_words(p90_min[name])}."
     )
+
+
+def _wait_words(minutes: float) -> str:
+    """How long a tier keeps blocks, by the wait (min) that nine in ten repeats stay within."""
+    if minutes < 1:
+        return "seconds, not minutes"
+    return "minutes, not seconds" if minutes < 60 else "hours, not minutes"
 
 
 TABLES = (
