@@ -27,6 +27,7 @@ PROJECT = {
     "test_parameters.py",
     "test_workflow.py",
     "test_prose.py",
+    "test_agreement.py",
 }
 """Tests of the project as a whole: import layers, this layout, adding a page, the README's catalogue,
 the notebooks' generated parameters cells (scripts/parameters.py), the CI workflow, the prose's
