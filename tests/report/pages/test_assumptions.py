@@ -41,7 +41,7 @@ def test_what_was_measured_follows_the_provenance_classes():
     # 85 - 3 = 82 inputs
     assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (85, 3, 2, 2)
     assert n["answer_measured"].startswith(
-        "Of the 76 inputs that enter a calculation, 2 of them measured (the serving trace the tier is sized for;"
+        "Of the 82 inputs that enter a calculation, 2 of them measured (the serving trace the tier is sized for;"
         " accelerator board power while it regenerates a lone block): 2 measured,"
     )
     # the 2 measured reference figures are "another 2", not "the 2 measured figures" after "2 of them measured"
