@@ -346,7 +346,7 @@ LEFTOVERS = {
 """What a template leaves in a page's visible text when a value or a sentence did not fill in as meant."""
 
 
-SAID_ON_PURPOSE = ("Every input, with its provenance: the assumptions page.",)
+SAID_ON_PURPOSE = ("Every input, with its provenance: the assumptions page.", "scroll sideways for more columns →")
 """Sentences a page may print more than once: the link that closes every figure's caption."""
 
 

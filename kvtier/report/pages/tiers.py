@@ -200,7 +200,9 @@ def layout_numbers(s: Scenario, presets: pd.DataFrame | None = None) -> dict[str
                 out[f"{prefix}{tag}_break_even_latency_us_{suffix}"] = float(
                     row[f"{prefix}break_even_latency_tail_us_{suffix}"]
                 )
-                out[f"{prefix}{tag}_break_even_gbps_{suffix}"] = float(row[f"{prefix}break_even_tail_GBps_{suffix}"])
+                gbps = float(row[f"{prefix}break_even_tail_GBps_{suffix}"])
+                # None where no bandwidth breaks even (the transfers' latency alone outlasts regeneration)
+                out[f"{prefix}{tag}_break_even_gbps_{suffix}"] = gbps if np.isfinite(gbps) else None
         out[f"{tag}_sentence"] = _tier_sentence(out, tag, s.layer_chunks)
     out["wins_sentence"] = _wins_sentence(out, len(presets))
     out["break_even_latency_sentence"] = _break_even_latency_sentence(out, "host")
