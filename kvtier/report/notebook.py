@@ -34,6 +34,7 @@ from kvtier.inputs.assumptions import (
 )
 from kvtier.report import pages, preview
 from kvtier.report.figures import SVG_PRINT, apply_style
+from kvtier.report.headers import header, soft_hyphenated
 from kvtier.report.tables import formatted
 from kvtier.scenario import Scenario, seed_scenario
 
@@ -236,8 +237,6 @@ def table_html(df: Any, columns: list[Any]) -> str:
     """
     from html import escape
 
-    from kvtier.report.headers import header, soft_hyphenated
-
     shown = formatted(df[columns])
     names = [str(c) for c in shown.columns]  # a time column shown with per-cell units has lost its unit suffix
     numeric = [_is_numeric(df[c]) for c in columns]
@@ -275,8 +274,6 @@ def show_table(df: Any, name: str) -> Any:
     from html import escape
 
     from IPython.display import HTML
-
-    from kvtier.report.headers import header
 
     table = next((t for t in pages.TABLES if t.name == name), None)
     if table is None:
