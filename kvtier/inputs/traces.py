@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 from kvtier.data import SHIPPED_TRACES, TRACE_DIR
 from kvtier.errors import KvtierError, show
@@ -327,8 +328,37 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+def _fast_object(line: str) -> dict[str, Any] | None:
+    """``line`` parsed by orjson when the result is surely what :func:`json.loads` gives; None otherwise.
+
+    orjson keeps the last of two equal keys, reads an integer past 64 bits as a float and refuses
+    what the standard library reads (NaN, lone surrogates); every line it refuses, every object
+    whose quotes are not exactly its keys' (a duplicate key, a string value, an escaped quote, a
+    nested object) and every length or huge timestamp read as a float is left to the standard
+    library, whose reading and messages are the reference.
+    """
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if type(obj) is not dict or line.count('"') != 2 * len(obj):
+        return None
+    ts = obj.get("timestamp")
+    if type(ts) is float and not abs(ts) < 2.0**63:
+        return None
+    if type(obj.get("input_length")) is float or type(obj.get("output_length")) is float:
+        return None
+    return obj
+
+
 def _json_object(line: str, at: str) -> dict[str, Any]:
     """One trace line parsed: a JSON object with the request's fields, or KvtierError starting with ``at``."""
+    obj = _fast_object(line)
+    if obj is not None:
+        if len(obj) >= len(FIELDS) and all(f in obj for f in FIELDS):
+            return obj
+        missing = [f for f in FIELDS if f not in obj]
+        raise KvtierError(f"{at}: missing field '{missing[0]}' (a request needs {', '.join(FIELDS)})")
     try:
         obj = json.loads(line, object_pairs_hook=_unique_keys)
     except _DuplicateKey as exc:
@@ -377,26 +407,59 @@ def _length(obj: dict[str, Any], field: str, at: str) -> int:
     return int(value)
 
 
+_NOT_INT = object()
+"""What :func:`_id_array` returns for a list that holds something other than integers."""
+
+
+def _id_array(ids: Any, line: str) -> array | object | None:
+    """``ids`` as 64-bit integers; :data:`_NOT_INT` when not a list of integers, None when one does not fit.
+
+    ``array.extend`` refuses floats and strings in C; a bool it would take as 0 or 1, so a line
+    that spells ``true`` or ``false`` anywhere is checked one id at a time.
+    """
+    if not isinstance(ids, list):
+        return _NOT_INT
+    if ("true" in line or "false" in line) and any(isinstance(h, bool) for h in ids):
+        return _NOT_INT
+    out = array("q")
+    try:
+        out.extend(ids)
+    except TypeError:
+        if not any(isinstance(h, float) for h in ids):
+            return _NOT_INT
+        # orjson reads an integer past 64 bits as a float: the standard library says what was written
+        ids = json.loads(line)["hash_ids"]
+        return None if all(isinstance(h, int) and not isinstance(h, bool) for h in ids) else _NOT_INT
+    except OverflowError:
+        return None if all(isinstance(h, int) for h in ids) else _NOT_INT
+    return out
+
+
 def _parse_request(
     line: str, where: str, number: int, block_tokens: int, fmt: TraceFormat = TRACE_FORMATS[DEFAULT_FORMAT]
-) -> tuple[float, int, int, list[int]]:
-    """One line of a trace, validated: ``(timestamp in the format's unit, input tokens, output tokens, hash ids)``."""
+) -> tuple[float, int, int, array | None]:
+    """One line of a trace, validated: ``(timestamp in the format's unit, input tokens, output tokens, hash ids)``.
+
+    The hash ids come as an ``array('q')``, or None when one of them does not fit in 64 bits
+    (the caller says so, after the checks that come first).
+    """
     at = f"{where}: line {number}"
     obj = _json_object(line, at)
     ts = _timestamp(obj["timestamp"], at, fmt)
     n_in, n_out = _length(obj, "input_length", at), _length(obj, "output_length", at)
-    ids = obj["hash_ids"]
-    if not isinstance(ids, list) or not all(isinstance(h, int) and not isinstance(h, bool) for h in ids):
+    raw = obj["hash_ids"]
+    ids = _id_array(raw, line)
+    if ids is _NOT_INT:
         raise KvtierError(f"{at}: 'hash_ids' must be a list of integers")
     expected = -(-n_in // block_tokens)
-    if len(ids) != expected:
-        fits = block_tokens != fmt.block_tokens and len(ids) == -(-n_in // fmt.block_tokens)
+    if len(raw) != expected:
+        fits = block_tokens != fmt.block_tokens and len(raw) == -(-n_in // fmt.block_tokens)
         hint = f"; the {fmt.name} format's {fmt.block_tokens} tokens a block would fit" if fits else ""
         raise KvtierError(
-            f"{at}: 'hash_ids' has {len(ids)} ids but input_length {n_in} at {block_tokens} tokens a block"
+            f"{at}: 'hash_ids' has {len(raw)} ids but input_length {n_in} at {block_tokens} tokens a block"
             f" needs {expected}{hint}"
         )
-    return ts, n_in, n_out, ids
+    return ts, n_in, n_out, ids  # type: ignore[return-value]
 
 
 # ---- collecting requests ----------------------------------------------------------------------------------
@@ -422,21 +485,21 @@ class _Requests:
                 f"{self.where}: line {number}: timestamp {ts:g} {self.fmt.unit} goes backwards"
                 f" (the line before: {self.last:g})"
             )
-        if self.max_refs is not None and len(self.ids) + len(hashes) > self.max_refs:
+        n_ids = -(-n_in // self.block_tokens)
+        if self.max_refs is not None and len(self.ids) + n_ids > self.max_refs:
             raise KvtierError(
                 f"{self.where}: line {number}: more than {self.max_refs:,} block references, the most the in-memory"
                 f" analysis holds (about {BYTES_PER_REF} B each); use --stream"
             )
-        try:
-            self.ids.extend(hashes)
-        except OverflowError:
-            raise KvtierError(f"{self.where}: line {number}: a hash id does not fit in 64 bits") from None
+        if hashes is None:
+            raise KvtierError(f"{self.where}: line {number}: a hash id does not fit in 64 bits")
+        self.ids.extend(hashes)
         self.last = ts
         self.stamps.append(ts)
         self.inputs.append(n_in)
         self.outputs.append(n_out)
-        self.counts.append(len(hashes))
-        return n_in, len(hashes)
+        self.counts.append(n_ids)
+        return n_in, n_ids
 
 
 def _starts(counts: Sequence[int] | np.ndarray) -> np.ndarray:
