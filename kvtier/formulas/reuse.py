@@ -36,6 +36,13 @@ from kvtier.formulas import costs, roofline
 TARGETS_PCT: tuple[int, ...] = (50, 80, 90, 95)
 """Shares of the achievable (infinite-cache) hit ratio whose capacity the report gives (%)."""
 
+HIT_COUNTS: tuple[str, ...] = ("prefix", "per-block")
+"""How a request's hits are counted: ``prefix``, up to its first miss (as a serving engine's prefix cache
+serves them: a block after a miss is recomputed with it), or ``per-block``, every block that is cached."""
+
+DEFAULT_HIT_COUNT = "prefix"
+"""The hit count of the report unless ``workload.hit_count`` says otherwise."""
+
 
 @dataclass(frozen=True)
 class Trace:
@@ -191,6 +198,38 @@ def dense_ids(raw: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
+def hit_distances(distance: np.ndarray, starts: np.ndarray, count: str = DEFAULT_HIT_COUNT) -> np.ndarray:
+    """Per reference, the stack distance that decides whether it is counted a hit (blocks; -1: never).
+
+    A reference counts as a hit of an LRU cache of ``C`` blocks when its hit distance is in
+    ``[0, C)``.  ``per-block``: its own stack distance.  ``prefix``: the largest stack distance
+    of its request's blocks up to and including it, -1 once one of them is a first reference,
+    so that at every capacity a request's hits stop at its first miss.  The two agree wherever
+    no stack distance falls along a prompt (:attr:`Reuse.requests_with_a_distance_that_falls`).
+
+    Parameters
+    ----------
+    distance : ndarray of int
+        Stack distance per reference (blocks, -1 for a first reference), requests one after another.
+    starts : ndarray of int
+        Where each request's references begin, and the total at the end.
+    count : str
+        One of :data:`HIT_COUNTS`.
+    """
+    if count not in HIT_COUNTS:
+        raise ValueError(f"count must be one of {HIT_COUNTS}, got {count!r}")
+    distance = np.asarray(distance, dtype=np.int64)
+    if count == "per-block" or not distance.size:
+        return distance
+    never = int(distance.max()) + 1  # above every distance: a first reference misses at every capacity
+    span = never + 1
+    request = np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(starts))
+    key = np.where(distance < 0, never, distance) + request * span  # keys grow from one request to the next
+    running = np.maximum.accumulate(key) - request * span
+    return np.where(running == never, -1, running)
+
+
+
 def previous_reference(blocks: np.ndarray) -> np.ndarray:
     """For each reference, the index of the previous reference to the same block (-1 for the first).
 
@@ -302,22 +341,36 @@ class Reuse:
     trace: Trace
     prev: np.ndarray
     distance: np.ndarray
+    count: str = DEFAULT_HIT_COUNT
+    """How hits are counted (:data:`HIT_COUNTS`): up to each request's first miss, or every cached block."""
 
     @classmethod
-    def of(cls, trace: Trace) -> Reuse:
-        """Measure ``trace``."""
+    def of(cls, trace: Trace, count: str = DEFAULT_HIT_COUNT) -> Reuse:
+        """Measure ``trace``, counting hits as ``count`` says (:data:`HIT_COUNTS`)."""
+        if count not in HIT_COUNTS:
+            raise ValueError(f"count must be one of {HIT_COUNTS}, got {count!r}")
         prev = previous_reference(trace.blocks)
-        return cls(trace, prev, stack_distances(trace.blocks, prev))
+        return cls(trace, prev, stack_distances(trace.blocks, prev), count)
+
+    @cached_property
+    def hit_distance(self) -> np.ndarray:
+        """Per reference, the distance that decides a hit under :attr:`count` (:func:`hit_distances`; blocks)."""
+        return hit_distances(self.distance, self.trace.starts, self.count)
+
+    def recounted(self, count: str) -> Reuse:
+        """The same measurement with hits counted as ``count`` (no distance is computed again)."""
+        return Reuse(self.trace, self.prev, self.distance, count)
 
     # ---- hit ratios -------------------------------------------------------
     @cached_property
     def _sorted(self) -> dict[str, tuple[np.ndarray, np.ndarray, float]]:
         """Per weighting: hit distances sorted, cumulative hit weight, total weight."""
-        hits = self.distance >= 0
-        order = np.argsort(self.distance[hits], kind="stable")
+        dist = self.hit_distance
+        hits = dist >= 0
+        order = np.argsort(dist[hits], kind="stable")
         out = {}
         for weighting, w in (("blocks", np.ones(self.trace.n_refs)), ("tokens", self.trace.ref_tokens.astype(float))):
-            out[weighting] = (self.distance[hits][order], np.cumsum(w[hits][order]), float(w.sum()))
+            out[weighting] = (dist[hits][order], np.cumsum(w[hits][order]), float(w.sum()))
         return out
 
     def _by(self, weighting: str) -> tuple[np.ndarray, np.ndarray, float]:
@@ -386,12 +439,31 @@ class Reuse:
     # ---- per request ------------------------------------------------------
     def hit_tokens(self, capacity_blocks: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
         """Per request: blocks and prompt tokens that hit an LRU cache of ``capacity_blocks``."""
-        hit = (self.distance >= 0) & (self.distance < capacity_blocks)
+        hit = (self.hit_distance >= 0) & (self.hit_distance < capacity_blocks)
         n = self.trace.n_requests
         req = self.trace.request_of_ref
         blocks = np.bincount(req, weights=hit, minlength=n)
         tokens = np.bincount(req, weights=hit * self.trace.ref_tokens, minlength=n)
         return blocks, tokens
+
+    def over_time(
+        self, capacity_blocks: float, every_requests: int | None = 1000, every_s: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The hit ratio of an LRU cache of ``capacity_blocks`` over the trace, per group of requests.
+
+        Requests are grouped by ``every_requests`` in arrival order, or, when ``every_s`` is
+        given, by windows of that many seconds from the first request.  Hits as :attr:`count`
+        counts them.
+
+        Returns
+        -------
+        start, references, hit_ratio : ndarray
+            Per group: its first request's index (or its window's start, s from the trace's
+            start), its block references, and the share of them that hit (NaN: none).
+        """
+        t = self.trace
+        hit = (self.hit_distance >= 0) & (self.hit_distance < capacity_blocks)
+        return over_time(t.timestamps_s, t.starts, hit, every_requests, every_s)
 
     @cached_property
     def reuse_interval_s(self) -> np.ndarray:
@@ -399,6 +471,65 @@ class Reuse:
         again = self.prev >= 0
         ts = self.trace.timestamps_s[self.trace.request_of_ref]
         return ts[again] - ts[self.prev[again]]
+
+
+def over_time(
+    timestamps_s: np.ndarray,
+    starts: np.ndarray,
+    hit: np.ndarray,
+    every_requests: int | None = 1000,
+    every_s: float | None = None,
+    first: int = 0,
+    t0_s: float | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hit ratio per group of requests: ``every_requests`` in arrival order, or windows of ``every_s`` seconds.
+
+    Parameters
+    ----------
+    timestamps_s : ndarray of float
+        Each request's arrival (s).
+    starts : ndarray of int
+        Where each request's references begin in ``hit``, and the total at the end.
+    hit : ndarray of bool
+        Per reference, whether it hits.
+    every_requests, every_s : int or float, optional
+        The group: a count of requests, or (when given) a window in seconds.
+    first : int
+        The index of the first request here in the whole trace (for chunks of it).
+    t0_s : float, optional
+        The trace's first arrival (s); by default ``timestamps_s[0]``.
+
+    Returns
+    -------
+    start, references, hit_ratio : ndarray
+        Per group that holds a request: its first request's index or its window's start (s
+        from ``t0_s``), its references and its hit ratio (NaN with no references).
+    """
+    n = len(starts) - 1
+    counts = np.diff(starts)
+    if every_s is not None:
+        if not every_s > 0:
+            raise ValueError(f"every_s must be > 0, got {every_s!r}")
+        t0 = float(timestamps_s[0]) if t0_s is None and n else (t0_s or 0.0)
+        group = np.floor((np.asarray(timestamps_s, dtype=float) - t0) / every_s).astype(np.int64)
+    else:
+        if not (every_requests and every_requests > 0):
+            raise ValueError(f"every_requests must be > 0, got {every_requests!r}")
+        group = (first + np.arange(n, dtype=np.int64)) // every_requests
+    refs = np.zeros(0, dtype=np.int64)
+    hits = np.zeros(0, dtype=np.int64)
+    if n:
+        base = int(group.min())
+        refs = np.bincount(group - base, weights=counts).astype(np.int64)
+        per_request = np.bincount(np.repeat(np.arange(n), counts), weights=hit, minlength=n)
+        hits = np.bincount(group - base, weights=per_request).astype(np.int64)
+        keep = np.bincount(group - base) > 0
+        where = np.flatnonzero(keep) + base
+        start = where * every_s if every_s is not None else where * every_requests
+        refs, hits = refs[keep], hits[keep]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return start.astype(float), refs, np.where(refs > 0, hits / np.maximum(refs, 1), np.nan)
+    return np.zeros(0), refs, np.zeros(0)
 
 
 # ---------------------------------------------------------------------------

@@ -49,7 +49,7 @@ import orjson
 
 from kvtier.data import SHIPPED_TRACES, TRACE_DIR
 from kvtier.errors import KvtierError, show
-from kvtier.formulas.reuse import LruHistogram, LruStream, Reuse, Trace, chain_ids, dense_ids
+from kvtier.formulas.reuse import DEFAULT_HIT_COUNT, LruHistogram, LruStream, Reuse, Trace, chain_ids, dense_ids
 
 TRACE_BLOCK_TOKENS = 512
 """Tokens per ``hash_ids`` block in the Mooncake traces (as their authors publish them)."""
@@ -587,12 +587,22 @@ def read_trace(
 
 
 @lru_cache(maxsize=4)
-def _analyse_cached(path: str, size: int, mtime_ns: int, where: str, block_tokens: int, trace_format: str) -> Reuse:
+def _measured(path: str, size: int, mtime_ns: int, where: str, block_tokens: int, trace_format: str) -> Reuse:
     return Reuse.of(_collect(trace_lines(Path(path), where, MAX_TRACE_BYTES), where, block_tokens, trace_format))
 
 
+@lru_cache(maxsize=4)
+def _analyse_cached(
+    path: str, size: int, mtime_ns: int, where: str, block_tokens: int, trace_format: str, count: str
+) -> Reuse:
+    return _measured(path, size, mtime_ns, where, block_tokens, trace_format).recounted(count)
+
+
 def analyse(
-    name: str | os.PathLike[str], block_tokens: int = TRACE_BLOCK_TOKENS, trace_format: str = DEFAULT_FORMAT
+    name: str | os.PathLike[str],
+    block_tokens: int = TRACE_BLOCK_TOKENS,
+    trace_format: str = DEFAULT_FORMAT,
+    count: str = DEFAULT_HIT_COUNT,
 ) -> Reuse:
     """Read, validate and measure a trace (a shipped one by name or a file), cached per file version.
 
@@ -604,13 +614,16 @@ def analyse(
         Prompt tokens per ``hash_ids`` block (tokens).
     trace_format : str
         A :data:`TRACE_FORMATS` name.
+    count : str
+        How hits are counted (:data:`kvtier.formulas.reuse.HIT_COUNTS`): up to each request's first miss, or
+        every cached block.
     """
     where, path = trace_path(name)
     try:
         st = path.stat()
     except (OSError, ValueError):
-        return Reuse.of(read_trace(name, block_tokens, trace_format))  # read_trace names the problem
-    return _analyse_cached(str(path), st.st_size, st.st_mtime_ns, where, block_tokens, trace_format)
+        return Reuse.of(read_trace(name, block_tokens, trace_format), count)  # read_trace names the problem
+    return _analyse_cached(str(path), st.st_size, st.st_mtime_ns, where, block_tokens, trace_format, count)
 
 
 # ---------------------------------------------------------------------------

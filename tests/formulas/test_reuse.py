@@ -218,7 +218,10 @@ def test_stack_distances_on_a_larger_random_trace():
     trace = workload.Trace(
         "t", 1, np.zeros(1), np.array([3000]), np.zeros(1, int), np.array([0, 3000]), np.array(blocks), "mooncake"
     )
-    r = workload.Reuse(trace, workload.previous_reference(trace.blocks), d)
+    # one request of 3,000 blocks: counted per block, as the brute-force LRU counts (up to the first miss, the
+    # request's first block, a cold miss, would end its hits)
+    r = workload.Reuse(trace, workload.previous_reference(trace.blocks), d, "per-block")
+    assert float(workload.Reuse(trace, r.prev, d).hit_ratio(200)) == 0.0
     for capacity in (1, 10, 50, 200):
         assert float(r.hit_ratio(capacity)) == pytest.approx(lru_hits(blocks, capacity) / 3000)
 

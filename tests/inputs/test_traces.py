@@ -159,8 +159,10 @@ def test_the_same_trace_read_as_mooncake_is_1000_times_shorter_and_unchained(qwe
     r = workload.Reuse.of(traces.read_trace(qwen, 16))
     # 6.0 read as milliseconds: 0.006 s
     assert r.trace.duration_s == pytest.approx(0.006)
-    # unchained, block 11 of request 3 "hits" after 99 missed: 9 hits, and one request with a hit after a miss
-    assert float(r.hit_ratio()) == 9 / 16 and r.requests_with_a_hit_after_a_miss == 1
+    # unchained, block 11 of request 3 "hits" after 99 missed: counted per block 9 hits of 16, and one request
+    # with a hit after a miss; counted up to each request's first miss (the default) that hit is not one: 8 of 16
+    assert float(r.recounted("per-block").hit_ratio()) == 9 / 16 and r.requests_with_a_hit_after_a_miss == 1
+    assert r.count == "prefix" and float(r.hit_ratio()) == 8 / 16
 
 
 def test_the_formats_are_the_keys_choices():
