@@ -49,7 +49,16 @@ import orjson
 
 from kvtier.data import SHIPPED_TRACES, TRACE_DIR
 from kvtier.errors import KvtierError, show
-from kvtier.formulas.reuse import DEFAULT_HIT_COUNT, LruHistogram, LruStream, Reuse, Trace, chain_ids, dense_ids
+from kvtier.formulas.reuse import (
+    DEFAULT_HIT_COUNT,
+    LruHistogram,
+    LruStream,
+    RegenCosts,
+    Reuse,
+    Trace,
+    chain_ids,
+    dense_ids,
+)
 
 TRACE_BLOCK_TOKENS = 512
 """Tokens per ``hash_ids`` block in the Mooncake traces (as their authors publish them)."""
@@ -715,30 +724,44 @@ def stream_lru(
     block_tokens: int = TRACE_BLOCK_TOKENS,
     chunk_refs: int = 1 << 20,
     trace_format: str = DEFAULT_FORMAT,
+    *,
+    count: str = DEFAULT_HIT_COUNT,
+    rc: RegenCosts | None = None,
+    sample_rate: float = 1.0,
+    max_blocks: int | None = None,
+    over_time: tuple[float, int | None, float | None] | None = None,
 ) -> LruHistogram:
-    """The exact LRU curve of a trace read line by line, in memory proportional to its distinct blocks.
+    """A trace read line by line and measured in memory proportional to its distinct blocks (:class:`LruStream`).
 
     Validates every line as :func:`read_trace` does, split by the same :func:`split_lines`
     (same one-line errors, same line numbers), with no limit on the file's size.  Works on
     chunks of whole requests of about ``chunk_refs`` references, and at least a quarter as
     many as the distinct blocks seen, so that the per-chunk work on the state (sorting it)
-    stays O(n log n) overall; holds the distinct hashes, each block's last use and the
-    histograms (about 40 B a distinct block), one chunk and one line (at most
-    :data:`MAX_LINE_BYTES`).
+    stays O(n log n) overall; holds what :class:`LruStream` holds, one chunk and one line (at
+    most :data:`MAX_LINE_BYTES`).  With ``rc`` it counts what everything
+    :func:`kvtier.formulas.reuse.report` says needs; ``count``, ``sample_rate``,
+    ``max_blocks`` and ``over_time`` are :class:`LruStream`'s.
     """
     where, path = trace_path(name)
     fmt = format_named(trace_format)
     block_tokens = _block_tokens(block_tokens)
-    stream = LruStream()
+    stream = LruStream(count, rc, sample_rate, max_blocks, over_time)
     n_requests = 0
     req = _Requests(where, block_tokens, fmt)
 
     def flush() -> None:
         starts = _starts(req.counts)
-        if starts[-1]:
+        if len(req.counts):
             raw = np.frombuffer(req.ids, dtype=np.int64).copy()
             ids = raw if fmt.chained else chain_ids(raw, starts)
-            stream.feed(ids, starts, np.frombuffer(req.inputs, dtype=np.int64), block_tokens)
+            stream.feed(
+                ids,
+                starts,
+                np.frombuffer(req.inputs, dtype=np.int64),
+                block_tokens,
+                np.frombuffer(req.outputs, dtype=np.int64),
+                np.frombuffer(req.stamps, dtype=float) / fmt.units_per_s,
+            )
         for column in (req.stamps, req.inputs, req.outputs, req.counts, req.ids):
             del column[:]
 
@@ -750,4 +773,4 @@ def stream_lru(
     flush()
     if not n_requests:
         raise KvtierError(f"{where}: the trace holds no requests")
-    return stream.histogram(where, n_requests, fmt.name)
+    return stream.histogram(where, n_requests, fmt.name, block_tokens)

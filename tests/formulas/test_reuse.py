@@ -665,7 +665,7 @@ def test_lru_stream_fed_whole_requests_in_two_chunks_gives_the_hand_counts(cut):
     # a block, cut after request `cut`; the counts, totals and falls do not depend on where
     ids = [[-1, -2], [-1, -2, 5], [7, 7], [-1, 7], []]
     inputs = [8, 9, 5, 6, 0]
-    stream = workload.LruStream()
+    stream = workload.LruStream("per-block")  # the hand counts are per block (prefix counts: test_traces)
     for part in (slice(0, cut), slice(cut, 5)):
         chunk = ids[part]
         starts = np.r_[0, np.cumsum([len(r) for r in chunk])].astype(np.int64)
