@@ -1186,7 +1186,11 @@ class LruHistogram:
         """Hit ratio of an LRU tier of ``capacity_blocks`` blocks (fraction)."""
         if weighting not in ("blocks", "tokens"):
             raise ValueError(f"weighting must be 'blocks' or 'tokens', got {weighting!r}")
-        return self._upto(weighting, capacity_blocks) / self.total[weighting] if self.total[weighting] else 0.0
+        if not self.total[weighting]:
+            return 0.0
+        ratio = self._upto(weighting, capacity_blocks) / self.total[weighting]
+        # sampled, SHARDS_adj may take a hot block's share below 0 or above 1 at small capacities
+        return min(max(ratio, 0.0), 1.0) if self.sample_rate < 1 else ratio
 
     def capacity_for(self, share: float, weighting: str = "blocks") -> int:
         """Smallest LRU capacity (blocks) reaching ``share`` of the infinite cache's hit ratio."""
@@ -1299,6 +1303,7 @@ class LruStream:
         self.counts = {k: np.zeros(0) for k in keys}
         self.other = np.zeros(0)
         self.total = {"blocks": 0.0, "tokens": 0.0}
+        self.expected = {"blocks": 0.0, "tokens": 0.0}  # sampled: rate x what was read, at each chunk's rate
         self.n_refs = self.n_requests = self.falls = self.after_miss = self.sampled_refs = 0
         self.last_s = np.full(1024, np.nan)
         self.hashes = np.zeros(1024, dtype=np.int64)
@@ -1369,6 +1374,8 @@ class LruStream:
         upto = np.cumsum(tok)
         upto -= np.repeat(np.r_[0.0, upto][starts[:-1]], per)  # prompt tokens through each block
         if self.sampled:
+            self.expected["blocks"] += self.sample_rate * float(ids.size)
+            self.expected["tokens"] += self.sample_rate * float(tok.sum())
             h = block_hash(ids)
             keep = h < self.threshold
             ids, tok, upto, request, h = ids[keep], tok[keep], upto[keep], request[keep], h[keep]
@@ -1463,6 +1470,7 @@ class LruStream:
             self.counts[k] = self.counts[k] * scale
         self.other = self.other * scale
         self.total = {k: v * scale for k, v in self.total.items()}
+        self.expected = {k: v * scale for k, v in self.expected.items()}
 
     def histogram(self, name: str, n_requests: int, trace_format: str, block_tokens: int = 0) -> LruHistogram:
         """The curve so far, labelled: ``name`` and ``trace_format`` as the reader gives them, ``n_requests`` read."""
@@ -1477,13 +1485,24 @@ class LruStream:
             with np.errstate(invalid="ignore", divide="ignore"):
                 series = (at, refs.astype(np.int64), np.where(refs > 0, hits / np.maximum(refs, 1), np.nan))
         rate = self.sample_rate
+        counts, total, other = dict(self.counts), dict(self.total), self.other
+        if self.sampled:
+            # SHARDS_adj (Waldspurger et al., FAST'15, section 4.3): the references a sample holds beyond, or short
+            # of, rate x those read are hits or misses of its hottest blocks; the difference goes to distance 0
+            for key in ("blocks", "tokens"):
+                diff = self.expected[key] - self.total[key]
+                counts[key] = _add(counts[key], np.zeros(1, dtype=np.int64), np.array([diff]))
+                total[key] = self.expected[key]
+            other = _add(
+                other.copy(), np.zeros(1, dtype=np.int64), np.array([self.expected["blocks"] - self.total["blocks"]])
+            )
         return LruHistogram(
             name,
             n_requests,
             self.n_refs,
             round(len(self.dense) / rate) if self.sampled else len(self.dense),
-            dict(self.total),
-            dict(self.counts),
+            total,
+            counts,
             self.falls,
             self.after_miss,
             trace_format,
@@ -1495,7 +1514,65 @@ class LruStream:
             intervals=self.intervals,
             input_tokens=self.inputs,
             output_tokens=self.outputs,
-            other_counts=self.other,
+            other_counts=other,
             over_time=series,
             sampled_refs=self.sampled_refs,
         )
+
+
+def histogram_of(
+    trace: Trace,
+    count: str = DEFAULT_HIT_COUNT,
+    rc: RegenCosts | None = None,
+    sample_rate: float = 1.0,
+    max_blocks: int | None = None,
+    chunk_refs: int = 1 << 20,
+) -> LruHistogram:
+    """A trace already in memory fed to :class:`LruStream` in chunks of whole requests (its ids as the hashed ids).
+
+    For measuring the stream (sampled or not) against :class:`Reuse` on the same trace.
+    """
+    stream = LruStream(count, rc, sample_rate, max_blocks)
+    n = trace.n_requests
+    r = 0
+    while r < n:
+        end = int(np.searchsorted(trace.starts, trace.starts[r] + max(chunk_refs, len(stream) // 4), side="left"))
+        end = min(max(end, r + 1), n)
+        s = trace.starts[r : end + 1]
+        stream.feed(
+            trace.blocks[s[0] : s[-1]],
+            s - s[0],
+            trace.input_tokens[r:end],
+            trace.block_tokens,
+            trace.output_tokens[r:end],
+            trace.timestamps_s[r:end],
+        )
+        r = end
+    return stream.histogram(trace.name, n, trace.trace_format, trace.block_tokens)
+
+
+def curve_error(
+    exact: Reuse | LruHistogram, sampled: Reuse | LruHistogram, points: int = 200, weighting: str = "blocks"
+) -> dict[str, float]:
+    """Mean and largest absolute difference of two LRU curves' hit ratios, over capacities up to the exact one's 100 %.
+
+    The capacities are ``points`` evenly spaced from 1 block to the smallest capacity at which
+    the exact curve reaches its infinite-cache hit ratio (as SHARDS measures a sampled curve:
+    mean absolute error over cache sizes).
+
+    Returns
+    -------
+    dict
+        ``mean_abs`` and ``max_abs`` (fractions of references), ``points``, ``largest_capacity_blocks``.
+    """
+    top = max(exact.capacity_for(1.0, weighting), 1)
+    caps = np.unique(np.linspace(1, top, points).round())
+    a = np.array([float(exact.hit_ratio(c, weighting)) for c in caps])
+    b = np.array([float(sampled.hit_ratio(c, weighting)) for c in caps])
+    err = np.abs(a - b)
+    return {
+        "mean_abs": float(err.mean()),
+        "max_abs": float(err.max()),
+        "points": int(caps.size),
+        "largest_capacity_blocks": float(top),
+    }

@@ -36,6 +36,7 @@ import json
 import math
 import os
 import stat
+import time
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -57,7 +58,9 @@ from kvtier.formulas.reuse import (
     Reuse,
     Trace,
     chain_ids,
+    curve_error,
     dense_ids,
+    histogram_of,
 )
 
 TRACE_BLOCK_TOKENS = 512
@@ -774,3 +777,62 @@ def stream_lru(
     if not n_requests:
         raise KvtierError(f"{where}: the trace holds no requests")
     return stream.histogram(where, n_requests, fmt.name, block_tokens)
+
+
+SAMPLE_RATES = (0.1, 0.01, 0.001)
+"""The sampling rates whose error :func:`sampling_error` measures by default (the SHARDS paper's range)."""
+
+
+def sampling_error(
+    name: str | os.PathLike[str] | Trace,
+    rates: Iterable[float] = SAMPLE_RATES,
+    block_tokens: int = TRACE_BLOCK_TOKENS,
+    trace_format: str = DEFAULT_FORMAT,
+    count: str = DEFAULT_HIT_COUNT,
+    max_blocks: int | None = None,
+) -> list[dict[str, float]]:
+    """The error of the sampled LRU curve against the exact one on a trace, at each sampling rate.
+
+    Parameters
+    ----------
+    name : str, path-like or Trace
+        A shipped trace, a file, or a trace in memory (:func:`generate_trace`'s).
+    rates : iterable of float
+        Sampling rates in (0, 1].
+    max_blocks : int, optional
+        The fixed-size variant's bound on the sampled blocks held.
+
+    Returns
+    -------
+    list of dict
+        One per rate: ``rate`` (the one asked), ``rate_used`` (after the fixed size lowered it),
+        ``sampled_refs``, ``refs``, ``mean_abs`` and ``max_abs`` (:func:`kvtier.formulas.reuse.curve_error`,
+        blocks weighted), ``seconds`` (the sampled pass, reading included) and ``exact_seconds``.
+    """
+
+    def measure(rate: float, bound: int | None) -> tuple[LruHistogram, float]:
+        t0 = time.perf_counter()
+        if isinstance(name, Trace):
+            h = histogram_of(name, count, None, rate, bound)
+        else:
+            h = stream_lru(
+                name, block_tokens, trace_format=trace_format, count=count, sample_rate=rate, max_blocks=bound
+            )
+        return h, time.perf_counter() - t0
+
+    exact, exact_s = measure(1.0, None)
+    rows = []
+    for rate in rates:
+        h, seconds = measure(rate, max_blocks)
+        rows.append(
+            {
+                "rate": float(rate),
+                "rate_used": h.sample_rate,
+                "refs": h.n_refs,
+                "sampled_refs": h.sampled_refs,
+                **{k: v for k, v in curve_error(exact, h).items() if k in ("mean_abs", "max_abs")},
+                "seconds": seconds,
+                "exact_seconds": exact_s,
+            }
+        )
+    return rows
