@@ -42,6 +42,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from itertools import chain, repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -513,6 +515,90 @@ class _Requests:
         self.counts.append(n_ids)
         return n_in, n_ids
 
+    def add_many(self, lines: list[tuple[int, str]]) -> bool:
+        """Append many lines at once when every one is surely valid; False (nothing appended) otherwise.
+
+        The fast path of the reader: each line parsed by orjson, the fields taken and checked as
+        columns (numpy).  Any line that is not plainly a valid request (a parse error, a
+        duplicate key or a string anywhere, a ``true`` or ``false``, a float length, a length or
+        id count that disagrees, a timestamp that goes backwards, too many references) sends the
+        whole batch back to :meth:`add`, line by line, whose messages are the reference.
+        """
+        texts = [text for _, text in lines]
+        try:
+            objs = list(map(orjson.loads, texts))
+        except orjson.JSONDecodeError:
+            return False
+        if set(map(type, objs)) != {dict} or sum(map(str.count, texts, repeat('"'))) != 2 * sum(map(len, objs)):
+            return False  # not all objects, or a quote that is not a key's: a duplicate key, a string value
+        joined = "".join(texts)
+        if "true" in joined or "false" in joined:
+            return False
+        try:
+            stamps = np.array(list(map(_TIMESTAMP, objs)))
+            inputs = np.array(list(map(_INPUT, objs)))
+            outputs = np.array(list(map(_OUTPUT, objs)))
+            ids = list(map(_IDS, objs))
+        except KeyError:
+            return False
+        if stamps.dtype.kind not in "if" or inputs.dtype.kind != "i" or outputs.dtype.kind != "i":
+            return False
+        if set(map(type, ids)) - {list}:
+            return False
+        stamps = stamps.astype(float)
+        if not (np.isfinite(stamps).all() and (np.abs(stamps) < 2.0**63).all()):
+            return False
+        if stamps[0] < self.last or (stamps[1:] < stamps[:-1]).any():
+            return False
+        if (inputs < 0).any() or (inputs > MAX_TOKENS).any() or (outputs < 0).any() or (outputs > MAX_TOKENS).any():
+            return False
+        counts = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        if not (counts == -(-inputs // self.block_tokens)).all():
+            return False
+        if self.max_refs is not None and len(self.ids) + int(counts.sum()) > self.max_refs:
+            return False
+        try:
+            flat = array("q", chain.from_iterable(ids))
+        except (TypeError, OverflowError):
+            return False
+        self.ids.extend(flat)
+        self.stamps.frombytes(stamps.tobytes())
+        self.inputs.frombytes(inputs.astype(np.int64).tobytes())
+        self.outputs.frombytes(outputs.astype(np.int64).tobytes())
+        self.counts.frombytes(counts.tobytes())
+        self.last = float(stamps[-1])
+        return True
+
+    def add_lines(self, lines: list[tuple[int, str]]) -> None:
+        """Append validated lines: :meth:`add_many` when it can, else :meth:`add` line by line."""
+        if not self.add_many(lines):
+            for number, line in lines:
+                self.add(number, line)
+
+
+_TIMESTAMP, _INPUT, _OUTPUT, _IDS = (itemgetter(f) for f in FIELDS)
+
+BATCH_LINES = 2048
+"""Most lines the reader parses and checks at once (:meth:`_Requests.add_many`)."""
+
+BATCH_CHARS = 1 << 20
+"""Most characters of lines the reader holds at once: a batch ends at the line that reaches it, so that its parsed
+ids (about 36 B of Python objects each, at 2 characters or more an id) stay within tens of megabytes."""
+
+
+def _batches(lines: Iterable[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:
+    """``lines`` in lists of at most :data:`BATCH_LINES`, each ending at the line that reaches :data:`BATCH_CHARS`."""
+    batch: list[tuple[int, str]] = []
+    held = 0
+    for item in lines:
+        batch.append(item)
+        held += len(item[1])
+        if len(batch) >= BATCH_LINES or held >= BATCH_CHARS:
+            yield batch
+            batch, held = [], 0
+    if batch:
+        yield batch
+
 
 def _starts(counts: Sequence[int] | np.ndarray) -> np.ndarray:
     """``[0, c0, c0 + c1, ...]``: where each request's references begin, and the total at the end."""
@@ -526,8 +612,8 @@ def _collect(lines: Iterable[tuple[int, str]], where: str, block_tokens: Any, tr
     fmt = format_named(trace_format)
     block_tokens = _block_tokens(block_tokens)
     req = _Requests(where, block_tokens, fmt, MAX_TRACE_REFS)
-    for number, line in lines:
-        req.add(number, line)
+    for batch in _batches(lines):
+        req.add_lines(batch)
     if not req.stamps:
         raise KvtierError(f"{where}: the trace holds no requests")
     starts = _starts(req.counts)
@@ -768,9 +854,9 @@ def stream_lru(
         for column in (req.stamps, req.inputs, req.outputs, req.counts, req.ids):
             del column[:]
 
-    for number, line in trace_lines(path, where):
-        req.add(number, line)
-        n_requests += 1
+    for batch in _batches(trace_lines(path, where)):
+        req.add_lines(batch)
+        n_requests += len(batch)
         if len(req.ids) >= max(chunk_refs, len(stream) // 4):
             flush()
     flush()

@@ -636,3 +636,19 @@ def test_stream_lru_takes_the_largest_block(tmp_path):
     path = write_lines(tmp_path / "huge.jsonl", [row(0, [1, 2, 3, 4], 4 * 2**31)])
     h = traces.stream_lru(path, 2**31)
     assert h.total == {"blocks": 4.0, "tokens": 2.0**33}
+
+
+def test_a_bad_line_past_the_first_batch_is_named_as_line_by_line(tmp_path):
+    # the reader checks lines in batches (orjson, columns); a batch with a bad line is read again line by line,
+    # so the message names the line as before: line 3,001 repeats a key, after 3,000 good lines
+    good = [row(t, [t], 4) for t in range(3000)]
+    path = tmp_path / "batch.jsonl"
+    text = trace_text(good) + '\n{"timestamp": 3000, "input_length": 4, "output_length": 1, "hash_ids": [1],'
+    path.write_text(text + ' "timestamp": 3001}\n')
+    for read in (lambda: traces.read_trace(path, 4), lambda: traces.stream_lru(path, 4)):
+        with pytest.raises(KvtierError) as err:
+            read()
+        assert str(err.value) == f"{path}: line 3001: duplicate key 'timestamp'"
+    # without it, the 3,000 requests read whole: 3,000 references, one a request
+    path.write_text(trace_text(good))
+    assert traces.read_trace(path, 4).n_refs == 3000 and traces.stream_lru(path, 4).n_requests == 3000
