@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-from kvtier.inputs import traces
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.surface("workload")
