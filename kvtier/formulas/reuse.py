@@ -1102,6 +1102,16 @@ def _merge_counted(a: tuple[np.ndarray, np.ndarray], values: np.ndarray) -> tupl
     return allv, np.bincount(inv.reshape(-1), weights=np.concatenate((a[1], c))).astype(np.int64)
 
 
+def _merge_pairs(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Two ``(sorted distinct values, counts)`` merged into one."""
+    if not b[0].size:
+        return a
+    if not a[0].size:
+        return b
+    allv, inv = np.unique(np.concatenate((a[0], b[0])), return_inverse=True)
+    return allv, np.bincount(inv.reshape(-1), weights=np.concatenate((a[1], b[1]))).astype(np.int64)
+
+
 def counted_percentiles(
     values: np.ndarray, counts: np.ndarray, pcts: Sequence[float] = (50, 90, 99)
 ) -> dict[str, float]:
@@ -1313,6 +1323,42 @@ class LruStream:
         self.first_s = self.latest_s = math.nan
         self.series: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
+    def reset_counts(self) -> None:
+        """Forget what was counted, keep the cache's state: what was fed so far becomes a warm-up."""
+        self.counts = {k: np.zeros(0) for k in self.counts}
+        self.other = np.zeros(0)
+        self.total = {"blocks": 0.0, "tokens": 0.0}
+        self.expected = {"blocks": 0.0, "tokens": 0.0}
+        self.n_refs = self.n_requests = self.falls = self.after_miss = self.sampled_refs = 0
+        self.intervals = (np.zeros(0), np.zeros(0, dtype=np.int64))
+        self.inputs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        self.outputs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        self.first_s = self.latest_s = math.nan
+        self.series = []
+
+    def add(self, other: LruStream) -> None:
+        """Add the counts of ``other``, a stream of another part of the trace (a time window): histograms add.
+
+        The distinct blocks become the most either held (a lower bound on the union's).
+        """
+        for k in self.counts:
+            self.counts[k] = _add(self.counts[k], np.arange(other.counts[k].size), other.counts[k])
+        self.other = _add(self.other, np.arange(other.other.size), other.other)
+        for k in self.total:
+            self.total[k] += other.total[k]
+            self.expected[k] += other.expected[k]
+        self.n_refs += other.n_refs
+        self.n_requests += other.n_requests
+        self.falls += other.falls
+        self.after_miss += other.after_miss
+        self.sampled_refs += other.sampled_refs
+        self.intervals = _merge_pairs(self.intervals, other.intervals)
+        self.inputs = _merge_pairs(self.inputs, other.inputs)
+        self.outputs = _merge_pairs(self.outputs, other.outputs)
+        self.first_s = float(np.fmin(self.first_s, other.first_s))
+        self.latest_s = float(np.fmax(self.latest_s, other.latest_s))
+        self.unique_floor = max(getattr(self, "unique_floor", 0), len(self), len(other))
+
     @property
     def sample_rate(self) -> float:
         """The rate in force: the threshold over :data:`SAMPLE_SPACE`."""
@@ -1500,7 +1546,7 @@ class LruStream:
             name,
             n_requests,
             self.n_refs,
-            round(len(self.dense) / rate) if self.sampled else len(self.dense),
+            round(len(self.dense) / rate) if self.sampled else max(len(self.dense), getattr(self, "unique_floor", 0)),
             total,
             counts,
             self.falls,
