@@ -1372,7 +1372,8 @@ class LruStream:
         if top >= self.last_s.size:
             size = max(2 * self.last_s.size, top + 1)
             self.last_s = np.r_[self.last_s, np.full(size - self.last_s.size, np.nan)]
-            self.hashes = np.r_[self.hashes, np.zeros(size - self.hashes.size, dtype=np.int64)]
+            if self.sampled:  # the fixed-size variant needs each held block's hash
+                self.hashes = np.r_[self.hashes, np.zeros(size - self.hashes.size, dtype=np.int64)]
 
     def feed(
         self,
