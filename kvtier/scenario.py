@@ -34,6 +34,20 @@ from kvtier.inputs.assumptions import (
 )
 from kvtier.inputs.models import ModelSpec, dtype_bytes, load_model
 
+PLACEMENT_KEYS: tuple[str, ...] = (
+    *PARALLEL_KEYS,
+    "parallel.activation_dtype",
+    "parallel.hbm_capacity",
+    "context.long",
+    "collective.ib_bandwidth",
+    "collective.ib_latency",
+    "collective.nvlink_bandwidth",
+    "collective.nvlink_latency",
+)
+"""The assumption keys the placement reads: its counts, the collectives' links and the fit check
+(``parallel.hbm_capacity`` against weights and one sequence of ``context.long``).  Every page whose
+fetch or regeneration follows the placement declares them (``POINT_KEYS`` holds them)."""
+
 POINT_KEYS: tuple[str, ...] = (
     "bandwidth.mid",
     "bandwidth.optimistic",
@@ -50,12 +64,7 @@ POINT_KEYS: tuple[str, ...] = (
     "mfu.optimistic",
     "mfu.typical",
     "model",
-    *PARALLEL_KEYS,
-    "parallel.activation_dtype",
-    "collective.nvlink_bandwidth",
-    "collective.nvlink_latency",
-    "collective.ib_bandwidth",
-    "collective.ib_latency",
+    *PLACEMENT_KEYS,
     "param_count",
     "peak_flops",
     "regen.mem_bandwidth",
