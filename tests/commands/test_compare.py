@@ -136,9 +136,7 @@ def test_compare_deepseek_reads_only_the_touched_experts_and_refuses_what_does_n
     assert out["bytes_read"] / 1e9 == pytest.approx(555.1255, rel=1e-6)
     assert out["regen_time_s"] == pytest.approx(555.1255e9 / 3.84e12, rel=1e-6)
     # with the H200's memory given, one accelerator is refused in one line naming the keys
-    proc = run_cli(
-        "compare", "--model", "deepseek-v3", "--accelerator", "h200", "--set", "parallel.hbm_capacity=141GB"
-    )
+    proc = run_cli("compare", "--model", "deepseek-v3", "--accelerator", "h200", "--set", "parallel.hbm_capacity=141GB")
     assert proc.returncode == 2
     assert "'parallel.tp' (1)" in proc.stderr and "'parallel.hbm_capacity' (141.0 GB)" in proc.stderr
     assert "at least 16 accelerators (e.g. --tp 8 --pp 2)" in proc.stderr and len(proc.stderr.splitlines()) == 1
