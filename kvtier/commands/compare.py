@@ -186,7 +186,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if result["regen_model"] == "roofline":
         regen_detail += (
-            f"; roofline: {format_bytes(result['bytes_read'])} read at"
+            f"; roofline: {format_bytes(result['bytes_read'])} read"
+            f"{' by each accelerator' if scenario.placement.accelerators > 1 else ''} at"
             f" {format_quantity(scenario.v('regen.mem_bandwidth'), 'bandwidth')}"
             f" x {format_quantity(scenario.v('regen.mem_efficiency'), 'fraction')},"
             f" batch of {result['batch_tokens']} tokens: {result['bound']}-bound"

@@ -52,7 +52,8 @@ def test_moe_table_deepseek():
 
 def test_min_accelerators_table():
     df = placement.min_accelerators_table(Scenario(), ["llama-3.1-405b", "deepseek-v3"], 141e9).set_index("model")
-    # 405B bf16: 811.7 GB / 8 = 101.5 GB + 128K x 504 KiB/token / 8 ... fits 8; DeepSeek-V3 bf16 needs 16
+    # 405B bf16: 811.7 GB / 8 = 101.46 GB + 131,072 x 516,096 B / 8 = 8.46 GB -> 109.9 GB fits 141 GB
+    # (4 GPUs hold 202.9 GB of weights each: no); DeepSeek-V3 bf16 needs 16 (tp 8, pp 2)
     assert df.loc["llama-3.1-405b", "accelerators"] == 8
     assert (df.loc["deepseek-v3", "accelerators"], df.loc["deepseek-v3", "tp"], df.loc["deepseek-v3", "pp"]) == (
         16,
