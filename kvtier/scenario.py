@@ -182,7 +182,7 @@ class Scenario:
 
     @property
     def fetch_transfers(self) -> int:
-        """Transfers that fetch one block: the ``engine``'s layout, else the set's ``fetch_layout`` (:meth:`transfers`)."""
+        """Transfers that fetch one block: the ``engine``'s layout, else ``fetch_layout``'s (:meth:`transfers`)."""
         engine = self.engine
         if engine is not None:
             return engine.transfers_per_block(self.model.n_layers, self.layer_chunks)

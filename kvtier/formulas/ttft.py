@@ -1,4 +1,4 @@
-"""Time to first token per request of a trace, with and without a KV tier: the prefix it finds, its fetch, the rest's prefill.
+"""Time to first token per request of a trace, with and without a KV tier: prefix found, its fetch, the rest's prefill.
 
 For every request of a trace (:class:`kvtier.formulas.reuse.Trace`, measured by
 :class:`kvtier.formulas.reuse.Reuse`) and an LRU tier of a given capacity:

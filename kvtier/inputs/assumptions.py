@@ -461,7 +461,9 @@ class AssumptionSet(Mapping[str, Assumption]):
         merged = dict(self._records)
         for key, rec in records.items():
             merged[key] = rec if rec.key == key else _adopt(key, rec)
-        return AssumptionSet(name or self.name, self._follow_engine(self._follow_model(merged, set(records)), set(records)))
+        return AssumptionSet(
+            name or self.name, self._follow_engine(self._follow_model(merged, set(records)), set(records))
+        )
 
     def _follow_model(self, records: dict[str, Assumption], changed: set[str]) -> dict[str, Assumption]:
         """A new model brings its own parameter count unless ``param_count`` is also given.

@@ -125,7 +125,9 @@ def parse_engines(data: Any, where: str) -> dict[str, Engine]:
     names = set(engines)
     if names != set(ENGINE_PRESETS):
         missing, unknown = sorted(set(ENGINE_PRESETS) - names), sorted(map(str, names - set(ENGINE_PRESETS)))
-        raise KvtierError(f"{where}: engines must be exactly {', '.join(ENGINE_PRESETS)} (missing {missing}, unknown {unknown})")
+        raise KvtierError(
+            f"{where}: engines must be exactly {', '.join(ENGINE_PRESETS)} (missing {missing}, unknown {unknown})"
+        )
     out = {}
     for name in ENGINE_PRESETS:
         entry = engines[name]
@@ -133,7 +135,9 @@ def parse_engines(data: Any, where: str) -> dict[str, Engine]:
             raise KvtierError(f"{where}: engine {show(name, quote=True)} must be a mapping")
         extra = [k for k in entry if k not in (*_FIELDS, "description")]
         if extra:
-            raise KvtierError(f"{where}: engine {show(name, quote=True)} has unknown field {show(extra[0], quote=True)}")
+            raise KvtierError(
+                f"{where}: engine {show(name, quote=True)} has unknown field {show(extra[0], quote=True)}"
+            )
         missing = [f for f in _FIELDS if f not in entry]
         if missing:
             raise KvtierError(f"{where}: engine {show(name, quote=True)} is missing field '{missing[0]}'")

@@ -16,7 +16,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from kvtier.formulas import tiering, ttft
+from kvtier.data import ENGINE_PRESETS
+from kvtier.formulas import costs, tiering, ttft
 from kvtier.formulas.reuse import TARGETS_PCT
 from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
 from kvtier.scenario import Scenario
@@ -50,7 +51,7 @@ KEYS: tuple[str, ...] = (
 
 
 def fetch_of(s: Scenario, bandwidth_bytes_per_s: float, latency_s: float) -> ttft.Fetch:
-    """A tier's link with the set's block layout: ``block_tokens``, transfers per block and overlap (engine's or set's)."""
+    """A tier's link with the set's layout: ``block_tokens``, transfers per block and overlap (engine's or set's)."""
     return ttft.Fetch(
         bandwidth_bytes_per_s=float(bandwidth_bytes_per_s),
         latency_s=float(latency_s),
@@ -109,4 +110,36 @@ def ttft_rows(s: Scenario, regimes: tuple[str, ...] = ttft.REGIMES) -> list[dict
             fetch = fetch_of(s, bw, lat)
             for share, cap in caps.items():
                 rows.append(_row(regime, name, share, cap, s, ttft.ttft(r, rc, regime, fetch, cap)))
+    return rows
+
+
+def engine_rows(s: Scenario) -> list[dict[str, Any]]:
+    """The serving engines' layouts side by side, for the set's model, with a block's fetch from each LRU medium.
+
+    One row per preset of :data:`kvtier.data.ENGINE_PRESETS`: ``engine``, ``block_tokens``
+    (tokens), ``block_bytes`` (B), ``transfers_per_block``, ``layer_overlap``, and per medium of
+    :data:`kvtier.formulas.tiering.LRU_TIERS` ``fetch_s.TIER`` (one block: transfers x latency +
+    bytes / bandwidth, s) and ``fetch_s_per_token.TIER`` (s, the same per token, to compare blocks
+    of different sizes); ``source.FIELD`` the source of each of the three values.
+    """
+    links = s.tier_links.pick(tiering.LRU_TIERS)
+    rows = []
+    for name in ENGINE_PRESETS:
+        sc = Scenario(s.assumptions.with_values({"engine": name}, source="the serving engines' layouts"))
+        engine = sc.engine
+        assert engine is not None
+        fetch = costs.fetch_time_s(sc.block_bytes, links.bandwidth_bytes_per_s, links.latency_s, sc.fetch_transfers)
+        row: dict[str, Any] = {
+            "engine": name,
+            "block_tokens": sc.block_tokens,
+            "block_bytes": sc.block_bytes,
+            "transfers_per_block": sc.fetch_transfers,
+            "layer_overlap": sc.layer_overlap,
+        }
+        for tier, f in zip(links.names, fetch, strict=True):
+            row[f"fetch_s.{tier}"] = float(f)
+            row[f"fetch_s_per_token.{tier}"] = float(f) / sc.block_tokens
+        for field, rec in engine.records.items():
+            row[f"source.{field}"] = rec.source
+        rows.append(row)
     return rows

@@ -155,7 +155,8 @@ def test_ttft_with_layer_overlap(reuse: Reuse) -> None:
 def test_ttft_lone_and_a_small_tier(reuse: Reuse) -> None:
     t = ttft.ttft(reuse, RC, "lone", FETCH, capacity_blocks=2)
     # r0: max(32, 10) = 32 ms   r1: fetch 12 + max(8, 10.8) = 22.8 ms   r2: 32 ms
-    # r3: 4 tokens (one block) found: fetch 400 B -> 4 ms + 1 block x 2 x 1 ms = 6 ms; rest 4 tokens max(16, 10.4) = 16 ms
+    # r3: 4 tokens (one block) found: fetch 400 B -> 4 ms + 1 block x 2 x 1 ms = 6 ms;
+    #     rest 4 tokens max(16, 10.4) = 16 ms
     assert t.ttft_s == pytest.approx([0.032, 0.0228, 0.032, 0.022])
     # lone, no tier: max(32, 10), max(40, 10), ...: a memory-bound rest saves less than its compute
     assert t.gpu_s_saved == pytest.approx([0.0, 0.040 - 0.0108, 0.0, 0.032 - 0.016])

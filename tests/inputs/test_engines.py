@@ -86,7 +86,9 @@ def test_an_engine_sets_the_block_its_transfers_and_the_overlap(
     assert (s.block_tokens, s.fetch_transfers, s.layer_overlap) == (tokens, transfers, overlap)
     # the block's size follows the engine, with the engine's provenance and source
     rec = s.a("block_tokens")
-    assert rec.provenance == "published-spec" and rec.source == engines.load_engines()[name].records["block_tokens"].source
+    assert (
+        rec.provenance == "published-spec" and rec.source == engines.load_engines()[name].records["block_tokens"].source
+    )
     # the block's bytes follow: Llama-3-70B 320 KiB a token x 256 tokens = 80 MiB for LMCache's chunk
     assert s.block_bytes == tokens * s.kv_bytes_per_token
 

@@ -89,3 +89,23 @@ def test_the_seed_trace_agrees_with_the_workload_pages_recompute_cost() -> None:
 def test_keys_name_everything_the_rows_read() -> None:
     s = Scenario(RestrictedAssumptionSet(load_assumptions(), set(serving.KEYS), "serving"))
     assert len(serving.ttft_rows(s, ("batch",))) == 16
+
+
+def test_the_engines_side_by_side() -> None:
+    rows = {r["engine"]: r for r in serving.engine_rows(Scenario())}
+    assert list(rows) == ["vllm", "sglang", "tensorrt-llm", "lmcache", "lmcache-layerwise", "mooncake"]
+    kv, bw, lat = 327_680, 63e9, 9.049e-6  # Llama-3-70B bf16 per token; PCIe 5.0 x16 net; the host-link latency
+    v = rows["vllm"]
+    # 16 tokens = 5,242,880 B in 160 copies: 160 x 9.049 us + 5,242,880 / 63e9 = 1,447.84 + 83.22 = 1,531.06 us
+    assert (v["block_tokens"], v["block_bytes"], v["transfers_per_block"], v["layer_overlap"]) == (
+        16,
+        16 * kv,
+        160,
+        False,
+    )
+    assert v["fetch_s.pcie5-x16"] == pytest.approx(160 * lat + 16 * kv / bw)
+    # LMCache: 256 tokens = 80 MiB in one copy: 9.049 us + 83,886,080 / 63e9 = 1,331.5 us, 5.2 us a token
+    lm = rows["lmcache"]
+    assert lm["fetch_s.pcie5-x16"] == pytest.approx(lat + 256 * kv / bw)
+    assert lm["fetch_s_per_token.pcie5-x16"] == pytest.approx((lat + 256 * kv / bw) / 256)
+    assert "lmcache/v1/config.py" in lm["source.block_tokens"]
