@@ -26,6 +26,7 @@ TITLE = "the workload"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (
+    "engine",
     "fetch_layout",
     "flops_per_param_token",
     "illustrative.mfu",
