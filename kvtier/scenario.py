@@ -723,6 +723,7 @@ class Scenario:
         return tiering.Block(
             tokens=sc.block_tokens,
             block_bytes=sc.block_bytes,
+            fetch_bytes=sc.fetch_bytes,
             transfers=sc.fetch_transfers,
             regen_s={
                 "lone": float(sc.lone_regen_s(0, "resident", mfu)),
