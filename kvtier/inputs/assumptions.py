@@ -19,8 +19,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kvtier.data import MODEL_PRESETS, SHIPPED_TRACES
+from kvtier.data import ENGINE_PRESETS, MODEL_PRESETS, SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
+from kvtier.inputs import engines
 from kvtier.inputs.provenance import PROVENANCE_CLASSES, Record
 from kvtier.inputs.readers import load_yaml
 from kvtier.units import DTYPE_BYTES, KINDS, Bounds, is_bare_number, parse_quantity
@@ -114,6 +115,15 @@ COST_RANGES = (
     "energy.nvme_w_per_gb",
 )
 """The cost inputs with a range (``KEY_low`` .. ``KEY_high``) for the tornado."""
+COLLECTIVE_RANGES = (
+    "collective.nvlink_bandwidth",
+    "collective.nvlink_latency",
+    "collective.ib_bandwidth",
+    "collective.ib_latency",
+)
+"""The collective-communication inputs with a range (``KEY_low`` .. ``KEY_high``)."""
+PARALLEL_KEYS = ("parallel.tp", "parallel.pp", "parallel.ep", "parallel.gpus_per_link")
+"""The placement's counts: tensor-, pipeline- and expert-parallel sizes and the accelerators sharing a link."""
 MFU_LABELS = ("optimistic", "typical", "conservative")
 LINK_CLASSES: dict[str, tuple[str, ...]] = {
     "hbm": ("hbm",),
@@ -187,6 +197,12 @@ SCHEMA: dict[str, KeySpec] = {
         "choice",
         "how a block lies in the tier: one contiguous transfer, or one per layer chunk as a paged cache",
         choices=LAYOUTS,
+    ),
+    "engine": KeySpec(
+        "choice",
+        "the serving engine whose block layout the fetch follows (kvtier/data/engines.yaml): its tokens per block,"
+        " transfers per block and layer-by-layer overlap; none: block_tokens and fetch_layout as set",
+        choices=(engines.NO_ENGINE, *ENGINE_PRESETS),
     ),
     "tier_latency.hbm": KeySpec(
         "time", "fixed latency of one transfer from the accelerator's own HBM (never fetched from)"
@@ -330,6 +346,54 @@ SCHEMA: dict[str, KeySpec] = {
         "count", "rated endurance of one NVMe drive of the tier, in drive writes per day", low="0.01", high="1000"
     ),
     "nvme.endurance_period": KeySpec("period", "period the NVMe drive's rated drive writes per day hold for"),
+    "parallel.tp": KeySpec(
+        "count",
+        "tensor-parallel size: accelerators each layer's heads and matrices are split over",
+        low="1",
+        high="1024",
+        integer=True,
+    ),
+    "parallel.pp": KeySpec(
+        "count",
+        "pipeline-parallel size: stages the layers are split into, one after another",
+        low="1",
+        high="1024",
+        integer=True,
+    ),
+    "parallel.ep": KeySpec(
+        "count",
+        "expert-parallel size: accelerators the routed experts of an MoE model are spread over",
+        low="1",
+        high="1024",
+        integer=True,
+    ),
+    "parallel.gpus_per_link": KeySpec(
+        "count",
+        "accelerators that share one link to the tier and fetch at once (behind one PCIe switch or NIC)",
+        low="1",
+        high="64",
+        integer=True,
+    ),
+    "parallel.hbm_capacity": KeySpec(
+        "bytes",
+        "memory of each accelerator the placement must fit its weights and one long sequence's KV in"
+        " (null: not checked)",
+        low="1 GB",
+        optional=True,
+    ),
+    "parallel.activation_dtype": KeySpec(
+        "choice", "element type of the activations the collectives move", choices=tuple(DTYPE_BYTES)
+    ),
+    **{
+        f"collective.{name}{end}": KeySpec(kind, f"{what}{tail}")
+        for name, kind, what in (
+            ("nvlink_bandwidth", "bandwidth", "bandwidth of one accelerator's NVLink, per direction"),
+            ("nvlink_latency", "time", "latency of one small NCCL collective (all-reduce, all-to-all) over NVLink"),
+            ("ib_bandwidth", "bandwidth", "bandwidth of one InfiniBand port between nodes, per direction"),
+            ("ib_latency", "time", "latency of one point-to-point hand-off between pipeline stages over InfiniBand"),
+        )
+        for end, tail in (("", ""), ("_low", ": the low end of its range"), ("_high", ": the high end of its range"))
+    },
 }
 """Every key an assumption set may hold, with what it is and the values it takes. Unknown keys are rejected."""
 
@@ -452,7 +516,7 @@ class AssumptionSet(Mapping[str, Assumption]):
             old = records.get(key)
             why = basis or (f"override of the {self.name} set's {old.display}" if old else "override")
             records[key] = make_assumption(key, raw, basis=why, provenance=provenance, source=source, where=source)
-        return AssumptionSet(self.name, self._follow_model(records, set(values)))
+        return AssumptionSet(self.name, self._follow_engine(self._follow_model(records, set(values)), set(values)))
 
     def with_records(self, records: Mapping[str, Record], name: str | None = None) -> AssumptionSet:
         """Return a copy with whole records replaced.
@@ -465,7 +529,9 @@ class AssumptionSet(Mapping[str, Assumption]):
         merged = dict(self._records)
         for key, rec in records.items():
             merged[key] = rec if rec.key == key else _adopt(key, rec)
-        return AssumptionSet(name or self.name, self._follow_model(merged, set(records)))
+        return AssumptionSet(
+            name or self.name, self._follow_engine(self._follow_model(merged, set(records)), set(records))
+        )
 
     def _follow_model(self, records: dict[str, Assumption], changed: set[str]) -> dict[str, Assumption]:
         """A new model brings its own parameter count unless ``param_count`` is also given.
@@ -482,6 +548,30 @@ class AssumptionSet(Mapping[str, Assumption]):
                 source=f"config of {records['model'].value}",
                 where="param_count",
             )
+        return records
+
+    def _follow_engine(self, records: dict[str, Assumption], changed: set[str]) -> dict[str, Assumption]:
+        """A new ``engine`` brings its own block size unless ``block_tokens`` is also given.
+
+        The preset's ``block_tokens`` record (published-spec, the engine's source) becomes the
+        set's; going back to ``none`` restores the seed's block.  A ``block_tokens`` given
+        beside the engine wins (a block of the engine's layout with another size).
+        """
+        if "engine" not in changed or "block_tokens" in changed or records["engine"].value == self["engine"].value:
+            return records
+        preset = engines.engine_named(str(records["engine"].value))
+        if preset is None:
+            records["block_tokens"] = seed()["block_tokens"]
+            return records
+        rec = preset.records["block_tokens"]
+        records["block_tokens"] = make_assumption(
+            "block_tokens",
+            rec.text,
+            basis=f"the {preset.name} engine's block (follows the engine): {rec.basis}",
+            provenance=rec.provenance,
+            source=rec.source,
+            where="block_tokens",
+        )
         return records
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
@@ -733,3 +823,5 @@ def check_consistency(assumptions: AssumptionSet) -> None:
         inside(points[-1], f"uncertainty.{name}_low", "below")
     for key in COST_RANGES:
         ordered((f"{key}_high", key, f"{key}_low"), "a price's range must hold its value: low <= value <= high")
+    for key in COLLECTIVE_RANGES:
+        ordered((f"{key}_high", key, f"{key}_low"), "a range must hold its value: low <= value <= high")

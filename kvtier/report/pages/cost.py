@@ -33,7 +33,7 @@ from kvtier.inputs.assumptions import COST_RANGES, SCHEMA, TIER_LATENCY_KEYS
 from kvtier.report import words
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.report.words import no_duration, nothing_to_cache
-from kvtier.scenario import TORNADO_KEYS, Scenario
+from kvtier.scenario import PLACEMENT_KEYS, TORNADO_KEYS, Scenario
 from kvtier.units import format_number, format_time
 
 if TYPE_CHECKING:
@@ -78,6 +78,7 @@ KEYS: tuple[str, ...] = (
     "energy.nvme_w_per_gb_low",
     "energy.power_batch",
     "energy.power_lone",
+    "engine",
     "fetch_layout",
     "flops_per_param_token",
     "illustrative.mfu",
@@ -99,6 +100,7 @@ KEYS: tuple[str, ...] = (
     "workload.trace",
     "workload.trace_format",
     *TIER_LATENCY_KEYS,
+    *PLACEMENT_KEYS,
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
@@ -1091,6 +1093,21 @@ def interval_figure(s: Scenario) -> tuple[Figure, str]:
     )
 
 
+TORNADO_NAMES: dict[str, str] = {
+    "cost.accelerator_hour": "accelerator price per hour",
+    "cost.hbm_share": "HBM share of that price",
+    "cost.dram_gb": "host DRAM price per GB",
+    "cost.cxl_gb": "CXL expander price per GB",
+    "cost.nvme_gb": "NVMe price per GB",
+    "cost.amortisation": "amortisation period",
+    "cost.energy_kwh": "energy price per kWh",
+    "energy.dram_w_per_gb": "DRAM power per GB",
+    "energy.nvme_w_per_gb": "NVMe power per GB",
+    "energy.power_lone": "board power, lone block",
+}
+"""Each input of the tornado as its tick labels name it (the tables of record keep the keys)."""
+
+
 def tornado_figure(s: Scenario) -> tuple[Figure, str]:
     """The CXL tier's dollar interval as each price moves across its range, widest swing on top.
 
@@ -1118,7 +1135,7 @@ def tornado_figure(s: Scenario) -> tuple[Figure, str]:
                 color="#666666",
             )
     ax.axvline(base, color="#333333", lw=1.0)
-    ax.set_yticks(range(len(t)), list(t["input"]))
+    ax.set_yticks(range(len(t)), [TORNADO_NAMES[key] for key in t["input"]])
     ax.set_xscale("log")
     lows = np.r_[t["keep_usd_at_low_h"], t["keep_usd_at_high_h"]] * 3600
     ax.set_xlim(float(lows.min()) / 1.6, float(lows.max()) * 1.6)
@@ -1138,7 +1155,8 @@ def tornado_figure(s: Scenario) -> tuple[Figure, str]:
     fig.subplots_adjust(left=0.4, right=0.95, top=0.86)
     records = s.used(*(f"{k}{end}" for k in COST_RANGES for end in ("", "_low", "_high")), "energy.power_lone")
     lead = (
-        f"Of all the inputs, {n['tornado_top_key']} moves a block's break-even interval in a CXL expander most:"
+        f"Of all the inputs, the {TORNADO_NAMES[n['tornado_top_key']]} moves a block's break-even interval in a"
+        " CXL expander most:"
         f" from {n['tornado_top_low']} to {n['tornado_top_high']} across its range, a factor of"
         f" {n['tornado_top_swing']:.1f}."
     )
