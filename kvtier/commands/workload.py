@@ -17,7 +17,7 @@ from kvtier.commands.options import add_assumption_options
 from kvtier.data import SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
 from kvtier.formulas import reuse as workload
-from kvtier.inputs import traces
+from kvtier.inputs import distributed, traces
 from kvtier.inputs.assumptions import SCHEMA, load_assumptions, parse_set_options
 from kvtier.report.words import no_duration, nothing_to_cache
 from kvtier.scenario import Scenario
@@ -234,8 +234,6 @@ def _parts(
     s: Scenario, spec: str, rc: workload.RegenCosts, mfu_label: str, max_blocks: int | None, opts: dict[str, Any]
 ) -> dict[str, Any]:
     """The report of the files ``spec`` names, parsed on Dask and replayed (or by windows, with their gap)."""
-    from kvtier.inputs import distributed
-
     bt, fmt = int(s.v("workload.block_tokens")), _format(s)
     count = str(s.assumptions.value("workload.hit_count"))
     names = distributed.files(spec)
