@@ -998,9 +998,9 @@ class DenseIds:
         # new hashes take the next ids in the order the chunk first names them
         ids[new[np.argsort(first[new], kind="stable")]] = len(self) + np.arange(new.size)
         if new.size:
-            keys = np.concatenate((self.keys, uniq[new]))
-            order = np.argsort(keys, kind="stable")
-            self.keys, self.values = keys[order], np.concatenate((self.values, ids[new]))[order]
+            # the new hashes, sorted as np.unique gives them, merged in: O(distinct) a chunk, not a sort of them all
+            at = np.searchsorted(self.keys, uniq[new])
+            self.keys, self.values = np.insert(self.keys, at, uniq[new]), np.insert(self.values, at, ids[new])
         return ids[inverse.reshape(-1)]
 
     def keep(self, kept: np.ndarray) -> None:
@@ -1025,6 +1025,7 @@ class StackDistanceStream:
 
     def __init__(self) -> None:
         self.last = np.full(1024, -1, dtype=np.int64)
+        self.seen = np.empty(0, dtype=np.int64)  # the last uses of the blocks seen, sorted
         self.offset = 0
 
     def keep(self, kept: np.ndarray) -> None:
@@ -1033,6 +1034,7 @@ class StackDistanceStream:
         last = self.last[:n][kept]
         self.last = np.full(max(1024, last.size), -1, dtype=np.int64)
         self.last[: last.size] = last
+        self.seen = np.sort(last[last >= 0])
 
     def feed(self, blocks: np.ndarray, local: np.ndarray | None = None) -> np.ndarray:
         """Stack distances of the next chunk of dense block ids (-1 for a first reference).
@@ -1059,7 +1061,7 @@ class StackDistanceStream:
         cross = np.flatnonzero(first & (prev >= 0))
         if cross.size:
             p = prev[cross]
-            seen = np.sort(self.last[self.last >= 0])
+            seen = self.seen
             above = seen.size - np.searchsorted(seen, p, side="right")
             # first touches in the chunk whose block was last used after p (a new block never is)
             w = np.where(first, a - 1 - prev, a + 1)
@@ -1068,6 +1070,13 @@ class StackDistanceStream:
             out[cross] = above - overlap + touched
         is_last = np.ones(k, dtype=bool)
         is_last[local[~first]] = False
+        # the sorted last uses: those of the blocks the chunk touched leave, the chunk's own (all later) come after
+        gone = prev[first & (prev >= 0)]
+        if gone.size:
+            keep = np.ones(self.seen.size, dtype=bool)
+            keep[np.searchsorted(self.seen, gone)] = False
+            self.seen = self.seen[keep]
+        self.seen = np.concatenate((self.seen, a + np.flatnonzero(is_last)))
         self.last[blocks[is_last]] = a + np.flatnonzero(is_last)
         self.offset += k
         return out
