@@ -221,7 +221,8 @@ def _tp_sentence(n: dict[str, Any]) -> str:
         f" {n['shard_kib_tp1']:,.0f} to {n['shard_kib_big']:,.0f} KiB and a lone block's pass from"
         f" {n['lone_ms_tp1']:.3g} to {n['lone_ms_big']:.3g} ms, of which {n['collectives_ms_big']:.3g} ms"
         f" ({n['collectives_pct_big']:.0f} %) is all-reduce latency that no further split removes. The lone-block"
-        f" ratio {grows} from {format_number(n['lone_ratio_tp1'])}× to {format_number(n['lone_ratio_big'])}×; inside a batch it goes from"
+        f" ratio {grows} from {format_number(n['lone_ratio_tp1'])}× to {format_number(n['lone_ratio_big'])}×;"
+        " inside a batch it goes from"
         f" {format_number(n['batch_ratio_tp1'])}× to {format_number(n['batch_ratio_big'])}×."
     )
 
@@ -230,7 +231,8 @@ def _moe_sentence(n: dict[str, Any]) -> str:
     return (
         f"Regenerated alone, a block of {MOE_MODEL} routes its tokens to about {n['moe_experts_touched']:.3g} distinct"
         " experts per MoE layer under uniform routing, not to every expert, so one accelerator reads between"
-        f" {format_number(n['moe_weights_read_gb_min'])} and {format_number(n['moe_weights_read_gb_max'])} GB of weights across the"
+        f" {format_number(n['moe_weights_read_gb_min'])} and {format_number(n['moe_weights_read_gb_max'])} GB of"
+        " weights across the"
         f" placements below; the lone-block ratio runs from {format_number(n['moe_lone_ratio_min'])}× to"
         f" {format_number(n['moe_lone_ratio_max'])}×."
     )
