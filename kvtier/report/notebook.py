@@ -258,7 +258,7 @@ def table_html(df: Any, columns: list[Any]) -> str:
     return f'<table class="{classes}">\n<thead><tr>{heads}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table>'
 
 
-def show_table(df: Any, name: str) -> Any:
+def show_table(df: Any, name: str, folded: str | None = None) -> Any:
     """An HTML display of the table of record ``name`` (rows of ``df``, its builder's output).
 
     The values to read come first (the table's shown columns, else every column but long
@@ -270,6 +270,9 @@ def show_table(df: Any, name: str) -> Any:
     key columns; a link downloads the CSV of record (``tables/NAME.csv``, which the build
     copies beside the pages).  Numbers show three significant figures
     (:func:`kvtier.report.tables.formatted`); the markup is deterministic.
+
+    ``folded``, when given, folds the whole table (a long reference table the prose has
+    already summed up) into a details block whose summary line it is; the CSV link stays open.
     """
     from html import escape
 
@@ -298,6 +301,9 @@ def show_table(df: Any, name: str) -> Any:
             f'<details class="kvtier-details"><summary>More columns: {escape(", ".join(names))}</summary>'
             f"{box(key + detail)}</details>"
         )
+    if folded is not None:
+        rows = f"{len(df):,} row{'s' if len(df) != 1 else ''}"
+        parts = [f'<details class="kvtier-details"><summary>{escape(folded)} ({rows})</summary>', *parts, "</details>"]
     parts.append(
         f'<p class="kvtier-csv">Table of record: <a href="../tables/{name}.csv" download>{name}.csv</a>'
         " (every row and column, full precision; hover over a header for its column name there).</p>"

@@ -201,3 +201,16 @@ def test_booleans_show_the_words_their_column_means():
 def test_show_table_refuses_a_name_that_is_no_table_of_record():
     with pytest.raises(KvtierError, match="show_table: no table of record named 'tier'"):
         notebook.show_table(pages.tiers.table(seed_scenario()), "tier")
+
+
+def test_a_folded_table_sits_whole_in_a_details_block_that_counts_its_rows():
+    # the models page's table has one row per preset (9 shipped presets): folded, the values and
+    # their "More columns" block both sit inside one outer details block whose summary counts the
+    # 9 rows; the CSV link stays outside it, open to every reader
+    html = notebook.show_table(pages.models.table(seed_scenario()), "models", folded="Every model").data
+    assert html.startswith('<details class="kvtier-details"><summary>Every model (9 rows)</summary>')
+    folded, _, after = html.rpartition("</details>")
+    assert "kvtier-table-box" in folded and 'class="kvtier-csv"' in after
+    assert notebook.show_table(pages.models.table(seed_scenario()), "models").data.startswith(
+        '<div class="kvtier-table-wrap">'
+    )

@@ -434,7 +434,7 @@ def decision_figure(s: Scenario) -> tuple[Figure, str]:
     host = d.tiers.names.index(HOST_TIER)
     latency = float(d.tiers.latency_s[host])
     bw = np.logspace(9, 12.5, 200)
-    fig, ax = new_figure(4.4, 5.0)
+    fig, ax = new_figure(4.4, 6.0)
     big = MIN_FONT_PT + 2
     styles = {"contiguous": "-", "per-layer": "--"}
     colours = {"lone": PALETTE[0], "batch": PALETTE[1]}
@@ -451,10 +451,13 @@ def decision_figure(s: Scenario) -> tuple[Figure, str]:
     ax.axhline(1.0, color="#444444", lw=1.0)
     ax.text(1.1, 1.2, "break-even: 1×", fontsize=big, color="#444444")
     shown = [t for t in (HOST_TIER, "cxl2-x8", "nvme-gen4-x4") if t in d.tiers.names]
-    for t in shown:
-        x = float(d.tiers.bandwidth_bytes_per_s[d.tiers.names.index(t)]) / 1e9
+    marks = [float(d.tiers.bandwidth_bytes_per_s[d.tiers.names.index(t)]) / 1e9 for t in shown]
+    for x in marks:
         ax.axvline(x, color="#8d96a3", lw=0.8, ls=":")
-        ax.text(x * 1.06, 0.97, t, transform=ax.get_xaxis_transform(), fontsize=big, rotation=90, va="top")
+    for x, name in zip(marks, shown, strict=True):  # named above the plot, clear of every line
+        ax.text(
+            x, 1.01, name, transform=ax.get_xaxis_transform(), rotation=90, ha="center", va="bottom", fontsize=big - 1
+        )
     pts = measured_points(s)
     x = measured_bandwidth_bytes_per_s() / 1e9
     for (regime, layout), (lo, hi) in pts.items():
@@ -505,7 +508,8 @@ def decision_figure(s: Scenario) -> tuple[Figure, str]:
     height_pt = fig.get_size_inches()[1] * 72
     footer_top = fig.subplotpars.bottom - 44 / height_pt
     room = 50 / height_pt
-    fig.subplots_adjust(bottom=fig.subplotpars.bottom + room)
+    names_pt = max(map(len, shown), default=0) * 0.62 * (big - 1) + 8  # the tier names above the plot
+    fig.subplots_adjust(bottom=fig.subplotpars.bottom + room, top=1 - names_pt / height_pt)
     fig.legend(
         handles,
         labels,

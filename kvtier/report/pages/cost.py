@@ -1257,6 +1257,21 @@ def interval_figure(s: Scenario) -> tuple[Figure, str]:
     )
 
 
+TORNADO_NAMES: dict[str, str] = {
+    "cost.accelerator_hour": "accelerator price per hour",
+    "cost.hbm_share": "HBM share of that price",
+    "cost.dram_gb": "host DRAM price per GB",
+    "cost.cxl_gb": "CXL expander price per GB",
+    "cost.nvme_gb": "NVMe price per GB",
+    "cost.amortisation": "amortisation period",
+    "cost.energy_kwh": "energy price per kWh",
+    "energy.dram_w_per_gb": "DRAM power per GB",
+    "energy.nvme_w_per_gb": "NVMe power per GB",
+    "energy.power_lone": "board power, lone block",
+}
+"""Each input of the tornado as its tick labels name it (the tables of record keep the keys)."""
+
+
 def tornado_figure(s: Scenario) -> tuple[Figure, str]:
     """The CXL tier's dollar interval as each price moves across its range, widest swing on top.
 
@@ -1284,7 +1299,7 @@ def tornado_figure(s: Scenario) -> tuple[Figure, str]:
                 color="#666666",
             )
     ax.axvline(base, color="#333333", lw=1.0)
-    ax.set_yticks(range(len(t)), list(t["input"]))
+    ax.set_yticks(range(len(t)), [TORNADO_NAMES[key] for key in t["input"]])
     ax.set_xscale("log")
     lows = np.r_[t["keep_usd_at_low_h"], t["keep_usd_at_high_h"]] * 3600
     ax.set_xlim(float(lows.min()) / 1.6, float(lows.max()) * 1.6)
@@ -1304,7 +1319,8 @@ def tornado_figure(s: Scenario) -> tuple[Figure, str]:
     fig.subplots_adjust(left=0.4, right=0.95, top=0.86)
     records = s.used(*(f"{k}{end}" for k in COST_RANGES for end in ("", "_low", "_high")), "energy.power_lone")
     lead = (
-        f"Of all the inputs, {n['tornado_top_key']} moves a block's break-even interval in a CXL expander most:"
+        f"Of all the inputs, the {TORNADO_NAMES[n['tornado_top_key']]} moves a block's break-even interval in a"
+        " CXL expander most:"
         f" from {n['tornado_top_low']} to {n['tornado_top_high']} across its range, a factor of"
         f" {n['tornado_top_swing']:.1f}."
     )

@@ -84,7 +84,7 @@ def table(s: Scenario) -> pd.DataFrame:
         names.append(own)
     rows = []
     for name in names:
-        m = Scenario(s.assumptions.with_values({"model": name, "param_count": None}, source="models table"))
+        m = _scenario_of(s, name)
         total, active = m.model.param_counts()
         fp8 = m.model.kv_bytes_per_token("fp8")
         point = m.illustrative
@@ -113,6 +113,26 @@ def table(s: Scenario) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _scenario_of(s: Scenario, name: str) -> Scenario:
+    """``s`` with model ``name`` and that model's exact parameter count."""
+    return Scenario(s.assumptions.with_values({"model": name, "param_count": None}, source="models table"))
+
+
+def window_cap_tokens(s: Scenario) -> int | None:
+    """The context at which the model's whole cache stops growing (every layer slides), if it stays below its weights.
+
+    Returns
+    -------
+    int or None
+        The sliding window in tokens when every layer attends only to it and the capped cache
+        (KV bytes per token × window) is smaller than the weights, so the crossover is never reached;
+        None otherwise.
+    """
+    m = s.model
+    full = m.sliding_window and m.sliding_layers >= m.n_layers
+    return m.sliding_window if full and s.kv_bytes_per_token * m.sliding_window < s.weight_bytes else None
+
+
 def model_note(s: Scenario) -> str:
     """What a reader must know before trusting a model's capacity row (empty if nothing)."""
     m = s.model
@@ -127,7 +147,7 @@ def model_note(s: Scenario) -> str:
         notes.append(
             f"sliding-window attention: the cache stops growing at {m.sliding_window:,} tokens"
             f" ({capped / GIB:.2f} GiB), so the crossover is never reached"
-            if capped < s.weight_bytes
+            if window_cap_tokens(s)
             else f"sliding-window attention over {m.sliding_window:,} tokens"
         )
     if m.max_positions and s.crossover_tokens > m.max_positions:
@@ -149,9 +169,27 @@ def models_crossover(s: Scenario) -> tuple[Figure, str]:
     fig, ax = new_figure(FIG_WIDTH_IN, 0.62 * len(df) + 2.4)
     # colour, hatch and the row's own words name the attention type: never colour alone
     kinds = {"MHA": (PALETTE[0], "//"), "GQA": (PALETTE[1], ""), "MLA": (PALETTE[3], "..")}
+    capped = False
     for yi, row in df.iterrows():
         color, hatch = kinds.get(row["attention"], (PALETTE[6], "xx"))
-        ax.barh(yi, row["crossover_tokens"], height=0.42, color=color, hatch=hatch, edgecolor="white", lw=0)
+        window = window_cap_tokens(_scenario_of(s, str(row["model"])))
+        # a cache capped by its sliding window never reaches the crossover: the bar beyond the window is pale
+        reached = window or row["crossover_tokens"]
+        ax.barh(yi, reached, height=0.42, color=color, hatch=hatch, edgecolor="white", lw=0)
+        if window:
+            capped = True
+            ax.barh(
+                yi,
+                row["crossover_tokens"] - window,
+                left=window,
+                height=0.42,
+                color=color,
+                alpha=0.3,
+                hatch=hatch,
+                edgecolor="white",
+                lw=0,
+            )
+            ax.plot(window, yi, "D", color="black", markerfacecolor="white", ms=7, mew=1.5, zorder=5)
         ax.annotate(
             f"{row['crossover_tokens']:,.0f}",
             (row["crossover_tokens"], yi),
@@ -185,7 +223,21 @@ def models_crossover(s: Scenario) -> tuple[Figure, str]:
         Patch(facecolor=color, hatch=hatch, edgecolor="white", label=kind) for kind, (color, hatch) in kinds.items()
     ]
     handles.append(Line2D([], [], color="black", marker="|", ls="", ms=12, mew=2.2, label="context limit"))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=4, fontsize=9, handlelength=1.5)
+    if capped:
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color="black",
+                marker="D",
+                markerfacecolor="white",
+                ls="",
+                ms=7,
+                mew=1.5,
+                label="sliding window",
+            )
+        )
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, fontsize=9, handlelength=1.5)
     fig.subplots_adjust(left=0.04, right=0.97)
     records = s.used("kv_dtype", "weight_dtype")
     n = numbers(s)
@@ -202,12 +254,18 @@ def models_crossover(s: Scenario) -> tuple[Figure, str]:
     fig, text = finish(
         fig,
         records,
-        "Bars: the crossover (exact parameter counts from each configuration); ticks: each model's context limit.",
+        "Bars: the crossover (exact parameter counts from each configuration); ticks: each model's context limit"
+        + (
+            "; diamonds: where a sliding window stops the cache growing, so the pale bar beyond is never reached."
+            if capped
+            else "."
+        ),
         extra="parameters and geometry from each published config.json [published-spec]",
         lead=lead,
         drivers=("kv_dtype", "weight_dtype"),
     )
-    fig.subplots_adjust(bottom=fig.subplotpars.bottom + 0.6 / fig.get_size_inches()[1])
+    legend_rows = -(-len(handles) // 3)
+    fig.subplots_adjust(bottom=fig.subplotpars.bottom + (0.35 + 0.25 * legend_rows) / fig.get_size_inches()[1])
     return fig, text
 
 
