@@ -166,6 +166,14 @@ WORDS: dict[str, str] = {
 _END_WORDS = {"at_low": "at the low end", "at_high": "at the high end", "base": "at the base value"}
 
 OVERRIDES: dict[str, str] = {
+    "lru_hit_pct": "LRU hits (%)",
+    "leaf_lru_hit_pct": "leaf-first LRU hits (%)",
+    "s3fifo_hit_pct": "S3-FIFO hits (%)",
+    "min_hit_pct": "Belady's MIN hits (%)",
+    "lru_of_min_pct": "LRU's share of MIN's hits (%)",
+    "per_accelerator_GiB": "capacity per accelerator (GiB)",
+    "hierarchy_hit_blocks_pct": "whole hierarchy's hits (%)",
+    "hierarchy_usd_per_h": "whole hierarchy's cost (USD/h)",
     "compute_bound_batch_tokens": "smallest compute-bound batch (tokens)",
     "batch_tokens": "batch (tokens)",
     "batched_ms": "block inside the batch (ms)",
@@ -328,6 +336,7 @@ BOOL_WORDS: dict[str, tuple[str, str]] = {
     "in_fit": ("in the fit", "left out"),
     "moe": ("mixture of experts", "dense"),
     "illustrative": ("the illustrative point", ""),
+    "decision": ("the decision's capacity", ""),
 }
 """Words for True and False per column (its name without regime, layout and position words)."""
 
