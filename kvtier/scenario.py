@@ -17,7 +17,7 @@ from functools import cache, cached_property
 import numpy as np
 
 from kvtier.formulas import capacity, costs, reuse, roofline, tiering
-from kvtier.inputs import hardware, traces
+from kvtier.inputs import engines, hardware, traces
 from kvtier.inputs.assumptions import (
     BANDWIDTH_LABELS,
     COST_RANGES,
@@ -36,6 +36,7 @@ POINT_KEYS: tuple[str, ...] = (
     "bandwidth.optimistic",
     "bandwidth.pessimistic",
     "block_tokens",
+    "engine",
     "fetch_latency",
     "fetch_layout",
     "flops_per_param_token",
@@ -175,9 +176,23 @@ class Scenario:
         return 1 if layout == "contiguous" else self.layer_chunks
 
     @property
+    def engine(self) -> engines.Engine | None:
+        """The serving engine named by the ``engine`` key (:mod:`kvtier.inputs.engines`); None for ``none``."""
+        return engines.engine_named(str(self.assumptions.value("engine")))
+
+    @property
     def fetch_transfers(self) -> int:
-        """Transfers that fetch one block in the set's ``fetch_layout`` (:meth:`transfers`)."""
+        """Transfers that fetch one block: the ``engine``'s layout, else ``fetch_layout``'s (:meth:`transfers`)."""
+        engine = self.engine
+        if engine is not None:
+            return engine.transfers_per_block(self.model.n_layers, self.layer_chunks)
         return self.transfers(str(self.assumptions.value("fetch_layout")))
+
+    @property
+    def layer_overlap(self) -> bool:
+        """Whether a fetch is loaded layer by layer under the forward pass: the ``engine``'s; False for ``none``."""
+        engine = self.engine
+        return bool(engine is not None and engine.layer_overlap)
 
     @property
     def block_latency_s(self) -> float:

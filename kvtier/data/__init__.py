@@ -25,3 +25,6 @@ SHIPPED_TRACES: dict[str, str] = {
     "synthetic": "synthetic_trace.jsonl",
 }
 """The shipped traces by name (files under :data:`TRACE_DIR`): Mooncake's FAST'25 conversation and synthetic traces."""
+
+ENGINE_PRESETS: tuple[str, ...] = ("vllm", "sglang", "tensorrt-llm", "lmcache", "lmcache-layerwise", "mooncake")
+"""Serving-engine layout presets (``kvtier/data/engines.yaml``), the values of the ``engine`` key besides ``none``."""

@@ -19,8 +19,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kvtier.data import MODEL_PRESETS, SHIPPED_TRACES
+from kvtier.data import ENGINE_PRESETS, MODEL_PRESETS, SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
+from kvtier.inputs import engines
 from kvtier.inputs.provenance import PROVENANCE_CLASSES, Record
 from kvtier.inputs.readers import load_yaml
 from kvtier.units import DTYPE_BYTES, KINDS, Bounds, is_bare_number, parse_quantity
@@ -187,6 +188,12 @@ SCHEMA: dict[str, KeySpec] = {
         "choice",
         "how a block lies in the tier: one contiguous transfer, or one per layer chunk as a paged cache",
         choices=LAYOUTS,
+    ),
+    "engine": KeySpec(
+        "choice",
+        "the serving engine whose block layout the fetch follows (kvtier/data/engines.yaml): its tokens per block,"
+        " transfers per block and layer-by-layer overlap; none: block_tokens and fetch_layout as set",
+        choices=(engines.NO_ENGINE, *ENGINE_PRESETS),
     ),
     "tier_latency.hbm": KeySpec(
         "time", "fixed latency of one transfer from the accelerator's own HBM (never fetched from)"
@@ -441,7 +448,7 @@ class AssumptionSet(Mapping[str, Assumption]):
             old = records.get(key)
             why = basis or (f"override of the {self.name} set's {old.display}" if old else "override")
             records[key] = make_assumption(key, raw, basis=why, provenance=provenance, source=source, where=source)
-        return AssumptionSet(self.name, self._follow_model(records, set(values)))
+        return AssumptionSet(self.name, self._follow_engine(self._follow_model(records, set(values)), set(values)))
 
     def with_records(self, records: Mapping[str, Record], name: str | None = None) -> AssumptionSet:
         """Return a copy with whole records replaced.
@@ -454,7 +461,9 @@ class AssumptionSet(Mapping[str, Assumption]):
         merged = dict(self._records)
         for key, rec in records.items():
             merged[key] = rec if rec.key == key else _adopt(key, rec)
-        return AssumptionSet(name or self.name, self._follow_model(merged, set(records)))
+        return AssumptionSet(
+            name or self.name, self._follow_engine(self._follow_model(merged, set(records)), set(records))
+        )
 
     def _follow_model(self, records: dict[str, Assumption], changed: set[str]) -> dict[str, Assumption]:
         """A new model brings its own parameter count unless ``param_count`` is also given.
@@ -471,6 +480,30 @@ class AssumptionSet(Mapping[str, Assumption]):
                 source=f"config of {records['model'].value}",
                 where="param_count",
             )
+        return records
+
+    def _follow_engine(self, records: dict[str, Assumption], changed: set[str]) -> dict[str, Assumption]:
+        """A new ``engine`` brings its own block size unless ``block_tokens`` is also given.
+
+        The preset's ``block_tokens`` record (published-spec, the engine's source) becomes the
+        set's; going back to ``none`` restores the seed's block.  A ``block_tokens`` given
+        beside the engine wins (a block of the engine's layout with another size).
+        """
+        if "engine" not in changed or "block_tokens" in changed or records["engine"].value == self["engine"].value:
+            return records
+        preset = engines.engine_named(str(records["engine"].value))
+        if preset is None:
+            records["block_tokens"] = seed()["block_tokens"]
+            return records
+        rec = preset.records["block_tokens"]
+        records["block_tokens"] = make_assumption(
+            "block_tokens",
+            rec.text,
+            basis=f"the {preset.name} engine's block (follows the engine): {rec.basis}",
+            provenance=rec.provenance,
+            source=rec.source,
+            where="block_tokens",
+        )
         return records
 
     def to_dict(self) -> dict[str, dict[str, Any]]:

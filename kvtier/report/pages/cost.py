@@ -80,6 +80,7 @@ KEYS: tuple[str, ...] = (
     "energy.nvme_w_per_gb_low",
     "energy.power_batch",
     "energy.power_lone",
+    "engine",
     "fetch_layout",
     "flops_per_param_token",
     "illustrative.mfu",

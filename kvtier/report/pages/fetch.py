@@ -31,6 +31,7 @@ KEYS: tuple[str, ...] = (
     "bandwidth.pessimistic",
     "block_tokens",
     "fetch_latency",
+    "engine",
     "fetch_layout",
     "kv_dtype",
     "model",

@@ -27,6 +27,7 @@ KEYS: tuple[str, ...] = (
     "bandwidth.pessimistic",
     "block_tokens",
     "fetch_latency",
+    "engine",
     "fetch_layout",
     "flops_per_param_token",
     "illustrative.bandwidth",

@@ -28,6 +28,7 @@ TITLE = "the workload"
 
 KEYS: tuple[str, ...] = (
     "decision.hit_target",
+    "engine",
     "fetch_layout",
     "flops_per_param_token",
     "illustrative.mfu",

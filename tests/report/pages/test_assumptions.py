@@ -33,15 +33,15 @@ def test_what_was_measured_follows_the_provenance_classes():
 
     s = Scenario()
     n = assumptions.numbers(s)
-    # 85 records (the cost page's LRU tier added three nvme.* keys to the 76, the tier ladder five tier_latency.*
-    # keys, the decision decision.hit_target); the 3 reference.* figures (DGX Spark
+    # 86 records (the cost page's LRU tier added three nvme.* keys to the 76, the tier ladder five tier_latency.*
+    # keys, the decision decision.hit_target, the serving engine's layout engine); the 3 reference.* figures (DGX Spark
     # HBM, H200 host link, H200 16-token pass energy) enter no calculation, 2 of them measured (the host link's
     # 55.3 GB/s is derived: 1 GiB over a measured copy's time); the serving trace of the workload page
     # (workload.trace) and the cost page's lone-block board power (energy.power_lone) are measured and enter one:
-    # 85 - 3 = 82 inputs
-    assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (85, 3, 2, 2)
+    # 86 - 3 = 83 inputs
+    assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (86, 3, 2, 2)
     assert n["answer_measured"].startswith(
-        "Of the 82 inputs that enter a calculation, 2 of them measured (the serving trace the tier is sized for;"
+        "Of the 83 inputs that enter a calculation, 2 of them measured (the serving trace the tier is sized for;"
         " accelerator board power while it regenerates a lone block): 2 measured,"
     )
     # the 2 measured reference figures are "another 2", not "the 2 measured figures" after "2 of them measured"

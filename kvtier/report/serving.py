@@ -1,0 +1,145 @@
+"""Time to first token on the build's trace, with no tier and with an LRU tier of each size in each medium.
+
+The data a page shows as the TTFT distribution serving teams cite when they decide on KV
+offloading: for the workload trace (``workload.trace``) and the build's deployment, one row
+per regime and tier: no tier (every prompt prefilled whole), then each medium of
+:data:`kvtier.formulas.tiering.LRU_TIERS` (host DRAM over PCIe, a CXL expander, NVMe) sized
+for each share of the trace's achievable hits (:data:`SHARES`, with ``decision.hit_target``,
+the size :meth:`kvtier.deployment.Deployment.plan` buys).  The arithmetic is
+:mod:`kvtier.formulas.ttft`; the block, its transfers and whether the fetch overlaps the
+prefill layer by layer follow the set's ``engine`` (:attr:`kvtier.scenario.Scenario.fetch_transfers`,
+:attr:`~kvtier.scenario.Scenario.layer_overlap`).  Numbers only, SI units.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from kvtier.data import ENGINE_PRESETS
+from kvtier.formulas import costs, tiering, ttft
+from kvtier.formulas.reuse import TARGETS_PCT
+from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
+from kvtier.scenario import Scenario
+
+SHARES: tuple[float, ...] = (*(p / 100 for p in TARGETS_PCT), 1.0)
+"""Shares of the trace's achievable hits the tiers are sized for (with ``decision.hit_target``)."""
+
+KEYS: tuple[str, ...] = (
+    "model",
+    "kv_dtype",
+    "weight_dtype",
+    "param_count",
+    "flops_per_param_token",
+    "peak_flops",
+    "illustrative.mfu",
+    "mfu.optimistic",
+    "mfu.typical",
+    "mfu.conservative",
+    "regen.mem_bandwidth",
+    "regen.mem_efficiency",
+    "block_tokens",
+    "engine",
+    "fetch_layout",
+    *TIER_LATENCY_KEYS,
+    "workload.trace",
+    "workload.block_tokens",
+    "workload.trace_format",
+    "decision.hit_target",
+)
+"""The assumption keys :func:`ttft_rows` reads (for a page's ``KEYS``)."""
+
+
+def fetch_of(s: Scenario, bandwidth_bytes_per_s: float, latency_s: float) -> ttft.Fetch:
+    """A tier's link with the set's layout: ``block_tokens``, transfers per block and overlap (engine's or set's)."""
+    return ttft.Fetch(
+        bandwidth_bytes_per_s=float(bandwidth_bytes_per_s),
+        latency_s=float(latency_s),
+        block_tokens=s.block_tokens,
+        transfers_per_block=s.fetch_transfers,
+        layers=s.model.n_layers,
+        overlap=s.layer_overlap,
+    )
+
+
+def shares(s: Scenario) -> tuple[float, ...]:
+    """:data:`SHARES` with the set's ``decision.hit_target``, ascending, without repeats."""
+    return tuple(sorted({*SHARES, s.v("decision.hit_target")}))
+
+
+def _row(regime: str, tier: str, share: float, capacity_blocks: float, s: Scenario, t: ttft.Ttft) -> dict[str, Any]:
+    trace = s.trace_reuse().trace
+    duration = trace.duration_s
+    prompt_tokens = float(trace.input_tokens.sum())
+    saved = float(t.gpu_s_saved.sum())
+    pct = t.percentiles()
+    return {
+        "regime": regime,
+        "tier": tier,
+        "hit_share": share,
+        "capacity_blocks": capacity_blocks,
+        "capacity_bytes": capacity_blocks * s.kv_bytes_per_token * trace.block_tokens,
+        "prefix_hit_token_share": float(t.hit_tokens.sum()) / prompt_tokens if prompt_tokens else 0.0,
+        "ttft_p50_s": pct["p50"],
+        "ttft_p90_s": pct["p90"],
+        "ttft_p99_s": pct["p99"],
+        "ttft_mean_s": float(t.ttft_s.mean()) if t.ttft_s.size else math.nan,
+        "fetch_mean_s": float(t.fetch_s.mean()) if t.fetch_s.size else math.nan,
+        "gpu_saved_s": saved,
+        "gpu_saved_s_per_s": saved / duration if duration > 0 else math.nan,
+    }
+
+
+def ttft_rows(s: Scenario, regimes: tuple[str, ...] = ttft.REGIMES) -> list[dict[str, Any]]:
+    """Per regime: the TTFT distribution with no tier, then with each LRU medium sized for each of :func:`shares`.
+
+    Each row: ``regime``, ``tier`` (``none`` or a link preset), ``hit_share`` (of the achievable
+    hits the capacity is sized for; 0 for no tier), ``capacity_blocks`` (blocks of
+    ``workload.block_tokens``) and ``capacity_bytes`` (B), ``prefix_hit_token_share`` (prompt
+    tokens taken from the tier), ``ttft_p50_s``/``p90``/``p99``/``mean`` (s), ``fetch_mean_s``
+    (s), ``gpu_saved_s`` (prefill accelerator-seconds the tier saves over the trace) and
+    ``gpu_saved_s_per_s`` (per second of trace: accelerators' worth; NaN for a trace of 0 s).
+    """
+    r, rc = s.trace_reuse(), s.regen_costs()
+    links = s.tier_links.pick(tiering.LRU_TIERS)
+    caps = {share: float(r.capacity_for(share)) for share in shares(s)}
+    rows = []
+    for regime in regimes:
+        rows.append(_row(regime, "none", 0.0, 0.0, s, ttft.ttft(r, rc, regime)))
+        for name, bw, lat in zip(links.names, links.bandwidth_bytes_per_s, links.latency_s, strict=True):
+            fetch = fetch_of(s, bw, lat)
+            for share, cap in caps.items():
+                rows.append(_row(regime, name, share, cap, s, ttft.ttft(r, rc, regime, fetch, cap)))
+    return rows
+
+
+def engine_rows(s: Scenario) -> list[dict[str, Any]]:
+    """The serving engines' layouts side by side, for the set's model, with a block's fetch from each LRU medium.
+
+    One row per preset of :data:`kvtier.data.ENGINE_PRESETS`: ``engine``, ``block_tokens``
+    (tokens), ``block_bytes`` (B), ``transfers_per_block``, ``layer_overlap``, and per medium of
+    :data:`kvtier.formulas.tiering.LRU_TIERS` ``fetch_s.TIER`` (one block: transfers x latency +
+    bytes / bandwidth, s) and ``fetch_s_per_token.TIER`` (s, the same per token, to compare blocks
+    of different sizes); ``source.FIELD`` the source of each of the three values.
+    """
+    links = s.tier_links.pick(tiering.LRU_TIERS)
+    rows = []
+    for name in ENGINE_PRESETS:
+        sc = Scenario(s.assumptions.with_values({"engine": name}, source="the serving engines' layouts"))
+        engine = sc.engine
+        assert engine is not None
+        fetch = costs.fetch_time_s(sc.block_bytes, links.bandwidth_bytes_per_s, links.latency_s, sc.fetch_transfers)
+        row: dict[str, Any] = {
+            "engine": name,
+            "block_tokens": sc.block_tokens,
+            "block_bytes": sc.block_bytes,
+            "transfers_per_block": sc.fetch_transfers,
+            "layer_overlap": sc.layer_overlap,
+        }
+        for tier, f in zip(links.names, fetch, strict=True):
+            row[f"fetch_s.{tier}"] = float(f)
+            row[f"fetch_s_per_token.{tier}"] = float(f) / sc.block_tokens
+        for field, rec in engine.records.items():
+            row[f"source.{field}"] = rec.source
+        rows.append(row)
+    return rows

@@ -1,0 +1,111 @@
+"""kvtier.report.serving: the TTFT rows a page shows, by hand on a four-request trace and against the seed's trace."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kvtier import Scenario, load_assumptions
+from kvtier.formulas.reuse import percentiles
+from kvtier.inputs.assumptions import RestrictedAssumptionSet
+from kvtier.report import serving
+from tests.conftest import trace_text
+from tests.formulas.test_ttft import ROWS  # r0 [1, 2], r1 [1, 2, 3], r2 [5, 1], r3 [1, 2]; 4 tokens a block
+
+
+@pytest.fixture(scope="module")
+def hand(tmp_path_factory) -> Scenario:
+    path = tmp_path_factory.mktemp("trace") / "hand.jsonl"
+    path.write_text(trace_text(ROWS))
+    sets = {"workload.trace": str(path), "workload.block_tokens": "4", "engine": "vllm"}
+    return Scenario(load_assumptions(sets=sets))
+
+
+def _row(rows: list[dict], regime: str, tier: str, share: float) -> dict:
+    (found,) = [r for r in rows if (r["regime"], r["tier"], r["hit_share"]) == (regime, tier, share)]
+    return found
+
+
+def test_one_row_per_regime_tier_and_share(hand: Scenario) -> None:
+    rows = serving.ttft_rows(hand)
+    # shares 50, 80, 90 (the decision's target), 95, 100 %: 2 regimes x (no tier + 3 media x 5 sizes) = 32 rows
+    assert serving.shares(hand) == (0.5, 0.8, 0.9, 0.95, 1.0)
+    assert len(rows) == 32
+    assert [r["tier"] for r in rows[:6]] == ["none", "pcie5-x16", "pcie5-x16", "pcie5-x16", "pcie5-x16", "pcie5-x16"]
+
+
+def test_the_hand_trace_with_vllms_layout(hand: Scenario) -> None:
+    rows = serving.ttft_rows(hand)
+    row = _row(rows, "batch", "pcie5-x16", 1.0)
+    kv = hand.kv_bytes_per_token  # Llama-3-70B bf16: 327,680 B a token
+    bw, lat = 63e9, 9.049e-6  # PCIe 5.0 x16 net, the seed's host-link latency per transfer
+    # every hit: the largest stack distance is 3, so 4 blocks of 4 tokens: 4 x 4 x 327,680 B
+    assert row["capacity_blocks"] == 4 and row["capacity_bytes"] == 4 * 4 * kv
+    # r1 takes 8 tokens, r3 7 of its 8 (the last is computed): 15 of the 34 prompt tokens
+    assert row["prefix_hit_token_share"] == pytest.approx(15 / 34)
+    # vLLM: 16-token blocks in 160 copies (80 layers x K, V): 8 or 7 tokens are one block, 160 transfers
+    f1, f3 = 160 * lat + 8 * kv / bw, 160 * lat + 7 * kv / bw
+    assert row["fetch_mean_s"] == pytest.approx((f1 + f3) / 4)
+    # batch: the hit prefix's FLOPs are what the tier saves, prefix_flops(8) + prefix_flops(7) at peak x MFU
+    rc = hand.regen_costs()
+    saved = float(rc.in_batch_s(np.array([8.0, 7.0])).sum())
+    assert row["gpu_saved_s"] == pytest.approx(saved)
+    assert row["gpu_saved_s_per_s"] == pytest.approx(saved / 3.0)  # the trace lasts 3 s
+    # no tier: every prompt prefilled whole; its distribution is RegenCosts.regen_s of the prompts
+    none = _row(rows, "lone", "none", 0.0)
+    full = rc.regen_s(np.array([8.0, 10.0, 8.0, 8.0]), "lone")
+    assert none["ttft_p50_s"] == pytest.approx(percentiles(full)["p50"])
+    assert none["gpu_saved_s"] == 0 and none["capacity_bytes"] == 0
+
+
+def test_the_engine_sets_the_fetch(hand: Scenario) -> None:
+    # LMCache moves its 256-token chunk in one copy: 1 transfer per request instead of 160
+    lm = Scenario(hand.assumptions.with_values({"engine": "lmcache"}, source="test"))
+    f = serving.fetch_of(lm, 63e9, 9.049e-6)
+    assert (f.block_tokens, f.transfers_per_block, f.overlap, f.layers) == (256, 1, False, 80)
+    row = _row(serving.ttft_rows(lm, ("batch",)), "batch", "pcie5-x16", 1.0)
+    kv = lm.kv_bytes_per_token
+    assert row["fetch_mean_s"] == pytest.approx((2 * 9.049e-6 + 15 * kv / 63e9) / 4)
+    # SGLang overlaps layer by layer: 80 layers
+    assert serving.fetch_of(Scenario(load_assumptions(sets={"engine": "sglang"})), 1.0, 0.0).overlap
+
+
+def test_the_seed_trace_agrees_with_the_workload_pages_recompute_cost() -> None:
+    s = Scenario()
+    rows = serving.ttft_rows(s)
+    r = s.trace_reuse()
+    prompts = r.trace.input_tokens.astype(float)
+    for regime in ("lone", "batch"):
+        none = _row(rows, regime, "none", 0.0)
+        assert none["ttft_p90_s"] == pytest.approx(percentiles(s.regen_costs().regen_s(prompts, regime))["p90"])
+        # a tier can only shorten TTFT in the batch regime (it never adds compute), and more capacity never hurts
+        p50 = [_row(rows, regime, "pcie5-x16", share)["ttft_p50_s"] for share in serving.shares(s)]
+        if regime == "batch":
+            assert all(p <= none["ttft_p50_s"] for p in p50)
+        share = [_row(rows, regime, "pcie5-x16", x)["prefix_hit_token_share"] for x in serving.shares(s)]
+        assert share == sorted(share) and share[-1] <= float(r.hit_ratio(np.inf, "tokens"))
+
+
+def test_keys_name_everything_the_rows_read() -> None:
+    s = Scenario(RestrictedAssumptionSet(load_assumptions(), set(serving.KEYS), "serving"))
+    assert len(serving.ttft_rows(s, ("batch",))) == 16
+
+
+def test_the_engines_side_by_side() -> None:
+    rows = {r["engine"]: r for r in serving.engine_rows(Scenario())}
+    assert list(rows) == ["vllm", "sglang", "tensorrt-llm", "lmcache", "lmcache-layerwise", "mooncake"]
+    kv, bw, lat = 327_680, 63e9, 9.049e-6  # Llama-3-70B bf16 per token; PCIe 5.0 x16 net; the host-link latency
+    v = rows["vllm"]
+    # 16 tokens = 5,242,880 B in 160 copies: 160 x 9.049 us + 5,242,880 / 63e9 = 1,447.84 + 83.22 = 1,531.06 us
+    assert (v["block_tokens"], v["block_bytes"], v["transfers_per_block"], v["layer_overlap"]) == (
+        16,
+        16 * kv,
+        160,
+        False,
+    )
+    assert v["fetch_s.pcie5-x16"] == pytest.approx(160 * lat + 16 * kv / bw)
+    # LMCache: 256 tokens = 80 MiB in one copy: 9.049 us + 83,886,080 / 63e9 = 1,331.5 us, 5.2 us a token
+    lm = rows["lmcache"]
+    assert lm["fetch_s.pcie5-x16"] == pytest.approx(lat + 256 * kv / bw)
+    assert lm["fetch_s_per_token.pcie5-x16"] == pytest.approx((lat + 256 * kv / bw) / 256)
+    assert "lmcache/v1/config.py" in lm["source.block_tokens"]
