@@ -10,6 +10,12 @@ latency at the tier's bandwidth, and the break-even number of transfers.  The ti
 the decision on the landing page, the cost page and ``kvtier tiers`` read these arrays, so
 that a quantity shown in two places is one computation (``tests/test_agreement.py``).
 
+Under a placement across accelerators (:class:`~kvtier.scenario.Placement`: ``parallel.tp``,
+``parallel.pp``, ``parallel.ep``, ``parallel.gpus_per_link``) each accelerator fetches its own shard
+of the block over its own link, shared with the accelerators behind the same switch
+(:attr:`fetch_bytes`), and regeneration follows the placement (:class:`~kvtier.scenario.Scenario`);
+on one accelerator with its own link every number is the single-accelerator one.
+
 Numbers only, in SI base units, arrays over the tiers in preset order (HBM left out: a block
 in HBM is not fetched).
 """
@@ -24,7 +30,7 @@ from numpy.typing import NDArray
 
 from kvtier.formulas import costs, tiering
 from kvtier.inputs.assumptions import LAYOUTS
-from kvtier.scenario import Scenario
+from kvtier.scenario import Placement, Scenario
 
 FloatArray = NDArray[np.float64]
 
@@ -45,28 +51,47 @@ class Deployment:
     tiers : tiering.Tiers
         Every link preset but HBM, in preset order: bandwidth (B/s) and per-transfer latency (s).
     transfers : dict of str to int
-        Transfers one block takes in each layout of :data:`~kvtier.inputs.assumptions.LAYOUTS`.
+        Transfers one accelerator's shard of the block takes in each layout of
+        :data:`~kvtier.inputs.assumptions.LAYOUTS`.
+    fetch_bytes : float
+        Bytes that cross one link to fetch the block: one accelerator's shard times the accelerators
+        sharing the link (B); the block's bytes on one accelerator.
     """
 
     scenario: Scenario
     block: tiering.Block
     tiers: tiering.Tiers
     transfers: dict[str, int]
+    fetch_bytes: float
 
     @classmethod
     def of(cls, s: Scenario) -> Deployment:
-        """The deployment of ``s``, resolved on first use and kept with it."""
+        """The deployment of ``s``, resolved on first use and kept with it.
+
+        Raises
+        ------
+        KvtierError
+            When ``parallel.hbm_capacity`` is set and the placement's accelerators cannot hold their
+            weights and one sequence of ``context.long`` tokens (:meth:`~kvtier.scenario.Scenario.check_fit`).
+        """
         found = _CACHE.get(s)
         if found is None:
+            s.check_fit()  # a placement that does not fit its accelerators is refused, naming the keys
             links = s.tier_links
             found = cls(
                 scenario=s,
                 block=s.tier_block(),
                 tiers=links.pick([t for t in links.names if tiering.medium(t) != "hbm"]),
                 transfers={layout: s.transfers(layout) for layout in LAYOUTS},
+                fetch_bytes=s.fetch_bytes,
             )
             _CACHE[s] = found
         return found
+
+    @property
+    def placement(self) -> Placement:
+        """Where the model sits: tensor-, pipeline- and expert-parallel sizes, accelerators per link."""
+        return self.scenario.placement
 
     @property
     def media(self) -> tuple[str, ...]:
@@ -80,7 +105,7 @@ class Deployment:
     def fetch_s(self, layout: str) -> FloatArray:
         """Time to fetch the block from each tier in ``layout`` (s): transfers x latency + bytes / bandwidth."""
         return costs.fetch_time_s(
-            self.block.block_bytes, self.tiers.bandwidth_bytes_per_s, self.tiers.latency_s, self.transfers[layout]
+            self.fetch_bytes, self.tiers.bandwidth_bytes_per_s, self.tiers.latency_s, self.transfers[layout]
         )
 
     def ratio(self, regime: str, layout: str) -> FloatArray:
@@ -94,18 +119,18 @@ class Deployment:
     def break_even_bandwidth(self, regime: str, layout: str) -> FloatArray:
         """Per tier, the bandwidth at which the ratio is 1 at the tier's own latency (B/s; inf: none suffices)."""
         return costs.bandwidth_for_ratio(
-            self.block.block_bytes, self.regen_s(regime), 1.0, self.tiers.latency_s * self.transfers[layout]
+            self.fetch_bytes, self.regen_s(regime), 1.0, self.tiers.latency_s * self.transfers[layout]
         )
 
     def break_even_latency(self, regime: str, layout: str) -> FloatArray:
         """Per tier, the per-transfer latency at which the ratio is 1 at the tier's bandwidth (s; 0: none)."""
         return costs.latency_for_ratio(
-            self.block.block_bytes, self.tiers.bandwidth_bytes_per_s, self.regen_s(regime), self.transfers[layout]
+            self.fetch_bytes, self.tiers.bandwidth_bytes_per_s, self.regen_s(regime), self.transfers[layout]
         )
 
     def break_even_transfers(self, regime: str) -> FloatArray:
         """Per tier, how many transfers one block may take before the ratio falls to 1 (inf where latency is 0)."""
-        budget = self.regen_s(regime) - self.block.block_bytes / self.tiers.bandwidth_bytes_per_s
+        budget = self.regen_s(regime) - self.fetch_bytes / self.tiers.bandwidth_bytes_per_s
         with np.errstate(divide="ignore", invalid="ignore"):
             n = np.where(self.tiers.latency_s > 0, budget / self.tiers.latency_s, np.inf)
         return np.where(budget > 0, n, 0.0)

@@ -12,17 +12,20 @@ comes through here.  Numbers only: the words that describe a scenario live in
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import cache, cached_property
 
 import numpy as np
 
-from kvtier.formulas import capacity, costs, reuse, roofline, tiering
+from kvtier.errors import KvtierError
+from kvtier.formulas import capacity, costs, parallel, reuse, roofline, tiering
 from kvtier.inputs import engines, hardware, traces
 from kvtier.inputs.assumptions import (
     BANDWIDTH_LABELS,
     COST_RANGES,
     LAYOUTS,
     MFU_LABELS,
+    PARALLEL_KEYS,
     Assumption,
     AssumptionSet,
     load_assumptions,
@@ -30,6 +33,20 @@ from kvtier.inputs.assumptions import (
     tier_latency_key,
 )
 from kvtier.inputs.models import ModelSpec, dtype_bytes, load_model
+
+PLACEMENT_KEYS: tuple[str, ...] = (
+    *PARALLEL_KEYS,
+    "parallel.activation_dtype",
+    "parallel.hbm_capacity",
+    "context.long",
+    "collective.ib_bandwidth",
+    "collective.ib_latency",
+    "collective.nvlink_bandwidth",
+    "collective.nvlink_latency",
+)
+"""The assumption keys the placement reads: its counts, the collectives' links and the fit check
+(``parallel.hbm_capacity`` against weights and one sequence of ``context.long``).  Every page whose
+fetch or regeneration follows the placement declares them (``POINT_KEYS`` holds them)."""
 
 POINT_KEYS: tuple[str, ...] = (
     "bandwidth.mid",
@@ -48,6 +65,7 @@ POINT_KEYS: tuple[str, ...] = (
     "mfu.optimistic",
     "mfu.typical",
     "model",
+    *PLACEMENT_KEYS,
     "param_count",
     "peak_flops",
     "regen.mem_bandwidth",
@@ -77,6 +95,38 @@ PRICE_KEYS: dict[str, str] = {
 TORNADO_KEYS: tuple[str, ...] = (*COST_RANGES, "energy.power_lone")
 """The inputs the interval tornado moves: every ranged price, and the board power from a lone block's to a
 batch's.  The trace's mix, priced in dollars only, moves with the ranged prices alone (``COST_RANGES``)."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the model sits: tensor-, pipeline- and expert-parallel sizes, and accelerators sharing a link (counts).
+
+    ``group`` is one pipeline stage's accelerators, ``max(tp, ep)``; ``accelerators`` the whole
+    placement's, ``pp x group`` (:mod:`kvtier.formulas.parallel`).
+    """
+
+    tp: int
+    pp: int
+    ep: int
+    gpus_per_link: int
+
+    @property
+    def group(self) -> int:
+        """Accelerators of one pipeline stage: ``max(tp, ep)``."""
+        return int(parallel.group_size(self.tp, self.ep))
+
+    @property
+    def accelerators(self) -> int:
+        """Accelerators the placement takes: ``pp x max(tp, ep)``."""
+        return int(parallel.accelerators(self.tp, self.pp, self.ep))
+
+    @property
+    def label(self) -> str:
+        """``TP 8 × PP 1 × EP 1, 1 per link`` (words for pages and commands)."""
+        return (
+            f"TP {self.tp} × PP {self.pp} × EP {self.ep} ({self.accelerators} accelerator"
+            f"{'s' if self.accelerators > 1 else ''}), {self.gpus_per_link} per link"
+        )
 
 
 class Scenario:
@@ -144,6 +194,195 @@ class Scenario:
         """Bytes of the weights (B)."""
         return float(capacity.weight_bytes(self.params, dtype_bytes(str(self.assumptions.value("weight_dtype")))))
 
+    # ---- placement across accelerators --------------------------------------
+    @cached_property
+    def placement(self) -> Placement:
+        """The placement of ``parallel.tp``, ``parallel.pp``, ``parallel.ep`` and ``parallel.gpus_per_link``.
+
+        A group larger than the other must be a multiple of it (``tp`` of ``ep`` or ``ep`` of ``tp``),
+        ``ep`` above 1 needs an MoE model with at least ``ep`` experts, and ``pp`` at most the layers.
+        """
+        tp, pp, ep, gpl = (int(self.v(key)) for key in PARALLEL_KEYS)
+        m = self.model
+        if max(tp, ep) % min(tp, ep):
+            raise KvtierError(
+                f"keys 'parallel.tp' ({tp}) and 'parallel.ep' ({ep}): the larger must be a multiple of the smaller"
+            )
+        if ep > 1 and m.n_routed_experts < ep:
+            raise KvtierError(
+                f"key 'parallel.ep' ({ep}) needs an MoE model with at least {ep} routed experts;"
+                f" {m.name} has {m.n_routed_experts}"
+            )
+        if pp > m.n_layers:
+            raise KvtierError(f"key 'parallel.pp' ({pp}) exceeds the {m.n_layers} layers of {m.name}")
+        return Placement(tp, pp, ep, gpl)
+
+    @property
+    def shard_share(self) -> float:
+        """Share of a block's KV bytes one accelerator caches and fetches (dimensionless).
+
+        :func:`kvtier.formulas.parallel.kv_shard_share`: KV heads split over the tensor-parallel ranks
+        (replicated where ``tp`` exceeds the KV heads), MLA's latent whole on every rank, the largest
+        pipeline stage's layers; 1 for one accelerator.
+        """
+        p, m = self.placement, self.model
+        return float(parallel.kv_shard_share(m.n_kv_heads, m.n_layers, p.tp, p.pp, m.attention == "MLA"))
+
+    @property
+    def shard_bytes(self) -> float:
+        """Bytes of the block one accelerator caches and fetches (B): :attr:`block_bytes` x :attr:`shard_share`."""
+        return self.block_bytes * self.shard_share
+
+    @property
+    def fetch_bytes(self) -> float:
+        """Bytes that cross one link to fetch the block (B): the shard x ``parallel.gpus_per_link``.
+
+        The accelerators sharing a link fetch their shards of the block at once, so a fetch over a
+        link of bandwidth ``B`` takes ``transfers x latency + fetch_bytes / B``; equal to
+        :attr:`block_bytes` on one accelerator with its own link.
+        """
+        return float(parallel.link_bytes(self.shard_bytes, self.placement.gpus_per_link))
+
+    def weight_split(self) -> tuple[float, float]:
+        """(dense, routed) weight bytes (B): the routed experts' bytes and every other weight's.
+
+        The routed share is the config's (:meth:`kvtier.inputs.models.ModelSpec.routed_param_counts`),
+        applied to :attr:`weight_bytes` so that a ``param_count`` override scales both; (all, 0)
+        for a dense model.
+        """
+        routed, _ = self.model.routed_param_counts()
+        if not routed:
+            return self.weight_bytes, 0.0
+        routed_bytes = self.weight_bytes * routed / self.model.total_params
+        return self.weight_bytes - routed_bytes, routed_bytes
+
+    def touched_weight_bytes(self, pass_tokens: float | np.ndarray) -> np.ndarray:
+        """Weight bytes one accelerator reads in a pass over ``pass_tokens`` tokens, over every stage it crosses (B).
+
+        The dense weights split over ``tp``; of the routed experts only those the pass's tokens are
+        routed to, :func:`kvtier.formulas.parallel.distinct_experts` of ``E`` under uniform routing,
+        spread over the stage's group.  All the weights for a dense model on one accelerator.
+        """
+        dense, routed = self.weight_split()
+        p, m = self.placement, self.model
+        if routed:
+            touched = parallel.distinct_experts(m.n_routed_experts, m.experts_per_token, pass_tokens)
+            routed = routed * touched / m.n_routed_experts
+        return parallel.rank_weight_bytes(dense, routed, p.tp, p.group)
+
+    @property
+    def compute_share(self) -> float:
+        """Share of a pass's FLOPs the busiest rank of a stage computes.
+
+        :func:`kvtier.formulas.parallel.compute_share` of the dense and the routed parameters a token
+        passes through; 1 on one accelerator.
+        """
+        _, routed_active = self.model.routed_param_counts()
+        active = self.model.active_params
+        p = self.placement
+        return float(parallel.compute_share(active - routed_active, routed_active, p.tp, p.group))
+
+    def collectives_s(self, tokens: float | np.ndarray, latency_share: float | np.ndarray = 1.0) -> np.ndarray:
+        """Communication a pass over ``tokens`` tokens adds under the placement (s); 0 on one accelerator.
+
+        :func:`kvtier.formulas.parallel.collectives_time_s` with the model's layers, MoE layers and
+        experts per token and the ``collective.*`` keys; ``latency_share`` of each operation's
+        latency (1 alone, 0 for the marginal cost inside a large batch).
+        """
+        p, m = self.placement, self.model
+        return parallel.collectives_time_s(
+            tokens,
+            m.hidden_size,
+            dtype_bytes(str(self.assumptions.value("parallel.activation_dtype")), "parallel.activation_dtype"),
+            m.n_layers,
+            m.n_moe_layers,
+            m.experts_per_token,
+            p.tp,
+            p.ep,
+            p.pp,
+            self.v("collective.nvlink_latency"),
+            self.v("collective.nvlink_bandwidth"),
+            self.v("collective.ib_latency"),
+            self.v("collective.ib_bandwidth"),
+            latency_share,
+        )
+
+    def rank_memory_bytes(self, kv_tokens: float | None = None) -> float:
+        """What one accelerator must hold (B): its weights plus its share of one sequence's KV.
+
+        The sequence is ``kv_tokens`` long, ``context.long`` by default; the busiest stage's
+        weights, :func:`kvtier.formulas.parallel.rank_weight_bytes`.
+        """
+        tokens = self.v("context.long") if kv_tokens is None else kv_tokens
+        p = self.placement
+        dense, routed = self.weight_split()
+        weights = float(parallel.rank_weight_bytes(dense, routed, p.tp, p.group, p.pp))
+        return weights + float(self.kv_bytes(tokens)) * self.shard_share
+
+    def check_fit(self) -> None:
+        """Refuse a placement whose accelerators cannot hold their weights and one sequence at ``context.long``.
+
+        Checked against ``parallel.hbm_capacity``; nothing when that key is null (the seed's).
+
+        Raises
+        ------
+        KvtierError
+            Naming the keys, what one accelerator must hold and the fewest accelerators that fit.
+        """
+        cap = self.assumptions.value("parallel.hbm_capacity")
+        if cap is None:
+            return
+        need = self.rank_memory_bytes()
+        if not parallel.fits(need, float(cap)):
+            n, tp, pp = self.min_accelerators(float(cap))
+            fix = f"at least {n} accelerators (e.g. --tp {tp} --pp {pp})" if n else "more than 1,024 accelerators"
+            raise KvtierError(
+                f"keys 'parallel.tp' ({self.placement.tp}), 'parallel.pp' ({self.placement.pp}) and 'parallel.ep'"
+                f" ({self.placement.ep}): each accelerator must hold {need / 1e9:,.1f} GB (its weights and one"
+                f" sequence of 'context.long' tokens of KV), above 'parallel.hbm_capacity'"
+                f" ({float(cap) / 1e9:,.1f} GB); {self.model.name} needs {fix}"
+            )
+
+    def min_accelerators(
+        self, capacity_bytes: float | None = None, kv_tokens: float | None = None
+    ) -> tuple[int, int, int]:
+        """The fewest accelerators whose placement holds the model and one sequence's KV: (count, tp, pp).
+
+        Tries ``tp`` in 1, 2, 4, 8 (one NVLink domain; experts spread over the same group, ``ep =
+        tp``, for an MoE model) and ``pp`` in powers of two up to the layers, the fewest accelerators
+        first and the smallest ``pp`` among equals.  Capacity: ``parallel.hbm_capacity`` by default;
+        KV: one sequence of ``context.long`` tokens.  (0, 0, 0) when none of them fits.
+        """
+        cap = self.assumptions.value("parallel.hbm_capacity") if capacity_bytes is None else capacity_bytes
+        if cap is None:
+            raise KvtierError("key 'parallel.hbm_capacity' is null: give the accelerator's memory to size a placement")
+        tokens = self.v("context.long") if kv_tokens is None else kv_tokens
+        moe = self.model.is_moe
+        options = []
+        pp = 1
+        while pp <= min(self.model.n_layers, 1024):
+            for tp in (1, 2, 4, 8):
+                if moe and tp > self.model.n_routed_experts:
+                    continue
+                options.append((tp * pp, pp, tp))
+            pp *= 2
+        for n, pp, tp in sorted(options):
+            trial = self.with_placement(tp=tp, pp=pp, ep=tp if moe else 1)
+            if parallel.fits(trial.rank_memory_bytes(tokens), float(cap)):
+                return n, tp, pp
+        return 0, 0, 0
+
+    def with_placement(self, **counts: int) -> Scenario:
+        """This scenario with some of ``tp``, ``pp``, ``ep``, ``gpus_per_link`` replaced (itself if none changes)."""
+        changes = {
+            f"parallel.{name}": str(value)
+            for name, value in counts.items()
+            if int(self.v(f"parallel.{name}")) != int(value)
+        }
+        if not changes:
+            return self
+        return Scenario(self.assumptions.with_values(changes, source="placement"))
+
     # ---- the block -------------------------------------------------------
     @property
     def block_tokens(self) -> int:
@@ -166,8 +405,13 @@ class Scenario:
 
     @property
     def layer_chunks(self) -> int:
-        """Chunks a paged cache stores one block in: per layer one for K and one for V (one latent under MLA)."""
-        return self.model.n_layers * (1 if self.model.attention == "MLA" else 2)
+        """Chunks one accelerator's shard of a block lies in, as a paged cache stores it (count).
+
+        Per layer of the largest pipeline stage one for K and one for V (one latent under MLA);
+        every layer on one pipeline stage.
+        """
+        layers = int(parallel.stage_layers(self.model.n_layers, self.placement.pp))
+        return layers * (1 if self.model.attention == "MLA" else 2)
 
     def transfers(self, layout: str) -> int:
         """Transfers that fetch one block laid out as ``layout`` (:data:`LAYOUTS`): 1, or :attr:`layer_chunks`."""
@@ -185,7 +429,9 @@ class Scenario:
         """Transfers that fetch one block: the ``engine``'s layout, else ``fetch_layout``'s (:meth:`transfers`)."""
         engine = self.engine
         if engine is not None:
-            return engine.transfers_per_block(self.model.n_layers, self.layer_chunks)
+            # under pipeline parallelism each stage's accelerators move the layers of their stage
+            stage = int(parallel.stage_layers(self.model.n_layers, self.placement.pp))
+            return engine.transfers_per_block(stage, self.layer_chunks)
         return self.transfers(str(self.assumptions.value("fetch_layout")))
 
     @property
@@ -202,7 +448,7 @@ class Scenario:
     def fetch_s(self, bandwidth_bytes_per_s: float | np.ndarray) -> np.ndarray:
         """Fetch time of one block over ``bandwidth`` (s), its transfers' latency included."""
         return costs.fetch_time_s(
-            self.block_bytes, bandwidth_bytes_per_s, self.v("fetch_latency"), self.fetch_transfers
+            self.fetch_bytes, bandwidth_bytes_per_s, self.v("fetch_latency"), self.fetch_transfers
         )
 
     @property
@@ -211,8 +457,27 @@ class Scenario:
         return float(costs.forward_flops(self.block_tokens, self.active_params, self.v("flops_per_param_token")))
 
     def regen_s(self, mfu: float | np.ndarray) -> np.ndarray:
-        """Tail-block regeneration time at ``mfu`` of ``peak_flops`` (s)."""
-        return costs.compute_time_s(self.block_flops, self.v("peak_flops"), mfu)
+        """Tail-block regeneration time at ``mfu`` of ``peak_flops``, inside a batch (s).
+
+        The block's FLOPs over every accelerator of the placement, plus the bytes its tokens add
+        to the collectives (their latency shared by the batch): :meth:`in_batch_compute_s`.
+        """
+        return self.in_batch_compute_s(self.block_flops, mfu)
+
+    def in_batch_compute_s(
+        self, flops: float | np.ndarray, mfu: float | np.ndarray, peak_flop_per_s: float | np.ndarray | None = None
+    ) -> np.ndarray:
+        """Marginal time of ``flops`` of a block inside a batch under the placement (s).
+
+        ``flops / (accelerators x peak x mfu)``: a full pipeline keeps every accelerator busy, so the
+        block's work spreads over all of them; plus the bytes its tokens add to the collectives over
+        the stages, their latency shared by the batch (``latency_share = 0``), ``/ pp``.  On one
+        accelerator exactly the source chapter's ``flops / (peak x mfu)``.
+        """
+        peak = self.v("peak_flops") if peak_flop_per_s is None else peak_flop_per_s
+        p = self.placement
+        comm = self.collectives_s(self.block_tokens, 0.0) / p.pp
+        return costs.compute_time_s(flops, peak * p.accelerators, mfu) + comm
 
     def fetch_by_label(self) -> dict[str, float]:
         """Fetch time (s) for each bandwidth bracket."""
@@ -253,8 +518,8 @@ class Scenario:
         )
 
     def interior_regen_s(self, position: float | np.ndarray, upstream: str, mfu: float | np.ndarray) -> np.ndarray:
-        """Regeneration time of the block at ``position`` at ``mfu`` of the peak (s)."""
-        return costs.compute_time_s(self.interior_flops(position, upstream), self.v("peak_flops"), mfu)
+        """Regeneration time of the block at ``position`` at ``mfu`` of the peak, inside a batch (s)."""
+        return self.in_batch_compute_s(self.interior_flops(position, upstream), mfu)
 
     # ---- regeneration models: MFU (the chapter) or roofline ---------------------
     @property
@@ -265,16 +530,21 @@ class Scenario:
     def regen_bytes(
         self, position: float | np.ndarray, upstream: str, batch_tokens: float | np.ndarray | None = None
     ) -> np.ndarray:
-        """Bytes read from device memory on the block's account when regenerating it (B).
+        """Bytes one accelerator reads from device memory on the block's account when regenerating it (B).
 
         The recomputed tokens (the block, or the prefix from the nearest anchor) share the
         weight read with the rest of the batch; attention reads the KV cached before them.
-        For a mixture-of-experts model all the weights are counted, an upper bound: a small
-        batch touches only the experts its tokens are routed to.
+        Under a placement: what the busiest rank reads over every stage the pass crosses, its
+        share of the dense weights and of the KV.  For a mixture-of-experts model only the
+        experts the pass's tokens are routed to (:meth:`touched_weight_bytes`, uniform routing).
         """
         first, n = costs.recompute_span(position, self.block_tokens, upstream, self.v("interior.anchor_every"))
         batch = self.batch_tokens if batch_tokens is None else batch_tokens
-        return roofline.regen_bytes_read(self.weight_bytes, n, np.maximum(batch, n), self.kv_bytes_per_token, first)
+        pass_tokens = np.maximum(batch, n)
+        m = self.model  # one rank's KV heads over all the layers: the stages are crossed one after another
+        heads = parallel.kv_shard_share(m.n_kv_heads, m.n_layers, self.placement.tp, 1, m.attention == "MLA")
+        kv_rank = self.kv_bytes_per_token * float(heads)
+        return roofline.regen_bytes_read(self.touched_weight_bytes(pass_tokens), n, pass_tokens, kv_rank, first)
 
     def regen_time_s(
         self,
@@ -297,10 +567,27 @@ class Scenario:
         peak = self.v("peak_flops") if peak_flop_per_s is None else peak_flop_per_s
         flops = self.interior_flops(position, upstream)
         if model == "mfu":
-            return costs.compute_time_s(flops, peak, mfu)
+            return self.in_batch_compute_s(flops, mfu, peak)
         bw = self.v("regen.mem_bandwidth") if mem_bandwidth_bytes_per_s is None else mem_bandwidth_bytes_per_s
         nbytes = self.regen_bytes(position, upstream, batch_tokens)
-        return roofline.roofline_time_s(flops, nbytes, peak, mfu, bw, self.v("regen.mem_efficiency"))
+        rank_flops = flops * self.compute_share
+        time = roofline.roofline_time_s(rank_flops, nbytes, peak, mfu, bw, self.v("regen.mem_efficiency"))
+        return time + self._pass_collectives_s(position, upstream, batch_tokens)
+
+    def _pass_collectives_s(
+        self, position: float | np.ndarray, upstream: str, batch_tokens: float | np.ndarray | None
+    ) -> np.ndarray:
+        """The collectives a roofline pass charges the block: its tokens' bytes, the latency shared by the pass (s).
+
+        A pass over ``n`` recomputed tokens among ``batch`` pays each operation's latency once; the
+        block's share is ``n / batch`` (all of it for a lone block), and the stages are crossed one
+        after another.  0 on one accelerator.
+        """
+        if self.placement.accelerators == 1:
+            return np.zeros(np.shape(position))
+        _, n = costs.recompute_span(position, self.block_tokens, upstream, self.v("interior.anchor_every"))
+        batch = self.batch_tokens if batch_tokens is None else batch_tokens
+        return self.collectives_s(n, n / np.maximum(batch, n))
 
     def regen_bound(
         self,
@@ -321,7 +608,7 @@ class Scenario:
         """
         peak = self.v("peak_flops") if peak_flop_per_s is None else peak_flop_per_s
         bw = self.v("regen.mem_bandwidth") if mem_bandwidth_bytes_per_s is None else mem_bandwidth_bytes_per_s
-        flops = self.interior_flops(position, upstream)
+        flops = self.interior_flops(position, upstream) * self.compute_share
         nbytes = self.regen_bytes(position, upstream, batch_tokens)
         return roofline.bound(flops, nbytes, peak, mfu, bw, self.v("regen.mem_efficiency"))
 
@@ -436,6 +723,7 @@ class Scenario:
         return tiering.Block(
             tokens=sc.block_tokens,
             block_bytes=sc.block_bytes,
+            fetch_bytes=sc.fetch_bytes,
             transfers=sc.fetch_transfers,
             regen_s={
                 "lone": float(sc.lone_regen_s(0, "resident", mfu)),

@@ -1,6 +1,6 @@
 """One answer: every quantity shown in more than one place is the same number everywhere it is shown.
 
-For three assumption sets (the seed, the H200's measured set, and a third with another model, the
+For four assumption sets (the seed, the H200's measured set, a third with another model, the
 paged layout and another NVMe latency), each quantity that more than one page or command shows is
 collected from every page table and command that shows it and compared with the one resolved
 deployment (:class:`kvtier.deployment.Deployment`): block bytes, per-transfer latency and transfer
@@ -27,8 +27,12 @@ OTHER = {
 }
 """The third set: another model (its own parameter count), the paged layout, a faster NVMe read."""
 
+PLACED = {"parallel.tp": "4", "parallel.pp": "2", "parallel.gpus_per_link": "2"}
+"""A fourth set: the seed model over 8 accelerators (TP 4 x PP 2), two sharing each link (issue 26)."""
+
 SETS = {
     "seed": ((), None, {}),
+    "placed": (tuple(arg for k, v in PLACED.items() for arg in ("--set", f"{k}={v}")), None, PLACED),
     "measured": (("--assumptions", str(MEASURED_SET)), MEASURED_SET, {}),
     "other": (tuple(arg for k, v in OTHER.items() for arg in ("--set", f"{k}={v}")), None, OTHER),
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kvtier.commands.options import add_assumption_options
+from kvtier.commands.options import add_assumption_options, add_placement_options, placement_json, placement_sets
 from kvtier.commands.output import emit, record_json
 from kvtier.errors import KvtierError
 from kvtier.formulas import roofline
@@ -37,6 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--regen-model", choices=("mfu", "roofline"), help="compute-only (the chapter) or roofline")
     p.add_argument("--accelerator", metavar="NAME", help="accelerator preset for peak and memory bandwidth")
     p.add_argument("--batch-tokens", metavar="N", help="tokens sharing the regenerating forward pass")
+    add_placement_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
     p.set_defaults(func=run)
     return p
@@ -63,6 +64,7 @@ def _compare_overrides(args: argparse.Namespace, base: Scenario) -> dict[str, st
     ):
         if option is not None:
             sets[key] = option
+    sets.update(placement_sets(args))
     return sets
 
 
@@ -123,7 +125,7 @@ def regen_point(scenario: Scenario, position: float | None, upstream: str) -> di
         regen_time_s=regen_s,
         regen_to_fetch_ratio=regen_s / point["fetch_s"],
         break_even_bandwidth_bytes_per_s=float(
-            roofline.break_even_bandwidth(scenario.block_bytes, regen_s, scenario.block_latency_s)
+            roofline.break_even_bandwidth(scenario.fetch_bytes, regen_s, scenario.block_latency_s)
         ),
     )
     return out
@@ -133,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
     if args.upstream is not None and args.position is None:
         raise KvtierError("--upstream needs --position (the block's position in tokens)")
     scenario = _scenario_from_args(args)
+    scenario.check_fit()
     position = scenario.v("interior.position") if args.position is not None else None
     upstream = args.upstream or "resident"
     result = regen_point(scenario, position, upstream)
@@ -154,6 +157,18 @@ def run(args: argparse.Namespace) -> int:
         used_keys += ["interior.position", "interior.anchor_every"]
     if result["regen_model"] == "roofline":
         used_keys += ["regen.batch_tokens", "regen.mem_bandwidth", "regen.mem_efficiency", "weight_dtype"]
+    if scenario.placement.accelerators > 1 or scenario.placement.gpus_per_link > 1:
+        used_keys += [
+            "parallel.tp",
+            "parallel.pp",
+            "parallel.ep",
+            "parallel.gpus_per_link",
+            "parallel.activation_dtype",
+            "collective.nvlink_bandwidth",
+            "collective.nvlink_latency",
+            "collective.ib_bandwidth",
+            "collective.ib_latency",
+        ]
     used = scenario.used(*used_keys)
     payload = {
         "model": scenario.model.name,
@@ -161,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
         "block_tokens": scenario.block_tokens,
         "block_bytes": scenario.block_bytes,
         "params": scenario.params,
+        "placement": placement_json(scenario),
         **result,
         "assumptions": {rec.key: record_json(rec) for rec in used},
     }
@@ -170,14 +186,24 @@ def run(args: argparse.Namespace) -> int:
     )
     if result["regen_model"] == "roofline":
         regen_detail += (
-            f"; roofline: {format_bytes(result['bytes_read'])} read at"
+            f"; roofline: {format_bytes(result['bytes_read'])} read"
+            f"{' by each accelerator' if scenario.placement.accelerators > 1 else ''} at"
             f" {format_quantity(scenario.v('regen.mem_bandwidth'), 'bandwidth')}"
             f" x {format_quantity(scenario.v('regen.mem_efficiency'), 'fraction')},"
             f" batch of {result['batch_tokens']} tokens: {result['bound']}-bound"
         )
+    placement = scenario.placement
+    shard_line = []
+    if placement.accelerators > 1 or placement.gpus_per_link > 1:
+        shard_line = [
+            f"placement        {placement.label}: each fetches {scenario.shard_share:.4g} of the block"
+            f" ({format_bytes(scenario.shard_bytes)}), {format_bytes(scenario.fetch_bytes)} over each shared link;"
+            f" a lone pass adds {format_time(float(scenario.collectives_s(scenario.block_tokens)))} of collectives",
+        ]
     lines = [
         f"block            {scenario.block_tokens} tokens × {format_bytes(scenario.kv_bytes_per_token)}/token"
         f" = {format_bytes(scenario.block_bytes)} ({scenario.block_bytes:,.0f} B)",
+        *shard_line,
         f"fetch            {format_time(point['fetch_s'])}"
         f"  at {format_quantity(point['bandwidth_bytes_per_s'], 'bandwidth')}"
         + (

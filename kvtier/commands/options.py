@@ -1,15 +1,80 @@
 """The options every command that reads an assumption set shares: ``--assumptions`` and ``--set``.
 
 Declared here once, so that ``compare``, ``tiers``, ``build``, ``workload`` and ``cost``
-spell and explain them the same way.
+spell and explain them the same way; and the placement options ``--tp``, ``--pp``, ``--ep``,
+``--gpus-per-link`` that ``compare`` and ``tiers`` share (each an alias of ``--set`` on its
+``parallel.*`` key).
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
+
+from kvtier.scenario import Scenario
 
 
 def add_assumption_options(p: argparse.ArgumentParser) -> None:
     """``--assumptions FILE`` and repeatable ``--set KEY=VALUE``, shared by every command that reads a set."""
     p.add_argument("--assumptions", metavar="FILE", help="YAML assumption set layered on the seed set")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one assumption (repeatable)")
+
+
+PLACEMENT_OPTIONS: dict[str, str] = {
+    "tp": "parallel.tp",
+    "pp": "parallel.pp",
+    "ep": "parallel.ep",
+    "gpus_per_link": "parallel.gpus_per_link",
+}
+"""Each placement option's ``argparse`` destination and the assumption key it sets."""
+
+
+def add_placement_options(p: argparse.ArgumentParser) -> None:
+    """``--tp N``, ``--pp N``, ``--ep N``, ``--gpus-per-link N``: the model placed across accelerators."""
+    g = p.add_argument_group("placement across accelerators (aliases of --set parallel.KEY=N)")
+    g.add_argument("--tp", metavar="N", help="tensor-parallel size (parallel.tp)")
+    g.add_argument("--pp", metavar="N", help="pipeline-parallel size (parallel.pp)")
+    g.add_argument("--ep", metavar="N", help="expert-parallel size of an MoE model (parallel.ep)")
+    g.add_argument(
+        "--gpus-per-link", metavar="N", help="accelerators sharing one link to the tier (parallel.gpus_per_link)"
+    )
+
+
+def placement_sets(args: argparse.Namespace) -> dict[str, str]:
+    """The ``parallel.*`` values the placement options give, by key (only those given)."""
+    return {
+        key: str(getattr(args, dest))
+        for dest, key in PLACEMENT_OPTIONS.items()
+        if getattr(args, dest, None) is not None
+    }
+
+
+def placement_json(scenario: Scenario) -> dict[str, Any]:
+    """The placement and what it does to the block, for ``--json`` (counts; bytes in B; seconds).
+
+    ``tp``, ``pp``, ``ep``, ``gpus_per_link``, ``accelerators``; the share of the block one
+    accelerator fetches, its bytes and the bytes over one shared link; the collectives a lone
+    block's pass adds; what one accelerator must hold (weights and one sequence of
+    ``context.long`` tokens); and the fewest accelerators of ``parallel.hbm_capacity`` that hold it
+    (null when that key is null).
+    """
+    p = scenario.placement
+    cap = scenario.assumptions.value("parallel.hbm_capacity")
+    fewest = None
+    if cap is not None:
+        n, tp, pp = scenario.min_accelerators()
+        fewest = {"accelerators": n, "tp": tp, "pp": pp} if n else None
+    return {
+        "tp": p.tp,
+        "pp": p.pp,
+        "ep": p.ep,
+        "gpus_per_link": p.gpus_per_link,
+        "accelerators": p.accelerators,
+        "shard_share": scenario.shard_share,
+        "shard_bytes": scenario.shard_bytes,
+        "link_bytes": scenario.fetch_bytes,
+        "lone_collectives_s": float(scenario.collectives_s(scenario.block_tokens)),
+        "rank_memory_bytes": scenario.rank_memory_bytes(),
+        "hbm_capacity_bytes": cap,
+        "min_accelerators": fewest,
+    }

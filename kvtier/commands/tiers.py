@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from kvtier.commands.options import add_assumption_options
+from kvtier.commands.options import add_assumption_options, add_placement_options, placement_json, placement_sets
 from kvtier.commands.output import emit
 from kvtier.inputs.assumptions import LAYOUTS, load_assumptions, parse_set_options
 from kvtier.scenario import Scenario
@@ -21,6 +21,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         default="both",
         help="the layouts whose fetch, ratios and break-even latency the text shows (default both; --json has all)",
     )
+    add_placement_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
     p.set_defaults(func=run)
     return p
@@ -64,7 +65,10 @@ def run(args: argparse.Namespace) -> int:
     # modules import pandas and matplotlib, which `kvtier compare` and `kvtier model` never need.
     from kvtier.report.pages import tiers
 
-    scenario = Scenario(load_assumptions(args.assumptions, parse_set_options(args.set)))
+    sets = parse_set_options(args.set)
+    sets.update(placement_sets(args))
+    scenario = Scenario(load_assumptions(args.assumptions, sets))
+    scenario.check_fit()
     df = tiers.table(scenario)
     rows = [
         {TIER_JSON.get(col, (col, None))[0]: _json_value(col, value) for col, value in record.items()}
@@ -77,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         "mfu": point["mfu"],
         "fetch_layout": str(scenario.assumptions.value("fetch_layout")),
         "layer_chunks": scenario.layer_chunks,
+        "placement": placement_json(scenario),
         "tiers": rows,
     }
     layouts = LAYOUTS if args.layout == "both" else (args.layout,)
@@ -84,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
         f"{scenario.block_tokens}-token block of {scenario.model.name} ({format_bytes(scenario.block_bytes)});"
         f" regeneration at {format_quantity(point['mfu'], 'fraction')} MFU: inside a batch its marginal compute,"
         " alone the roofline",
+        f"placement: {scenario.placement.label}; each accelerator fetches {scenario.shard_share:.4g} of the"
+        f" block, {format_bytes(scenario.fetch_bytes)} over each shared link",
         f"layouts: contiguous = 1 transfer per block; per-layer = {scenario.layer_chunks} transfers"
         " (a paged cache's layer chunks), each paying the link's latency",
         "",

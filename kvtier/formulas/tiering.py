@@ -198,6 +198,10 @@ class Block:
         Which side of the roofline binds that pass, by regime (``memory`` or ``compute``);
         it sets the board power (:meth:`Prices.power_w`).  By default a lone block is
         memory-bound and a batch compute-bound.
+    fetch_bytes : float, optional
+        Bytes that cross one link to fetch it when the model is placed across accelerators: one
+        accelerator's shard times the accelerators sharing the link
+        (:attr:`kvtier.scenario.Scenario.fetch_bytes`), B.  By default the block's bytes.
     """
 
     tokens: int
@@ -205,6 +209,12 @@ class Block:
     transfers: int
     regen_s: Mapping[str, float]
     bound: Mapping[str, str] | None = None
+    fetch_bytes: float | None = None
+
+    @property
+    def link_bytes(self) -> float:
+        """Bytes one fetch moves over one link (B): :attr:`fetch_bytes`, else the block's bytes."""
+        return self.block_bytes if self.fetch_bytes is None else self.fetch_bytes
 
     def bound_in(self, regime: str) -> str:
         """The side of the roofline that binds regenerating the block in ``regime``: ``memory`` or ``compute``."""
@@ -277,7 +287,7 @@ def intervals(prices: Prices, tiers: Tiers, block: Block, regime: str) -> Interv
     usd_hold, j_hold = hold_usd_per_byte_s(prices), hold_w_per_byte(prices)
     accel, power = prices.accelerator_usd_per_s, prices.power_w(block.bound_in(regime))
     n_bytes = block.block_bytes
-    fetch = fetch_s(tiers, n_bytes, block.transfers)
+    fetch = fetch_s(tiers, block.link_bytes, block.transfers)
     regen = float(block.regen_s[regime])
     r_usd, r_j = regen * accel, regen * power
     hold_usd = np.array([usd_hold[m] for m in media])
@@ -415,7 +425,7 @@ def trace_mix(
     usd_hold = hold_usd_per_byte_s(prices)
     accel = prices.accelerator_usd_per_s
     hold = [usd_hold[m] for m in tiers.media]
-    fetch = fetch_s(tiers, block.block_bytes, block.transfers) * accel
+    fetch = fetch_s(tiers, block.link_bytes, block.transfers) * accel
     regen = float(block.regen_s[regime]) if recompute_s is None else np.asarray(recompute_s, dtype=float)
     return economics.tier_mix(intervals_s, duration_s, block.block_bytes, hold, fetch, regen * accel, reuse_at_s)
 

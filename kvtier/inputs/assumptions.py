@@ -115,6 +115,15 @@ COST_RANGES = (
     "energy.nvme_w_per_gb",
 )
 """The cost inputs with a range (``KEY_low`` .. ``KEY_high``) for the tornado."""
+COLLECTIVE_RANGES = (
+    "collective.nvlink_bandwidth",
+    "collective.nvlink_latency",
+    "collective.ib_bandwidth",
+    "collective.ib_latency",
+)
+"""The collective-communication inputs with a range (``KEY_low`` .. ``KEY_high``)."""
+PARALLEL_KEYS = ("parallel.tp", "parallel.pp", "parallel.ep", "parallel.gpus_per_link")
+"""The placement's counts: tensor-, pipeline- and expert-parallel sizes and the accelerators sharing a link."""
 MFU_LABELS = ("optimistic", "typical", "conservative")
 LINK_CLASSES: dict[str, tuple[str, ...]] = {
     "hbm": ("hbm",),
@@ -326,6 +335,54 @@ SCHEMA: dict[str, KeySpec] = {
         "count", "rated endurance of one NVMe drive of the tier, in drive writes per day", low="0.01", high="1000"
     ),
     "nvme.endurance_period": KeySpec("period", "period the NVMe drive's rated drive writes per day hold for"),
+    "parallel.tp": KeySpec(
+        "count",
+        "tensor-parallel size: accelerators each layer's heads and matrices are split over",
+        low="1",
+        high="1024",
+        integer=True,
+    ),
+    "parallel.pp": KeySpec(
+        "count",
+        "pipeline-parallel size: stages the layers are split into, one after another",
+        low="1",
+        high="1024",
+        integer=True,
+    ),
+    "parallel.ep": KeySpec(
+        "count",
+        "expert-parallel size: accelerators the routed experts of an MoE model are spread over",
+        low="1",
+        high="1024",
+        integer=True,
+    ),
+    "parallel.gpus_per_link": KeySpec(
+        "count",
+        "accelerators that share one link to the tier and fetch at once (behind one PCIe switch or NIC)",
+        low="1",
+        high="64",
+        integer=True,
+    ),
+    "parallel.hbm_capacity": KeySpec(
+        "bytes",
+        "memory of each accelerator the placement must fit its weights and one long sequence's KV in"
+        " (null: not checked)",
+        low="1 GB",
+        optional=True,
+    ),
+    "parallel.activation_dtype": KeySpec(
+        "choice", "element type of the activations the collectives move", choices=tuple(DTYPE_BYTES)
+    ),
+    **{
+        f"collective.{name}{end}": KeySpec(kind, f"{what}{tail}")
+        for name, kind, what in (
+            ("nvlink_bandwidth", "bandwidth", "bandwidth of one accelerator's NVLink, per direction"),
+            ("nvlink_latency", "time", "latency of one small NCCL collective (all-reduce, all-to-all) over NVLink"),
+            ("ib_bandwidth", "bandwidth", "bandwidth of one InfiniBand port between nodes, per direction"),
+            ("ib_latency", "time", "latency of one point-to-point hand-off between pipeline stages over InfiniBand"),
+        )
+        for end, tail in (("", ""), ("_low", ": the low end of its range"), ("_high", ": the high end of its range"))
+    },
 }
 """Every key an assumption set may hold, with what it is and the values it takes. Unknown keys are rejected."""
 
@@ -755,3 +812,5 @@ def check_consistency(assumptions: AssumptionSet) -> None:
         inside(points[-1], f"uncertainty.{name}_low", "below")
     for key in COST_RANGES:
         ordered((f"{key}_high", key, f"{key}_low"), "a price's range must hold its value: low <= value <= high")
+    for key in COLLECTIVE_RANGES:
+        ordered((f"{key}_high", key, f"{key}_low"), "a range must hold its value: low <= value <= high")

@@ -168,6 +168,22 @@ class ModelSpec:
         return total + embed + final_norm, active + embed + final_norm
 
     @property
+    def expert_params(self) -> int:
+        """Parameters of one routed expert (a gated MLP of ``moe_intermediate_size``); 0 for a dense model."""
+        if not self.is_moe:
+            return 0
+        return self._mlp_params(self.moe_intermediate_size or self.intermediate_size)
+
+    def routed_param_counts(self) -> tuple[int, int]:
+        """(all, per token) parameters of the routed experts over every MoE layer; (0, 0) for a dense model.
+
+        All: ``moe_layers x experts x expert``; per token: ``moe_layers x experts_per_token x expert``.
+        Shared experts and routers are not routed: they count with the dense weights.
+        """
+        one = self.n_moe_layers * self.expert_params
+        return self.n_routed_experts * one, self.experts_per_token * one
+
+    @property
     def total_params(self) -> int:
         """All parameters (every expert counted)."""
         return self.param_counts()[0]

@@ -622,6 +622,13 @@ _AT_POINT = ILLUSTRATIVE[1]
 _ROOFLINE_AT_POINT = (("device", "this assumption set"), ("mfu_bracket", "{mfu_bracket}"))
 
 HEADLINES: tuple[Headline, ...] = (
+    # The deployment every number below assumes: the model placed across accelerators (assumptions.csv's
+    # parallel.* rows; tables of record older than the placement keys have none, and those lines are left out).
+    Headline("deployment: tensor-parallel size (parallel.tp)", "assumptions", (("key", "parallel.tp"),), "value"),
+    Headline("deployment: pipeline-parallel size (parallel.pp)", "assumptions", (("key", "parallel.pp"),), "value"),
+    Headline("deployment: expert-parallel size (parallel.ep)", "assumptions", (("key", "parallel.ep"),), "value"),
+    Headline("deployment: accelerators sharing one link (parallel.gpus_per_link)", "assumptions",
+             (("key", "parallel.gpus_per_link"),), "value"),
     # The decision (the landing page): how many tiers fetch faster, in each regime and layout, and the closest call.
     Headline("tiers that fetch faster than a lone block regenerates, one copy", "decision",
              (("regime", "lone block"), ("layout", "contiguous")), "fetch_wins", count="True"),

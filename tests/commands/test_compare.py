@@ -104,3 +104,45 @@ def test_compare_with_config_path(tmp_path):
     out = run_cli_json("compare", "--model", str(cfg))
     assert out["kv_bytes_per_token"] == 512  # 2 x 2 x 8 x 8 x 2 B (MHA)
     assert out["params"] == 95_040
+
+
+def test_compare_placement_options_and_json():
+    # --tp 8 is --set parallel.tp=8: each GPU fetches 1 of Llama-3-70B's 8 KV heads, 655,360 B,
+    # at 64 GB/s in 10.24 us; the chapter's compute-only regeneration spreads over 8 GPUs
+    out = run_cli_json("compare", "--tp", "8")
+    p = out["placement"]
+    assert (p["tp"], p["pp"], p["ep"], p["gpus_per_link"], p["accelerators"]) == (8, 1, 1, 1, 8)
+    assert p["shard_bytes"] == 655_360.0 and p["link_bytes"] == 655_360.0
+    assert out["fetch_time_s"] == pytest.approx(655_360 / 64e9, rel=1e-12)
+    # 2 x 70e9 x 16 / (8 x 500e12 x 0.25) = 2.24 ms + the block's all-reduce bytes (160 x 1.0194 us)
+    assert out["regen_time_s"] == pytest.approx(2.24e-3 + 160 * 1.75 * 262_144 / 450e9, rel=1e-12)
+    # a lone block's pass pays each all-reduce's 10 us: 160 x 11.0194 us = 1.7631 ms
+    assert p["lone_collectives_s"] == pytest.approx(1.76311e-3, rel=1e-5)
+    assert p["hbm_capacity_bytes"] is None and p["min_accelerators"] is None
+    assert out["assumptions"]["parallel.tp"]["value"] == 8
+    # --gpus-per-link 2: the link carries two shards
+    shared = run_cli_json("compare", "--tp", "8", "--gpus-per-link", "2")
+    assert shared["placement"]["link_bytes"] == 1_310_720.0
+    assert shared["fetch_time_s"] == pytest.approx(2 * out["fetch_time_s"], rel=1e-12)
+    # one accelerator, the default: the placement is there, and nothing moved
+    one = run_cli_json("compare")
+    assert one["placement"]["accelerators"] == 1 and one["fetch_time_s"] == 5_242_880 / 64e9
+
+
+def test_compare_deepseek_reads_only_the_touched_experts_and_refuses_what_does_not_fit():
+    # DeepSeek-V3 bf16 on one H200, lone block: dense 34.235 GB + 1,307.8 GB x 101.96 / 256 routed = 555.1 GB
+    # (+ no cached KV at position 0) at 4.8 TB/s x 80 %: 144.56 ms, not the 349 ms of reading every expert
+    out = run_cli_json("compare", "--model", "deepseek-v3", "--regen-model", "roofline", "--accelerator", "h200")
+    assert out["bytes_read"] / 1e9 == pytest.approx(555.1255, rel=1e-6)
+    assert out["regen_time_s"] == pytest.approx(555.1255e9 / 3.84e12, rel=1e-6)
+    # with the H200's memory given, one accelerator is refused in one line naming the keys
+    proc = run_cli("compare", "--model", "deepseek-v3", "--accelerator", "h200", "--set", "parallel.hbm_capacity=141GB")
+    assert proc.returncode == 2
+    assert "'parallel.tp' (1)" in proc.stderr and "'parallel.hbm_capacity' (141.0 GB)" in proc.stderr
+    assert "at least 16 accelerators (e.g. --tp 8 --pp 2)" in proc.stderr and len(proc.stderr.splitlines()) == 1
+    # 8 H200s with the experts spread over them (fp8 weights): 83.9 GB + 9.2 GB of latent each, fits
+    ok = run_cli_json(
+        "compare", "--model", "deepseek-v3", "--regen-model", "roofline", "--accelerator", "h200",
+        "--tp", "8", "--ep", "8", "--set", "weight_dtype=fp8", "--set", "parallel.hbm_capacity=141GB",
+    )  # fmt: skip
+    assert ok["placement"]["accelerators"] == 8 and ok["placement"]["min_accelerators"]["accelerators"] == 8

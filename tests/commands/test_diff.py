@@ -67,6 +67,10 @@ def test_markdown_opens_with_the_headline_numbers(
 ) -> None:
     assert cli(str(seed_dir), str(fast_dir), "--format", "md") == 1
     lines = capsys.readouterr().out.splitlines()
+    # the deployment first (assumptions.csv's parallel.* rows): one accelerator with its own link on both sides
+    assert [line for line in lines[4:8] if line.startswith("| deployment: ")] == lines[4:8]
+    assert lines[4] == "| deployment: tensor-parallel size (parallel.tp) | 1 | 1 | unchanged |"
+    lines = lines[:4] + lines[8:]  # the rest as before the deployment lines
     assert lines[:25] == [
         "**Headline numbers** at the illustrative point (mid bandwidth, conservative MFU)",
         "",

@@ -39,3 +39,15 @@ def test_tiers_shows_both_layouts_and_one_when_asked():
     assert "contig fetch" not in one and "per-layer fetch" in one
     row = next(line for line in one.splitlines() if line.startswith("nvme-gen4-x4"))
     assert "15.47 ms" in row and " 1.16 " in row and " 3.38 " in row
+
+
+def test_tiers_follow_the_placement():
+    # --tp 8 --gpus-per-link 2: each GPU fetches 655,360 B, two of them share each link: 1,310,720 B over it;
+    # NVMe Gen4 x4 at 7 GB/s, one transfer: 92 us + 1,310,720 / 7e9 = 92 + 187.25 us
+    out = run_cli_json("tiers", "--tp", "8", "--gpus-per-link", "2")
+    assert out["placement"]["tp"] == 8 and out["placement"]["link_bytes"] == 1_310_720.0
+    nvme = next(row for row in out["tiers"] if row["link"] == "nvme-gen4-x4")
+    assert nvme["fetch_time_s_contiguous"] == pytest.approx(92e-6 + 1_310_720 / 7e9, rel=1e-12)
+    # pp 2: each stage's shard has 40 of the 80 layers: 80 layer chunks per transfer, not 160
+    staged = run_cli_json("tiers", "--pp", "2")
+    assert staged["layer_chunks"] == 80 and staged["placement"]["shard_bytes"] == 2_621_440.0

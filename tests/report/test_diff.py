@@ -152,6 +152,14 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
     assert sum(c.kind == "number" for c in changes) == 981 and sum(c.kind == "text" for c in changes) == 39
     out = format_markdown(changes, old, new)
     lines = out.splitlines()
+    # the deployment first: one accelerator with its own link on both sides (assumptions.csv's parallel.* rows)
+    assert lines[4:8] == [
+        "| deployment: tensor-parallel size (parallel.tp) | 1 | 1 | unchanged |",
+        "| deployment: pipeline-parallel size (parallel.pp) | 1 | 1 | unchanged |",
+        "| deployment: expert-parallel size (parallel.ep) | 1 | 1 | unchanged |",
+        "| deployment: accelerators sharing one link (parallel.gpus_per_link) | 1 | 1 | unchanged |",
+    ]
+    lines = lines[:4] + lines[8:]  # the rest as before the deployment lines
     assert lines[4:12] == [
         # the decision: inside a batch per layer chunk, regeneration at 989 TFLOP/s takes 17.92 x 500/989 = 9.061 ms;
         # NVMe Gen4's 160 x 92 us + 748.98 us = 15.47 ms now loses (0.586), and so does Gen5's (0.600); the closest
@@ -375,3 +383,24 @@ def test_malformed_csv_names_file(tmp_path: Path) -> None:
     dup = write(tmp_path / "dup", t="k,k\na,1\n")
     with pytest.raises(KvtierError, match=r"t\.csv: duplicate column name"):
         load_tables(str(dup))
+
+
+def test_markdown_headline_names_the_deployment(seed_dir: Path, tmp_path: Path) -> None:
+    # the placement is read from assumptions.csv, the table of record that lists every key: tp 1 -> 8
+    import shutil
+
+    new_dir = tmp_path / "tp8"
+    shutil.copytree(seed_dir, new_dir)
+    path = new_dir / "assumptions.csv"
+    text = path.read_text()
+    row = next(line for line in text.splitlines() if line.startswith("parallel.tp,"))
+    path.write_text(text.replace(row, row.replace("parallel.tp,1,1.0,", "parallel.tp,8,8.0,", 1)))
+    old, new = load_tables(str(seed_dir)), load_tables(str(new_dir))
+    lines = format_markdown(diff_tables(old, new), old, new).splitlines()
+    # (8 - 1) / 1 = +700 %
+    assert "| deployment: tensor-parallel size (parallel.tp) | 1 | 8 | +700.00% |" in lines
+    assert "| deployment: pipeline-parallel size (parallel.pp) | 1 | 1 | unchanged |" in lines
+    # tables of record from before the placement keys have no such rows: the lines are left out
+    for tables in (old, new):
+        tables.pop("assumptions")
+    assert not [li for li in format_markdown(diff_tables(old, new), old, new).splitlines() if "deployment" in li]

@@ -442,7 +442,7 @@ def decision_figure(s: Scenario) -> tuple[Figure, str]:
     lowest = {}
     for regime in ("lone", "batch"):
         for layout in LAYOUTS:
-            fetch = d.transfers[layout] * latency + d.block.block_bytes / bw
+            fetch = d.transfers[layout] * latency + d.fetch_bytes / bw
             copies = "one copy" if layout == "contiguous" else f"{d.transfers[layout]} copies"
             label = f"{'lone block' if regime == 'lone' else 'in batch'}, {copies}"
             ratio = d.regen_s(regime) / fetch

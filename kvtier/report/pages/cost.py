@@ -34,7 +34,7 @@ from kvtier.inputs.assumptions import COST_RANGES, SCHEMA, TIER_LATENCY_KEYS
 from kvtier.report import words
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.report.words import no_duration, nothing_to_cache
-from kvtier.scenario import TORNADO_KEYS, Scenario
+from kvtier.scenario import PLACEMENT_KEYS, TORNADO_KEYS, Scenario
 from kvtier.units import format_number, format_time
 
 if TYPE_CHECKING:
@@ -102,6 +102,7 @@ KEYS: tuple[str, ...] = (
     "workload.trace",
     "workload.trace_format",
     *TIER_LATENCY_KEYS,
+    *PLACEMENT_KEYS,
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 

@@ -10,7 +10,7 @@ import pandas as pd
 from kvtier.formulas import capacity
 from kvtier.inputs.models import PRESETS
 from kvtier.report.figures import PALETTE, finish, new_figure
-from kvtier.scenario import Scenario
+from kvtier.scenario import PLACEMENT_KEYS, Scenario
 from kvtier.units import GIB, MIB
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ KEYS: tuple[str, ...] = (
     "param_count",
     "peak_flops",
     "weight_dtype",
+    *PLACEMENT_KEYS,
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 

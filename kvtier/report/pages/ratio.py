@@ -85,8 +85,8 @@ def layout_numbers(s: Scenario) -> dict[str, Any]:
         source = f"the {per_transfer * 1e6:.2f} µs per transfer fitted to one H200's copies ({rec.provenance})"
     chunks = s.layer_chunks
     bw = point["bandwidth_bytes_per_s"]
-    one = float(costs.fetch_time_s(s.block_bytes, bw, per_transfer, 1))
-    many = float(costs.fetch_time_s(s.block_bytes, bw, per_transfer, chunks))
+    one = float(costs.fetch_time_s(s.fetch_bytes, bw, per_transfer, 1))
+    many = float(costs.fetch_time_s(s.fetch_bytes, bw, per_transfer, chunks))
     regen = point["regen_s"]
     lone = float(s.lone_regen_s(0, "resident", point["mfu"]))
     out = {
@@ -101,7 +101,7 @@ def layout_numbers(s: Scenario) -> dict[str, Any]:
     }
     out["layout_sentence"] = (
         f"The layout of the tier can matter as much as its link. A paged KV cache keeps this block as {chunks:,}"
-        f" chunks of {s.block_bytes / chunks / 1024:,.0f} KiB, "
+        f" chunks of {s.shard_bytes / chunks / 1024:,.0f} KiB, "
         + ("one latent per layer" if s.model.attention == "MLA" else "one per layer for keys and one for values")
         + "; copied chunk by"
         f" chunk, each copy pays the per-transfer latency. With {source}, the {point['bandwidth_label']} bracket's"
@@ -164,7 +164,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     )
     for label in MFU_LABELS:
         out[f"mfu_{label}_pct"] = s.mfu(label) * 100
-        need = costs.bandwidth_for_ratio(s.block_bytes, regen[label], lo_claim, latency)
+        need = costs.bandwidth_for_ratio(s.fetch_bytes, regen[label], lo_claim, latency)
         out[f"claim_min_bandwidth_{label}_gbps"] = float(need) / 1e9
     for label in BANDWIDTH_LABELS:
         out[f"bandwidth_{label}_gbps"] = s.bandwidth(label) / 1e9

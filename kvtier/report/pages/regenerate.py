@@ -11,7 +11,7 @@ from kvtier.formulas import costs
 from kvtier.inputs import chapter
 from kvtier.inputs.assumptions import MFU_LABELS
 from kvtier.report import words
-from kvtier.scenario import Scenario, seed_scenario
+from kvtier.scenario import PLACEMENT_KEYS, Scenario, seed_scenario
 
 NOTEBOOK = "03_regenerate"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
@@ -27,6 +27,7 @@ KEYS: tuple[str, ...] = (
     "model",
     "param_count",
     "peak_flops",
+    *PLACEMENT_KEYS,
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 

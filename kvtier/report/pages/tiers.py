@@ -124,7 +124,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     for prefix, times in (("", regen), ("lone_", lone)):
         for case, t in times.items():
             out[f"{prefix}regen_{case}_ms"] = t * 1e3
-            bw = float(roofline.break_even_bandwidth(s.block_bytes, t, s.block_latency_s))
+            bw = float(roofline.break_even_bandwidth(s.fetch_bytes, t, s.block_latency_s))
             out[f"{prefix}break_even_{case}_gbps"] = bw / 1e9
             out[f"{prefix}break_even_{case}"] = (
                 format_bandwidth(bw, 3) if np.isfinite(bw) else "unreachable (latency too long)"
@@ -353,7 +353,7 @@ def table(s: Scenario) -> pd.DataFrame:
     transfers = s.fetch_transfers
     layout = str(s.assumptions.value("fetch_layout"))
     for name, title, bw, raw_or_net, per_transfer, bw_prov, lat_prov, lat_key in _ladder(s):
-        fetch_s = float(costs.fetch_time_s(s.block_bytes, bw, per_transfer, transfers))
+        fetch_s = float(costs.fetch_time_s(s.fetch_bytes, bw, per_transfer, transfers))
         latency = per_transfer * transfers  # what one block's fetch pays in latency
         row: dict[str, Any] = {
             "link": name,
@@ -371,15 +371,15 @@ def table(s: Scenario) -> pd.DataFrame:
             for case in ("tail", "resident", "evicted"):
                 row[f"{prefix}ratio_{case}"] = times[case] / fetch_s
             row[f"{prefix}break_even_tail_GBps"] = (
-                float(roofline.break_even_bandwidth(s.block_bytes, times["tail"], latency)) / 1e9
+                float(roofline.break_even_bandwidth(s.fetch_bytes, times["tail"], latency)) / 1e9
             )
             row[f"{prefix}break_even_latency_tail_us"] = (
-                float(costs.latency_for_ratio(s.block_bytes, bw, times["tail"], transfers)) * 1e6
+                float(costs.latency_for_ratio(s.fetch_bytes, bw, times["tail"], transfers)) * 1e6
             )
             row[f"{prefix}fetch_wins_tail"] = fetch_s < times["tail"]
         for each, suffix in LAYOUT_SUFFIX.items():
             n = s.transfers(each)
-            fetch_each = float(costs.fetch_time_s(s.block_bytes, bw, per_transfer, n))
+            fetch_each = float(costs.fetch_time_s(s.fetch_bytes, bw, per_transfer, n))
             row[f"transfers_{suffix}"] = n
             row[f"fetch_us_{suffix}"] = fetch_each * 1e6
             for regime, prefix in REGIME_PREFIX.items():
@@ -387,10 +387,10 @@ def table(s: Scenario) -> pd.DataFrame:
                 row[f"{prefix}ratio_tail_{suffix}"] = tail / fetch_each
                 row[f"{prefix}fetch_wins_tail_{suffix}"] = fetch_each < tail
                 row[f"{prefix}break_even_tail_GBps_{suffix}"] = (
-                    float(roofline.break_even_bandwidth(s.block_bytes, tail, per_transfer * n)) / 1e9
+                    float(roofline.break_even_bandwidth(s.fetch_bytes, tail, per_transfer * n)) / 1e9
                 )
                 row[f"{prefix}break_even_latency_tail_us_{suffix}"] = (
-                    float(costs.latency_for_ratio(s.block_bytes, bw, tail, n)) * 1e6
+                    float(costs.latency_for_ratio(s.fetch_bytes, bw, tail, n)) * 1e6
                 )
         row["bandwidth_provenance"] = bw_prov
         row["latency_provenance"] = lat_prov

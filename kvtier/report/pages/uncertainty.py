@@ -115,6 +115,18 @@ def _bytes_read(s: Scenario, regime: str) -> float | None:
     return None if regime == "in-batch" else lone_bytes(s)
 
 
+def _flops(s: Scenario, regime: str) -> float:
+    """The tail block's FLOPs one accelerator computes in ``regime`` under the placement (FLOP).
+
+    Inside a batch every accelerator shares them (``/ accelerators``); a lone block's busiest rank
+    computes its share (:attr:`~kvtier.scenario.Scenario.compute_share`).  The block's FLOPs on one
+    accelerator.  The collectives a placement adds are not drawn.
+    """
+    if regime == "in-batch":
+        return s.block_flops / s.placement.accelerators
+    return s.block_flops * s.compute_share
+
+
 def _regime_ranges(s: Scenario, regime: str, fixed_peak: bool) -> dict[str, mc.Range]:
     """The ranges ``regime`` draws: the memory side only for a lone block; ``fixed_peak`` pins the peak."""
     ranges, base = inputs(s)
@@ -132,7 +144,7 @@ def ratio_draws(s: Scenario, regime: str = "in-batch", fixed_peak: bool = False)
     """
     ranges = _regime_ranges(s, regime, fixed_peak)
     draws = mc.sample(ranges, int(s.v("uncertainty.draws")), int(s.v("uncertainty.seed")))
-    return mc.ratio_draws(s.block_bytes, s.block_flops, draws, s.block_latency_s, _bytes_read(s, regime))
+    return mc.ratio_draws(s.fetch_bytes, _flops(s, regime), draws, s.block_latency_s, _bytes_read(s, regime))
 
 
 def monte_carlo(s: Scenario, regime: str = "in-batch", fixed_peak: bool = False) -> dict[str, Any]:
@@ -141,8 +153,8 @@ def monte_carlo(s: Scenario, regime: str = "in-batch", fixed_peak: bool = False)
     The chance of falling below the chapter's band is ``p_below``, above it ``p_above``.
     """
     return mc.monte_carlo(
-        s.block_bytes,
-        s.block_flops,
+        s.fetch_bytes,
+        _flops(s, regime),
         _regime_ranges(s, regime, fixed_peak),
         n=int(s.v("uncertainty.draws")),
         seed=int(s.v("uncertainty.seed")),
@@ -159,7 +171,7 @@ def tornado_rows(s: Scenario, regime: str) -> list[mc.TornadoRow]:
     if regime == "in-batch":
         ranges = {name: ranges[name] for name in mc.INPUTS}
         base = {name: base[name] for name in mc.INPUTS}
-    return mc.tornado(s.block_bytes, s.block_flops, base, ranges, s.block_latency_s, _bytes_read(s, regime))
+    return mc.tornado(s.fetch_bytes, _flops(s, regime), base, ranges, s.block_latency_s, _bytes_read(s, regime))
 
 
 def numbers(s: Scenario) -> dict[str, Any]:
