@@ -157,6 +157,8 @@ def run(args: argparse.Namespace) -> int:
         used_keys += ["interior.position", "interior.anchor_every"]
     if result["regen_model"] == "roofline":
         used_keys += ["regen.batch_tokens", "regen.mem_bandwidth", "regen.mem_efficiency", "weight_dtype"]
+    if scenario.engine is not None:
+        used_keys.insert(used_keys.index("fetch_layout"), "engine")
     if scenario.placement.accelerators > 1 or scenario.placement.gpus_per_link > 1:
         used_keys += [
             "parallel.tp",

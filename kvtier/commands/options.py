@@ -11,7 +11,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from kvtier.inputs.assumptions import SCHEMA
 from kvtier.scenario import Scenario
+
+ENGINE_CHOICES: tuple[str, ...] = SCHEMA["engine"].choices
 
 
 def add_assumption_options(p: argparse.ArgumentParser) -> None:
@@ -25,18 +28,25 @@ PLACEMENT_OPTIONS: dict[str, str] = {
     "pp": "parallel.pp",
     "ep": "parallel.ep",
     "gpus_per_link": "parallel.gpus_per_link",
+    "engine": "engine",
 }
 """Each placement option's ``argparse`` destination and the assumption key it sets."""
 
 
 def add_placement_options(p: argparse.ArgumentParser) -> None:
-    """``--tp N``, ``--pp N``, ``--ep N``, ``--gpus-per-link N``: the model placed across accelerators."""
-    g = p.add_argument_group("placement across accelerators (aliases of --set parallel.KEY=N)")
+    """``--tp N``, ``--pp N``, ``--ep N``, ``--gpus-per-link N``, ``--engine NAME``: the deployment served."""
+    g = p.add_argument_group("the deployment: placement across accelerators and engine (aliases of --set KEY=VALUE)")
     g.add_argument("--tp", metavar="N", help="tensor-parallel size (parallel.tp)")
     g.add_argument("--pp", metavar="N", help="pipeline-parallel size (parallel.pp)")
     g.add_argument("--ep", metavar="N", help="expert-parallel size of an MoE model (parallel.ep)")
     g.add_argument(
         "--gpus-per-link", metavar="N", help="accelerators sharing one link to the tier (parallel.gpus_per_link)"
+    )
+    g.add_argument(
+        "--engine",
+        metavar="NAME",
+        help="a serving engine's block layout: its tokens per block, copies per block and layer overlap (engine;"
+        " one of " + ", ".join(ENGINE_CHOICES) + ")",
     )
 
 

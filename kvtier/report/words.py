@@ -180,3 +180,22 @@ def differs_as_printed(build: Sequence[float], seed: Sequence[float], spec: str)
         The format the page prints them with (``".2f"``).
     """
     return [format(x, spec) for x in build] != [format(x, spec) for x in seed]
+
+
+def deployment_words(s: Scenario) -> str:
+    """The placement in words: ``"one accelerator"`` or ``"8 accelerators (tensor-parallel 8)"``."""
+    p = s.placement
+    if p.accelerators == 1:
+        words = "one accelerator with its own link"
+    else:
+        parts = [
+            f"{name} {n}"
+            for name, n in (("tensor-parallel", p.tp), ("pipeline", p.pp), ("expert-parallel", p.ep))
+            if n > 1
+        ]
+        words = f"{p.accelerators} accelerators ({', '.join(parts)})"
+        if p.gpus_per_link == 1:
+            words += ", each with its own link"
+    if p.gpus_per_link > 1:
+        words += f", {p.gpus_per_link} sharing each link"
+    return words

@@ -146,3 +146,14 @@ def test_compare_deepseek_reads_only_the_touched_experts_and_refuses_what_does_n
         "--tp", "8", "--ep", "8", "--set", "weight_dtype=fp8", "--set", "parallel.hbm_capacity=141GB",
     )  # fmt: skip
     assert ok["placement"]["accelerators"] == 8 and ok["placement"]["min_accelerators"]["accelerators"] == 8
+
+
+def test_compare_engine_option_is_the_engine_key():
+    # --engine mooncake is --set engine=mooncake: Mooncake's 512-token block of Llama-3-70B is
+    # 512 x 327,680 B = 167,772,160 B, moved as one copy per layer (80 transfers); at 64 GB/s
+    # with the chapter's zero latency that is 167,772,160 / 64e9 = 2.6214 ms
+    out = run_cli_json("compare", "--engine", "mooncake")
+    assert out["assumptions"]["engine"]["value"] == "mooncake"
+    assert out["block_bytes"] == 167_772_160
+    assert out["fetch_time_s"] == pytest.approx(167_772_160 / 64e9, rel=1e-12)
+    assert out == run_cli_json("compare", "--set", "engine=mooncake")

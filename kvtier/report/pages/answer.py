@@ -18,7 +18,7 @@ from kvtier.deployment import Deployment
 from kvtier.inputs import hardware
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.assumptions import LAYOUTS, TIER_LATENCY_KEYS
-from kvtier.report import pages
+from kvtier.report import pages, words
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.scenario import POINT_KEYS, PRICE_KEYS, Scenario
 from kvtier.units import format_bandwidth, format_quantity
@@ -246,7 +246,8 @@ def rule_sentence(s: Scenario) -> str:
         flips.append(per + (f" (it has {lat * 1e6:.3g} µs)" if lat > 0 else ""))
     flip = " or ".join(flips) if flips else "at no bandwidth or latency"
     return (
-        f"Fetching a {d.block.tokens:,}-token block of {s.model.name} beats regenerating it {_wins_words(d)}; the"
+        f"Served on {words.deployment_words(s)}, fetching a {d.block.tokens:,}-token block of {s.model.name} beats"
+        f" regenerating it {_wins_words(d)}; the"
         f" closest call is {near['tier']} {layout}, regenerated {regime}, which {verb} at {near['ratio']:.3g}× and"
         f" flips {flip}."
     )

@@ -1,0 +1,391 @@
+"""The serving page: the model placed across accelerators, the engines' layouts, and the time to first token.
+
+Every number is the scenario's (:class:`~kvtier.scenario.Scenario` and its
+:class:`~kvtier.deployment.Deployment`) under placements varied from the set's own
+(:mod:`kvtier.report.placement`), the engines' presets (:mod:`kvtier.inputs.engines`) and the
+TTFT replay of the workload trace (:mod:`kvtier.report.serving`, :mod:`kvtier.formulas.ttft`).
+Nothing here is a formula.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from kvtier.formulas import tiering
+from kvtier.report import placement, serving, words
+from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure, plain_log_ticks
+from kvtier.scenario import POINT_KEYS, Scenario
+from kvtier.units import format_number
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+NOTEBOOK = "15_serving"
+"""The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+TITLE = "serving across accelerators"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
+
+TPS: tuple[int, ...] = (1, 2, 4, 8)
+"""Tensor-parallel sizes the placement table compares."""
+SHARING: tuple[int, ...] = (1, 2, 4, 8)
+"""Accelerators sharing one link, for the link-sharing table."""
+MOE_MODEL = "deepseek-v3"
+"""The MoE model the expert-parallel table places."""
+MIN_MODELS: tuple[str, ...] = ("llama-3-8b", "llama-3-70b", "llama-3.1-405b", "mixtral-8x7b", "deepseek-v3")
+"""Models whose minimum accelerator count the page lists."""
+TTFT_TIER = "pcie5-x16"
+"""The medium the TTFT figure draws (host DRAM over the host link); the table holds every medium."""
+TTFT_REGIME = "lone"
+"""The regime the TTFT sentences and figure use: a request's prefill is its own forward pass."""
+
+KEYS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        (
+            *POINT_KEYS,
+            *serving.KEYS,
+            "context.long",
+            "parallel.tp",
+            "parallel.pp",
+            "parallel.ep",
+            "parallel.gpus_per_link",
+            "parallel.hbm_capacity",
+            "cost.hbm_capacity",
+        )
+    )
+)
+"""The assumption keys the page reads."""
+
+
+IN_BATCH_NAMES = {"batch_regen_ms": "regen_ms", "batch_ratio": "ratio", "batch_fetch_wins": "fetch_wins"}
+"""The in-batch columns of :mod:`kvtier.report.placement` renamed as the twins of their ``lone_`` columns,
+so that the headers read "..., in a batch" (:mod:`kvtier.report.headers`)."""
+
+
+def placement_table(s: Scenario) -> pd.DataFrame:
+    """The tail block under tensor parallelism of each size in :data:`TPS`, both regimes."""
+    return placement.ratio_table(s, TPS).rename(columns=IN_BATCH_NAMES)
+
+
+def sharing_table(s: Scenario) -> pd.DataFrame:
+    """Every tier's fetch and ratios when :data:`SHARING` accelerators share its link."""
+    return placement.link_sharing_table(s, SHARING).rename(columns=IN_BATCH_NAMES)
+
+
+def moe_table(s: Scenario) -> pd.DataFrame:
+    """:data:`MOE_MODEL` under tensor, pipeline and expert parallelism."""
+    return placement.moe_table(s, MOE_MODEL).rename(columns=IN_BATCH_NAMES)
+
+
+def capacity_key(s: Scenario) -> str:
+    """The key giving one accelerator's memory: ``parallel.hbm_capacity`` when set, else ``cost.hbm_capacity``."""
+    return "parallel.hbm_capacity" if s.assumptions.value("parallel.hbm_capacity") is not None else "cost.hbm_capacity"
+
+
+def min_table(s: Scenario) -> pd.DataFrame:
+    """The fewest accelerators of :func:`capacity_key`'s memory that hold each model of :data:`MIN_MODELS`.
+
+    Each must hold its weights and one sequence of ``context.long`` tokens' cache
+    (:meth:`~kvtier.scenario.Scenario.min_accelerators`).
+    """
+    return placement.min_accelerators_table(s, MIN_MODELS, s.v(capacity_key(s)))
+
+
+def engines_table(s: Scenario) -> pd.DataFrame:
+    """The serving engines' layouts side by side, with a block's fetch per token from each LRU medium (µs).
+
+    The fetch of one whole block per medium and the source of every value stay in the table's
+    other columns (:func:`kvtier.report.serving.engine_rows`).
+    """
+    df = pd.DataFrame(serving.engine_rows(s))
+    for tier in tiering.LRU_TIERS:
+        df[f"fetch_per_token_us.{tier}"] = df.pop(f"fetch_s_per_token.{tier}") * 1e6
+        df[f"fetch_block_us.{tier}"] = df.pop(f"fetch_s.{tier}") * 1e6
+    return df
+
+
+def ttft_table(s: Scenario) -> pd.DataFrame:
+    """TTFT percentiles with no tier and with each LRU medium at each size, both regimes."""
+    return pd.DataFrame(serving.ttft_rows(s))
+
+
+def _pct_change(new: float, old: float) -> float:
+    return (new / old - 1) * 100 if old else math.nan
+
+
+def numbers(s: Scenario) -> dict[str, Any]:
+    """Every number the serving page's prose quotes, by glue name."""
+    p = s.placement
+    out: dict[str, Any] = {
+        "tp": p.tp,
+        "pp": p.pp,
+        "ep": p.ep,
+        "gpus_per_link": p.gpus_per_link,
+        "accelerators": p.accelerators,
+        "model_name": s.model.name,
+    }
+    pt = placement_table(s).set_index("tp")
+    one, big = pt.loc[TPS[0]], pt.loc[TPS[-1]]
+    out |= {
+        "tp_big": TPS[-1],
+        "lone_ratio_tp1": float(one["lone_ratio"]),
+        "lone_ratio_big": float(big["lone_ratio"]),
+        "batch_ratio_tp1": float(one["ratio"]),
+        "batch_ratio_big": float(big["ratio"]),
+        "lone_ms_tp1": float(one["lone_regen_ms"]),
+        "lone_ms_big": float(big["lone_regen_ms"]),
+        "collectives_ms_big": float(big["lone_collectives_ms"]),
+        "collectives_pct_big": float(big["lone_collectives_share"]) * 100,
+        "shard_kib_tp1": float(one["shard_KiB"]),
+        "shard_kib_big": float(big["shard_KiB"]),
+    }
+    sh = sharing_table(s)
+    worst = int(max(SHARING))
+    shared = sh[sh["gpus_per_link"] == worst]
+    out["sharing_most"] = worst
+    out["sharing_batch_wins"] = int(shared["fetch_wins"].sum())
+    out["sharing_lone_wins"] = int(shared["lone_fetch_wins"].sum())
+    out["n_tiers"] = int(len(shared))
+    moe = moe_table(s)
+    out["moe_experts_touched"] = float(moe["experts_touched"].iloc[0])
+    out["moe_weights_read_gb_min"] = float(moe["lone_weights_read_GB"].min())
+    out["moe_weights_read_gb_max"] = float(moe["lone_weights_read_GB"].max())
+    out["moe_lone_ratio_min"] = float(moe["lone_ratio"].min())
+    out["moe_lone_ratio_max"] = float(moe["lone_ratio"].max())
+    eng = engines_table(s)
+    per_token = eng.set_index("engine")[f"fetch_per_token_us.{tiering.LRU_TIERS[-1]}"]
+    out["engine_nvme_fastest"] = str(per_token.idxmin())
+    out["engine_nvme_slowest"] = str(per_token.idxmax())
+    out["engine_nvme_spread"] = float(per_token.max() / per_token.min())
+    tt = ttft_table(s)
+    lone = tt[tt["regime"] == TTFT_REGIME]
+    none = lone[lone["tier"] == "none"].iloc[0]
+    target = s.v("decision.hit_target")
+    at = lone[(lone["tier"] == TTFT_TIER) & np.isclose(lone["hit_share"], target)].iloc[0]
+    out |= {
+        "ttft_tier": TTFT_TIER,
+        "ttft_target_pct": target * 100,
+        "ttft_capacity_tib": float(at["capacity_bytes"]) / 2**40,
+        **{f"ttft_none_{q}_s": float(none[f"ttft_{q}_s"]) for q in ("p50", "p90", "p99")},
+        **{f"ttft_tier_{q}_s": float(at[f"ttft_{q}_s"]) for q in ("p50", "p90", "p99")},
+        **{
+            f"ttft_{q}_cut_pct": -_pct_change(float(at[f"ttft_{q}_s"]), float(none[f"ttft_{q}_s"]))
+            for q in ("p50", "p90", "p99")
+        },
+        "ttft_hit_token_pct": float(at["prefix_hit_token_share"]) * 100,
+        "ttft_gpu_saved_per_s": float(at["gpu_saved_s_per_s"]),
+    }
+    media = lone[np.isclose(lone["hit_share"], target) & (lone["tier"] != "none")]
+    out["ttft_media_p50_spread_pct"] = float((media["ttft_p50_s"].max() / media["ttft_p50_s"].min() - 1) * 100)
+    out["deployment_sentence"] = _deployment_sentence(s, out)
+    out["tp_sentence"] = _tp_sentence(out)
+    out["moe_sentence"] = _moe_sentence(out)
+    out["sharing_sentence"] = _sharing_sentence(out)
+    out["engines_sentence"] = _engines_sentence(s, out)
+    out["ttft_sentence"] = _ttft_sentence(s, out)
+    return out
+
+
+def _deployment_sentence(s: Scenario, n: dict[str, Any]) -> str:
+    key = capacity_key(s)
+    mins = min_table(s).set_index("model")
+    cap = f"{format_number(s.v(key) / 1e9)} GB"
+    context = f"{int(s.v('context.long')):,}"
+    own = int(mins.loc[s.model.name, "accelerators"]) if s.model.name in mins.index else 0
+    if own > 1 and n["accelerators"] < own:
+        need = (
+            f" With {cap} per accelerator ({key}), holding its weights and one {context}-token sequence's cache takes"
+            f" at least {own} of them, so the single accelerator the source chapter prices is an unstated assumption"
+            " of a larger memory."
+        )
+    elif own:
+        need = (
+            f" With {cap} per accelerator ({key}), its weights and one {context}-token sequence's cache need"
+            f" {own} {'accelerator' if own == 1 else 'accelerators'}."
+        )
+    else:
+        need = ""
+    return (
+        f"This build serves {s.model.name} on {words.deployment_words(s)}, and every other page of the book prices the"
+        f" block for that deployment.{need} The table gives the fewest accelerators for other models."
+    )
+
+
+def _tp_sentence(n: dict[str, Any]) -> str:
+    grows = "grows" if n["lone_ratio_big"] > n["lone_ratio_tp1"] else "falls"
+    return (
+        f"From one accelerator to a group of {n['tp_big']}, the shard each one fetches goes from"
+        f" {n['shard_kib_tp1']:,.0f} to {n['shard_kib_big']:,.0f} KiB and a lone block's pass from"
+        f" {n['lone_ms_tp1']:.3g} to {n['lone_ms_big']:.3g} ms, of which {n['collectives_ms_big']:.3g} ms"
+        f" ({n['collectives_pct_big']:.0f} %) is all-reduce latency that no further split removes. The lone-block"
+        f" ratio {grows} from {format_number(n['lone_ratio_tp1'])}× to {format_number(n['lone_ratio_big'])}×;"
+        " inside a batch it goes from"
+        f" {format_number(n['batch_ratio_tp1'])}× to {format_number(n['batch_ratio_big'])}×."
+    )
+
+
+def _moe_sentence(n: dict[str, Any]) -> str:
+    return (
+        f"Regenerated alone, a block of {MOE_MODEL} routes its tokens to about {n['moe_experts_touched']:.3g} distinct"
+        " experts per MoE layer under uniform routing, not to every expert, so one accelerator reads between"
+        f" {format_number(n['moe_weights_read_gb_min'])} and {format_number(n['moe_weights_read_gb_max'])} GB of"
+        " weights across the"
+        f" placements below; the lone-block ratio runs from {format_number(n['moe_lone_ratio_min'])}× to"
+        f" {format_number(n['moe_lone_ratio_max'])}×."
+    )
+
+
+def _sharing_sentence(n: dict[str, Any]) -> str:
+    def wins(k: int) -> str:
+        return "all" if k == n["n_tiers"] else f"{k} of the"
+
+    return (
+        f"Accelerators behind one PCIe switch, one CXL expander or one NIC divide its bandwidth. With"
+        f" {n['sharing_most']} sharing each link, fetching still beats regenerating from"
+        f" {wins(n['sharing_batch_wins'])} {n['n_tiers']} tiers inside a batch and from"
+        f" {wins(n['sharing_lone_wins'])} {n['n_tiers']} for a lone block."
+    )
+
+
+def _engines_sentence(s: Scenario, n: dict[str, Any]) -> str:
+    nvme = tiering.LRU_TIERS[-1]
+    return (
+        f"Per token fetched from {nvme}, {n['engine_nvme_fastest']}'s layout is the fastest and"
+        f" {n['engine_nvme_slowest']}'s the slowest, {n['engine_nvme_spread']:.3g} times apart: many small copies"
+        " each pay the drive's latency per transfer."
+    )
+
+
+def _ttft_sentence(s: Scenario, n: dict[str, Any]) -> str:
+    return (
+        f"For each request of the {s.assumptions.value('workload.trace')} trace the replay finds the prefix an LRU"
+        " tier still holds (up to the request's first miss), fetches it, and prefills the rest alone on the"
+        f" accelerator. With no tier the median request waits {n['ttft_none_p50_s']:.3g} s for its first token, the"
+        f" 99th percentile {n['ttft_none_p99_s']:.3g} s. A {n['ttft_capacity_tib']:.3g} TiB tier in host DRAM"
+        f" ({n['ttft_target_pct']:.0f} % of the achievable hits) serves {n['ttft_hit_token_pct']:.3g} % of the prompt"
+        f" tokens and brings them to {n['ttft_tier_p50_s']:.3g} s and {n['ttft_tier_p99_s']:.3g} s, and saves"
+        f" {n['ttft_gpu_saved_per_s']:.3g} accelerators' worth of prefill. The medium hardly matters: at that size"
+        f" the median differs by {n['ttft_media_p50_spread_pct']:.2g} % between host DRAM, a CXL expander and NVMe."
+    )
+
+
+def ttft_figure(s: Scenario) -> tuple[Figure, str]:
+    """TTFT p50, p90 and p99 against the size of an LRU tier in host DRAM, with no tier as the reference."""
+    tt = ttft_table(s)
+    lone = tt[tt["regime"] == TTFT_REGIME]
+    none = lone[lone["tier"] == "none"].iloc[0]
+    rows = lone[lone["tier"] == TTFT_TIER].sort_values("capacity_bytes")
+    fig, ax = new_figure(4.8, 4.4)
+    styles = {"p50": ("-", "o"), "p90": ("--", "s"), "p99": (":", "^")}
+    x = rows["capacity_bytes"].to_numpy() / 2**40
+    for k, (q, (ls, marker)) in enumerate(styles.items()):
+        y = rows[f"ttft_{q}_s"].to_numpy()
+        ax.plot(x, y, ls=ls, marker=marker, color=PALETTE[k], label=f"{q}, with the tier")
+        ax.axhline(float(none[f"ttft_{q}_s"]), ls=ls, color=PALETTE[k], lw=0.9, alpha=0.6)
+        ax.annotate(
+            f"{q}, no tier",
+            (x.max(), float(none[f"ttft_{q}_s"])),
+            xytext=(0, 3),
+            textcoords="offset points",
+            ha="right",
+            va="bottom",
+            fontsize=MIN_FONT_PT,
+            color=PALETTE[k],
+        )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    plain_log_ticks(ax.xaxis)
+    plain_log_ticks(ax.yaxis)
+    ax.set_xlabel("LRU tier in host DRAM (TiB)")
+    ax.set_ylabel("time to first token (s)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, fontsize=MIN_FONT_PT)
+    n = numbers(s)
+    lead = (
+        f"A {n['ttft_capacity_tib']:.3g} TiB LRU tier ({n['ttft_target_pct']:.0f} % of the achievable hits) cuts the"
+        f" median time to first token by {n['ttft_p50_cut_pct']:.0f} % and the p99 by {n['ttft_p99_cut_pct']:.0f} %:"
+        " the long prompts that set the tail reuse the least."
+    )
+    text = "Markers: the tier sizes of the table; faint lines: no tier. A request: its fetch, then its prefill alone."
+    records = s.used("model", "peak_flops", f"mfu.{s.illustrative['mfu_label']}", "workload.trace")
+    fig, caption = finish(fig, records, text, lead=lead, drivers=("peak_flops", f"mfu.{s.illustrative['mfu_label']}"))
+    fig.subplots_adjust(bottom=fig.subplotpars.bottom + 0.4 / fig.get_size_inches()[1])
+    return fig, caption
+
+
+TABLES = (
+    (
+        "serving_placement",
+        placement_table,
+        ("tp",),
+        (
+            "tp",
+            "accelerators",
+            "shard_KiB",
+            "fetch_us",
+            "lone_regen_ms",
+            "lone_collectives_ms",
+            "lone_ratio",
+            "ratio",
+            "rank_memory_GB",
+            "fits",
+        ),
+    ),
+    (
+        "serving_moe",
+        moe_table,
+        ("tp", "pp", "ep"),
+        (
+            "tp",
+            "pp",
+            "ep",
+            "accelerators",
+            "experts_touched",
+            "lone_weights_read_GB",
+            "lone_regen_ms",
+            "lone_collectives_ms",
+            "lone_ratio",
+            "ratio",
+            "fits",
+        ),
+    ),
+    ("serving_min_accelerators", min_table, ("model",)),
+    (
+        "serving_sharing",
+        sharing_table,
+        ("tier", "gpus_per_link"),
+        ("tier", "gpus_per_link", "bandwidth_per_gpu_GBps", "fetch_us", "lone_ratio", "ratio"),
+    ),
+    (
+        "serving_engines",
+        engines_table,
+        ("engine",),
+        (
+            "engine",
+            "block_tokens",
+            "transfers_per_block",
+            "layer_overlap",
+            *(f"fetch_s_per_token.{t}" for t in tiering.LRU_TIERS),
+        ),
+    ),
+    (
+        "serving_ttft",
+        ttft_table,
+        ("regime", "tier", "hit_share"),
+        (
+            "regime",
+            "tier",
+            "hit_share",
+            "capacity_bytes",
+            "ttft_p50_s",
+            "ttft_p90_s",
+            "ttft_p99_s",
+            "gpu_saved_s_per_s",
+        ),
+    ),
+)
+"""The page's tables of record: (name, builder, key columns, shown columns)."""
+FIGURES = (("fig_ttft", ttft_figure),)
+"""The page's figures: (glue name, function returning the figure and its caption)."""
