@@ -39,7 +39,7 @@
     if (a >= 1e6) return `${sig(bps / 1e6)} MB/s`;
     return `${sig(bps / 1e3)} kB/s`;
   };
-  const fmtCount = (n) => sig(n, 4);
+  const fmtCount = (n) => (n >= 1e9 ? `${sig(n / 1e9)} billion` : n >= 1e6 ? `${sig(n / 1e6)} million` : sig(n, 4));
   const fmtRatio = (r) => (r >= 100 ? `${Math.round(r).toLocaleString("en-US")}×` : `${sig(r)}×`);
 
   // ---- the fields ----------------------------------------------------------------------------------------
@@ -48,7 +48,7 @@
   // the unit the command writes.
   const illus = (kind) => P().keys[`illustrative.${kind}`].value;
   const NUMBER_FIELDS = {
-    param_count: {key: () => "param_count", label: "Parameters (count; empty: the model's own)", unit: "", toSi: (x) => x, cmd: ""},
+    param_count: {key: () => "param_count", label: "Parameters (e.g. 70e9; empty: the model's own count)", unit: "", toSi: (x) => x, cmd: ""},
     block_tokens: {key: () => "block_tokens", label: "Block size (tokens)", unit: "tokens", toSi: (x) => x, cmd: ""},
     bandwidth: {key: () => `bandwidth.${illus("bandwidth")}`, label: "Link bandwidth (GB/s, one direction)", toSi: (x) => x * 1e9, fromSi: (v) => v / 1e9, cmd: "GB/s"},
     latency: {key: () => "fetch_latency", label: "Latency per transfer (µs)", toSi: (x) => x * 1e-6, fromSi: (v) => v / 1e-6, cmd: "us"},
@@ -67,6 +67,11 @@
 
   const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
   const shortest = (x) => Number(x.toPrecision(12)).toString(); // a starting value as a reader would type it
+  const engineering = (x) => { // 70e9 rather than 70000000000
+    if (x < 1e6) return shortest(x);
+    const e = Math.floor(Math.log10(x) / 3) * 3;
+    return `${shortest(x / 10 ** e)}e${e}`;
+  };
 
   let counter = 0;
 
@@ -132,6 +137,7 @@
       const f = NUMBER_FIELDS[name];
       const v = P().keys[f.key()].value;
       if (v === null) return "";
+      if (name === "param_count") return engineering(v);
       return f.fromSi ? shortest(f.fromSi(v)) : shortest(v);
     }
 
@@ -150,8 +156,8 @@
       this.field(modelSet, "param_count", NUMBER_FIELDS.param_count.label, this.text("param_count", this.numberStart("param_count")));
       this.facts = el("p", {class: "kvtier-calc-facts", id: this.fid("facts"), "aria-live": "polite"});
       modelSet.append(this.facts);
-      const engines = [["none", "none: the block and layout typed here"], ...p.engine_presets.map((e) => [e, `${e}: ${p.engines[e].block_tokens}-token blocks`])];
-      this.field(modelSet, "engine", "Serving engine's layout", this.select(engines, k.engine.value));
+      const engines = [["none", "none"], ...p.engine_presets.map((e) => [e, `${e} (${p.engines[e].block_tokens} tokens)`])];
+      this.field(modelSet, "engine", "Serving engine's layout (none: block and layout as typed)", this.select(engines, k.engine.value));
       this.field(modelSet, "block_tokens", NUMBER_FIELDS.block_tokens.label, this.text("block_tokens", this.numberStart("block_tokens")));
 
       const linkSet = el("fieldset", {}, el("legend", {text: "Link to the tier"}));
@@ -159,7 +165,7 @@
       this.field(linkSet, "link", "Link preset (fills bandwidth and latency)", this.select(linkOptions, ""));
       this.field(linkSet, "bandwidth", NUMBER_FIELDS.bandwidth.label, this.text("bandwidth", this.numberStart("bandwidth")));
       this.field(linkSet, "latency", NUMBER_FIELDS.latency.label, this.text("latency", this.numberStart("latency")));
-      this.field(linkSet, "layout", "Layout in the tier", this.select([["contiguous", "contiguous: one transfer"], ["per-layer", "per layer chunk: K and V of each layer apart"]], k.fetch_layout.value));
+      this.field(linkSet, "layout", "Layout in the tier", this.select([["contiguous", "contiguous: one transfer"], ["per-layer", "one per layer chunk"]], k.fetch_layout.value));
 
       const accSet = el("fieldset", {}, el("legend", {text: "Accelerator that regenerates"}));
       const accOptions = [["", "typed below"], ...Object.entries(p.accelerators).map(([n, a]) => [n, a.title])];
@@ -173,7 +179,7 @@
       for (const n of ["tp", "pp", "ep", "gpus_per_link"]) this.field(parSet, n, NUMBER_FIELDS[n].label, this.text(n, this.numberStart(n)));
 
       const regimeSet = el("fieldset", {}, el("legend", {text: "Regime of the headline"}));
-      this.field(regimeSet, "regime", "Regenerated", this.select([["batch", "inside a batch (its marginal compute)"], ["lone", "as a lone block (the roofline)"]], "batch"));
+      this.field(regimeSet, "regime", "Regenerated inside a batch (its marginal compute) or alone (the roofline)", this.select([["batch", "inside a batch"], ["lone", "as a lone block"]], "batch"));
 
       for (const [name, control] of Object.entries(this.inputs)) if (control.tagName === "SELECT") this.start[name] = control.value;
       form.append(modelSet, linkSet, accSet, parSet, regimeSet);
@@ -289,6 +295,10 @@
         nvlinkBandwidth: k["collective.nvlink_bandwidth"].value, nvlinkLatency: k["collective.nvlink_latency"].value,
         ibBandwidth: k["collective.ib_bandwidth"].value, ibLatency: k["collective.ib_latency"].value,
         hbmCapacity: k["parallel.hbm_capacity"].value, contextLong: k["context.long"].value,
+        // the forward-pass model's terms (regen.*): a set without a key has the plain roofline's value
+        memOverheadPerLayer: keyOr("regen.mem_overhead_per_layer", 0), launchFloorPerLayer: keyOr("regen.launch_floor_per_layer", 0),
+        kneeSharpness: keyOr("regen.knee_sharpness", 0), attention: keyOr("regen.attention", "streamed"),
+        attentionFixedPerLayer: keyOr("regen.attention_fixed_per_layer", 0), attentionEfficiency: keyOr("regen.attention_efficiency", 1),
       };
     }
 
@@ -303,7 +313,7 @@
       const m = model;
       const kvBytes = m.kv_elements_per_token * p.dtype_bytes[this.inputs.kv_dtype.value];
       this.facts.textContent = `${m.name}: ${m.layers} layers, ${m.kv_heads} KV heads (${m.attention}), ` +
-        `${fmtCount(m.total_params)} parameters${m.routed_experts ? ` (${fmtCount(m.active_params)} active)` : ""}, ` +
+        `${fmtCount(m.total_params)} parameters in its config${m.routed_experts ? ` (${fmtCount(m.active_params)} active a token)` : ""}, ` +
         `${fmtBytes(kvBytes)} of KV per token in ${this.inputs.kv_dtype.value}, ` +
         (m.max_positions ? `a context window of ${m.max_positions.toLocaleString("en-US")} tokens.` : "no context window stated.");
       this.out.textContent = "";
@@ -355,27 +365,28 @@
 
       const layout = this.inputs.layout.value;
       const ladder = F().tierLadder(s, p.tiers, (t) => p.keys[t.latency_key].value, layout);
-      const table = el("table", {class: "kvtier-calc-ladder"});
-      table.append(el("caption", {text: `Each tier's fetch in the ${layout === "contiguous" ? "contiguous layout (one transfer)" : `per-layer layout (${s.transfers(layout)} transfers)`}, against regeneration in both regimes; latency per transfer from this book's tier_latency keys.`}));
+      const table = el("table", {class: "kvtier-calc-ladder", "aria-describedby": this.fid("ladder-note")});
+      const note = el("p", {class: "kvtier-calc-note", id: this.fid("ladder-note"), text: `Each tier's fetch in the ${layout === "contiguous" ? "contiguous layout (one transfer)" : `per-layer layout (${s.transfers(layout)} transfers)`}, against regeneration in both regimes; latency per transfer from this book's tier_latency keys.`});
       const head = el("tr");
-      for (const h of ["Tier", "Bandwidth", "Latency", "Fetch", "Inside a batch", "Lone block"]) head.append(el("th", {scope: "col", text: h}));
+      for (const h of ["Tier", "Inside a batch", "Lone block", "Fetch", "Bandwidth", "Latency"]) head.append(el("th", {scope: "col", text: h}));
       table.append(el("thead", {}, head));
       const body = el("tbody");
       for (const r of ladder) {
         const tr = el("tr", {"data-tier": r.name});
-        tr.append(el("th", {scope: "row", text: r.title}), el("td", {text: fmtBandwidth(r.bandwidth)}), el("td", {text: fmtTime(r.latency)}),
-          el("td", {"data-si": String(r.fetch_time_s), text: fmtTime(r.fetch_time_s)}));
+        tr.append(el("th", {scope: "row", text: r.title}));
         for (const reg of ["batch", "lone"]) {
           const w = r[`${reg}_fetch_wins`];
           tr.append(el("td", {"data-regime": reg, "data-wins": String(w), "data-si": String(r[`${reg}_ratio`]),
             text: `${w ? "fetch wins" : "regenerate"} (${fmtRatio(r[`${reg}_ratio`])})`}));
         }
+        tr.append(el("td", {"data-si": String(r.fetch_time_s), text: fmtTime(r.fetch_time_s)}),
+          el("td", {text: fmtBandwidth(r.bandwidth)}), el("td", {text: fmtTime(r.latency)}));
         body.append(tr);
       }
       table.append(body);
-      const box = el("div", {class: "kvtier-calc-table-box", tabindex: "0", role: "region", "aria-label": "Tier ladder"}, table);
+      const box = el("div", {class: "kvtier-table-box kvtier-calc-table-box", tabindex: "0", role: "region", "aria-label": "Tier ladder"}, table);
       const nWins = ladder.filter((r) => r[`${regime}_fetch_wins`]).length;
-      this.tiers.append(el("p", {"data-key": "tier-summary", text: `${nWins} of ${ladder.length} tiers fetch the block faster than it regenerates ${words[regime]}.`}), box);
+      this.tiers.append(el("p", {"data-key": "tier-summary", text: `${nWins} of ${ladder.length} tiers fetch the block faster than it regenerates ${words[regime]}.`}), note, box);
       this.cmd.textContent = this.command(values);
       this.root.dataset.state = "answered";
     }
@@ -434,6 +445,7 @@
     }
   }
 
+  const keyOr = (key, fallback) => (key in P().keys ? P().keys[key].value : fallback);
   const quote = (s) => (/^[A-Za-z0-9_.,:=/%+@-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`);
 
   function start() {

@@ -74,6 +74,30 @@ const KvtierFormulas = (() => {
   const rooflineTimeS = (flops, bytesRead, peak, mfu, memBandwidth, memEfficiency = 1.0) =>
     Math.max(computeTimeS(flops, peak, mfu), memoryTimeS(bytesRead, memBandwidth, memEfficiency));
 
+  // kvtier.formulas.roofline.blended_time_s: (c^p + f^p)^(1/p), a smooth maximum; p = Infinity: the plain maximum (s)
+  const blendedTimeS = (computeS, floorS, sharpness) => {
+    const top = Math.max(computeS, floorS);
+    if (sharpness === Infinity) return top; // numpy: top x (1 or 2) ** (1 / inf) = top
+    const scaled = top > 0 ? (computeS / top) ** sharpness + (floorS / top) ** sharpness : 0;
+    return top * scaled ** (1.0 / sharpness);
+  };
+
+  // kvtier.formulas.roofline.attention_time_s: layers x fixed + kv bytes / (bandwidth x efficiency); 0 with no KV (s)
+  const attentionTimeS = (kvBytesRead, layers, fixedPerLayerS, memBandwidth, attentionEfficiency) =>
+    kvBytesRead > 0 ? layers * fixedPerLayerS + memoryTimeS(kvBytesRead, memBandwidth, attentionEfficiency) : 0.0;
+
+  // kvtier.formulas.roofline.forward_pass_time_s: blended(compute, max(memory + overhead, launch floor)) + serial;
+  // with every term at its default (0, 0, Infinity, 0) it is roofline_time_s exactly (s)
+  const forwardPassTimeS = (flops, bytesRead, peak, mfu, memBandwidth, memEfficiency, {
+    layers = 0, memOverheadPerLayerS = 0, launchFloorPerLayerS = 0, sharpness = Infinity, share = 1, serialS = 0,
+  } = {}) => {
+    const compute = computeTimeS(flops, peak, mfu);
+    const perLayer = share * layers;
+    const memory = memoryTimeS(bytesRead, memBandwidth, memEfficiency) + perLayer * memOverheadPerLayerS;
+    const floor = Math.max(memory, perLayer * launchFloorPerLayerS);
+    return blendedTimeS(compute, floor, sharpness) + serialS;
+  };
+
   // kvtier.formulas.roofline.bound: "memory" where the memory side exceeds the compute side, else "compute"
   const bound = (flops, bytesRead, peak, mfu, memBandwidth, memEfficiency = 1.0) =>
     memoryTimeS(bytesRead, memBandwidth, memEfficiency) > computeTimeS(flops, peak, mfu) ? "memory" : "compute";
@@ -152,7 +176,9 @@ const KvtierFormulas = (() => {
   //   config's), blockTokens, flopsPerParamToken, peak, mfu, memBandwidth, memEfficiency, bandwidth, latency,
   //   layout ("contiguous" | "per-layer"), engine (a record of .engines or null), tp, pp, ep, gpusPerLink,
   //   activationBytes, nvlinkBandwidth, nvlinkLatency, ibBandwidth, ibLatency, hbmCapacity (null: not
-  //   checked), contextLong.
+  //   checked), contextLong; the forward-pass model's terms memOverheadPerLayer, launchFloorPerLayer (s),
+  //   kneeSharpness (0: the plain maximum), attention ("streamed" | "serial"), attentionFixedPerLayer (s),
+  //   attentionEfficiency (their regen.* keys; a set without them has the plain roofline: 0, 0, 0, "streamed").
   class Scenario {
     constructor(inputs) {
       this.i = inputs;
@@ -267,13 +293,26 @@ const KvtierFormulas = (() => {
       return computeTimeS(flops, this.i.peak * p.accelerators, this.i.mfu) + comm;
     }
 
-    // Scenario.regen_bytes(position, "resident", batch_tokens) (B)
-    regenBytes(position, batchTokens) {
+    // Scenario.kv_rank_bytes_per_token: one rank's KV heads over all the layers (B)
+    get kvRankBytesPerToken() {
+      return this.kvBytesPerToken * kvShardShare(this.m.kv_heads, this.m.layers, this.placement.tp, 1, this.m.mla);
+    }
+
+    // Scenario.regen_bytes(position, "resident", batch_tokens, with_kv) (B)
+    regenBytes(position, batchTokens, withKv = true) {
       const [first, n] = recomputeSpanResident(position, this.i.blockTokens);
       const passTokens = Math.max(batchTokens, n);
-      const heads = kvShardShare(this.m.kv_heads, this.m.layers, this.placement.tp, 1, this.m.mla);
-      const kvRank = this.kvBytesPerToken * heads;
+      const kvRank = withKv ? this.kvRankBytesPerToken : 0.0;
       return regenBytesRead(this.touchedWeightBytes(passTokens), n, passTokens, kvRank, first);
+    }
+
+    // Scenario.knee_sharpness: regen.knee_sharpness, 0 the plain maximum
+    get kneeSharpness() { return this.i.kneeSharpness === 0 ? Infinity : this.i.kneeSharpness; }
+
+    // Scenario.attention_s: one rank's serial attention over the cached positions (s)
+    attentionS(contextPositions) {
+      return attentionTimeS(this.kvRankBytesPerToken * contextPositions, this.m.layers, this.i.attentionFixedPerLayer,
+        this.i.memBandwidth, this.i.attentionEfficiency);
     }
 
     // Scenario._pass_collectives_s (s)
@@ -287,9 +326,19 @@ const KvtierFormulas = (() => {
     regenTimeS(position, model, batchTokens) {
       const flops = this.interiorFlops(position);
       if (model === "mfu") return this.inBatchComputeS(flops);
-      const nbytes = this.regenBytes(position, batchTokens);
+      const serial = this.i.attention === "serial";
+      const nbytes = this.regenBytes(position, batchTokens, !serial);
       const rankFlops = flops * this.computeShare;
-      const time = rooflineTimeS(rankFlops, nbytes, this.i.peak, this.i.mfu, this.i.memBandwidth, this.i.memEfficiency);
+      const [first, n] = recomputeSpanResident(position, this.i.blockTokens);
+      const attention = serial ? this.attentionS(first) : 0.0;
+      const time = forwardPassTimeS(rankFlops, nbytes, this.i.peak, this.i.mfu, this.i.memBandwidth, this.i.memEfficiency, {
+        layers: this.m.layers,
+        memOverheadPerLayerS: this.i.memOverheadPerLayer,
+        launchFloorPerLayerS: this.i.launchFloorPerLayer,
+        sharpness: this.kneeSharpness,
+        share: n / Math.max(batchTokens, n),
+        serialS: attention,
+      });
       return time + this.passCollectivesS(position, batchTokens);
     }
 
@@ -347,7 +396,8 @@ const KvtierFormulas = (() => {
 
   return {
     blockBytes, fetchTimeS, forwardFlops, attentionFlops, computeTimeS, ratio, regenFlops, bandwidthForRatio,
-    latencyForRatio, weightBytes, kvBytes, regenBytesRead, memoryTimeS, rooflineTimeS, bound, breakEvenBandwidth,
+    latencyForRatio, weightBytes, kvBytes, regenBytesRead, memoryTimeS, rooflineTimeS, blendedTimeS, attentionTimeS,
+    forwardPassTimeS, bound, breakEvenBandwidth,
     groupSize, accelerators, kvHeadsPerRank, stageLayers, kvShardShare, linkBytes, distinctExperts, rankWeightBytes,
     computeShare, allreduceTimeS, allToAllTimeS, collectivesTimeS, fits, engineTransfers, Scenario, point, tierLadder,
   };
