@@ -60,7 +60,12 @@
     pp: {key: () => "parallel.pp", label: "Pipeline-parallel stages", toSi: (x) => x, cmd: ""},
     ep: {key: () => "parallel.ep", label: "Expert-parallel size (accelerators)", toSi: (x) => x, cmd: ""},
     gpus_per_link: {key: () => "parallel.gpus_per_link", label: "Accelerators sharing one link", toSi: (x) => x, cmd: ""},
+    // the forward-pass model's terms: fields only where the build's set has the keys (regen.*)
+    launch_floor: {key: () => "regen.launch_floor_per_layer", label: "Launch floor per layer (µs; 0: a CUDA graph)", toSi: (x) => x * 1e-6, fromSi: (v) => v / 1e-6, cmd: "us"},
+    mem_overhead: {key: () => "regen.mem_overhead_per_layer", label: "Memory overhead per layer (µs)", toSi: (x) => x * 1e-6, fromSi: (v) => v / 1e-6, cmd: "us"},
+    knee: {key: () => "regen.knee_sharpness", label: "Knee sharpness (0: the plain maximum)", toSi: (x) => x, cmd: ""},
   };
+  const present = () => Object.entries(NUMBER_FIELDS).filter(([, f]) => f.key() in P().keys);
   const CHOICE_FIELDS = {
     model: "model", kv_dtype: "kv_dtype", weight_dtype: "weight_dtype", engine: "engine", layout: "fetch_layout",
   };
@@ -174,6 +179,9 @@
       this.field(accSet, "mfu", NUMBER_FIELDS.mfu.label, this.text("mfu", this.numberStart("mfu")));
       this.field(accSet, "mem_bandwidth", NUMBER_FIELDS.mem_bandwidth.label, this.text("mem_bandwidth", this.numberStart("mem_bandwidth")));
       this.field(accSet, "mem_efficiency", NUMBER_FIELDS.mem_efficiency.label, this.text("mem_efficiency", this.numberStart("mem_efficiency")));
+      for (const n of ["launch_floor", "mem_overhead", "knee"]) {
+        if (NUMBER_FIELDS[n].key() in k) this.field(accSet, n, NUMBER_FIELDS[n].label, this.text(n, this.numberStart(n)));
+      }
 
       const parSet = el("fieldset", {}, el("legend", {text: "Placement across accelerators"}));
       for (const n of ["tp", "pp", "ep", "gpus_per_link"]) this.field(parSet, n, NUMBER_FIELDS[n].label, this.text(n, this.numberStart(n)));
@@ -248,7 +256,7 @@
       const i = this.inputs;
       const errors = {};
       const values = {};
-      for (const [name, f] of Object.entries(NUMBER_FIELDS)) {
+      for (const [name, f] of present()) {
         const raw = i[name].value.trim().replace(/[,_]/g, "");
         const spec = p.keys[f.key()];
         if (raw === "" && name === "param_count") { values[name] = null; continue; }
@@ -272,6 +280,8 @@
       if (tp !== null && ep !== null && Math.max(tp, ep) % Math.min(tp, ep)) errors.ep = `The larger of the tensor-parallel (${tp}) and expert-parallel (${ep}) sizes must be a multiple of the smaller.`;
       if (ep !== null && ep > 1 && model.routed_experts < ep) errors.ep = `Expert parallelism over ${ep} needs an MoE model with at least ${ep} routed experts; ${model.name} has ${model.routed_experts}.`;
       if (pp !== null && pp > model.layers) errors.pp = `At most the model's ${model.layers} layers.`;
+      const knee = num("knee"); // Scenario.knee_sharpness
+      if (knee !== null && knee !== 0 && knee < 1) errors.knee = "0 (the plain maximum) or at least 1.";
       return {values, errors, model};
     }
 
@@ -296,8 +306,9 @@
         ibBandwidth: k["collective.ib_bandwidth"].value, ibLatency: k["collective.ib_latency"].value,
         hbmCapacity: k["parallel.hbm_capacity"].value, contextLong: k["context.long"].value,
         // the forward-pass model's terms (regen.*): a set without a key has the plain roofline's value
-        memOverheadPerLayer: keyOr("regen.mem_overhead_per_layer", 0), launchFloorPerLayer: keyOr("regen.launch_floor_per_layer", 0),
-        kneeSharpness: keyOr("regen.knee_sharpness", 0), attention: keyOr("regen.attention", "streamed"),
+        memOverheadPerLayer: values.mem_overhead ? v("mem_overhead") : 0,
+        launchFloorPerLayer: values.launch_floor ? v("launch_floor") : 0,
+        kneeSharpness: values.knee ? v("knee") : 0, attention: keyOr("regen.attention", "streamed"),
         attentionFixedPerLayer: keyOr("regen.attention_fixed_per_layer", 0), attentionEfficiency: keyOr("regen.attention_efficiency", 1),
       };
     }
@@ -403,7 +414,7 @@
       const text = {};
       for (const [key, rec] of Object.entries(k)) { eff[key] = rec.value; text[key] = rec.text; }
       for (const [name, key] of Object.entries(CHOICE_FIELDS)) { eff[key] = this.inputs[name].value; text[key] = this.inputs[name].value; }
-      for (const [name, f] of Object.entries(NUMBER_FIELDS)) {
+      for (const [name, f] of present()) {
         const key = f.key();
         const val = values[name];
         const typedNow = this.inputs[name].value.trim();

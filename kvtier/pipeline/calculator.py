@@ -46,6 +46,17 @@ FILE = "kvtier-presets.js"
 GLOBAL = "KVTIER_PRESETS"
 """The global the script assigns (``window.KVTIER_PRESETS``)."""
 
+FORWARD_TERMS: tuple[str, ...] = (
+    "regen.mem_overhead_per_layer",
+    "regen.launch_floor_per_layer",
+    "regen.knee_sharpness",
+    "regen.attention",
+    "regen.attention_fixed_per_layer",
+    "regen.attention_efficiency",
+)
+"""The forward-pass model's terms beyond the plain roofline (:func:`kvtier.formulas.roofline.forward_pass_time_s`),
+read where the schema has them; a set without them is the plain roofline, which the calculator assumes then."""
+
 KEYS: tuple[str, ...] = (
     "model",
     "kv_dtype",
@@ -70,6 +81,7 @@ KEYS: tuple[str, ...] = (
     *(f"{key}{end}" for key in COLLECTIVE_RANGES for end in ("", "_low", "_high")),
     *TIER_LATENCY_KEYS,
     *(f"uncertainty.{name}_{end}" for name in UNCERTAIN_POINTS for end in ("low", "high")),
+    *(key for key in FORWARD_TERMS if key in SCHEMA),
 )
 """The assumption keys the calculator reads or must keep consistent in the command it writes (the
 brackets and the uncertainty ranges that ``kvtier build`` checks against the values typed)."""

@@ -220,6 +220,11 @@ def random_case(rng: random.Random, presets: dict) -> list[tuple[str, str]]:
         case.append(("mem_bandwidth", f"{10 ** rng.uniform(2.5, 4.2):.4g}"))
     case.append(("mfu", f"{rng.uniform(5, 95):.3g}"))
     case.append(("mem_efficiency", f"{rng.uniform(30, 100):.3g}"))
+    # the forward-pass model's terms, where the set has them (kvtier.formulas.roofline.forward_pass_time_s)
+    if "regen.launch_floor_per_layer" in presets["keys"]:
+        case.append(("launch_floor", rng.choice(["0", f"{rng.uniform(0, 40):.3g}"])))
+        case.append(("mem_overhead", rng.choice(["0", f"{rng.uniform(0, 10):.3g}"])))
+        case.append(("knee", rng.choice(["0", "1", "1.5", "3", "8"])))
     tp = rng.choice([1, 1, 2, 4, 8])
     ep = 1
     if model["routed_experts"] and rng.random() < 0.5:
