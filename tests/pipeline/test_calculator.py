@@ -383,3 +383,32 @@ def test_it_reads_at_420_px(browser, site):
     pg.close()
     assert widths["page"][0] <= widths["page"][1] + 1, widths
     assert not widths["wide"] and widths["small"] == 0, widths
+
+
+def test_a_book_built_from_another_set_starts_there_and_its_command_rebuilds_it(browser, tmp_path):
+    # the measured H200 set (its brackets, ranges, latencies and, with the forward-pass keys, their fitted
+    # values) with a placement and an engine: the page opens on it and its bare command carries it
+    path = ROOT / "kvtier" / "data" / "h200-measured.yaml"
+    built = load_assumptions(path, {"parallel.tp": "2", "engine": "vllm", "model": "llama-3-8b"})
+    for name in (*SCRIPTS, "kvtier-calculator.css"):
+        shutil.copy2(STATIC / name, tmp_path / name)
+    (tmp_path / calculator.FILE).write_text(calculator.presets_js(built), encoding="utf-8")
+    (tmp_path / "index.html").write_text(PAGE, encoding="utf-8")
+    pg = browser.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.goto((tmp_path / "index.html").as_uri(), wait_until="load")
+    out = pg.evaluate(READ_OUTPUTS)
+    pg.close()
+    assert not errors and out["state"] == "answered"
+    sets = sets_of(out["command"])
+    assert sets["parallel.tp"] == "2" and sets["engine"] == "vllm" and sets["model"] == "llama-3-8b"
+    rebuilt = load_assumptions(sets=sets)
+    check_consistency(rebuilt)
+    for regime in ("batch", "lone"):
+        mine = compare_json(sets, regime)
+        v = out["values"]
+        close(v[f"regen-{regime}"], mine["regen_time_s"], f"regeneration, {regime}")
+        close(v["fetch-time"], mine["fetch_time_s"], "fetch time")
+        # the command's set gives the built set's numbers: the decision's regeneration, by Deployment
+        close(v[f"regen-{regime}"], Deployment.of(Scenario(built)).regen_s(regime), f"built set, {regime}")
