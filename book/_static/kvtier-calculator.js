@@ -384,7 +384,7 @@
       const body = el("tbody");
       for (const r of ladder) {
         const tr = el("tr", {"data-tier": r.name});
-        tr.append(el("th", {scope: "row", text: r.title}));
+        tr.append(el("td", {role: "rowheader", text: r.title})); // a td, as the book's tables: its first column stays in view
         for (const reg of ["batch", "lone"]) {
           const w = r[`${reg}_fetch_wins`];
           tr.append(el("td", {"data-regime": reg, "data-wins": String(w), "data-si": String(r[`${reg}_ratio`]),
@@ -395,9 +395,14 @@
         body.append(tr);
       }
       table.append(body);
+      // the book's table box (kvtier.js and kvtier.css): it scrolls sideways on a narrow screen, says so, keeps the tier in view
       const box = el("div", {class: "kvtier-table-box kvtier-calc-table-box", tabindex: "0", role: "region", "aria-label": "Tier ladder"}, table);
+      const wrap = el("div", {class: "kvtier-table-wrap"}, box,
+        el("p", {class: "kvtier-scroll-cue", "aria-hidden": "true", text: "scroll sideways for more columns →"}));
+      if (typeof window.kvtierMarkScrolling === "function") box.addEventListener("scroll", window.kvtierMarkScrolling, {passive: true});
       const nWins = ladder.filter((r) => r[`${regime}_fetch_wins`]).length;
-      this.tiers.append(el("p", {"data-key": "tier-summary", text: `${nWins} of ${ladder.length} tiers fetch the block faster than it regenerates ${words[regime]}.`}), note, box);
+      this.tiers.append(el("p", {"data-key": "tier-summary", text: `${nWins} of ${ladder.length} tiers fetch the block faster than it regenerates ${words[regime]}.`}), note, wrap);
+      if (typeof window.kvtierMarkScrolling === "function") window.kvtierMarkScrolling();
       this.cmd.textContent = this.command(values);
       this.root.dataset.state = "answered";
     }

@@ -412,3 +412,17 @@ def test_a_book_built_from_another_set_starts_there_and_its_command_rebuilds_it(
         close(v["fetch-time"], mine["fetch_time_s"], "fetch time")
         # the command's set gives the built set's numbers: the decision's regeneration, by Deployment
         close(v[f"regen-{regime}"], Deployment.of(Scenario(built)).regen_s(regime), f"built set, {regime}")
+
+
+def test_the_book_carries_the_calculator_on_the_landing_and_tier_pages(seed_build):
+    html = seed_build / "html"
+    # the build writes the data of its own set (here the seed's) beside the two scripts it ships
+    assert (html / "_static" / calculator.FILE).read_text(encoding="utf-8") == calculator.presets_js(seed())
+    for name in SCRIPTS:
+        assert (html / "_static" / name).is_file()
+    for page_path in ("book/intro.html", "notebooks/08_tiers.html"):
+        text = (html / page_path).read_text(encoding="utf-8")
+        assert 'id="kvtier-calculator"' in text, page_path
+        # in order: the data, the formulas, the calculator (each a local file: nothing fetched at view time)
+        at = [text.index(f'src="../_static/{name}') for name in SCRIPTS]
+        assert at == sorted(at), page_path
