@@ -201,7 +201,7 @@
       reset.addEventListener("click", () => { this.root.textContent = ""; this.inputs = {}; this.messages = {}; this.start = {}; this.build(); this.update(); });
       this.root.textContent = "";
       this.root.append(
-        el("p", {class: "kvtier-calc-intro", text: `Try your own numbers. Every field starts at this book's assumption set (${p.set_name}); the answer follows as you type, computed in your browser by the package's formulas.`}),
+        el("p", {class: "kvtier-calc-intro", text: `Starting values: the assumption set this book was built from (${p.set_name}). Nothing leaves your browser.`}),
         form,
         el("h3", {text: "The answer for these values"}), this.out,
         el("h3", {text: "Which tiers fetch faster than regeneration"}), this.tiers,
