@@ -45,6 +45,7 @@ KEYS: tuple[str, ...] = (
     "workload.trace",
     "workload.block_tokens",
     "workload.trace_format",
+    "workload.hit_count",
     "decision.hit_target",
 )
 """The assumption keys :func:`ttft_rows` reads (for a page's ``KEYS``)."""

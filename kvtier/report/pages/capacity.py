@@ -317,13 +317,12 @@ def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:
     else:
         for c in (short, long):
             kv = float(_kv_bytes(s, c))
-            # left of the point, its foot level with it: the rising curve leaves that corner empty, and the
-            # label stays under the weights line for any point below a third of the weights
+            # above and left of the point: the rising curve leaves that corner empty
             ax.annotate(
                 f"{c:,.0f} tokens:\n{kv / GIB:.1f} GiB, {kv / s.weight_bytes * 100:.0f} %",
                 (c, kv / GIB),
                 textcoords="offset points",
-                xytext=(-10, 0),
+                xytext=(-6, 6),
                 ha="right",
                 va="bottom",
                 fontsize=9,

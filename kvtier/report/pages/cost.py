@@ -1322,8 +1322,8 @@ def tornado_figure(s: Scenario) -> tuple[Figure, str]:
     fig.subplots_adjust(left=0.4, right=0.95, top=0.86)
     records = s.used(*(f"{k}{end}" for k in COST_RANGES for end in ("", "_low", "_high")), "energy.power_lone")
     lead = (
-        f"Of all the inputs, the {TORNADO_NAMES[n['tornado_top_key']]} moves a block's break-even interval in a"
-        " CXL expander most:"
+        f"Of all the inputs, the {TORNADO_NAMES[n['tornado_top_key']]} moves a block's break-even interval in"
+        " CXL most:"
         f" from {n['tornado_top_low']} to {n['tornado_top_high']} across its range, a factor of"
         f" {n['tornado_top_swing']:.1f}."
     )

@@ -828,7 +828,7 @@ def policies_figure(s: Scenario) -> tuple[Figure, str]:
         "LRU's exact curve (line); leaf-first LRU, S3-FIFO and Belady's MIN, the offline optimum, replayed at"
         " fractions of the decision's capacity (marks); hits per block reference.",
         lead=lead,
-        drivers=("workload.trace", "model", "decision.hit_target"),
+        drivers=("workload.trace", "decision.hit_target"),
     )
 
 
