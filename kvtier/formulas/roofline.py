@@ -356,7 +356,8 @@ def attention_time_s(
     layer's attention call costs a fixed time plus its read of the cached K and V at its
     own rate, which for a handful of queries is far below the weight stream's.  Measured on
     one H200 (:mod:`kvtier.inputs.measurements`), 16 queries over 1,024 to 65,536 positions
-    take 79 µs to 1.4 ms per layer.
+    take 79 µs to 1.4 ms per layer.  With no cached KV (``kv_bytes == 0``) it is 0: a pass
+    over fresh tokens pays its attention calls within its other terms.
 
     Parameters
     ----------
@@ -371,7 +372,9 @@ def attention_time_s(
     attention_efficiency : array_like
         Fraction of it the attention's KV read reaches, in (0, 1].
     """
-    return _f(layers) * _f(fixed_per_layer_s) + memory_time_s(kv_bytes, mem_bandwidth_bytes_per_s, attention_efficiency)
+    kv = _f(kv_bytes)
+    time = _f(layers) * _f(fixed_per_layer_s) + memory_time_s(kv, mem_bandwidth_bytes_per_s, attention_efficiency)
+    return np.where(kv > 0, time, 0.0)
 
 
 def forward_pass_time_s(
