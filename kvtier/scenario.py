@@ -49,6 +49,19 @@ PLACEMENT_KEYS: tuple[str, ...] = (
 (``parallel.hbm_capacity`` against weights and one sequence of ``context.long``).  Every page whose
 fetch or regeneration follows the placement declares them (``POINT_KEYS`` holds them)."""
 
+FORWARD_KEYS: tuple[str, ...] = (
+    "regen.attention",
+    "regen.attention_efficiency",
+    "regen.attention_fixed_per_layer",
+    "regen.knee_sharpness",
+    "regen.launch_floor_per_layer",
+    "regen.mem_bandwidth",
+    "regen.mem_efficiency",
+    "regen.mem_overhead_per_layer",
+)
+"""The assumption keys of the forward-pass model beyond the compute side (:meth:`Scenario.regen_time_s`,
+:func:`kvtier.formulas.roofline.forward_pass_time_s`): every page that times a lone block declares them."""
+
 POINT_KEYS: tuple[str, ...] = (
     "bandwidth.mid",
     "bandwidth.optimistic",
@@ -69,8 +82,7 @@ POINT_KEYS: tuple[str, ...] = (
     *PLACEMENT_KEYS,
     "param_count",
     "peak_flops",
-    "regen.mem_bandwidth",
-    "regen.mem_efficiency",
+    *FORWARD_KEYS,
     "weight_dtype",
 )
 """The assumption keys the illustrative tail block reads: its fetch (either layout) and its regeneration

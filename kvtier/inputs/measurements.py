@@ -37,7 +37,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from kvtier.errors import KvtierError, show
 from kvtier.formulas import costs, roofline
-from kvtier.formulas.fits import fit_floor, fit_latency_bandwidth, fit_rate_fraction
+from kvtier.formulas.fits import fit_floor, fit_latency_bandwidth, fit_rate_fraction, leave_one_out
 from kvtier.inputs.provenance import Record
 from kvtier.inputs.readers import load_json, load_yaml
 from kvtier.units import MIB
@@ -1302,11 +1302,14 @@ def copy_checks(m: Measurements) -> tuple[Check, ...]:
         sizes = np.array([c.n_bytes for c in pts], dtype=np.float64)
         times = np.array([c.timing.median_s for c in pts])
         latency, bw = fit_latency_bandwidth(sizes, times)
-        for i, c in enumerate(pts):
-            keep = np.arange(len(pts)) != i
-            lat_i, bw_i = fit_latency_bandwidth(sizes[keep], times[keep])
+
+        def predict(fitted: tuple[float, float], n_bytes: float) -> float:
+            return float(costs.fetch_time_s(n_bytes, fitted[1], fitted[0]))
+
+        loo = leave_one_out(sizes, times, fit_latency_bandwidth, predict)
+        for c, held in zip(pts, loo, strict=True):
             case = f"{c.n_bytes / MIB:g} MiB"
             group = f"copies, {kind.replace('_', ' ')}"
-            out.append(Check(group, case, c.timing.median_s, latency + c.n_bytes / bw, IN_SAMPLE))
-            out.append(Check(group, case, c.timing.median_s, lat_i + c.n_bytes / bw_i, LEAVE_ONE_OUT))
+            out.append(Check(group, case, c.timing.median_s, predict((latency, bw), c.n_bytes), IN_SAMPLE))
+            out.append(Check(group, case, c.timing.median_s, float(held), LEAVE_ONE_OUT))
     return tuple(out)
