@@ -19,7 +19,7 @@ from functools import cache, cached_property
 import numpy as np
 
 from kvtier.errors import KvtierError
-from kvtier.formulas import capacity, costs, parallel, reuse, roofline, tiering
+from kvtier.formulas import capacity, costs, parallel, reuse, roofline, tiering, transfer
 from kvtier.inputs import engines, hardware, traces
 from kvtier.inputs.assumptions import (
     BANDWIDTH_LABELS,
@@ -62,6 +62,16 @@ FORWARD_KEYS: tuple[str, ...] = (
 """The assumption keys of the forward-pass model beyond the compute side (:meth:`Scenario.regen_time_s`,
 :func:`kvtier.formulas.roofline.forward_pass_time_s`): every page that times a lone block declares them."""
 
+TRANSFER_KEYS: tuple[str, ...] = (
+    "fetch.contention",
+    "fetch.duplex_efficiency",
+    "fetch.host_memory",
+    "fetch.min_transfer_time",
+    "fetch.pageable_efficiency",
+)
+"""The assumption keys of the transfer model beyond latency and bandwidth (:meth:`Scenario.fetch_s`,
+:func:`kvtier.formulas.transfer.fetch_time_s`)."""
+
 POINT_KEYS: tuple[str, ...] = (
     "bandwidth.mid",
     "bandwidth.optimistic",
@@ -83,6 +93,7 @@ POINT_KEYS: tuple[str, ...] = (
     "param_count",
     "peak_flops",
     *FORWARD_KEYS,
+    *TRANSFER_KEYS,
     "weight_dtype",
 )
 """The assumption keys the illustrative tail block reads: its fetch (either layout) and its regeneration
@@ -458,10 +469,35 @@ class Scenario:
         """The latency one block's fetch pays: per-transfer latency x :attr:`fetch_transfers` (s)."""
         return self.v("fetch_latency") * self.fetch_transfers
 
+    @property
+    def link_efficiency(self) -> float:
+        """Share of the link's pinned, one-way rate a fetch reaches (:func:`kvtier.formulas.transfer.link_efficiency`).
+
+        ``fetch.pageable_efficiency`` when ``fetch.host_memory`` is pageable, times
+        ``fetch.duplex_efficiency`` when ``fetch.contention`` is duplex; 1 for neither.
+        """
+        return float(
+            transfer.link_efficiency(
+                self.assumptions.value("fetch.host_memory") == "pageable",
+                self.v("fetch.pageable_efficiency"),
+                self.assumptions.value("fetch.contention") == "duplex",
+                self.v("fetch.duplex_efficiency"),
+            )
+        )
+
     def fetch_s(self, bandwidth_bytes_per_s: float | np.ndarray) -> np.ndarray:
-        """Fetch time of one block over ``bandwidth`` (s), its transfers' latency included."""
-        return costs.fetch_time_s(
-            self.fetch_bytes, bandwidth_bytes_per_s, self.v("fetch_latency"), self.fetch_transfers
+        """Fetch time of one block over ``bandwidth`` (s), its transfers' latency included.
+
+        :func:`kvtier.formulas.transfer.fetch_time_s`: each transfer at least ``fetch.min_transfer_time``,
+        the rate times :attr:`link_efficiency`.
+        """
+        return transfer.fetch_time_s(
+            self.fetch_bytes,
+            bandwidth_bytes_per_s,
+            self.v("fetch_latency"),
+            self.fetch_transfers,
+            self.v("fetch.min_transfer_time"),
+            self.link_efficiency,
         )
 
     @property

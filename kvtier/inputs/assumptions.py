@@ -251,6 +251,17 @@ SCHEMA: dict[str, KeySpec] = {
     ),
     "regen.mem_bandwidth": KeySpec("bandwidth", "device-memory bandwidth of the accelerator that regenerates"),
     "regen.mem_efficiency": KeySpec("fraction", "share of the device-memory bandwidth a forward pass reaches"),
+    "fetch.min_transfer_time": KeySpec("time", "least time of a fetch, the floor a lone small copy does not go below"),
+    "fetch.host_memory": KeySpec(
+        "choice", "host memory a fetch copies from: page-locked (pinned) or pageable", choices=("pinned", "pageable")
+    ),
+    "fetch.pageable_efficiency": KeySpec("fraction", "share of the pinned rate a copy from pageable memory reaches"),
+    "fetch.contention": KeySpec(
+        "choice",
+        "what else the link carries during a fetch: nothing, or writes the other way (duplex)",
+        choices=("none", "duplex"),
+    ),
+    "fetch.duplex_efficiency": KeySpec("fraction", "share of one direction's rate kept while the other runs too"),
     "regen.mem_overhead_per_layer": KeySpec(
         "time", "fixed time per layer a pass adds to its weight stream (small matrices stream below the rate)"
     ),

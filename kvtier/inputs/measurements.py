@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from kvtier.errors import KvtierError, show
-from kvtier.formulas import costs, roofline
+from kvtier.formulas import costs, roofline, transfer
 from kvtier.formulas.fits import fit_floor, fit_latency_bandwidth, fit_rate_fraction, leave_one_out
 from kvtier.inputs.provenance import Record
 from kvtier.inputs.readers import load_json, load_yaml
@@ -1313,4 +1313,111 @@ def copy_checks(m: Measurements) -> tuple[Check, ...]:
             group = f"copies, {kind.replace('_', ' ')}"
             out.append(Check(group, case, c.timing.median_s, predict((latency, bw), c.n_bytes), IN_SAMPLE))
             out.append(Check(group, case, c.timing.median_s, float(held), LEAVE_ONE_OUT))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class TransferFit:
+    """The transfer model's values beyond latency and bandwidth (:func:`kvtier.formulas.transfer.fetch_time_s`).
+
+    Attributes
+    ----------
+    latency_s, bandwidth_bytes_per_s : float
+        ``fetch_latency`` and the pinned host-to-device rate (``bandwidth.mid``): :attr:`Fits.fetch`.
+    min_transfer_s : float
+        ``fetch.min_transfer_time``: the median of the pinned host-to-device copies below
+        :data:`FETCH_FIT_MIN_BYTES` (s).
+    pageable_efficiency : float
+        ``fetch.pageable_efficiency``: the geometric mean over the pageable copies of at least
+        :data:`FETCH_FIT_MIN_BYTES` of ``(bytes / bandwidth) / (time - latency)``.
+    duplex_efficiency : float
+        ``fetch.duplex_efficiency``: host to device alone over host to device with device to host running.
+    """
+
+    latency_s: float
+    bandwidth_bytes_per_s: float
+    min_transfer_s: float
+    pageable_efficiency: float
+    duplex_efficiency: float
+
+
+def fit_transfer(m: Measurements, drop: frozenset[tuple[str, int]] = frozenset()) -> TransferFit:
+    """Fit :class:`TransferFit` to the pinned and pageable host-to-device copies, leaving out ``drop``.
+
+    ``drop`` holds ``(kind, n_bytes)`` copies to leave out (a leave-one-out refit).
+    """
+    pinned = [c for c in m.copies_of("h2d_pinned") if ("h2d_pinned", c.n_bytes) not in drop]
+    big = [c for c in pinned if c.n_bytes >= FETCH_FIT_MIN_BYTES]
+    latency, bw = fit_latency_bandwidth([c.n_bytes for c in big], [c.timing.median_s for c in big])
+    small = [c.timing.median_s for c in pinned if c.n_bytes < FETCH_FIT_MIN_BYTES]
+    pageable = [
+        c
+        for c in m.copies_of("h2d_pageable")
+        if c.n_bytes >= FETCH_FIT_MIN_BYTES and ("h2d_pageable", c.n_bytes) not in drop
+    ]
+    eff = [(c.n_bytes / bw) / (c.timing.median_s - latency) for c in pageable]
+    return TransferFit(
+        latency_s=latency,
+        bandwidth_bytes_per_s=bw,
+        min_transfer_s=float(np.median(small)),
+        pageable_efficiency=float(np.exp(np.mean(np.log(eff)))),
+        duplex_efficiency=m.v("bidirectional_h2d_alone_s") / m.v("bidirectional_h2d_together_s"),
+    )
+
+
+def _fetch(tf: TransferFit, n_bytes: float, transfers: int = 1, efficiency: float = 1.0) -> float:
+    return float(
+        transfer.fetch_time_s(n_bytes, tf.bandwidth_bytes_per_s, tf.latency_s, transfers, tf.min_transfer_s, efficiency)
+    )
+
+
+def transfer_checks(m: Measurements) -> tuple[Check, ...]:
+    """The copies the plain ``latency + bytes / bandwidth`` leaves out, under the transfer model.
+
+    - pinned host-to-device copies below a mebibyte: in sample (their median is the floor) and
+      leave-one-out; device to host: held out (the floor is fitted on the other direction);
+    - pageable copies of a mebibyte or more: in sample and leave-one-out;
+    - the 5 MiB block in one copy per 32 KiB chunk (probe1 and probe2): held out;
+    - 256 MiB each way at once: host to device in sample, device to host held out.
+    """
+    tf = fit_transfer(m)
+    out: list[Check] = []
+    for c in m.copies_of("h2d_pinned"):
+        if c.n_bytes < FETCH_FIT_MIN_BYTES:
+            case = f"{c.n_bytes // 1024} KiB"
+            loo = fit_transfer(m, frozenset({("h2d_pinned", c.n_bytes)}))
+            out.append(Check("small copies, h2d pinned", case, c.timing.median_s, _fetch(tf, c.n_bytes), IN_SAMPLE))
+            out.append(
+                Check("small copies, h2d pinned", case, c.timing.median_s, _fetch(loo, c.n_bytes), LEAVE_ONE_OUT)
+            )
+    for c in m.copies_of("d2h_pinned"):
+        if c.n_bytes < FETCH_FIT_MIN_BYTES:
+            out.append(
+                Check(
+                    "small copies, d2h pinned",
+                    f"{c.n_bytes // 1024} KiB",
+                    c.timing.median_s,
+                    _fetch(tf, c.n_bytes),
+                    HELD_OUT,
+                )
+            )
+    for c in m.copies_of("h2d_pageable"):
+        if c.n_bytes >= FETCH_FIT_MIN_BYTES:
+            case = f"{c.n_bytes / MIB:g} MiB"
+            loo = fit_transfer(m, frozenset({("h2d_pageable", c.n_bytes)}))
+            group = "copies, h2d pageable"
+            model = _fetch(tf, c.n_bytes, efficiency=tf.pageable_efficiency)
+            out.append(Check(group, case, c.timing.median_s, model, IN_SAMPLE))
+            held = _fetch(loo, c.n_bytes, efficiency=loo.pageable_efficiency)
+            out.append(Check(group, case, c.timing.median_s, held, LEAVE_ONE_OUT))
+    block = m.chunk_bytes * m.chunks
+    for probe in ("probe1", "probe2"):
+        measured = m.v(f"block_per_chunk_{probe}")
+        model = _fetch(tf, block, m.chunks)
+        out.append(Check("a block in per-layer chunks", f"{m.chunks} copies, {probe}", measured, model, HELD_OUT))
+    each = m.v("bidirectional_bytes")
+    for direction, sample in (("h2d", IN_SAMPLE), ("d2h", HELD_OUT)):
+        measured = m.v(f"bidirectional_{direction}_together_s")
+        model = _fetch(tf, each, efficiency=tf.duplex_efficiency)
+        out.append(Check("both directions at once", f"{direction}, {each / MIB:g} MiB", measured, model, sample))
     return tuple(out)

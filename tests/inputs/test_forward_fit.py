@@ -87,3 +87,42 @@ def test_a_knee_sharpness_between_0_and_1_is_refused_naming_the_key():
     s = Scenario(load_assumptions(MEASURED_SET).with_values({"regen.knee_sharpness": "0.5"}, source="test"))
     with pytest.raises(KvtierError, match="key 'regen.knee_sharpness' must be 0 .* or at least 1, got 0.5"):
         s.lone_regen_s(0, "resident", 0.5)
+
+
+def test_the_transfer_fit_by_hand_and_in_the_measured_set(m):
+    tf = ms.fit_transfer(m)
+    # the floor: the median of 16.0, 25.2, 14.8 and 14.3 us, (14.8 + 16.0) / 2 = 15.42 us
+    assert tf.min_transfer_s == pytest.approx((14.816000126302242e-6 + 16.03199914097786e-6) / 2, rel=1e-9)
+    # duplex: 4.882 ms alone over 5.324 ms with the other direction busy, 91.7 %
+    assert tf.duplex_efficiency == pytest.approx(4.88159990310669 / 5.323935985565185, rel=1e-9)
+    assert tf.pageable_efficiency == pytest.approx(0.2196, rel=1e-3)
+    a = load_assumptions(MEASURED_SET)
+    assert a.value("fetch.min_transfer_time") == pytest.approx(tf.min_transfer_s, rel=1e-3)
+    assert a.value("fetch.pageable_efficiency") == pytest.approx(tf.pageable_efficiency, rel=1e-3)
+    assert a.value("fetch.duplex_efficiency") == pytest.approx(tf.duplex_efficiency, rel=1e-3)
+
+
+def test_small_copies_and_duplex_out_of_sample(m):
+    checks = ms.transfer_checks(m)
+    d2h = [c for c in checks if c.group == "small copies, d2h pinned"]
+    assert len(d2h) == 4 and max(abs(c.error_pct) for c in d2h) < 6  # held out: the floor from the other direction
+    duplex = next(c for c in checks if c.group == "both directions at once" and c.sample == ms.HELD_OUT)
+    # d2h together predicted as 256 MiB at 91.7 % of the h2d rate: +0.9 % of the 5.273 ms measured
+    assert duplex.error_pct == pytest.approx(0.9, abs=0.1)
+    # the 16 KiB h2d copy (25.2 us) stays a miss: the floor is the median, 15.4 us
+    small = {c.case: c.error_pct for c in checks if c.group == "small copies, h2d pinned" and c.sample == ms.IN_SAMPLE}
+    assert small["16 KiB"] == pytest.approx(-38.9, abs=0.1)
+
+
+def test_the_fetch_follows_the_transfer_keys():
+    s = Scenario(load_assumptions(MEASURED_SET))
+    lat, bw, floor = s.v("fetch_latency"), s.v("bandwidth.mid"), s.v("fetch.min_transfer_time")
+    # contiguous 5 MiB, pinned, alone: 9.049 us + 5242880 / 55.14 GB/s = 104.1 us (above the floor)
+    assert float(s.fetch_s(bw)) == pytest.approx(lat + 5 * 2**20 / bw, rel=1e-12)
+    paged = Scenario(
+        s.assumptions.with_values({"fetch.host_memory": "pageable", "fetch.contention": "duplex"}, source="t")
+    )
+    eff = s.v("fetch.pageable_efficiency") * s.v("fetch.duplex_efficiency")
+    assert float(paged.fetch_s(bw)) == pytest.approx(lat + 5 * 2**20 / (bw * eff), rel=1e-12)
+    tiny = Scenario(s.assumptions.with_values({"block_tokens": "1"}, source="t"))  # 320 KiB: 9.05 + 5.9 us < floor
+    assert float(tiny.fetch_s(bw)) == floor

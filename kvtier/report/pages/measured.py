@@ -719,6 +719,11 @@ GROUP_SLUGS = {
     f"{ms.HELD_OUT_SHAPE} through transformers": "hf8",
     "copies, h2d pinned": "h2d",
     "copies, d2h pinned": "d2h",
+    "small copies, h2d pinned": "small_h2d",
+    "small copies, d2h pinned": "small_d2h",
+    "copies, h2d pageable": "pageable",
+    "a block in per-layer chunks": "chunks",
+    "both directions at once": "duplex",
 }
 """Each validation group's short name in the page's glue keys (``val_<slug>_<sample>_...``)."""
 
@@ -726,7 +731,7 @@ GROUP_SLUGS = {
 @cache
 def _checks() -> tuple[ms.Check, ...]:
     m = _m()
-    return ms.forward_checks(m) + ms.copy_checks(m)
+    return ms.forward_checks(m) + ms.copy_checks(m) + ms.transfer_checks(m)
 
 
 def validation_table(s: Scenario) -> pd.DataFrame:
