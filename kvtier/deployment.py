@@ -28,7 +28,7 @@ from weakref import WeakKeyDictionary
 import numpy as np
 from numpy.typing import NDArray
 
-from kvtier.formulas import costs, tiering, transfer
+from kvtier.formulas import costs, tiering
 from kvtier.inputs.assumptions import LAYOUTS
 from kvtier.scenario import Placement, Scenario
 
@@ -105,17 +105,11 @@ class Deployment:
     def fetch_s(self, layout: str) -> FloatArray:
         """Time to fetch the block from each tier in ``layout`` (s): transfers x latency + bytes / bandwidth.
 
-        :func:`kvtier.formulas.transfer.fetch_time_s`: each transfer at least ``fetch.min_transfer_time``,
-        the rate times the scenario's :attr:`~kvtier.scenario.Scenario.link_efficiency`.
+        The tiers' bandwidths already carry the scenario's
+        :attr:`~kvtier.scenario.Scenario.link_efficiency` (:attr:`~kvtier.scenario.Scenario.tier_links`).
         """
-        s = self.scenario
-        return transfer.fetch_time_s(
-            self.fetch_bytes,
-            self.tiers.bandwidth_bytes_per_s,
-            self.tiers.latency_s,
-            self.transfers[layout],
-            s.v("fetch.min_transfer_time"),
-            s.link_efficiency,
+        return costs.fetch_time_s(
+            self.fetch_bytes, self.tiers.bandwidth_bytes_per_s, self.tiers.latency_s, self.transfers[layout]
         )
 
     def ratio(self, regime: str, layout: str) -> FloatArray:

@@ -269,7 +269,7 @@ SCHEMA: dict[str, KeySpec] = {
         "time", "host time to launch one layer's kernels of an eager pass, a floor under the pass (0: a CUDA graph)"
     ),
     "regen.knee_sharpness": KeySpec(
-        "count", "exponent p of the knee blend of compute and memory (>= 1; 0: the plain maximum, the chapter's)"
+        "count", "exponent p of the knee blend of compute and memory (at least 1; 0: the plain maximum, the chapter's)"
     ),
     "regen.attention": KeySpec(
         "choice",

@@ -1421,3 +1421,21 @@ def transfer_checks(m: Measurements) -> tuple[Check, ...]:
         model = _fetch(tf, each, efficiency=tf.duplex_efficiency)
         out.append(Check("both directions at once", f"{direction}, {each / MIB:g} MiB", measured, model, sample))
     return tuple(out)
+
+
+@cache
+def peer_commands() -> dict[tuple[str, str, int], str]:
+    """How each peer prediction was obtained, ``(tool, shape, tokens) -> command``, from the file's ``command`` fields.
+
+    A prediction without one maps to the empty string.
+    """
+    ref = resources.files("kvtier.data").joinpath("peer-predictions.yaml")
+    with resources.as_file(ref) as path:
+        data = load_yaml(path, "peer predictions file")
+    out = {}
+    for row in data["predictions"]:
+        command = row.get("command", "")
+        if not isinstance(command, str):
+            raise KvtierError(f"{show(path)}: key 'command' of {row['tool']} at {row['tokens']} tokens must be text")
+        out[(str(row["tool"]), str(row["shape"]), int(row["tokens"]))] = " ".join(command.split())
+    return out

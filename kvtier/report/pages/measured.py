@@ -815,6 +815,7 @@ def peer_calibration_table(s: Scenario) -> pd.DataFrame:
                 "kvtier_ms": kv.model_s * 1e3,
                 "kvtier_error_pct": kv.error_pct,
                 "kvtier_sample": kv.sample,
+                "command": ms.peer_commands()[(tool, shape_name, tokens)],
             }
         )
     # the peers' form, one memory efficiency and no fixed time per layer, calibrated on the 70B graph pass
@@ -839,6 +840,7 @@ def peer_calibration_table(s: Scenario) -> pd.DataFrame:
             "kvtier_ms": kv.model_s * 1e3,
             "kvtier_error_pct": kv.error_pct,
             "kvtier_sample": kv.sample,
+            "command": "kvtier.formulas.roofline.memory_time_s of the 8B weights at the 70B graph pass's efficiency",
         }
     )
     return pd.DataFrame(rows)
@@ -872,6 +874,12 @@ def validation_numbers(s: Scenario) -> dict[str, Any]:
         fwd_sharpness=ff.sharpness,
         attn_fixed_us=ff.attention_fixed_per_layer_s * 1e6,
         attn_gbps=ff.attention_efficiency * ms.H200_MEM_BANDWIDTH / 1e9,
+    )
+    tf = ms.fit_transfer(_m())
+    out.update(
+        min_transfer_us=tf.min_transfer_s * 1e6,
+        pageable_eff_pct=tf.pageable_efficiency * 100,
+        duplex_eff_pct=tf.duplex_efficiency * 100,
     )
     peers = peer_calibration_table(s)
     out["peer_cal_max_abs_pct"] = float(np.max(np.abs(peers["calibrated_error_pct"].iloc[:-1])))
