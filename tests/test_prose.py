@@ -46,6 +46,8 @@ ALLOWED: tuple[tuple[str, str], ...] = (
         "the years of a citation (Gray and Putzolu, and its revisions)",
     ),
     (r"\bFAST'\d\d\b", "a conference's name and year in a citation"),
+    (r"\bSOSP'\d\d\b", "a conference's name and year in a citation"),
+    (r"\bS3-FIFO\b", "a cache eviction policy's name"),
     (r"\bApache-\d\.\d\b", "a licence's name"),
 )
 """(pattern, reason) pairs: text these match is not a typed number."""

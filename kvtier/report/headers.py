@@ -198,6 +198,14 @@ OVERRIDES: dict[str, str] = {
     "fetch_block_us.cxl2-x8": "fetch of one block, cxl2-x8 (µs)",
     "fetch_per_token_us.nvme-gen4-x4": "fetch per token, nvme-gen4-x4 (µs)",
     "fetch_block_us.nvme-gen4-x4": "fetch of one block, nvme-gen4-x4 (µs)",
+    "lru_hit_pct": "LRU hits (%)",
+    "leaf_lru_hit_pct": "leaf-first LRU hits (%)",
+    "s3fifo_hit_pct": "S3-FIFO hits (%)",
+    "min_hit_pct": "Belady's MIN hits (%)",
+    "lru_of_min_pct": "LRU's share of MIN's hits (%)",
+    "per_accelerator_GiB": "capacity per accelerator (GiB)",
+    "hierarchy_hit_blocks_pct": "whole hierarchy's hits (%)",
+    "hierarchy_usd_per_h": "whole hierarchy's cost (USD/h)",
     "compute_bound_batch_tokens": "smallest compute-bound batch (tokens)",
     "batch_tokens": "batch (tokens)",
     "batched_ms": "block inside the batch (ms)",
@@ -360,6 +368,7 @@ BOOL_WORDS: dict[str, tuple[str, str]] = {
     "in_fit": ("in the fit", "left out"),
     "moe": ("mixture of experts", "dense"),
     "illustrative": ("the illustrative point", ""),
+    "decision": ("the decision's capacity", ""),
 }
 """Words for True and False per column (its name without regime, layout and position words)."""
 

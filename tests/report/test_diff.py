@@ -110,6 +110,8 @@ def test_unaffected_tables_report_nothing(seed_dir: Path, fast_dir: Path) -> Non
         "models",
         "tiers",
         "tornado",
+        "serving_placement",
+        "serving_moe",
     }
     assert not [c for c in changes if c.table in {"block_unit", "regenerate", "roofline", "uncertainty"}]
     # assumptions 1 + fetch 2 + interior 24 (two regimes) + ratio 18 + models 9 (one illustrative ratio per
@@ -119,8 +121,10 @@ def test_unaffected_tables_report_nothing(seed_dir: Path, fast_dir: Path) -> Non
     # (six rows, the last block's ratio in each regime) + tornado 16 (in-batch: the mfu and peak rows are
     # taken at the illustrative bandwidth, two ratios and a swing each, 6; lone block: mem_efficiency and
     # mem_bandwidth 3 each, mfu and peak 2 each, their swing staying 0 on a memory-bound block, 10)
-    # = 102 numbers; assumptions 3 + fetch 2 (basis, and the hardware the bracket names) = 5 text cells.
-    assert sum(c.kind == "number" for c in changes) == 102
+    # + the serving page's placements at the illustrative (mid) bandwidth: the fetch and both ratios of
+    # 4 tensor-parallel sizes, 12, and of 5 DeepSeek-V3 placements, 15
+    # = 129 numbers; assumptions 3 + fetch 2 (basis, and the hardware the bracket names) = 5 text cells.
+    assert sum(c.kind == "number" for c in changes) == 129
     assert sum(c.kind == "text" for c in changes) == 5
 
 
@@ -148,8 +152,10 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
     # for 2 traces x 5 targets, recompute / fetch in both regimes for 2 x 5 x 11 links); the cost page 172 (blocks 9,
     # intervals 66, the LRU tiers 36, the mixes 61); the decision page 243 (decision 98: every regeneration time,
     # ratio and break-even of 10 tiers x 2 regimes x 2 layouts that the peak moves; margins 118; prices 27, 9 of them
-    # flips_at_si)
-    assert sum(c.kind == "number" for c in changes) == 981 and sum(c.kind == "text" for c in changes) == 39
+    # flips_at_si); the cost page's hierarchy 112 (every recompute cost the peak moves); the serving page 264
+    # (placements 16 and DeepSeek-V3's 20: fetch at the mid bracket, regeneration in a batch and both ratios;
+    # shared links 40: the in-batch ratio of 10 tiers x 4 counts; TTFT 188: every prefill the peak shortens)
+    assert sum(c.kind == "number" for c in changes) == 1357 and sum(c.kind == "text" for c in changes) == 39
     out = format_markdown(changes, old, new)
     lines = out.splitlines()
     # the deployment first: one accelerator with its own link on both sides (assumptions.csv's parallel.* rows)
@@ -196,10 +202,11 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
         # a lone block is bound by reading the weights, whatever the peak
         "| regeneration of a lone block under the roofline (ms) | 52.239 | 52.239 | unchanged |",
     ]
-    # 970 numbers besides the 11 SI duplicates (2 value_si, 9 flips_at_si)
-    assert lines[25] == "**970 numbers changed, 39 text cells changed in 20 tables**"
-    # 20 per-table lines, then 970 + 39 = 1,009 cells folded away
-    assert lines[50].startswith("<details><summary>All 1009 changed cells,") and len(lines) == 54 + 1009 + 2
+    # 1,346 numbers besides the 11 SI duplicates (2 value_si, 9 flips_at_si), in 25 tables with the hierarchy and
+    # the serving page's 4
+    assert lines[25] == "**1346 numbers changed, 39 text cells changed in 25 tables**"
+    # 25 per-table lines, then 1,346 + 39 = 1,385 cells folded away
+    assert lines[55].startswith("<details><summary>All 1385 changed cells,") and len(lines) == 59 + 1385 + 2
     # no SI duplicates, no raw CSV precision
     assert "500000000000000" not in out and "17.92285213" not in out and "value_si |" not in out
     # five significant figures, not the CSV's ten (0.00094598 has five: its leading zeros are not figures)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 import numpy as np
 import pandas as pd
 
+from kvtier.formulas import policies, roofline
 from kvtier.formulas import reuse as workload
-from kvtier.formulas import roofline
 from kvtier.inputs import traces
 from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
 from kvtier.report import words
@@ -26,6 +27,7 @@ TITLE = "the workload"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (
+    "decision.hit_target",
     "engine",
     "fetch_layout",
     "flops_per_param_token",
@@ -209,6 +211,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         }
     )
     out.update(_words(s, rep, out))
+    out.update(policy_numbers(s))
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
 
 
@@ -660,11 +663,182 @@ def _wait_words(minutes: float) -> str:
     return "minutes, not seconds" if minutes < 60 else "hours, not minutes"
 
 
+# ---- policies and the optimum --------------------------------------------------------------
+
+POLICY_NAMES: dict[str, str] = {
+    "lru": "LRU",
+    "leaf_lru": "leaf-first LRU",
+    "s3fifo": "S3-FIFO",
+    "min": "Belady's MIN",
+}
+"""The policies of :data:`kvtier.formulas.policies.POLICIES` in words."""
+POLICY_FRACTIONS: tuple[float, ...] = (1 / 32, 1 / 8, 1 / 2, 1.0)
+"""The capacities the policies are replayed at, as fractions of the decision's LRU capacity (the last is it)."""
+
+_POLICY_CACHE: WeakKeyDictionary[Scenario, dict[str, Any]] = WeakKeyDictionary()
+
+
+def policy_replays(s: Scenario) -> dict[str, Any]:
+    """Every policy's hits on the build's trace at each capacity of :data:`POLICY_FRACTIONS` (kept with ``s``).
+
+    The decision's capacity is the LRU tier for ``decision.hit_target`` of the achievable hits
+    (:meth:`kvtier.formulas.reuse.Reuse.capacity_for`, the landing page's tier); each capacity is at
+    least 2 blocks (S3-FIFO's least).  Returns ``capacities`` (blocks), ``decision`` (blocks),
+    ``hits`` (per policy, references), ``n_refs`` and ``block_bytes`` (B).
+    """
+    found = _POLICY_CACHE.get(s)
+    if found is not None:
+        return found
+    r = s.trace_reuse()
+    t = r.trace
+    decision = max(int(r.capacity_for(s.v("decision.hit_target"))), 2)
+    caps = sorted({max(int(decision * f), 2) for f in POLICY_FRACTIONS})
+    found = {
+        "capacities": caps,
+        "decision": decision,
+        "hits": policies.hit_counts(t.blocks, t.starts, r.distance, caps),
+        "n_refs": t.n_refs,
+        "block_bytes": s.kv_bytes_per_token * t.block_tokens,
+    }
+    _POLICY_CACHE[s] = found
+    return found
+
+
+def policies_table(s: Scenario) -> pd.DataFrame:
+    """Per capacity: each policy's hit ratio on the build's trace, and LRU's as a share of the optimum's (MIN).
+
+    ``decision`` marks the capacity the decision recommends (``decision.hit_target`` of the
+    achievable hits, under LRU); the others are fractions of it.  Hits are per block reference.
+    """
+    p = policy_replays(s)
+    n = p["n_refs"]
+    rows = []
+    for i, cap in enumerate(p["capacities"]):
+        row: dict[str, Any] = {
+            "trace": trace_name(s),
+            "capacity_blocks": cap,
+            "capacity_GiB": cap * p["block_bytes"] / 2**30,
+            "decision": cap == p["decision"],
+        }
+        for name in policies.POLICIES:
+            row[f"{name}_hit_pct"] = p["hits"][name][i] / n * 100 if n else math.nan
+        best = p["hits"]["min"][i]
+        row["lru_of_min_pct"] = p["hits"]["lru"][i] / best * 100 if best else math.nan
+        row["provenance"] = "derived"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def policy_numbers(s: Scenario) -> dict[str, Any]:
+    """The policies' hit ratios at the decision's capacity, and the sentence that sets LRU against the optimum."""
+    df = policies_table(s)
+    at = df[df["decision"]].iloc[0]
+    out: dict[str, Any] = {
+        "policy_target_pct": s.v("decision.hit_target") * 100,
+        "policy_gib": float(at["capacity_GiB"]),
+        "policy_smallest_gib": float(df["capacity_GiB"].iloc[0]),
+        "policy_smallest_lru_of_min_pct": float(df["lru_of_min_pct"].iloc[0]),
+    }
+    for name in policies.POLICIES:
+        out[f"policy_{name}_pct"] = float(at[f"{name}_hit_pct"])
+    out["policy_lru_of_min_pct"] = float(at["lru_of_min_pct"])
+    out["policy_sentence"] = _policy_sentence(out)
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
+
+
+def _policy_sentence(n: dict[str, Any]) -> str:
+    """LRU against the optimum at the decision's capacity, in words; or why there is nothing to compare."""
+    if not n["policy_min_pct"]:
+        return "No policy hits anything on this trace, the optimum included: there is nothing to compare."
+    return (
+        f"At the {n['policy_gib']:,.0f} GiB the decision recommends, LRU reaches {n['policy_lru_pct']:.1f} % of the"
+        f" block references, {n['policy_lru_of_min_pct']:.0f} % of the {n['policy_min_pct']:.1f} % the optimum"
+        f" (Belady's MIN, which knows every next use) reaches there; leaf-first LRU reaches"
+        f" {n['policy_leaf_lru_pct']:.1f} % and S3-FIFO {n['policy_s3fifo_pct']:.1f} %. At"
+        f" {n['policy_smallest_gib']:,.0f} GiB LRU gets {n['policy_smallest_lru_of_min_pct']:.0f} %"
+        " of the optimum's hits."
+    )
+
+
+_POLICY_STYLE = {"leaf_lru": ("s", PALETTE[3]), "s3fifo": ("^", PALETTE[4]), "min": ("D", PALETTE[1])}
+
+
+def policies_figure(s: Scenario) -> tuple[Figure, str]:
+    """LRU's exact curve against capacity, with leaf-first LRU, S3-FIFO and MIN at the capacities replayed."""
+    p = policy_replays(s)
+    r = s.trace_reuse()
+    gib = p["block_bytes"] / 2**30
+    fig, ax = new_figure(4.8, 3.6)
+    caps, ratio = r.curve("blocks")
+    ax.step(
+        np.r_[caps[0], caps] * gib,
+        np.r_[0.0, ratio] * 100,
+        where="post",
+        color=PALETTE[0],
+        lw=2.0,
+        label="LRU (every capacity)",
+    )
+    x = np.array(p["capacities"], dtype=float) * gib
+    for name, (marker, color) in _POLICY_STYLE.items():
+        y = np.asarray(p["hits"][name], dtype=float) / max(p["n_refs"], 1) * 100
+        ax.plot(
+            x,
+            y,
+            marker=marker,
+            color=color,
+            ls="-" if name == "min" else "none",
+            lw=1.0,
+            ms=5,
+            label=POLICY_NAMES[name],
+        )
+    from matplotlib.ticker import LogLocator
+
+    ax.axvline(p["decision"] * gib, color=PALETTE[6], lw=0.8, ls="--")
+    ax.annotate(
+        "the decision's\ncapacity",
+        (p["decision"] * gib, 0.97),
+        xycoords=("data", "axes fraction"),
+        textcoords="offset points",
+        xytext=(3, 0),
+        ha="left",
+        va="top",
+        fontsize=MIN_FONT_PT,
+        color=PALETTE[6],
+    )
+    ax.set_xscale("log")
+    ax.set_xlim(x[0] / 4, max(float(caps[-1]) * gib, x[-1]) * 2)
+    plain_log_ticks(ax.xaxis)
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0,)))
+    ax.set_ylim(0, 100)
+    ax.legend(loc="upper left", fontsize=MIN_FONT_PT, frameon=False)
+    ax.set_xlabel(f"cache capacity (GiB of {s.model.name} KV, log)")
+    ax.set_ylabel("hit ratio (% of block references)")
+    n = policy_numbers(s)
+    lead = (
+        f"LRU reaches {n['policy_lru_of_min_pct']:.0f} % of the optimum's hits at the capacity the decision recommends."
+        if n["policy_min_pct"]
+        else "No policy hits anything on this trace."
+    )
+    return finish(
+        fig,
+        _footer_records(s, "model", "kv_dtype", "decision.hit_target"),
+        "LRU's exact curve (line); leaf-first LRU, S3-FIFO and Belady's MIN, the offline optimum, replayed at"
+        " fractions of the decision's capacity (marks); hits per block reference.",
+        lead=lead,
+        drivers=("workload.trace", "model", "decision.hit_target"),
+    )
+
+
 TABLES = (
     ("workload_traces", traces_table, ("trace",)),
     ("workload_tiers", tiers_table, ("trace", "target")),
     ("workload_links", links_table, ("trace", "target", "link")),
+    ("workload_policies", policies_table, ("trace", "capacity_blocks")),
 )
 """The page's tables of record: (name, builder, key columns)."""
-FIGURES = (("fig_workload_lru", lru_curve), ("fig_workload_reuse", reuse_intervals))
+FIGURES = (
+    ("fig_workload_lru", lru_curve),
+    ("fig_workload_reuse", reuse_intervals),
+    ("fig_workload_policies", policies_figure),
+)
 """The page's figures: (glue name, function returning the figure and its caption)."""

@@ -295,3 +295,37 @@ def test_the_measured_set_prices_an_h200():
     assert s.v("cost.hbm_capacity") == 141e9 and s.v("cost.accelerator_hour") == pytest.approx(4 / 3600)
     assert s.tier_prices().hbm_bytes == 141e9
     assert "H200" in s.a("cost.accelerator_hour").basis and "H200" in s.a("energy.power_batch").basis
+
+
+def test_the_hierarchy_replayed_on_the_conversation_trace():
+    from kvtier.formulas import hierarchy
+    from kvtier.report.pages import cost as page
+
+    s = Scenario()
+    sizes = page.hierarchy_sizes(s)
+    # HBM per accelerator: 80 GB less a 70 GB shard of Llama-3-70B's 140 GB (2 shards) = 10 GB; blocks of
+    # 327,680 B x 512 = 167,772,160 B; the middle tier is the decision's 90 % LRU tier
+    assert sizes["hbm_left_bytes"] == pytest.approx(10e9)
+    hbm = int(sizes["accelerators"] * 10e9 // 167_772_160)
+    mid = s.trace_reuse().capacity_for(0.9)
+    full = s.trace_reuse().capacity_for(1.0)
+    assert sizes[hierarchy.INCLUSIVE] == [hbm, mid, full]
+    assert sizes[hierarchy.EXCLUSIVE] == [hbm, mid, full - hbm - mid]
+    df = page.hierarchy_table(s)
+    assert len(df) == 2 * 2 * 3
+    # the middle tier of the inclusive hierarchy is the cost_lru table's 90 % tier, GiB for GiB
+    lru = page.lru_table(s)
+    dram = df[(df["hierarchy"] == "host DRAM") & (df["mode"] == "inclusive") & (df["tier"] == "pcie5-x16")].iloc[0]
+    assert dram["capacity_GiB"] == pytest.approx(lru[(lru["target"] == "90%")]["capacity_GiB"].iloc[0])
+    # both hierarchies hold every achievable hit: 1 - 182,790 / 288,500 of the references
+    assert df["hierarchy_hit_blocks_pct"].tolist() == pytest.approx([(1 - 182_790 / 288_500) * 100] * 12)
+    # HBM is on top in both and of the same size: the same hits either way
+    top = df[df["tier"] == "hbm"]["hit_blocks_pct"]
+    assert top.nunique() == 1
+    # no hierarchy costs less than the least-cost mix with perfect knowledge
+    assert (df["hierarchy_usd_per_h"] >= df["lower_bound_usd_per_h"]).all()
+    # NVMe wears; the others do not
+    assert (
+        df[df["medium"] != "nvme"]["nvme_wear_pct"].isna().all()
+        and (df[df["medium"] == "nvme"]["nvme_wear_pct"] > 0).all()
+    )

@@ -69,3 +69,47 @@ def test_the_links_table_takes_the_tiers_and_their_latency_from_the_scenario():
     assert links["nvme-gen4-x4"].latency_s == 92e-6
     other = {k.name: k for k in workload._links(Scenario(load_assumptions(sets={"tier_latency.host_link": "1us"})))}
     assert other["cxl2-x8"].latency_s == other["pcie6-x16"].latency_s == 1e-6
+
+
+def test_the_policies_table_by_hand(tmp_path):
+    from kvtier.inputs.assumptions import seed
+    from kvtier.report.pages import workload as page
+
+    # HAND: 1 2 | 1 2 3 | 4 | 1 5 | 1 2 3, distances -1 -1 1 1 -1 -1 3 -1 1 4 4: 6 achievable hits of 11
+    # decision.hit_target 90 %: 5.4 hits -> all 6, the largest distance 4 + 1 = 5 blocks; its fractions
+    # 1/32, 1/8, 1/2 of 5 blocks round down below S3-FIFO's least, 2: capacities 2 and 5
+    path = write_trace(tmp_path / "hand.jsonl", HAND)
+    s = Scenario(seed().with_values({"workload.trace": str(path), "workload.block_tokens": "4"}, source="test"))
+    df = page.policies_table(s)
+    assert df["capacity_blocks"].tolist() == [2, 5] and df["decision"].tolist() == [False, True]
+    # at 2 blocks:
+    #   LRU: the three distance-1 reuses -> 3
+    #   leaf-first (2's parent 1, 3's 2, 5's 1): 1 and 2 hit at once (2); 3 evicts 2 (1 has a child), 4 evicts 1,
+    #   1 evicts 3, 5 evicts 4, 1 hits (3); 2 evicts 5 (1 has a child), 3 evicts 2 -> 3
+    #   S3-FIFO (small 1, main 1, ghost 1): 1 and 2 enter small and hit once each; every later miss pushes the
+    #   oldest small block (at most one hit) to the ghost, and no ghost id comes back before it is dropped;
+    #   1 hits once more after 5 -> 3
+    #   MIN: 1 and 2 hit twice each; 3, 4 and 5 are not kept (each is used after the cached ones, or never);
+    #   1 hits again after 5, then 2 once more -> 5
+    # at 5 blocks every block fits: all 6
+    hits = {
+        k: (df[f"{k}_hit_pct"] * 11 / 100).round().astype(int).tolist() for k in ("lru", "leaf_lru", "s3fifo", "min")
+    }
+    assert hits == {"lru": [3, 6], "leaf_lru": [3, 6], "s3fifo": [3, 6], "min": [5, 6]}
+    assert df["lru_of_min_pct"].tolist() == pytest.approx([3 / 5 * 100, 100.0])
+    n = page.policy_numbers(s)
+    assert n["policy_lru_pct"] == pytest.approx(6 / 11 * 100) and n["policy_lru_of_min_pct"] == pytest.approx(100.0)
+    assert n["policy_smallest_lru_of_min_pct"] == pytest.approx(60.0)
+
+
+def test_lru_stays_below_the_optimum_on_the_conversation_trace():
+    from kvtier.report.pages import workload as page
+
+    df = page.policies_table(Scenario())
+    # the decision's capacity is the LRU tier for 90 % of the achievable hits: LRU gets 90 % of what an
+    # infinite cache gets, and MIN, already at the infinite cache's 36.6 % there, no more than that
+    at = df[df["decision"]].iloc[0]
+    assert at["min_hit_pct"] == pytest.approx((1 - 182_790 / 288_500) * 100)
+    assert at["lru_of_min_pct"] == pytest.approx(90.0, abs=0.1)
+    for name in ("lru", "leaf_lru", "s3fifo"):
+        assert (df[f"{name}_hit_pct"] <= df["min_hit_pct"]).all()

@@ -1,0 +1,168 @@
+"""kvtier.formulas.policies by hand: LRU, leaf-first LRU, S3-FIFO and Belady's MIN, and MIN as the bound."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from functools import cache
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kvtier.formulas import policies
+from kvtier.formulas.reuse import stack_distances
+
+A, B, C, D = 0, 1, 2, 3
+
+
+def starts_of(lengths: list[int]) -> np.ndarray:
+    return np.r_[0, np.cumsum(lengths)].astype(np.int64)
+
+
+def all_hits(blocks: list[int], lengths: list[int], capacity: int) -> dict[str, int]:
+    b = np.array(blocks, dtype=np.int64)
+    got = policies.hit_counts(b, starts_of(lengths), stack_distances(b), [capacity])
+    return {k: int(v[0]) for k, v in got.items()}
+
+
+def test_a_scan_after_a_hot_block():
+    # one block per request: a a a b c a, capacity 2 (S3-FIFO: small FIFO 1 block, main 1, ghost 1)
+    # LRU:  a miss, a hit, a hit, b miss, c miss (evicts a, the least recent of a@2 and b@3), a miss -> 2
+    # leaf-first: no block has a child, so every block is a leaf and it is LRU -> 2
+    # S3-FIFO: a enters small (0); two hits: counter 2; b enters small (size 2, the cache is full);
+    #   c: evict from small: a was hit twice -> moves to main (counter 0), then b (0 hits) -> ghost;
+    #   c enters small: cache {a (main), c (small)}; a hits -> 3
+    # MIN: a hits twice; b and c are never used again, so they are not kept; a hits -> 3
+    got = all_hits([A, A, A, B, C, A], [1] * 6, 2)
+    assert got == {"lru": 2, "leaf_lru": 2, "s3fifo": 3, "min": 3}
+
+
+def test_leaf_first_keeps_the_shared_prefix():
+    # requests [a b] [c] [a b]: b is chained after a; capacity 2
+    # LRU: a, b, c (evicts a), a (evicts b), b (evicts c): 0 hits
+    # leaf-first: a, b (a now has a cached child, b is the only leaf), c: evicts b (the LRU leaf),
+    #   a becomes a leaf again; cache {a, c}; a hits; b: the leaves are c (used at 2) and a (at 3): evicts c -> 1
+    # S3-FIFO (small 1, main 1, ghost 1): a, b into small; c: a (0 hits) -> ghost [a]; small [b, c];
+    #   a: b -> ghost [a, b], over 1 id: drops a; a is no longer a ghost -> small [c, a]; b: c -> ghost, drops b;
+    #   b enters small: 0 hits
+    # MIN: c is never used again and is not kept; a and b hit -> 2
+    got = all_hits([A, B, C, A, B], [2, 1, 2], 2)
+    assert got == {"lru": 0, "leaf_lru": 1, "s3fifo": 0, "min": 2}
+
+
+def test_loop_larger_than_the_cache():
+    # a b c a b c, capacity 2, one block per request
+    # LRU: each block is evicted just before it comes back: 0
+    # MIN: at c, the cached a (next at 3) and b (next at 4) are used before c (next at 5): c is not kept;
+    #   a and b hit; c misses -> 2
+    got = all_hits([A, B, C, A, B, C], [1] * 6, 2)
+    assert got["lru"] == 0 and got["leaf_lru"] == 0 and got["min"] == 2
+
+
+def test_s3fifo_ghost_sends_a_block_to_main():
+    # capacity 4: small 1 block (10 %, at least 1), main 3, ghost 3 ids; a b c d e a f a d
+    # a b c d fill small (4 blocks: the cache is full); e: evict from small: a (0 hits) -> ghost [a];
+    #   small [b c d e]; a: evict b -> ghost [a b]; a is a ghost: enters main, its id leaves the ghost;
+    #   f: main holds 1 <= 3 -> evict from small: c -> ghost [b c]; small [d e f]; a hits (main); d hits -> 2
+    # LRU: a..d, e evicts a, a evicts b, f evicts c, a hits (distance 1), d hits (distance 3 < 4) -> 2
+    blocks = [A, B, C, D, 4, A, 5, A, D]
+    assert policies.s3fifo_hits(np.array(blocks), 4) == 2
+    # a b c d e a f g a: as above until a enters main; f: c -> ghost; g: d -> ghost [b c d]; small [e f g];
+    #   a hits in main -> 1 (LRU: a's distance is 2, {f, g}, below 4 -> 1 too)
+    assert policies.s3fifo_hits(np.array([A, B, C, D, 4, A, 5, 6, A]), 4) == 1
+
+
+def test_s3fifo_main_reinserts_a_hit_block():
+    # capacity 2 (small 1, main 1, ghost 1): a a a b c a b d a
+    # as in the scan test, after c: main [a] (counter 0), small [c]; a hits (counter 1);
+    # b: full -> main holds 1 (not over 1) and small is not empty: evict small's c (0 hits) -> ghost [c],
+    #   b is not a ghost -> small [b]; d: evict small's b -> ghost [b] (c dropped); small [d]; a hits -> 4 hits
+    assert policies.s3fifo_hits(np.array([A, A, A, B, C, A, B, D, A]), 2) == 4
+
+
+def test_parents_are_the_block_before():
+    # requests [a b c] [a d] [e]: b's parent a, c's b, d's a; a and e start a prompt
+    par = policies.parents(np.array([A, B, C, A, D, 4]), starts_of([3, 2, 1]))
+    assert par.tolist() == [-1, A, B, A, -1]
+
+
+def test_next_reference():
+    # a b a b c: a at 0 -> 2, b at 1 -> 3, then none (5)
+    assert policies.next_reference(np.array([A, B, A, B, C])).tolist() == [2, 3, 5, 5, 5]
+
+
+def test_lru_hits_from_distances():
+    # distances of a b a c b a d a: -1 -1 1 -1 2 2 -1 1; capacity 2 takes d < 2 (2 hits), 3 takes all 4
+    d = stack_distances(np.array([A, B, A, C, B, A, D, A]))
+    assert policies.lru_hits(d, [1, 2, 3]).tolist() == [0, 2, 4]
+
+
+def test_refuses_a_capacity_too_small():
+    with pytest.raises(ValueError, match="at least 2"):
+        policies.s3fifo_hits(np.array([A]), 1)
+    with pytest.raises(ValueError, match="at least 1"):
+        policies.min_hits(np.array([A]), 0)
+    with pytest.raises(ValueError, match="unknown policies"):
+        policies.hit_counts(np.array([A]), starts_of([1]), np.array([-1]), [2], ("arc",))
+
+
+def lru_direct(blocks: list[int], capacity: int) -> int:
+    cache: OrderedDict[int, None] = OrderedDict()
+    hits = 0
+    for b in blocks:
+        if b in cache:
+            hits += 1
+            cache.move_to_end(b)
+        else:
+            cache[b] = None
+            if len(cache) > capacity:
+                cache.popitem(last=False)
+    return hits
+
+
+def optimum(blocks: tuple[int, ...], capacity: int) -> int:
+    """The most hits any cache of ``capacity`` can get, by trying every admission and eviction."""
+
+    @cache
+    def best(t: int, held: frozenset[int]) -> int:
+        if t == len(blocks):
+            return 0
+        b = blocks[t]
+        if b in held:
+            return 1 + best(t + 1, held)
+        options = [best(t + 1, held)]  # do not keep it
+        if len(held) < capacity:
+            options.append(best(t + 1, held | {b}))
+        else:
+            options += [best(t + 1, (held - {x}) | {b}) for x in held]
+        return max(options)
+
+    return best(0, frozenset())
+
+
+requests = st.lists(st.lists(st.integers(0, 7), min_size=1, max_size=4), min_size=1, max_size=14)
+
+
+@settings(max_examples=200, deadline=None)
+@given(reqs=requests, capacity=st.integers(2, 6))
+def test_min_is_at_least_every_policy(reqs, capacity):
+    blocks = [b for r in reqs for b in r]
+    got = all_hits(blocks, [len(r) for r in reqs], capacity)
+    assert got["lru"] == lru_direct(blocks, capacity)
+    for name in ("lru", "leaf_lru", "s3fifo"):
+        assert got["min"] >= got[name], name
+
+
+@settings(max_examples=120, deadline=None)
+@given(blocks=st.lists(st.integers(0, 4), min_size=0, max_size=10), capacity=st.integers(1, 3))
+def test_min_is_the_optimum(blocks, capacity):
+    assert policies.min_hits(np.array(blocks, dtype=np.int64), capacity) == optimum(tuple(blocks), capacity)
+
+
+@settings(max_examples=100, deadline=None)
+@given(blocks=st.lists(st.integers(0, 9), min_size=1, max_size=40), capacity=st.integers(1, 5))
+def test_leaf_first_without_chains_is_lru(blocks, capacity):
+    # one block per request: no block has a parent, every cached block is a leaf
+    par = policies.parents(np.array(blocks), starts_of([1] * len(blocks)))
+    assert policies.leaf_lru_hits(np.array(blocks), par, capacity) == lru_direct(blocks, capacity)

@@ -1,0 +1,68 @@
+"""The serving page: the deployment in words, the fewest accelerators, the tables' headers, the TTFT figures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kvtier.inputs.assumptions import load_assumptions
+from kvtier.report import words
+from kvtier.report.headers import header
+from kvtier.report.pages import answer, serving
+from kvtier.scenario import Scenario
+
+
+def test_the_seed_deployment_needs_four_80_gb_accelerators():
+    # one accelerator must hold 70e9 x 2 B = 140 GB of weights plus one 131,072-token sequence of
+    # Llama-3-70B's 327,680 B/token = 42.95 GB: 182.95 GB. cost.hbm_capacity is 80 GB (the seed leaves
+    # parallel.hbm_capacity unset): TP 2 holds 91.5 GB each (too much), TP 4 holds 45.7 GB: 4 accelerators
+    s = Scenario()
+    assert serving.capacity_key(s) == "cost.hbm_capacity"
+    mins = serving.min_table(s).set_index("model")
+    assert int(mins.loc["llama-3-70b", "accelerators"]) == 4
+    assert int(mins.loc["llama-3-8b", "accelerators"]) == 1  # 16 GB + 131,072 x 131,072 B = 33.2 GB < 80 GB
+    sentence = serving.numbers(s)["deployment_sentence"]
+    assert sentence.startswith("This build serves llama-3-70b on one accelerator with its own link")
+    assert "takes at least 4 of them" in sentence and "80 GB per accelerator (cost.hbm_capacity)" in sentence
+
+
+def test_a_placed_build_names_its_placement_on_this_page_and_on_the_landing_page():
+    s = Scenario(load_assumptions(None, {"parallel.tp": "8", "parallel.gpus_per_link": "2"}))
+    assert words.deployment_words(s) == "8 accelerators (tensor-parallel 8), 2 sharing each link"
+    assert serving.numbers(s)["deployment_sentence"].startswith(
+        "This build serves llama-3-70b on 8 accelerators (tensor-parallel 8), 2 sharing each link"
+    )
+    assert answer.rule_sentence(s).startswith("Served on 8 accelerators (tensor-parallel 8), 2 sharing each link,")
+
+
+def test_the_in_batch_columns_read_as_the_twins_of_the_lone_ones():
+    df = serving.placement_table(Scenario())
+    columns = list(df.columns)
+    assert {"ratio", "lone_ratio", "regen_ms", "lone_regen_ms"} <= set(columns)
+    assert header("ratio", columns) == "regeneration / fetch, in a batch (×)"
+    assert header("lone_ratio", columns) == "regeneration / fetch, lone block (×)"
+    # TP 1 is the seed's single accelerator: the chapter's 218.78x in a batch, 637.68x alone
+    one = df.set_index("tp").loc[1]
+    assert one["ratio"] == pytest.approx(218.78, abs=0.01) and one["lone_ratio"] == pytest.approx(637.68, abs=0.01)
+
+
+def test_every_shown_header_is_words():
+    s = Scenario()
+    for name, build, _key, *shown in serving.TABLES:
+        columns = list(build(s).columns)
+        for c in shown[0] if shown else columns:
+            assert "_" not in header(c, columns), (name, c, header(c, columns))
+
+
+def test_the_ttft_numbers_are_the_tables():
+    s = Scenario()
+    n = serving.numbers(s)
+    tt = serving.ttft_table(s)
+    lone = tt[tt["regime"] == "lone"]
+    none = lone[lone["tier"] == "none"].iloc[0]
+    at = lone[(lone["tier"] == "pcie5-x16") & np.isclose(lone["hit_share"], 0.9)].iloc[0]
+    assert n["ttft_none_p50_s"] == none["ttft_p50_s"] and n["ttft_tier_p99_s"] == at["ttft_p99_s"]
+    # the cut is (1 - with / without) x 100: a tier never makes a request slower to first token here
+    assert n["ttft_p50_cut_pct"] == pytest.approx((1 - at["ttft_p50_s"] / none["ttft_p50_s"]) * 100)
+    assert 0 < n["ttft_p99_cut_pct"] < n["ttft_p50_cut_pct"] < 100
+    assert n["ttft_capacity_tib"] == pytest.approx(at["capacity_bytes"] / 2**40)
