@@ -103,11 +103,7 @@ class Deployment:
         return float(self.block.regen_s[regime])
 
     def fetch_s(self, layout: str) -> FloatArray:
-        """Time to fetch the block from each tier in ``layout`` (s): transfers x latency + bytes / bandwidth.
-
-        The tiers' bandwidths already carry the scenario's
-        :attr:`~kvtier.scenario.Scenario.link_efficiency` (:attr:`~kvtier.scenario.Scenario.tier_links`).
-        """
+        """Time to fetch the block from each tier in ``layout`` (s): transfers x latency + bytes / bandwidth."""
         return costs.fetch_time_s(
             self.fetch_bytes, self.tiers.bandwidth_bytes_per_s, self.tiers.latency_s, self.transfers[layout]
         )

@@ -794,13 +794,12 @@ class Scenario:
         link class (:func:`kvtier.inputs.assumptions.tier_latency_key`: ``tier_latency.host_link``
         for PCIe and CXL, ``tier_latency.nvme`` ...), so every page and command that fetches from
         a tier pays the same latency, with the set's provenance.  A fetch pays it once per
-        transfer (:meth:`transfers`).  The bandwidths are the rates a fetch reaches: the preset's
-        times :attr:`link_efficiency` (pageable host memory, a link busy both ways; 1 in the seed).
+        transfer (:meth:`transfers`).
         """
         links = hardware.load_links()
         return tiering.Tiers(
             tuple(links),
-            np.array([k.bandwidth_bytes_per_s for k in links.values()]) * self.link_efficiency,
+            np.array([k.bandwidth_bytes_per_s for k in links.values()]),
             np.array([self.v(tier_latency_key(name)) for name in links]),
         )
 
