@@ -16,7 +16,7 @@ from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
 from kvtier.report import words
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.report.words import no_duration, nothing_to_cache
-from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
+from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, Scenario
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -40,7 +40,6 @@ KEYS: tuple[str, ...] = (
     "param_count",
     "peak_flops",
     *FORWARD_KEYS,
-    *TRANSFER_KEYS,
     "weight_dtype",
     "workload.block_tokens",
     "workload.trace",
