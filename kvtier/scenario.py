@@ -849,6 +849,7 @@ class Scenario:
             str(self.assumptions.value("workload.trace")),
             int(self.v("workload.block_tokens")),
             str(self.assumptions.value("workload.trace_format")),
+            str(self.assumptions.value("workload.hit_count")),
         )
 
     # ---- the recompute cost of a reuse, and a realistic (LRU) tier --------------------

@@ -17,7 +17,7 @@ from kvtier.commands.options import add_assumption_options
 from kvtier.data import SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
 from kvtier.formulas import reuse as workload
-from kvtier.inputs import traces
+from kvtier.inputs import distributed, traces
 from kvtier.inputs.assumptions import SCHEMA, load_assumptions, parse_set_options
 from kvtier.report.words import no_duration, nothing_to_cache
 from kvtier.scenario import Scenario
@@ -25,7 +25,8 @@ from kvtier.units import format_bytes, format_time, parse_quantity
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Register ``workload TRACE [--format F] [--model SPEC] [--block-tokens N] [--stream] [--json]``."""
+    """Register ``workload TRACE [--format F] [--model SPEC] [--block-tokens N] [--count C] [--sample R]
+    [--sample-blocks N] [--over-time CAPACITY [--every N | --every-s S]] [--json]``."""
     p = subparsers.add_parser(
         "workload",
         help="size a KV tier from a serving trace: block reuse, exact LRU hit ratio, what each tier saves",
@@ -57,10 +58,53 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     add_assumption_options(p)
     p.add_argument(
+        "--count",
+        choices=workload.HIT_COUNTS,
+        help="how a request's hits are counted (default: the set's workload.hit_count, prefix): prefix = up to"
+        " its first miss, as a serving engine's prefix cache serves them; per-block = every cached block",
+    )
+    p.add_argument(
+        "--sample",
+        metavar="R",
+        help="measure the LRU curve on a share R of the blocks (spatially hashed sampling, SHARDS), distances"
+        " scaled by 1/R (default: the set's workload.sample_rate, 1 = exact)",
+    )
+    p.add_argument(
+        "--sample-blocks",
+        metavar="N",
+        type=int,
+        help="fixed-size sampling: hold at most N sampled blocks, lowering the rate as needed (with --sample, from"
+        " that rate; alone, from 1)",
+    )
+    p.add_argument(
+        "--over-time",
+        metavar="CAPACITY",
+        help="also the hit ratio over the trace of an LRU tier of CAPACITY (blocks, or bytes with a unit: 2TiB),"
+        " per --every requests or per --every-s seconds",
+    )
+    p.add_argument("--every", metavar="N", type=int, default=1000, help="requests per point of --over-time (1000)")
+    p.add_argument("--every-s", metavar="S", type=float, help="seconds per point of --over-time instead (e.g. 60)")
+    p.add_argument(
+        "--parts",
+        action="store_true",
+        help="TRACE is a directory or a glob pattern of files, parts of one trace (one per hour or server): parsed"
+        " in parallel on Dask (a LocalCluster, or --scheduler), then replayed in the order of their timestamps",
+    )
+    p.add_argument("--scheduler", metavar="ADDRESS", help="with --parts: a Dask scheduler (tcp://host:8786)")
+    p.add_argument("--workers", metavar="N", type=int, default=2, help="with --parts: LocalCluster workers (2)")
+    p.add_argument(
+        "--window",
+        metavar="S",
+        type=float,
+        help="with --parts: replay time windows of S seconds in parallel, each after --warmup, histograms added; the"
+        " output gives the curve's gap to the single pass",
+    )
+    p.add_argument("--warmup", metavar="S", type=float, default=0.0, help="with --window: warm-up seconds (0)")
+    p.add_argument(
         "--stream",
         action="store_true",
-        help="read the trace line by line and report the LRU curve only, in memory proportional to its distinct"
-        " blocks (for a trace larger than memory)",
+        help="accepted for compatibility: the trace is always read line by line, in memory proportional to its"
+        " distinct blocks",
     )
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
     p.set_defaults(func=run)
@@ -83,6 +127,10 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     sets = parse_set_options(getattr(args, "set", None))
     if getattr(args, "model", None):
         sets["model"] = args.model
+    if getattr(args, "count", None) is not None:
+        sets["workload.hit_count"] = args.count
+    if getattr(args, "sample", None) is not None:
+        sets["workload.sample_rate"] = str(args.sample)
     fmt = getattr(args, "format", None)
     if fmt is not None:
         sets["workload.trace_format"] = fmt
@@ -108,18 +156,105 @@ def links(s: Scenario) -> list[workload.LinkSpec]:
     ]
 
 
-def analysis(s: Scenario, trace: str) -> dict[str, Any]:
-    """The report of ``trace`` under scenario ``s``, with what priced it."""
-    block_tokens = int(s.v("workload.block_tokens"))
+def _over_time(
+    text: str | None, s: Scenario, every: int, every_s: float | None
+) -> tuple[float, int | None, float | None] | None:
+    """``--over-time``'s capacity in blocks (a count, or bytes with a unit), with its grouping."""
+    if text is None:
+        return None
     try:
-        reuse = traces.analyse(trace, block_tokens, _format(s))
+        if any(c.isalpha() for c in text):
+            cap = parse_quantity(text, "bytes") / (s.kv_bytes_per_token * s.v("workload.block_tokens"))
+        else:
+            cap = float(text)
+    except (KvtierError, ValueError):
+        raise KvtierError(f"--over-time {show(text, quote=True)}: a capacity in blocks, or bytes with a unit") from None
+    if not (math.isfinite(cap) and cap >= 0):
+        raise KvtierError(f"--over-time {show(text, quote=True)}: a capacity of 0 or more")
+    if every_s is not None and not (math.isfinite(every_s) and every_s > 0):
+        raise KvtierError(f"--every-s {every_s!r}: a number of seconds above 0")
+    if every_s is None and every < 1:
+        raise KvtierError(f"--every {every}: a number of requests, 1 or more")
+    return cap, (None if every_s is not None else every), every_s
+
+
+def analysis(
+    s: Scenario,
+    trace: str,
+    max_blocks: int | None = None,
+    over_time: tuple[float, int | None, float | None] | None = None,
+    parts: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The report of ``trace`` under scenario ``s``, with what priced it: the trace streamed, in bounded memory.
+
+    ``parts`` (``scheduler``, ``workers``, ``window``, ``warmup``): ``trace`` names the files of a split trace,
+    read on Dask (:mod:`kvtier.inputs.distributed`).
+
+    Hits are counted as ``workload.hit_count`` says and the curve sampled at ``workload.sample_rate``
+    (:class:`kvtier.formulas.reuse.LruStream`); ``max_blocks`` and ``over_time`` are its options.
+    """
+    mfu_label = str(s.assumptions.value("illustrative.mfu"))
+    rc = workload.RegenCosts.of(s, mfu_label)
+    if parts is not None:
+        return _parts(s, trace, rc, mfu_label, max_blocks, parts)
+    try:
+        h = traces.stream_lru(
+            trace,
+            int(s.v("workload.block_tokens")),
+            trace_format=_format(s),
+            count=str(s.assumptions.value("workload.hit_count")),
+            rc=rc,
+            sample_rate=float(s.v("workload.sample_rate")),
+            max_blocks=max_blocks,
+            over_time=over_time,
+        )
     except MemoryError:
         raise KvtierError(
-            f"{show(trace)}: not enough memory to analyse the trace whole; --stream reads it in memory"
-            " proportional to its distinct blocks"
+            f"{show(trace)}: not enough memory for the trace's distinct blocks (about 100 B each); --sample R"
+            " measures the curve on a share of them"
         ) from None
-    mfu_label = str(s.assumptions.value("illustrative.mfu"))
-    out = workload.report(reuse, workload.RegenCosts.of(s, mfu_label), links(s))
+    out = workload.report(h, rc, links(s))
+    if h.over_time is not None and over_time is not None:
+        start, refs, ratio = h.over_time
+        out["over_time"] = {
+            "capacity_blocks": over_time[0],
+            "every_requests": over_time[1],
+            "every_s": over_time[2],
+            "start": start.tolist(),
+            "references": refs.tolist(),
+            "hit_ratio": ratio.tolist(),
+        }
+    out["model"] = s.model.name
+    out["kv_dtype"] = s.kv_dtype
+    out["mfu_label"] = mfu_label
+    return out
+
+
+def _parts(
+    s: Scenario, spec: str, rc: workload.RegenCosts, mfu_label: str, max_blocks: int | None, opts: dict[str, Any]
+) -> dict[str, Any]:
+    """The report of the files ``spec`` names, parsed on Dask and replayed (or by windows, with their gap)."""
+    bt, fmt = int(s.v("workload.block_tokens")), _format(s)
+    count = str(s.assumptions.value("workload.hit_count"))
+    names = distributed.files(spec)
+    with distributed.client(opts.get("scheduler"), int(opts.get("workers") or 2)) as c:
+        read = distributed.read_parts(names, bt, fmt, c)
+        single = distributed.replay(
+            read, bt, fmt, count, rc, float(s.v("workload.sample_rate")), max_blocks, name=show(spec)
+        )
+        h = single
+        if opts.get("window") is not None:
+            h = distributed.windowed(
+                read, float(opts["window"]), float(opts.get("warmup") or 0.0), bt, fmt, count, rc, c
+            )
+    out = workload.report(h, rc, links(s))
+    out["parts"] = {"files": len(names), "scheduler": opts.get("scheduler") or f"LocalCluster({opts.get('workers')})"}
+    if h is not single:
+        out["parts"].update(
+            window_s=float(opts["window"]),
+            warmup_s=float(opts.get("warmup") or 0.0),
+            single_pass_gap=workload.curve_error(single, h),
+        )
     out["model"] = s.model.name
     out["kv_dtype"] = s.kv_dtype
     out["mfu_label"] = mfu_label
@@ -207,6 +342,8 @@ def lines(rep: dict[str, Any]) -> list[str]:
         f"prefix property: {tr['requests'] - pf['requests_with_a_distance_that_falls']:,} of {tr['requests']:,}"
         " requests have stack distances that never fall along the prompt (their LRU hits form a prefix"
         " at every capacity)",
+        *_count_lines(rep),
+        *_parts_lines(rep),
         "",
         f"{rep['model']}, {rep['kv_dtype']} KV: {format_bytes(rep['block_bytes'])} a block;"
         f" regeneration at {regen['mfu'] * 100:g} % MFU of {regen['peak_flop_per_s'] / 1e12:g} TFLOP/s",
@@ -249,75 +386,58 @@ def lines(rep: dict[str, Any]) -> list[str]:
             f"n/a: {still}; recompute / fetch compares the totals over the trace (each request's hit prefix"
             " recomputed against fetched)"
         )
+    return [*out, *_over_time_lines(rep)]
+
+
+def _count_lines(rep: dict[str, Any]) -> list[str]:
+    """How hits were counted and, where counting them the other way changes a tier's hit ratio, by how much."""
+    hc = rep["hit_count"]
+    out = [
+        f"hits counted {'up to each request' + chr(39) + 's first miss' if hc['count'] == 'prefix' else 'per block'}"
+    ]
+    if rep.get("sample_rate", 1.0) < 1:
+        out[0] += (
+            f"; curve sampled at {rep['sample_rate']:.4g} of the blocks (SHARDS), distances scaled by"
+            f" {1 / rep['sample_rate']:,.4g}: an estimate"
+        )
+    diffs = [d for d in hc["other_minus_this"] if d]
+    if diffs:
+        worst = max(hc["other_minus_this"], key=abs)
+        out.append(
+            f"  counted {hc['other']} instead, a tier's block hit ratio would differ by up to {worst * 100:+.2f} points"
+        )
     return out
 
 
-def streamed(s: Scenario, trace: str) -> dict[str, Any]:
-    """The LRU part of the report of ``trace``, from :func:`kvtier.inputs.traces.stream_lru`."""
-    try:
-        h = traces.stream_lru(trace, int(s.v("workload.block_tokens")), trace_format=_format(s))
-    except MemoryError:
-        raise KvtierError(
-            f"{show(trace)}: not enough memory for the trace's distinct blocks (about 100 B each)"
-        ) from None
-    block_bytes = s.kv_bytes_per_token * s.v("workload.block_tokens")
-    tiers = []
-    for target in (*workload.TARGETS_PCT, 100):
-        cap = h.capacity_for(target / 100)
-        tiers.append(
-            {
-                "target_pct": target,
-                "capacity_blocks": cap,
-                "capacity_bytes": cap * block_bytes,
-                "hit_ratio_blocks": h.hit_ratio(cap, "blocks"),
-                "hit_ratio_tokens": h.hit_ratio(cap, "tokens"),
-            }
-        )
-    return {
-        "trace": {
-            "name": h.name,
-            "format": h.trace_format,
-            "block_tokens": int(s.v("workload.block_tokens")),
-            "requests": h.n_requests,
-        },
-        "blocks": {
-            "references": h.n_refs,
-            "unique": h.n_unique,
-            "hit_ratio_infinite_blocks": h.hit_ratio(),
-            "hit_ratio_infinite_tokens": h.hit_ratio(weighting="tokens"),
-        },
-        "prefix": {
-            "requests_with_a_hit_after_a_miss": h.requests_with_a_hit_after_a_miss,
-            "requests_with_a_distance_that_falls": h.requests_with_a_distance_that_falls,
-        },
-        "block_bytes": block_bytes,
-        "model": s.model.name,
-        "kv_dtype": s.kv_dtype,
-        "tiers": tiers,
-    }
-
-
-def streamed_lines(rep: dict[str, Any]) -> list[str]:
-    """The streamed report as text; a trace with nothing to cache says so instead of a table of zeros."""
-    tr, bl = rep["trace"], rep["blocks"]
-    out = [
-        f"trace {tr['name']} (streamed): {_requests(tr['requests'])}; {tr['block_tokens']} tokens a block",
-        f"blocks: {bl['references']:,} references, {bl['unique']:,} unique; an infinite cache hits"
-        f" {_pct(bl['hit_ratio_infinite_blocks'])} of blocks, {_pct(bl['hit_ratio_infinite_tokens'])} of tokens",
-        f"prefix property: {tr['requests'] - rep['prefix']['requests_with_a_distance_that_falls']:,} of"
-        f" {tr['requests']:,} requests have stack distances that never fall along the prompt",
-        "",
-        f"{rep['model']}, {rep['kv_dtype']} KV: {format_bytes(rep['block_bytes'])} a block",
-    ]
-    empty = nothing_to_cache(bl["references"], bl["hit_ratio_infinite_blocks"])
-    if empty:
-        return [*out, f"nothing to cache: {empty}, so an LRU tier of any size hits nothing"]
-    out.append(f"{'target':>8} {'capacity':>16} {'blocks':>12} {'hit blocks':>11} {'hit tokens':>11}")
-    for tier in rep["tiers"]:
+def _parts_lines(rep: dict[str, Any]) -> list[str]:
+    """What the distributed path read, and the windows' gap to the single pass."""
+    pt = rep.get("parts")
+    if not pt:
+        return []
+    out = [f"read {pt['files']:,} files on Dask ({pt['scheduler']})"]
+    if "single_pass_gap" in pt:
+        gap = pt["single_pass_gap"]
         out.append(
-            f"{tier['target_pct']:>6g} % {format_bytes(tier['capacity_bytes']):>16} {tier['capacity_blocks']:>12,}"
-            f" {_pct(tier['hit_ratio_blocks']):>11} {_pct(tier['hit_ratio_tokens']):>11}"
+            f"  windows of {format_time(pt['window_s'])}, warm-up {format_time(pt['warmup_s'])}: the curve lies"
+            f" {gap['mean_abs'] * 100:.2f} points below the single pass on average, {gap['max_abs'] * 100:.2f} at most"
         )
+    return out
+
+
+def _over_time_lines(rep: dict[str, Any]) -> list[str]:
+    """The hit ratio over the trace at one capacity, one line a point."""
+    ot = rep.get("over_time")
+    if not ot:
+        return []
+    unit = f"per {ot['every_requests']:,} requests" if ot["every_requests"] else f"per {ot['every_s']:g} s"
+    out = [
+        "",
+        f"hit ratio over time at {ot['capacity_blocks']:,.0f} blocks, {unit}",
+        f"{'from':>12} {'refs':>10} {'hits':>8}",
+    ]
+    for start, refs, ratio in zip(ot["start"], ot["references"], ot["hit_ratio"], strict=True):
+        at = f"{start:,.0f}" if ot["every_requests"] else format_time(start)
+        out.append(f"{at:>12} {refs:>10,} {_num(ratio * 100 if ratio is not None else None, '.1f'):>7}%")
     return out
 
 
@@ -369,11 +489,22 @@ def run(args: argparse.Namespace) -> int:
     trace = str(args.trace)
     if not trace:
         raise KvtierError("workload: name a trace")
-    stream = bool(getattr(args, "stream", False))
-    rep = streamed(s, trace) if stream else analysis(s, trace)
+    max_blocks = getattr(args, "sample_blocks", None)
+    if max_blocks is not None and max_blocks < 1:
+        raise KvtierError(f"--sample-blocks {max_blocks}: a number of blocks, 1 or more")
+    every = getattr(args, "every", 1000)
+    over = _over_time(
+        getattr(args, "over_time", None), s, 1000 if every is None else every, getattr(args, "every_s", None)
+    )
+    parts = None
+    if getattr(args, "parts", False):
+        parts = {k: getattr(args, k, None) for k in ("scheduler", "workers", "window", "warmup")}
+    elif getattr(args, "window", None) is not None or getattr(args, "scheduler", None):
+        raise KvtierError("--window and --scheduler read a trace split into files: add --parts")
+    rep = analysis(s, trace, max_blocks, over, parts)
     said = notes(rep, trace)
     if args.json:
         print(json.dumps(_finite(rep, said), indent=2, sort_keys=True, allow_nan=False))
     else:
-        print("\n".join([*said.values(), *(streamed_lines(rep) if stream else lines(rep))]))
+        print("\n".join([*said.values(), *lines(rep)]))
     return 0

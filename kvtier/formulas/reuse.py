@@ -36,6 +36,13 @@ from kvtier.formulas import costs, roofline
 TARGETS_PCT: tuple[int, ...] = (50, 80, 90, 95)
 """Shares of the achievable (infinite-cache) hit ratio whose capacity the report gives (%)."""
 
+HIT_COUNTS: tuple[str, ...] = ("prefix", "per-block")
+"""How a request's hits are counted: ``prefix``, up to its first miss (as a serving engine's prefix cache
+serves them: a block after a miss is recomputed with it), or ``per-block``, every block that is cached."""
+
+DEFAULT_HIT_COUNT = "prefix"
+"""The hit count of the report unless ``workload.hit_count`` says otherwise."""
+
 
 @dataclass(frozen=True)
 class Trace:
@@ -191,6 +198,37 @@ def dense_ids(raw: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
+def hit_distances(distance: np.ndarray, starts: np.ndarray, count: str = DEFAULT_HIT_COUNT) -> np.ndarray:
+    """Per reference, the stack distance that decides whether it is counted a hit (blocks; -1: never).
+
+    A reference counts as a hit of an LRU cache of ``C`` blocks when its hit distance is in
+    ``[0, C)``.  ``per-block``: its own stack distance.  ``prefix``: the largest stack distance
+    of its request's blocks up to and including it, -1 once one of them is a first reference,
+    so that at every capacity a request's hits stop at its first miss.  The two agree wherever
+    no stack distance falls along a prompt (:attr:`Reuse.requests_with_a_distance_that_falls`).
+
+    Parameters
+    ----------
+    distance : ndarray of int
+        Stack distance per reference (blocks, -1 for a first reference), requests one after another.
+    starts : ndarray of int
+        Where each request's references begin, and the total at the end.
+    count : str
+        One of :data:`HIT_COUNTS`.
+    """
+    if count not in HIT_COUNTS:
+        raise ValueError(f"count must be one of {HIT_COUNTS}, got {count!r}")
+    distance = np.asarray(distance, dtype=np.int64)
+    if count == "per-block" or not distance.size:
+        return distance
+    never = int(distance.max()) + 1  # above every distance: a first reference misses at every capacity
+    span = never + 1
+    request = np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(starts))
+    key = np.where(distance < 0, never, distance) + request * span  # keys grow from one request to the next
+    running = np.maximum.accumulate(key) - request * span
+    return np.where(running == never, -1, running)
+
+
 def previous_reference(blocks: np.ndarray) -> np.ndarray:
     """For each reference, the index of the previous reference to the same block (-1 for the first).
 
@@ -302,22 +340,36 @@ class Reuse:
     trace: Trace
     prev: np.ndarray
     distance: np.ndarray
+    count: str = DEFAULT_HIT_COUNT
+    """How hits are counted (:data:`HIT_COUNTS`): up to each request's first miss, or every cached block."""
 
     @classmethod
-    def of(cls, trace: Trace) -> Reuse:
-        """Measure ``trace``."""
+    def of(cls, trace: Trace, count: str = DEFAULT_HIT_COUNT) -> Reuse:
+        """Measure ``trace``, counting hits as ``count`` says (:data:`HIT_COUNTS`)."""
+        if count not in HIT_COUNTS:
+            raise ValueError(f"count must be one of {HIT_COUNTS}, got {count!r}")
         prev = previous_reference(trace.blocks)
-        return cls(trace, prev, stack_distances(trace.blocks, prev))
+        return cls(trace, prev, stack_distances(trace.blocks, prev), count)
+
+    @cached_property
+    def hit_distance(self) -> np.ndarray:
+        """Per reference, the distance that decides a hit under :attr:`count` (:func:`hit_distances`; blocks)."""
+        return hit_distances(self.distance, self.trace.starts, self.count)
+
+    def recounted(self, count: str) -> Reuse:
+        """The same measurement with hits counted as ``count`` (no distance is computed again)."""
+        return Reuse(self.trace, self.prev, self.distance, count)
 
     # ---- hit ratios -------------------------------------------------------
     @cached_property
     def _sorted(self) -> dict[str, tuple[np.ndarray, np.ndarray, float]]:
         """Per weighting: hit distances sorted, cumulative hit weight, total weight."""
-        hits = self.distance >= 0
-        order = np.argsort(self.distance[hits], kind="stable")
+        dist = self.hit_distance
+        hits = dist >= 0
+        order = np.argsort(dist[hits], kind="stable")
         out = {}
         for weighting, w in (("blocks", np.ones(self.trace.n_refs)), ("tokens", self.trace.ref_tokens.astype(float))):
-            out[weighting] = (self.distance[hits][order], np.cumsum(w[hits][order]), float(w.sum()))
+            out[weighting] = (dist[hits][order], np.cumsum(w[hits][order]), float(w.sum()))
         return out
 
     def _by(self, weighting: str) -> tuple[np.ndarray, np.ndarray, float]:
@@ -386,12 +438,31 @@ class Reuse:
     # ---- per request ------------------------------------------------------
     def hit_tokens(self, capacity_blocks: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
         """Per request: blocks and prompt tokens that hit an LRU cache of ``capacity_blocks``."""
-        hit = (self.distance >= 0) & (self.distance < capacity_blocks)
+        hit = (self.hit_distance >= 0) & (self.hit_distance < capacity_blocks)
         n = self.trace.n_requests
         req = self.trace.request_of_ref
         blocks = np.bincount(req, weights=hit, minlength=n)
         tokens = np.bincount(req, weights=hit * self.trace.ref_tokens, minlength=n)
         return blocks, tokens
+
+    def over_time(
+        self, capacity_blocks: float, every_requests: int | None = 1000, every_s: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The hit ratio of an LRU cache of ``capacity_blocks`` over the trace, per group of requests.
+
+        Requests are grouped by ``every_requests`` in arrival order, or, when ``every_s`` is
+        given, by windows of that many seconds from the first request.  Hits as :attr:`count`
+        counts them.
+
+        Returns
+        -------
+        start, references, hit_ratio : ndarray
+            Per group: its first request's index (or its window's start, s from the trace's
+            start), its block references, and the share of them that hit (NaN: none).
+        """
+        t = self.trace
+        hit = (self.hit_distance >= 0) & (self.hit_distance < capacity_blocks)
+        return over_time(t.timestamps_s, t.starts, hit, every_requests, every_s)
 
     @cached_property
     def reuse_interval_s(self) -> np.ndarray:
@@ -399,6 +470,92 @@ class Reuse:
         again = self.prev >= 0
         ts = self.trace.timestamps_s[self.trace.request_of_ref]
         return ts[again] - ts[self.prev[again]]
+
+
+def _over_time_counts(
+    timestamps_s: np.ndarray,
+    starts: np.ndarray,
+    hit: np.ndarray,
+    every_requests: int | None = 1000,
+    every_s: float | None = None,
+    first: int = 0,
+    t0_s: float | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """References and hits per group of requests (:func:`over_time`), for a trace or a chunk of one.
+
+    Parameters
+    ----------
+    timestamps_s : ndarray of float
+        Each request's arrival (s).
+    starts : ndarray of int
+        Where each request's references begin in ``hit``, and the total at the end.
+    hit : ndarray of bool
+        Per reference, whether it hits.
+    every_requests, every_s : int or float, optional
+        The group: a count of requests, or (when given) a window in seconds.
+    first : int
+        The index of the first request here in the whole trace (for chunks of it).
+    t0_s : float, optional
+        The trace's first arrival (s); by default ``timestamps_s[0]``.
+
+    Returns
+    -------
+    start, references, hits : ndarray
+        Per group that holds a request: its first request's index or its window's start (s
+        from ``t0_s``), its references and its hits.
+    """
+    n = len(starts) - 1
+    counts = np.diff(starts)
+    if every_s is not None:
+        if not every_s > 0:
+            raise ValueError(f"every_s must be > 0, got {every_s!r}")
+        t0 = (float(timestamps_s[0]) if n else 0.0) if t0_s is None else t0_s
+        group = np.floor((np.asarray(timestamps_s, dtype=float) - t0) / every_s).astype(np.int64)
+    else:
+        if not (every_requests and every_requests > 0):
+            raise ValueError(f"every_requests must be > 0, got {every_requests!r}")
+        group = (first + np.arange(n, dtype=np.int64)) // every_requests
+    if not n:
+        return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    base = int(group.min())
+    refs = np.bincount(group - base, weights=counts).astype(np.int64)
+    per_request = np.bincount(np.repeat(np.arange(n), counts), weights=hit, minlength=n)
+    hits = np.bincount(group - base, weights=per_request).astype(np.int64)
+    keep = np.bincount(group - base) > 0
+    where = np.flatnonzero(keep) + base
+    start = where * every_s if every_s is not None else where * every_requests
+    return start.astype(float), refs[keep], hits[keep]
+
+
+def over_time(
+    timestamps_s: np.ndarray,
+    starts: np.ndarray,
+    hit: np.ndarray,
+    every_requests: int | None = 1000,
+    every_s: float | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hit ratio per group of requests: ``every_requests`` in arrival order, or windows of ``every_s`` seconds.
+
+    Parameters
+    ----------
+    timestamps_s : ndarray of float
+        Each request's arrival (s).
+    starts : ndarray of int
+        Where each request's references begin in ``hit``, and the total at the end.
+    hit : ndarray of bool
+        Per reference, whether it hits.
+    every_requests, every_s : int or float, optional
+        The group: a count of requests, or (when given) a window in seconds.
+
+    Returns
+    -------
+    start, references, hit_ratio : ndarray
+        Per group that holds a request: its first request's index or its window's start (s
+        from the first request), its references and its hit ratio (NaN with no references).
+    """
+    start, refs, hits = _over_time_counts(timestamps_s, starts, hit, every_requests, every_s)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return start, refs, np.where(refs > 0, hits / np.maximum(refs, 1), np.nan)
 
 
 # ---------------------------------------------------------------------------
@@ -584,25 +741,69 @@ class Saving:
     """Of the requests with a hit, the share whose prefix recomputed alone is memory-bound."""
 
 
-def saving(reuse: Reuse, rc: RegenCosts, capacity_blocks: float = math.inf) -> Saving:
+@dataclass(frozen=True)
+class HitTotals:
+    """What an LRU tier of one size hits over a whole trace, whichever way it was measured.
+
+    Attributes
+    ----------
+    hit_tokens, hit_blocks : float
+        Prompt tokens and blocks it serves (tokens, blocks).
+    in_batch_s, lone_s : float
+        Recomputing each request's hits in both regimes, summed (s).
+    hit_requests, memory_bound_requests : float
+        Requests with a hit, and those of them whose hits recomputed alone are memory-bound.
+    per_request : tuple of ndarray or None
+        Per request, hit blocks and tokens, where the source holds them (:class:`Reuse`).
+    """
+
+    hit_tokens: float
+    hit_blocks: float
+    in_batch_s: float
+    lone_s: float
+    hit_requests: float
+    memory_bound_requests: float
+    per_request: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def hit_totals(reuse: Reuse | LruHistogram, rc: RegenCosts, capacity_blocks: float = math.inf) -> HitTotals:
+    """:class:`HitTotals` of an LRU tier of ``capacity_blocks`` blocks on a measured trace (in memory or streamed)."""
+    if isinstance(reuse, LruHistogram):
+        return reuse.totals(capacity_blocks)
+    blocks, tokens = reuse.hit_tokens(capacity_blocks)
+    hit = tokens > 0
+    return HitTotals(
+        hit_tokens=float(tokens.sum()),
+        hit_blocks=float(blocks.sum()),
+        in_batch_s=float(rc.in_batch_s(tokens).sum()),
+        lone_s=float(rc.lone_s(tokens).sum()),
+        hit_requests=float(hit.sum()),
+        memory_bound_requests=float(rc.lone_memory_bound(tokens)[hit].sum()),
+        per_request=(blocks, tokens),
+    )
+
+
+def saving(reuse: Reuse | LruHistogram, rc: RegenCosts, capacity_blocks: float = math.inf) -> Saving:
     """Prefill work a tier of ``capacity_blocks`` avoids, per second of traffic, in both regimes.
 
     ``*_gpu_s_per_s`` is accelerator-seconds of recomputation avoided per second of the
-    trace: the number of accelerators that recomputing the hits would keep busy.
+    trace: the number of accelerators that recomputing the hits would keep busy.  ``reuse``
+    is measured in memory (:class:`Reuse`) or streamed (:class:`LruHistogram`, with the
+    same ``rc``).
     """
-    blocks, tokens = reuse.hit_tokens(capacity_blocks)
-    duration = reuse.trace.duration_s
-    per_s = (1.0 / duration) if duration > 0 else (math.nan if tokens.any() else 0.0)  # 0 s: no rate, but nothing is 0
-    hit = tokens > 0
+    tot = hit_totals(reuse, rc, capacity_blocks)
+    duration = reuse.duration_s if isinstance(reuse, LruHistogram) else reuse.trace.duration_s
+    # 0 s: no rate, but nothing is 0
+    per_s = (1.0 / duration) if duration > 0 else (math.nan if tot.hit_tokens > 0 else 0.0)
     return Saving(
         capacity_blocks=float(capacity_blocks),
         hit_ratio_blocks=float(reuse.hit_ratio(capacity_blocks)),
         hit_ratio_tokens=float(reuse.hit_ratio(capacity_blocks, "tokens")),
-        hit_tokens_per_s=float(tokens.sum()) * per_s,
-        hit_bytes_per_s=float(tokens.sum()) * rc.kv_bytes_per_token * per_s,
-        in_batch_gpu_s_per_s=float(rc.in_batch_s(tokens).sum()) * per_s,
-        lone_gpu_s_per_s=float(rc.lone_s(tokens).sum()) * per_s,
-        lone_memory_bound_share=float(rc.lone_memory_bound(tokens)[hit].mean()) if hit.any() else 0.0,
+        hit_tokens_per_s=tot.hit_tokens * per_s,
+        hit_bytes_per_s=tot.hit_tokens * rc.kv_bytes_per_token * per_s,
+        in_batch_gpu_s_per_s=tot.in_batch_s * per_s,
+        lone_gpu_s_per_s=tot.lone_s * per_s,
+        lone_memory_bound_share=tot.memory_bound_requests / tot.hit_requests if tot.hit_requests else 0.0,
     )
 
 
@@ -626,15 +827,50 @@ def _stats(values: np.ndarray) -> dict[str, float]:
     return out
 
 
+def _trace_parts(reuse: Reuse | LruHistogram) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``trace`` and ``blocks`` parts of :func:`report` (less the hit ratios), in memory or streamed."""
+    if isinstance(reuse, LruHistogram):
+        h = reuse
+        duration = h.duration_s
+        trace = {
+            "name": h.name,
+            "format": h.trace_format,
+            "block_tokens": h.block_tokens,
+            "requests": h.n_requests,
+            "duration_s": duration,
+            "requests_per_s": h.n_requests / duration if duration > 0 else math.nan,
+            "input_tokens": counted_stats(*h.input_tokens),
+            "output_tokens": counted_stats(*h.output_tokens),
+        }
+        return trace, {"references": h.n_refs, "unique": h.n_unique, "reuse_interval_s": counted_stats(*h.intervals)}
+    t = reuse.trace
+    duration = t.duration_s
+    trace = {
+        "name": t.name,
+        "format": t.trace_format,
+        "block_tokens": t.block_tokens,
+        "requests": t.n_requests,
+        "duration_s": duration,
+        "requests_per_s": t.n_requests / duration if duration > 0 else math.nan,
+        "input_tokens": _stats(t.input_tokens),
+        "output_tokens": _stats(t.output_tokens),
+    }
+    return trace, {"references": t.n_refs, "unique": t.n_unique, "reuse_interval_s": _stats(reuse.reuse_interval_s)}
+
+
 def report(
-    reuse: Reuse, rc: RegenCosts, links: Sequence[LinkSpec] = (), targets_pct: Sequence[float] = TARGETS_PCT
+    reuse: Reuse | LruHistogram,
+    rc: RegenCosts,
+    links: Sequence[LinkSpec] = (),
+    targets_pct: Sequence[float] = TARGETS_PCT,
 ) -> dict[str, Any]:
     """Everything the analysis says about one trace, in SI base units (a JSON-ready mapping).
 
     Parameters
     ----------
-    reuse : Reuse
-        The measured trace.
+    reuse : Reuse or LruHistogram
+        The measured trace: in memory, or streamed (:class:`LruStream` fed with the same
+        ``rc``), which gives the same figures up to the order of floating-point sums.
     rc : RegenCosts
         The model and accelerator that price the hits.
     links : sequence of LinkSpec
@@ -647,21 +883,23 @@ def report(
     dict
         ``trace`` (requests, duration, rate, length percentiles), ``blocks`` (references,
         unique blocks, infinite-cache hit ratios, reuse-interval percentiles), ``prefix``
-        (the prefix property, checked), ``block_bytes`` and ``tiers``: one entry per target
+        (the prefix property, checked), ``hit_count`` (how hits are counted, and what counting
+        them the other way would change), ``block_bytes`` and ``tiers``: one entry per target
         and one for 100 %, each with its capacity, hit
         ratios, the prefill avoided per second in both regimes and, per link, the
         link-seconds per second its fetches take and how many times longer recomputing takes.
         The last tier is ``target_pct`` 100: the smallest LRU tier that hits every reference an
         infinite cache would (the largest stack distance plus one).
     """
-    t = reuse.trace
-    duration = t.duration_s
-    block_bytes = rc.kv_bytes_per_token * t.block_tokens
+    trace, blocks = _trace_parts(reuse)
+    duration = trace["duration_s"]
+    block_bytes = rc.kv_bytes_per_token * trace["block_tokens"]
     tiers = []
     for target in [*(x for x in targets_pct if x != 100), 100]:
         cap = float(reuse.capacity_for(target / 100))
         sv = saving(reuse, rc, cap)
-        hit_blocks, hit_tokens = reuse.hit_tokens(cap)
+        tot = hit_totals(reuse, rc, cap)
+        hit_blocks, hit_tokens = tot.per_request if tot.per_request is not None else (tot.hit_blocks, tot.hit_tokens)
         per_link = []
         for link in links:
             fetch_s = rc.fetch_s(hit_blocks, hit_tokens, link.bandwidth_bytes_per_s, link.latency_s)
@@ -670,7 +908,7 @@ def report(
             if not duration > 0:  # a trace of 0 s has no rates, but its totals have a ratio; no hits: 0
                 per = float(fetch_s.sum())
                 fetch = math.nan if per else 0.0
-                in_batch, lone = (float(f(hit_tokens).sum()) for f in (rc.in_batch_s, rc.lone_s))
+                in_batch, lone = tot.in_batch_s, tot.lone_s
             per_link.append(
                 {
                     "link": link.name,
@@ -688,32 +926,45 @@ def report(
                 "links": per_link,
             }
         )
+    blocks["hit_ratio_infinite_blocks"] = float(reuse.hit_ratio())
+    blocks["hit_ratio_infinite_tokens"] = float(reuse.hit_ratio(weighting="tokens"))
     return {
-        "trace": {
-            "name": t.name,
-            "format": t.trace_format,
-            "block_tokens": t.block_tokens,
-            "requests": t.n_requests,
-            "duration_s": duration,
-            "requests_per_s": t.n_requests / duration if duration > 0 else math.nan,
-            "input_tokens": _stats(t.input_tokens),
-            "output_tokens": _stats(t.output_tokens),
-        },
-        "blocks": {
-            "references": t.n_refs,
-            "unique": t.n_unique,
-            "hit_ratio_infinite_blocks": float(reuse.hit_ratio()),
-            "hit_ratio_infinite_tokens": float(reuse.hit_ratio(weighting="tokens")),
-            "reuse_interval_s": _stats(reuse.reuse_interval_s),
-        },
+        "trace": trace,
+        "blocks": {k: blocks[k] for k in ("references", "unique", *_HIT_KEYS, "reuse_interval_s")},
         "prefix": {
             "requests_with_a_hit_after_a_miss": reuse.requests_with_a_hit_after_a_miss,
             "requests_with_a_distance_that_falls": reuse.requests_with_a_distance_that_falls,
         },
+        "hit_count": count_difference(reuse, [t["capacity_blocks"] for t in tiers]),
+        "sample_rate": reuse.sample_rate if isinstance(reuse, LruHistogram) else 1.0,
         "block_bytes": block_bytes,
         "kv_bytes_per_token": rc.kv_bytes_per_token,
         "regen": vars(rc).copy(),
         "tiers": tiers,
+    }
+
+
+_HIT_KEYS = ("hit_ratio_infinite_blocks", "hit_ratio_infinite_tokens")
+
+
+def count_difference(reuse: Reuse | LruHistogram, capacities: Sequence[float]) -> dict[str, Any]:
+    """How the hits are counted, and the block hit ratio the other count gives at each capacity, less this one's.
+
+    Returns
+    -------
+    dict
+        ``count`` (:data:`HIT_COUNTS`), ``other`` (the other count), ``capacity_blocks`` and
+        ``other_minus_this`` (fraction of references, one per capacity; all 0 where no stack
+        distance falls along a prompt).
+    """
+    other = next(c for c in HIT_COUNTS if c != reuse.count)
+    alt = reuse.recounted(other) if isinstance(reuse, Reuse) else reuse.other
+    diff = [0.0 if alt is None else float(alt.hit_ratio(c)) - float(reuse.hit_ratio(c)) for c in capacities]
+    return {
+        "count": reuse.count,
+        "other": other,
+        "capacity_blocks": [float(c) for c in capacities],
+        "other_minus_this": diff,
     }
 
 
@@ -747,10 +998,16 @@ class DenseIds:
         # new hashes take the next ids in the order the chunk first names them
         ids[new[np.argsort(first[new], kind="stable")]] = len(self) + np.arange(new.size)
         if new.size:
-            keys = np.concatenate((self.keys, uniq[new]))
-            order = np.argsort(keys, kind="stable")
-            self.keys, self.values = keys[order], np.concatenate((self.values, ids[new]))[order]
+            # the new hashes, sorted as np.unique gives them, merged in: O(distinct) a chunk, not a sort of them all
+            at = np.searchsorted(self.keys, uniq[new])
+            self.keys, self.values = np.insert(self.keys, at, uniq[new]), np.insert(self.values, at, ids[new])
         return ids[inverse.reshape(-1)]
+
+    def keep(self, kept: np.ndarray) -> None:
+        """Forget every id whose ``kept[dense id]`` is False; the others take dense ids ``0 ..`` in their order."""
+        renumber = np.cumsum(kept) - 1
+        stay = kept[self.values]
+        self.keys, self.values = self.keys[stay], renumber[self.values[stay]]
 
 
 class StackDistanceStream:
@@ -768,10 +1025,22 @@ class StackDistanceStream:
 
     def __init__(self) -> None:
         self.last = np.full(1024, -1, dtype=np.int64)
+        self.seen = np.empty(0, dtype=np.int64)  # the last uses of the blocks seen, sorted
         self.offset = 0
 
-    def feed(self, blocks: np.ndarray) -> np.ndarray:
-        """Stack distances of the next chunk of dense block ids (-1 for a first reference)."""
+    def keep(self, kept: np.ndarray) -> None:
+        """Forget every block whose ``kept`` is False; the others take dense ids ``0 ..`` in their order."""
+        n = kept.size
+        last = self.last[:n][kept]
+        self.last = np.full(max(1024, last.size), -1, dtype=np.int64)
+        self.last[: last.size] = last
+        self.seen = np.sort(last[last >= 0])
+
+    def feed(self, blocks: np.ndarray, local: np.ndarray | None = None) -> np.ndarray:
+        """Stack distances of the next chunk of dense block ids (-1 for a first reference).
+
+        ``local`` is :func:`previous_reference` of ``blocks``, if already computed.
+        """
         blocks = np.asarray(blocks, dtype=np.int64)
         k, a = blocks.size, self.offset
         if not k:
@@ -781,7 +1050,7 @@ class StackDistanceStream:
             grown = np.full(max(2 * self.last.size, top + 1), -1, dtype=np.int64)
             grown[: self.last.size] = self.last
             self.last = grown
-        local = previous_reference(blocks)
+        local = previous_reference(blocks) if local is None else local
         first = local < 0
         prev = np.where(first, self.last[blocks], a + local)
         out = np.full(k, -1, dtype=np.int64)
@@ -792,7 +1061,7 @@ class StackDistanceStream:
         cross = np.flatnonzero(first & (prev >= 0))
         if cross.size:
             p = prev[cross]
-            seen = np.sort(self.last[self.last >= 0])
+            seen = self.seen
             above = seen.size - np.searchsorted(seen, p, side="right")
             # first touches in the chunk whose block was last used after p (a new block never is)
             w = np.where(first, a - 1 - prev, a + 1)
@@ -801,18 +1070,104 @@ class StackDistanceStream:
             out[cross] = above - overlap + touched
         is_last = np.ones(k, dtype=bool)
         is_last[local[~first]] = False
+        # the sorted last uses: those of the blocks the chunk touched leave, the chunk's own (all later) come after
+        gone = prev[first & (prev >= 0)]
+        if gone.size:
+            keep = np.ones(self.seen.size, dtype=bool)
+            keep[np.searchsorted(self.seen, gone)] = False
+            self.seen = self.seen[keep]
+        self.seen = np.concatenate((self.seen, a + np.flatnonzero(is_last)))
         self.last[blocks[is_last]] = a + np.flatnonzero(is_last)
         self.offset += k
         return out
 
 
+SAMPLE_SPACE = 1 << 24
+"""P of spatially hashed sampling: a block is kept when its hashed id modulo P is below ``rate x P``."""
+
+
+def sample_threshold(rate: float) -> int:
+    """``rate x P`` (:data:`SAMPLE_SPACE`), rounded, at least 1: the hashed ids kept are those below it."""
+    if not 0 < rate <= 1:
+        raise ValueError(f"sample rate must be in (0, 1], got {rate!r}")
+    return max(1, round(rate * SAMPLE_SPACE))
+
+
+def block_hash(ids: np.ndarray) -> np.ndarray:
+    """Each (prefix-chained) id hashed into ``[0, P)`` (:data:`SAMPLE_SPACE`) by SplitMix64's finalizer."""
+    return (_mix64(np.ascontiguousarray(ids, dtype=np.int64).view(np.uint64)) & np.uint64(SAMPLE_SPACE - 1)).astype(
+        np.int64
+    )
+
+
+def _merge_counted(a: tuple[np.ndarray, np.ndarray], values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of ``a`` and ``values`` with their counts (``a`` as ``(sorted values, counts)``)."""
+    if not values.size:
+        return a
+    v, c = np.unique(values, return_counts=True)
+    if not a[0].size:
+        return v, c
+    allv, inv = np.unique(np.concatenate((a[0], v)), return_inverse=True)
+    return allv, np.bincount(inv.reshape(-1), weights=np.concatenate((a[1], c))).astype(np.int64)
+
+
+def _merge_pairs(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Two ``(sorted distinct values, counts)`` merged into one."""
+    if not b[0].size:
+        return a
+    if not a[0].size:
+        return b
+    allv, inv = np.unique(np.concatenate((a[0], b[0])), return_inverse=True)
+    return allv, np.bincount(inv.reshape(-1), weights=np.concatenate((a[1], b[1]))).astype(np.int64)
+
+
+def counted_percentiles(
+    values: np.ndarray, counts: np.ndarray, pcts: Sequence[float] = (50, 90, 99)
+) -> dict[str, float]:
+    """:func:`percentiles` of the values that ``values[i]`` stands for ``counts[i]`` times, without repeating them.
+
+    The same linear interpolation as :func:`numpy.percentile` (its arithmetic step for step), on
+    the sorted distinct ``values``.
+    """
+    n = int(np.sum(counts))
+    if not n:
+        return {**{f"p{p:g}": math.nan for p in pcts}, "max": math.nan}
+    ends = np.cumsum(counts)
+    out = {}
+    for p in pcts:
+        q = np.float64(p) / 100
+        virtual = n * q + (1 + q * (1 - 1 - 1)) - 1  # numpy's linear method: alpha = beta = 1
+        below = min(max(int(np.floor(virtual)), 0), n - 1)
+        above = min(below + 1, n - 1)
+        a = values[np.searchsorted(ends, below, side="right")]
+        b = values[np.searchsorted(ends, above, side="right")]
+        gamma = np.float64(virtual - np.floor(virtual)) if virtual < n - 1 else np.float64(0.0)
+        diff = b - a
+        out[f"p{p:g}"] = float(b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma)
+    out["max"] = float(values[-1])
+    return out
+
+
+def counted_stats(values: np.ndarray, counts: np.ndarray) -> dict[str, float]:
+    """:func:`counted_percentiles` and the mean of counted values (NaN when none)."""
+    out = counted_percentiles(values, counts)
+    n = float(np.sum(counts))
+    out["mean"] = float(np.dot(values.astype(float), counts)) / n if n else math.nan
+    return out
+
+
 @dataclass
 class LruHistogram:
-    """The exact LRU curve of a trace as histograms of stack distances (blocks and tokens weighted).
+    """The LRU curve of a trace as histograms of hit distances, and what the report needs besides, all bounded.
 
-    ``counts[w][d]`` is the weight of the references at stack distance ``d``; an LRU tier of
-    ``C`` blocks hits the references at distances below ``C``.  ``name`` and
-    ``trace_format`` label it as the reader names the trace and its format.
+    ``counts[w][d]`` is the weight of the references at hit distance ``d`` (:func:`hit_distances`); an
+    LRU tier of ``C`` blocks hits the references at distances below ``C``.  ``blocks`` and
+    ``tokens`` always; with the costs the stream was given (:class:`RegenCosts`), also
+    ``in_batch_s`` and ``lone_s`` (what recomputing the hits adds, each reference its
+    increment of its request's hit prefix), ``hit_requests`` and ``memory_bound_requests``
+    (increments of the request counts).  Sampled (``sample_rate`` < 1), the counts are those
+    of the sampled references at scaled distances, and the totals divide them by the rate.
+    ``name`` and ``trace_format`` label it as the reader names the trace and its format.
     """
 
     name: str
@@ -824,12 +1179,37 @@ class LruHistogram:
     requests_with_a_distance_that_falls: int
     requests_with_a_hit_after_a_miss: int
     trace_format: str
+    count: str = DEFAULT_HIT_COUNT
+    sample_rate: float = 1.0
+    block_tokens: int = 0
+    first_s: float = math.nan
+    last_s: float = math.nan
+    intervals: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0, dtype=np.int64))
+    input_tokens: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0, dtype=np.int64))
+    output_tokens: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0, dtype=np.int64))
+    other_counts: np.ndarray | None = None
+    over_time: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    sampled_refs: int = 0
+
+    @property
+    def duration_s(self) -> float:
+        """Time from the first request to the last (s)."""
+        return float(self.last_s - self.first_s) if self.n_requests else 0.0
+
+    def _upto(self, key: str, capacity_blocks: float) -> float:
+        c = self.counts[key]
+        upto = c.size if math.isinf(capacity_blocks) else min(max(int(math.ceil(capacity_blocks)), 0), c.size)
+        return float(c[:upto].sum())
 
     def hit_ratio(self, capacity_blocks: float = math.inf, weighting: str = "blocks") -> float:
         """Hit ratio of an LRU tier of ``capacity_blocks`` blocks (fraction)."""
-        c = self.counts[weighting]
-        upto = c.size if math.isinf(capacity_blocks) else min(int(math.ceil(capacity_blocks)), c.size)
-        return float(c[:upto].sum()) / self.total[weighting] if self.total[weighting] else 0.0
+        if weighting not in ("blocks", "tokens"):
+            raise ValueError(f"weighting must be 'blocks' or 'tokens', got {weighting!r}")
+        if not self.total[weighting]:
+            return 0.0
+        ratio = self._upto(weighting, capacity_blocks) / self.total[weighting]
+        # sampled, SHARDS_adj may take a hot block's share below 0 or above 1 at small capacities
+        return min(max(ratio, 0.0), 1.0) if self.sample_rate < 1 else ratio
 
     def capacity_for(self, share: float, weighting: str = "blocks") -> int:
         """Smallest LRU capacity (blocks) reaching ``share`` of the infinite cache's hit ratio."""
@@ -840,26 +1220,179 @@ class LruHistogram:
             return 0
         return int(np.searchsorted(cum, share * cum[-1] * (1 - 1e-12), side="left")) + 1
 
+    def curve(self, weighting: str = "blocks") -> tuple[np.ndarray, np.ndarray]:
+        """Every capacity where the hit ratio steps (blocks) and the ratio there, as :meth:`Reuse.curve`."""
+        c = self.counts[weighting]
+        at = np.flatnonzero(c)
+        if not at.size or not self.total[weighting]:
+            return np.array([1.0]), np.array([0.0])
+        return at.astype(float) + 1, np.cumsum(c)[at] / self.total[weighting]
+
+    def totals(self, capacity_blocks: float = math.inf) -> HitTotals:
+        """What a tier of ``capacity_blocks`` hits over the trace (:class:`HitTotals`); needs the stream's costs."""
+        if "in_batch_s" not in self.counts:
+            raise ValueError("the stream was fed without RegenCosts: it holds the LRU curve only")
+        scale = 1.0 / self.sample_rate
+        up = {k: self._upto(k, capacity_blocks) * scale for k in self.counts}
+        return HitTotals(
+            hit_tokens=up["tokens"],
+            hit_blocks=up["blocks"],
+            in_batch_s=up["in_batch_s"],
+            lone_s=up["lone_s"],
+            hit_requests=up["hit_requests"],
+            memory_bound_requests=up["memory_bound_requests"],
+        )
+
+    @property
+    def other(self) -> _Counted | None:
+        """The block hit ratio counted the other way (:data:`HIT_COUNTS`), where the stream kept it."""
+        if self.other_counts is None:
+            return None
+        return _Counted(self.other_counts, self.total["blocks"])
+
+
+@dataclass(frozen=True)
+class _Counted:
+    """A histogram of hit distances and its total: a hit ratio at any capacity."""
+
+    counts: np.ndarray
+    total: float
+
+    def hit_ratio(self, capacity_blocks: float = math.inf) -> float:
+        upto = (
+            self.counts.size if math.isinf(capacity_blocks) else min(int(math.ceil(capacity_blocks)), self.counts.size)
+        )
+        return float(self.counts[:upto].sum()) / self.total if self.total else 0.0
+
+
+def _add(hist: np.ndarray, at: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``hist`` with ``weights`` added at ``at`` (grown as needed)."""
+    add = np.bincount(at, weights=weights)
+    if add.size > hist.size:
+        hist = np.r_[hist, np.zeros(add.size - hist.size)]
+    hist[: add.size] += add
+    return hist
+
 
 class LruStream:
-    """The exact LRU curve of a reference stream fed in chunks of whole requests (:class:`LruHistogram`'s counts).
+    """The LRU curve of a reference stream fed in chunks of whole requests, with the rest of the report, bounded.
 
-    Holds the distinct ids (:class:`DenseIds`), each block's last use
-    (:class:`StackDistanceStream`) and the histograms of stack distances, blocks and tokens
-    weighted: about 40 B a distinct block, whatever the stream's length.
+    Holds the distinct ids (:class:`DenseIds`), each block's last use and its time
+    (:class:`StackDistanceStream`), the histograms of hit distances (:class:`LruHistogram`) and
+    the distinct reuse intervals and prompt and output lengths with their counts: about 50 B
+    a distinct block, whatever the stream's length (the distinct intervals are at most the
+    trace's duration in its unit of time).
+
+    Parameters
+    ----------
+    count : str
+        How hits are counted (:data:`HIT_COUNTS`).
+    rc : RegenCosts, optional
+        With it, what recomputing the hits costs in both regimes is counted too (:meth:`LruHistogram.totals`).
+    sample_rate : float
+        Below 1, spatially hashed sampling (SHARDS, Waldspurger et al., FAST'15): a block is
+        replayed only when :func:`block_hash` of its id is below ``rate x P``, and its stack
+        distance is scaled by ``1 / rate``.
+    max_blocks : int, optional
+        The fixed-size variant: at most this many sampled blocks are held; when more are seen
+        the rate is lowered to the largest that keeps them under it, the blocks above the new
+        threshold are forgotten and the counts so far scaled by the ratio of the rates.
+    over_time : tuple, optional
+        ``(capacity_blocks, every_requests, every_s)``: also the hit ratio at that capacity per
+        group of requests (:func:`over_time`).
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        count: str = DEFAULT_HIT_COUNT,
+        rc: RegenCosts | None = None,
+        sample_rate: float = 1.0,
+        max_blocks: int | None = None,
+        over_time: tuple[float, int | None, float | None] | None = None,
+    ) -> None:
+        if count not in HIT_COUNTS:
+            raise ValueError(f"count must be one of {HIT_COUNTS}, got {count!r}")
+        self.count, self.rc, self.max_blocks, self.over_time = count, rc, max_blocks, over_time
+        self.threshold = sample_threshold(sample_rate)
+        self.sampled = self.threshold < SAMPLE_SPACE or max_blocks is not None
         self.dense, self.kernel = DenseIds(), StackDistanceStream()
-        self.counts = {"blocks": np.zeros(0), "tokens": np.zeros(0)}
+        keys = ["blocks", "tokens"] + (
+            ["in_batch_s", "lone_s", "hit_requests", "memory_bound_requests"] if rc is not None else []
+        )
+        self.counts = {k: np.zeros(0) for k in keys}
+        self.other = np.zeros(0)
         self.total = {"blocks": 0.0, "tokens": 0.0}
-        self.n_refs = self.falls = self.after_miss = 0
+        self.expected = {"blocks": 0.0, "tokens": 0.0}  # sampled: rate x what was read, at each chunk's rate
+        self.n_refs = self.n_requests = self.falls = self.after_miss = self.sampled_refs = 0
+        self.last_s = np.full(1024, np.nan)
+        self.hashes = np.zeros(1024, dtype=np.int64)
+        self.intervals = (np.zeros(0), np.zeros(0, dtype=np.int64))
+        self.inputs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        self.outputs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        self.first_s = self.latest_s = math.nan
+        self.series: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def reset_counts(self) -> None:
+        """Forget what was counted, keep the cache's state: what was fed so far becomes a warm-up."""
+        self.counts = {k: np.zeros(0) for k in self.counts}
+        self.other = np.zeros(0)
+        self.total = {"blocks": 0.0, "tokens": 0.0}
+        self.expected = {"blocks": 0.0, "tokens": 0.0}
+        self.n_refs = self.n_requests = self.falls = self.after_miss = self.sampled_refs = 0
+        self.intervals = (np.zeros(0), np.zeros(0, dtype=np.int64))
+        self.inputs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        self.outputs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        self.first_s = self.latest_s = math.nan
+        self.series = []
+
+    def add(self, other: LruStream) -> None:
+        """Add the counts of ``other``, a stream of another part of the trace (a time window): histograms add.
+
+        The distinct blocks become the most either held (a lower bound on the union's).
+        """
+        for k in self.counts:
+            self.counts[k] = _add(self.counts[k], np.arange(other.counts[k].size), other.counts[k])
+        self.other = _add(self.other, np.arange(other.other.size), other.other)
+        for k in self.total:
+            self.total[k] += other.total[k]
+            self.expected[k] += other.expected[k]
+        self.n_refs += other.n_refs
+        self.n_requests += other.n_requests
+        self.falls += other.falls
+        self.after_miss += other.after_miss
+        self.sampled_refs += other.sampled_refs
+        self.intervals = _merge_pairs(self.intervals, other.intervals)
+        self.inputs = _merge_pairs(self.inputs, other.inputs)
+        self.outputs = _merge_pairs(self.outputs, other.outputs)
+        self.first_s = float(np.fmin(self.first_s, other.first_s))
+        self.latest_s = float(np.fmax(self.latest_s, other.latest_s))
+        self.unique_floor = max(getattr(self, "unique_floor", 0), len(self), len(other))
+
+    @property
+    def sample_rate(self) -> float:
+        """The rate in force: the threshold over :data:`SAMPLE_SPACE`."""
+        return self.threshold / SAMPLE_SPACE
 
     def __len__(self) -> int:
-        """Distinct blocks seen so far."""
+        """Distinct blocks held (sampled ones, when sampling)."""
         return len(self.dense)
 
-    def feed(self, ids: np.ndarray, starts: np.ndarray, input_tokens: np.ndarray, block_tokens: int) -> None:
+    def _grow(self, top: int) -> None:
+        if top >= self.last_s.size:
+            size = max(2 * self.last_s.size, top + 1)
+            self.last_s = np.r_[self.last_s, np.full(size - self.last_s.size, np.nan)]
+            if self.sampled:  # the fixed-size variant needs each held block's hash
+                self.hashes = np.r_[self.hashes, np.zeros(size - self.hashes.size, dtype=np.int64)]
+
+    def feed(
+        self,
+        ids: np.ndarray,
+        starts: np.ndarray,
+        input_tokens: np.ndarray,
+        block_tokens: int,
+        output_tokens: np.ndarray | None = None,
+        timestamps_s: np.ndarray | None = None,
+    ) -> None:
         """Add the next chunk of whole requests.
 
         Parameters
@@ -868,41 +1401,234 @@ class LruStream:
             The chunk's block ids, prefix-chained (equal ids: equal prefix), requests one after another.
         starts : ndarray of int
             Where each request's ids begin in ``ids``, and the total at the end (``len = requests + 1``).
-        input_tokens : ndarray of int
-            Each request's prompt length (tokens).
+        input_tokens, output_tokens : ndarray of int
+            Each request's prompt and output length (tokens).
         block_tokens : int
             Prompt tokens per block (tokens).
+        timestamps_s : ndarray of float, optional
+            Each request's arrival (s); without it every request arrives at 0 s.
         """
-        d = self.kernel.feed(self.dense.map(ids))
-        tok = _ref_tokens(block_tokens, input_tokens, starts).astype(float)
+        starts = np.asarray(starts, dtype=np.int64)
+        n_req = starts.size - 1
+        per = np.diff(starts)
+        inputs = np.asarray(input_tokens, dtype=np.int64)
+        stamps = np.zeros(n_req) if timestamps_s is None else np.asarray(timestamps_s, dtype=float)
+        outs = np.zeros(n_req, dtype=np.int64) if output_tokens is None else np.asarray(output_tokens, dtype=np.int64)
+        if n_req:
+            if math.isnan(self.first_s):
+                self.first_s = float(stamps[0])
+            self.latest_s = float(stamps[-1])
+            self.inputs = _merge_counted(self.inputs, inputs)
+            self.outputs = _merge_counted(self.outputs, outs)
+        first_request = self.n_requests
+        self.n_requests += n_req
+        self.n_refs += int(starts[-1])
+        ids = np.asarray(ids, dtype=np.int64)
+        tok = _ref_tokens(block_tokens, inputs, starts).astype(float)
+        request = np.repeat(np.arange(n_req, dtype=np.int64), per)
+        self.total["tokens"] += float(tok.sum()) if not self.sampled else 0.0
+        upto = np.cumsum(tok)
+        upto -= np.repeat(np.r_[0.0, upto][starts[:-1]], per)  # prompt tokens through each block
+        if self.sampled:
+            self.expected["blocks"] += self.sample_rate * float(ids.size)
+            self.expected["tokens"] += self.sample_rate * float(tok.sum())
+            h = block_hash(ids)
+            keep = h < self.threshold
+            ids, tok, upto, request, h = ids[keep], tok[keep], upto[keep], request[keep], h[keep]
+            starts = np.zeros(n_req + 1, dtype=np.int64)
+            np.cumsum(np.bincount(request, minlength=n_req), out=starts[1:])
+            self.total["tokens"] += float(tok.sum())
+            self.sampled_refs += int(ids.size)
+        dense = self.dense.map(ids)
+        if dense.size:
+            self._grow(int(dense.max()))
+        if self.sampled:
+            self.hashes[dense] = h
+        local = previous_reference(dense)
+        d = self.kernel.feed(dense, local)
+        self.total["blocks"] += float(d.size)
+
+        # the prefix property, on the stack distances themselves
         begin = np.zeros(d.size, dtype=bool)
         st = starts[:-1]
         begin[st[st < d.size]] = True
-        request = np.cumsum(begin)
+        at_request = np.cumsum(begin)
         fd = np.where(d < 0, np.inf, d.astype(float))
-        fall = np.r_[False, fd[1:] < fd[:-1]] & ~begin
-        self.falls += int(np.unique(request[fall]).size)
-        hit = d >= 0
-        late = np.r_[False, hit[1:] & ~hit[:-1]] & ~begin
-        self.after_miss += int(np.unique(request[late]).size)
-        for weighting, w in (("blocks", np.ones(d.size)), ("tokens", tok)):
-            add = np.bincount(d[hit], weights=w[hit])
-            if add.size > self.counts[weighting].size:
-                self.counts[weighting] = np.r_[self.counts[weighting], np.zeros(add.size - self.counts[weighting].size)]
-            self.counts[weighting][: add.size] += add
-            self.total[weighting] += float(w.sum())
-        self.n_refs += d.size
+        self.falls += int(np.unique(at_request[np.r_[False, fd[1:] < fd[:-1]] & ~begin]).size)
+        cached = d >= 0
+        self.after_miss += int(np.unique(at_request[np.r_[False, cached[1:] & ~cached[:-1]] & ~begin]).size)
 
-    def histogram(self, name: str, n_requests: int, trace_format: str) -> LruHistogram:
+        # reuse intervals: each reference's time back to its block's previous use
+        when = stamps[request]
+        back = np.where(local >= 0, when[np.maximum(local, 0)], self.last_s[dense])
+        self.intervals = _merge_counted(self.intervals, (when - back)[cached])
+        is_last = np.ones(dense.size, dtype=bool)
+        is_last[local[local >= 0]] = False
+        self.last_s[dense[is_last]] = when[is_last]
+
+        e = hit_distances(d, starts, self.count)
+        other = hit_distances(d, starts, next(c for c in HIT_COUNTS if c != self.count))
+        rate = self.sample_rate
+        if self.sampled:
+            e = np.where(e >= 0, np.floor(e / rate), -1).astype(np.int64)
+            other = np.where(other >= 0, np.floor(other / rate), -1).astype(np.int64)
+        hit = e >= 0
+        self.other = _add(self.other, other[other >= 0], np.ones(int((other >= 0).sum())))
+        self.counts["blocks"] = _add(self.counts["blocks"], e[hit], np.ones(int(hit.sum())))
+        self.counts["tokens"] = _add(self.counts["tokens"], e[hit], tok[hit])
+        if self.rc is not None:
+            self._costs(e, tok, upto, request)
+        if self.over_time is not None:
+            cap, every_requests, every_s = self.over_time
+            self.series.append(
+                _over_time_counts(stamps, starts, hit & (e < cap), every_requests, every_s, first_request, self.first_s)
+            )
+        if self.max_blocks is not None and len(self.dense) > self.max_blocks:
+            self._lower()
+
+    def _costs(self, e: np.ndarray, tok: np.ndarray, upto: np.ndarray, request: np.ndarray) -> None:
+        """Add what recomputing each reference's share of its request's hits costs, at its hit distance."""
+        rc = self.rc
+        assert rc is not None
+        if self.count == "per-block" and not self.sampled:
+            # a request's hits at a capacity are its references below it: their tokens in that order
+            key = np.where(e < 0, np.iinfo(np.int64).max, e)
+            order = np.lexsort((key, request))
+            cum = np.cumsum(tok[order])
+            first = np.r_[True, request[order][1:] != request[order][:-1]]
+            cum -= np.repeat(np.r_[0.0, cum][np.flatnonzero(first)], np.diff(np.r_[np.flatnonzero(first), cum.size]))
+            through = np.empty_like(cum)
+            through[order] = cum
+        else:
+            through = upto  # up to the first miss the hits are the prompt's first blocks, in order
+        before = through - tok
+        hit = e >= 0
+        at = e[hit]
+        for key, f in (("in_batch_s", rc.in_batch_s), ("lone_s", rc.lone_s)):
+            self.counts[key] = _add(self.counts[key], at, (f(through) - f(before))[hit])
+        bound = rc.lone_memory_bound(through).astype(float) - rc.lone_memory_bound(before).astype(float)
+        self.counts["memory_bound_requests"] = _add(self.counts["memory_bound_requests"], at, bound[hit])
+        self.counts["hit_requests"] = _add(self.counts["hit_requests"], at, (before == 0)[hit].astype(float))
+
+    def _lower(self) -> None:
+        """Fixed-size sampling: lower the threshold so that at most ``max_blocks`` sampled blocks are held."""
+        n = len(self.dense)
+        held = self.hashes[:n]
+        new = int(np.partition(held, self.max_blocks)[self.max_blocks])  # the (max + 1)-th smallest hash
+        kept = held < new
+        scale = new / self.threshold
+        self.threshold = new
+        self.dense.keep(kept)
+        self.kernel.keep(kept)
+        self.last_s = np.r_[self.last_s[:n][kept], np.full(1024, np.nan)]
+        self.hashes = np.r_[held[kept], np.zeros(1024, dtype=np.int64)]
+        for k in self.counts:
+            self.counts[k] = self.counts[k] * scale
+        self.other = self.other * scale
+        self.total = {k: v * scale for k, v in self.total.items()}
+        self.expected = {k: v * scale for k, v in self.expected.items()}
+
+    def histogram(self, name: str, n_requests: int, trace_format: str, block_tokens: int = 0) -> LruHistogram:
         """The curve so far, labelled: ``name`` and ``trace_format`` as the reader gives them, ``n_requests`` read."""
+        series = None
+        if self.over_time is not None:
+            starts = np.concatenate([x[0] for x in self.series]) if self.series else np.zeros(0)
+            refs = np.concatenate([x[1] for x in self.series]) if self.series else np.zeros(0, dtype=np.int64)
+            hits = np.concatenate([x[2] for x in self.series]) if self.series else np.zeros(0, dtype=np.int64)
+            at, inv = np.unique(starts, return_inverse=True)
+            refs = np.bincount(inv.reshape(-1), weights=refs, minlength=at.size)
+            hits = np.bincount(inv.reshape(-1), weights=hits, minlength=at.size)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                series = (at, refs.astype(np.int64), np.where(refs > 0, hits / np.maximum(refs, 1), np.nan))
+        rate = self.sample_rate
+        counts, total, other = dict(self.counts), dict(self.total), self.other
+        if self.sampled:
+            # SHARDS_adj (Waldspurger et al., FAST'15, section 4.3): the references a sample holds beyond, or short
+            # of, rate x those read are hits or misses of its hottest blocks; the difference goes to distance 0
+            for key in ("blocks", "tokens"):
+                diff = self.expected[key] - self.total[key]
+                counts[key] = _add(counts[key], np.zeros(1, dtype=np.int64), np.array([diff]))
+                total[key] = self.expected[key]
+            other = _add(
+                other.copy(), np.zeros(1, dtype=np.int64), np.array([self.expected["blocks"] - self.total["blocks"]])
+            )
         return LruHistogram(
             name,
             n_requests,
             self.n_refs,
-            len(self.dense),
-            self.total,
-            self.counts,
+            round(len(self.dense) / rate) if self.sampled else max(len(self.dense), getattr(self, "unique_floor", 0)),
+            total,
+            counts,
             self.falls,
             self.after_miss,
             trace_format,
+            count=self.count,
+            sample_rate=rate if self.sampled else 1.0,
+            block_tokens=block_tokens,
+            first_s=self.first_s,
+            last_s=self.latest_s,
+            intervals=self.intervals,
+            input_tokens=self.inputs,
+            output_tokens=self.outputs,
+            other_counts=other,
+            over_time=series,
+            sampled_refs=self.sampled_refs,
         )
+
+
+def histogram_of(
+    trace: Trace,
+    count: str = DEFAULT_HIT_COUNT,
+    rc: RegenCosts | None = None,
+    sample_rate: float = 1.0,
+    max_blocks: int | None = None,
+    chunk_refs: int = 1 << 20,
+) -> LruHistogram:
+    """A trace already in memory fed to :class:`LruStream` in chunks of whole requests (its ids as the hashed ids).
+
+    For measuring the stream (sampled or not) against :class:`Reuse` on the same trace.
+    """
+    stream = LruStream(count, rc, sample_rate, max_blocks)
+    n = trace.n_requests
+    r = 0
+    while r < n:
+        end = int(np.searchsorted(trace.starts, trace.starts[r] + max(chunk_refs, len(stream) // 4), side="left"))
+        end = min(max(end, r + 1), n)
+        s = trace.starts[r : end + 1]
+        stream.feed(
+            trace.blocks[s[0] : s[-1]],
+            s - s[0],
+            trace.input_tokens[r:end],
+            trace.block_tokens,
+            trace.output_tokens[r:end],
+            trace.timestamps_s[r:end],
+        )
+        r = end
+    return stream.histogram(trace.name, n, trace.trace_format, trace.block_tokens)
+
+
+def curve_error(
+    exact: Reuse | LruHistogram, sampled: Reuse | LruHistogram, points: int = 200, weighting: str = "blocks"
+) -> dict[str, float]:
+    """Mean and largest absolute difference of two LRU curves' hit ratios, over capacities up to the exact one's 100 %.
+
+    The capacities are ``points`` evenly spaced from 1 block to the smallest capacity at which
+    the exact curve reaches its infinite-cache hit ratio (as SHARDS measures a sampled curve:
+    mean absolute error over cache sizes).
+
+    Returns
+    -------
+    dict
+        ``mean_abs`` and ``max_abs`` (fractions of references), ``points``, ``largest_capacity_blocks``.
+    """
+    top = max(exact.capacity_for(1.0, weighting), 1)
+    caps = np.unique(np.linspace(1, top, points).round())
+    a = np.array([float(exact.hit_ratio(c, weighting)) for c in caps])
+    b = np.array([float(sampled.hit_ratio(c, weighting)) for c in caps])
+    err = np.abs(a - b)
+    return {
+        "mean_abs": float(err.mean()),
+        "max_abs": float(err.max()),
+        "points": int(caps.size),
+        "largest_capacity_blocks": float(top),
+    }

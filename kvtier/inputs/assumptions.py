@@ -306,6 +306,17 @@ SCHEMA: dict[str, KeySpec] = {
         "the serving trace's format: its unit of time and whether its ids are prefix-chained",
         choices=("mooncake", "qwen"),
     ),
+    "workload.hit_count": KeySpec(
+        "choice",
+        "how a request's hits are counted: up to its first miss (prefix) or every cached block (per-block)",
+        choices=("prefix", "per-block"),
+    ),
+    "workload.sample_rate": KeySpec(
+        "fraction",
+        "share of the trace's blocks the LRU curve is measured on (spatial sampling, SHARDS); 1 is exact",
+        low="1e-6",
+        high="1",
+    ),
     "reference.dgx_spark_hbm": KeySpec("bandwidth", "a measured DGX Spark memory read, shown for comparison only"),
     "reference.h200_host_link": KeySpec("bandwidth", "a measured H200 host-link copy rate, shown for comparison only"),
     "cost.accelerator_hour": KeySpec(

@@ -36,19 +36,34 @@ import json
 import math
 import os
 import stat
+import time
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from itertools import chain, repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 from kvtier.data import SHIPPED_TRACES, TRACE_DIR
 from kvtier.errors import KvtierError, show
-from kvtier.formulas.reuse import LruHistogram, LruStream, Reuse, Trace, chain_ids, dense_ids
+from kvtier.formulas.reuse import (
+    DEFAULT_HIT_COUNT,
+    LruHistogram,
+    LruStream,
+    RegenCosts,
+    Reuse,
+    Trace,
+    chain_ids,
+    curve_error,
+    dense_ids,
+    histogram_of,
+)
 
 TRACE_BLOCK_TOKENS = 512
 """Tokens per ``hash_ids`` block in the Mooncake traces (as their authors publish them)."""
@@ -327,8 +342,37 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+def _fast_object(line: str) -> dict[str, Any] | None:
+    """``line`` parsed by orjson when the result is surely what :func:`json.loads` gives; None otherwise.
+
+    orjson keeps the last of two equal keys, reads an integer past 64 bits as a float and refuses
+    what the standard library reads (NaN, lone surrogates); every line it refuses, every object
+    whose quotes are not exactly its keys' (a duplicate key, a string value, an escaped quote, a
+    nested object) and every length or huge timestamp read as a float is left to the standard
+    library, whose reading and messages are the reference.
+    """
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if type(obj) is not dict or line.count('"') != 2 * len(obj):
+        return None
+    ts = obj.get("timestamp")
+    if type(ts) is float and not abs(ts) < 2.0**63:
+        return None
+    if type(obj.get("input_length")) is float or type(obj.get("output_length")) is float:
+        return None
+    return obj
+
+
 def _json_object(line: str, at: str) -> dict[str, Any]:
     """One trace line parsed: a JSON object with the request's fields, or KvtierError starting with ``at``."""
+    obj = _fast_object(line)
+    if obj is not None:
+        if len(obj) >= len(FIELDS) and all(f in obj for f in FIELDS):
+            return obj
+        missing = [f for f in FIELDS if f not in obj]
+        raise KvtierError(f"{at}: missing field '{missing[0]}' (a request needs {', '.join(FIELDS)})")
     try:
         obj = json.loads(line, object_pairs_hook=_unique_keys)
     except _DuplicateKey as exc:
@@ -377,26 +421,59 @@ def _length(obj: dict[str, Any], field: str, at: str) -> int:
     return int(value)
 
 
+_NOT_INT = object()
+"""What :func:`_id_array` returns for a list that holds something other than integers."""
+
+
+def _id_array(ids: Any, line: str) -> array | object | None:
+    """``ids`` as 64-bit integers; :data:`_NOT_INT` when not a list of integers, None when one does not fit.
+
+    ``array.extend`` refuses floats and strings in C; a bool it would take as 0 or 1, so a line
+    that spells ``true`` or ``false`` anywhere is checked one id at a time.
+    """
+    if not isinstance(ids, list):
+        return _NOT_INT
+    if ("true" in line or "false" in line) and any(isinstance(h, bool) for h in ids):
+        return _NOT_INT
+    out = array("q")
+    try:
+        out.extend(ids)
+    except TypeError:
+        if not any(isinstance(h, float) for h in ids):
+            return _NOT_INT
+        # orjson reads an integer past 64 bits as a float: the standard library says what was written
+        ids = json.loads(line)["hash_ids"]
+        return None if all(isinstance(h, int) and not isinstance(h, bool) for h in ids) else _NOT_INT
+    except OverflowError:
+        return None if all(isinstance(h, int) for h in ids) else _NOT_INT
+    return out
+
+
 def _parse_request(
     line: str, where: str, number: int, block_tokens: int, fmt: TraceFormat = TRACE_FORMATS[DEFAULT_FORMAT]
-) -> tuple[float, int, int, list[int]]:
-    """One line of a trace, validated: ``(timestamp in the format's unit, input tokens, output tokens, hash ids)``."""
+) -> tuple[float, int, int, array | None]:
+    """One line of a trace, validated: ``(timestamp in the format's unit, input tokens, output tokens, hash ids)``.
+
+    The hash ids come as an ``array('q')``, or None when one of them does not fit in 64 bits
+    (the caller says so, after the checks that come first).
+    """
     at = f"{where}: line {number}"
     obj = _json_object(line, at)
     ts = _timestamp(obj["timestamp"], at, fmt)
     n_in, n_out = _length(obj, "input_length", at), _length(obj, "output_length", at)
-    ids = obj["hash_ids"]
-    if not isinstance(ids, list) or not all(isinstance(h, int) and not isinstance(h, bool) for h in ids):
+    raw = obj["hash_ids"]
+    ids = _id_array(raw, line)
+    if ids is _NOT_INT:
         raise KvtierError(f"{at}: 'hash_ids' must be a list of integers")
     expected = -(-n_in // block_tokens)
-    if len(ids) != expected:
-        fits = block_tokens != fmt.block_tokens and len(ids) == -(-n_in // fmt.block_tokens)
+    if len(raw) != expected:
+        fits = block_tokens != fmt.block_tokens and len(raw) == -(-n_in // fmt.block_tokens)
         hint = f"; the {fmt.name} format's {fmt.block_tokens} tokens a block would fit" if fits else ""
         raise KvtierError(
-            f"{at}: 'hash_ids' has {len(ids)} ids but input_length {n_in} at {block_tokens} tokens a block"
+            f"{at}: 'hash_ids' has {len(raw)} ids but input_length {n_in} at {block_tokens} tokens a block"
             f" needs {expected}{hint}"
         )
-    return ts, n_in, n_out, ids
+    return ts, n_in, n_out, ids  # type: ignore[return-value]
 
 
 # ---- collecting requests ----------------------------------------------------------------------------------
@@ -422,21 +499,105 @@ class _Requests:
                 f"{self.where}: line {number}: timestamp {ts:g} {self.fmt.unit} goes backwards"
                 f" (the line before: {self.last:g})"
             )
-        if self.max_refs is not None and len(self.ids) + len(hashes) > self.max_refs:
+        n_ids = -(-n_in // self.block_tokens)
+        if self.max_refs is not None and len(self.ids) + n_ids > self.max_refs:
             raise KvtierError(
                 f"{self.where}: line {number}: more than {self.max_refs:,} block references, the most the in-memory"
                 f" analysis holds (about {BYTES_PER_REF} B each); use --stream"
             )
-        try:
-            self.ids.extend(hashes)
-        except OverflowError:
-            raise KvtierError(f"{self.where}: line {number}: a hash id does not fit in 64 bits") from None
+        if hashes is None:
+            raise KvtierError(f"{self.where}: line {number}: a hash id does not fit in 64 bits")
+        self.ids.extend(hashes)
         self.last = ts
         self.stamps.append(ts)
         self.inputs.append(n_in)
         self.outputs.append(n_out)
-        self.counts.append(len(hashes))
-        return n_in, len(hashes)
+        self.counts.append(n_ids)
+        return n_in, n_ids
+
+    def add_many(self, lines: list[tuple[int, str]]) -> bool:
+        """Append many lines at once when every one is surely valid; False (nothing appended) otherwise.
+
+        The fast path of the reader: each line parsed by orjson, the fields taken and checked as
+        columns (numpy).  Any line that is not plainly a valid request (a parse error, a
+        duplicate key or a string anywhere, a ``true`` or ``false``, a float length, a length or
+        id count that disagrees, a timestamp that goes backwards, too many references) sends the
+        whole batch back to :meth:`add`, line by line, whose messages are the reference.
+        """
+        texts = [text for _, text in lines]
+        try:
+            objs = list(map(orjson.loads, texts))
+        except orjson.JSONDecodeError:
+            return False
+        if set(map(type, objs)) != {dict} or sum(map(str.count, texts, repeat('"'))) != 2 * sum(map(len, objs)):
+            return False  # not all objects, or a quote that is not a key's: a duplicate key, a string value
+        joined = "".join(texts)
+        if "true" in joined or "false" in joined:
+            return False
+        try:
+            stamps = np.array(list(map(_TIMESTAMP, objs)))
+            inputs = np.array(list(map(_INPUT, objs)))
+            outputs = np.array(list(map(_OUTPUT, objs)))
+            ids = list(map(_IDS, objs))
+        except KeyError:
+            return False
+        if stamps.dtype.kind not in "if" or inputs.dtype.kind != "i" or outputs.dtype.kind != "i":
+            return False
+        if set(map(type, ids)) - {list}:
+            return False
+        stamps = stamps.astype(float)
+        if not (np.isfinite(stamps).all() and (np.abs(stamps) < 2.0**63).all()):
+            return False
+        if stamps[0] < self.last or (stamps[1:] < stamps[:-1]).any():
+            return False
+        if (inputs < 0).any() or (inputs > MAX_TOKENS).any() or (outputs < 0).any() or (outputs > MAX_TOKENS).any():
+            return False
+        counts = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        if not (counts == -(-inputs // self.block_tokens)).all():
+            return False
+        if self.max_refs is not None and len(self.ids) + int(counts.sum()) > self.max_refs:
+            return False
+        try:
+            flat = array("q", chain.from_iterable(ids))
+        except (TypeError, OverflowError):
+            return False
+        self.ids.extend(flat)
+        self.stamps.frombytes(stamps.tobytes())
+        self.inputs.frombytes(inputs.astype(np.int64).tobytes())
+        self.outputs.frombytes(outputs.astype(np.int64).tobytes())
+        self.counts.frombytes(counts.tobytes())
+        self.last = float(stamps[-1])
+        return True
+
+    def add_lines(self, lines: list[tuple[int, str]]) -> None:
+        """Append validated lines: :meth:`add_many` when it can, else :meth:`add` line by line."""
+        if not self.add_many(lines):
+            for number, line in lines:
+                self.add(number, line)
+
+
+_TIMESTAMP, _INPUT, _OUTPUT, _IDS = (itemgetter(f) for f in FIELDS)
+
+BATCH_LINES = 2048
+"""Most lines the reader parses and checks at once (:meth:`_Requests.add_many`)."""
+
+BATCH_CHARS = 1 << 20
+"""Most characters of lines the reader holds at once: a batch ends at the line that reaches it, so that its parsed
+ids (about 36 B of Python objects each, at 2 characters or more an id) stay within tens of megabytes."""
+
+
+def _batches(lines: Iterable[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:
+    """``lines`` in lists of at most :data:`BATCH_LINES`, each ending at the line that reaches :data:`BATCH_CHARS`."""
+    batch: list[tuple[int, str]] = []
+    held = 0
+    for item in lines:
+        batch.append(item)
+        held += len(item[1])
+        if len(batch) >= BATCH_LINES or held >= BATCH_CHARS:
+            yield batch
+            batch, held = [], 0
+    if batch:
+        yield batch
 
 
 def _starts(counts: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -451,8 +612,8 @@ def _collect(lines: Iterable[tuple[int, str]], where: str, block_tokens: Any, tr
     fmt = format_named(trace_format)
     block_tokens = _block_tokens(block_tokens)
     req = _Requests(where, block_tokens, fmt, MAX_TRACE_REFS)
-    for number, line in lines:
-        req.add(number, line)
+    for batch in _batches(lines):
+        req.add_lines(batch)
     if not req.stamps:
         raise KvtierError(f"{where}: the trace holds no requests")
     starts = _starts(req.counts)
@@ -524,12 +685,22 @@ def read_trace(
 
 
 @lru_cache(maxsize=4)
-def _analyse_cached(path: str, size: int, mtime_ns: int, where: str, block_tokens: int, trace_format: str) -> Reuse:
+def _measured(path: str, size: int, mtime_ns: int, where: str, block_tokens: int, trace_format: str) -> Reuse:
     return Reuse.of(_collect(trace_lines(Path(path), where, MAX_TRACE_BYTES), where, block_tokens, trace_format))
 
 
+@lru_cache(maxsize=4)
+def _analyse_cached(
+    path: str, size: int, mtime_ns: int, where: str, block_tokens: int, trace_format: str, count: str
+) -> Reuse:
+    return _measured(path, size, mtime_ns, where, block_tokens, trace_format).recounted(count)
+
+
 def analyse(
-    name: str | os.PathLike[str], block_tokens: int = TRACE_BLOCK_TOKENS, trace_format: str = DEFAULT_FORMAT
+    name: str | os.PathLike[str],
+    block_tokens: int = TRACE_BLOCK_TOKENS,
+    trace_format: str = DEFAULT_FORMAT,
+    count: str = DEFAULT_HIT_COUNT,
 ) -> Reuse:
     """Read, validate and measure a trace (a shipped one by name or a file), cached per file version.
 
@@ -541,13 +712,16 @@ def analyse(
         Prompt tokens per ``hash_ids`` block (tokens).
     trace_format : str
         A :data:`TRACE_FORMATS` name.
+    count : str
+        How hits are counted (:data:`kvtier.formulas.reuse.HIT_COUNTS`): up to each request's first miss, or
+        every cached block.
     """
     where, path = trace_path(name)
     try:
         st = path.stat()
     except (OSError, ValueError):
-        return Reuse.of(read_trace(name, block_tokens, trace_format))  # read_trace names the problem
-    return _analyse_cached(str(path), st.st_size, st.st_mtime_ns, where, block_tokens, trace_format)
+        return Reuse.of(read_trace(name, block_tokens, trace_format), count)  # read_trace names the problem
+    return _analyse_cached(str(path), st.st_size, st.st_mtime_ns, where, block_tokens, trace_format, count)
 
 
 # ---------------------------------------------------------------------------
@@ -639,39 +813,112 @@ def stream_lru(
     block_tokens: int = TRACE_BLOCK_TOKENS,
     chunk_refs: int = 1 << 20,
     trace_format: str = DEFAULT_FORMAT,
+    *,
+    count: str = DEFAULT_HIT_COUNT,
+    rc: RegenCosts | None = None,
+    sample_rate: float = 1.0,
+    max_blocks: int | None = None,
+    over_time: tuple[float, int | None, float | None] | None = None,
 ) -> LruHistogram:
-    """The exact LRU curve of a trace read line by line, in memory proportional to its distinct blocks.
+    """A trace read line by line and measured in memory proportional to its distinct blocks (:class:`LruStream`).
 
     Validates every line as :func:`read_trace` does, split by the same :func:`split_lines`
     (same one-line errors, same line numbers), with no limit on the file's size.  Works on
     chunks of whole requests of about ``chunk_refs`` references, and at least a quarter as
     many as the distinct blocks seen, so that the per-chunk work on the state (sorting it)
-    stays O(n log n) overall; holds the distinct hashes, each block's last use and the
-    histograms (about 40 B a distinct block), one chunk and one line (at most
-    :data:`MAX_LINE_BYTES`).
+    stays O(n log n) overall; holds what :class:`LruStream` holds, one chunk and one line (at
+    most :data:`MAX_LINE_BYTES`).  With ``rc`` it counts what everything
+    :func:`kvtier.formulas.reuse.report` says needs; ``count``, ``sample_rate``,
+    ``max_blocks`` and ``over_time`` are :class:`LruStream`'s.
     """
     where, path = trace_path(name)
     fmt = format_named(trace_format)
     block_tokens = _block_tokens(block_tokens)
-    stream = LruStream()
+    stream = LruStream(count, rc, sample_rate, max_blocks, over_time)
     n_requests = 0
     req = _Requests(where, block_tokens, fmt)
 
     def flush() -> None:
         starts = _starts(req.counts)
-        if starts[-1]:
+        if len(req.counts):
             raw = np.frombuffer(req.ids, dtype=np.int64).copy()
             ids = raw if fmt.chained else chain_ids(raw, starts)
-            stream.feed(ids, starts, np.frombuffer(req.inputs, dtype=np.int64), block_tokens)
+            stream.feed(
+                ids,
+                starts,
+                np.frombuffer(req.inputs, dtype=np.int64),
+                block_tokens,
+                np.frombuffer(req.outputs, dtype=np.int64),
+                np.frombuffer(req.stamps, dtype=float) / fmt.units_per_s,
+            )
         for column in (req.stamps, req.inputs, req.outputs, req.counts, req.ids):
             del column[:]
 
-    for number, line in trace_lines(path, where):
-        req.add(number, line)
-        n_requests += 1
+    for batch in _batches(trace_lines(path, where)):
+        req.add_lines(batch)
+        n_requests += len(batch)
         if len(req.ids) >= max(chunk_refs, len(stream) // 4):
             flush()
     flush()
     if not n_requests:
         raise KvtierError(f"{where}: the trace holds no requests")
-    return stream.histogram(where, n_requests, fmt.name)
+    return stream.histogram(where, n_requests, fmt.name, block_tokens)
+
+
+SAMPLE_RATES = (0.1, 0.01, 0.001)
+"""The sampling rates whose error :func:`sampling_error` measures by default (the SHARDS paper's range)."""
+
+
+def sampling_error(
+    name: str | os.PathLike[str] | Trace,
+    rates: Iterable[float] = SAMPLE_RATES,
+    block_tokens: int = TRACE_BLOCK_TOKENS,
+    trace_format: str = DEFAULT_FORMAT,
+    count: str = DEFAULT_HIT_COUNT,
+    max_blocks: int | None = None,
+) -> list[dict[str, float]]:
+    """The error of the sampled LRU curve against the exact one on a trace, at each sampling rate.
+
+    Parameters
+    ----------
+    name : str, path-like or Trace
+        A shipped trace, a file, or a trace in memory (:func:`generate_trace`'s).
+    rates : iterable of float
+        Sampling rates in (0, 1].
+    max_blocks : int, optional
+        The fixed-size variant's bound on the sampled blocks held.
+
+    Returns
+    -------
+    list of dict
+        One per rate: ``rate`` (the one asked), ``rate_used`` (after the fixed size lowered it),
+        ``sampled_refs``, ``refs``, ``mean_abs`` and ``max_abs`` (:func:`kvtier.formulas.reuse.curve_error`,
+        blocks weighted), ``seconds`` (the sampled pass, reading included) and ``exact_seconds``.
+    """
+
+    def measure(rate: float, bound: int | None) -> tuple[LruHistogram, float]:
+        t0 = time.perf_counter()
+        if isinstance(name, Trace):
+            h = histogram_of(name, count, None, rate, bound)
+        else:
+            h = stream_lru(
+                name, block_tokens, trace_format=trace_format, count=count, sample_rate=rate, max_blocks=bound
+            )
+        return h, time.perf_counter() - t0
+
+    exact, exact_s = measure(1.0, None)
+    rows = []
+    for rate in rates:
+        h, seconds = measure(rate, max_blocks)
+        rows.append(
+            {
+                "rate": float(rate),
+                "rate_used": h.sample_rate,
+                "refs": h.n_refs,
+                "sampled_refs": h.sampled_refs,
+                **{k: v for k, v in curve_error(exact, h).items() if k in ("mean_abs", "max_abs")},
+                "seconds": seconds,
+                "exact_seconds": exact_s,
+            }
+        )
+    return rows

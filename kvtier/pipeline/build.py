@@ -54,7 +54,7 @@ from kvtier.errors import KvtierError
 from kvtier.inputs.assumptions import AssumptionSet, check_consistency
 from kvtier.inputs.models import config_path
 from kvtier.inputs.traces import trace_path
-from kvtier.pipeline import outdir
+from kvtier.pipeline import calculator, outdir
 from kvtier.pipeline.kernels import KernelGroup, kernel_manager_class
 from kvtier.report import pages, preview
 from kvtier.report.notebook import PARAM_KEYS, PROVENANCE_PARAM, SET_NAME_PARAM, notebook_parameters, param_name
@@ -634,12 +634,13 @@ def _build_locked(
 ) -> BuildResult:
     """The build proper, under the lock of ``out``; ``tables`` is ``book/tables`` for the default build."""
     previous = {} if force else outdir.read_manifest(out)
+    calculator_js = calculator.presets_js(assumptions)
     prev_files = previous.get("files", {})
     present = _file_hashes(out) if previous else {}
     build_id = outdir.new_build_id()
     manifest: dict[str, Any] = {
         "build_id": build_id,
-        "book": _book_hash(root) + json.dumps(source_info(), sort_keys=True),
+        "book": _book_hash(root) + json.dumps(source_info(), sort_keys=True) + _sha256(calculator_js.encode()),
         "notebooks": {job.name: job.inputs_hash for job in work},
         "assumptions": assumptions.to_dict(),
     }
@@ -674,6 +675,8 @@ def _build_locked(
         configure_source(src / "_config.yml", source_info())
         for d in BOOK_DIRS:
             shutil.copytree(root / d, src / d, ignore=shutil.ignore_patterns("tables", ".tables.*", "__pycache__"))
+        # the calculator starts from the build's own set (the committed copy is the seed's)
+        (src / "book" / "_static" / calculator.FILE).write_text(calculator_js, encoding="utf-8", newline="\n")
         for job in fresh:
             shutil.copy2(out / "notebooks" / f"{job.name}.ipynb", src / "notebooks" / f"{job.name}.ipynb")
             log(f"[reuse] {job.name}.ipynb: inputs unchanged")

@@ -117,11 +117,12 @@ def test_workload_says_what_a_trace_without_reuse_or_duration_gives(tmp_path, na
         assert re.search(r"50 % +320\.00 MiB +28\.6 % +28\.6 % +n/a +n/a", out), out
 
 
+# --stream is accepted and prints the whole report, as without it (the command always streams)
 STREAM_TEXT = {
-    "no-reuse": ["3 requests;", "nothing to cache: no block is referenced twice, so an LRU tier of any size hits"],
-    "one-request": ["1 request;", "nothing to cache: no block is referenced twice"],
-    # stack distances of the 3 hits: 1, 1, 2; 95 % of 3 hits needs distance 2 caught: 3 blocks
-    "one-timestamp": ["3 requests;", "   95 %       480.00 MiB            3      42.9 %      42.9 %"],
+    "no-reuse": ["3 requests over", "nothing to cache: no block is referenced twice, so a tier of any size hits"],
+    "one-request": ["1 request (0 s", "nothing to cache: no block is referenced twice"],
+    # stack distances of the 3 hits: 1, 1, 2; 95 % of 3 hits needs distance 2 caught: 3 blocks of 160 MiB
+    "one-timestamp": ["3 requests at one timestamp", "   95 %       480.00 MiB      42.9 %      42.9 %"],
     "no-reuse-one-timestamp": ["nothing to cache: no block is referenced twice"],
     "no-blocks": ["0 references, 0 unique", "nothing to cache: no prompt holds a block"],
 }
@@ -179,8 +180,8 @@ def test_workload_json_is_strict_with_null_and_a_reason(tmp_path, name):
 def test_workload_stream_json_is_strict_with_a_reason(tmp_path, name):
     rep = strict_json(ok("workload", str(write_trace(tmp_path / f"{name}.jsonl", name)), "--stream", "--json"))
     assert ("no_reuse" in rep["notes"]) == (name in NO_REUSE), rep["notes"]
-    # the streamed report has no rates: a trace of 0 s needs no note there
-    assert "zero_duration" not in rep["notes"]
+    # --stream prints the whole report (the command always streams): a trace of 0 s has no rates, and says why
+    assert ("zero_duration" in rep["notes"]) == (name in ZERO_S), rep["notes"]
     assert rep["trace"]["requests"] == len(TRACES[name])
 
 

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-from kvtier.inputs import traces
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.surface("workload")
@@ -214,18 +213,11 @@ def nuls_2gib(tmp_path) -> Path:
     return path
 
 
-def test_a_2_gib_file_of_nuls_is_refused_from_its_size_before_it_is_read(nuls_2gib):
-    # in memory: 2,147,483,648 bytes > MAX_TRACE_BYTES, refused from st_size (reading it needed 4.2 GB before)
-    msg = one_line_error(run_capped("workload", str(nuls_2gib)))
-    assert msg == (
-        f"{nuls_2gib}: trace is larger than {traces.MAX_TRACE_BYTES:,} bytes, the most the in-memory analysis"
-        " reads; use --stream"
-    )
-
-
-def test_a_2_gib_file_of_nuls_is_refused_by_the_stream_after_one_line(nuls_2gib):
-    # --stream has no size limit, but holds at most 16 MiB of one line: the NULs hold no \n
-    msg = one_line_error(run_capped("workload", str(nuls_2gib), "--stream"))
+@pytest.mark.parametrize("stream", [(), ("--stream",)])
+def test_a_2_gib_file_of_nuls_is_refused_after_one_line(nuls_2gib, stream):
+    # the command streams every trace (--stream is accepted and changes nothing): no size limit, but at most
+    # 16 MiB of one line is held, and the NULs hold no \n
+    msg = one_line_error(run_capped("workload", str(nuls_2gib), *stream))
     assert msg == f"{nuls_2gib}: line 1: longer than 16,777,216 bytes; refused"
 
 
@@ -238,21 +230,18 @@ def dense_trace(path: Path, refs: int, per_line: int = 100_000) -> Path:
     return path
 
 
-def test_a_trace_too_large_for_the_memory_at_hand_is_one_line_and_the_stream_reads_it(tmp_path):
-    # 12 M references (24 MB): the whole analysis holds about 100 B a reference, 1.2 GB, beyond the 1 GiB cap;
-    # the stream holds the 10 distinct blocks and one chunk of 1 M references
+def test_a_trace_larger_than_the_memory_at_hand_is_read_in_memory_bounded_by_its_distinct_blocks(tmp_path):
+    # 12 M references (24 MB): held whole at about 100 B a reference that is 1.2 GB, beyond the 1 GiB cap; the
+    # command holds the 10 distinct blocks, the histograms and one chunk of 1 M references
     path = dense_trace(tmp_path / "dense.jsonl", 12_000_000)
     before = snapshot(tmp_path)
-    msg = one_line_error(run_capped("workload", str(path), "--block-tokens", "1"))
-    assert msg == (
-        f"{path}: not enough memory to analyse the trace whole; --stream reads it in memory proportional to its"
-        " distinct blocks"
-    )
-    proc = run_capped("workload", str(path), "--block-tokens", "1", "--stream", "--json")
+    proc = run_capped("workload", str(path), "--block-tokens", "1", "--json")
     assert proc.returncode == 0, proc.stderr
     rep = json.loads(proc.stdout)
-    # 12e6 references to 10 distinct blocks: every one after the first ten hits
+    # 12e6 references to 10 distinct blocks; counted up to each request's first miss, the first request (100,000
+    # references, its first block a cold miss) hits nothing and every later one hits whole: 11.9 M of 12 M
     assert (rep["blocks"]["references"], rep["blocks"]["unique"]) == (12_000_000, 10)
+    assert rep["blocks"]["hit_ratio_infinite_blocks"] == pytest.approx(11_900_000 / 12_000_000, rel=1e-12)
     assert snapshot(tmp_path) == before
 
 

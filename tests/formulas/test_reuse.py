@@ -218,7 +218,10 @@ def test_stack_distances_on_a_larger_random_trace():
     trace = workload.Trace(
         "t", 1, np.zeros(1), np.array([3000]), np.zeros(1, int), np.array([0, 3000]), np.array(blocks), "mooncake"
     )
-    r = workload.Reuse(trace, workload.previous_reference(trace.blocks), d)
+    # one request of 3,000 blocks: counted per block, as the brute-force LRU counts (up to the first miss, the
+    # request's first block, a cold miss, would end its hits)
+    r = workload.Reuse(trace, workload.previous_reference(trace.blocks), d, "per-block")
+    assert float(workload.Reuse(trace, r.prev, d).hit_ratio(200)) == 0.0
     for capacity in (1, 10, 50, 200):
         assert float(r.hit_ratio(capacity)) == pytest.approx(lru_hits(blocks, capacity) / 3000)
 
@@ -662,7 +665,7 @@ def test_lru_stream_fed_whole_requests_in_two_chunks_gives_the_hand_counts(cut):
     # a block, cut after request `cut`; the counts, totals and falls do not depend on where
     ids = [[-1, -2], [-1, -2, 5], [7, 7], [-1, 7], []]
     inputs = [8, 9, 5, 6, 0]
-    stream = workload.LruStream()
+    stream = workload.LruStream("per-block")  # the hand counts are per block (prefix counts: test_traces)
     for part in (slice(0, cut), slice(cut, 5)):
         chunk = ids[part]
         starts = np.r_[0, np.cumsum([len(r) for r in chunk])].astype(np.int64)
@@ -694,3 +697,119 @@ def test_each_reference_carries_its_share_of_its_prompt_s_prefix():
     assert per[r.prev >= 0].sum() == pytest.approx(float(rc.in_batch_s(np.array([4.0]))[0]))
     with pytest.raises(ValueError, match="regime"):
         rc.regen_s(np.array([1.0]), "alone")
+
+
+# ---- hit counts, sampling, over time ------------------------------------------------------------------------
+
+
+def test_hits_count_up_to_the_first_miss_or_per_block():
+    # one request 1 2 3, then 9 2 3: 9 is new (a miss), 2 and 3 were seen (distance 2 each: 3 1 ... then 9 between)
+    r = workload.Reuse.of(trace_of([[1, 2, 3], [9, 2, 3]]))
+    assert r.distance.tolist() == [-1, -1, -1, -1, 2, 2]
+    # up to the first miss the second request hits nothing: 9 missed first; per block 2 and 3 hit (2 of 6)
+    assert r.count == "prefix" and r.hit_distance.tolist() == [-1] * 6 and float(r.hit_ratio()) == 0.0
+    assert float(r.recounted("per-block").hit_ratio()) == 2 / 6
+    rep = workload.report(r, workload.RegenCosts(1.0, 10.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0), targets_pct=())
+    # the one tier (100 %) of an infinite cache: 0 hits; counted per block, 2 of 6 more
+    assert rep["hit_count"] == {
+        "count": "prefix",
+        "other": "per-block",
+        "capacity_blocks": [0.0],
+        "other_minus_this": [0.0],  # capacity 0 hits nothing either way
+    }
+    # at an infinite capacity, counted per block: 2 of 6 more
+    assert workload.count_difference(r, [math.inf])["other_minus_this"] == [pytest.approx(2 / 6)]
+    with pytest.raises(ValueError, match="count must be one of"):
+        workload.Reuse.of(r.trace, "first-miss")
+
+
+def test_prefix_distances_are_the_running_largest_in_each_request():
+    # requests (5 0 2) and (1 -1 0): running largest 5 5 5 | 1, then a miss ends the hits: -1 -1
+    d = np.array([5, 0, 2, 1, -1, 0])
+    assert workload.hit_distances(d, np.array([0, 3, 6])).tolist() == [5, 5, 5, 1, -1, -1]
+    assert workload.hit_distances(d, np.array([0, 3, 6]), "per-block").tolist() == d.tolist()
+
+
+def test_a_sampled_stream_replays_exactly_the_sampled_blocks_with_scaled_distances():
+    # SHARDS: the blocks whose hash is below R x P are replayed, their stack distances divided by R; the histogram is
+    # that of the exact distances of the filtered stream (floor(d / R)), plus the SHARDS_adj difference at 0
+    t = traces.generate_trace(400, seed=3, n_prefixes=30, new_blocks=(1, 6))
+    rate = 0.25
+    h = workload.histogram_of(t, "per-block", sample_rate=rate, chunk_refs=500)
+    kept = workload.block_hash(t.blocks) < workload.sample_threshold(rate)
+    d = workload.stack_distances(t.blocks[kept])
+    used = workload.sample_threshold(rate) / workload.SAMPLE_SPACE
+    expected = np.bincount(np.floor(d[d >= 0] / used).astype(int)).astype(float)
+    expected[0] += used * t.n_refs - kept.sum()  # SHARDS_adj: rate x references read, less those sampled
+    assert h.sampled_refs == int(kept.sum()) and h.counts["blocks"] == pytest.approx(expected)
+    assert h.total["blocks"] == pytest.approx(used * t.n_refs)
+    # at rate 1 the stream is the exact curve
+    exact = workload.histogram_of(t, "per-block", sample_rate=1.0)
+    r = workload.Reuse.of(t, "per-block")
+    assert [exact.hit_ratio(c) for c in (1, 10, 100)] == pytest.approx([float(r.hit_ratio(c)) for c in (1, 10, 100)])
+    assert workload.curve_error(r, exact) == {
+        "mean_abs": 0.0,
+        "max_abs": 0.0,
+        "points": pytest.approx(min(200, r.capacity_for(1.0))),
+        "largest_capacity_blocks": float(r.capacity_for(1.0)),
+    }
+
+
+def test_fixed_size_sampling_holds_at_most_its_blocks_and_lowers_the_rate():
+    t = traces.generate_trace(2000, seed=5, n_prefixes=100, new_blocks=(1, 8))
+    stream = workload.LruStream("per-block", max_blocks=300)
+    for r in range(0, t.n_requests, 100):
+        s = t.starts[r : r + 101]
+        stream.feed(t.blocks[s[0] : s[-1]], s - s[0], t.input_tokens[r : r + 100], t.block_tokens)
+        assert len(stream) <= 300  # never more than the bound after a chunk
+    # the trace has far more than 300 distinct blocks, so the rate fell below 1, to the hash of the 301st block
+    assert t.n_unique > 300 and stream.sample_rate < 1
+
+
+def test_the_hit_ratio_over_time_per_requests_and_per_seconds():
+    # requests at 0, 1, 2, 3 s: (1 2) (1 2) (3) (1 2); capacity 2 blocks
+    # distances: -1 -1 | 1 1 | -1 | 2 2: hits at capacity 2: request 1 (2 of 2), request 3 none (distance 2)
+    r = workload.Reuse.of(trace_of([[1, 2], [1, 2], [3], [1, 2]]))
+    start, refs, ratio = r.over_time(2, every_requests=2)
+    # requests 0-1: 4 references, 2 hits; requests 2-3: 3 references, 0 hits
+    assert start.tolist() == [0.0, 2.0] and refs.tolist() == [4, 3] and ratio.tolist() == [0.5, 0.0]
+    start, refs, ratio = r.over_time(3, every_requests=None, every_s=1.5)
+    # windows [0, 1.5) s: requests 0, 1 (2 hits of 4); [1.5, 3): request 2 (0 of 1); [3, 4.5): request 3 (2 of 2)
+    assert start.tolist() == [0.0, 1.5, 3.0] and refs.tolist() == [4, 1, 2] and ratio.tolist() == [0.5, 0.0, 1.0]
+
+
+def test_the_streamed_report_is_the_in_memory_one():
+    # a synthetic trace with a third of its prompts shuffled (so that hits after a miss and falls exist), both
+    # counts: every figure of report() agrees to rounding, the recompute costs (summed per reference) included
+    t = traces.generate_trace(600, seed=2, n_prefixes=40, new_blocks=(1, 6))
+    rng = np.random.default_rng(0)
+    blocks = t.blocks.copy()
+    for q in range(t.n_requests):
+        if rng.random() < 0.3:
+            rng.shuffle(blocks[t.starts[q] : t.starts[q + 1]])
+    t = workload.Trace(
+        t.name, t.block_tokens, t.timestamps_s, t.input_tokens, t.output_tokens, t.starts, blocks, "mooncake"
+    )
+    rc = workload.RegenCosts(2.0, 1e9, 2.0, 1e4, 1e14, 0.5, 2e9, 1e12, 0.8)
+    links = [workload.LinkSpec("l", 1e10, 1e-6)]
+    for count in workload.HIT_COUNTS:
+        r = workload.Reuse.of(t, count)
+        assert r.requests_with_a_distance_that_falls > 0
+        a = workload.report(r, rc, links)
+        b = workload.report(workload.histogram_of(t, count, rc, chunk_refs=300), rc, links)
+        assert b["hit_count"]["other_minus_this"] == pytest.approx(a["hit_count"]["other_minus_this"], abs=1e-12)
+        for ta, tb in zip(a["tiers"], b["tiers"], strict=True):
+            for key in (
+                "capacity_blocks",
+                "hit_ratio_blocks",
+                "hit_ratio_tokens",
+                "in_batch_gpu_s_per_s",
+                "lone_gpu_s_per_s",
+                "lone_memory_bound_share",
+                "hit_tokens_per_s",
+            ):
+                assert tb[key] == pytest.approx(ta[key], rel=1e-9), (count, key)
+            assert tb["links"][0]["fetch_link_s_per_s"] == pytest.approx(ta["links"][0]["fetch_link_s_per_s"], rel=1e-9)
+        for part in ("input_tokens", "output_tokens"):
+            assert b["trace"][part] == pytest.approx(a["trace"][part], rel=1e-12)
+        assert b["blocks"]["reuse_interval_s"] == pytest.approx(a["blocks"]["reuse_interval_s"], rel=1e-12)

@@ -159,8 +159,10 @@ def test_the_same_trace_read_as_mooncake_is_1000_times_shorter_and_unchained(qwe
     r = workload.Reuse.of(traces.read_trace(qwen, 16))
     # 6.0 read as milliseconds: 0.006 s
     assert r.trace.duration_s == pytest.approx(0.006)
-    # unchained, block 11 of request 3 "hits" after 99 missed: 9 hits, and one request with a hit after a miss
-    assert float(r.hit_ratio()) == 9 / 16 and r.requests_with_a_hit_after_a_miss == 1
+    # unchained, block 11 of request 3 "hits" after 99 missed: counted per block 9 hits of 16, and one request
+    # with a hit after a miss; counted up to each request's first miss (the default) that hit is not one: 8 of 16
+    assert float(r.recounted("per-block").hit_ratio()) == 9 / 16 and r.requests_with_a_hit_after_a_miss == 1
+    assert r.count == "prefix" and float(r.hit_ratio()) == 8 / 16
 
 
 def test_the_formats_are_the_keys_choices():
@@ -364,7 +366,7 @@ def test_a_shipped_trace_path_is_a_real_file():
 @pytest.mark.parametrize("chunk", [1, 2, 3, 1 << 20])
 def test_stream_lru_on_the_hand_trace(tmp_path, chunk):
     path = write_lines(tmp_path / "hand.jsonl", HAND_ROWS)
-    h = traces.stream_lru(path, 4, chunk_refs=chunk)
+    h = traces.stream_lru(path, 4, chunk_refs=chunk, count="per-block")  # the hand counts are per block
     assert h.name == str(path)
     # 5 requests (the blank line skipped), 9 references, 4 distinct blocks
     assert (h.n_requests, h.n_refs, h.n_unique) == (5, 9, 4)
@@ -392,6 +394,21 @@ def test_stream_lru_on_the_hand_trace(tmp_path, chunk):
     # tokens cum [1, 11, 11, 15]: half (7.5) -> 2 blocks; all 15 -> 4
     assert h.capacity_for(0.5, "tokens") == 2
     assert h.capacity_for(1.0, "tokens") == 4
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 1 << 20])
+def test_stream_lru_counts_hits_up_to_each_request_s_first_miss(tmp_path, chunk):
+    # the hand trace's stack distances per request: (-1 -2) -1 -1 | (-1 -2 5) 1 1 -1 | (7 7) -1 0 | (-1 7) 3 1.
+    # Up to the first miss: the running largest, a miss ending the request's hits: -1 -1 | 1 1 -1 | -1 -1 | 3 3.
+    # So 2 hits at distance 1 (4 + 4 tokens) and 2 at distance 3 (4 + 2 tokens), where per block 5 hits count
+    path = write_lines(tmp_path / "hand.jsonl", HAND_ROWS)
+    h = traces.stream_lru(path, 4, chunk_refs=chunk)
+    assert h.count == "prefix"
+    assert h.counts["blocks"].tolist() == [0, 2, 0, 2] and h.counts["tokens"].tolist() == [0, 8, 0, 6]
+    # 4 of 9 at any capacity of 4 or more; at 2 and 3: 2 of 9 (per block 4 of 9: 2 more)
+    assert (h.hit_ratio(), h.hit_ratio(2)) == (pytest.approx(4 / 9), pytest.approx(2 / 9))
+    # per block at capacity 2: hits at distances 0 and 1 (1 + 3 = 4 of 9): 2/9 more than up to the first miss
+    assert h.other.hit_ratio(2) - h.hit_ratio(2) == pytest.approx(2 / 9)
 
 
 @pytest.mark.parametrize("share", [0, -0.5, 1.5, 2])
@@ -422,7 +439,7 @@ def test_a_trace_without_blocks_has_ratio_zero(tmp_path):
 
 def test_capacity_for_with_hits_only_at_distance_one(tmp_path):
     # 1 2 1 2: distances -1 -1 1 1, histogram [0, 2]: all the hits need 2 blocks
-    h = traces.stream_lru(write_lines(tmp_path / "two.jsonl", [row(0, [1, 2, 1, 2], 16)]), 4)
+    h = traces.stream_lru(write_lines(tmp_path / "two.jsonl", [row(0, [1, 2, 1, 2], 16)]), 4, count="per-block")
     assert h.counts["blocks"].tolist() == [0, 2]
     assert h.capacity_for(1.0) == 2
     assert h.capacity_for(0.5) == 2  # 1 hit of 2 still needs distance 1
@@ -430,7 +447,7 @@ def test_capacity_for_with_hits_only_at_distance_one(tmp_path):
 
 def test_capacity_for_with_a_single_hit(tmp_path):
     # 1 1: distances -1 0, histogram [1]: one block of capacity
-    h = traces.stream_lru(write_lines(tmp_path / "one.jsonl", [row(0, [1, 1], 8)]), 4)
+    h = traces.stream_lru(write_lines(tmp_path / "one.jsonl", [row(0, [1, 1], 8)]), 4, count="per-block")
     assert h.counts["blocks"].tolist() == [1]
     assert h.capacity_for(1.0) == 1
     assert h.hit_ratio(1) == 0.5  # 1 hit of 2 references
@@ -441,14 +458,14 @@ def test_falls_are_counted_in_every_chunk_at_their_own_requests(tmp_path):
     # chunk_refs 2: one chunk a request, each fall counted once: 2
     path = write_lines(tmp_path / "falls.jsonl", [row(0, [5, 5], 8), row(1, [3, 4, 4], 12)])
     for chunk in (2, 1 << 20):
-        h = traces.stream_lru(path, 4, chunk_refs=chunk)
+        h = traces.stream_lru(path, 4, chunk_refs=chunk, count="per-block")
         assert h.requests_with_a_distance_that_falls == 2
         assert h.counts["blocks"].tolist() == [2]  # two hits at distance 0
 
 
 def test_stream_lru_with_one_token_blocks(tmp_path):
     # block_tokens 1: 2 tokens need 2 ids; 1 1 -> -1 0
-    h = traces.stream_lru(write_lines(tmp_path / "one.jsonl", [row(0, [9, 9], 2)]), 1)
+    h = traces.stream_lru(write_lines(tmp_path / "one.jsonl", [row(0, [9, 9], 2)]), 1, count="per-block")
     assert h.total == {"blocks": 2.0, "tokens": 2.0}
     assert h.hit_ratio() == 0.5
 
@@ -619,3 +636,19 @@ def test_stream_lru_takes_the_largest_block(tmp_path):
     path = write_lines(tmp_path / "huge.jsonl", [row(0, [1, 2, 3, 4], 4 * 2**31)])
     h = traces.stream_lru(path, 2**31)
     assert h.total == {"blocks": 4.0, "tokens": 2.0**33}
+
+
+def test_a_bad_line_past_the_first_batch_is_named_as_line_by_line(tmp_path):
+    # the reader checks lines in batches (orjson, columns); a batch with a bad line is read again line by line,
+    # so the message names the line as before: line 3,001 repeats a key, after 3,000 good lines
+    good = [row(t, [t], 4) for t in range(3000)]
+    path = tmp_path / "batch.jsonl"
+    text = trace_text(good) + '\n{"timestamp": 3000, "input_length": 4, "output_length": 1, "hash_ids": [1],'
+    path.write_text(text + ' "timestamp": 3001}\n')
+    for read in (lambda: traces.read_trace(path, 4), lambda: traces.stream_lru(path, 4)):
+        with pytest.raises(KvtierError) as err:
+            read()
+        assert str(err.value) == f"{path}: line 3001: duplicate key 'timestamp'"
+    # without it, the 3,000 requests read whole: 3,000 references, one a request
+    path.write_text(trace_text(good))
+    assert traces.read_trace(path, 4).n_refs == 3000 and traces.stream_lru(path, 4).n_requests == 3000

@@ -37,6 +37,7 @@ KEYS: tuple[str, ...] = (
     "workload.trace",
     "workload.block_tokens",
     "workload.trace_format",
+    "workload.hit_count",
     *PRICE_KEYS,
     "nvme.write_bandwidth",
     "nvme.endurance_dwpd",

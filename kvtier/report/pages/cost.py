@@ -101,6 +101,7 @@ KEYS: tuple[str, ...] = (
     "workload.block_tokens",
     "workload.trace",
     "workload.trace_format",
+    "workload.hit_count",
     *TIER_LATENCY_KEYS,
     *PLACEMENT_KEYS,
 )

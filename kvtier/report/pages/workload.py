@@ -42,6 +42,7 @@ KEYS: tuple[str, ...] = (
     *FORWARD_KEYS,
     "weight_dtype",
     "workload.block_tokens",
+    "workload.hit_count",
     "workload.trace",
     "workload.trace_format",
     *TIER_LATENCY_KEYS,
@@ -84,8 +85,9 @@ def _reuse(s: Scenario, trace: str) -> workload.Reuse:
     """The sized trace at ``workload.block_tokens`` in ``workload.trace_format``; the shipped contrast as published."""
     if trace == trace_name(s):
         fmt = str(s.assumptions.value("workload.trace_format"))
-        return traces.analyse(trace, int(s.v("workload.block_tokens")), fmt)
-    return traces.analyse(trace, traces.TRACE_BLOCK_TOKENS)
+        count = str(s.assumptions.value("workload.hit_count"))
+        return traces.analyse(trace, int(s.v("workload.block_tokens")), fmt, count)
+    return traces.analyse(trace, traces.TRACE_BLOCK_TOKENS, count=str(s.assumptions.value("workload.hit_count")))
 
 
 def report(s: Scenario, trace: str) -> dict[str, Any]:

@@ -1,0 +1,405 @@
+// The calculator's arithmetic: every formula it uses, each a copy of one function of the kvtier package.
+//
+// The package is the reference. Each function below names the Python function it mirrors
+// (kvtier/formulas/*.py, kvtier/scenario.py, kvtier/deployment.py, kvtier/commands/compare.py), takes
+// and returns SI base units (bytes, s, FLOP, FLOP/s, B/s) and does the same operations in the same
+// order, so that JavaScript's doubles give Python's doubles. tests/pipeline/test_calculator.py sets
+// random inputs in a browser and holds every output to the package to a relative 1e-9: a formula
+// changed in the package and not here fails that test.
+//
+// Layout: section 1 mirrors kvtier/formulas (pure functions); section 2 mirrors kvtier.scenario.Scenario
+// (`KvtierScenario`: an input set resolved into the report's numbers); section 3 mirrors
+// kvtier.deployment.Deployment (the tier ladder) and kvtier.commands.compare.regen_point. A new term of
+// the regeneration model goes in section 1 as one function and is called from Scenario.regenTimeS.
+"use strict";
+
+const KvtierFormulas = (() => {
+  // ---- 1. kvtier/formulas ------------------------------------------------------------------------
+
+  // kvtier.formulas.costs.block_bytes: kv_bytes_per_token x block_tokens (B)
+  const blockBytes = (kvBytesPerToken, blockTokens) => kvBytesPerToken * blockTokens;
+
+  // kvtier.formulas.costs.fetch_time_s: transfers x latency + bytes / bandwidth (s)
+  const fetchTimeS = (nBytes, bandwidth, latencyS = 0, transfers = 1) => transfers * latencyS + nBytes / bandwidth;
+
+  // kvtier.formulas.costs.forward_flops: k x N x tokens (FLOP)
+  const forwardFlops = (tokens, params, flopsPerParamToken = 2) => flopsPerParamToken * params * tokens;
+
+  // kvtier.formulas.costs.attention_flops: fpp x (T x p + T (T + 1) / 2) (FLOP)
+  const attentionFlops = (tokens, firstPosition, flopsPerPosition) =>
+    flopsPerPosition * (tokens * firstPosition + (tokens * (tokens + 1.0)) / 2.0);
+
+  // kvtier.formulas.costs.compute_time_s: flops / (peak x mfu) (s)
+  const computeTimeS = (flops, peak, mfu) => flops / (peak * mfu);
+
+  // kvtier.formulas.costs.ratio: regen / fetch (dimensionless)
+  const ratio = (regenS, fetchS) => regenS / fetchS;
+
+  // kvtier.formulas.costs.recompute_span, upstream "resident": the block's own tokens from its position
+  const recomputeSpanResident = (position, blockTokens) => [position + 0.0 * blockTokens, blockTokens + 0.0 * position];
+
+  // kvtier.formulas.costs.regen_flops (upstream resident): parameter FLOPs plus attention over the span (FLOP)
+  const regenFlops = (position, blockTokens, params, flopsPerPosition, flopsPerParamToken = 2) => {
+    const [first, n] = recomputeSpanResident(position, blockTokens);
+    return forwardFlops(n, params, flopsPerParamToken) + attentionFlops(n, first, flopsPerPosition);
+  };
+
+  // kvtier.formulas.costs.bandwidth_for_ratio: n_bytes / (regen / target - latency), Infinity where no bandwidth
+  // reaches the target (B/s)
+  const bandwidthForRatio = (nBytes, regenS, targetRatio = 1.0, latencyS = 0.0) => {
+    const budget = regenS / targetRatio - latencyS;
+    return budget > 0 ? nBytes / budget : Infinity;
+  };
+
+  // kvtier.formulas.costs.latency_for_ratio: max(regen / target - bytes / bandwidth, 0) / transfers (s)
+  const latencyForRatio = (nBytes, bandwidth, regenS, transfers = 1, targetRatio = 1.0) => {
+    const budget = regenS / targetRatio - nBytes / bandwidth;
+    return Math.max(budget, 0.0) / transfers;
+  };
+
+  // kvtier.formulas.capacity.weight_bytes: params x bytes per parameter (B)
+  const weightBytes = (params, bytesPerParam) => params * bytesPerParam;
+
+  // kvtier.formulas.capacity.kv_bytes: context x KV bytes per token (B)
+  const kvBytes = (contextTokens, kvBytesPerToken) => contextTokens * kvBytesPerToken;
+
+  // kvtier.formulas.roofline.regen_bytes_read: W x T / batch + kv x positions (B)
+  const regenBytesRead = (weightB, blockTokens, batchTokens, kvBytesPerToken, contextPositions) =>
+    (weightB * blockTokens) / batchTokens + kvBytesPerToken * contextPositions;
+
+  // kvtier.formulas.roofline.memory_time_s: bytes / (bandwidth x efficiency) (s)
+  const memoryTimeS = (bytesRead, memBandwidth, memEfficiency = 1.0) => bytesRead / (memBandwidth * memEfficiency);
+
+  // kvtier.formulas.roofline.roofline_time_s: max(compute side, memory side) (s)
+  const rooflineTimeS = (flops, bytesRead, peak, mfu, memBandwidth, memEfficiency = 1.0) =>
+    Math.max(computeTimeS(flops, peak, mfu), memoryTimeS(bytesRead, memBandwidth, memEfficiency));
+
+  // kvtier.formulas.roofline.blended_time_s: (c^p + f^p)^(1/p), a smooth maximum; p = Infinity: the plain maximum (s)
+  const blendedTimeS = (computeS, floorS, sharpness) => {
+    const top = Math.max(computeS, floorS);
+    if (sharpness === Infinity) return top; // numpy: top x (1 or 2) ** (1 / inf) = top
+    const scaled = top > 0 ? (computeS / top) ** sharpness + (floorS / top) ** sharpness : 0;
+    return top * scaled ** (1.0 / sharpness);
+  };
+
+  // kvtier.formulas.roofline.attention_time_s: layers x fixed + kv bytes / (bandwidth x efficiency); 0 with no KV (s)
+  const attentionTimeS = (kvBytesRead, layers, fixedPerLayerS, memBandwidth, attentionEfficiency) =>
+    kvBytesRead > 0 ? layers * fixedPerLayerS + memoryTimeS(kvBytesRead, memBandwidth, attentionEfficiency) : 0.0;
+
+  // kvtier.formulas.roofline.forward_pass_time_s: blended(compute, max(memory + overhead, launch floor)) + serial;
+  // with every term at its default (0, 0, Infinity, 0) it is roofline_time_s exactly (s)
+  const forwardPassTimeS = (flops, bytesRead, peak, mfu, memBandwidth, memEfficiency, {
+    layers = 0, memOverheadPerLayerS = 0, launchFloorPerLayerS = 0, sharpness = Infinity, share = 1, serialS = 0,
+  } = {}) => {
+    const compute = computeTimeS(flops, peak, mfu);
+    const perLayer = share * layers;
+    const memory = memoryTimeS(bytesRead, memBandwidth, memEfficiency) + perLayer * memOverheadPerLayerS;
+    const floor = Math.max(memory, perLayer * launchFloorPerLayerS);
+    return blendedTimeS(compute, floor, sharpness) + serialS;
+  };
+
+  // kvtier.formulas.roofline.bound: "memory" where the memory side exceeds the compute side, else "compute"
+  const bound = (flops, bytesRead, peak, mfu, memBandwidth, memEfficiency = 1.0) =>
+    memoryTimeS(bytesRead, memBandwidth, memEfficiency) > computeTimeS(flops, peak, mfu) ? "memory" : "compute";
+
+  // kvtier.formulas.roofline.break_even_bandwidth: bandwidth_for_ratio at a ratio of 1 (B/s; Infinity: none)
+  const breakEvenBandwidth = (nBytes, regenS, latencyS = 0.0) => bandwidthForRatio(nBytes, regenS, 1.0, latencyS);
+
+  // kvtier.formulas.parallel.group_size: max(tp, ep)
+  const groupSize = (tp, ep) => Math.max(tp, ep);
+
+  // kvtier.formulas.parallel.accelerators: pp x max(tp, ep)
+  const accelerators = (tp, pp, ep) => pp * groupSize(tp, ep);
+
+  // kvtier.formulas.parallel.kv_heads_per_rank: max(1, kv_heads // tp) (vLLM's rule)
+  const kvHeadsPerRank = (kvHeads, tp) => Math.max(1, Math.floor(kvHeads / tp));
+
+  // kvtier.formulas.parallel.stage_layers: ceil(layers / pp)
+  const stageLayers = (layers, pp) => Math.ceil(layers / pp);
+
+  // kvtier.formulas.parallel.kv_shard_share: (heads per rank / heads) x (stage layers / layers); MLA's latent whole
+  const kvShardShare = (kvHeads, layers, tp, pp, latent) => {
+    const heads = latent ? 1.0 : kvHeadsPerRank(kvHeads, tp) / kvHeads;
+    return heads * (stageLayers(layers, pp) / layers);
+  };
+
+  // kvtier.formulas.parallel.link_bytes: shard x accelerators sharing the link (B)
+  const linkBytes = (shardBytes, gpusPerLink) => shardBytes * gpusPerLink;
+
+  // kvtier.formulas.parallel.distinct_experts: E (1 - (1 - k / E)^t) under uniform routing; 0 for a dense model
+  const distinctExperts = (nExperts, perToken, tokens) =>
+    nExperts > 0 ? nExperts * (1.0 - (1.0 - perToken / nExperts) ** tokens) : 0.0;
+
+  // kvtier.formulas.parallel.rank_weight_bytes: (dense / tp + routed / group) / pp (B)
+  const rankWeightBytes = (denseB, routedB, tp, group, pp = 1) => (denseB / tp + routedB / group) / pp;
+
+  // kvtier.formulas.parallel.compute_share: (dense / tp + routed / group) / (dense + routed); 1 on one accelerator
+  const computeShare = (dense, routed, tp, group) =>
+    tp === 1 && group === 1 ? 1.0 : (dense / tp + routed / group) / (dense + routed);
+
+  // kvtier.formulas.parallel.allreduce_time_s: latency + 2 (n - 1) / n x bytes / bandwidth; 0 for one rank
+  const allreduceTimeS = (messageBytes, ranks, latencyS, bandwidth) => {
+    const wire = ((2.0 * (ranks - 1.0)) / ranks) * messageBytes;
+    return ranks > 1 ? latencyS + wire / bandwidth : 0.0;
+  };
+
+  // kvtier.formulas.parallel.all_to_all_time_s: latency + (n - 1) / n x bytes / bandwidth; 0 for one rank
+  const allToAllTimeS = (messageBytes, ranks, latencyS, bandwidth) => {
+    const wire = ((ranks - 1.0) / ranks) * messageBytes;
+    return ranks > 1 ? latencyS + wire / bandwidth : 0.0;
+  };
+
+  // kvtier.formulas.parallel.collectives_time_s: TP all-reduces, EP all-to-alls and PP hand-offs of a pass (s)
+  const collectivesTimeS = (
+    tokens, hidden, activationBytes, layers, moeLayers, expertsPerToken, tp, ep, pp,
+    nvlinkLatencyS, nvlinkBandwidth, ibLatencyS, ibBandwidth, latencyShare = 1.0,
+  ) => {
+    const message = tokens * hidden * activationBytes;
+    const nvLat = nvlinkLatencyS * latencyShare;
+    const tpS = 2.0 * layers * allreduceTimeS(message, tp, nvLat, nvlinkBandwidth);
+    const epS = 2.0 * moeLayers * allToAllTimeS(message * expertsPerToken, ep, nvLat, nvlinkBandwidth);
+    const hops = pp - 1.0;
+    const ppS = hops * (ibLatencyS * latencyShare + message / ibBandwidth);
+    return tpS + epS + (hops > 0 ? ppS : 0.0);
+  };
+
+  // kvtier.formulas.parallel.fits: rank bytes <= capacity
+  const fits = (rankBytes, capacityBytes) => rankBytes <= capacityBytes;
+
+  // kvtier.inputs.engines.Engine.transfers_per_block: copies one block's fetch takes under an engine's layout
+  const engineTransfers = (mode, nLayers, layerChunks) => ({one: 1, "per-layer": nLayers, "per-layer-kv": layerChunks})[mode];
+
+  // ---- 2. kvtier.scenario.Scenario ---------------------------------------------------------------
+
+  // The inputs (SI base units; counts as numbers), named after the assumption keys they stand for:
+  //   model (a record of window.KVTIER_PRESETS.models), kvDtypeBytes, weightDtypeBytes, paramCount (null: the
+  //   config's), blockTokens, flopsPerParamToken, peak, mfu, memBandwidth, memEfficiency, bandwidth, latency,
+  //   layout ("contiguous" | "per-layer"), engine (a record of .engines or null), tp, pp, ep, gpusPerLink,
+  //   activationBytes, nvlinkBandwidth, nvlinkLatency, ibBandwidth, ibLatency, hbmCapacity (null: not
+  //   checked), contextLong; the forward-pass model's terms memOverheadPerLayer, launchFloorPerLayer (s),
+  //   kneeSharpness (0: the plain maximum), attention ("streamed" | "serial"), attentionFixedPerLayer (s),
+  //   attentionEfficiency (their regen.* keys; a set without them has the plain roofline: 0, 0, 0, "streamed").
+  class Scenario {
+    constructor(inputs) {
+      this.i = inputs;
+      this.m = inputs.model;
+    }
+
+    // Scenario.kv_bytes_per_token (ModelSpec.kv_bytes_per_token): KV elements per token x dtype bytes (B)
+    get kvBytesPerToken() { return this.m.kv_elements_per_token * this.i.kvDtypeBytes; }
+
+    // Scenario.params: the param_count key, else the config's exact count
+    get params() { return this.i.paramCount !== null ? this.i.paramCount : this.m.total_params; }
+
+    // Scenario.active_params: params x the config's active / total
+    get activeParams() { return (this.params * this.m.active_params) / this.m.total_params; }
+
+    // Scenario.weight_bytes
+    get weightBytes() { return weightBytes(this.params, this.i.weightDtypeBytes); }
+
+    // Scenario.placement: tp, pp, ep, gpus_per_link and the placement's accelerators
+    get placement() {
+      const {tp, pp, ep, gpusPerLink} = this.i;
+      return {tp, pp, ep, gpusPerLink, group: groupSize(tp, ep), accelerators: accelerators(tp, pp, ep)};
+    }
+
+    // Scenario.shard_share
+    get shardShare() {
+      const p = this.placement;
+      return kvShardShare(this.m.kv_heads, this.m.layers, p.tp, p.pp, this.m.mla);
+    }
+
+    // Scenario.block_bytes, Scenario.shard_bytes, Scenario.fetch_bytes (B)
+    get blockBytes() { return blockBytes(this.kvBytesPerToken, this.i.blockTokens); }
+    get shardBytes() { return this.blockBytes * this.shardShare; }
+    get fetchBytes() { return linkBytes(this.shardBytes, this.placement.gpusPerLink); }
+
+    // Scenario.weight_split: (dense, routed) weight bytes
+    weightSplit() {
+      const routed = this.m.routed_params;
+      if (!routed) return [this.weightBytes, 0.0];
+      const routedBytes = (this.weightBytes * routed) / this.m.total_params;
+      return [this.weightBytes - routedBytes, routedBytes];
+    }
+
+    // Scenario.touched_weight_bytes: the busiest rank's weight read in a pass over passTokens tokens (B)
+    touchedWeightBytes(passTokens) {
+      let [dense, routed] = this.weightSplit();
+      const p = this.placement;
+      if (routed) {
+        const touched = distinctExperts(this.m.routed_experts, this.m.experts_per_token, passTokens);
+        routed = (routed * touched) / this.m.routed_experts;
+      }
+      return rankWeightBytes(dense, routed, p.tp, p.group);
+    }
+
+    // Scenario.compute_share
+    get computeShare() {
+      const p = this.placement;
+      const routedActive = this.m.routed_active_params;
+      return computeShare(this.m.active_params - routedActive, routedActive, p.tp, p.group);
+    }
+
+    // Scenario.collectives_s
+    collectivesS(tokens, latencyShare = 1.0) {
+      const p = this.placement;
+      const i = this.i;
+      return collectivesTimeS(
+        tokens, this.m.hidden_size, i.activationBytes, this.m.layers, this.m.moe_layers, this.m.experts_per_token,
+        p.tp, p.ep, p.pp, i.nvlinkLatency, i.nvlinkBandwidth, i.ibLatency, i.ibBandwidth, latencyShare,
+      );
+    }
+
+    // Scenario.rank_memory_bytes at context.long: the busiest stage's weights and its share of one sequence (B)
+    rankMemoryBytes() {
+      const p = this.placement;
+      const [dense, routed] = this.weightSplit();
+      const weights = rankWeightBytes(dense, routed, p.tp, p.group, p.pp);
+      return weights + kvBytes(this.i.contextLong, this.kvBytesPerToken) * this.shardShare;
+    }
+
+    // Scenario.check_fit: true when parallel.hbm_capacity is null or holds rank_memory_bytes
+    fitsMemory() { return this.i.hbmCapacity === null || fits(this.rankMemoryBytes(), this.i.hbmCapacity); }
+
+    // Scenario.layer_chunks: per layer of the largest stage, K and V apart (one latent under MLA)
+    get layerChunks() { return stageLayers(this.m.layers, this.placement.pp) * (this.m.mla ? 1 : 2); }
+
+    // Scenario.transfers(layout)
+    transfers(layout) { return layout === "contiguous" ? 1 : this.layerChunks; }
+
+    // Scenario.fetch_transfers: the engine's layout, else fetch_layout's
+    get fetchTransfers() {
+      const e = this.i.engine;
+      if (e) return engineTransfers(e.transfers, stageLayers(this.m.layers, this.placement.pp), this.layerChunks);
+      return this.transfers(this.i.layout);
+    }
+
+    // Scenario.block_latency_s: per-transfer latency x transfers (s)
+    get blockLatencyS() { return this.i.latency * this.fetchTransfers; }
+
+    // Scenario.fetch_s at the typed bandwidth (s)
+    get fetchS() { return fetchTimeS(this.fetchBytes, this.i.bandwidth, this.i.latency, this.fetchTransfers); }
+
+    // Scenario.interior_flops(position, "resident") (FLOP)
+    interiorFlops(position) {
+      return regenFlops(position, this.i.blockTokens, this.activeParams, this.m.attention_flops_per_position,
+        this.i.flopsPerParamToken);
+    }
+
+    // Scenario.in_batch_compute_s: flops over every accelerator plus the collectives' bytes, latency shared (s)
+    inBatchComputeS(flops) {
+      const p = this.placement;
+      const comm = this.collectivesS(this.i.blockTokens, 0.0) / p.pp;
+      return computeTimeS(flops, this.i.peak * p.accelerators, this.i.mfu) + comm;
+    }
+
+    // Scenario.kv_rank_bytes_per_token: one rank's KV heads over all the layers (B)
+    get kvRankBytesPerToken() {
+      return this.kvBytesPerToken * kvShardShare(this.m.kv_heads, this.m.layers, this.placement.tp, 1, this.m.mla);
+    }
+
+    // Scenario.regen_bytes(position, "resident", batch_tokens, with_kv) (B)
+    regenBytes(position, batchTokens, withKv = true) {
+      const [first, n] = recomputeSpanResident(position, this.i.blockTokens);
+      const passTokens = Math.max(batchTokens, n);
+      const kvRank = withKv ? this.kvRankBytesPerToken : 0.0;
+      return regenBytesRead(this.touchedWeightBytes(passTokens), n, passTokens, kvRank, first);
+    }
+
+    // Scenario.knee_sharpness: regen.knee_sharpness, 0 the plain maximum
+    get kneeSharpness() { return this.i.kneeSharpness === 0 ? Infinity : this.i.kneeSharpness; }
+
+    // Scenario.attention_s: one rank's serial attention over the cached positions (s)
+    attentionS(contextPositions) {
+      return attentionTimeS(this.kvRankBytesPerToken * contextPositions, this.m.layers, this.i.attentionFixedPerLayer,
+        this.i.memBandwidth, this.i.attentionEfficiency);
+    }
+
+    // Scenario._pass_collectives_s (s)
+    passCollectivesS(position, batchTokens) {
+      if (this.placement.accelerators === 1) return 0.0;
+      const [, n] = recomputeSpanResident(position, this.i.blockTokens);
+      return this.collectivesS(n, n / Math.max(batchTokens, n));
+    }
+
+    // Scenario.regen_time_s(position, "resident", mfu, model=...) (s)
+    regenTimeS(position, model, batchTokens) {
+      const flops = this.interiorFlops(position);
+      if (model === "mfu") return this.inBatchComputeS(flops);
+      const serial = this.i.attention === "serial";
+      const nbytes = this.regenBytes(position, batchTokens, !serial);
+      const rankFlops = flops * this.computeShare;
+      const [first, n] = recomputeSpanResident(position, this.i.blockTokens);
+      const attention = serial ? this.attentionS(first) : 0.0;
+      const time = forwardPassTimeS(rankFlops, nbytes, this.i.peak, this.i.mfu, this.i.memBandwidth, this.i.memEfficiency, {
+        layers: this.m.layers,
+        memOverheadPerLayerS: this.i.memOverheadPerLayer,
+        launchFloorPerLayerS: this.i.launchFloorPerLayer,
+        sharpness: this.kneeSharpness,
+        share: n / Math.max(batchTokens, n),
+        serialS: attention,
+      });
+      return time + this.passCollectivesS(position, batchTokens);
+    }
+
+    // Scenario.in_batch_regen_s(0, "resident", mfu): the block's marginal compute inside a batch (s)
+    get batchRegenS() { return this.regenTimeS(0, "mfu", this.i.blockTokens); }
+
+    // Scenario.lone_regen_s(0, "resident", mfu): the roofline with the block as the whole pass (s)
+    get loneRegenS() { return this.regenTimeS(0, "roofline", this.i.blockTokens); }
+
+    // Scenario.lone_bound(0, "resident", mfu): which side of the roofline binds a lone block
+    get loneBound() {
+      const flops = this.interiorFlops(0) * this.computeShare;
+      const nbytes = this.regenBytes(0, this.i.blockTokens);
+      return bound(flops, nbytes, this.i.peak, this.i.mfu, this.i.memBandwidth, this.i.memEfficiency);
+    }
+
+    regenS(regime) { return regime === "lone" ? this.loneRegenS : this.batchRegenS; }
+  }
+
+  // ---- 3. kvtier.deployment.Deployment and kvtier.commands.compare.regen_point -------------------
+
+  // compare.regen_point: the typed link against regeneration in `regime` (SI units)
+  function point(s, regime) {
+    const regen = s.regenS(regime);
+    const fetch = s.fetchS;
+    return {
+      regen_time_s: regen,
+      fetch_time_s: fetch,
+      regen_to_fetch_ratio: regen / fetch,
+      // compare: roofline.break_even_bandwidth(fetch_bytes, regen, block_latency_s)
+      break_even_bandwidth_bytes_per_s: breakEvenBandwidth(s.fetchBytes, regen, s.blockLatencyS),
+      // Deployment.break_even_latency at the typed bandwidth: costs.latency_for_ratio
+      break_even_latency_s: latencyForRatio(s.fetchBytes, s.i.bandwidth, regen, s.fetchTransfers),
+    };
+  }
+
+  // Deployment.fetch_s, .ratio, .fetch_wins, .break_even_bandwidth, .break_even_latency per tier, in `layout`
+  // (the chapter's two layouts: an engine sets only the typed link's transfers, as in the package)
+  function tierLadder(s, tiers, latencyOf, layout) {
+    const transfers = s.transfers(layout);
+    return tiers.map((t) => {
+      const latency = latencyOf(t);
+      const fetch = fetchTimeS(s.fetchBytes, t.bandwidth, latency, transfers);
+      const row = {name: t.name, title: t.title, bandwidth: t.bandwidth, latency, transfers, fetch_time_s: fetch};
+      for (const regime of ["batch", "lone"]) {
+        const regen = s.regenS(regime);
+        row[`${regime}_ratio`] = ratio(regen, fetch);
+        row[`${regime}_fetch_wins`] = ratio(regen, fetch) > 1.0;
+        row[`${regime}_break_even_bandwidth`] = bandwidthForRatio(s.fetchBytes, regen, 1.0, latency * transfers);
+        row[`${regime}_break_even_latency`] = latencyForRatio(s.fetchBytes, t.bandwidth, regen, transfers);
+      }
+      return row;
+    });
+  }
+
+  return {
+    blockBytes, fetchTimeS, forwardFlops, attentionFlops, computeTimeS, ratio, regenFlops, bandwidthForRatio,
+    latencyForRatio, weightBytes, kvBytes, regenBytesRead, memoryTimeS, rooflineTimeS, blendedTimeS, attentionTimeS,
+    forwardPassTimeS, bound, breakEvenBandwidth,
+    groupSize, accelerators, kvHeadsPerRank, stageLayers, kvShardShare, linkBytes, distinctExperts, rankWeightBytes,
+    computeShare, allreduceTimeS, allToAllTimeS, collectivesTimeS, fits, engineTransfers, Scenario, point, tierLadder,
+  };
+})();
+window.KvtierFormulas = KvtierFormulas;

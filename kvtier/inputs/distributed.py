@@ -1,0 +1,215 @@
+"""A trace split into many files (one per hour or per server), parsed in parallel on Dask, then replayed.
+
+Fleets keep their prefix-cache logs in many files.  :func:`read_parts` parses and validates
+each file on a Dask cluster (``dask.distributed``: a :class:`~distributed.LocalCluster` by
+default, or the scheduler at an address), each into the arrays of its requests with their
+ids chained; :func:`replay` then feeds them, in the order of their first timestamps, to one
+:class:`~kvtier.formulas.reuse.LruStream` (exact, or sampled): the same curve as the
+single-process reader on the files concatenated.  :func:`windowed` is the exact path by time
+windows: each window replayed on its own after a warm-up of the references before it, in
+parallel, the windows' histograms added; :func:`kvtier.formulas.reuse.curve_error` against
+the single pass measures what the windows lose (the reuses that reach back past a warm-up).
+
+Needs the optional extra ``dask`` (``pip install -e ".[dask]"``); workers of a real cluster need
+kvtier installed too.  Times are seconds.
+"""
+
+from __future__ import annotations
+
+import glob
+import math
+import os
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kvtier.errors import KvtierError, show
+from kvtier.formulas.reuse import DEFAULT_HIT_COUNT, LruHistogram, LruStream, RegenCosts, chain_ids
+from kvtier.inputs import traces
+
+
+def parse_part(path: str, block_tokens: int, trace_format: str) -> dict[str, Any]:
+    """One file of a trace read and validated as :func:`kvtier.inputs.traces.read_trace` does, its ids chained.
+
+    Returns
+    -------
+    dict
+        ``name``, ``ids`` (int64, chained), ``starts``, ``input_tokens``, ``output_tokens``,
+        ``timestamps_s`` (s), ``lines`` (its requests).
+    """
+    where, file = traces.trace_path(path)
+    fmt = traces.format_named(trace_format)
+    req = traces._Requests(where, traces._block_tokens(block_tokens), fmt)
+    for batch in traces._batches(traces.trace_lines(file, where)):
+        req.add_lines(batch)
+    starts = traces._starts(req.counts)
+    ids = np.frombuffer(req.ids, dtype=np.int64).copy()
+    return {
+        "name": where,
+        "ids": ids if fmt.chained else chain_ids(ids, starts),
+        "starts": starts,
+        "input_tokens": np.frombuffer(req.inputs, dtype=np.int64).copy(),
+        "output_tokens": np.frombuffer(req.outputs, dtype=np.int64).copy(),
+        "timestamps_s": np.frombuffer(req.stamps, dtype=float) / fmt.units_per_s,
+        "lines": len(req.counts),
+    }
+
+
+@contextmanager
+def client(scheduler: str | None = None, workers: int = 2):
+    """A Dask client: of the scheduler at ``scheduler`` (``tcp://host:8786``), else of a new LocalCluster."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise KvtierError("the distributed path needs Dask: pip install -e '.[dask]'") from None
+    if scheduler:
+        with Client(scheduler) as c:
+            yield c
+        return
+    with LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster) as c:
+        yield c
+
+
+def read_parts(
+    paths: Sequence[str | os.PathLike[str]],
+    block_tokens: int = traces.TRACE_BLOCK_TOKENS,
+    trace_format: str = traces.DEFAULT_FORMAT,
+    dask_client: Any = None,
+) -> list[dict[str, Any]]:
+    """Parse every file of a split trace, in parallel on ``dask_client`` (in this process without one).
+
+    The parts come back in the order of their first timestamps; a part that starts before the
+    one before it ends, or an empty part, is a :class:`~kvtier.errors.KvtierError` naming them.
+    """
+    if not paths:
+        raise KvtierError("no trace files to read")
+    names = [os.fspath(p) for p in paths]
+    if dask_client is None:
+        parts = [parse_part(p, block_tokens, trace_format) for p in names]
+    else:
+        futures = dask_client.map(parse_part, names, block_tokens=block_tokens, trace_format=trace_format, pure=False)
+        parts = dask_client.gather(futures)
+    for p in parts:
+        if not p["lines"]:
+            raise KvtierError(f"{p['name']}: the trace holds no requests")
+    parts.sort(key=lambda p: (float(p["timestamps_s"][0]), p["name"]))
+    for a, b in zip(parts, parts[1:], strict=False):
+        if b["timestamps_s"][0] < a["timestamps_s"][-1]:
+            raise KvtierError(
+                f"{b['name']}: starts at {b['timestamps_s'][0]:g} s, before {a['name']} ends"
+                f" ({a['timestamps_s'][-1]:g} s); the parts of a trace must not overlap in time"
+            )
+    return parts
+
+
+def _feed(stream: LruStream, part: dict[str, Any], block_tokens: int, lo: int = 0, hi: int | None = None) -> None:
+    """Feed requests ``lo:hi`` of ``part`` to ``stream``."""
+    hi = part["lines"] if hi is None else hi
+    if hi <= lo:
+        return
+    s = part["starts"][lo : hi + 1]
+    stream.feed(
+        part["ids"][s[0] : s[-1]],
+        s - s[0],
+        part["input_tokens"][lo:hi],
+        block_tokens,
+        part["output_tokens"][lo:hi],
+        part["timestamps_s"][lo:hi],
+    )
+
+
+def replay(
+    parts: Sequence[dict[str, Any]],
+    block_tokens: int = traces.TRACE_BLOCK_TOKENS,
+    trace_format: str = traces.DEFAULT_FORMAT,
+    count: str = DEFAULT_HIT_COUNT,
+    rc: RegenCosts | None = None,
+    sample_rate: float = 1.0,
+    max_blocks: int | None = None,
+    name: str | None = None,
+) -> LruHistogram:
+    """The parts fed in order to one :class:`~kvtier.formulas.reuse.LruStream`: the single-pass curve."""
+    stream = LruStream(count, rc, sample_rate, max_blocks)
+    for part in parts:
+        _feed(stream, part, block_tokens)
+    label = name or f"{len(parts)} files from {parts[0]['name']}"
+    return stream.histogram(label, sum(p["lines"] for p in parts), trace_format, block_tokens)
+
+
+def _window(
+    parts: Sequence[dict[str, Any]],
+    start_s: float,
+    end_s: float,
+    warmup_s: float,
+    block_tokens: int,
+    count: str,
+    rc: RegenCosts | None,
+) -> LruStream:
+    """One window ``[start_s, end_s)`` replayed after a warm-up of ``[start_s - warmup_s, start_s)``, not counted."""
+    warm = LruStream(count, rc)
+    for part in parts:
+        ts = part["timestamps_s"]
+        w0, w1 = np.searchsorted(ts, [start_s - warmup_s, start_s], side="left")
+        _feed(warm, part, block_tokens, int(w0), int(w1))
+    warm.reset_counts()
+    for part in parts:
+        ts = part["timestamps_s"]
+        lo, hi = np.searchsorted(ts, [start_s, end_s], side="left")
+        _feed(warm, part, block_tokens, int(lo), int(hi))
+    return warm
+
+
+def windowed(
+    parts: Sequence[dict[str, Any]],
+    window_s: float,
+    warmup_s: float,
+    block_tokens: int = traces.TRACE_BLOCK_TOKENS,
+    trace_format: str = traces.DEFAULT_FORMAT,
+    count: str = DEFAULT_HIT_COUNT,
+    rc: RegenCosts | None = None,
+    dask_client: Any = None,
+) -> LruHistogram:
+    """The exact path by time windows of ``window_s`` with a warm-up of ``warmup_s`` each, the histograms added.
+
+    Each window is replayed on its own (on ``dask_client`` when given): its references after
+    those of the ``warmup_s`` before it, which set the cache's state but are not counted.  A
+    reuse that reaches back past the warm-up is a miss here where the single pass may hit:
+    the windowed curve is at most the single pass's, a slight lower bound
+    (:func:`kvtier.formulas.reuse.curve_error` measures the gap).
+    """
+    if not (math.isfinite(window_s) and window_s > 0):
+        raise KvtierError(f"--window {window_s!r}: a number of seconds above 0")
+    if not (math.isfinite(warmup_s) and warmup_s >= 0):
+        raise KvtierError(f"--warmup {warmup_s!r}: a number of seconds, 0 or more")
+    t0 = float(parts[0]["timestamps_s"][0])
+    t1 = float(parts[-1]["timestamps_s"][-1])
+    edges = t0 + window_s * np.arange(int((t1 - t0) // window_s) + 2)
+    args = [(float(a), float(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+    run: Callable[[float, float], LruStream] = lambda a, b: _window(  # noqa: E731
+        parts, a, b, warmup_s, block_tokens, count, rc
+    )
+    if dask_client is None:
+        streams = [run(a, b) for a, b in args]
+    else:
+        shared = dask_client.scatter(list(parts), broadcast=True)
+        futures = [
+            dask_client.submit(_window, shared, a, b, warmup_s, block_tokens, count, rc, pure=False) for a, b in args
+        ]
+        streams = dask_client.gather(futures)
+    total = streams[0]
+    for other in streams[1:]:
+        total.add(other)
+    label = f"{len(parts)} files from {parts[0]['name']}, windows of {window_s:g} s, warm-up {warmup_s:g} s"
+    return total.histogram(label, total.n_requests, trace_format, block_tokens)
+
+
+def files(spec: str) -> list[str]:
+    """The files a ``--parts`` argument names: a directory's regular files, or a glob pattern's, sorted."""
+    p = Path(spec)
+    found = sorted(str(f) for f in p.iterdir() if f.is_file()) if p.is_dir() else sorted(glob.glob(spec))
+    if not found:
+        raise KvtierError(f"{show(spec)}: no trace files (name a directory or a glob pattern)")
+    return found

@@ -1,0 +1,221 @@
+"""The in-browser calculator's data: the build's assumption set and presets, as a script the book ships.
+
+The landing page and the tier page carry a calculator (``book/_static/kvtier-calculator.js``, its
+formulas in ``book/_static/kvtier-formulas.js``) that answers the headline decision for the values a
+reader types, offline and from ``file://``.  It reads its starting values and its presets from a
+global, ``window.KVTIER_PRESETS``, which :func:`presets_js` writes for the build's own assumption
+set: the model presets (the counts the arithmetic reads, from :mod:`kvtier.inputs.models`), the
+accelerator and link presets (:mod:`kvtier.inputs.hardware`), the serving engines
+(:mod:`kvtier.inputs.engines`) and every assumption key the calculator reads, each with its value in
+SI base units, its text, the seed's text and its bounds.  ``kvtier build`` writes it over the seed
+copy committed at ``book/_static/kvtier-presets.js`` (:data:`FILE`), so the book built from any set
+starts from that set; a plain ``jupyter-book build`` ships the seed's.
+
+Deterministic: the same set gives the same bytes (keys sorted, no time, no path but the model's as
+the set names it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from kvtier.data import ENGINE_PRESETS
+from kvtier.formulas import tiering
+from kvtier.inputs import engines, hardware
+from kvtier.inputs.assumptions import (
+    BANDWIDTH_LABELS,
+    COLLECTIVE_RANGES,
+    MFU_LABELS,
+    PARALLEL_KEYS,
+    SCHEMA,
+    TIER_LATENCY_KEYS,
+    UNCERTAIN_POINTS,
+    AssumptionSet,
+    seed,
+    tier_latency_key,
+)
+from kvtier.inputs.models import PRESETS, ModelSpec, load_model
+from kvtier.scenario import Scenario
+from kvtier.units import DTYPE_BYTES, parse_quantity
+
+FILE = "kvtier-presets.js"
+"""The script's name under ``_static/`` (``book/_static/`` in the sources, ``html/_static/`` in a build)."""
+
+GLOBAL = "KVTIER_PRESETS"
+"""The global the script assigns (``window.KVTIER_PRESETS``)."""
+
+FORWARD_TERMS: tuple[str, ...] = (
+    "regen.mem_overhead_per_layer",
+    "regen.launch_floor_per_layer",
+    "regen.knee_sharpness",
+    "regen.attention",
+    "regen.attention_fixed_per_layer",
+    "regen.attention_efficiency",
+)
+"""The forward-pass model's terms beyond the plain roofline (:func:`kvtier.formulas.roofline.forward_pass_time_s`),
+read where the schema has them; a set without them is the plain roofline, which the calculator assumes then."""
+
+KEYS: tuple[str, ...] = (
+    "model",
+    "kv_dtype",
+    "weight_dtype",
+    "param_count",
+    "block_tokens",
+    "flops_per_param_token",
+    "peak_flops",
+    "fetch_latency",
+    "fetch_layout",
+    "engine",
+    *(f"bandwidth.{b}" for b in BANDWIDTH_LABELS),
+    *(f"mfu.{m}" for m in MFU_LABELS),
+    "illustrative.bandwidth",
+    "illustrative.mfu",
+    "regen.mem_bandwidth",
+    "regen.mem_efficiency",
+    *PARALLEL_KEYS,
+    "parallel.activation_dtype",
+    "parallel.hbm_capacity",
+    "context.long",
+    *(f"{key}{end}" for key in COLLECTIVE_RANGES for end in ("", "_low", "_high")),
+    *TIER_LATENCY_KEYS,
+    *(f"uncertainty.{name}_{end}" for name in UNCERTAIN_POINTS for end in ("low", "high")),
+    *(key for key in FORWARD_TERMS if key in SCHEMA),
+)
+"""The assumption keys the calculator reads or must keep consistent in the command it writes (the
+brackets and the uncertainty ranges that ``kvtier build`` checks against the values typed)."""
+
+
+def _finite(x: float) -> float:
+    if not math.isfinite(x):
+        raise ValueError(f"a calculator preset value is not finite: {x!r}")
+    return x
+
+
+def model_record(m: ModelSpec) -> dict[str, Any]:
+    """What the calculator reads of a model: the counts :class:`~kvtier.scenario.Scenario` reads (dimensionless).
+
+    ``kv_elements_per_token`` times the KV dtype's bytes is
+    :meth:`~kvtier.inputs.models.ModelSpec.kv_bytes_per_token`; the parameter counts are
+    :meth:`~kvtier.inputs.models.ModelSpec.param_counts` and
+    :meth:`~kvtier.inputs.models.ModelSpec.routed_param_counts`.
+    """
+    total, active = m.param_counts()
+    routed, routed_active = m.routed_param_counts()
+    return {
+        "name": m.name,
+        "attention": m.attention,
+        "mla": m.attention == "MLA",
+        "layers": m.n_layers,
+        "hidden_size": m.hidden_size,
+        "heads": m.n_heads,
+        "kv_heads": m.n_kv_heads,
+        "kv_elements_per_token": m.kv_elements_per_token(),
+        "total_params": total,
+        "active_params": active,
+        "routed_params": routed,
+        "routed_active_params": routed_active,
+        "routed_experts": m.n_routed_experts,
+        "experts_per_token": m.experts_per_token,
+        "moe_layers": m.n_moe_layers,
+        "attention_flops_per_position": m.attention_flops_per_position(),
+        "max_positions": m.max_positions,
+    }
+
+
+def _key_record(a: AssumptionSet, base: AssumptionSet, key: str) -> dict[str, Any]:
+    """One key: its value (SI; text for a choice), its text, the seed's value and text, its bounds (SI)."""
+    rec, spec = a[key], SCHEMA[key]
+    out: dict[str, Any] = {
+        "value": rec.value,
+        "text": rec.text if rec.value is not None else None,
+        "seed_text": base[key].text if base[key].value is not None else None,
+        "seed_value": base[key].value,
+        "kind": spec.kind,
+        "integer": spec.integer,
+        "optional": spec.optional,
+    }
+    if spec.kind in ("choice", "text"):
+        out["choices"] = list(spec.choices)
+    else:
+        bounds = spec.bounds
+        out["low"] = _finite(parse_quantity(bounds.low, bounds.kind))
+        out["high"] = _finite(parse_quantity(bounds.high, bounds.kind))
+        for name in ("value", "seed_value"):
+            if out[name] is not None:
+                out[name] = _finite(float(out[name]))
+    return out
+
+
+def presets(assumptions: AssumptionSet) -> dict[str, Any]:
+    """The calculator's data for ``assumptions`` (JSON-ready; SI base units).
+
+    Raises
+    ------
+    KvtierError
+        As :class:`~kvtier.scenario.Scenario` does for a set whose model or engine cannot be read.
+    """
+    s = Scenario(assumptions)
+    models = {name: model_record(load_model(name)) for name in PRESETS}
+    model_key = str(assumptions.value("model"))
+    if model_key not in models:  # a user's config.json: shown under the name the set gives it
+        models[model_key] = model_record(s.model)
+    links = hardware.load_links()
+    tiers = [
+        {
+            "name": name,
+            "title": link.title,
+            "bandwidth": _finite(link.bandwidth_bytes_per_s),
+            "latency_key": tier_latency_key(name),
+            "medium": tiering.medium(name),
+        }
+        for name, link in links.items()
+        if tiering.medium(name) != "hbm"  # a block in HBM is not fetched (kvtier.deployment.Deployment)
+    ]
+    accelerators = {
+        name: {"title": acc.title, "peak_flops": acc.peak_flop_per_s, "mem_bandwidth": acc.mem_bandwidth_bytes_per_s}
+        for name, acc in hardware.load_accelerators().items()
+    }
+    engine_presets = {
+        name: {
+            "description": e.description,
+            "block_tokens": e.block_tokens,
+            "transfers": e.transfers,
+            "layer_overlap": e.layer_overlap,
+        }
+        for name, e in engines.load_engines().items()
+    }
+    base = seed()
+    return {
+        "set_name": assumptions.name,
+        "dtype_bytes": dict(DTYPE_BYTES),
+        "bandwidth_labels": list(BANDWIDTH_LABELS),
+        "mfu_labels": list(MFU_LABELS),
+        "uncertain_points": {name: list(points) for name, points in UNCERTAIN_POINTS.items()},
+        "models": models,
+        "model_presets": list(PRESETS),
+        "accelerators": accelerators,
+        "engines": engine_presets,
+        "engine_presets": list(ENGINE_PRESETS),
+        "tiers": tiers,
+        "keys": {key: _key_record(assumptions, base, key) for key in KEYS},
+    }
+
+
+def presets_js(assumptions: AssumptionSet) -> str:
+    """The script ``_static/kvtier-presets.js`` for ``assumptions``: one assignment of :data:`GLOBAL`."""
+    data = json.dumps(presets(assumptions), sort_keys=True, indent=1, ensure_ascii=True, allow_nan=False)
+    return (
+        "// Written by `kvtier build` (kvtier/pipeline/calculator.py) from the build's assumption set:\n"
+        "// the calculator's starting values and presets, in SI base units. Do not edit by hand.\n"
+        f"window.{GLOBAL} = {data};\n"
+    )
+
+
+if __name__ == "__main__":  # python -m kvtier.pipeline.calculator: rewrite the seed copy in the sources
+    from pathlib import Path
+
+    target = Path(__file__).resolve().parents[2] / "book" / "_static" / FILE
+    target.write_text(presets_js(seed()), encoding="utf-8", newline="\n")
+    print(f"wrote {target}")

@@ -1,0 +1,428 @@
+"""The in-browser calculator: its data (kvtier/pipeline/calculator.py) and, in headless Chromium, its answers.
+
+The browser tests load the calculator's three scripts (``book/_static/``) in a bare page beside the data the
+build writes, set random inputs as a reader would, read what the page shows and hold every number to the
+package's: ``kvtier compare --json`` run in-process (the same parser and code as the command) for the
+fetch, both regimes' regeneration, the ratio and the break-even bandwidth; ``costs.latency_for_ratio`` for
+the break-even latency; :class:`kvtier.deployment.Deployment` for the tier ladder. The inputs the package
+is run with are read from the ``kvtier build --set ...`` command the calculator prints, so the command is
+proved to rebuild the book with the values typed (and to pass the build's whole-set checks).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import random
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kvtier.commands import main
+from kvtier.deployment import Deployment
+from kvtier.formulas import costs
+from kvtier.inputs.assumptions import check_consistency, load_assumptions, seed
+from kvtier.pipeline import calculator
+from kvtier.scenario import Scenario
+from tests.conftest import ROOT
+
+STATIC = ROOT / "book" / "_static"
+CHROMIUM = Path("/usr/bin/chromium")
+SCRIPTS = ("kvtier-presets.js", "kvtier-formulas.js", "kvtier-calculator.js")
+REL = 1e-9
+
+
+# ---------------------------------------------------------------------------
+# the data the build exports
+# ---------------------------------------------------------------------------
+
+
+def test_the_committed_presets_are_the_seed_sets():
+    # a plain `jupyter-book build` ships book/_static/kvtier-presets.js; `kvtier build` writes its own set's
+    # after a change to the seed set or the presets: .venv/bin/python -m kvtier.pipeline.calculator
+    assert (STATIC / calculator.FILE).read_text(encoding="utf-8") == calculator.presets_js(seed())
+
+
+def test_the_presets_carry_the_seed_values_and_the_model_counts():
+    data = calculator.presets(seed())
+    k = data["keys"]
+    assert k["bandwidth.mid"]["value"] == 64e9 and k["bandwidth.mid"]["text"] == "64 GB/s"
+    assert k["mfu.conservative"]["value"] == 0.25 and k["illustrative.mfu"]["value"] == "conservative"
+    assert k["param_count"]["value"] == 70e9  # the chapter's nominal 70 B (implied)
+    assert k["parallel.hbm_capacity"]["value"] is None
+    # bounds in SI from kvtier.units.LIMITS: bandwidth 1 kB/s to 1 PB/s; tp 1 to 1024
+    assert (k["bandwidth.mid"]["low"], k["bandwidth.mid"]["high"]) == (1e3, 1e15)
+    assert (k["parallel.tp"]["low"], k["parallel.tp"]["high"]) == (1.0, 1024.0)
+    m = data["models"]["llama-3-70b"]
+    # 2 (K, V) x 80 layers x 8 KV heads x 128 head dim = 163,840 elements; x 2 B (bf16) = 320 KiB per token
+    assert m["kv_elements_per_token"] == 2 * 80 * 8 * 128
+    assert (m["layers"], m["kv_heads"], m["max_positions"], m["mla"]) == (80, 8, 8192, False)
+    ds = data["models"]["deepseek-v3"]
+    # MLA: 61 layers x (512 latent + 64 rope) = 35,136 elements; 256 routed experts, 8 a token, 58 MoE layers
+    assert ds["kv_elements_per_token"] == 61 * (512 + 64) and ds["mla"]
+    assert (ds["routed_experts"], ds["experts_per_token"], ds["moe_layers"]) == (256, 8, 58)
+    assert [t["name"] for t in data["tiers"]] == list(Deployment.of(Scenario(seed())).tiers.names)
+
+
+def test_the_presets_follow_the_build_set():
+    a = load_assumptions(sets={"bandwidth.mid": "100GB/s", "model": "llama-3-8b", "parallel.tp": "2"})
+    k = calculator.presets(a)["keys"]
+    assert k["bandwidth.mid"]["value"] == 100e9 and k["bandwidth.mid"]["seed_value"] == 64e9
+    assert k["model"]["value"] == "llama-3-8b" and k["param_count"]["value"] is None  # follows the model
+    assert k["parallel.tp"]["value"] == 2.0
+    # deterministic: the same set, the same bytes
+    assert calculator.presets_js(a) == calculator.presets_js(a)
+    assert "NaN" not in calculator.presets_js(a) and "Infinity" not in calculator.presets_js(a)
+
+
+# ---------------------------------------------------------------------------
+# the calculator in a browser
+# ---------------------------------------------------------------------------
+
+PAGE = """<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="stylesheet" href="kvtier-calculator.css">
+<script src="kvtier-presets.js"></script><script src="kvtier-formulas.js"></script>
+<script src="kvtier-calculator.js"></script></head>
+<body><main><h1>Calculator</h1><div id="kvtier-calculator" class="kvtier-calculator"></div></main></body></html>
+"""
+
+SET_FIELDS = """(values) => {
+  const calc = document.querySelector("#kvtier-calculator");
+  for (const [name, value] of values) {
+    const input = calc.querySelector(`[name="${name}"]`);
+    input.value = value;
+    input.dispatchEvent(new Event(input.tagName === "SELECT" ? "change" : "input", {bubbles: true}));
+  }
+}"""
+
+READ_OUTPUTS = """() => {
+  const calc = document.querySelector("#kvtier-calculator");
+  const out = {state: calc.dataset.state, values: {}, tiers: {}, messages: {}, text: calc.innerText};
+  for (const dd of calc.querySelectorAll("[data-key][data-si]")) out.values[dd.dataset.key] = dd.dataset.si;
+  for (const tr of calc.querySelectorAll("tr[data-tier]")) {
+    const row = {fetch: tr.querySelector("td[data-si]:not([data-regime])").dataset.si};
+    for (const td of tr.querySelectorAll("td[data-regime]")) row[td.dataset.regime] = [td.dataset.wins, td.dataset.si];
+    out.tiers[tr.dataset.tier] = row;
+  }
+  for (const m of calc.querySelectorAll(".kvtier-calc-msg")) if (m.textContent) out.messages[m.id] = m.textContent;
+  out.command = calc.querySelector("pre code").textContent;
+  return out;
+}"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """A bare page holding the calculator, its scripts and the seed's data."""
+    d = tmp_path_factory.mktemp("calculator")
+    for name in (*SCRIPTS, "kvtier-calculator.css"):
+        shutil.copy2(STATIC / name, d / name)
+    (d / calculator.FILE).write_text(calculator.presets_js(seed()), encoding="utf-8")
+    (d / "index.html").write_text(PAGE, encoding="utf-8")
+    return d
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail("Debian's chromium is not installed")
+        pytest.skip("Debian's chromium is not installed (scripts/setup.sh installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def page(browser, site):
+    pg = browser.new_page(viewport={"width": 1000, "height": 900})
+    errors: list[str] = []
+    pg.on("console", lambda msg: msg.type == "error" and errors.append(msg.text))
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.goto((site / "index.html").as_uri(), wait_until="load")
+    yield pg
+    assert not errors, errors
+    pg.close()
+
+
+def sets_of(command: str) -> dict[str, str]:
+    """The ``--set KEY=VALUE`` pairs of a ``kvtier build`` command, as a shell would split it."""
+    words = shlex.split(command)
+    assert words[:2] == ["kvtier", "build"] and words[-2:] == ["--out", "runs/mine"], command
+    pairs = {}
+    for flag, pair in zip(words[2:-2:2], words[3:-2:2], strict=True):
+        assert flag == "--set", command
+        key, _, value = pair.partition("=")
+        pairs[key] = value
+    return pairs
+
+
+def compare_json(sets: dict[str, str], regime: str) -> dict:
+    """``kvtier compare --json`` for the block at position 0 in ``regime``, run in-process.
+
+    Inside a batch: ``--regen-model mfu`` (the block's marginal compute, attention over its own tokens
+    included, as the tier ladder and the decision charge it); a lone block: ``--regen-model roofline`` with a
+    pass of the block alone (``--batch-tokens 1``: the pass is at least the block).
+    """
+    argv = ["compare", "--json", "--position", "0"]
+    for key, value in sets.items():
+        argv += ["--set", f"{key}={value}"]
+    argv += ["--regen-model", "mfu"] if regime == "batch" else ["--regen-model", "roofline", "--batch-tokens", "1"]
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(argv) == 0, argv
+    return json.loads(buf.getvalue())
+
+
+def close(js: str, py: float | None, what: str) -> None:
+    if py is None or math.isinf(py):  # --json writes an infinite break-even bandwidth as null
+        assert js == "inf", f"{what}: calculator {js}, package inf"
+        return
+    got = float(js)
+    assert math.isfinite(got), what
+    assert abs(got - py) <= REL * abs(py), f"{what}: calculator {got!r}, package {py!r}"
+
+
+def random_case(rng: random.Random, presets: dict) -> list[tuple[str, str]]:
+    """A reader's inputs: field name and text, in the order a reader fills them (model and engine first)."""
+    model_name = rng.choice(presets["model_presets"])
+    model = presets["models"][model_name]
+    case = [("model", model_name)]
+    case.append(("kv_dtype", rng.choice(["bf16", "fp16", "fp8", "fp32"])))
+    case.append(("weight_dtype", rng.choice(["bf16", "fp8", "fp16"])))
+    if rng.random() < 0.25:
+        case.append(("param_count", f"{rng.uniform(1, 900):.3g}e9"))
+    engine = rng.choice(["none"] * 4 + presets["engine_presets"])
+    case.append(("engine", engine))
+    if rng.random() < 0.5:
+        case.append(("block_tokens", str(rng.choice([1, 8, 16, 32, 64, 100, 256, 512, 1024, 4096]))))
+    if rng.random() < 0.3:
+        case.append(("link", rng.choice(presets["tiers"])["name"]))
+    else:
+        case.append(("bandwidth", f"{10 ** rng.uniform(-1, 3.5):.4g}"))
+        case.append(("latency", rng.choice(["0", f"{rng.uniform(0, 100):.3g}", f"{rng.uniform(0, 5):.2g}"])))
+    case.append(("layout", rng.choice(["contiguous", "per-layer"])))
+    if rng.random() < 0.4:
+        acc = rng.choice([n for n, a in presets["accelerators"].items() if a["peak_flops"] is not None])
+        case.append(("accelerator", acc))
+    else:
+        case.append(("peak", f"{10 ** rng.uniform(1.5, 4):.4g}"))
+        case.append(("mem_bandwidth", f"{10 ** rng.uniform(2.5, 4.2):.4g}"))
+    case.append(("mfu", f"{rng.uniform(5, 95):.3g}"))
+    case.append(("mem_efficiency", f"{rng.uniform(30, 100):.3g}"))
+    # the forward-pass model's terms, where the set has them (kvtier.formulas.roofline.forward_pass_time_s)
+    if "regen.launch_floor_per_layer" in presets["keys"]:
+        case.append(("launch_floor", rng.choice(["0", f"{rng.uniform(0, 40):.3g}"])))
+        case.append(("mem_overhead", rng.choice(["0", f"{rng.uniform(0, 10):.3g}"])))
+        case.append(("knee", rng.choice(["0", "1", "1.5", "3", "8"])))
+    tp = rng.choice([1, 1, 2, 4, 8])
+    ep = 1
+    if model["routed_experts"] and rng.random() < 0.5:
+        ep = rng.choice([e for e in (1, 2, 4, 8, 16) if e <= model["routed_experts"] and max(e, tp) % min(e, tp) == 0])
+    pp = rng.choice([1, 1, 2, 3, 4])
+    case += [("tp", str(tp)), ("pp", str(pp)), ("ep", str(ep)), ("gpus_per_link", str(rng.choice([1, 1, 2, 4])))]
+    case.append(("regime", rng.choice(["batch", "lone"])))
+    return case
+
+
+def test_200_random_inputs_equal_the_package(page):
+    presets = calculator.presets(seed())
+    rng = random.Random(29)
+    seen_models, seen_layouts, seen_regimes, seen_engines = set(), set(), set(), set()
+    n = 0
+    for _ in range(240):
+        case = random_case(rng, presets)
+        page.evaluate(SET_FIELDS, case)
+        out = page.evaluate(READ_OUTPUTS)
+        assert out["state"] == "answered", (case, out["messages"])
+        assert "NaN" not in out["text"] and "Infinity" not in out["text"], case
+        sets = sets_of(out["command"])
+        a = load_assumptions(sets=sets)
+        check_consistency(a)  # the command passes the build's whole-set checks
+        fields = dict(case)
+        regime = fields["regime"]
+        other = "lone" if regime == "batch" else "batch"
+        mine, theirs = compare_json(sets, regime), compare_json(sets, other)
+        v = out["values"]
+        # the command carries the values typed: the package's block and placement are the calculator's
+        close(v["block-bytes"], mine["block_bytes"], "block bytes")
+        close(v["kv-bytes-per-token"], mine["kv_bytes_per_token"], "KV bytes per token")
+        close(v["fetch-bytes"], mine["placement"]["link_bytes"], "bytes over one link")
+        assert int(v["transfers"]) == mine["fetch_transfers"]
+        close(v["fetch-time"], mine["fetch_time_s"], "fetch time")
+        close(v[f"regen-{regime}"], mine["regen_time_s"], f"regeneration, {regime}")
+        close(v[f"regen-{other}"], theirs["regen_time_s"], f"regeneration, {other}")
+        close(v["ratio"], mine["regen_to_fetch_ratio"], "ratio")
+        close(v["ratio-other"], theirs["regen_to_fetch_ratio"], "ratio, other regime")
+        close(v["break-even-bandwidth"], mine["break_even_bandwidth_bytes_per_s"], "break-even bandwidth")
+        latency = float(
+            costs.latency_for_ratio(
+                mine["placement"]["link_bytes"],
+                mine["bandwidth_bytes_per_s"],
+                mine["regen_time_s"],
+                mine["fetch_transfers"],
+            )
+        )
+        close(v["break-even-latency"], latency, "break-even latency")
+        # the tier ladder: Deployment's fetch and verdicts, in the layout chosen, both regimes
+        d = Deployment.of(Scenario(a))
+        layout = fields["layout"]
+        for j, name in enumerate(d.tiers.names):
+            row = out["tiers"][name]
+            close(row["fetch"], float(d.fetch_s(layout)[j]), f"{name} fetch")
+            for reg in ("batch", "lone"):
+                wins, ratio = row[reg]
+                assert wins == str(bool(d.fetch_wins(reg, layout)[j])).lower(), (name, reg, case)
+                close(ratio, float(d.ratio(reg, layout)[j]), f"{name} ratio {reg}")
+        seen_models.add(fields["model"])
+        seen_layouts.add(layout)
+        seen_regimes.add(regime)
+        seen_engines.add(fields["engine"])
+        n += 1
+    assert n >= 200
+    assert seen_models == set(presets["model_presets"]) and seen_layouts == {"contiguous", "per-layer"}
+    assert seen_regimes == {"batch", "lone"} and seen_engines == {"none", *presets["engine_presets"]}
+
+
+def test_it_starts_from_the_build_set_and_its_command_is_bare(page):
+    out = page.evaluate(READ_OUTPUTS)
+    assert out["command"] == "kvtier build --out runs/mine"
+    s = Scenario(seed())
+    d = Deployment.of(s)
+    # the seed's tail block: 16 tokens x 327,680 B = 5,242,880 B (5 MiB) over 64 GB/s, no latency: 81.92 us
+    assert float(out["values"]["block-bytes"]) == 16 * 327_680
+    close(out["values"]["fetch-time"], 16 * 327_680 / 64e9, "fetch time")
+    close(out["values"]["regen-batch"], d.regen_s("batch"), "batch regeneration")
+    close(out["values"]["regen-lone"], d.regen_s("lone"), "lone regeneration")
+
+
+def test_impossible_inputs_are_refused_in_words_beside_the_field(page):
+    cases = [
+        ([("bandwidth", "fast")], "bandwidth", "is not a number"),
+        ([("bandwidth", "0")], "bandwidth", "Must lie between"),
+        ([("mfu", "150")], "mfu", "Must lie between"),
+        ([("block_tokens", "16.5")], "block_tokens", "whole number"),
+        ([("latency", "")], "latency", "Type a number"),
+        ([("model", "llama-3-70b"), ("ep", "8")], "ep", "needs an MoE model"),
+        ([("model", "deepseek-v3"), ("tp", "4"), ("ep", "6")], "ep", "multiple of the smaller"),
+        ([("model", "llama-2-7b"), ("pp", "64")], "pp", "At most the model's 32 layers"),
+        ([("accelerator", "dgx-spark-gb10")], "peak", "publishes no peak"),
+        ([("peak", "1e400")], "peak", "too large"),
+    ]
+    for inputs, field, words in cases:
+        page.reload(wait_until="load")
+        page.evaluate(SET_FIELDS, inputs)
+        out = page.evaluate(READ_OUTPUTS)
+        assert out["state"] == "refused", inputs
+        msg = [text for id_, text in out["messages"].items() if id_.endswith(f"-{field}-msg")]
+        assert msg and words in msg[0], (inputs, out["messages"])
+        assert out["values"] == {} and "NaN" not in out["text"] and "Infinity" not in out["text"]
+        invalid = page.get_attribute(f'#kvtier-calculator [name="{field}"]', "aria-invalid")
+        assert invalid == "true"
+
+
+def test_no_bandwidth_wins_when_the_latency_outlasts_regeneration(page):
+    # 1 s per transfer against a regeneration of milliseconds: no break-even bandwidth, said in words
+    page.evaluate(SET_FIELDS, [("latency", "1000000")])
+    out = page.evaluate(READ_OUTPUTS)
+    assert out["values"]["break-even-bandwidth"] == "inf"
+    assert "none: the latency alone outlasts regeneration" in out["text"]
+    assert "Infinity" not in out["text"] and "NaN" not in out["text"]
+
+
+def test_every_input_has_a_label_and_the_keyboard_reaches_it(page):
+    labels = page.evaluate(
+        """() => [...document.querySelectorAll("#kvtier-calculator input, #kvtier-calculator select")].map(
+             (c) => [c.name, c.labels.length ? c.labels[0].textContent : ""])"""
+    )
+    assert len(labels) >= 20 and all(text.strip() for _, text in labels), labels
+    # Tab from the page's start reaches every field in order, and typing changes the answer
+    names = [name for name, _ in labels]
+    reached = []
+    for _ in range(len(names) + 5):
+        page.keyboard.press("Tab")
+        reached.append(page.evaluate("() => document.activeElement.name || document.activeElement.textContent"))
+    assert [r for r in reached if r in names][: len(names)] == names
+    page.focus('#kvtier-calculator [name="bandwidth"]')
+    page.keyboard.press("Control+A")
+    page.keyboard.type("200")
+    out = page.evaluate(READ_OUTPUTS)
+    assert "bandwidth.mid=200GB/s" in out["command"]
+    # 200 GB/s is above the optimistic bracket (121 GB/s): the command moves it and the range with it
+    assert "bandwidth.optimistic=200GB/s" in out["command"]
+    assert "uncertainty.bandwidth_high=200GB/s" in out["command"]
+    close(out["values"]["fetch-time"], 16 * 327_680 / 200e9, "fetch time at 200 GB/s")
+
+
+def test_it_reads_at_420_px(browser, site):
+    pg = browser.new_page(viewport={"width": 420, "height": 900})
+    pg.goto((site / "index.html").as_uri(), wait_until="load")
+    widths = pg.evaluate(
+        """() => {
+          const calc = document.querySelector("#kvtier-calculator");
+          const wide = [];
+          for (const el of calc.querySelectorAll("label, input, select, p, dl, pre, button, h3")) {
+            const right = el.getBoundingClientRect().right;
+            if (right > document.documentElement.clientWidth + 1) wide.push(el.outerHTML.slice(0, 80));
+          }
+          const small = [...calc.querySelectorAll("label, dd, dt, td, th")].filter(
+            (el) => parseFloat(getComputedStyle(el).fontSize) < 12).length;
+          return {page: [document.documentElement.scrollWidth, document.documentElement.clientWidth], wide, small};
+        }"""
+    )
+    pg.close()
+    assert widths["page"][0] <= widths["page"][1] + 1, widths
+    assert not widths["wide"] and widths["small"] == 0, widths
+
+
+def test_a_book_built_from_another_set_starts_there_and_its_command_rebuilds_it(browser, tmp_path):
+    # the measured H200 set (its brackets, ranges, latencies and, with the forward-pass keys, their fitted
+    # values) with a placement and an engine: the page opens on it and its bare command carries it
+    path = ROOT / "kvtier" / "data" / "h200-measured.yaml"
+    built = load_assumptions(path, {"parallel.tp": "2", "engine": "vllm", "model": "llama-3-8b"})
+    for name in (*SCRIPTS, "kvtier-calculator.css"):
+        shutil.copy2(STATIC / name, tmp_path / name)
+    (tmp_path / calculator.FILE).write_text(calculator.presets_js(built), encoding="utf-8")
+    (tmp_path / "index.html").write_text(PAGE, encoding="utf-8")
+    pg = browser.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.goto((tmp_path / "index.html").as_uri(), wait_until="load")
+    out = pg.evaluate(READ_OUTPUTS)
+    pg.close()
+    assert not errors and out["state"] == "answered"
+    sets = sets_of(out["command"])
+    assert sets["parallel.tp"] == "2" and sets["engine"] == "vllm" and sets["model"] == "llama-3-8b"
+    rebuilt = load_assumptions(sets=sets)
+    check_consistency(rebuilt)
+    for regime in ("batch", "lone"):
+        mine = compare_json(sets, regime)
+        v = out["values"]
+        close(v[f"regen-{regime}"], mine["regen_time_s"], f"regeneration, {regime}")
+        close(v["fetch-time"], mine["fetch_time_s"], "fetch time")
+        # the command's set gives the built set's numbers: the decision's regeneration, by Deployment
+        close(v[f"regen-{regime}"], Deployment.of(Scenario(built)).regen_s(regime), f"built set, {regime}")
+
+
+def test_the_book_carries_the_calculator_on_the_landing_and_tier_pages(seed_build):
+    html = seed_build / "html"
+    # the build writes the data of its own set (here the seed's) beside the two scripts it ships
+    assert (html / "_static" / calculator.FILE).read_text(encoding="utf-8") == calculator.presets_js(seed())
+    for name in SCRIPTS:
+        assert (html / "_static" / name).is_file()
+    for page_path in ("book/intro.html", "notebooks/08_tiers.html"):
+        text = (html / page_path).read_text(encoding="utf-8")
+        assert 'id="kvtier-calculator"' in text, page_path
+        # in order: the data, the formulas, the calculator (each a local file: nothing fetched at view time)
+        at = [text.index(f'src="../_static/{name}') for name in SCRIPTS]
+        assert at == sorted(at), page_path
