@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from kvtier.errors import KvtierError
@@ -126,3 +127,17 @@ def test_the_fetch_follows_the_transfer_keys():
     assert float(paged.fetch_s(bw)) == pytest.approx(lat + 5 * 2**20 / (bw * eff), rel=1e-12)
     tiny = Scenario(s.assumptions.with_values({"block_tokens": "1"}, source="t"))  # 320 KiB: 9.05 + 5.9 us < floor
     assert float(tiny.fetch_s(bw)) == floor
+
+
+def test_the_workload_and_cost_pages_recompute_a_prefix_with_the_same_model():
+    from kvtier.formulas.reuse import RegenCosts
+
+    s = Scenario(load_assumptions(MEASURED_SET))
+    rc = RegenCosts.of(s, "typical")
+    mfu = s.mfu("typical")
+    # a 16-token prefix alone is the tail block alone; 1,040 tokens the prefill of an evicted block at 1,024
+    t = rc.lone_s(np.array([16.0, 1040.0]))
+    assert t[0] == pytest.approx(float(s.lone_regen_s(0, "resident", mfu)), rel=1e-9)
+    assert t[1] == pytest.approx(float(s.lone_regen_s(1024, "evicted", mfu)), rel=1e-9)
+    # the launch floor binds the 16-token pass: 80 layers x 680.5 us = 54.44 ms, blended with 4.1 ms of compute
+    assert t[0] == pytest.approx(54.46e-3, rel=1e-3)
