@@ -11,6 +11,7 @@ comes through here.  Numbers only: the words that describe a scenario live in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
@@ -18,7 +19,7 @@ from functools import cache, cached_property
 import numpy as np
 
 from kvtier.errors import KvtierError
-from kvtier.formulas import capacity, costs, parallel, reuse, roofline, tiering
+from kvtier.formulas import capacity, costs, parallel, reuse, roofline, tiering, transfer
 from kvtier.inputs import engines, hardware, traces
 from kvtier.inputs.assumptions import (
     BANDWIDTH_LABELS,
@@ -48,6 +49,29 @@ PLACEMENT_KEYS: tuple[str, ...] = (
 (``parallel.hbm_capacity`` against weights and one sequence of ``context.long``).  Every page whose
 fetch or regeneration follows the placement declares them (``POINT_KEYS`` holds them)."""
 
+FORWARD_KEYS: tuple[str, ...] = (
+    "regen.attention",
+    "regen.attention_efficiency",
+    "regen.attention_fixed_per_layer",
+    "regen.knee_sharpness",
+    "regen.launch_floor_per_layer",
+    "regen.mem_bandwidth",
+    "regen.mem_efficiency",
+    "regen.mem_overhead_per_layer",
+)
+"""The assumption keys of the forward-pass model beyond the compute side (:meth:`Scenario.regen_time_s`,
+:func:`kvtier.formulas.roofline.forward_pass_time_s`): every page that times a lone block declares them."""
+
+TRANSFER_KEYS: tuple[str, ...] = (
+    "fetch.contention",
+    "fetch.duplex_efficiency",
+    "fetch.host_memory",
+    "fetch.min_transfer_time",
+    "fetch.pageable_efficiency",
+)
+"""The assumption keys of the transfer model beyond latency and bandwidth (:meth:`Scenario.fetch_s`,
+:func:`kvtier.formulas.transfer.fetch_time_s`)."""
+
 POINT_KEYS: tuple[str, ...] = (
     "bandwidth.mid",
     "bandwidth.optimistic",
@@ -68,8 +92,8 @@ POINT_KEYS: tuple[str, ...] = (
     *PLACEMENT_KEYS,
     "param_count",
     "peak_flops",
-    "regen.mem_bandwidth",
-    "regen.mem_efficiency",
+    *FORWARD_KEYS,
+    *TRANSFER_KEYS,
     "weight_dtype",
 )
 """The assumption keys the illustrative tail block reads: its fetch (either layout) and its regeneration
@@ -445,10 +469,35 @@ class Scenario:
         """The latency one block's fetch pays: per-transfer latency x :attr:`fetch_transfers` (s)."""
         return self.v("fetch_latency") * self.fetch_transfers
 
+    @property
+    def link_efficiency(self) -> float:
+        """Share of the link's pinned, one-way rate a fetch reaches (:func:`kvtier.formulas.transfer.link_efficiency`).
+
+        ``fetch.pageable_efficiency`` when ``fetch.host_memory`` is pageable, times
+        ``fetch.duplex_efficiency`` when ``fetch.contention`` is duplex; 1 for neither.
+        """
+        return float(
+            transfer.link_efficiency(
+                self.assumptions.value("fetch.host_memory") == "pageable",
+                self.v("fetch.pageable_efficiency"),
+                self.assumptions.value("fetch.contention") == "duplex",
+                self.v("fetch.duplex_efficiency"),
+            )
+        )
+
     def fetch_s(self, bandwidth_bytes_per_s: float | np.ndarray) -> np.ndarray:
-        """Fetch time of one block over ``bandwidth`` (s), its transfers' latency included."""
-        return costs.fetch_time_s(
-            self.fetch_bytes, bandwidth_bytes_per_s, self.v("fetch_latency"), self.fetch_transfers
+        """Fetch time of one block over ``bandwidth`` (s), its transfers' latency included.
+
+        :func:`kvtier.formulas.transfer.fetch_time_s`: each transfer at least ``fetch.min_transfer_time``,
+        the rate times :attr:`link_efficiency`.
+        """
+        return transfer.fetch_time_s(
+            self.fetch_bytes,
+            bandwidth_bytes_per_s,
+            self.v("fetch_latency"),
+            self.fetch_transfers,
+            self.v("fetch.min_transfer_time"),
+            self.link_efficiency,
         )
 
     @property
@@ -527,8 +576,19 @@ class Scenario:
         """Tokens in the forward pass that regenerates the block: ``regen.batch_tokens``, at least the block."""
         return max(int(self.v("regen.batch_tokens")), self.block_tokens)
 
+    @property
+    def kv_rank_bytes_per_token(self) -> float:
+        """KV bytes per token one rank of the placement holds over all the layers (B)."""
+        m = self.model  # one rank's KV heads over all the layers: the stages are crossed one after another
+        heads = parallel.kv_shard_share(m.n_kv_heads, m.n_layers, self.placement.tp, 1, m.attention == "MLA")
+        return self.kv_bytes_per_token * float(heads)
+
     def regen_bytes(
-        self, position: float | np.ndarray, upstream: str, batch_tokens: float | np.ndarray | None = None
+        self,
+        position: float | np.ndarray,
+        upstream: str,
+        batch_tokens: float | np.ndarray | None = None,
+        with_kv: bool = True,
     ) -> np.ndarray:
         """Bytes one accelerator reads from device memory on the block's account when regenerating it (B).
 
@@ -537,13 +597,12 @@ class Scenario:
         Under a placement: what the busiest rank reads over every stage the pass crosses, its
         share of the dense weights and of the KV.  For a mixture-of-experts model only the
         experts the pass's tokens are routed to (:meth:`touched_weight_bytes`, uniform routing).
+        ``with_kv=False`` leaves the cached KV out (serial attention reads it, :meth:`attention_s`).
         """
         first, n = costs.recompute_span(position, self.block_tokens, upstream, self.v("interior.anchor_every"))
         batch = self.batch_tokens if batch_tokens is None else batch_tokens
         pass_tokens = np.maximum(batch, n)
-        m = self.model  # one rank's KV heads over all the layers: the stages are crossed one after another
-        heads = parallel.kv_shard_share(m.n_kv_heads, m.n_layers, self.placement.tp, 1, m.attention == "MLA")
-        kv_rank = self.kv_bytes_per_token * float(heads)
+        kv_rank = self.kv_rank_bytes_per_token if with_kv else 0.0
         return roofline.regen_bytes_read(self.touched_weight_bytes(pass_tokens), n, pass_tokens, kv_rank, first)
 
     def regen_time_s(
@@ -569,10 +628,52 @@ class Scenario:
         if model == "mfu":
             return self.in_batch_compute_s(flops, mfu, peak)
         bw = self.v("regen.mem_bandwidth") if mem_bandwidth_bytes_per_s is None else mem_bandwidth_bytes_per_s
-        nbytes = self.regen_bytes(position, upstream, batch_tokens)
+        serial = str(self.assumptions.value("regen.attention")) == "serial"
+        nbytes = self.regen_bytes(position, upstream, batch_tokens, with_kv=not serial)
         rank_flops = flops * self.compute_share
-        time = roofline.roofline_time_s(rank_flops, nbytes, peak, mfu, bw, self.v("regen.mem_efficiency"))
+        first, n = costs.recompute_span(position, self.block_tokens, upstream, self.v("interior.anchor_every"))
+        batch = self.batch_tokens if batch_tokens is None else batch_tokens
+        attention = self.attention_s(first) if serial else 0.0
+        time = roofline.forward_pass_time_s(
+            rank_flops,
+            nbytes,
+            peak,
+            mfu,
+            bw,
+            self.v("regen.mem_efficiency"),
+            layers=self.model.n_layers,
+            mem_overhead_per_layer_s=self.v("regen.mem_overhead_per_layer"),
+            launch_floor_per_layer_s=self.v("regen.launch_floor_per_layer"),
+            sharpness=self.knee_sharpness,
+            share=n / np.maximum(batch, n),
+            serial_s=attention,
+        )
         return time + self._pass_collectives_s(position, upstream, batch_tokens)
+
+    @property
+    def knee_sharpness(self) -> float:
+        """The exponent of the knee blend, ``regen.knee_sharpness``; its 0 is the plain maximum, ``inf``."""
+        p = self.v("regen.knee_sharpness")
+        if p == 0:
+            return math.inf
+        if p < 1:
+            raise KvtierError(f"key 'regen.knee_sharpness' must be 0 (the plain maximum) or at least 1, got {p:g}")
+        return p
+
+    def attention_s(self, context_positions: float | np.ndarray) -> np.ndarray:
+        """One rank's serial attention over ``context_positions`` cached positions, every layer (s).
+
+        :func:`kvtier.formulas.roofline.attention_time_s` of the rank's cached KV bytes over the
+        model's layers, at ``regen.attention_fixed_per_layer`` and ``regen.attention_efficiency``
+        of ``regen.mem_bandwidth``: what a block's attention adds when ``regen.attention`` is serial.
+        """
+        return roofline.attention_time_s(
+            self.kv_rank_bytes_per_token * np.asarray(context_positions, dtype=np.float64),
+            self.model.n_layers,
+            self.v("regen.attention_fixed_per_layer"),
+            self.v("regen.mem_bandwidth"),
+            self.v("regen.attention_efficiency"),
+        )
 
     def _pass_collectives_s(
         self, position: float | np.ndarray, upstream: str, batch_tokens: float | np.ndarray | None

@@ -509,6 +509,63 @@ window.KVTIER_PRESETS = {
    "text": "500 TFLOP/s",
    "value": 500000000000000.0
   },
+  "regen.attention": {
+   "choices": [
+    "streamed",
+    "serial"
+   ],
+   "integer": false,
+   "kind": "choice",
+   "optional": false,
+   "seed_text": "streamed",
+   "seed_value": "streamed",
+   "text": "streamed",
+   "value": "streamed"
+  },
+  "regen.attention_efficiency": {
+   "high": 1.0,
+   "integer": false,
+   "kind": "fraction",
+   "low": 0.0001,
+   "optional": false,
+   "seed_text": "80%",
+   "seed_value": 0.8,
+   "text": "80%",
+   "value": 0.8
+  },
+  "regen.attention_fixed_per_layer": {
+   "high": 10.0,
+   "integer": false,
+   "kind": "time",
+   "low": 0.0,
+   "optional": false,
+   "seed_text": "0 s",
+   "seed_value": 0.0,
+   "text": "0 s",
+   "value": 0.0
+  },
+  "regen.knee_sharpness": {
+   "high": 1000000000000000.0,
+   "integer": false,
+   "kind": "count",
+   "low": 0.0,
+   "optional": false,
+   "seed_text": "0",
+   "seed_value": 0.0,
+   "text": "0",
+   "value": 0.0
+  },
+  "regen.launch_floor_per_layer": {
+   "high": 10.0,
+   "integer": false,
+   "kind": "time",
+   "low": 0.0,
+   "optional": false,
+   "seed_text": "0 s",
+   "seed_value": 0.0,
+   "text": "0 s",
+   "value": 0.0
+  },
   "regen.mem_bandwidth": {
    "high": 1000000000000000.0,
    "integer": false,
@@ -530,6 +587,17 @@ window.KVTIER_PRESETS = {
    "seed_value": 0.8,
    "text": "80%",
    "value": 0.8
+  },
+  "regen.mem_overhead_per_layer": {
+   "high": 10.0,
+   "integer": false,
+   "kind": "time",
+   "low": 0.0,
+   "optional": false,
+   "seed_text": "0 s",
+   "seed_value": 0.0,
+   "text": "0 s",
+   "value": 0.0
   },
   "tier_latency.hbm": {
    "high": 10.0,

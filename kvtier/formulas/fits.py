@@ -6,6 +6,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -74,3 +77,34 @@ def fit_floor(compute: FloatArray, memory: FloatArray, times: FloatArray, p: flo
     cost = np.sum(np.log(model / times[None, :]) ** 2, axis=1)
     best = int(np.argmin(cost))
     return float(grid[best]), float(cost[best])
+
+
+def leave_one_out(
+    x: ArrayLike, y: ArrayLike, fit: Callable[[FloatArray, FloatArray], Any], predict: Callable[[Any, float], float]
+) -> FloatArray:
+    """Each point predicted by the model refitted without it: the leave-one-out predictions.
+
+    For each ``i``, ``predict(fit(x without i, y without i), x[i])``.  Against ``y`` these give
+    the out-of-sample errors a fit's own residuals hide.
+
+    Parameters
+    ----------
+    x, y : array_like
+        The points (any units): what the model predicts from and what it predicts.
+    fit : callable
+        ``fit(x, y)`` gives the model's parameters.
+    predict : callable
+        ``predict(parameters, x_i)`` gives the model's value at ``x_i``, in ``y``'s units.
+
+    Returns
+    -------
+    ndarray
+        The prediction of each point, in ``y``'s units.
+    """
+    xs = np.asarray(x, dtype=np.float64)
+    ys = np.asarray(y, dtype=np.float64)
+    out = np.empty_like(ys)
+    for i in range(len(ys)):
+        keep = np.arange(len(ys)) != i
+        out[i] = predict(fit(xs[keep], ys[keep]), float(xs[i]))
+    return out

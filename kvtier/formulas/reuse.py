@@ -591,6 +591,10 @@ class RegenCosts:
         Transfers that fetch one block, each paying the link's latency: 1 for a contiguous
         block, the block's layer chunks for a per-layer layout (``fetch_layout``,
         :attr:`kvtier.scenario.Scenario.fetch_transfers`); 1 by default.
+    layers, mem_overhead_per_layer_s, launch_floor_per_layer_s, knee_sharpness : float
+        The forward-pass model's other terms (:func:`kvtier.formulas.roofline.forward_pass_time_s`):
+        the model's layers, ``regen.mem_overhead_per_layer`` and ``regen.launch_floor_per_layer`` (s)
+        and the knee's exponent (``inf``: the plain roofline, the default).
     """
 
     kv_bytes_per_token: float
@@ -603,6 +607,10 @@ class RegenCosts:
     mem_bandwidth_bytes_per_s: float
     mem_efficiency: float
     fetch_transfers: int = 1
+    layers: float = 0.0
+    mem_overhead_per_layer_s: float = 0.0
+    launch_floor_per_layer_s: float = 0.0
+    knee_sharpness: float = math.inf
 
     @classmethod
     def of(cls, s: Any, mfu_label: str) -> RegenCosts:
@@ -618,6 +626,10 @@ class RegenCosts:
             mem_bandwidth_bytes_per_s=s.v("regen.mem_bandwidth"),
             mem_efficiency=s.v("regen.mem_efficiency"),
             fetch_transfers=int(s.fetch_transfers),
+            layers=float(s.model.n_layers),
+            mem_overhead_per_layer_s=s.v("regen.mem_overhead_per_layer"),
+            launch_floor_per_layer_s=s.v("regen.launch_floor_per_layer"),
+            knee_sharpness=s.knee_sharpness,
         )
 
     def prefix_flops(self, tokens: np.ndarray) -> np.ndarray:
@@ -642,18 +654,25 @@ class RegenCosts:
         """Recomputing each prefix *alone*, as its own forward pass: the roofline (s); 0 for no tokens.
 
         ``max(FLOPs / (peak x MFU), weights / (memory bandwidth x efficiency))``: the pass
-        streams every weight once whatever its length.
+        streams every weight once whatever its length; with the forward-pass model's other terms
+        (:func:`kvtier.formulas.roofline.forward_pass_time_s`: a fixed time per layer, a launch
+        floor, the knee's blend) where they are set.  A prefix has no cached positions before it,
+        so no serial attention.
         """
         tokens = np.asarray(tokens, dtype=float)
         safe = np.maximum(tokens, 1.0)
         nbytes = roofline.regen_bytes_read(self.weight_bytes, safe, safe, self.kv_bytes_per_token, 0.0)
-        t = roofline.roofline_time_s(
+        t = roofline.forward_pass_time_s(
             self.prefix_flops(safe),
             nbytes,
             self.peak_flop_per_s,
             self.mfu,
             self.mem_bandwidth_bytes_per_s,
             self.mem_efficiency,
+            layers=self.layers,
+            mem_overhead_per_layer_s=self.mem_overhead_per_layer_s,
+            launch_floor_per_layer_s=self.launch_floor_per_layer_s,
+            sharpness=self.knee_sharpness,
         )
         return np.where(tokens > 0, t, 0.0)
 

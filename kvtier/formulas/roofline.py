@@ -341,3 +341,100 @@ def blended_time_s(compute_s: ArrayLike, floor_s: ArrayLike, sharpness: ArrayLik
     with np.errstate(invalid="ignore", divide="ignore"):
         scaled = np.where(top > 0, (c / np.where(top > 0, top, 1.0)) ** p + (f / np.where(top > 0, top, 1.0)) ** p, 0)
     return top * scaled ** (1.0 / p)
+
+
+def attention_time_s(
+    kv_bytes: ArrayLike,
+    layers: ArrayLike,
+    fixed_per_layer_s: ArrayLike,
+    mem_bandwidth_bytes_per_s: ArrayLike,
+    attention_efficiency: ArrayLike,
+) -> FloatArray:
+    """Time of a pass's attention over its cached positions, run layer by layer (s).
+
+    ``layers x fixed_per_layer_s + kv_bytes / (bandwidth x attention_efficiency)``: each
+    layer's attention call costs a fixed time plus its read of the cached K and V at its
+    own rate, which for a handful of queries is far below the weight stream's.  Measured on
+    one H200 (:mod:`kvtier.inputs.measurements`), 16 queries over 1,024 to 65,536 positions
+    take 79 µs to 1.4 ms per layer.  With no cached KV (``kv_bytes == 0``) it is 0: a pass
+    over fresh tokens pays its attention calls within its other terms.
+
+    Parameters
+    ----------
+    kv_bytes : array_like
+        Cached K and V bytes read over all the layers (B).
+    layers : array_like
+        Attention calls the pass makes one after another (count).
+    fixed_per_layer_s : array_like
+        Fixed time of one call (s, >= 0).
+    mem_bandwidth_bytes_per_s : array_like
+        Peak device-memory bandwidth (B/s).
+    attention_efficiency : array_like
+        Fraction of it the attention's KV read reaches, in (0, 1].
+    """
+    kv = _f(kv_bytes)
+    time = _f(layers) * _f(fixed_per_layer_s) + memory_time_s(kv, mem_bandwidth_bytes_per_s, attention_efficiency)
+    return np.where(kv > 0, time, 0.0)
+
+
+def forward_pass_time_s(
+    flops: ArrayLike,
+    bytes_read: ArrayLike,
+    peak_flop_per_s: ArrayLike,
+    mfu: ArrayLike,
+    mem_bandwidth_bytes_per_s: ArrayLike,
+    mem_efficiency: ArrayLike = 1.0,
+    *,
+    layers: ArrayLike = 0.0,
+    mem_overhead_per_layer_s: ArrayLike = 0.0,
+    launch_floor_per_layer_s: ArrayLike = 0.0,
+    sharpness: ArrayLike = np.inf,
+    share: ArrayLike = 1.0,
+    serial_s: ArrayLike = 0.0,
+) -> FloatArray:
+    """Time of a forward pass, or of a block's share of one: the package's one forward-pass model (s).
+
+    ``blended_time_s(compute, max(memory, launch), p) + serial`` with
+
+    - ``compute = flops / (peak x mfu)``;
+    - ``memory = bytes_read / (bandwidth x mem_efficiency) + share x layers x mem_overhead_per_layer_s``:
+      the bytes streamed at the efficiency of a long stream, plus a fixed time per layer
+      (small matrices do not reach the stream's rate: on one H200 a Llama-3-70B-shaped pass
+      reaches 66 % of the peak, an 8B-shaped one 39 %, and one fixed time per layer
+      accounts for both);
+    - ``launch = share x layers x launch_floor_per_layer_s``: the host's time to launch an
+      eager pass's kernels, below which the pass cannot go (0 for a CUDA graph);
+    - ``p = sharpness`` (:func:`blended_time_s`; ``inf`` gives the plain maximum);
+    - ``serial``: time added after the blend, such as :func:`attention_time_s`.
+
+    ``share`` is the block's share of the pass, ``block tokens / pass tokens`` (1 for a
+    lone block): the fixed times per pass are shared like the weight read.  With every
+    keyword at its default this is :func:`roofline_time_s` exactly, the chapter's model.
+
+    Parameters
+    ----------
+    flops, bytes_read, peak_flop_per_s, mfu, mem_bandwidth_bytes_per_s, mem_efficiency
+        As in :func:`roofline_time_s` (FLOP, B, FLOP/s, fraction, B/s, fraction).
+    layers : array_like, optional
+        Layers the pass crosses one after another (count).
+    mem_overhead_per_layer_s, launch_floor_per_layer_s : array_like, optional
+        Fixed times per layer (s, >= 0).
+    sharpness : array_like, optional
+        Exponent of the knee (>= 1; ``inf``: the plain maximum).
+    share : array_like, optional
+        The block's share of the pass (dimensionless, in (0, 1]).
+    serial_s : array_like, optional
+        Time added after the blend (s).
+
+    Returns
+    -------
+    ndarray
+        Time (s), broadcast over all inputs.
+    """
+    compute = _compute_side(flops, peak_flop_per_s, mfu)
+    per_layer = _f(share) * _f(layers)
+    memory = memory_time_s(bytes_read, mem_bandwidth_bytes_per_s, mem_efficiency) + per_layer * _f(
+        mem_overhead_per_layer_s
+    )
+    floor = np.maximum(memory, per_layer * _f(launch_floor_per_layer_s))
+    return blended_time_s(compute, floor, sharpness) + _f(serial_s)

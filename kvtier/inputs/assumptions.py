@@ -251,6 +251,35 @@ SCHEMA: dict[str, KeySpec] = {
     ),
     "regen.mem_bandwidth": KeySpec("bandwidth", "device-memory bandwidth of the accelerator that regenerates"),
     "regen.mem_efficiency": KeySpec("fraction", "share of the device-memory bandwidth a forward pass reaches"),
+    "fetch.min_transfer_time": KeySpec("time", "least time of a fetch, the floor a lone small copy does not go below"),
+    "fetch.host_memory": KeySpec(
+        "choice", "host memory a fetch copies from: page-locked (pinned) or pageable", choices=("pinned", "pageable")
+    ),
+    "fetch.pageable_efficiency": KeySpec("fraction", "share of the pinned rate a copy from pageable memory reaches"),
+    "fetch.contention": KeySpec(
+        "choice",
+        "what else the link carries during a fetch: nothing, or writes the other way (duplex)",
+        choices=("none", "duplex"),
+    ),
+    "fetch.duplex_efficiency": KeySpec("fraction", "share of one direction's rate kept while the other runs too"),
+    "regen.mem_overhead_per_layer": KeySpec(
+        "time", "fixed time per layer a pass adds to its weight stream (small matrices stream below the rate)"
+    ),
+    "regen.launch_floor_per_layer": KeySpec(
+        "time", "host time to launch one layer's kernels of an eager pass, a floor under the pass (0: a CUDA graph)"
+    ),
+    "regen.knee_sharpness": KeySpec(
+        "count", "exponent p of the knee blend of compute and memory (at least 1; 0: the plain maximum, the chapter's)"
+    ),
+    "regen.attention": KeySpec(
+        "choice",
+        "how attention reads the cached KV: with the weight stream (streamed) or layer by layer after it (serial)",
+        choices=("streamed", "serial"),
+    ),
+    "regen.attention_fixed_per_layer": KeySpec("time", "fixed time of one layer's attention call (serial attention)"),
+    "regen.attention_efficiency": KeySpec(
+        "fraction", "share of the device-memory bandwidth attention's KV read reaches (serial attention)"
+    ),
     "uncertainty.distribution": KeySpec(
         "choice",
         "how each uncertain input is drawn between its low and high values",

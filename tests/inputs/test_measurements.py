@@ -541,7 +541,12 @@ def test_the_measured_set_carries_the_fits(fits, m):
         "mfu.optimistic": m.v("matmul_flop_rate") / ms.H200_PEAK_FLOP_PER_S,
         "mfu.typical": fits.mfu["llama-3-70b"],
         "mfu.conservative": fits.mfu["llama-3-8b"],
-        "regen.mem_efficiency": fits.mem_efficiency["llama-3-70b"],
+        "regen.mem_efficiency": ms.shipped_forward_fit().mem_efficiency,  # the stream's rate (issue 28)
+        "regen.mem_overhead_per_layer": ms.shipped_forward_fit().mem_overhead_per_layer_s,
+        "regen.launch_floor_per_layer": ms.shipped_forward_fit().launch_floor_per_layer_s,
+        "regen.knee_sharpness": ms.shipped_forward_fit().sharpness,
+        "regen.attention_fixed_per_layer": ms.shipped_forward_fit().attention_fixed_per_layer_s,
+        "regen.attention_efficiency": ms.shipped_forward_fit().attention_efficiency,
         "peak_flops": ms.H200_PEAK_FLOP_PER_S,
         "regen.mem_bandwidth": ms.H200_MEM_BANDWIDTH,
         "param_count": m.shapes["llama-3-70b"].params,
@@ -553,6 +558,7 @@ def test_the_measured_set_carries_the_fits(fits, m):
         if rec.provenance in ("measured", "derived"):
             assert ".json" in rec.basis and ms.SET_NAME in rec.source, key
     assert a.value("regen.model") == "roofline" and a.name == "h200-measured"
+    assert a.value("regen.attention") == "serial"
 
 
 def test_every_record_is_the_field_its_basis_names(m):

@@ -34,7 +34,7 @@ from kvtier.inputs.assumptions import COST_RANGES, SCHEMA, TIER_LATENCY_KEYS
 from kvtier.report import words
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.report.words import no_duration, nothing_to_cache
-from kvtier.scenario import PLACEMENT_KEYS, TORNADO_KEYS, Scenario
+from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, TORNADO_KEYS, TRANSFER_KEYS, Scenario
 from kvtier.units import format_number, format_time
 
 if TYPE_CHECKING:
@@ -95,8 +95,8 @@ KEYS: tuple[str, ...] = (
     "nvme.write_bandwidth",
     "param_count",
     "peak_flops",
-    "regen.mem_bandwidth",
-    "regen.mem_efficiency",
+    *FORWARD_KEYS,
+    *TRANSFER_KEYS,
     "weight_dtype",
     "workload.block_tokens",
     "workload.trace",

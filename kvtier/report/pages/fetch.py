@@ -14,7 +14,7 @@ from kvtier.inputs import measurements as ms
 from kvtier.inputs.assumptions import BANDWIDTH_LABELS
 from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
-from kvtier.scenario import PLACEMENT_KEYS, Scenario, seed_scenario
+from kvtier.scenario import PLACEMENT_KEYS, TRANSFER_KEYS, Scenario, seed_scenario
 from kvtier.units import MIB
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ KEYS: tuple[str, ...] = (
     "model",
     "reference.h200_host_link",
     *PLACEMENT_KEYS,
+    *TRANSFER_KEYS,
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 

@@ -10,7 +10,7 @@ import pandas as pd
 from kvtier.formulas import capacity
 from kvtier.inputs.models import PRESETS
 from kvtier.report.figures import PALETTE, finish, new_figure
-from kvtier.scenario import PLACEMENT_KEYS, Scenario
+from kvtier.scenario import PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
 from kvtier.units import GIB, MIB
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ KEYS: tuple[str, ...] = (
     "peak_flops",
     "weight_dtype",
     *PLACEMENT_KEYS,
+    *TRANSFER_KEYS,
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 

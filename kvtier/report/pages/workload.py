@@ -16,7 +16,7 @@ from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
 from kvtier.report import words
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.report.words import no_duration, nothing_to_cache
-from kvtier.scenario import PLACEMENT_KEYS, Scenario
+from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, Scenario
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -39,8 +39,7 @@ KEYS: tuple[str, ...] = (
     "model",
     "param_count",
     "peak_flops",
-    "regen.mem_bandwidth",
-    "regen.mem_efficiency",
+    *FORWARD_KEYS,
     "weight_dtype",
     "workload.block_tokens",
     "workload.hit_count",

@@ -39,8 +39,15 @@ def test_every_page_module_is_presented_by_its_notebook(page):
         # the illustrative point may name any bracket, and the roofline model reads other keys
         {"illustrative.bandwidth": "optimistic", "illustrative.mfu": "conservative", "regen.model": "roofline"},
         {"illustrative.bandwidth": "pessimistic", "illustrative.mfu": "optimistic"},
+        # the forward-pass model's other keys (issue 28): serial attention, a launch floor, a knee
+        {
+            "regen.model": "roofline",
+            "regen.attention": "serial",
+            "regen.launch_floor_per_layer": "0.5 ms",
+            "regen.knee_sharpness": "3",
+        },
     ],
-    ids=["seed", "other-brackets-roofline", "pessimistic-optimistic"],
+    ids=["seed", "other-brackets-roofline", "pessimistic-optimistic", "forward-model"],
 )
 def test_a_page_reads_only_the_keys_it_declares(page, values):
     import matplotlib.pyplot as plt
