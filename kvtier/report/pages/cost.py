@@ -670,7 +670,62 @@ def hierarchy_numbers(s: Scenario) -> dict[str, Any]:
         out[f"hier_{key}_nvme_wear_pct"] = nv.endurance_used * 100
         out[f"hier_{key}_hit_pct"] = float(counts.hit_ratio.sum()) * 100
         out[f"hier_{key}_usd_per_h"] = cost.usd_per_s * 3600
-    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
+    out = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
+    out["hier_sizes_sentence"] = _hierarchy_sizes_sentence(out)
+    out["hier_result_sentence"] = _hierarchy_result_sentence(out)
+    return out
+
+
+def _hierarchy_sizes_sentence(n: Mapping[str, Any]) -> str:
+    """How the hierarchy's tiers are sized, in words; a trace with no rate has no accelerator count to size HBM by."""
+    middle = (
+        f"the middle tier is the decision's LRU tier ({n['hier_target_pct']:g} % of the achievable hits), and NVMe"
+        " takes the rest of what catches every achievable hit. Blocks move whole."
+    )
+    if n["hier_accelerators"] is None or n["hier_hbm_left_gib"] is None:
+        return f"The trace has no rate per second, so no count of busy accelerators sizes HBM; {middle}"
+    return (
+        f"Per accelerator of the {n['hier_accelerators']:,.1f} the trace's prefill keeps busy, HBM gives the prefix"
+        f" cache what it has left beside its shard of the weights, at most {n['hier_hbm_left_gib']:,.1f} GiB; {middle}"
+    )
+
+
+def _hierarchy_result_sentence(n: Mapping[str, Any]) -> str:
+    """What the exclusive and inclusive host-DRAM hierarchies serve, write and cost (words for an undefined rate)."""
+    served = (
+        f"Exclusive, with host DRAM in the middle, HBM serves {n['hier_exc_hbm_hit_pct']:.1f} % of the block"
+        f" references, host DRAM {n['hier_exc_dram_hit_pct']:.1f} % and NVMe {n['hier_exc_nvme_hit_pct']:.1f} %"
+        f" ({n['hier_exc_hit_pct']:.1f} % in all)."
+    )
+    rates = ("hier_exc_nvme_write_gbps", "hier_exc_nvme_write_busy_pct", "hier_inc_nvme_write_gbps")
+    if any(n[k] is None for k in (*rates, "hier_exc_usd_per_h", "hier_inc_usd_per_h")):
+        return (
+            f"{served} The trace lasts 0 s, so the tiers' write bandwidths and the hierarchies' hourly costs are not"
+            " defined."
+        )
+    if n["hier_exc_nvme_dwpd"] is None or n["hier_inc_nvme_dwpd"] is None:
+        writes = (
+            f"NVMe is sized at nothing (every achievable hit is caught above it), so it writes"
+            f" {n['hier_exc_nvme_write_gbps']:.2f} GB/s"
+        )
+    else:
+        writes = (
+            f"The demotions make NVMe write {n['hier_exc_nvme_write_gbps']:.2f} GB/s"
+            f" ({n['hier_exc_nvme_write_busy_pct']:,.0f} % of one drive's sequential write, its capacity over"
+            f" {n['hier_exc_nvme_dwpd']:,.1f} times a day); inclusive, NVMe writes {n['hier_inc_nvme_write_gbps']:.2f}"
+            f" GB/s, {n['hier_inc_nvme_dwpd']:,.1f} drive writes a day"
+        )
+    bound = n["hier_lower_bound_usd_per_h"]
+    against = (
+        f"against {bound:,.2f} for the least-cost mix with perfect knowledge of each block's next use, the lower bound"
+        " above"
+        if bound is not None
+        else "with no lower bound to compare (the trace's mix has no cost per hour)"
+    )
+    return (
+        f"{served} {writes}. Holding, fetching and recomputing what it misses, the exclusive hierarchy costs"
+        f" {n['hier_exc_usd_per_h']:,.2f} USD an hour, the inclusive one {n['hier_inc_usd_per_h']:,.2f}, {against}."
+    )
 
 
 # ---- meeting the workload: the tier mix a trace calls for ----------------------------------

@@ -750,7 +750,8 @@ def policy_numbers(s: Scenario) -> dict[str, Any]:
 
 def _policy_sentence(n: dict[str, Any]) -> str:
     """LRU against the optimum at the decision's capacity, in words; or why there is nothing to compare."""
-    if not n["policy_min_pct"]:
+    best = n["policy_min_pct"]
+    if best is None or not math.isfinite(best) or best == 0:  # no references (0 / 0), or no hit for any policy
         return "No policy hits anything on this trace, the optimum included: there is nothing to compare."
     return (
         f"At the {n['policy_gib']:,.0f} GiB the decision recommends, LRU reaches {n['policy_lru_pct']:.1f} % of the"
