@@ -1457,10 +1457,20 @@ TABLES = (
     ("measured_residuals", residual_table, ("quantity", "model")),
     ("measured_fits", fits_table, ("parameter",)),
     ("measured_validation", validation_table, ("group", "case", "sample")),
-    ("measured_validation_summary", validation_summary, ("group", "sample")),
-    ("measured_peer_calibration", peer_calibration_table, ("tool", "tokens")),
+    (
+        "measured_validation_summary",
+        validation_summary,
+        ("group", "sample"),
+        ("group", "sample", "points", "within_10_pct", "within_15_pct", "worst_error_pct"),
+    ),
+    (
+        "measured_peer_calibration",
+        peer_calibration_table,
+        ("tool", "tokens"),
+        ("tool", "tokens", "measured_ms", "default_error_pct", "calibrated_error_pct", "kvtier_error_pct", "sample"),
+    ),
 )
-"""The page's tables of record: (name, builder, key columns)."""
+"""The page's tables of record: (name, builder, key columns[, shown columns])."""
 FIGURES = (
     ("fig_measured_fetch", fetch_figure),
     ("fig_measured_forward", forward_figure),
