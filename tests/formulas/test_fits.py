@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from kvtier.formulas import fits
+from kvtier.formulas.fits import fit_latency_bandwidth, leave_one_out
 
 # ---------------------------------------------------------------------------
 # the fits
@@ -39,3 +40,24 @@ def test_a_memory_time_above_the_grid_makes_every_floor_below_it_fit_and_the_lea
     # memory 2 s = measured 2 s: max(2, g) = 2 for every g <= 2, so the first grid point, 0.5 x 2 s = 1 s, costs 0
     floor, cost = fits.fit_floor(np.zeros(2), np.full(2, 2.0), np.full(2, 2.0), 4.0)
     assert (floor, cost) == (pytest.approx(1.0, rel=1e-12), 0.0)
+
+
+def test_leave_one_out_by_hand_on_three_copies():
+    # two copies on the line t = 10 us + b / 50 GB/s and a third 20 % above it
+    b = np.array([1e6, 1e7, 1e8])
+    line = 10e-6 + b / 50e9  # 30 us, 210 us, 2010 us
+    t = line * np.array([1.0, 1.0, 1.2])  # 2412 us measured for the third
+
+    def predict(fitted, x):
+        return fitted[0] + x / fitted[1]
+
+    loo = leave_one_out(b, t, fit_latency_bandwidth, predict)
+    # without the third, the two exact points give back the line: its prediction is 2010 us, -16.7 % of 2412
+    assert loo[2] == pytest.approx(2010e-6, rel=1e-9)
+    assert (loo[2] / t[2] - 1) * 100 == pytest.approx(-16.6667, abs=1e-3)
+    # without the first: the line through (1e7, 210 us) and (1e8, 2412 us): slope 2202 us / 9e7 B
+    slope = (2412e-6 - 210e-6) / 9e7
+    assert loo[0] == pytest.approx(210e-6 - slope * 9e6, rel=1e-9)  # 210 - 220.2 = -10.2 us
+    # the in-sample fit of all three leaves the third point far closer than its leave-one-out error
+    lat, bw = fit_latency_bandwidth(b, t)
+    assert abs((lat + b[2] / bw) / t[2] - 1) < abs(loo[2] / t[2] - 1)

@@ -439,3 +439,48 @@ def test_bound_checks_the_compute_side_as_the_roofline_does():
         roofline.bound(1.0, 1.0, float("nan"), 0.5, 1e12)
     with pytest.raises(KvtierError, match=r"mfu must be in \(0, 1\], got 1.5"):
         roofline.bound(1.0, 1.0, 1e12, 1.5, 1e12)
+
+
+def test_with_every_keyword_at_its_default_it_is_the_chapters_roofline_exactly():
+    flops = np.array([1e12, 5e14])
+    args = (flops, 1.4e11, 989e12, 0.5, 3.35e12, 0.8)
+    # byte-identical, not approximately: the seed set's tables of record depend on it
+    assert np.array_equal(roofline.forward_pass_time_s(*args), roofline.roofline_time_s(*args))
+
+
+def test_the_forward_pass_by_hand():
+    # compute = 1e12 / (1e15 x 0.5) = 2 ms; memory = 1e10 / (1e12 x 0.5) + 10 x 0.1 ms = 20 + 1 = 21 ms;
+    # launch = 10 x 3 ms = 30 ms; floor = max(21, 30) = 30 ms; p = 1: the sum 2 + 30 = 32 ms; + serial 5 ms = 37 ms
+    t = roofline.forward_pass_time_s(
+        1e12,
+        1e10,
+        1e15,
+        0.5,
+        1e12,
+        0.5,
+        layers=10,
+        mem_overhead_per_layer_s=1e-4,
+        launch_floor_per_layer_s=3e-3,
+        sharpness=1.0,
+        serial_s=5e-3,
+    )
+    assert float(t) == pytest.approx(37e-3, rel=1e-12)
+    # a block of a quarter of the pass: memory 20 ms (bytes given already shared) + 0.25 ms, launch 7.5 ms;
+    # p = 2: sqrt(2^2 + 20.25^2) = 20.3485... ms
+    t = roofline.forward_pass_time_s(
+        1e12, 1e10, 1e15, 0.5, 1e12, 0.5, layers=10, mem_overhead_per_layer_s=1e-4,
+        launch_floor_per_layer_s=3e-3, sharpness=2.0, share=0.25,
+    )  # fmt: skip
+    assert float(t) == pytest.approx(math.hypot(2e-3, 20.25e-3), rel=1e-12)
+
+
+def test_attention_by_hand_and_none_without_cached_kv():
+    # 80 layers x 50 us + 1.6e8 B / (4.8e12 B/s x 0.05) = 4 ms + 0.6667 ms
+    t = roofline.attention_time_s(np.array([1.6e8, 0.0]), 80, 50e-6, 4.8e12, 0.05)
+    assert t[0] == pytest.approx(4e-3 + 1.6e8 / 2.4e11, rel=1e-12)
+    assert t[1] == 0.0  # a pass over fresh tokens: its attention calls are inside its other terms
+
+
+def test_a_sharpness_below_1_is_refused():
+    with pytest.raises(KvtierError, match="sharpness must be >= 1"):
+        roofline.forward_pass_time_s(1e12, 1e10, 1e15, 0.5, 1e12, 0.5, sharpness=0.5)

@@ -18,6 +18,7 @@ from kvtier.errors import KvtierError
 from kvtier.inputs import hardware
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.assumptions import load_assumptions
+from kvtier.scenario import Scenario
 from kvtier.units import parse_quantity
 from tests.conftest import MEASURED_SET, ROOT
 
@@ -1050,3 +1051,130 @@ def test_the_seed_labels_what_was_measured_assumed_or_derived(m):
         rec = seed[key]
         if rec.provenance == "measured":
             assert "fit" not in rec.basis and "asymptote" not in rec.basis, key
+
+
+@pytest.fixture(scope="module")
+def checks() -> tuple[ms.Check, ...]:
+    loaded = ms.load()
+    return ms.forward_checks(loaded) + ms.copy_checks(loaded)
+
+
+def test_the_fit_by_hand(m):
+    ff = ms.shipped_forward_fit()
+    # stream: 2 x 2 GiB / 1.0117 ms = 4.245 TB/s, 88.44 % of 4.8 TB/s
+    assert ff.mem_efficiency == pytest.approx(2 * 2**31 / 1.0117119550704956e-3 / 4.8e12, rel=1e-9)
+    # overhead: (44.451 ms - 141.107 GB / 4.245 TB/s) / 80 = (44.451 - 33.238) / 80 = 0.1402 ms
+    s70 = m.shapes["llama-3-70b"]
+    stream = s70.weight_bytes / (4.8e12 * ff.mem_efficiency)
+    assert ff.mem_overhead_per_layer_s == pytest.approx((m.tail16[("llama-3-70b", "graph")].median_s - stream) / 80)
+    assert ff.mem_overhead_per_layer_s == pytest.approx(140.2e-6, rel=1e-3)
+    assert ff.launch_floor_per_layer_s == pytest.approx(680.5e-6, rel=1e-3)
+    assert ff.sharpness == 2.7
+    # attention: 16 queries masked, 79 us at 4.26 MB to 1.42 ms at 268.5 MB: about 5.36 us per MB, 196 GB/s
+    assert ff.attention_efficiency * 4.8e12 == pytest.approx(196e9, rel=0.01)
+    assert ff.attention_fixed_per_layer_s == pytest.approx(57.54e-6, rel=1e-3)
+
+
+def test_the_8b_passes_from_70b_only_fits_land_within_15_percent_but_one(checks):
+    held = {c.case: c.error_pct for c in checks if c.group == "llama-3-8b passes from llama-3-70b fits"}
+    assert len(held) == 10  # 8 eager sweep points, the 16-token eager tail loop and the graph pass
+    outliers = {case for case, err in held.items() if abs(err) > 15}
+    # the 64-token eager pass measured 36.9 ms, slower than the 128-token pass's 24.2 ms: a glitch of the
+    # measurement, which the model (21.8 ms) does not follow
+    assert outliers == {"64 tokens, eager"}
+    assert held["16 tokens, graph"] == pytest.approx(-3.9, abs=0.1)  # the single-efficiency model: -41 %
+
+
+def test_leave_one_out_is_reported_apart_from_the_fit_and_is_no_better(checks):
+    for group in ("llama-3-70b eager passes", "copies, h2d pinned"):
+        ins = {c.case: c.error_pct for c in checks if c.group == group and c.sample == ms.IN_SAMPLE}
+        loo = {c.case: c.error_pct for c in checks if c.group == group and c.sample == ms.LEAVE_ONE_OUT}
+        assert ins.keys() == loo.keys() and len(ins) >= 7
+        assert sum(abs(v) for v in loo.values()) > sum(abs(v) for v in ins.values())
+    # the 256-token knee: in sample -1.8 %, refitted without it -3.8 %
+    knee = {c.sample: c.error_pct for c in checks if c.case == "256 tokens" and c.group == "llama-3-70b eager passes"}
+    assert knee[ms.IN_SAMPLE] == pytest.approx(-1.8, abs=0.1)
+    assert knee[ms.LEAVE_ONE_OUT] == pytest.approx(-3.8, abs=0.1)
+
+
+def test_the_issues_goal_holds_out_of_sample(checks):
+    # every 70B pass of 128 tokens or more, every interior block and every copy of 1 MiB or more within 10 %
+    out = [c for c in checks if c.sample != ms.IN_SAMPLE]
+    passes = [
+        c for c in out if c.group == "llama-3-70b eager passes" and int(c.case.split()[0].replace(",", "")) >= 128
+    ]
+    interior = [c for c in out if c.group == "llama-3-70b interior blocks"]
+    copies = [c for c in out if c.group.startswith("copies")]
+    assert len(passes) == 7 and len(interior) == 6 and len(copies) == 14
+    assert max(abs(c.error_pct) for c in passes + interior + copies) < 10
+
+
+def test_compare_uses_the_same_model_as_the_measured_page(m):
+    # kvtier's scenario under the measured set against pass_s at the fitted values: the yaml rounds to 4 digits
+    s = Scenario(load_assumptions(MEASURED_SET))
+    ff, s70 = ms.shipped_forward_fit(), m.shapes["llama-3-70b"]
+    mfu = s.mfu("typical")
+    for position in (0, 1024, 8192):
+        lone = float(s.lone_regen_s(position, "resident", mfu))
+        assert lone == pytest.approx(float(ms.pass_s(ff, s70, 16, "eager", position)), rel=2e-4), position
+    evicted = float(s.lone_regen_s(1024, "evicted", mfu))  # a prefill of 1,040 tokens from position 0
+    assert evicted == pytest.approx(float(ms.pass_s(ff, s70, 1040, "eager")), rel=2e-4)
+
+
+def test_a_knee_sharpness_between_0_and_1_is_refused_naming_the_key():
+    s = Scenario(load_assumptions(MEASURED_SET).with_values({"regen.knee_sharpness": "0.5"}, source="test"))
+    with pytest.raises(KvtierError, match="key 'regen.knee_sharpness' must be 0 .* or at least 1, got 0.5"):
+        s.lone_regen_s(0, "resident", 0.5)
+
+
+def test_the_transfer_fit_by_hand_and_in_the_measured_set(m):
+    tf = ms.fit_transfer(m)
+    # the floor: the median of 16.0, 25.2, 14.8 and 14.3 us, (14.8 + 16.0) / 2 = 15.42 us
+    assert tf.min_transfer_s == pytest.approx((14.816000126302242e-6 + 16.03199914097786e-6) / 2, rel=1e-9)
+    # duplex: 4.882 ms alone over 5.324 ms with the other direction busy, 91.7 %
+    assert tf.duplex_efficiency == pytest.approx(4.88159990310669 / 5.323935985565185, rel=1e-9)
+    assert tf.pageable_efficiency == pytest.approx(0.2196, rel=1e-3)
+    a = load_assumptions(MEASURED_SET)
+    assert a.value("fetch.min_transfer_time") == pytest.approx(tf.min_transfer_s, rel=1e-3)
+    assert a.value("fetch.pageable_efficiency") == pytest.approx(tf.pageable_efficiency, rel=1e-3)
+    assert a.value("fetch.duplex_efficiency") == pytest.approx(tf.duplex_efficiency, rel=1e-3)
+
+
+def test_small_copies_and_duplex_out_of_sample(m):
+    checks = ms.transfer_checks(m)
+    d2h = [c for c in checks if c.group == "small copies, d2h pinned"]
+    assert len(d2h) == 4 and max(abs(c.error_pct) for c in d2h) < 6  # held out: the floor from the other direction
+    duplex = next(c for c in checks if c.group == "both directions at once" and c.sample == ms.HELD_OUT)
+    # d2h together predicted as 256 MiB at 91.7 % of the h2d rate: +0.9 % of the 5.273 ms measured
+    assert duplex.error_pct == pytest.approx(0.9, abs=0.1)
+    # the 16 KiB h2d copy (25.2 us) stays a miss: the floor is the median, 15.4 us
+    small = {c.case: c.error_pct for c in checks if c.group == "small copies, h2d pinned" and c.sample == ms.IN_SAMPLE}
+    assert small["16 KiB"] == pytest.approx(-38.9, abs=0.1)
+
+
+def test_the_fetch_follows_the_transfer_keys():
+    s = Scenario(load_assumptions(MEASURED_SET))
+    lat, bw, floor = s.v("fetch_latency"), s.v("bandwidth.mid"), s.v("fetch.min_transfer_time")
+    # contiguous 5 MiB, pinned, alone: 9.049 us + 5242880 / 55.14 GB/s = 104.1 us (above the floor)
+    assert float(s.fetch_s(bw)) == pytest.approx(lat + 5 * 2**20 / bw, rel=1e-12)
+    paged = Scenario(
+        s.assumptions.with_values({"fetch.host_memory": "pageable", "fetch.contention": "duplex"}, source="t")
+    )
+    eff = s.v("fetch.pageable_efficiency") * s.v("fetch.duplex_efficiency")
+    assert float(paged.fetch_s(bw)) == pytest.approx(lat + 5 * 2**20 / (bw * eff), rel=1e-12)
+    tiny = Scenario(s.assumptions.with_values({"block_tokens": "1"}, source="t"))  # 320 KiB: 9.05 + 5.9 us < floor
+    assert float(tiny.fetch_s(bw)) == floor
+
+
+def test_the_workload_and_cost_pages_recompute_a_prefix_with_the_same_model():
+    from kvtier.formulas.reuse import RegenCosts
+
+    s = Scenario(load_assumptions(MEASURED_SET))
+    rc = RegenCosts.of(s, "typical")
+    mfu = s.mfu("typical")
+    # a 16-token prefix alone is the tail block alone; 1,040 tokens the prefill of an evicted block at 1,024
+    t = rc.lone_s(np.array([16.0, 1040.0]))
+    assert t[0] == pytest.approx(float(s.lone_regen_s(0, "resident", mfu)), rel=1e-9)
+    assert t[1] == pytest.approx(float(s.lone_regen_s(1024, "evicted", mfu)), rel=1e-9)
+    # the launch floor binds the 16-token pass: 80 layers x 680.5 us = 54.44 ms, blended with 4.1 ms of compute
+    assert t[0] == pytest.approx(54.46e-3, rel=1e-3)
