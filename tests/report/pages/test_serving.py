@@ -66,3 +66,12 @@ def test_the_ttft_numbers_are_the_tables():
     assert n["ttft_p50_cut_pct"] == pytest.approx((1 - at["ttft_p50_s"] / none["ttft_p50_s"]) * 100)
     assert 0 < n["ttft_p99_cut_pct"] < n["ttft_p50_cut_pct"] < 100
     assert n["ttft_capacity_tib"] == pytest.approx(at["capacity_bytes"] / 2**40)
+
+
+def test_the_ttft_sentence_says_when_the_placement_does_not_reach_the_prefill():
+    # the TTFT replay prefills on one accelerator (reuse.RegenCosts); a placed build must not read as if
+    # its tensor-parallel group shortened the prefill
+    one = serving.numbers(Scenario())["ttft_sentence"]
+    placed = serving.numbers(Scenario(load_assumptions(None, {"parallel.tp": "4"})))["ttft_sentence"]
+    assert "does not yet shorten" not in one
+    assert "(timed on one accelerator: the placement does not yet shorten a request's prefill here)" in placed
