@@ -20,7 +20,7 @@ from kvtier.data import ENGINE_PRESETS
 from kvtier.formulas import costs, tiering, ttft
 from kvtier.formulas.reuse import TARGETS_PCT
 from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
-from kvtier.scenario import Scenario
+from kvtier.scenario import FORWARD_KEYS, Scenario
 
 SHARES: tuple[float, ...] = (*(p / 100 for p in TARGETS_PCT), 1.0)
 """Shares of the trace's achievable hits the tiers are sized for (with ``decision.hit_target``)."""
@@ -36,8 +36,7 @@ KEYS: tuple[str, ...] = (
     "mfu.optimistic",
     "mfu.typical",
     "mfu.conservative",
-    "regen.mem_bandwidth",
-    "regen.mem_efficiency",
+    *FORWARD_KEYS,
     "block_tokens",
     "engine",
     "fetch_layout",
