@@ -289,10 +289,10 @@ class Scenario:
         """
         dense, routed = self.weight_split()
         p, m = self.placement, self.model
-        if routed:
-            touched = parallel.distinct_experts(m.n_routed_experts, m.experts_per_token, pass_tokens)
-            routed = routed * touched / m.n_routed_experts
-        return parallel.rank_weight_bytes(dense, routed, p.tp, p.group)
+        experts = m.n_routed_experts if routed else 0
+        return parallel.touched_rank_weight_bytes(
+            dense, routed, experts, m.experts_per_token, pass_tokens, p.tp, p.group
+        )
 
     @property
     def compute_share(self) -> float:

@@ -122,6 +122,28 @@ def rank_weight_bytes(
     return (_f(dense_bytes) / _f(tp) + _f(routed_bytes) / _f(group)) / _f(pp)
 
 
+def touched_rank_weight_bytes(
+    dense_bytes: ArrayLike,
+    routed_bytes: ArrayLike,
+    n_experts: ArrayLike,
+    per_token: ArrayLike,
+    tokens: ArrayLike,
+    tp: ArrayLike,
+    group: ArrayLike,
+) -> FloatArray:
+    """Weight bytes one rank reads in a pass over ``tokens`` tokens, over every stage it crosses (B).
+
+    ``dense / tp + routed x distinct_experts(E, k, tokens) / E / group``: the dense weights split
+    over the tensor-parallel ranks; of the routed experts only those the pass's tokens are routed
+    to (:func:`distinct_experts`, uniform routing), spread over the stage's group.  For a dense
+    model (``E = 0``) ``dense / tp``; on one accelerator all the weights a pass touches.
+    """
+    e = _f(n_experts)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        touched = np.where(e > 0, distinct_experts(e, per_token, tokens) / np.where(e > 0, e, 1.0), 1.0)
+    return rank_weight_bytes(dense_bytes, _f(routed_bytes) * touched, tp, group)
+
+
 def compute_share(dense_params: ArrayLike, routed_params: ArrayLike, tp: ArrayLike, group: ArrayLike) -> FloatArray:
     """Share of a pass's FLOPs the busiest rank of a stage computes (dimensionless).
 

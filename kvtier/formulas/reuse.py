@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from kvtier.formulas import costs, roofline
+from kvtier.formulas import costs, parallel, roofline
 
 TARGETS_PCT: tuple[int, ...] = (50, 80, 90, 95)
 """Shares of the achievable (infinite-cache) hit ratio whose capacity the report gives (%)."""
@@ -595,6 +595,19 @@ class RegenCosts:
         The forward-pass model's other terms (:func:`kvtier.formulas.roofline.forward_pass_time_s`):
         the model's layers, ``regen.mem_overhead_per_layer`` and ``regen.launch_floor_per_layer`` (s)
         and the knee's exponent (``inf``: the plain roofline, the default).
+    routed_weight_bytes, n_routed_experts, experts_per_token : float
+        The routed experts' share of :attr:`weight_bytes` (B), their count and how many a token
+        picks: a pass reads only the experts its tokens are routed to
+        (:func:`kvtier.formulas.parallel.touched_rank_weight_bytes`); 0 for a dense model.
+    tp, group, accelerators, pipeline_stages : int
+        The placement (:class:`kvtier.scenario.Placement`): tensor-parallel ranks, ranks of a
+        stage (``tp x ep``), accelerators in all, pipeline stages; 1 each by default.
+    compute_share, kv_rank_share : float
+        Share of a pass's FLOPs, and of a token's KV, the busiest rank holds (1 on one accelerator).
+    collective_latency_s, collective_s_per_token : float
+        The collectives a lone pass adds (:func:`kvtier.formulas.parallel.collectives_time_s`),
+        which are affine in its tokens: every operation's latency once (s), plus the bytes of
+        each token (s per token); 0 on one accelerator.
     """
 
     kv_bytes_per_token: float
@@ -611,10 +624,24 @@ class RegenCosts:
     mem_overhead_per_layer_s: float = 0.0
     launch_floor_per_layer_s: float = 0.0
     knee_sharpness: float = math.inf
+    routed_weight_bytes: float = 0.0
+    n_routed_experts: float = 0.0
+    experts_per_token: float = 0.0
+    tp: int = 1
+    group: int = 1
+    accelerators: int = 1
+    pipeline_stages: int = 1
+    compute_share: float = 1.0
+    kv_rank_share: float = 1.0
+    collective_latency_s: float = 0.0
+    collective_s_per_token: float = 0.0
 
     @classmethod
     def of(cls, s: Any, mfu_label: str) -> RegenCosts:
-        """The costs of a :class:`~kvtier.scenario.Scenario` ``s`` at its MFU bracket ``mfu_label``."""
+        """The costs of a :class:`~kvtier.scenario.Scenario` ``s`` at its MFU bracket ``mfu_label``, placed."""
+        p, m = s.placement, s.model
+        _, routed = s.weight_split()
+        per_token = float(s.collectives_s(1.0, 0.0))  # one token's bytes, no latency
         return cls(
             kv_bytes_per_token=float(s.kv_bytes_per_token),
             active_params=float(s.active_params),
@@ -630,7 +657,80 @@ class RegenCosts:
             mem_overhead_per_layer_s=s.v("regen.mem_overhead_per_layer"),
             launch_floor_per_layer_s=s.v("regen.launch_floor_per_layer"),
             knee_sharpness=s.knee_sharpness,
+            routed_weight_bytes=float(routed),
+            n_routed_experts=float(m.n_routed_experts if routed else 0),
+            experts_per_token=float(m.experts_per_token if routed else 0),
+            tp=int(p.tp),
+            group=int(p.group),
+            accelerators=int(p.accelerators),
+            pipeline_stages=int(p.pp),
+            compute_share=float(s.compute_share),
+            kv_rank_share=float(s.kv_rank_bytes_per_token / s.kv_bytes_per_token),
+            collective_latency_s=float(s.collectives_s(1.0, 1.0)) - per_token,
+            collective_s_per_token=per_token,
         )
+
+    def pass_weight_bytes(self, tokens: np.ndarray) -> np.ndarray:
+        """Weight bytes the busiest rank reads in a pass over ``tokens`` tokens (B).
+
+        :func:`kvtier.formulas.parallel.touched_rank_weight_bytes`: all of :attr:`weight_bytes` for
+        a dense model on one accelerator.
+        """
+        dense = self.weight_bytes - self.routed_weight_bytes
+        return parallel.touched_rank_weight_bytes(
+            dense, self.routed_weight_bytes, self.n_routed_experts, self.experts_per_token, tokens, self.tp, self.group
+        )
+
+    def pass_latency_s(self, flops: np.ndarray, tokens: np.ndarray, cached_tokens: np.ndarray) -> np.ndarray:
+        """Wall time of a forward pass of its own over ``tokens`` new tokens attending to ``cached_tokens`` (s).
+
+        The busiest rank's :func:`kvtier.formulas.roofline.forward_pass_time_s` of ``flops x
+        compute_share`` against its weights (:meth:`pass_weight_bytes`) and its share of the cached
+        KV, over every layer (the pipeline stages are crossed one after another), plus the
+        collectives: ``collective_latency_s + tokens x collective_s_per_token``.  On one
+        accelerator the forward-pass model of one device; with the ``regen.*`` terms at 0 the
+        plain roofline ``max(FLOPs / (peak x MFU), bytes / (bandwidth x efficiency))``.
+        """
+        tokens = np.asarray(tokens, dtype=float)
+        cached = np.asarray(cached_tokens, dtype=float)
+        nbytes = roofline.regen_bytes_read(
+            self.pass_weight_bytes(tokens), tokens, tokens, self.kv_bytes_per_token * self.kv_rank_share, cached
+        )
+        t = roofline.forward_pass_time_s(
+            np.asarray(flops, dtype=float) * self.compute_share,
+            nbytes,
+            self.peak_flop_per_s,
+            self.mfu,
+            self.mem_bandwidth_bytes_per_s,
+            self.mem_efficiency,
+            layers=self.layers,
+            mem_overhead_per_layer_s=self.mem_overhead_per_layer_s,
+            launch_floor_per_layer_s=self.launch_floor_per_layer_s,
+            sharpness=self.knee_sharpness,
+        )
+        comm = np.where(self.accelerators > 1, self.collective_latency_s + tokens * self.collective_s_per_token, 0.0)
+        return t + comm
+
+    def in_batch_latency_s(self, flops: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+        """Wall time ``flops`` of ``tokens`` tokens add to a compute-bound batch on the placement (s).
+
+        ``flops / (accelerators x peak x MFU)``, a full pipeline keeping every accelerator busy, plus
+        the bytes the tokens add to the collectives, their latency shared by the batch, over the
+        ``pipeline_stages`` (as :meth:`kvtier.scenario.Scenario.in_batch_compute_s`).  On one
+        accelerator :meth:`in_batch_s`'s ``FLOPs / (peak x MFU)``.
+        """
+        compute = costs.compute_time_s(flops, self.peak_flop_per_s * self.accelerators, self.mfu)
+        return compute + np.asarray(tokens, dtype=float) * self.collective_s_per_token / self.pipeline_stages
+
+    def busy_accelerators(self, regime: str) -> float:
+        """Accelerators a request's prefill keeps busy for its wall time, in ``regime`` (count).
+
+        ``batch``: every accelerator (a full pipeline); ``lone``: one stage's ranks at a time,
+        ``accelerators / pipeline_stages``.  Wall time x this is accelerator time.
+        """
+        if regime not in ("batch", "lone"):
+            raise ValueError(f"regime must be 'batch' or 'lone', got {regime!r}")
+        return self.accelerators / (1 if regime == "batch" else self.pipeline_stages)
 
     def prefix_flops(self, tokens: np.ndarray) -> np.ndarray:
         """FLOPs to recompute the first ``tokens`` tokens of a prompt: ``k N h + f h (h + 1) / 2`` (FLOP).
@@ -651,29 +751,16 @@ class RegenCosts:
         return costs.compute_time_s(self.prefix_flops(tokens), self.peak_flop_per_s, self.mfu)
 
     def lone_s(self, tokens: np.ndarray) -> np.ndarray:
-        """Recomputing each prefix *alone*, as its own forward pass: the roofline (s); 0 for no tokens.
+        """Recomputing each prefix *alone*, as its own forward pass, in accelerator time (s); 0 for no tokens.
 
-        ``max(FLOPs / (peak x MFU), weights / (memory bandwidth x efficiency))``: the pass
-        streams every weight once whatever its length; with the forward-pass model's other terms
-        (:func:`kvtier.formulas.roofline.forward_pass_time_s`: a fixed time per layer, a launch
-        floor, the knee's blend) where they are set.  A prefix has no cached positions before it,
-        so no serial attention.
+        :meth:`pass_latency_s` of the prefix with nothing cached before it (a prefix has no
+        cached positions, so no attention read) times :meth:`busy_accelerators` of ``lone``.  On
+        one accelerator ``max(FLOPs / (peak x MFU), weights / (memory bandwidth x efficiency))``:
+        the pass streams every weight it touches once whatever its length.
         """
         tokens = np.asarray(tokens, dtype=float)
         safe = np.maximum(tokens, 1.0)
-        nbytes = roofline.regen_bytes_read(self.weight_bytes, safe, safe, self.kv_bytes_per_token, 0.0)
-        t = roofline.forward_pass_time_s(
-            self.prefix_flops(safe),
-            nbytes,
-            self.peak_flop_per_s,
-            self.mfu,
-            self.mem_bandwidth_bytes_per_s,
-            self.mem_efficiency,
-            layers=self.layers,
-            mem_overhead_per_layer_s=self.mem_overhead_per_layer_s,
-            launch_floor_per_layer_s=self.launch_floor_per_layer_s,
-            sharpness=self.knee_sharpness,
-        )
+        t = self.pass_latency_s(self.prefix_flops(safe), safe, 0.0) * self.busy_accelerators("lone")
         return np.where(tokens > 0, t, 0.0)
 
     def regen_s(self, tokens: np.ndarray, regime: str) -> np.ndarray:

@@ -10,10 +10,12 @@ For every request of a trace (:class:`kvtier.formulas.reuse.Trace`, measured by
    the missed block's).  At most ``prompt - 1`` tokens are taken from the tier
    (:func:`usable_hit_tokens`): an engine computes at least the prompt's last token, whose
    logits give the first output token.
-2. **Its fetch** (:func:`prefix_fetch_s`): the prefix's ``tokens x kv_bytes_per_token``
-   bytes over the tier's bandwidth, plus one latency per transfer, in ``ceil(tokens /
-   block_tokens) x transfers_per_block`` transfers (the serving engine's block and layout,
-   :mod:`kvtier.inputs.engines`, or the set's own): :func:`kvtier.formulas.costs.fetch_time_s`.
+2. **Its fetch** (:func:`prefix_fetch_s`): the prefix's bytes over the tier's bandwidth,
+   plus one latency per transfer, in ``ceil(tokens / block_tokens) x transfers_per_block``
+   transfers (the serving engine's block and layout, :mod:`kvtier.inputs.engines`, or the
+   set's own), with the transfer model's floor and efficiency
+   (:func:`kvtier.formulas.transfer.fetch_time_s`).  Under a placement each rank fetches its
+   shard over its own link, shared by the ranks behind it (:class:`Fetch`).
 3. **The prefill of the rest** (:func:`rest_prefill_s`): the prompt's tokens after the prefix,
    attending to the whole prompt before them, in a *regime*: ``batch`` (the request's
    tokens ride in a compute-bound batch and cost their marginal FLOPs,
@@ -31,8 +33,13 @@ For every request of a trace (:class:`kvtier.formulas.reuse.Trace`, measured by
 5. **No tier** (:func:`ttft_s` with no hits): the whole prompt prefilled, ``rest_prefill_s``
    of the whole prompt, which equals :meth:`kvtier.formulas.reuse.RegenCosts.regen_s`.
 
-Not modelled: queueing behind other requests (every request is timed as if the accelerator
-were its own: ``lone``, or its marginal share of one: ``batch``), the GPU's own HBM prefix
+Under a placement (tensor, pipeline, expert parallelism) a ``lone`` prefill is the busiest
+rank's share of the pass plus the collectives, the stages crossed one after another, and a
+``batch`` one spreads over every accelerator; the accelerator time saved counts every
+accelerator the prefill keeps busy (:meth:`kvtier.formulas.reuse.RegenCosts.busy_accelerators`).
+
+Not modelled: queueing behind other requests (every request is timed as if the deployment
+were its own: ``lone``, or its marginal share of it: ``batch``), the GPU's own HBM prefix
 cache (the tier is the only cache), the decode of the first token after the prefill (a
 step shared by both sides), contention on the link among requests.
 
@@ -46,7 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kvtier.formulas import costs, roofline
+from kvtier.formulas import transfer
 from kvtier.formulas.reuse import RegenCosts, Reuse, percentiles
 
 REGIMES: tuple[str, ...] = ("lone", "batch")
@@ -102,19 +109,22 @@ def prefix_fetch_s(
     latency_s: float,
     block_tokens: int,
     transfers_per_block: int,
+    min_transfer_s: float = 0.0,
+    efficiency: float = 1.0,
 ) -> np.ndarray:
     """Time to fetch each request's prefix of ``tokens`` tokens from a tier (s).
 
-    ``ceil(tokens / block_tokens) x transfers_per_block x latency + tokens x kv_bytes_per_token / bandwidth``
-    (:func:`kvtier.formulas.costs.fetch_time_s`): the prefix lies in blocks of ``block_tokens``
-    tokens, each fetched in ``transfers_per_block`` copies; 0 for no tokens.
+    ``ceil(tokens / block_tokens) x transfers_per_block x latency + tokens x kv_bytes_per_token /
+    (bandwidth x efficiency)``, at least ``min_transfer_s`` (:func:`kvtier.formulas.transfer.fetch_time_s`):
+    the prefix lies in blocks of ``block_tokens`` tokens, each fetched in ``transfers_per_block``
+    copies; 0 for no tokens.
 
     Parameters
     ----------
     tokens : array_like
         Prefix tokens per request (tokens).
     kv_bytes_per_token : float
-        KV bytes per token over all layers (B).
+        KV bytes per token that cross the link (B): all layers, or a placement's share of them.
     bandwidth_bytes_per_s : float
         The tier's bandwidth, one direction (B/s).
     latency_s : float
@@ -123,25 +133,33 @@ def prefix_fetch_s(
         Tokens per block of the serving engine (tokens).
     transfers_per_block : int
         Copies one block's fetch takes.
+    min_transfer_s, efficiency : float, optional
+        The transfer model's floor (s) and share of the rate reached; 0 and 1 by default.
     """
     tokens = np.asarray(tokens, dtype=float)
     transfers = np.ceil(tokens / block_tokens) * transfers_per_block
-    return costs.fetch_time_s(tokens * kv_bytes_per_token, bandwidth_bytes_per_s, latency_s, transfers)
+    t = transfer.fetch_time_s(
+        tokens * kv_bytes_per_token, bandwidth_bytes_per_s, latency_s, transfers, min_transfer_s, efficiency
+    )
+    return np.where(tokens > 0, t, 0.0)
 
 
 def rest_prefill_s(rc: RegenCosts, prompt_tokens: np.ndarray, hit_tokens: np.ndarray, regime: str) -> np.ndarray:
-    """Prefill of each prompt's tokens after its prefix of ``hit_tokens``, in ``regime`` (s).
+    """Wall time of the prefill of each prompt's tokens after its prefix of ``hit_tokens``, in ``regime`` (s).
 
     FLOPs: ``prefix_flops(prompt) - prefix_flops(hit)`` (the rest's parameter FLOPs and its
-    attention over every token before it).  ``batch``: FLOPs / (peak x MFU).  ``lone``: the
-    roofline ``max(FLOPs / (peak x MFU), (weights + kv_bytes_per_token x hit) / (memory
-    bandwidth x efficiency))``: the pass reads every weight once and the prefix's KV once
-    (:func:`kvtier.formulas.roofline.regen_bytes_read`).  0 where nothing is left.
+    attention over every token before it).  ``batch``: the rest's marginal time inside a
+    compute-bound batch (:meth:`kvtier.formulas.reuse.RegenCosts.in_batch_latency_s`, FLOPs /
+    (peak x MFU) on one accelerator).  ``lone``: a forward pass of its own
+    (:meth:`kvtier.formulas.reuse.RegenCosts.pass_latency_s`), which reads the weights and the
+    prefix's KV once: on one accelerator with the plain roofline ``max(FLOPs / (peak x MFU),
+    (weights + kv_bytes_per_token x hit) / (memory bandwidth x efficiency))``.  Under a
+    placement, the busiest rank's share plus the collectives.  0 where nothing is left.
 
     Parameters
     ----------
     rc : RegenCosts
-        The model, accelerator and MFU (:meth:`kvtier.formulas.reuse.RegenCosts.of`).
+        The model, accelerator, MFU and placement (:meth:`kvtier.formulas.reuse.RegenCosts.of`).
     prompt_tokens, hit_tokens : array_like
         Per request: its prompt and the prefix taken from the tier (tokens, ``hit <= prompt``).
     regime : str
@@ -152,15 +170,10 @@ def rest_prefill_s(rc: RegenCosts, prompt_tokens: np.ndarray, hit_tokens: np.nda
     prompt = np.asarray(prompt_tokens, dtype=float)
     hit = np.asarray(hit_tokens, dtype=float)
     flops = rc.prefix_flops(prompt) - rc.prefix_flops(hit)
-    if regime == "batch":
-        return costs.compute_time_s(flops, rc.peak_flop_per_s, rc.mfu)
     rest = prompt - hit
-    safe = np.maximum(rest, 1.0)
-    nbytes = roofline.regen_bytes_read(rc.weight_bytes, safe, safe, rc.kv_bytes_per_token, hit)
-    t = roofline.roofline_time_s(
-        flops, nbytes, rc.peak_flop_per_s, rc.mfu, rc.mem_bandwidth_bytes_per_s, rc.mem_efficiency
-    )
-    return np.where(rest > 0, t, 0.0)
+    if regime == "batch":
+        return np.where(rest > 0, rc.in_batch_latency_s(flops, rest), 0.0)
+    return np.where(rest > 0, rc.pass_latency_s(flops, np.maximum(rest, 1.0), hit), 0.0)
 
 
 def overlapped_s(fetch_s: np.ndarray, compute_s: np.ndarray, stages: int) -> np.ndarray:
@@ -195,6 +208,13 @@ class Fetch:
         Layers the fetch is pipelined over when ``overlap``.
     overlap : bool
         Whether the fetch is loaded layer by layer under the prefill (:func:`overlapped_s`).
+    link_bytes_per_token : float
+        Bytes that cross one link per prefix token (B): the token's KV, or under a placement one
+        rank's shard times the ranks sharing the link (:attr:`kvtier.scenario.Scenario.fetch_bytes`
+        per token).
+    min_transfer_s, efficiency : float
+        The transfer model's floor per fetch (s) and share of the link's rate reached
+        (:func:`kvtier.formulas.transfer.fetch_time_s`); 0 and 1 by default.
     """
 
     bandwidth_bytes_per_s: float
@@ -203,6 +223,9 @@ class Fetch:
     transfers_per_block: int
     layers: int
     overlap: bool
+    link_bytes_per_token: float
+    min_transfer_s: float = 0.0
+    efficiency: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -217,6 +240,9 @@ class Ttft:
         The prefix's fetch, the rest's prefill, and the time to first token (s).
     full_prefill_s : ndarray
         The whole prompt prefilled, no tier (s): the TTFT without one.
+    busy_accelerators : float
+        Accelerators a prefill keeps busy for its wall time
+        (:meth:`kvtier.formulas.reuse.RegenCosts.busy_accelerators`); 1 on one accelerator.
     """
 
     hit_tokens: np.ndarray
@@ -224,15 +250,16 @@ class Ttft:
     prefill_s: np.ndarray
     ttft_s: np.ndarray
     full_prefill_s: np.ndarray
+    busy_accelerators: float = 1.0
 
     @property
     def gpu_s_saved(self) -> np.ndarray:
-        """Prefill time the tier saves the accelerator per request, ``full_prefill_s - prefill_s`` (s).
+        """Accelerator time the tier saves per request: ``(full_prefill_s - prefill_s) x busy_accelerators`` (s).
 
         The fetch is a copy, not accelerator compute.  Negative where a lone, memory-bound
         prefill reads the fetched prefix's KV on top of the weights and saves no compute.
         """
-        return self.full_prefill_s - self.prefill_s
+        return (self.full_prefill_s - self.prefill_s) * self.busy_accelerators
 
     def percentiles(self, pcts: tuple[float, ...] = (50, 90, 99)) -> dict[str, float]:
         """``{"p50": ..., "p90": ..., "p99": ..., "max": ...}`` of :attr:`ttft_s` (s)."""
@@ -262,18 +289,21 @@ def ttft(
     """
     prompt = reuse.trace.input_tokens.astype(float)
     full = rest_prefill_s(rc, prompt, np.zeros_like(prompt), regime)
+    busy = rc.busy_accelerators(regime)
     if fetch is None or capacity_blocks <= 0:
         zero = np.zeros_like(prompt)
-        return Ttft(zero, zero, full, full, full)
+        return Ttft(zero, zero, full, full, full, busy)
     _, tokens = prefix_hit_tokens(reuse, capacity_blocks)
     hit = usable_hit_tokens(tokens, prompt)
     f = prefix_fetch_s(
         hit,
-        rc.kv_bytes_per_token,
+        fetch.link_bytes_per_token,
         fetch.bandwidth_bytes_per_s,
         fetch.latency_s,
         fetch.block_tokens,
         fetch.transfers_per_block,
+        fetch.min_transfer_s,
+        fetch.efficiency,
     )
     c = rest_prefill_s(rc, prompt, hit, regime)
-    return Ttft(hit, f, c, overlapped_s(f, c, fetch.layers if fetch.overlap else 1), full)
+    return Ttft(hit, f, c, overlapped_s(f, c, fetch.layers if fetch.overlap else 1), full, busy)

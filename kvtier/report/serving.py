@@ -20,7 +20,7 @@ from kvtier.data import ENGINE_PRESETS
 from kvtier.formulas import costs, tiering, ttft
 from kvtier.formulas.reuse import TARGETS_PCT
 from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
-from kvtier.scenario import FORWARD_KEYS, Scenario
+from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
 
 SHARES: tuple[float, ...] = (*(p / 100 for p in TARGETS_PCT), 1.0)
 """Shares of the trace's achievable hits the tiers are sized for (with ``decision.hit_target``)."""
@@ -37,6 +37,8 @@ KEYS: tuple[str, ...] = (
     "mfu.typical",
     "mfu.conservative",
     *FORWARD_KEYS,
+    *PLACEMENT_KEYS,
+    *TRANSFER_KEYS,
     "block_tokens",
     "engine",
     "fetch_layout",
@@ -59,6 +61,9 @@ def fetch_of(s: Scenario, bandwidth_bytes_per_s: float, latency_s: float) -> ttf
         transfers_per_block=s.fetch_transfers,
         layers=s.model.n_layers,
         overlap=s.layer_overlap,
+        link_bytes_per_token=s.fetch_bytes / s.block_tokens,
+        min_transfer_s=s.v("fetch.min_transfer_time"),
+        efficiency=s.link_efficiency,
     )
 
 

@@ -89,3 +89,13 @@ def test_collectives_add_expert_all_to_alls_and_stage_hand_offs():
 
 def test_fits():
     assert parallel.fits(np.array([140e9, 142e9]), 141e9).tolist() == [True, False]
+
+
+def test_touched_rank_weight_bytes() -> None:
+    # dense model (E = 0): dense / tp = 1,000 / 4 = 250 B, whatever the tokens
+    assert parallel.touched_rank_weight_bytes(1000.0, 0.0, 0, 0, 16, 4, 4) == pytest.approx(250.0)
+    # E = 4 experts, k = 1, one token: 4 x (1 - 3/4) = 1 expert touched -> routed 800 x 1/4 = 200 B;
+    # over a group of 2: 100; dense 200 / tp 2 = 100 -> 200 B
+    assert parallel.touched_rank_weight_bytes(200.0, 800.0, 4, 1, 1, 2, 2) == pytest.approx(200.0)
+    # two tokens: 4 x (1 - (3/4)^2) = 1.75 experts -> 800 x 1.75 / 4 / 2 = 175; + 100 = 275 B
+    assert parallel.touched_rank_weight_bytes(200.0, 800.0, 4, 1, 2, 2, 2) == pytest.approx(275.0)

@@ -813,3 +813,28 @@ def test_the_streamed_report_is_the_in_memory_one():
         for part in ("input_tokens", "output_tokens"):
             assert b["trace"][part] == pytest.approx(a["trace"][part], rel=1e-12)
         assert b["blocks"]["reuse_interval_s"] == pytest.approx(a["blocks"]["reuse_interval_s"], rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("model", "counts"),
+    [
+        ("llama-3-70b", {}),
+        ("llama-3-70b", {"tp": 8}),
+        ("llama-3-70b", {"tp": 4, "pp": 2}),
+        ("deepseek-v3", {"tp": 8, "ep": 4}),
+    ],
+)
+def test_regen_costs_time_a_block_as_the_scenario_does(model: str, counts: dict[str, int]) -> None:
+    """The TTFT's prefill and the ratio pages' lone block are one forward-pass model, placed alike."""
+    from kvtier.scenario import Scenario
+
+    s = Scenario().with_block(16, model)
+    s = s.with_placement(**counts) if counts else s
+    mfu = s.mfu(str(s.assumptions.value("illustrative.mfu")))
+    rc = s.regen_costs()
+    flops = rc.prefix_flops(np.array(16.0))
+    assert float(rc.pass_latency_s(flops, 16.0, 0.0)) == pytest.approx(float(s.lone_regen_s(0, "resident", mfu)))
+    assert float(rc.in_batch_latency_s(flops, 16.0)) == pytest.approx(float(s.in_batch_compute_s(flops, mfu)))
+    # accelerator time of a lone pass: its wall time x the ranks of one stage (accelerators / pp)
+    busy = s.placement.accelerators / s.placement.pp
+    assert float(rc.lone_s(np.array(16.0))) == pytest.approx(float(s.lone_regen_s(0, "resident", mfu)) * busy)

@@ -44,9 +44,15 @@ RC = RegenCosts(
     mem_bandwidth_bytes_per_s=1e6,
     mem_efficiency=1.0,
 )
-# a tier of 1e5 B/s and 1 ms a transfer; blocks of 4 tokens, 2 transfers each; 4 layers
+# a tier of 1e5 B/s and 1 ms a transfer; blocks of 4 tokens, 2 transfers each; 4 layers; 100 B a token
 FETCH = ttft.Fetch(
-    bandwidth_bytes_per_s=1e5, latency_s=1e-3, block_tokens=4, transfers_per_block=2, layers=4, overlap=False
+    bandwidth_bytes_per_s=1e5,
+    latency_s=1e-3,
+    block_tokens=4,
+    transfers_per_block=2,
+    layers=4,
+    overlap=False,
+    link_bytes_per_token=100.0,
 )
 
 
@@ -175,3 +181,46 @@ def test_a_memory_bound_lone_prefill_can_cost_more_after_a_hit() -> None:
     rc = RegenCosts(**{**vars(RC), "weight_bytes": 1e5})
     assert ttft.rest_prefill_s(rc, np.array([2.0]), np.array([1.0]), "lone") == pytest.approx([0.1001])
     assert ttft.rest_prefill_s(rc, np.array([2.0]), np.array([0.0]), "lone") == pytest.approx([0.1])
+
+
+# RC placed on two accelerators (tp = 2): half the FLOPs, half the weights and half the KV on the
+# busiest rank; the collectives 1 ms a pass plus 0.1 ms a token
+PLACED = RegenCosts(
+    **{
+        **vars(RC),
+        "tp": 2,
+        "group": 2,
+        "accelerators": 2,
+        "compute_share": 0.5,
+        "kv_rank_share": 0.5,
+        "collective_latency_s": 1e-3,
+        "collective_s_per_token": 1e-4,
+    }
+)
+
+
+def test_a_placed_prefill() -> None:
+    # 8 tokens, nothing cached: 16,000 FLOP x 0.5 / 5e5 = 16 ms against 5,000 B / 1e6 = 5 ms -> 16 ms;
+    # plus 1 ms + 8 x 0.1 ms of collectives = 17.8 ms
+    assert ttft.rest_prefill_s(PLACED, [8.0], [0.0], "lone") == pytest.approx([0.0178])
+    # in a batch: 16,000 / (2 x 1e6 x 0.5) = 16 ms over both accelerators, + 8 x 0.1 ms / 1 stage = 16.8 ms
+    assert ttft.rest_prefill_s(PLACED, [8.0], [0.0], "batch") == pytest.approx([0.0168])
+    # 4 tokens after a 4-token hit, memory side: 5,000 B + 4 x 50 B of KV = 5,200 B -> 5.2 ms;
+    # compute 8,000 x 0.5 / 5e5 = 8 ms binds; + 1 + 0.4 ms = 9.4 ms
+    assert ttft.rest_prefill_s(PLACED, [8.0], [4.0], "lone") == pytest.approx([0.0094])
+
+
+def test_accelerator_time_saved_counts_every_busy_accelerator(reuse: Reuse) -> None:
+    t = ttft.ttft(reuse, PLACED, "batch", FETCH)
+    assert t.busy_accelerators == 2
+    assert t.gpu_s_saved == pytest.approx((t.full_prefill_s - t.prefill_s) * 2)
+    # two stages of tp 2: a lone prefill keeps one stage (2 accelerators) busy at a time, a batch all 4
+    staged = RegenCosts(**{**vars(PLACED), "accelerators": 4, "pipeline_stages": 2})
+    assert (staged.busy_accelerators("lone"), staged.busy_accelerators("batch")) == (2.0, 4.0)
+
+
+def test_the_prefix_fetch_takes_the_transfer_model() -> None:
+    # 8 tokens at 50 B over 1e5 B/s at 50 %: 400 B / 5e4 = 8 ms + 2 blocks x 2 x 1 ms = 12 ms (above the 10 ms floor);
+    # 4 tokens: 200 B -> 4 ms + 2 ms = 6 ms, floored at 10 ms; no tokens: nothing fetched, no floor
+    got = ttft.prefix_fetch_s(np.array([8.0, 4.0, 0.0]), 50.0, 1e5, 1e-3, 4, 2, min_transfer_s=0.01, efficiency=0.5)
+    assert got == pytest.approx([0.012, 0.010, 0.0])

@@ -260,15 +260,16 @@ def _engines_sentence(s: Scenario, n: dict[str, Any]) -> str:
 
 
 def _ttft_sentence(s: Scenario, n: dict[str, Any]) -> str:
-    placed = (
-        " (timed on one accelerator: the placement does not yet shorten a request's prefill here)"
-        if s.placement.accelerators > 1
-        else ""
+    n_acc = s.placement.accelerators
+    on = (
+        f"on its {n_acc} accelerators (the busiest one's share of the pass, plus the collectives)"
+        if n_acc > 1
+        else "on the accelerator"
     )
     return (
         f"For each request of the {s.assumptions.value('workload.trace')} trace the replay finds the prefix an LRU"
-        " tier still holds (up to the request's first miss), fetches it, and prefills the rest alone on the"
-        f" accelerator{placed}. With no tier the median request waits {n['ttft_none_p50_s']:.3g} s for its first"
+        " tier still holds (up to the request's first miss), fetches it, and prefills the rest alone"
+        f" {on}. With no tier the median request waits {n['ttft_none_p50_s']:.3g} s for its first"
         " token, the"
         f" 99th percentile {n['ttft_none_p99_s']:.3g} s. A {n['ttft_capacity_tib']:.3g} TiB tier in host DRAM"
         f" ({n['ttft_target_pct']:.0f} % of the achievable hits) serves {n['ttft_hit_token_pct']:.3g} % of the prompt"
