@@ -74,8 +74,9 @@ def test_the_ttft_follows_the_placement():
     one = serving.numbers(Scenario())
     placed = serving.numbers(Scenario(load_assumptions(None, {"parallel.tp": "4"})))
     assert "alone on the accelerator." in one["ttft_sentence"]
-    assert "alone on its 4 accelerators (the busiest one's share of the pass, plus the collectives)" in (
-        placed["ttft_sentence"]
+    assert (
+        "alone on its 4 accelerators (the busiest one's share of the pass, plus the collectives)"
+        in (placed["ttft_sentence"])
     )
     assert placed["ttft_none_p50_s"] < one["ttft_none_p50_s"] / 2
     # the accelerator time saved counts all 4: about what one accelerator saves (the same FLOPs), within 25 %
