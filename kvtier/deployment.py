@@ -28,7 +28,7 @@ from weakref import WeakKeyDictionary
 import numpy as np
 from numpy.typing import NDArray
 
-from kvtier.formulas import costs, tiering
+from kvtier.formulas import costs, tiering, transfer
 from kvtier.inputs.assumptions import LAYOUTS
 from kvtier.scenario import Placement, Scenario
 
@@ -103,10 +103,11 @@ class Deployment:
         return float(self.block.regen_s[regime])
 
     def fetch_s(self, layout: str) -> FloatArray:
-        """Time to fetch the block from each tier in ``layout`` (s): transfers x latency + bytes / bandwidth."""
-        return costs.fetch_time_s(
-            self.fetch_bytes, self.tiers.bandwidth_bytes_per_s, self.tiers.latency_s, self.transfers[layout]
-        )
+        """Time to fetch the block from each tier in ``layout`` (s): :meth:`kvtier.formulas.tiering.Block.fetch_s`.
+
+        ``transfers x latency + bytes / (bandwidth x efficiency)``, at least the transfer model's floor.
+        """
+        return self.block.fetch_s(self.tiers, self.transfers[layout])
 
     def ratio(self, regime: str, layout: str) -> FloatArray:
         """Regeneration time in ``regime`` over the fetch time in ``layout``, per tier (dimensionless)."""
@@ -117,20 +118,42 @@ class Deployment:
         return self.ratio(regime, layout) > 1.0
 
     def break_even_bandwidth(self, regime: str, layout: str) -> FloatArray:
-        """Per tier, the bandwidth at which the ratio is 1 at the tier's own latency (B/s; inf: none suffices)."""
-        return costs.bandwidth_for_ratio(
-            self.fetch_bytes, self.regen_s(regime), 1.0, self.tiers.latency_s * self.transfers[layout]
+        """Per tier, the bandwidth at which the ratio is 1 at the tier's own latency (B/s; inf: none suffices).
+
+        :func:`kvtier.formulas.transfer.break_even_bandwidth` under the set's transfer model.
+        """
+        b = self.block
+        latency = self.tiers.latency_s * self.transfers[layout]
+        return transfer.break_even_bandwidth(
+            self.fetch_bytes, self.regen_s(regime), latency, b.min_transfer_s, b.link_efficiency
         )
 
     def break_even_latency(self, regime: str, layout: str) -> FloatArray:
-        """Per tier, the per-transfer latency at which the ratio is 1 at the tier's bandwidth (s; 0: none)."""
-        return costs.latency_for_ratio(
-            self.fetch_bytes, self.tiers.bandwidth_bytes_per_s, self.regen_s(regime), self.transfers[layout]
+        """Per tier, the per-transfer latency at which the ratio is 1 at the tier's bandwidth (s; 0: none).
+
+        :func:`kvtier.formulas.transfer.break_even_latency` under the set's transfer model.
+        """
+        b = self.block
+        return transfer.break_even_latency(
+            self.fetch_bytes,
+            self.tiers.bandwidth_bytes_per_s,
+            self.regen_s(regime),
+            self.transfers[layout],
+            b.min_transfer_s,
+            b.link_efficiency,
         )
 
     def break_even_transfers(self, regime: str) -> FloatArray:
-        """Per tier, how many transfers one block may take before the ratio falls to 1 (inf where latency is 0)."""
-        budget = self.regen_s(regime) - self.fetch_bytes / self.tiers.bandwidth_bytes_per_s
+        """Per tier, how many transfers one block may take before the ratio falls to 1 (inf where latency is 0).
+
+        The latency budget ``regen - bytes / (bandwidth x efficiency)`` over the tier's latency; 0 where
+        the regeneration does not exceed the transfer model's floor.
+        """
+        b = self.block
+        if self.regen_s(regime) <= b.min_transfer_s:
+            return np.zeros(len(self.tiers.names))
+        rate = self.tiers.bandwidth_bytes_per_s * b.link_efficiency
+        budget = self.regen_s(regime) - self.fetch_bytes / rate
         with np.errstate(divide="ignore", invalid="ignore"):
             n = np.where(self.tiers.latency_s > 0, budget / self.tiers.latency_s, np.inf)
         return np.where(budget > 0, n, 0.0)

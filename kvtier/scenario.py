@@ -485,20 +485,34 @@ class Scenario:
             )
         )
 
-    def fetch_s(self, bandwidth_bytes_per_s: float | np.ndarray) -> np.ndarray:
-        """Fetch time of one block over ``bandwidth`` (s), its transfers' latency included.
+    def link_fetch_s(
+        self,
+        n_bytes: float | np.ndarray,
+        bandwidth_bytes_per_s: float | np.ndarray,
+        latency_s: float | np.ndarray,
+        transfers: float | np.ndarray = 1,
+    ) -> np.ndarray:
+        """Time to move ``n_bytes`` over a link in ``transfers`` transfers under the set's transfer model (s).
 
-        :func:`kvtier.formulas.transfer.fetch_time_s`: each transfer at least ``fetch.min_transfer_time``,
-        the rate times :attr:`link_efficiency`.
+        :func:`kvtier.formulas.transfer.fetch_time_s` with ``fetch.min_transfer_time`` as the floor
+        and :attr:`link_efficiency` as the share of the rate reached: the one fetch every page and
+        command times (the chapter's ``transfers x latency + bytes / bandwidth`` at the seed's 0 and 1).
         """
         return transfer.fetch_time_s(
-            self.fetch_bytes,
+            n_bytes,
             bandwidth_bytes_per_s,
-            self.v("fetch_latency"),
-            self.fetch_transfers,
+            latency_s,
+            transfers,
             self.v("fetch.min_transfer_time"),
             self.link_efficiency,
         )
+
+    def fetch_s(self, bandwidth_bytes_per_s: float | np.ndarray) -> np.ndarray:
+        """Fetch time of one block over ``bandwidth`` (s), its transfers' latency included.
+
+        :meth:`link_fetch_s` of :attr:`fetch_bytes` at ``fetch_latency`` in :attr:`fetch_transfers`.
+        """
+        return self.link_fetch_s(self.fetch_bytes, bandwidth_bytes_per_s, self.v("fetch_latency"), self.fetch_transfers)
 
     @property
     def block_flops(self) -> float:
@@ -826,6 +840,8 @@ class Scenario:
             block_bytes=sc.block_bytes,
             fetch_bytes=sc.fetch_bytes,
             transfers=sc.fetch_transfers,
+            min_transfer_s=sc.v("fetch.min_transfer_time"),
+            link_efficiency=sc.link_efficiency,
             regen_s={
                 "lone": float(sc.lone_regen_s(0, "resident", mfu)),
                 "batch": float(sc.in_batch_regen_s(0, "resident", mfu)),
@@ -927,6 +943,8 @@ class Scenario:
             self.fetch_transfers,
             self.v("nvme.endurance_dwpd"),
             self.v("nvme.endurance_period"),
+            self.v("fetch.min_transfer_time"),
+            self.link_efficiency,
         )
 
     # ---- capacity --------------------------------------------------------

@@ -191,3 +191,27 @@ def test_min_accelerators():
     assert _s(model="deepseek-v3", weight_dtype="fp8").min_accelerators(141e9) == (8, 8, 1)
     with pytest.raises(KvtierError, match="parallel.hbm_capacity"):
         Scenario().min_accelerators()
+
+
+def test_every_fetch_takes_the_transfer_model():
+    """compare's fetch (Scenario.fetch_s), the tier table's (Deployment) and the break-evens agree under a floor
+    and a pageable link: one transfer model everywhere."""
+    sets = {"fetch.min_transfer_time": "2 ms", "fetch.host_memory": "pageable", "fetch.pageable_efficiency": "40 %"}
+    s = Scenario(load_assumptions(None, sets))
+    d = Deployment.of(s)
+    layout = str(s.assumptions.value("fetch_layout"))
+    fetch = d.fetch_s(layout)
+    for i in range(len(d.tiers.names)):
+        bw, lat = float(d.tiers.bandwidth_bytes_per_s[i]), float(d.tiers.latency_s[i])
+        # the same fetch as compare's, at the tier's bandwidth and latency: max(2 ms, n x lat + bytes / (0.4 bw))
+        n = s.fetch_transfers
+        assert fetch[i] == pytest.approx(max(2e-3, n * lat + s.fetch_bytes / (0.4 * bw)), rel=1e-12)
+        assert fetch[i] == pytest.approx(float(s.link_fetch_s(s.fetch_bytes, bw, lat, n)), rel=1e-12)
+    # at the break-even bandwidth a fetch takes exactly the regeneration, where one exists
+    regen = d.regen_s("batch")
+    be = d.break_even_bandwidth("batch", layout)
+    for i in np.flatnonzero(np.isfinite(be)):
+        t = float(s.link_fetch_s(s.fetch_bytes, be[i], d.tiers.latency_s[i], s.fetch_transfers))
+        assert t == pytest.approx(regen, rel=1e-9)
+    # the 2 ms floor lies below the batch regeneration, so a break-even bandwidth exists
+    assert regen > 2e-3

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kvtier.formulas import costs
+from kvtier.formulas import transfer
 
 INCLUSIVE = "inclusive"
 EXCLUSIVE = "exclusive"
@@ -228,6 +228,8 @@ def tiers_traffic(
     endurance_dwpd: float,
     endurance_period_s: float,
     amortisation_s: float,
+    min_transfer_s: float = 0.0,
+    efficiency: float = 1.0,
 ) -> list[TierTraffic]:
     """Each tier of a replayed hierarchy set against its device: traffic, busy shares, drive writes, cost per second.
 
@@ -261,6 +263,9 @@ def tiers_traffic(
         A drive's rated drive writes per day (1/d).
     endurance_period_s, amortisation_s : float
         The period the rating holds for and the period the hardware is written off over (s).
+    min_transfer_s, efficiency : float, optional
+        The transfer model's floor under a block's fetch (s) and share of the rate reached
+        (:func:`kvtier.formulas.transfer.fetch_time_s`); 0 and 1 by default.
     """
     per_s = 1.0 / duration_s if duration_s > 0 else math.nan
     out = []
@@ -268,7 +273,14 @@ def tiers_traffic(
         cap = float(counts.capacity_blocks[i]) * block_bytes
         hits, writes = float(counts.hits[i]), float(counts.writes[i])
         local = m == "hbm"
-        one = costs.fetch_time_s(block_bytes, float(read_bandwidth_bytes_per_s[i]), float(latency_s[i]), transfers)
+        one = transfer.fetch_time_s(
+            block_bytes,
+            float(read_bandwidth_bytes_per_s[i]),
+            float(latency_s[i]),
+            transfers,
+            min_transfer_s,
+            efficiency,
+        )
         read_s = 0.0 if local else hits * float(one)
         write = writes * block_bytes * per_s
         rated = endurance_dwpd * cap * endurance_period_s / 86400.0

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from kvtier.formulas import costs, parallel, roofline
+from kvtier.formulas import costs, parallel, roofline, transfer
 
 TARGETS_PCT: tuple[int, ...] = (50, 80, 90, 95)
 """Shares of the achievable (infinite-cache) hit ratio whose capacity the report gives (%)."""
@@ -608,6 +608,9 @@ class RegenCosts:
         The collectives a lone pass adds (:func:`kvtier.formulas.parallel.collectives_time_s`),
         which are affine in its tokens: every operation's latency once (s), plus the bytes of
         each token (s per token); 0 on one accelerator.
+    min_transfer_s, link_efficiency : float
+        The transfer model's floor under a fetch (s) and share of a link's rate a fetch reaches
+        (:func:`kvtier.formulas.transfer.fetch_time_s`); 0 and 1 by default.
     """
 
     kv_bytes_per_token: float
@@ -635,6 +638,8 @@ class RegenCosts:
     kv_rank_share: float = 1.0
     collective_latency_s: float = 0.0
     collective_s_per_token: float = 0.0
+    min_transfer_s: float = 0.0
+    link_efficiency: float = 1.0
 
     @classmethod
     def of(cls, s: Any, mfu_label: str) -> RegenCosts:
@@ -668,6 +673,8 @@ class RegenCosts:
             kv_rank_share=float(s.kv_rank_bytes_per_token / s.kv_bytes_per_token),
             collective_latency_s=float(s.collectives_s(1.0, 1.0)) - per_token,
             collective_s_per_token=per_token,
+            min_transfer_s=s.v("fetch.min_transfer_time"),
+            link_efficiency=float(s.link_efficiency),
         )
 
     def pass_weight_bytes(self, tokens: np.ndarray) -> np.ndarray:
@@ -808,7 +815,7 @@ class RegenCosts:
     def fetch_s(
         self, blocks: np.ndarray, tokens: np.ndarray, bandwidth_bytes_per_s: float, latency_s: float
     ) -> np.ndarray:
-        """Fetching each request's hit prefix over a link (s): :func:`kvtier.formulas.costs.fetch_time_s`.
+        """Fetching each request's hit prefix over a link (s): :func:`kvtier.formulas.transfer.fetch_time_s`.
 
         The prefix's ``tokens x kv_bytes_per_token`` bytes cross the link once, in
         ``blocks x fetch_transfers`` transfers that each pay ``latency_s``.
@@ -824,12 +831,16 @@ class RegenCosts:
         latency_s : float
             The link's latency per transfer (s).
         """
-        return costs.fetch_time_s(
+        blocks = np.asarray(blocks)
+        t = transfer.fetch_time_s(
             np.asarray(tokens) * self.kv_bytes_per_token,
             bandwidth_bytes_per_s,
             latency_s,
-            np.asarray(blocks) * self.fetch_transfers,
+            blocks * self.fetch_transfers,
+            self.min_transfer_s,
+            self.link_efficiency,
         )
+        return np.where(blocks > 0, t, 0.0)  # a request with no hit fetches nothing
 
 
 @dataclass(frozen=True)

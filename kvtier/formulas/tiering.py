@@ -31,7 +31,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from kvtier.formulas import costs, economics
+from kvtier.formulas import economics, transfer
 
 FloatArray = NDArray[np.float64]
 
@@ -170,13 +170,17 @@ class Tiers:
         return Tiers(tuple(names), self.bandwidth_bytes_per_s[i], self.latency_s[i])
 
 
-def fetch_s(tiers: Tiers, block_bytes: float, transfers: int) -> FloatArray:
+def fetch_s(
+    tiers: Tiers, block_bytes: float, transfers: int, min_transfer_s: float = 0.0, efficiency: float = 1.0
+) -> FloatArray:
     """Time to fetch a block of ``block_bytes`` in ``transfers`` transfers from each tier (s; 0 from HBM).
 
-    :func:`kvtier.formulas.costs.fetch_time_s` over each link; a block already in HBM is
-    used where it lies.
+    :func:`kvtier.formulas.transfer.fetch_time_s` over each link, with the transfer model's floor
+    (s) and share of the rate reached; a block already in HBM is used where it lies.
     """
-    t = costs.fetch_time_s(block_bytes, tiers.bandwidth_bytes_per_s, tiers.latency_s, transfers)
+    t = transfer.fetch_time_s(
+        block_bytes, tiers.bandwidth_bytes_per_s, tiers.latency_s, transfers, min_transfer_s, efficiency
+    )
     return np.where(np.array(tiers.media) == "hbm", 0.0, t)
 
 
@@ -202,6 +206,9 @@ class Block:
         Bytes that cross one link to fetch it when the model is placed across accelerators: one
         accelerator's shard times the accelerators sharing the link
         (:attr:`kvtier.scenario.Scenario.fetch_bytes`), B.  By default the block's bytes.
+    min_transfer_s, link_efficiency : float, optional
+        The transfer model's floor under a fetch (s) and share of a link's rate a fetch reaches
+        (:func:`kvtier.formulas.transfer.fetch_time_s`); 0 and 1 by default, the chapter's fetch.
     """
 
     tokens: int
@@ -210,6 +217,16 @@ class Block:
     regen_s: Mapping[str, float]
     bound: Mapping[str, str] | None = None
     fetch_bytes: float | None = None
+    min_transfer_s: float = 0.0
+    link_efficiency: float = 1.0
+
+    def fetch_s(self, tiers: Tiers, transfers: int | None = None) -> FloatArray:
+        """Time to fetch the block from each of ``tiers`` (s): :func:`fetch_s` with its link bytes and transfer model.
+
+        ``transfers`` overrides :attr:`transfers` (another layout of the same block).
+        """
+        n = self.transfers if transfers is None else transfers
+        return fetch_s(tiers, self.link_bytes, n, self.min_transfer_s, self.link_efficiency)
 
     @property
     def link_bytes(self) -> float:
@@ -287,7 +304,7 @@ def intervals(prices: Prices, tiers: Tiers, block: Block, regime: str) -> Interv
     usd_hold, j_hold = hold_usd_per_byte_s(prices), hold_w_per_byte(prices)
     accel, power = prices.accelerator_usd_per_s, prices.power_w(block.bound_in(regime))
     n_bytes = block.block_bytes
-    fetch = fetch_s(tiers, block.link_bytes, block.transfers)
+    fetch = block.fetch_s(tiers)
     regen = float(block.regen_s[regime])
     r_usd, r_j = regen * accel, regen * power
     hold_usd = np.array([usd_hold[m] for m in media])
@@ -425,7 +442,7 @@ def trace_mix(
     usd_hold = hold_usd_per_byte_s(prices)
     accel = prices.accelerator_usd_per_s
     hold = [usd_hold[m] for m in tiers.media]
-    fetch = fetch_s(tiers, block.link_bytes, block.transfers) * accel
+    fetch = block.fetch_s(tiers) * accel
     regen = float(block.regen_s[regime]) if recompute_s is None else np.asarray(recompute_s, dtype=float)
     return economics.tier_mix(intervals_s, duration_s, block.block_bytes, hold, fetch, regen * accel, reuse_at_s)
 
@@ -602,6 +619,8 @@ def lru_tiers(
     transfers: int,
     endurance_dwpd: float,
     endurance_period_s: float,
+    min_transfer_s: float = 0.0,
+    efficiency: float = 1.0,
 ) -> list[LruTier]:
     """An LRU tier of ``traffic.capacity_bytes`` in each of ``tiers``: its holding, fetches, saving, reads and writes.
 
@@ -632,13 +651,24 @@ def lru_tiers(
         A drive's rated drive writes per day (1/d).
     endurance_period_s : float
         The period that rating holds for (s).
+    min_transfer_s, efficiency : float, optional
+        The transfer model's floor under a request's fetch (s) and share of the rate reached
+        (:func:`kvtier.formulas.transfer.fetch_time_s`); 0 and 1 by default.
     """
     t = traffic
     per_s = 1.0 / t.duration_s if t.duration_s > 0 else math.nan
     accel = prices.accelerator_usd_per_s
     hold = hold_usd_per_byte_s(prices)
     bw, lat = tiers.bandwidth_bytes_per_s[:, None], tiers.latency_s[:, None]
-    link_s = costs.fetch_time_s(t.hit_tokens[None, :] * kv_bytes_per_token, bw, lat, t.hit_blocks[None, :] * transfers)
+    link_s = transfer.fetch_time_s(
+        t.hit_tokens[None, :] * kv_bytes_per_token,
+        bw,
+        lat,
+        t.hit_blocks[None, :] * transfers,
+        min_transfer_s,
+        efficiency,
+    )
+    link_s = np.where(t.hit_blocks[None, :] > 0, link_s, 0.0)  # a request with no hit fetches nothing
     fetch_link_s = np.sum(link_s, axis=1) * per_s
     read = float(np.sum(t.hit_tokens)) * kv_bytes_per_token * per_s
     write = t.miss_tokens * kv_bytes_per_token * per_s

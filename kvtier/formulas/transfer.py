@@ -62,3 +62,40 @@ def link_efficiency(
     p = np.where(np.asarray(pageable, dtype=bool), np.asarray(pageable_efficiency, dtype=np.float64), 1.0)
     d = np.where(np.asarray(duplex, dtype=bool), np.asarray(duplex_efficiency, dtype=np.float64), 1.0)
     return p * d
+
+
+def break_even_bandwidth(
+    n_bytes: ArrayLike,
+    regen_s: ArrayLike,
+    latency_s: ArrayLike = 0.0,
+    min_transfer_s: ArrayLike = 0.0,
+    efficiency: ArrayLike = 1.0,
+) -> FloatArray:
+    """Link bandwidth at which :func:`fetch_time_s` equals ``regen_s`` (B/s; ``inf``: no bandwidth is enough).
+
+    ``n_bytes / ((regen - latency) x efficiency)`` (:func:`kvtier.formulas.costs.bandwidth_for_ratio`
+    at a ratio of 1, the rate a fetch reaches scaled back to the link's), where ``regen_s`` exceeds the
+    fetch's floor ``min_transfer_s``; ``inf`` where the latency or the floor alone reach it.
+    ``latency_s`` is the whole fetch's (transfers x per-transfer latency).
+    """
+    bw = costs.bandwidth_for_ratio(n_bytes, regen_s, 1.0, latency_s) / np.asarray(efficiency, dtype=np.float64)
+    return np.where(np.asarray(regen_s, dtype=np.float64) > np.asarray(min_transfer_s, dtype=np.float64), bw, np.inf)
+
+
+def break_even_latency(
+    n_bytes: ArrayLike,
+    bandwidth_bytes_per_s: ArrayLike,
+    regen_s: ArrayLike,
+    transfers: ArrayLike = 1,
+    min_transfer_s: ArrayLike = 0.0,
+    efficiency: ArrayLike = 1.0,
+) -> FloatArray:
+    """Per-transfer latency at which :func:`fetch_time_s` equals ``regen_s`` (s; 0: none is small enough).
+
+    ``max(regen - bytes / (bandwidth x efficiency), 0) / transfers``
+    (:func:`kvtier.formulas.costs.latency_for_ratio` at the rate a fetch reaches), 0 where ``regen_s``
+    does not exceed the floor ``min_transfer_s``.
+    """
+    rate = np.asarray(bandwidth_bytes_per_s, dtype=np.float64) * np.asarray(efficiency, dtype=np.float64)
+    lat = costs.latency_for_ratio(n_bytes, rate, regen_s, transfers)
+    return np.where(np.asarray(regen_s, dtype=np.float64) > np.asarray(min_transfer_s, dtype=np.float64), lat, 0.0)

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from kvtier.errors import KvtierError
-from kvtier.formulas import costs, roofline
+from kvtier.formulas import costs, roofline, transfer
 
 FloatArray = NDArray[np.float64]
 
@@ -191,20 +191,52 @@ def _check_mfu(mfu: ArrayLike, what: str, name: str = "mfu") -> None:
         raise KvtierError(f"{what}: {name} must lie in (0, 1], got values from {low!r} to {high!r}")
 
 
+@dataclass(frozen=True)
+class Fixed:
+    """The terms of the forward-pass and transfer models the draws hold fixed (every default changes nothing).
+
+    Attributes
+    ----------
+    layers, mem_overhead_per_layer_s, launch_floor_per_layer_s, sharpness : float
+        The forward-pass model's other terms (:func:`kvtier.formulas.roofline.forward_pass_time_s`):
+        layers, fixed memory time and launch floor per layer (s), the knee's exponent; a lone block only.
+    collectives_s : float
+        What a placement's collectives add to the regeneration in the regime drawn (s).
+    min_transfer_s, link_efficiency : float
+        The transfer model's floor under a fetch (s) and share of the link's rate reached
+        (:func:`kvtier.formulas.transfer.fetch_time_s`).
+    """
+
+    layers: float = 0.0
+    mem_overhead_per_layer_s: float = 0.0
+    launch_floor_per_layer_s: float = 0.0
+    sharpness: float = math.inf
+    collectives_s: float = 0.0
+    min_transfer_s: float = 0.0
+    link_efficiency: float = 1.0
+
+
+NOTHING_FIXED = Fixed()
+"""The chapter's models: the plain roofline, no collectives, the plain fetch."""
+
+
 def ratio_draws(
     block_bytes: float,
     flops: float,
     draws: Mapping[str, ArrayLike],
     latency_s: float = 0.0,
     bytes_read: float | None = None,
+    fixed: Fixed = NOTHING_FIXED,
 ) -> FloatArray:
     """Regenerate/fetch ratio for every draw (dimensionless), in either regime.
 
     Inside a batch (``bytes_read`` None): ``(flops / (peak x mfu)) / (latency + bytes /
     bandwidth)``, via :func:`kvtier.formulas.costs.compute_time_s`, :func:`kvtier.formulas.costs.fetch_time_s`
     and :func:`kvtier.formulas.costs.ratio`.  A lone block (``bytes_read`` given): the regeneration
-    time is ``max(flops / (peak x mfu), bytes_read / (mem_bandwidth x mem_efficiency))``, the memory side
-    by :func:`kvtier.formulas.roofline.memory_time_s`.
+    time is the forward-pass model, :func:`kvtier.formulas.roofline.forward_pass_time_s`: with
+    ``fixed`` at its defaults ``max(flops / (peak x mfu), bytes_read / (mem_bandwidth x mem_efficiency))``.
+    ``fixed`` adds what the draws hold fixed: the forward-pass model's per-layer terms, a placement's
+    collectives, and the transfer model's floor and efficiency (:func:`kvtier.formulas.transfer.fetch_time_s`).
 
     Parameters
     ----------
@@ -221,6 +253,8 @@ def ratio_draws(
         Bytes a lone block's regeneration reads from device memory (B); None (the default)
         for the in-batch regime.  Given, ``draws`` also needs ``mem_bandwidth`` (B/s) and
         ``mem_efficiency`` (fraction in (0, 1]).
+    fixed : Fixed, optional
+        The models' terms the draws hold fixed; none by default (the chapter's models).
 
     Returns
     -------
@@ -229,12 +263,26 @@ def ratio_draws(
     """
     _check_inputs(draws, "draws", allow_extra=True, names=_names(bytes_read))
     _check_mfu(draws["mfu"], "draws")
-    regen = costs.compute_time_s(flops, draws["peak"], draws["mfu"])
-    if bytes_read is not None:
+    if bytes_read is None:
+        regen = costs.compute_time_s(flops, draws["peak"], draws["mfu"])
+    else:
         _check_mfu(draws["mem_efficiency"], "draws", "mem_efficiency")
-        regen = np.maximum(regen, roofline.memory_time_s(bytes_read, draws["mem_bandwidth"], draws["mem_efficiency"]))
-    fetch = costs.fetch_time_s(block_bytes, draws["bandwidth"], latency_s)
-    return costs.ratio(regen, fetch)
+        regen = roofline.forward_pass_time_s(
+            flops,
+            bytes_read,
+            draws["peak"],
+            draws["mfu"],
+            draws["mem_bandwidth"],
+            draws["mem_efficiency"],
+            layers=fixed.layers,
+            mem_overhead_per_layer_s=fixed.mem_overhead_per_layer_s,
+            launch_floor_per_layer_s=fixed.launch_floor_per_layer_s,
+            sharpness=fixed.sharpness,
+        )
+    fetch = transfer.fetch_time_s(
+        block_bytes, draws["bandwidth"], latency_s, 1, fixed.min_transfer_s, fixed.link_efficiency
+    )
+    return costs.ratio(regen + fixed.collectives_s, fetch)
 
 
 def summarize(
@@ -313,6 +361,7 @@ def tornado(
     ranges: Mapping[str, Range],
     latency_s: float = 0.0,
     bytes_read: float | None = None,
+    fixed: Fixed = NOTHING_FIXED,
 ) -> list[TornadoRow]:
     """One-at-a-time sensitivity of the ratio: each input at its low and high, others at base.
 
@@ -331,6 +380,8 @@ def tornado(
     bytes_read : float, optional
         Bytes a lone block's regeneration reads (B), for the lone-block regime (see
         :func:`ratio_draws`); ``base`` then also needs ``mem_bandwidth`` and ``mem_efficiency``.
+    fixed : Fixed, optional
+        The models' terms held fixed (:func:`ratio_draws`).
 
     Returns
     -------
@@ -357,7 +408,7 @@ def tornado(
             _check_mfu(draws["mfu"], _label(name))
         if name == "mem_efficiency":
             _check_mfu(draws[name], _label(name), name)
-        lo, hi = (float(x) for x in ratio_draws(block_bytes, flops, draws, latency_s, bytes_read))
+        lo, hi = (float(x) for x in ratio_draws(block_bytes, flops, draws, latency_s, bytes_read, fixed))
         rows.append(TornadoRow(name, rng.low, rng.high, lo, hi, abs(hi - lo)))
     return sorted(rows, key=lambda row: (-row.swing, row.name))
 
@@ -373,6 +424,7 @@ def monte_carlo(
     threshold: float = 100.0,
     bytes_read: float | None = None,
     threshold_high: float | None = None,
+    fixed: Fixed = NOTHING_FIXED,
 ) -> dict[str, Any]:
     """Sample the inputs, compute the ratio per draw and summarize it.
 
@@ -395,6 +447,8 @@ def monte_carlo(
         Bytes a lone block's regeneration reads (B): the lone-block regime, whose ``ranges``
         also hold ``mem_bandwidth`` (B/s) and ``mem_efficiency`` (fraction); None (the
         default) for the in-batch regime.
+    fixed : Fixed, optional
+        The models' terms held fixed (:func:`ratio_draws`).
 
     Returns
     -------
@@ -407,5 +461,5 @@ def monte_carlo(
     if bytes_read is not None:
         eff = ranges["mem_efficiency"]
         _check_mfu([eff.low, eff.high], _label("mem_efficiency"), "mem_efficiency")
-    ratios = ratio_draws(block_bytes, flops, sample(ranges, n, seed), latency_s, bytes_read)
+    ratios = ratio_draws(block_bytes, flops, sample(ranges, n, seed), latency_s, bytes_read, fixed)
     return {**summarize(ratios, percentiles, threshold, threshold_high), "seed": int(seed)}

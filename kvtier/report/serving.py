@@ -17,7 +17,7 @@ import math
 from typing import Any
 
 from kvtier.data import ENGINE_PRESETS
-from kvtier.formulas import costs, tiering, ttft
+from kvtier.formulas import tiering, ttft
 from kvtier.formulas.reuse import TARGETS_PCT
 from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
 from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
@@ -133,7 +133,7 @@ def engine_rows(s: Scenario) -> list[dict[str, Any]]:
         sc = Scenario(s.assumptions.with_values({"engine": name}, source="the serving engines' layouts"))
         engine = sc.engine
         assert engine is not None
-        fetch = costs.fetch_time_s(sc.block_bytes, links.bandwidth_bytes_per_s, links.latency_s, sc.fetch_transfers)
+        fetch = sc.link_fetch_s(sc.block_bytes, links.bandwidth_bytes_per_s, links.latency_s, sc.fetch_transfers)
         row: dict[str, Any] = {
             "engine": name,
             "block_tokens": sc.block_tokens,

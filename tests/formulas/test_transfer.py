@@ -29,3 +29,24 @@ def test_the_link_efficiency_multiplies_what_applies():
     assert float(transfer.link_efficiency(False, 0.22, False, 0.9)) == 1.0
     assert float(transfer.link_efficiency(True, 0.22, False, 0.9)) == 0.22
     assert float(transfer.link_efficiency(True, 0.22, True, 0.9)) == pytest.approx(0.198, rel=1e-12)
+
+
+def test_break_even_bandwidth_and_latency_under_the_transfer_model():
+    from kvtier.formulas import costs, transfer
+
+    # 5 MiB, 1 ms to regenerate, 100 us of latency: the fetch reaches 1e-3 at
+    # 5,242,880 / (900 us) = 5.825 GB/s of reached rate; at 50 % the link must carry 11.65 GB/s
+    bw = float(transfer.break_even_bandwidth(5 * 2**20, 1e-3, 100e-6, 0.0, 0.5))
+    assert bw == pytest.approx(5 * 2**20 / 900e-6 / 0.5, rel=1e-12)
+    assert float(transfer.fetch_time_s(5 * 2**20, bw, 100e-6, 1, 0.0, 0.5)) == pytest.approx(1e-3, rel=1e-12)
+    # a floor of 1 ms or more: no bandwidth makes the fetch shorter than the regeneration
+    assert float(transfer.break_even_bandwidth(5 * 2**20, 1e-3, 100e-6, 1e-3, 1.0)) == np.inf
+    # latency per transfer at 10 GB/s x 50 % = 5 GB/s: (1,000 - 1,048.576 us) < 0 -> 0; at 20 GB/s x 50 %:
+    # (1,000 - 524.288) / 4 transfers = 118.928 us
+    assert float(transfer.break_even_latency(5 * 2**20, 10e9, 1e-3, 4, 0.0, 0.5)) == 0.0
+    assert float(transfer.break_even_latency(5 * 2**20, 20e9, 1e-3, 4, 0.0, 0.5)) == pytest.approx(118.928e-6)
+    assert float(transfer.break_even_latency(5 * 2**20, 20e9, 1e-3, 4, 2e-3, 0.5)) == 0.0
+    # at their defaults the chapter's break-evens exactly
+    assert float(transfer.break_even_bandwidth(5 * 2**20, 1e-3, 100e-6)) == float(
+        costs.bandwidth_for_ratio(5 * 2**20, 1e-3, 1.0, 100e-6)
+    )

@@ -588,6 +588,8 @@ def hierarchy_replays(s: Scenario) -> dict[str, Any]:
                 s.v("nvme.endurance_dwpd"),
                 s.v("nvme.endurance_period"),
                 prices.amortisation_s,
+                s.v("fetch.min_transfer_time"),
+                s.link_efficiency,
             )
             missed = hierarchy.serving_tier(r.distance[again], sizes[mode], mode) == len(names)
             cost = hierarchy.hierarchy_cost(

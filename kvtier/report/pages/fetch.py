@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier.formulas import costs
 from kvtier.inputs import chapter
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.assumptions import BANDWIDTH_LABELS
@@ -124,8 +123,8 @@ def fetch_vs_bandwidth(s: Scenario) -> tuple[Figure, str]:
     bw = np.logspace(np.log10(low), 3, 200) * 1e9
     latency, source = layout_latency(s)
     chunks = s.layer_chunks
-    contiguous = costs.fetch_time_s(s.block_bytes, bw, latency, 1)
-    per_layer = costs.fetch_time_s(s.block_bytes, bw, latency, chunks)
+    contiguous = s.link_fetch_s(s.block_bytes, bw, latency, 1)
+    per_layer = s.link_fetch_s(s.block_bytes, bw, latency, chunks)
     own_layout = str(s.assumptions.value("fetch_layout"))
     set_latency = s.v("fetch_latency")
     # the set's own fetch (the table's values), then the layouts at the compared latency where they differ from it
@@ -159,7 +158,7 @@ def fetch_vs_bandwidth(s: Scenario) -> tuple[Figure, str]:
         )
         ax.plot(
             [b / 1e9 for b in brackets.values()],
-            [float(costs.fetch_time_s(s.block_bytes, b, latency, chunks)) * 1e6 for b in brackets.values()],
+            [float(s.link_fetch_s(s.block_bytes, b, latency, chunks)) * 1e6 for b in brackets.values()],
             "s",
             color=PALETTE[1],
             ms=6,
@@ -192,8 +191,8 @@ def fetch_vs_bandwidth(s: Scenario) -> tuple[Figure, str]:
     )
     fast = max(brackets.values())
     break_even = s.block_bytes / (chunks * latency)  # per-layer latency equals the bytes' time here
-    pl = float(costs.fetch_time_s(s.block_bytes, fast, latency, chunks))
-    ct = float(costs.fetch_time_s(s.block_bytes, fast, latency, 1))
+    pl = float(s.link_fetch_s(s.block_bytes, fast, latency, chunks))
+    ct = float(s.link_fetch_s(s.block_bytes, fast, latency, 1))
     lead = (
         f"In {chunks:,} per-layer chunks the block pays more in latency than in bytes above"
         f" {break_even / 1e9:.1f} GB/s"

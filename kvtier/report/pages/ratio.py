@@ -85,8 +85,8 @@ def layout_numbers(s: Scenario) -> dict[str, Any]:
         source = f"the {per_transfer * 1e6:.2f} µs per transfer fitted to one H200's copies ({rec.provenance})"
     chunks = s.layer_chunks
     bw = point["bandwidth_bytes_per_s"]
-    one = float(costs.fetch_time_s(s.fetch_bytes, bw, per_transfer, 1))
-    many = float(costs.fetch_time_s(s.fetch_bytes, bw, per_transfer, chunks))
+    one = float(s.link_fetch_s(s.fetch_bytes, bw, per_transfer, 1))
+    many = float(s.link_fetch_s(s.fetch_bytes, bw, per_transfer, chunks))
     regen = point["regen_s"]
     lone = float(s.lone_regen_s(0, "resident", point["mfu"]))
     out = {

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier.formulas import costs, roofline
+from kvtier.formulas import costs, roofline, transfer
 from kvtier.inputs import hardware
 from kvtier.inputs.assumptions import BANDWIDTH_LABELS, LAYOUTS, TIER_LATENCY_KEYS, tier_latency_key
 from kvtier.report import words
@@ -351,9 +351,10 @@ def table(s: Scenario) -> pd.DataFrame:
     by_regime = {"batch": regen, "lone": lone}
     rows = []
     transfers = s.fetch_transfers
+    floor, eff = s.v("fetch.min_transfer_time"), s.link_efficiency  # the transfer model
     layout = str(s.assumptions.value("fetch_layout"))
     for name, title, bw, raw_or_net, per_transfer, bw_prov, lat_prov, lat_key in _ladder(s):
-        fetch_s = float(costs.fetch_time_s(s.fetch_bytes, bw, per_transfer, transfers))
+        fetch_s = float(s.link_fetch_s(s.fetch_bytes, bw, per_transfer, transfers))
         latency = per_transfer * transfers  # what one block's fetch pays in latency
         row: dict[str, Any] = {
             "link": name,
@@ -371,15 +372,15 @@ def table(s: Scenario) -> pd.DataFrame:
             for case in ("tail", "resident", "evicted"):
                 row[f"{prefix}ratio_{case}"] = times[case] / fetch_s
             row[f"{prefix}break_even_tail_GBps"] = (
-                float(roofline.break_even_bandwidth(s.fetch_bytes, times["tail"], latency)) / 1e9
+                float(transfer.break_even_bandwidth(s.fetch_bytes, times["tail"], latency, floor, eff)) / 1e9
             )
             row[f"{prefix}break_even_latency_tail_us"] = (
-                float(costs.latency_for_ratio(s.fetch_bytes, bw, times["tail"], transfers)) * 1e6
+                float(transfer.break_even_latency(s.fetch_bytes, bw, times["tail"], transfers, floor, eff)) * 1e6
             )
             row[f"{prefix}fetch_wins_tail"] = fetch_s < times["tail"]
         for each, suffix in LAYOUT_SUFFIX.items():
             n = s.transfers(each)
-            fetch_each = float(costs.fetch_time_s(s.fetch_bytes, bw, per_transfer, n))
+            fetch_each = float(s.link_fetch_s(s.fetch_bytes, bw, per_transfer, n))
             row[f"transfers_{suffix}"] = n
             row[f"fetch_us_{suffix}"] = fetch_each * 1e6
             for regime, prefix in REGIME_PREFIX.items():

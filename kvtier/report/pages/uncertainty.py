@@ -118,13 +118,15 @@ def _bytes_read(s: Scenario, regime: str) -> float | None:
 def _flops(s: Scenario, regime: str) -> float:
     """The tail block's FLOPs one accelerator computes in ``regime`` under the placement (FLOP).
 
-    Inside a batch every accelerator shares them (``/ accelerators``); a lone block's busiest rank
-    computes its share (:attr:`~kvtier.scenario.Scenario.compute_share`).  The block's FLOPs on one
-    accelerator.  The collectives a placement adds are not drawn.
+    Inside a batch every accelerator shares the block's parameter FLOPs (``/ accelerators``), as
+    :meth:`~kvtier.scenario.Scenario.regen_s` counts them; a lone block's busiest rank computes its
+    share (:attr:`~kvtier.scenario.Scenario.compute_share`) of the FLOPs
+    :meth:`~kvtier.scenario.Scenario.lone_regen_s` counts, the block's attention over itself included.
+    The collectives a placement adds are held fixed (:func:`fixed_terms`).
     """
     if regime == "in-batch":
         return s.block_flops / s.placement.accelerators
-    return s.block_flops * s.compute_share
+    return float(s.interior_flops(0, "resident")) * s.compute_share
 
 
 def _regime_ranges(s: Scenario, regime: str, fixed_peak: bool) -> dict[str, mc.Range]:
@@ -136,6 +138,24 @@ def _regime_ranges(s: Scenario, regime: str, fixed_peak: bool) -> dict[str, mc.R
     return {name: ranges[name] for name in names}
 
 
+def fixed_terms(s: Scenario, regime: str) -> mc.Fixed:
+    """What the draws hold fixed in ``regime``: the forward-pass model's per-layer terms (a lone block),
+    the placement's collectives (a lone block pays their latency, a block in a batch its bytes over the
+    stages) and the transfer model, as :meth:`~kvtier.scenario.Scenario.lone_regen_s`,
+    :meth:`~kvtier.scenario.Scenario.in_batch_compute_s` and :meth:`~kvtier.scenario.Scenario.fetch_s` use them."""
+    link = {"min_transfer_s": s.v("fetch.min_transfer_time"), "link_efficiency": s.link_efficiency}
+    if regime == "in-batch":
+        return mc.Fixed(collectives_s=float(s.collectives_s(s.block_tokens, 0.0)) / s.placement.pp, **link)
+    return mc.Fixed(
+        layers=float(s.model.n_layers),
+        mem_overhead_per_layer_s=s.v("regen.mem_overhead_per_layer"),
+        launch_floor_per_layer_s=s.v("regen.launch_floor_per_layer"),
+        sharpness=s.knee_sharpness,
+        collectives_s=float(s.collectives_s(s.block_tokens, 1.0)),
+        **link,
+    )
+
+
 def ratio_draws(s: Scenario, regime: str = "in-batch", fixed_peak: bool = False) -> np.ndarray:
     """The seeded Monte Carlo draws of the tail block's regenerate/fetch ratio in ``regime``, for the figure.
 
@@ -144,7 +164,9 @@ def ratio_draws(s: Scenario, regime: str = "in-batch", fixed_peak: bool = False)
     """
     ranges = _regime_ranges(s, regime, fixed_peak)
     draws = mc.sample(ranges, int(s.v("uncertainty.draws")), int(s.v("uncertainty.seed")))
-    return mc.ratio_draws(s.fetch_bytes, _flops(s, regime), draws, s.block_latency_s, _bytes_read(s, regime))
+    return mc.ratio_draws(
+        s.fetch_bytes, _flops(s, regime), draws, s.block_latency_s, _bytes_read(s, regime), fixed_terms(s, regime)
+    )
 
 
 def monte_carlo(s: Scenario, regime: str = "in-batch", fixed_peak: bool = False) -> dict[str, Any]:
@@ -162,6 +184,7 @@ def monte_carlo(s: Scenario, regime: str = "in-batch", fixed_peak: bool = False)
         threshold=chapter.CLAIM_LOW,
         threshold_high=chapter.CLAIM_HIGH,
         bytes_read=_bytes_read(s, regime),
+        fixed=fixed_terms(s, regime),
     )
 
 
@@ -171,7 +194,15 @@ def tornado_rows(s: Scenario, regime: str) -> list[mc.TornadoRow]:
     if regime == "in-batch":
         ranges = {name: ranges[name] for name in mc.INPUTS}
         base = {name: base[name] for name in mc.INPUTS}
-    return mc.tornado(s.fetch_bytes, _flops(s, regime), base, ranges, s.block_latency_s, _bytes_read(s, regime))
+    return mc.tornado(
+        s.fetch_bytes,
+        _flops(s, regime),
+        base,
+        ranges,
+        s.block_latency_s,
+        _bytes_read(s, regime),
+        fixed_terms(s, regime),
+    )
 
 
 def numbers(s: Scenario) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
 from kvtier.report import words
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.report.words import no_duration, nothing_to_cache
-from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, Scenario
+from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -47,6 +47,7 @@ KEYS: tuple[str, ...] = (
     "workload.trace_format",
     *TIER_LATENCY_KEYS,
     *PLACEMENT_KEYS,
+    *TRANSFER_KEYS,
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kvtier.formulas import uncertainty as mc
+from kvtier.inputs.assumptions import load_assumptions
+from kvtier.report.pages import uncertainty
+from kvtier.scenario import Scenario
+
 
 def test_the_page_reports_both_regimes():
     from kvtier.report.pages import uncertainty as page
@@ -138,3 +143,41 @@ def test_the_histogram_fills_one_regime_and_outlines_the_other_and_its_verb_foll
     assert page._shift(30.0, 44.9) == "lowers" and page._shift(63.6, 1.4) == "raises"
     assert page._shift(44.91, 44.88) == "leaves"
     plt.close(fig)
+
+
+@pytest.mark.parametrize(
+    "sets",
+    [
+        {},
+        # issue 28's terms and a placement: the draws' centre must still be the build's own ratio
+        {
+            "regen.mem_overhead_per_layer": "20 us",
+            "regen.launch_floor_per_layer": "30 us",
+            "regen.knee_sharpness": "4",
+            "fetch.min_transfer_time": "15 us",
+            "fetch.host_memory": "pageable",
+            "fetch.pageable_efficiency": "40 %",
+            "parallel.tp": "4",
+        },
+    ],
+)
+def test_the_draws_centre_is_the_builds_own_ratio_in_both_regimes(sets):
+    """The Monte Carlo's ratio at the illustrative point is the ratio every other page shows: one forward-pass
+    model, one transfer model, the same collectives."""
+    s = Scenario(load_assumptions(None, sets))
+    _, base = uncertainty.inputs(s)
+    draws = {k: np.array([v]) for k, v in base.items()}
+    point = s.illustrative
+    fetch = float(s.fetch_s(point["bandwidth_bytes_per_s"]))
+    lone = float(s.lone_regen_s(0, "resident", point["mfu"])) / fetch
+    batch = float(s.in_batch_compute_s(s.block_flops, point["mfu"])) / fetch
+    for regime, want in (("lone", lone), ("in-batch", batch)):
+        got = mc.ratio_draws(
+            s.fetch_bytes,
+            uncertainty._flops(s, regime),
+            draws,
+            s.block_latency_s,
+            uncertainty._bytes_read(s, regime),
+            uncertainty.fixed_terms(s, regime),
+        )
+        assert float(got[0]) == pytest.approx(want, rel=1e-9), regime
