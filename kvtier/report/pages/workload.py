@@ -870,7 +870,8 @@ def _sampling_rows(s: Scenario, rates: tuple[float, ...]) -> list[dict[str, Any]
                     "role": "sized" if name == trace_name(s) else "contrast",
                     "sample_rate_pct": row["rate"] * 100,
                     "block_references": int(row["refs"]),
-                    "sampled_references": int(row["sampled_refs"]),
+                    # an unsampled stream (rate 1) keeps every reference but counts none as sampled
+                    "sampled_references": int(row["sampled_refs"] if row["rate_used"] < 1 else row["refs"]),
                     "mean_abs_error_pts": row["mean_abs"] * 100,
                     "max_abs_error_pts": row["max_abs"] * 100,
                     "provenance": "derived",
