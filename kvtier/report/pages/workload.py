@@ -973,16 +973,16 @@ def sampled_figure(s: Scenario) -> tuple[Figure, str]:
     if int(at["block_references"]):
         lead = (
             f"Sampled at {rate_pct:g} %, {int(at['sampled_references']):,} of the {name} trace's"
-            f" {int(at['block_references']):,} references draw its LRU curve to within"
-            f" {at['mean_abs_error_pts']:.2f} points of hit ratio on average and {at['max_abs_error_pts']:.2f} at most."
+            f" {int(at['block_references']):,} references draw its LRU curve within"
+            f" {at['mean_abs_error_pts']:.2f} points of hit ratio on average, {at['max_abs_error_pts']:.2f} at most."
         )
     else:
         lead = f"The {name} trace holds no block references: there is nothing to sample."
     return finish(
         fig,
         _footer_records(s, "model", "kv_dtype"),
-        "Solid: the exact curve from every reference; dashed: spatially hashed sampling (SHARDS), which keeps"
-        " the blocks whose hashed id falls below the rate and scales their distances up by its inverse.",
+        "Solid: exact, from every reference; dashed: SHARDS sampling, which keeps the blocks whose hashed id falls"
+        " below the rate and scales their distances by its inverse.",
         lead=lead,
         drivers=("workload.trace", "model"),
     )
@@ -1120,15 +1120,15 @@ def over_time_figure(s: Scenario) -> tuple[Figure, str]:
         lead = (
             f"At the decision's capacity the {name} trace's tier hits {n['over_time_first_pct']:.1f} % in its"
             f" {_first_window(width)} and {n['over_time_late_pct']:.1f} % over the second half; the gap to the"
-            " dashed line is what the tier's size costs, the rest is the traffic's own warm-up and drift."
+            " dashed line is the tier's size, the rest warm-up and drift."
         )
     else:
         lead = f"The {name} trace fits in one window: it shows no change over time."
     return finish(
         fig,
         _footer_records(s, "model", "kv_dtype", "decision.hit_target"),
-        "Solid: the share of each window's block references that hit an LRU tier of the decision's capacity;"
-        " dashed: an infinite cache's, the most any tier could; dotted: the whole trace's hit ratio at that capacity.",
+        "Solid: each window's hit ratio at the decision's capacity; dashed: an infinite cache's; dotted: the whole"
+        " trace's at that capacity.",
         lead=lead,
         drivers=("workload.trace", "decision.hit_target"),
     )
