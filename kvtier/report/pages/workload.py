@@ -925,17 +925,28 @@ def _sampling_sentence(name: str, own: pd.DataFrame) -> str:
     if own.empty or not int(own["block_references"].iloc[0]):
         return f"The {name} trace holds no block references: there is nothing to sample."
     refs = int(own["block_references"].iloc[0])
+    rows = list(own.itertuples())
+    first, rest = rows[0], rows[1:]
     parts = [
-        f"at {r.sample_rate_pct:g} % it keeps {r.sampled_references:,} of the {refs:,} references and its curve is"
-        f" off by {r.mean_abs_error_pts:.2f} points of hit ratio on average, {r.max_abs_error_pts:.2f} at most"
-        for r in own.itertuples()
+        f"{first.sampled_references:,} at {first.sample_rate_pct:g} %, off by {first.mean_abs_error_pts:.2f} points"
+        f" of hit ratio on average and {first.max_abs_error_pts:.2f} at most",
+        *(
+            f"{r.sampled_references:,} at {r.sample_rate_pct:g} %, off by {r.mean_abs_error_pts:.2f} and"
+            f" {r.max_abs_error_pts:.2f}"
+            for r in rest
+        ),
     ]
+    means = [r.mean_abs_error_pts for r in rows]
     fewest = int(own["sampled_references"].min())
+    trend = (
+        f"The mean error grows as the sample shrinks to {fewest:,} references"
+        if all(a <= b for a, b in zip(means, means[1:], strict=False))
+        else f"The error follows how many references the sample keeps, as few as {fewest:,}"
+    )
     return (
-        f"Sampled, the {name} trace's LRU curve comes from a fraction of its references: {'; '.join(parts)}. The"
-        f" error grows as the sample shrinks to {fewest:,} references: a trace this small is measured exactly in"
-        " a moment, and sampling pays on a fleet's logs of billions of references, where even the smallest rate"
-        " keeps millions."
+        f"Sampled, the {name} trace's LRU curve comes from a fraction of its {refs:,} references: {'; '.join(parts)}."
+        f" {trend}: a trace this small is measured exactly in a moment, and sampling pays on a fleet's logs of"
+        " billions of references, where even the smallest rate keeps millions."
     )
 
 

@@ -164,7 +164,8 @@ def test_the_sampling_table_keeps_the_hashed_blocks_and_is_the_same_on_every_run
     assert "seconds" not in " ".join(df.columns)  # timings belong to benchmarks/bench_scale.py
     n = page.numbers(s)
     assert n["sample_1_refs"] == kept[1] and n["sample_1_mean_pts"] == df["mean_abs_error_pts"].iloc[1]
-    assert f"{kept[1]:,} of the 288,500 references" in n["sampling_sentence"]
+    assert f"its 288,500 references: {kept[0]:,} at 10 %" in n["sampling_sentence"]
+    assert f"; {kept[1]:,} at 1 %, off by {n['sample_1_mean_pts']:.2f}" in n["sampling_sentence"]
 
 
 def test_the_over_time_window_is_a_minute_or_whole_minutes_up_to_240_windows():
