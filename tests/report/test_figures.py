@@ -125,8 +125,9 @@ def test_a_model_name_with_dollars_is_drawn_as_written_in_every_figure(tmp_path,
             showing += [figure.name] * bool(texts)
             matplotlib.pyplot.close(fig)
     # titles, axis labels, legends, annotations, tick labels and footers: the figures that name the model
-    # (the fetch, regeneration, capacity, models, LRU, policies and tier-mix figures: counted from the pages, 7)
-    assert len(showing) == 7, showing
+    # (the fetch, regeneration, capacity, models, LRU, policies, sampled-curve and tier-mix figures: counted from the
+    # pages, 8)
+    assert len(showing) == 8, showing
 
 
 def test_the_log_axes_keep_their_mathtext_tick_labels():

@@ -215,6 +215,8 @@ def numbers(s: Scenario) -> dict[str, Any]:
     )
     out.update(_words(s, rep, out))
     out.update(policy_numbers(s))
+    out.update(sampling_numbers(s))
+    out.update(over_time_numbers(s))
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
 
 
@@ -681,6 +683,15 @@ POLICY_FRACTIONS: tuple[float, ...] = (1 / 32, 1 / 8, 1 / 2, 1.0)
 _POLICY_CACHE: WeakKeyDictionary[Scenario, dict[str, Any]] = WeakKeyDictionary()
 
 
+def decision_blocks(s: Scenario) -> int:
+    """The capacity the decision recommends (blocks): the LRU tier for ``decision.hit_target`` of the achievable hits.
+
+    :meth:`kvtier.formulas.reuse.Reuse.capacity_for` on the build's trace, the landing page's tier
+    (0 for a trace with nothing to cache).
+    """
+    return int(s.trace_reuse().capacity_for(s.v("decision.hit_target")))
+
+
 def policy_replays(s: Scenario) -> dict[str, Any]:
     """Every policy's hits on the build's trace at each capacity of :data:`POLICY_FRACTIONS` (kept with ``s``).
 
@@ -694,7 +705,7 @@ def policy_replays(s: Scenario) -> dict[str, Any]:
         return found
     r = s.trace_reuse()
     t = r.trace
-    decision = max(int(r.capacity_for(s.v("decision.hit_target"))), 2)
+    decision = max(decision_blocks(s), 2)
     caps = sorted({max(int(decision * f), 2) for f in POLICY_FRACTIONS})
     found = {
         "capacities": caps,
@@ -833,16 +844,321 @@ def policies_figure(s: Scenario) -> tuple[Figure, str]:
     )
 
 
+# ---- sampled curves and their error ---------------------------------------------------------
+
+SAMPLE_RATES: tuple[float, ...] = traces.SAMPLE_RATES
+"""The sampling rates whose error the page states (:data:`kvtier.inputs.traces.SAMPLE_RATES`)."""
+SAMPLE_SHOWN_RATE = 0.01
+"""The rate whose sampled curve the page draws beside the exact one (the issue's goal rate)."""
+
+_SAMPLING_CACHE: WeakKeyDictionary[Scenario, list[dict[str, Any]]] = WeakKeyDictionary()
+
+
+def _sampling_rows(s: Scenario, rates: tuple[float, ...]) -> list[dict[str, Any]]:
+    """:func:`kvtier.inputs.traces.sampling_error` of both traces the page reads, without the timings.
+
+    Each trace as the page reads it (:func:`_reuse`: the sized one at the set's block size and
+    format), counted as ``workload.hit_count`` counts.  Sampling is spatially hashed (SHARDS), so
+    the rows are the same on every run.
+    """
+    count = str(s.assumptions.value("workload.hit_count"))
+    rows = []
+    for name in (trace_name(s), contrast_name(s)):
+        for row in traces.sampling_error(_reuse(s, name).trace, rates, count=count):
+            rows.append(
+                {
+                    "trace": name,
+                    "role": "sized" if name == trace_name(s) else "contrast",
+                    "sample_rate_pct": row["rate"] * 100,
+                    "block_references": int(row["refs"]),
+                    # an unsampled stream (rate 1) keeps every reference but counts none as sampled
+                    "sampled_references": int(row["sampled_refs"] if row["rate_used"] < 1 else row["refs"]),
+                    "mean_abs_error_pts": row["mean_abs"] * 100,
+                    "max_abs_error_pts": row["max_abs"] * 100,
+                    "provenance": "derived",
+                }
+            )
+    return rows
+
+
+def sampling_table(s: Scenario) -> pd.DataFrame:
+    """Per trace and rate of :data:`SAMPLE_RATES`: the sampled references and the sampled curve's error.
+
+    The error is :func:`kvtier.formulas.reuse.curve_error`'s: the mean and the largest absolute
+    difference of the sampled LRU hit ratio from the exact one, in points of hit ratio (% of block
+    references), over evenly spaced capacities up to the one that catches every achievable hit.
+    No wall-clock time: that is ``benchmarks/bench_scale.py``'s (tables of record are the same
+    on every run).
+    """
+    found = _SAMPLING_CACHE.get(s)
+    if found is None:
+        found = _SAMPLING_CACHE[s] = _sampling_rows(s, SAMPLE_RATES)
+    return pd.DataFrame(found)
+
+
+def sampled_curve_of(s: Scenario, rate: float = SAMPLE_SHOWN_RATE) -> workload.LruHistogram:
+    """The build's trace sampled at ``rate`` (:func:`kvtier.formulas.reuse.histogram_of`, hashed ids)."""
+    r = s.trace_reuse()
+    return workload.histogram_of(r.trace, str(s.assumptions.value("workload.hit_count")), None, rate)
+
+
+def sampling_numbers(s: Scenario) -> dict[str, Any]:
+    """The sized trace's sampled references and error at each rate, and the sentence that states them."""
+    df = sampling_table(s)
+    own = df[df["role"] == "sized"]
+    out: dict[str, Any] = {"sample_shown_rate_pct": SAMPLE_SHOWN_RATE * 100}
+    for _, row in own.iterrows():
+        key = _rate_key(row["sample_rate_pct"])
+        out[f"sample_{key}_refs"] = int(row["sampled_references"])
+        out[f"sample_{key}_mean_pts"] = float(row["mean_abs_error_pts"])
+        out[f"sample_{key}_max_pts"] = float(row["max_abs_error_pts"])
+    out["sampling_sentence"] = _sampling_sentence(trace_name(s), own)
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
+
+
+def _rate_key(pct: float) -> str:
+    """A rate in % as a glue-name part: 10 -> '10', 1 -> '1', 0.1 -> '0_1'."""
+    return f"{pct:g}".replace(".", "_")
+
+
+def _sampling_sentence(name: str, own: pd.DataFrame) -> str:
+    """What sampling keeps and what it costs in accuracy on the sized trace, at each rate."""
+    if own.empty or not int(own["block_references"].iloc[0]):
+        return f"The {name} trace holds no block references: there is nothing to sample."
+    refs = int(own["block_references"].iloc[0])
+    rows = list(own.itertuples())
+    first, rest = rows[0], rows[1:]
+    parts = [
+        f"{first.sampled_references:,} at {first.sample_rate_pct:g} %, off by {first.mean_abs_error_pts:.2f} points"
+        f" of hit ratio on average and {first.max_abs_error_pts:.2f} at most",
+        *(
+            f"{r.sampled_references:,} at {r.sample_rate_pct:g} %, off by {r.mean_abs_error_pts:.2f} and"
+            f" {r.max_abs_error_pts:.2f}"
+            for r in rest
+        ),
+    ]
+    means = [r.mean_abs_error_pts for r in rows]
+    fewest = int(own["sampled_references"].min())
+    trend = (
+        f"The mean error grows as the sample shrinks to {fewest:,} references"
+        if all(a <= b for a, b in zip(means, means[1:], strict=False))
+        else f"The error follows how many references the sample keeps, as few as {fewest:,}"
+    )
+    return (
+        f"Sampled, the {name} trace's LRU curve comes from a fraction of its {refs:,} references: {'; '.join(parts)}."
+        f" {trend}: a trace this small is measured exactly in a moment, and sampling pays on a fleet's logs of"
+        " billions of references, where even the smallest rate keeps millions."
+    )
+
+
+def sampled_figure(s: Scenario) -> tuple[Figure, str]:
+    """The build's trace's exact LRU curve and its curve sampled at :data:`SAMPLE_SHOWN_RATE`, against capacity."""
+    from matplotlib.ticker import LogLocator
+
+    name = trace_name(s)
+    r = s.trace_reuse()
+    gib = s.kv_bytes_per_token * r.trace.block_tokens / 2**30
+    fig, ax = new_figure(4.8, 3.8)
+    caps, ratio = r.curve("blocks")
+    ax.step(np.r_[caps[0], caps] * gib, np.r_[0.0, ratio] * 100, where="post", color=PALETTE[0], lw=2.2, label="exact")
+    h = sampled_curve_of(s)
+    scaps, sratio = h.curve("blocks")
+    rate_pct = SAMPLE_SHOWN_RATE * 100
+    ax.step(
+        np.r_[scaps[0], scaps] * gib,
+        np.clip(np.r_[0.0, sratio], 0.0, 1.0) * 100,  # SHARDS_adj may step past 0 or 1; hit_ratio clips as well
+        where="post",
+        color=PALETTE[1],
+        lw=1.4,
+        ls="--",
+        label=f"sampled at {rate_pct:g} %",
+    )
+    ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0,)))
+    ax.set_ylim(0, 100)
+    ax.legend(loc="upper left", fontsize=MIN_FONT_PT, frameon=False)
+    ax.set_xlabel(f"tier capacity (GiB of {s.model.name} KV, log)")
+    ax.set_ylabel("LRU hit ratio (% of block references)")
+    df = sampling_table(s)
+    at = df[(df["role"] == "sized") & np.isclose(df["sample_rate_pct"], rate_pct)].iloc[0]
+    if int(at["block_references"]):
+        lead = (
+            f"Sampled at {rate_pct:g} %, {int(at['sampled_references']):,} of the {name} trace's"
+            f" {int(at['block_references']):,} references draw its LRU curve within"
+            f" {at['mean_abs_error_pts']:.2f} points of hit ratio on average, {at['max_abs_error_pts']:.2f} at most."
+        )
+    else:
+        lead = f"The {name} trace holds no block references: there is nothing to sample."
+    return finish(
+        fig,
+        _footer_records(s, "model", "kv_dtype"),
+        "Solid: exact, from every reference; dashed: SHARDS sampling, which keeps the blocks whose hashed id falls"
+        " below the rate and scales their distances by its inverse.",
+        lead=lead,
+        drivers=("workload.trace", "model"),
+    )
+
+
+# ---- the hit ratio over time ----------------------------------------------------------------
+
+OVER_TIME_MAX_WINDOWS = 240
+"""The most windows the over-time series draws: a window is a minute, or as many whole minutes as keep below it."""
+
+
+def over_time_window_s(duration_s: float) -> float:
+    """The series' window (s): one minute, or the fewest whole minutes that cut the trace into at most
+    :data:`OVER_TIME_MAX_WINDOWS` windows (a week-long trace: 42 minutes)."""
+    return 60.0 * max(1, math.ceil(duration_s / 60 / OVER_TIME_MAX_WINDOWS))
+
+
+_OVER_TIME_CACHE: WeakKeyDictionary[Scenario, dict[str, Any]] = WeakKeyDictionary()
+
+
+def over_time_series(s: Scenario) -> dict[str, Any]:
+    """The build's trace's hit ratio per window at the decision's capacity, and an infinite cache's (kept with ``s``).
+
+    :meth:`kvtier.formulas.reuse.Reuse.over_time` with windows of :func:`over_time_window_s`.
+    Returns ``window_s``, ``capacity_blocks`` (:func:`decision_blocks`), ``start_s`` (each window's
+    start from the first request), ``references``, ``hit_ratio`` and ``infinite_hit_ratio`` (fractions;
+    NaN with no references), and ``whole`` (the whole trace's hit ratio at the capacity).
+    """
+    found = _OVER_TIME_CACHE.get(s)
+    if found is not None:
+        return found
+    r = s.trace_reuse()
+    window = over_time_window_s(r.trace.duration_s)
+    cap = decision_blocks(s)
+    start, refs, ratio = r.over_time(cap, every_s=window)
+    _, _, inf = r.over_time(math.inf, every_s=window)
+    found = {
+        "window_s": window,
+        "capacity_blocks": cap,
+        "start_s": start,
+        "references": refs,
+        "hit_ratio": ratio,
+        "infinite_hit_ratio": inf,
+        "whole": float(r.hit_ratio(cap)),
+        "duration_s": r.trace.duration_s,
+        "block_bytes": s.kv_bytes_per_token * r.trace.block_tokens,
+    }
+    _OVER_TIME_CACHE[s] = found
+    return found
+
+
+def _weighted(ratio: np.ndarray, refs: np.ndarray) -> float:
+    """The hit ratio of windows together: their hits over their references (NaN: none)."""
+    n = float(refs.sum())
+    return float(np.nansum(ratio * refs)) / n if n else math.nan
+
+
+def over_time_numbers(s: Scenario) -> dict[str, Any]:
+    """The series in numbers: first window, second half, whole trace, and the sentence a reader concludes from.
+
+    The second half is the windows that start at or after half the trace's span: the tier is warm
+    there, and the spread of its windows is the drift.
+    """
+    o = over_time_series(s)
+    start, refs, ratio = o["start_s"], o["references"], o["hit_ratio"]
+    late = start >= o["duration_s"] / 2 if start.size else np.zeros(0, dtype=bool)
+    late_ratio = ratio[late & (refs > 0)]
+    out: dict[str, Any] = {
+        "over_time_window_min": o["window_s"] / 60,
+        "over_time_windows": int(start.size),
+        "over_time_capacity_gib": o["capacity_blocks"] * o["block_bytes"] / 2**30,
+        "over_time_first_pct": float(ratio[0]) * 100 if start.size else math.nan,
+        "over_time_first_inf_pct": float(o["infinite_hit_ratio"][0]) * 100 if start.size else math.nan,
+        "over_time_late_pct": _weighted(ratio[late], refs[late]) * 100,
+        "over_time_late_low_pct": float(late_ratio.min()) * 100 if late_ratio.size else math.nan,
+        "over_time_late_high_pct": float(late_ratio.max()) * 100 if late_ratio.size else math.nan,
+        "over_time_whole_pct": o["whole"] * 100,
+    }
+    out["over_time_sentence"] = _over_time_sentence(trace_name(s), out)
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
+
+
+def _first_window(minutes: float) -> str:
+    """The first window in words: 'first minute', 'first 42 minutes'."""
+    return "first minute" if minutes == 1 else f"first {minutes:g} minutes"
+
+
+def _over_time_sentence(name: str, n: dict[str, Any]) -> str:
+    """Warm-up and drift in words; or why the trace shows neither."""
+    if n["over_time_windows"] < 2 or n["over_time_late_pct"] is None or not math.isfinite(n["over_time_late_pct"]):
+        return (
+            f"The {name} trace fits in one {n['over_time_window_min']:g}-minute window, so it shows no change over"
+            f" time: its hit ratio at the decision's capacity is {n['over_time_whole_pct']:.1f} %."
+        )
+    return (
+        f"The tier starts empty: in the {_first_window(n['over_time_window_min'])} it hits"
+        f" {n['over_time_first_pct']:.1f} % of the references (an infinite cache, {n['over_time_first_inf_pct']:.1f} %:"
+        " a block must be seen once before it can hit), and over the second half of the trace"
+        f" {n['over_time_late_pct']:.1f} %, its windows between {n['over_time_late_low_pct']:.1f} and"
+        f" {n['over_time_late_high_pct']:.1f} %. Over the whole trace it hits {n['over_time_whole_pct']:.1f} %"
+        + (
+            ": the warm-up pulls the whole trace's figure down, and weighs less the longer the trace, so size on the"
+            " longest log you have."
+            if n["over_time_late_pct"] > n["over_time_whole_pct"]
+            else ": the warm tier hits no more than the whole trace, so the spread of the windows is the traffic's"
+            " drift, not a warm-up."
+        )
+    )
+
+
+def over_time_figure(s: Scenario) -> tuple[Figure, str]:
+    """The build's trace's hit ratio per window at the decision's capacity, with an infinite cache's beside it."""
+    o = over_time_series(s)
+    n = over_time_numbers(s)
+    minutes = o["start_s"] / 60
+    width = o["window_s"] / 60
+    fig, ax = new_figure(4.8, 3.6)
+    if minutes.size:
+        x = np.r_[minutes, minutes[-1] + width]
+        for key, color, lw, ls, label in (
+            ("hit_ratio", PALETTE[0], 2.0, "-", f"LRU, {n['over_time_capacity_gib']:,.0f} GiB"),
+            ("infinite_hit_ratio", PALETTE[6], 1.2, "--", "infinite cache"),
+        ):
+            y = np.r_[o[key], o[key][-1]] * 100
+            ax.step(x, y, where="post", color=color, lw=lw, ls=ls, label=label)
+        ax.axhline(
+            o["whole"] * 100, color=PALETTE[0], lw=0.8, ls=":", label=f"LRU, whole trace: {o['whole'] * 100:.1f} %"
+        )
+    ax.set_ylim(0, 100)
+    ax.legend(loc="upper right", fontsize=MIN_FONT_PT, frameon=False)
+    ax.set_xlabel("time since the trace's first request (min)")
+    ax.set_ylabel(f"hit ratio per {width:g}-min window (%)")
+    name = trace_name(s)
+    if n["over_time_windows"] >= 2 and n["over_time_late_pct"] is not None:
+        lead = (
+            f"At the decision's capacity the {name} trace's tier hits {n['over_time_first_pct']:.1f} % in its"
+            f" {_first_window(width)} and {n['over_time_late_pct']:.1f} % over the second half; the gap to the"
+            " dashed line is the tier's size, the rest warm-up and drift."
+        )
+    else:
+        lead = f"The {name} trace fits in one window: it shows no change over time."
+    return finish(
+        fig,
+        _footer_records(s, "model", "kv_dtype", "decision.hit_target"),
+        "Solid: each window's hit ratio at the decision's capacity; dashed: an infinite cache's; dotted: the whole"
+        " trace's at that capacity.",
+        lead=lead,
+        drivers=("workload.trace", "decision.hit_target"),
+    )
+
+
 TABLES = (
     ("workload_traces", traces_table, ("trace",)),
     ("workload_tiers", tiers_table, ("trace", "target")),
     ("workload_links", links_table, ("trace", "target", "link")),
     ("workload_policies", policies_table, ("trace", "capacity_blocks")),
+    ("workload_sampling", sampling_table, ("trace", "sample_rate_pct")),
 )
 """The page's tables of record: (name, builder, key columns)."""
 FIGURES = (
     ("fig_workload_lru", lru_curve),
     ("fig_workload_reuse", reuse_intervals),
     ("fig_workload_policies", policies_figure),
+    ("fig_workload_sampled", sampled_figure),
+    ("fig_workload_over_time", over_time_figure),
 )
 """The page's figures: (glue name, function returning the figure and its caption)."""

@@ -113,3 +113,122 @@ def test_lru_stays_below_the_optimum_on_the_conversation_trace():
     assert at["lru_of_min_pct"] == pytest.approx(90.0, abs=0.1)
     for name in ("lru", "leaf_lru", "s3fifo"):
         assert (df[f"{name}_hit_pct"] <= df["min_hit_pct"]).all()
+
+
+# ---- the sampled curve's stated error, and the hit ratio over time (issue 27, items 2 and 7) -----------------
+
+
+def _hand_scenario(tmp_path, rows=HAND):
+    from kvtier.inputs.assumptions import seed
+
+    path = write_trace(tmp_path / "hand.jsonl", rows)
+    return Scenario(seed().with_values({"workload.trace": str(path), "workload.block_tokens": "4"}, source="test"))
+
+
+def test_sampling_at_rate_one_keeps_every_reference_and_has_no_error(tmp_path):
+    from kvtier.report.pages import workload as page
+
+    s = _hand_scenario(tmp_path)
+    rows = page._sampling_rows(s, (1.0,))
+    # rate 1: the threshold is the whole hash space, every reference is kept at its own distance, the curve is exact
+    hand = next(r for r in rows if r["role"] == "sized")
+    assert (hand["trace"], hand["block_references"], hand["sampled_references"]) == (
+        str(tmp_path / "hand.jsonl"),
+        11,
+        11,
+    )
+    assert (hand["mean_abs_error_pts"], hand["max_abs_error_pts"]) == (0.0, 0.0)
+    contrast = next(r for r in rows if r["role"] == "contrast")  # the synthetic trace: 121,877 references
+    assert contrast["sampled_references"] == contrast["block_references"] == 121_877
+    assert contrast["max_abs_error_pts"] == 0.0
+
+
+def test_the_sampling_table_keeps_the_hashed_blocks_and_is_the_same_on_every_run():
+    from kvtier.formulas import reuse
+    from kvtier.report.pages import workload as page
+
+    s = Scenario()
+    df = page.sampling_table(s)
+    # two traces x the three rates of SAMPLE_RATES (0.1, 0.01, 0.001), as % of references
+    assert df["trace"].tolist() == ["conversation"] * 3 + ["synthetic"] * 3
+    assert df["sample_rate_pct"].tolist() == pytest.approx([10.0, 1.0, 0.1] * 2)
+    assert df["block_references"].tolist() == [288_500] * 3 + [121_877] * 3
+    # SHARDS keeps a reference when hash(id) mod P < R x P: counted here from the definition, independently
+    t = s.trace_reuse().trace
+    h = reuse.block_hash(t.blocks)
+    kept = [int((h < reuse.sample_threshold(r)).sum()) for r in (0.1, 0.01, 0.001)]
+    assert df["sampled_references"].tolist()[:3] == kept
+    assert (df["mean_abs_error_pts"] <= df["max_abs_error_pts"]).all() and (df["mean_abs_error_pts"] > 0).all()
+    # hashed, not random: a second scenario, measured afresh, gives the same table to the last bit
+    assert page.sampling_table(Scenario()).equals(df)
+    assert "seconds" not in " ".join(df.columns)  # timings belong to benchmarks/bench_scale.py
+    n = page.numbers(s)
+    assert n["sample_1_refs"] == kept[1] and n["sample_1_mean_pts"] == df["mean_abs_error_pts"].iloc[1]
+    assert f"its 288,500 references: {kept[0]:,} at 10 %" in n["sampling_sentence"]
+    assert f"; {kept[1]:,} at 1 %, off by {n['sample_1_mean_pts']:.2f}" in n["sampling_sentence"]
+
+
+def test_the_over_time_window_is_a_minute_or_whole_minutes_up_to_240_windows():
+    from kvtier.report.pages import workload as page
+
+    assert page.over_time_window_s(0.0) == 60.0
+    assert page.over_time_window_s(59 * 60) == 60.0  # the conversation trace's hour: 59 windows of a minute
+    assert page.over_time_window_s(240 * 60) == 60.0
+    assert page.over_time_window_s(240 * 60 + 1) == 120.0
+    assert page.over_time_window_s(7 * 24 * 3600) == 42 * 60.0  # a week: 10,080 min / 240 = 42 min
+
+
+def test_the_hit_ratio_over_time_by_hand(tmp_path):
+    from kvtier.report.pages import workload as page
+
+    # HAND with its requests a minute apart (0, 1, 2, 3 and 5 min): 1 2 | 1 2 3 | 4 | 1 5 | 1 2 3
+    rows = [{**r, "timestamp": r["timestamp"] * 60} for r in HAND]
+    s = _hand_scenario(tmp_path, rows)
+    o = page.over_time_series(s)
+    # the decision's capacity: 90 % of the 6 achievable hits -> all of them, the largest distance 4 + 1 = 5 blocks;
+    # hits up to each request's first miss: 0 | 2 (1, 2 at distance 1; 3 new) | 0 | 1 (5 new) | 3 (distances 1 4 4)
+    assert (o["capacity_blocks"], o["window_s"]) == (5, 60.0)
+    assert o["start_s"].tolist() == [0.0, 60.0, 120.0, 180.0, 300.0]  # minute 4 holds no request: no window
+    assert o["references"].tolist() == [2, 3, 1, 2, 3]
+    assert o["hit_ratio"].tolist() == pytest.approx([0, 2 / 3, 0, 1 / 2, 1])
+    assert o["infinite_hit_ratio"].tolist() == pytest.approx([0, 2 / 3, 0, 1 / 2, 1])  # 5 blocks already hold all
+    n = page.over_time_numbers(s)
+    # second half: windows from 300 s / 2 = 150 s on, (1 + 3) hits of (2 + 3) references = 80 %, windows 50 and 100 %
+    assert (n["over_time_first_pct"], n["over_time_late_pct"]) == (0.0, pytest.approx(80.0))
+    assert (n["over_time_late_low_pct"], n["over_time_late_high_pct"]) == (50.0, 100.0)
+    assert n["over_time_whole_pct"] == pytest.approx(6 / 11 * 100)
+    assert n["over_time_windows"] == 5 and n["over_time_window_min"] == 1.0
+    assert "in the first minute it hits 0.0 %" in n["over_time_sentence"]
+
+
+def test_a_trace_of_one_instant_shows_no_change_over_time(tmp_path):
+    from kvtier.report.pages import workload as page
+
+    s = _hand_scenario(tmp_path, [{**r, "timestamp": 0} for r in HAND])
+    n = page.over_time_numbers(s)
+    # one window of every request: no second half to set against the first; same 6 of 11 hits as the whole
+    assert n["over_time_windows"] == 1 and n["over_time_first_pct"] == pytest.approx(6 / 11 * 100)
+    assert n["over_time_sentence"].startswith("The ") and "shows no change over time" in n["over_time_sentence"]
+
+
+def test_the_over_time_series_weighted_by_references_is_the_whole_trace_at_the_decisions_capacity():
+    from kvtier.report.pages import workload as page
+
+    s = Scenario()
+    o = page.over_time_series(s)
+    r = s.trace_reuse()
+    # every reference falls in one window, so the windows' references add up to the trace's 288,500 and the
+    # windows' hits (ratio x references) add up to the trace's hits at that capacity
+    assert int(o["references"].sum()) == 288_500
+    hits = float((o["hit_ratio"] * o["references"]).sum())
+    assert hits / 288_500 == pytest.approx(float(r.hit_ratio(o["capacity_blocks"])), rel=1e-12)
+    assert o["whole"] == pytest.approx(hits / 288_500, rel=1e-12)
+    # the decision's capacity is the policies' one (both at least 2 blocks here), 160 MiB a block
+    assert o["capacity_blocks"] == page.policy_replays(s)["decision"]
+    n = page.numbers(s)
+    assert n["over_time_capacity_gib"] == pytest.approx(o["capacity_blocks"] * 160 / 1024)
+    # the conversation trace's 59 minutes: 59 windows of a minute (its last request at 58.95 min)
+    assert (n["over_time_windows"], n["over_time_window_min"]) == (59, 1.0)
+    # a cache starts empty: its first minute hits less than the warm second half does
+    assert n["over_time_first_pct"] < n["over_time_late_pct"]
+    assert n["over_time_first_pct"] <= n["over_time_first_inf_pct"]
