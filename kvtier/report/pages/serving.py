@@ -315,7 +315,11 @@ def ttft_figure(s: Scenario) -> tuple[Figure, str]:
         f" median time to first token by {n['ttft_p50_cut_pct']:.0f} % and the p99 by {n['ttft_p99_cut_pct']:.0f} %:"
         " the long prompts that set the tail reuse the least."
     )
-    text = "Markers: the tier sizes of the table; faint lines: no tier. A request: its fetch, then its prefill alone."
+    on = f" on {words.deployment_words(s)}" if s.placement.accelerators > 1 else ""
+    text = (
+        "Markers: the tier sizes of the table; faint lines: no tier. A request: its fetch, then its prefill alone"
+        f"{on}."
+    )
     records = s.used("model", "peak_flops", f"mfu.{s.illustrative['mfu_label']}", "workload.trace")
     fig, caption = finish(fig, records, text, lead=lead, drivers=("peak_flops", f"mfu.{s.illustrative['mfu_label']}"))
     fig.subplots_adjust(bottom=fig.subplotpars.bottom + 0.4 / fig.get_size_inches()[1])

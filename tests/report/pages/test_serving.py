@@ -72,7 +72,11 @@ def test_the_ttft_follows_the_placement():
     # a lone prefill of a long prompt is compute-bound: on 4 tensor-parallel ranks each computes a quarter
     # of it, plus 2 x 80 all-reduces a pass, so the median TTFT with no tier falls to well under half
     one = serving.numbers(Scenario())
-    placed = serving.numbers(Scenario(load_assumptions(None, {"parallel.tp": "4"})))
+    placed_set = Scenario(load_assumptions(None, {"parallel.tp": "4"}))
+    placed = serving.numbers(placed_set)
+    # the figure's caption names the deployment the prefill ran on, and only when it is placed
+    assert "its prefill alone on 4 accelerators (tensor-parallel 4)" in serving.ttft_figure(placed_set)[1]
+    assert "its prefill alone." in serving.ttft_figure(Scenario())[1]
     assert "alone on the accelerator." in one["ttft_sentence"]
     assert (
         "alone on its 4 accelerators (the busiest one's share of the pass, plus the collectives)"
