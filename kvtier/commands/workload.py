@@ -238,10 +238,10 @@ def _parts(
     count = str(s.assumptions.value("workload.hit_count"))
     names = distributed.files(spec)
     with distributed.client(opts.get("scheduler"), int(opts.get("workers") or 2)) as c:
-        read = distributed.read_parts(names, bt, fmt, c)
-        single = distributed.replay(
-            read, bt, fmt, count, rc, float(s.v("workload.sample_rate")), max_blocks, name=show(spec)
-        )
+        rate = float(s.v("workload.sample_rate"))
+        # sampled on the workers, unless the exact windows need every reference
+        read = distributed.read_parts(names, bt, fmt, c, rate if opts.get("window") is None else 1.0)
+        single = distributed.replay(read, bt, fmt, count, rc, rate, max_blocks, name=show(spec))
         h = single
         if opts.get("window") is not None:
             h = distributed.windowed(

@@ -1391,6 +1391,78 @@ def _add(hist: np.ndarray, at: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return hist
 
 
+@dataclass(frozen=True)
+class Chunk:
+    """Whole requests prepared for :meth:`LruStream.feed_chunk`, sampled or not (:func:`prepare_chunk`).
+
+    Attributes
+    ----------
+    input_tokens, output_tokens, timestamps_s : ndarray
+        Per request: prompt and output length (tokens), arrival (s).
+    n_refs : int
+        Block references of the requests before any sampling.
+    all_tokens : float
+        Prompt tokens those references carry before any sampling (tokens).
+    ids, tokens, upto, request : ndarray
+        Per reference kept: block id, its prompt tokens, the prompt's tokens through it, its request
+        (0-based within the chunk).
+    starts : ndarray of int
+        Where each request's kept references begin, and their total at the end.
+    hashes : ndarray of int64 or None
+        :func:`block_hash` of each kept id when the chunk was sampled; None for an exact chunk.
+    """
+
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    timestamps_s: np.ndarray
+    n_refs: int
+    all_tokens: float
+    ids: np.ndarray
+    tokens: np.ndarray
+    upto: np.ndarray
+    request: np.ndarray
+    starts: np.ndarray
+    hashes: np.ndarray | None
+
+
+def prepare_chunk(
+    ids: np.ndarray,
+    starts: np.ndarray,
+    input_tokens: np.ndarray,
+    block_tokens: int,
+    output_tokens: np.ndarray | None = None,
+    timestamps_s: np.ndarray | None = None,
+    threshold: int | None = None,
+) -> Chunk:
+    """Whole requests as :meth:`LruStream.feed_chunk` takes them, kept only below ``threshold`` when given.
+
+    Each reference's prompt tokens and the prompt's tokens through it; with ``threshold`` (of
+    :func:`sample_threshold`) only the references whose :func:`block_hash` is below it, with
+    their hashes.  Pure and picklable: a Dask worker can sample its file before sending it.
+    Arguments as :meth:`LruStream.feed`.
+    """
+    starts = np.asarray(starts, dtype=np.int64)
+    n_req = starts.size - 1
+    per = np.diff(starts)
+    inputs = np.asarray(input_tokens, dtype=np.int64)
+    stamps = np.zeros(n_req) if timestamps_s is None else np.asarray(timestamps_s, dtype=float)
+    outs = np.zeros(n_req, dtype=np.int64) if output_tokens is None else np.asarray(output_tokens, dtype=np.int64)
+    ids = np.asarray(ids, dtype=np.int64)
+    tok = _ref_tokens(block_tokens, inputs, starts).astype(float)
+    request = np.repeat(np.arange(n_req, dtype=np.int64), per)
+    upto = np.cumsum(tok)
+    upto -= np.repeat(np.r_[0.0, upto][starts[:-1]], per)  # prompt tokens through each block
+    n_refs, all_tokens = int(starts[-1]), float(tok.sum())
+    h = None
+    if threshold is not None:
+        h = block_hash(ids)
+        keep = h < threshold
+        ids, tok, upto, request, h = ids[keep], tok[keep], upto[keep], request[keep], h[keep]
+        starts = np.zeros(n_req + 1, dtype=np.int64)
+        np.cumsum(np.bincount(request, minlength=n_req), out=starts[1:])
+    return Chunk(inputs, outs, stamps, n_refs, all_tokens, ids, tok, upto, request, starts, h)
+
+
 class LruStream:
     """The LRU curve of a reference stream fed in chunks of whole requests, with the rest of the report, bounded.
 
@@ -1510,7 +1582,7 @@ class LruStream:
         output_tokens: np.ndarray | None = None,
         timestamps_s: np.ndarray | None = None,
     ) -> None:
-        """Add the next chunk of whole requests.
+        """Add the next chunk of whole requests: :func:`prepare_chunk` then :meth:`feed_chunk`.
 
         Parameters
         ----------
@@ -1525,37 +1597,41 @@ class LruStream:
         timestamps_s : ndarray of float, optional
             Each request's arrival (s); without it every request arrives at 0 s.
         """
-        starts = np.asarray(starts, dtype=np.int64)
-        n_req = starts.size - 1
-        per = np.diff(starts)
-        inputs = np.asarray(input_tokens, dtype=np.int64)
-        stamps = np.zeros(n_req) if timestamps_s is None else np.asarray(timestamps_s, dtype=float)
-        outs = np.zeros(n_req, dtype=np.int64) if output_tokens is None else np.asarray(output_tokens, dtype=np.int64)
+        threshold = self.threshold if self.sampled else None
+        self.feed_chunk(prepare_chunk(ids, starts, input_tokens, block_tokens, output_tokens, timestamps_s, threshold))
+
+    def feed_chunk(self, c: Chunk) -> None:
+        """Add the next chunk of whole requests, prepared by :func:`prepare_chunk` (here or on another machine).
+
+        A chunk sampled at a higher threshold than the stream's (the fixed-size variant lowers it as
+        it goes) is sampled again here; an exact chunk fed to a sampled stream is sampled here.
+        """
+        n_req = c.input_tokens.size
+        stamps, inputs = c.timestamps_s, c.input_tokens
         if n_req:
             if math.isnan(self.first_s):
                 self.first_s = float(stamps[0])
             self.latest_s = float(stamps[-1])
             self.inputs = _merge_counted(self.inputs, inputs)
-            self.outputs = _merge_counted(self.outputs, outs)
+            self.outputs = _merge_counted(self.outputs, c.output_tokens)
         first_request = self.n_requests
         self.n_requests += n_req
-        self.n_refs += int(starts[-1])
-        ids = np.asarray(ids, dtype=np.int64)
-        tok = _ref_tokens(block_tokens, inputs, starts).astype(float)
-        request = np.repeat(np.arange(n_req, dtype=np.int64), per)
-        self.total["tokens"] += float(tok.sum()) if not self.sampled else 0.0
-        upto = np.cumsum(tok)
-        upto -= np.repeat(np.r_[0.0, upto][starts[:-1]], per)  # prompt tokens through each block
+        self.n_refs += c.n_refs
+        ids, tok, upto, request, starts = c.ids, c.tokens, c.upto, c.request, c.starts
         if self.sampled:
-            self.expected["blocks"] += self.sample_rate * float(ids.size)
-            self.expected["tokens"] += self.sample_rate * float(tok.sum())
-            h = block_hash(ids)
+            self.expected["blocks"] += self.sample_rate * float(c.n_refs)
+            self.expected["tokens"] += self.sample_rate * c.all_tokens
+            h = block_hash(ids) if c.hashes is None else c.hashes
             keep = h < self.threshold
             ids, tok, upto, request, h = ids[keep], tok[keep], upto[keep], request[keep], h[keep]
             starts = np.zeros(n_req + 1, dtype=np.int64)
             np.cumsum(np.bincount(request, minlength=n_req), out=starts[1:])
             self.total["tokens"] += float(tok.sum())
             self.sampled_refs += int(ids.size)
+        else:
+            if c.hashes is not None:
+                raise ValueError("a sampled chunk fed to an exact stream")
+            self.total["tokens"] += c.all_tokens
         dense = self.dense.map(ids)
         if dense.size:
             self._grow(int(dense.max()))

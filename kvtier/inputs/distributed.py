@@ -27,18 +27,30 @@ from typing import Any
 import numpy as np
 
 from kvtier.errors import KvtierError, show
-from kvtier.formulas.reuse import DEFAULT_HIT_COUNT, LruHistogram, LruStream, RegenCosts, chain_ids
+from kvtier.formulas.reuse import (
+    DEFAULT_HIT_COUNT,
+    LruHistogram,
+    LruStream,
+    RegenCosts,
+    chain_ids,
+    prepare_chunk,
+    sample_threshold,
+)
 from kvtier.inputs import traces
 
 
-def parse_part(path: str, block_tokens: int, trace_format: str) -> dict[str, Any]:
+def parse_part(path: str, block_tokens: int, trace_format: str, sample_rate: float = 1.0) -> dict[str, Any]:
     """One file of a trace read and validated as :func:`kvtier.inputs.traces.read_trace` does, its ids chained.
+
+    Below a ``sample_rate`` of 1 the file is also sampled where it is read (on a Dask worker):
+    only the references whose hashed id falls below the rate's threshold travel on, as a
+    :class:`~kvtier.formulas.reuse.Chunk`, about ``sample_rate`` of the file's references.
 
     Returns
     -------
     dict
-        ``name``, ``ids`` (int64, chained), ``starts``, ``input_tokens``, ``output_tokens``,
-        ``timestamps_s`` (s), ``lines`` (its requests).
+        ``name``, ``timestamps_s`` (s), ``lines`` (its requests) and either ``ids`` (int64, chained),
+        ``starts``, ``input_tokens``, ``output_tokens`` (exact), or ``chunk`` (sampled).
     """
     where, file = traces.trace_path(path)
     fmt = traces.format_named(trace_format)
@@ -47,7 +59,7 @@ def parse_part(path: str, block_tokens: int, trace_format: str) -> dict[str, Any
         req.add_lines(batch)
     starts = traces._starts(req.counts)
     ids = np.frombuffer(req.ids, dtype=np.int64).copy()
-    return {
+    part = {
         "name": where,
         "ids": ids if fmt.chained else chain_ids(ids, starts),
         "starts": starts,
@@ -56,6 +68,18 @@ def parse_part(path: str, block_tokens: int, trace_format: str) -> dict[str, Any
         "timestamps_s": np.frombuffer(req.stamps, dtype=float) / fmt.units_per_s,
         "lines": len(req.counts),
     }
+    if sample_rate < 1.0:
+        chunk = prepare_chunk(
+            part.pop("ids"),
+            part.pop("starts"),
+            part.pop("input_tokens"),
+            block_tokens,
+            part.pop("output_tokens"),
+            part["timestamps_s"],
+            sample_threshold(sample_rate),
+        )
+        part["chunk"] = chunk
+    return part
 
 
 @contextmanager
@@ -78,19 +102,24 @@ def read_parts(
     block_tokens: int = traces.TRACE_BLOCK_TOKENS,
     trace_format: str = traces.DEFAULT_FORMAT,
     dask_client: Any = None,
+    sample_rate: float = 1.0,
 ) -> list[dict[str, Any]]:
     """Parse every file of a split trace, in parallel on ``dask_client`` (in this process without one).
 
-    The parts come back in the order of their first timestamps; a part that starts before the
-    one before it ends, or an empty part, is a :class:`~kvtier.errors.KvtierError` naming them.
+    Below a ``sample_rate`` of 1 each file is sampled where it is parsed (:func:`parse_part`), so
+    only the sampled references reach this process; :func:`replay` needs the same rate.  The parts
+    come back in the order of their first timestamps; a part that starts before the one before it
+    ends, or an empty part, is a :class:`~kvtier.errors.KvtierError` naming them.
     """
     if not paths:
         raise KvtierError("no trace files to read")
     names = [os.fspath(p) for p in paths]
     if dask_client is None:
-        parts = [parse_part(p, block_tokens, trace_format) for p in names]
+        parts = [parse_part(p, block_tokens, trace_format, sample_rate) for p in names]
     else:
-        futures = dask_client.map(parse_part, names, block_tokens=block_tokens, trace_format=trace_format, pure=False)
+        futures = dask_client.map(
+            parse_part, names, block_tokens=block_tokens, trace_format=trace_format, sample_rate=sample_rate, pure=False
+        )
         parts = dask_client.gather(futures)
     for p in parts:
         if not p["lines"]:
@@ -131,10 +160,17 @@ def replay(
     max_blocks: int | None = None,
     name: str | None = None,
 ) -> LruHistogram:
-    """The parts fed in order to one :class:`~kvtier.formulas.reuse.LruStream`: the single-pass curve."""
+    """The parts fed in order to one :class:`~kvtier.formulas.reuse.LruStream`: the single-pass curve.
+
+    Parts sampled where they were read (:func:`read_parts` with a ``sample_rate``) are fed as they
+    came; exact parts are sampled here when ``sample_rate`` is below 1.
+    """
     stream = LruStream(count, rc, sample_rate, max_blocks)
     for part in parts:
-        _feed(stream, part, block_tokens)
+        if "chunk" in part:
+            stream.feed_chunk(part["chunk"])
+        else:
+            _feed(stream, part, block_tokens)
     label = name or f"{len(parts)} files from {parts[0]['name']}"
     return stream.histogram(label, sum(p["lines"] for p in parts), trace_format, block_tokens)
 
@@ -180,6 +216,8 @@ def windowed(
     the windowed curve is at most the single pass's, a slight lower bound
     (:func:`kvtier.formulas.reuse.curve_error` measures the gap).
     """
+    if any("chunk" in p for p in parts):
+        raise KvtierError("--window replays every reference: read the parts without sampling (sample rate 1)")
     if not (math.isfinite(window_s) and window_s > 0):
         raise KvtierError(f"--window {window_s!r}: a number of seconds above 0")
     if not (math.isfinite(warmup_s) and warmup_s >= 0):

@@ -45,6 +45,32 @@ def test_eight_files_on_a_two_worker_local_cluster_give_the_single_process_curve
     assert windows.counts["blocks"].tolist() == single.counts["blocks"].tolist()
 
 
+def test_files_sampled_on_the_workers_give_the_single_process_sampled_curve(tmp_path):
+    whole, parts = split(tmp_path)
+    rc = workload.RegenCosts(2.0, 1e9, 2.0, 1e4, 1e14, 0.5, 2e9, 1e12, 0.8)
+    rate = 0.25
+    single = traces.stream_lru(whole, rc=rc, sample_rate=rate)
+    with distributed.client(workers=2) as c:
+        read = distributed.read_parts(distributed.files(str(parts)), dask_client=c, sample_rate=rate)
+    # only the sampled references travel: each part's kept ids are exactly those whose hash is below the threshold
+    exact = distributed.read_parts(distributed.files(str(parts)))
+    for sampled, full in zip(read, exact, strict=True):
+        kept = workload.block_hash(full["ids"]) < workload.sample_threshold(rate)
+        assert sampled["chunk"].ids.tolist() == full["ids"][kept].tolist()
+        assert sampled["chunk"].n_refs == full["ids"].size
+    h = distributed.replay(read, rc=rc, sample_rate=rate)
+    # the same sampled curve as one process reading the whole file: the same hash, the same scaled distances
+    assert h.counts["blocks"].tolist() == single.counts["blocks"].tolist()
+    assert h.counts["tokens"].tolist() == single.counts["tokens"].tolist()
+    assert h.sampled_refs == single.sampled_refs < single.n_refs
+    # and the driver sampling the exact parts gives the same report to the last bit (the whole file, read in other
+    # chunks, adds the recompute seconds in another order: equal to 1e-15)
+    on_driver = distributed.replay(exact, rc=rc, sample_rate=rate)
+    assert workload.report(h, rc)["tiers"] == workload.report(on_driver, rc)["tiers"]
+    with pytest.raises(KvtierError, match="--window replays every reference"):
+        distributed.windowed(read, 60.0, 0.0)
+
+
 def test_windows_with_a_short_warm_up_lose_only_the_reuses_reaching_past_it(tmp_path):
     whole, parts = split(tmp_path, n_files=4, n_requests=800)
     read = distributed.read_parts(distributed.files(str(parts)))

@@ -317,8 +317,7 @@ def ttft_figure(s: Scenario) -> tuple[Figure, str]:
     )
     on = f" on {words.deployment_words(s)}" if s.placement.accelerators > 1 else ""
     text = (
-        "Markers: the tier sizes of the table; faint lines: no tier. A request: its fetch, then its prefill alone"
-        f"{on}."
+        f"Markers: the tier sizes of the table; faint lines: no tier. A request: its fetch, then its prefill alone{on}."
     )
     records = s.used("model", "peak_flops", f"mfu.{s.illustrative['mfu_label']}", "workload.trace")
     fig, caption = finish(fig, records, text, lead=lead, drivers=("peak_flops", f"mfu.{s.illustrative['mfu_label']}"))
