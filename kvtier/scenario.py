@@ -68,6 +68,7 @@ TRANSFER_KEYS: tuple[str, ...] = (
     "fetch.host_memory",
     "fetch.min_transfer_time",
     "fetch.pageable_efficiency",
+    "fetch.pageable_overhead",
 )
 """The assumption keys of the transfer model beyond latency and bandwidth (:meth:`Scenario.fetch_s`,
 :func:`kvtier.formulas.transfer.fetch_time_s`)."""
@@ -474,16 +475,31 @@ class Scenario:
         """Share of the link's pinned, one-way rate a fetch reaches (:func:`kvtier.formulas.transfer.link_efficiency`).
 
         ``fetch.pageable_efficiency`` when ``fetch.host_memory`` is pageable, times
-        ``fetch.duplex_efficiency`` when ``fetch.contention`` is duplex; 1 for neither.
+        ``fetch.duplex_efficiency`` when ``fetch.contention`` is duplex; 1 for neither.  A KV pool is
+        far larger than the host CPU's cache (``fetch.host_cache``), so a pageable fetch is staged from
+        DRAM: :func:`kvtier.formulas.transfer.staging_efficiency` of a pool of unbounded size, the cold
+        share ``fetch.pageable_efficiency`` (``fetch.pageable_warm_efficiency`` describes only a buffer
+        copied again and again, as the measured page's benchmark did).
         """
         return float(
             transfer.link_efficiency(
                 self.assumptions.value("fetch.host_memory") == "pageable",
-                self.v("fetch.pageable_efficiency"),
+                transfer.staging_efficiency(
+                    np.inf,
+                    self.v("fetch.pageable_efficiency"),
+                    self.v("fetch.pageable_warm_efficiency"),
+                    self.v("fetch.host_cache"),
+                ),
                 self.assumptions.value("fetch.contention") == "duplex",
                 self.v("fetch.duplex_efficiency"),
             )
         )
+
+    @property
+    def link_overhead_s(self) -> float:
+        """Fixed time each transfer of a fetch adds to its latency (s): ``fetch.pageable_overhead`` when
+        ``fetch.host_memory`` is pageable, else 0."""
+        return self.v("fetch.pageable_overhead") if self.assumptions.value("fetch.host_memory") == "pageable" else 0.0
 
     def link_fetch_s(
         self,
@@ -494,9 +510,10 @@ class Scenario:
     ) -> np.ndarray:
         """Time to move ``n_bytes`` over a link in ``transfers`` transfers under the set's transfer model (s).
 
-        :func:`kvtier.formulas.transfer.fetch_time_s` with ``fetch.min_transfer_time`` as the floor
-        and :attr:`link_efficiency` as the share of the rate reached: the one fetch every page and
-        command times (the chapter's ``transfers x latency + bytes / bandwidth`` at the seed's 0 and 1).
+        :func:`kvtier.formulas.transfer.fetch_time_s` with ``fetch.min_transfer_time`` as the floor,
+        :attr:`link_efficiency` as the share of the rate reached and :attr:`link_overhead_s` added to
+        each transfer's latency: the one fetch every page and command times (the chapter's
+        ``transfers x latency + bytes / bandwidth`` at the seed's 0, 1 and 0).
         """
         return transfer.fetch_time_s(
             n_bytes,
@@ -505,6 +522,7 @@ class Scenario:
             transfers,
             self.v("fetch.min_transfer_time"),
             self.link_efficiency,
+            self.link_overhead_s,
         )
 
     def fetch_s(self, bandwidth_bytes_per_s: float | np.ndarray) -> np.ndarray:

@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     # the transfer model's keys (kvtier.formulas.transfer.fetch_time_s, issue 28)
     used_keys += ["fetch.min_transfer_time", "fetch.host_memory", "fetch.contention"]
     if scenario.assumptions.value("fetch.host_memory") == "pageable":
-        used_keys += ["fetch.pageable_efficiency"]
+        used_keys += ["fetch.pageable_efficiency", "fetch.pageable_overhead"]  # a pool beyond the host cache
     if scenario.assumptions.value("fetch.contention") == "duplex":
         used_keys += ["fetch.duplex_efficiency"]
     if scenario.engine is not None:

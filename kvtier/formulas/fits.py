@@ -43,6 +43,51 @@ def fit_latency_bandwidth(n_bytes: ArrayLike, times_s: ArrayLike) -> tuple[float
     return float(latency), float(1.0 / inverse)
 
 
+def fit_pageable(
+    n_bytes: ArrayLike,
+    times_s: ArrayLike,
+    latency_s: float,
+    bandwidth_bytes_per_s: float,
+    cache_bytes: float,
+) -> tuple[float, float, float]:
+    """Fit the pageable copy model of :func:`kvtier.formulas.transfer.staging_efficiency` by relative least squares.
+
+    Each copy, of one buffer copied again and again, is modelled as
+    ``latency + overhead + bytes / (bandwidth x efficiency)`` with the warm efficiency where
+    ``bytes <= cache_bytes`` and the cold one above: linear in ``overhead``, ``1 / warm`` and
+    ``1 / cold``, fitted like :func:`fit_latency_bandwidth` so that every copy weighs alike.
+    ``latency_s`` and ``bandwidth_bytes_per_s`` are the pinned copies' fit, held fixed.
+
+    Parameters
+    ----------
+    n_bytes, times_s : array_like
+        Bytes of each pageable copy (B) and its measured time (s); at least one copy on each side of
+        ``cache_bytes``.
+    latency_s, bandwidth_bytes_per_s : float
+        The pinned copies' latency (s) and bandwidth (B/s).
+    cache_bytes : float
+        The host CPU's last-level cache (B), the breakpoint; held fixed, not fitted.
+
+    Returns
+    -------
+    overhead_s, warm_efficiency, cold_efficiency : float
+        Per-copy overhead (s) and the shares of ``bandwidth_bytes_per_s`` reached staged from the cache
+        and from DRAM.
+    """
+    b = np.asarray(n_bytes, dtype=np.float64)
+    t = np.asarray(times_s, dtype=np.float64)
+    warm = b <= cache_bytes
+    if warm.all() or not warm.any():
+        raise ValueError("fit_pageable needs copies both within and beyond the cache")
+    design = np.column_stack([np.ones_like(b), np.where(warm, b, 0.0), np.where(warm, 0.0, b)]) / t[:, None]
+    (overhead, warm_inverse, cold_inverse), *_ = np.linalg.lstsq(design, 1.0 - latency_s / t, rcond=None)
+    return (
+        float(overhead),
+        float(1.0 / (warm_inverse * bandwidth_bytes_per_s)),
+        float(1.0 / (cold_inverse * bandwidth_bytes_per_s)),
+    )
+
+
 def fit_rate_fraction(work: ArrayLike, times_s: ArrayLike, peak: float) -> float:
     """The fraction of ``peak`` that ``work / time`` reaches, fitted by least squares on log time.
 

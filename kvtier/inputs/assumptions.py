@@ -255,7 +255,17 @@ SCHEMA: dict[str, KeySpec] = {
     "fetch.host_memory": KeySpec(
         "choice", "host memory a fetch copies from: page-locked (pinned) or pageable", choices=("pinned", "pageable")
     ),
-    "fetch.pageable_efficiency": KeySpec("fraction", "share of the pinned rate a copy from pageable memory reaches"),
+    "fetch.pageable_efficiency": KeySpec(
+        "fraction",
+        "share of the pinned rate a copy from pageable memory reaches staged from DRAM (a KV pool beyond the host cache)",
+    ),
+    "fetch.pageable_warm_efficiency": KeySpec(
+        "fraction", "share of the pinned rate a pageable copy reaches when its source sits in the host CPU's cache"
+    ),
+    "fetch.pageable_overhead": KeySpec("time", "fixed time each copy from pageable memory adds to its latency"),
+    "fetch.host_cache": KeySpec(
+        "bytes", "host CPU's last-level cache: a pageable source up to this size copied again stages from it (0: never)"
+    ),
     "fetch.contention": KeySpec(
         "choice",
         "what else the link carries during a fetch: nothing, or writes the other way (duplex)",
