@@ -257,7 +257,7 @@ SCHEMA: dict[str, KeySpec] = {
     ),
     "fetch.pageable_efficiency": KeySpec(
         "fraction",
-        "share of the pinned rate a copy from pageable memory reaches staged from DRAM (a KV pool beyond the host cache)",
+        "share of the pinned rate a pageable copy reaches staged from DRAM (a KV pool beyond the host cache)",
     ),
     "fetch.pageable_warm_efficiency": KeySpec(
         "fraction", "share of the pinned rate a pageable copy reaches when its source sits in the host CPU's cache"

@@ -1356,10 +1356,15 @@ class TransferFit:
     host_cache_bytes: float
     duplex_efficiency: float
 
-    def pageable_s(self, n_bytes: float) -> float:
-        """One copy of ``n_bytes`` from a pageable buffer copied again and again, as the probe did (s)."""
+    def pageable_s(self, n_bytes: float, source_bytes: float | None = None) -> float:
+        """One copy of ``n_bytes`` from pageable memory whose working set is ``source_bytes`` (s).
+
+        ``None``: the copy's own size, one buffer copied again and again as the probe did; ``math.inf``:
+        a pool far larger than the host cache, as a serving system's KV pool.
+        """
+        source = n_bytes if source_bytes is None else source_bytes
         eff = transfer.staging_efficiency(
-            n_bytes, self.pageable_efficiency, self.pageable_warm_efficiency, self.host_cache_bytes
+            source, self.pageable_efficiency, self.pageable_warm_efficiency, self.host_cache_bytes
         )
         return _fetch(self, n_bytes, efficiency=float(eff), overhead_s=self.pageable_overhead_s)
 

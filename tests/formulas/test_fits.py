@@ -20,6 +20,24 @@ def test_the_latency_bandwidth_fit_recovers_an_exact_line():
     assert latency == pytest.approx(10e-6, rel=1e-9) and bw == pytest.approx(50e9, rel=1e-9)
 
 
+def test_the_pageable_fit_recovers_an_exact_warm_and_cold_model():
+    # latency 10 us, bandwidth 50 GB/s, overhead 15 us; warm 25 % (12.5 GB/s) up to 128 MiB, cold 16 % (8 GB/s):
+    # 1 MiB: 25 us + 1,048,576 / 12.5e9 = 25 + 83.886 = 108.886 us; 1 GiB: 25 us + 1,073,741,824 / 8e9 = 134.243 ms
+    sizes = np.array([2**18, 2**20, 2**26, 2**28, 2**30], dtype=float)
+    cache = 128 * 2**20
+    rate = np.where(sizes <= cache, 12.5e9, 8e9)
+    times = 10e-6 + 15e-6 + sizes / rate
+    assert times[1] == pytest.approx(108.886e-6, rel=1e-5) and times[4] == pytest.approx(134.243e-3, rel=1e-5)
+    overhead, warm, cold = fits.fit_pageable(sizes, times, 10e-6, 50e9, cache)
+    assert overhead == pytest.approx(15e-6, rel=1e-9)
+    assert warm == pytest.approx(0.25, rel=1e-9) and cold == pytest.approx(0.16, rel=1e-9)
+
+
+def test_the_pageable_fit_needs_copies_on_both_sides_of_the_cache():
+    with pytest.raises(ValueError, match="both within and beyond the cache"):
+        fits.fit_pageable([2**20, 2**22], [1e-4, 4e-4], 10e-6, 50e9, 2**30)
+
+
 def test_the_rate_fraction_is_the_geometric_mean_of_the_points():
     # 1e12 FLOP in 2 s and 4e12 FLOP in 2 s on a 1e12 FLOP/s peak: fractions 0.5 and 2 -> geometric mean 1
     assert fits.fit_rate_fraction([1e12], [2.0], 1e12) == pytest.approx(0.5)

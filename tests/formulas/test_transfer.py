@@ -23,6 +23,34 @@ def test_the_transfer_model_by_hand_and_the_chapters_fetch_at_its_defaults():
     )
 
 
+def test_the_overhead_adds_to_each_transfers_latency_and_zero_changes_nothing():
+    from kvtier.formulas import transfer
+
+    b, bw = np.array([4096.0, 5 * 2**20]), 55e9
+    assert np.array_equal(
+        transfer.fetch_time_s(b, bw, 9e-6, 160, 15e-6, 0.5, 0.0), transfer.fetch_time_s(b, bw, 9e-6, 160, 15e-6, 0.5)
+    )
+    # 5 MiB at 16 % of 55 GB/s (8.8 GB/s), 9 us latency and 15 us overhead: 24 us + 5,242,880 / 8.8e9 = 24 + 595.8 us
+    t = float(transfer.fetch_time_s(5 * 2**20, bw, 9e-6, 1, 15e-6, 0.16, 15e-6))
+    assert t == pytest.approx(24e-6 + 595.782e-6, rel=1e-6)
+    # two transfers pay it twice: 2 x 24 us + 595.8 us
+    t2 = float(transfer.fetch_time_s(5 * 2**20, bw, 9e-6, 2, 15e-6, 0.16, 15e-6))
+    assert t2 - t == pytest.approx(24e-6, rel=1e-9)
+    # a 4 KiB copy: 24 us + 4096 / 8.8e9 = 24.47 us, above the 15 us floor
+    assert float(transfer.fetch_time_s(4096, bw, 9e-6, 1, 15e-6, 0.16, 15e-6)) == pytest.approx(24.4655e-6, rel=1e-4)
+
+
+def test_the_staging_share_is_warm_within_the_cache_and_cold_beyond():
+    from kvtier.formulas import transfer
+
+    # a 128 MiB cache: 64 MiB and 128 MiB (the end included) warm at 26 %, 256 MiB and a pool of any size cold at 16 %
+    src = np.array([64, 128, 256], dtype=float) * 2**20
+    assert transfer.staging_efficiency(src, 0.16, 0.26, 128 * 2**20).tolist() == [0.26, 0.26, 0.16]
+    assert float(transfer.staging_efficiency(np.inf, 0.16, 0.26, 128 * 2**20)) == 0.16
+    # a cache of 0 B: every source is cold, the seed's single share
+    assert float(transfer.staging_efficiency(4096, 1.0, 0.5, 0.0)) == 1.0
+
+
 def test_the_link_efficiency_multiplies_what_applies():
     from kvtier.formulas import transfer
 

@@ -1133,10 +1133,23 @@ def test_the_transfer_fit_by_hand_and_in_the_measured_set(m):
     assert tf.min_transfer_s == pytest.approx((14.816000126302242e-6 + 16.03199914097786e-6) / 2, rel=1e-9)
     # duplex: 4.882 ms alone over 5.324 ms with the other direction busy, 91.7 %
     assert tf.duplex_efficiency == pytest.approx(4.88159990310669 / 5.323935985565185, rel=1e-9)
-    assert tf.pageable_efficiency == pytest.approx(0.2196, rel=1e-3)
+    # pageable: relative least squares over the eleven pageable copies at the pinned 9.049 us and 55.14 GB/s:
+    # 15.26 us per copy, 26.37 % (14.54 GB/s) within the 128 MiB cache, 16.38 % (9.03 GB/s) beyond it
+    assert tf.pageable_overhead_s == pytest.approx(15.26e-6, rel=1e-3)
+    assert tf.pageable_warm_efficiency == pytest.approx(0.2637, rel=1e-3)
+    assert tf.pageable_efficiency == pytest.approx(0.1638, rel=1e-3)
+    assert tf.host_cache_bytes == 128 * 2**20
+    # by hand from the fit: 1 GiB is cold, 9.049 + 15.26 us + 1,073,741,824 / (0.16379 x 55.1406e9) = 118.91 ms
+    # against 116.0 ms measured (+2.5 %); 1 MiB is warm, 24.31 us + 1,048,576 / 14.5427e9 = 96.42 us against 98.53
+    assert tf.pageable_s(2**30) == pytest.approx(118.91e-3, rel=1e-4)
+    assert tf.pageable_s(2**20) == pytest.approx(96.42e-6, rel=1e-4)
     a = load_assumptions(MEASURED_SET)
     assert a.value("fetch.min_transfer_time") == pytest.approx(tf.min_transfer_s, rel=1e-3)
     assert a.value("fetch.pageable_efficiency") == pytest.approx(tf.pageable_efficiency, rel=1e-3)
+    assert a.value("fetch.pageable_warm_efficiency") == pytest.approx(tf.pageable_warm_efficiency, rel=1e-3)
+    assert a.value("fetch.pageable_overhead") == pytest.approx(tf.pageable_overhead_s, rel=1e-3)
+    assert a.value("fetch.host_cache") == ms.HOST_CACHE_BYTES
+    assert a["fetch.host_cache"].provenance == "assumed"
     assert a.value("fetch.duplex_efficiency") == pytest.approx(tf.duplex_efficiency, rel=1e-3)
 
 
@@ -1152,6 +1165,34 @@ def test_small_copies_and_duplex_out_of_sample(m):
     assert small["16 KiB"] == pytest.approx(-38.9, abs=0.1)
 
 
+def test_every_pageable_copy_of_256_kib_or_more_within_10_pct_out_of_sample(m):
+    checks = [c for c in ms.transfer_checks(m) if c.group.endswith("h2d pageable")]
+    loo = {c.case: c.error_pct for c in checks if c.sample == ms.LEAVE_ONE_OUT}
+    assert len(loo) == 11 and len([c for c in checks if c.sample == ms.IN_SAMPLE]) == 11
+    goal = {k: v for k, v in loo.items() if k not in ("4 KiB", "16 KiB", "64 KiB")}
+    assert len(goal) == 8 and max(abs(v) for v in goal.values()) < 10
+    # the worst, 16 MiB: refitted without it the warm share is lower, 1,109 us measured against +8.3 %
+    assert loo["16 MiB"] == pytest.approx(8.3, abs=0.1)
+    # the cold copies: without 256 MiB the cold share is 1 GiB's alone, 9.25 GB/s against 8.79 measured: -5.0 %
+    assert loo["256 MiB"] == pytest.approx((1 / 9.2500 * 8.7878) * 100 - 100, abs=0.3)
+    small = [c for c in checks if c.group == "small copies, h2d pageable"]
+    assert {c.case for c in small} == {"4 KiB", "16 KiB", "64 KiB", "256 KiB"}
+
+
+def test_a_pageable_pool_fetch_is_the_cold_share_in_the_scenario_and_the_fit(m):
+    tf = ms.fit_transfer(m)
+    s = Scenario(load_assumptions(MEASURED_SET).with_values({"fetch.host_memory": "pageable"}, source="t"))
+    bw = s.v("bandwidth.mid")
+    # 5 MiB from a pool: 9.049 + 15.26 us + 5,242,880 / (0.1638 x 55.14 GB/s) = 24.31 + 580.5 = 604.8 us
+    assert float(s.fetch_s(bw)) == pytest.approx(604.8e-6, rel=1e-3)
+    assert float(s.fetch_s(bw)) == pytest.approx(tf.pageable_s(5 * 2**20, math.inf), rel=1e-3)
+    # the same block from a buffer the cache holds (the probe's 405 us): 24.31 + 5,242,880 / 14.54 GB/s = 384.8 us
+    assert tf.pageable_s(5 * 2**20) == pytest.approx(384.8e-6, rel=1e-3)
+    # pinned, the overhead is not paid: 9.049 us + 95.08 us
+    pinned = Scenario(load_assumptions(MEASURED_SET))
+    assert float(pinned.fetch_s(bw)) == pytest.approx(s.v("fetch_latency") + 5 * 2**20 / bw, rel=1e-12)
+
+
 def test_the_fetch_follows_the_transfer_keys():
     s = Scenario(load_assumptions(MEASURED_SET))
     lat, bw, floor = s.v("fetch_latency"), s.v("bandwidth.mid"), s.v("fetch.min_transfer_time")
@@ -1161,7 +1202,8 @@ def test_the_fetch_follows_the_transfer_keys():
         s.assumptions.with_values({"fetch.host_memory": "pageable", "fetch.contention": "duplex"}, source="t")
     )
     eff = s.v("fetch.pageable_efficiency") * s.v("fetch.duplex_efficiency")
-    assert float(paged.fetch_s(bw)) == pytest.approx(lat + 5 * 2**20 / (bw * eff), rel=1e-12)
+    lat_paged = lat + s.v("fetch.pageable_overhead")
+    assert float(paged.fetch_s(bw)) == pytest.approx(lat_paged + 5 * 2**20 / (bw * eff), rel=1e-12)
     tiny = Scenario(s.assumptions.with_values({"block_tokens": "1"}, source="t"))  # 320 KiB: 9.05 + 5.9 us < floor
     assert float(tiny.fetch_s(bw)) == floor
 
