@@ -477,19 +477,15 @@ class Scenario:
         ``fetch.pageable_efficiency`` when ``fetch.host_memory`` is pageable, times
         ``fetch.duplex_efficiency`` when ``fetch.contention`` is duplex; 1 for neither.  A KV pool is
         far larger than the host CPU's cache (``fetch.host_cache``), so a pageable fetch is staged from
-        DRAM: :func:`kvtier.formulas.transfer.staging_efficiency` of a pool of unbounded size, the cold
-        share ``fetch.pageable_efficiency`` (``fetch.pageable_warm_efficiency`` describes only a buffer
-        copied again and again, as the measured page's benchmark did).
+        DRAM: :func:`kvtier.formulas.transfer.staging_efficiency` of a source beyond the cache is the cold
+        share ``fetch.pageable_efficiency``, whatever the cache (``fetch.pageable_warm_efficiency`` and
+        ``fetch.host_cache`` describe only a buffer copied again and again, as the measured page's
+        benchmark did, and are not read here).
         """
         return float(
             transfer.link_efficiency(
                 self.assumptions.value("fetch.host_memory") == "pageable",
-                transfer.staging_efficiency(
-                    np.inf,
-                    self.v("fetch.pageable_efficiency"),
-                    self.v("fetch.pageable_warm_efficiency"),
-                    self.v("fetch.host_cache"),
-                ),
+                self.v("fetch.pageable_efficiency"),  # staging_efficiency of a pool beyond any cache: the cold share
                 self.assumptions.value("fetch.contention") == "duplex",
                 self.v("fetch.duplex_efficiency"),
             )

@@ -121,6 +121,31 @@ def test_the_fetch_fit_error_over_its_points(numbers):
     assert numbers["per_chunk_model_ms"] == pytest.approx(1.543, abs=0.001)
 
 
+def test_the_pageable_paragraph_names_the_cold_rate_a_pool_sees(numbers):
+    # the probe's rates: 1 MiB in 98.53 us = 10.64 GB/s, 16 MiB the fastest at 15.13 GB/s, then 256 MiB at 8.79 GB/s
+    assert (numbers["pageable_1mib_gbps"], numbers["pageable_peak_gbps"]) == pytest.approx((10.64, 15.13), abs=0.01)
+    assert (numbers["pageable_peak_mib"], numbers["pageable_big_mib"]) == (16, 256)
+    assert numbers["pageable_big_gbps"] == pytest.approx(8.79, abs=0.01)
+    # the fit: 26.37 % and 16.38 % of the pinned 55.14 GB/s = 14.54 and 9.03 GB/s, 15.26 us per copy
+    assert numbers["pageable_warm_gbps"] == pytest.approx(0.2637 * 55.14, rel=1e-3)
+    assert numbers["pageable_cold_gbps"] == pytest.approx(0.1638 * 55.14, rel=1e-3)
+    assert numbers["pageable_overhead_us"] == pytest.approx(15.26, abs=0.01)
+    # the cache, assumed 128 MiB, bracketed by the copies at 64 MiB (warm) and 256 MiB (cold)
+    assert (numbers["cache_low_mib"], numbers["host_cache_mib"], numbers["cache_high_mib"]) == (64, 128, 256)
+    # a 5 MiB block from a pool: 9.049 + 15.26 us + 5,242,880 / 9.032 GB/s = 24.31 + 580.5 = 604.8 us; from a
+    # buffer in the cache: 24.31 + 5,242,880 / 14.54 GB/s = 384.8 us (the probe measured 405.2 us)
+    assert numbers["pageable_pool_block_us"] == pytest.approx(604.8, abs=0.1)
+    assert numbers["pageable_cache_block_us"] == pytest.approx(384.8, abs=0.1)
+    # out of sample: the eight copies of 256 KiB to 1 GiB within 8.3 % (16 MiB the worst), the 4 KiB one +26.7 %
+    assert numbers["pageable_goal_n"] == 8 and numbers["pageable_goal_kib"] == 256
+    assert numbers["pageable_goal_loo_worst_abs_pct"] == pytest.approx(8.3, abs=0.05)
+    assert numbers["pageable_goal_loo_worst_case"] == "16 MiB"
+    assert numbers["val_small_pageable_loo_worst_case"] == "4 KiB"
+    assert numbers["val_small_pageable_loo_worst_abs_pct"] == pytest.approx(26.7, abs=0.05)
+    text = (ROOT / "notebooks" / "11_measured.md").read_text()
+    assert "its fetches see the DRAM rate" in text and "{glue:text}`pageable_pool_block_us:.0f` µs" in text
+
+
 @pytest.mark.book
 def test_the_book_builds_from_the_measured_set(tmp_path):
     out = tmp_path / "measured"
