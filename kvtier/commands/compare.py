@@ -8,7 +8,7 @@ from typing import Any
 from kvtier.commands.options import add_assumption_options, add_placement_options, placement_json, placement_sets
 from kvtier.commands.output import emit, record_json
 from kvtier.errors import KvtierError
-from kvtier.formulas import roofline
+from kvtier.formulas import transfer
 from kvtier.inputs import hardware
 from kvtier.inputs.assumptions import load_assumptions, parse_set_options
 from kvtier.scenario import Scenario
@@ -124,8 +124,15 @@ def regen_point(scenario: Scenario, position: float | None, upstream: str) -> di
         regen_flops=flops,
         regen_time_s=regen_s,
         regen_to_fetch_ratio=regen_s / point["fetch_s"],
+        # under the set's transfer model: a pageable pool's overhead per transfer, the floor and the share reached
         break_even_bandwidth_bytes_per_s=float(
-            roofline.break_even_bandwidth(scenario.fetch_bytes, regen_s, scenario.block_latency_s)
+            transfer.break_even_bandwidth(
+                scenario.fetch_bytes,
+                regen_s,
+                scenario.block_latency_s + scenario.link_overhead_s * scenario.fetch_transfers,
+                scenario.v("fetch.min_transfer_time"),
+                scenario.link_efficiency,
+            )
         ),
     )
     return out

@@ -157,3 +157,17 @@ def test_compare_engine_option_is_the_engine_key():
     assert out["block_bytes"] == 167_772_160
     assert out["fetch_time_s"] == pytest.approx(167_772_160 / 64e9, rel=1e-12)
     assert out == run_cli_json("compare", "--set", "engine=mooncake")
+
+
+def test_compare_a_pageable_pool_under_the_measured_set_breaks_even_at_the_link_rate_it_needs():
+    out = run_cli_json(
+        "compare", "--assumptions", str(ROOT / "kvtier/data/h200-measured.yaml"), "--set", "fetch.host_memory=pageable"
+    )
+    # 5 MiB from a pageable pool, staged from DRAM: 9.049 us + 15.26 us + 5,242,880 / (16.38 % x 55.14 GB/s)
+    # = 24.31 + 580.5 = 604.8 us
+    assert out["fetch_time_s"] == pytest.approx(604.8e-6, rel=1e-3)
+    assert {"fetch.pageable_efficiency", "fetch.pageable_overhead"} <= set(out["assumptions"])
+    # break-even: 5,242,880 / (regen - 24.31 us) of reached rate, over 16.38 % of it on the link
+    regen = out["regen_time_s"]
+    expected = 5_242_880 / (regen - (9.049e-6 + 15.26e-6)) / 0.1638
+    assert out["break_even_bandwidth_bytes_per_s"] == pytest.approx(expected, rel=1e-3)
