@@ -123,7 +123,7 @@ class Deployment:
         :func:`kvtier.formulas.transfer.break_even_bandwidth` under the set's transfer model.
         """
         b = self.block
-        latency = self.tiers.latency_s * self.transfers[layout]
+        latency = (self.tiers.latency_s + b.link_overhead_s) * self.transfers[layout]  # a pageable copy's overhead
         return transfer.break_even_bandwidth(
             self.fetch_bytes, self.regen_s(regime), latency, b.min_transfer_s, b.link_efficiency
         )
@@ -131,10 +131,11 @@ class Deployment:
     def break_even_latency(self, regime: str, layout: str) -> FloatArray:
         """Per tier, the per-transfer latency at which the ratio is 1 at the tier's bandwidth (s; 0: none).
 
-        :func:`kvtier.formulas.transfer.break_even_latency` under the set's transfer model.
+        :func:`kvtier.formulas.transfer.break_even_latency` under the set's transfer model, less the
+        overhead each transfer adds (pageable host memory; 0 where that alone exhausts the budget).
         """
         b = self.block
-        return transfer.break_even_latency(
+        per_transfer = transfer.break_even_latency(
             self.fetch_bytes,
             self.tiers.bandwidth_bytes_per_s,
             self.regen_s(regime),
@@ -142,20 +143,22 @@ class Deployment:
             b.min_transfer_s,
             b.link_efficiency,
         )
+        return np.maximum(per_transfer - b.link_overhead_s, 0.0)
 
     def break_even_transfers(self, regime: str) -> FloatArray:
         """Per tier, how many transfers one block may take before the ratio falls to 1 (inf where latency is 0).
 
-        The latency budget ``regen - bytes / (bandwidth x efficiency)`` over the tier's latency; 0 where
-        the regeneration does not exceed the transfer model's floor.
+        The latency budget ``regen - bytes / (bandwidth x efficiency)`` over the tier's latency plus the
+        overhead each transfer adds; 0 where the regeneration does not exceed the transfer model's floor.
         """
         b = self.block
         if self.regen_s(regime) <= b.min_transfer_s:
             return np.zeros(len(self.tiers.names))
         rate = self.tiers.bandwidth_bytes_per_s * b.link_efficiency
         budget = self.regen_s(regime) - self.fetch_bytes / rate
+        per_transfer = self.tiers.latency_s + b.link_overhead_s
         with np.errstate(divide="ignore", invalid="ignore"):
-            n = np.where(self.tiers.latency_s > 0, budget / self.tiers.latency_s, np.inf)
+            n = np.where(per_transfer > 0, budget / per_transfer, np.inf)
         return np.where(budget > 0, n, 0.0)
 
     def plan(self, regime: str = "batch", prices: tiering.Prices | None = None) -> list[tiering.LruTier]:

@@ -856,6 +856,7 @@ class Scenario:
             transfers=sc.fetch_transfers,
             min_transfer_s=sc.v("fetch.min_transfer_time"),
             link_efficiency=sc.link_efficiency,
+            link_overhead_s=sc.link_overhead_s,
             regen_s={
                 "lone": float(sc.lone_regen_s(0, "resident", mfu)),
                 "batch": float(sc.in_batch_regen_s(0, "resident", mfu)),
@@ -959,6 +960,7 @@ class Scenario:
             self.v("nvme.endurance_period"),
             self.v("fetch.min_transfer_time"),
             self.link_efficiency,
+            self.link_overhead_s,
         )
 
     # ---- capacity --------------------------------------------------------

@@ -195,17 +195,22 @@ def test_min_accelerators():
 
 def test_every_fetch_takes_the_transfer_model():
     """compare's fetch (Scenario.fetch_s), the tier table's (Deployment) and the break-evens agree under a floor
-    and a pageable link: one transfer model everywhere."""
-    sets = {"fetch.min_transfer_time": "2 ms", "fetch.host_memory": "pageable", "fetch.pageable_efficiency": "40 %"}
+    and a pageable link with its overhead per transfer: one transfer model everywhere."""
+    sets = {
+        "fetch.min_transfer_time": "2 ms",
+        "fetch.host_memory": "pageable",
+        "fetch.pageable_efficiency": "40 %",
+        "fetch.pageable_overhead": "20 us",
+    }
     s = Scenario(load_assumptions(None, sets))
     d = Deployment.of(s)
     layout = str(s.assumptions.value("fetch_layout"))
     fetch = d.fetch_s(layout)
     for i in range(len(d.tiers.names)):
         bw, lat = float(d.tiers.bandwidth_bytes_per_s[i]), float(d.tiers.latency_s[i])
-        # the same fetch as compare's, at the tier's bandwidth and latency: max(2 ms, n x lat + bytes / (0.4 bw))
+        # compare's fetch at the tier's bandwidth and latency: max(2 ms, n x (lat + 20 us) + bytes / (0.4 bw))
         n = s.fetch_transfers
-        assert fetch[i] == pytest.approx(max(2e-3, n * lat + s.fetch_bytes / (0.4 * bw)), rel=1e-12)
+        assert fetch[i] == pytest.approx(max(2e-3, n * (lat + 20e-6) + s.fetch_bytes / (0.4 * bw)), rel=1e-12)
         assert fetch[i] == pytest.approx(float(s.link_fetch_s(s.fetch_bytes, bw, lat, n)), rel=1e-12)
     # at the break-even bandwidth a fetch takes exactly the regeneration, where one exists
     regen = d.regen_s("batch")
@@ -215,3 +220,15 @@ def test_every_fetch_takes_the_transfer_model():
         assert t == pytest.approx(regen, rel=1e-9)
     # the 2 ms floor lies below the batch regeneration, so a break-even bandwidth exists
     assert regen > 2e-3
+    # at the break-even latency (the overhead taken off) and transfers (each paying latency + 20 us) too
+    lat_be = d.break_even_latency("batch", layout)
+    n_be = d.break_even_transfers("batch")
+    for i in range(len(d.tiers.names)):
+        bw = float(d.tiers.bandwidth_bytes_per_s[i])
+        if lat_be[i] > 0:
+            t = float(s.link_fetch_s(s.fetch_bytes, bw, lat_be[i], s.fetch_transfers))
+            assert t == pytest.approx(regen, rel=1e-9)
+        if 0 < n_be[i] < np.inf:
+            t = float(s.link_fetch_s(s.fetch_bytes, bw, d.tiers.latency_s[i], n_be[i]))
+            assert t == pytest.approx(regen, rel=1e-9)
+    assert np.any(lat_be > 0) and np.any((n_be > 0) & np.isfinite(n_be))

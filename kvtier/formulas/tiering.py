@@ -171,15 +171,21 @@ class Tiers:
 
 
 def fetch_s(
-    tiers: Tiers, block_bytes: float, transfers: int, min_transfer_s: float = 0.0, efficiency: float = 1.0
+    tiers: Tiers,
+    block_bytes: float,
+    transfers: int,
+    min_transfer_s: float = 0.0,
+    efficiency: float = 1.0,
+    overhead_s: float = 0.0,
 ) -> FloatArray:
     """Time to fetch a block of ``block_bytes`` in ``transfers`` transfers from each tier (s; 0 from HBM).
 
     :func:`kvtier.formulas.transfer.fetch_time_s` over each link, with the transfer model's floor
-    (s) and share of the rate reached; a block already in HBM is used where it lies.
+    (s), share of the rate reached and overhead per transfer (s); a block already in HBM is used
+    where it lies.
     """
     t = transfer.fetch_time_s(
-        block_bytes, tiers.bandwidth_bytes_per_s, tiers.latency_s, transfers, min_transfer_s, efficiency
+        block_bytes, tiers.bandwidth_bytes_per_s, tiers.latency_s, transfers, min_transfer_s, efficiency, overhead_s
     )
     return np.where(np.array(tiers.media) == "hbm", 0.0, t)
 
@@ -206,9 +212,10 @@ class Block:
         Bytes that cross one link to fetch it when the model is placed across accelerators: one
         accelerator's shard times the accelerators sharing the link
         (:attr:`kvtier.scenario.Scenario.fetch_bytes`), B.  By default the block's bytes.
-    min_transfer_s, link_efficiency : float, optional
-        The transfer model's floor under a fetch (s) and share of a link's rate a fetch reaches
-        (:func:`kvtier.formulas.transfer.fetch_time_s`); 0 and 1 by default, the chapter's fetch.
+    min_transfer_s, link_efficiency, link_overhead_s : float, optional
+        The transfer model's floor under a fetch (s), share of a link's rate a fetch reaches and
+        time each transfer adds to its latency (s; pageable host memory)
+        (:func:`kvtier.formulas.transfer.fetch_time_s`); 0, 1 and 0 by default, the chapter's fetch.
     """
 
     tokens: int
@@ -219,6 +226,7 @@ class Block:
     fetch_bytes: float | None = None
     min_transfer_s: float = 0.0
     link_efficiency: float = 1.0
+    link_overhead_s: float = 0.0
 
     def fetch_s(self, tiers: Tiers, transfers: int | None = None) -> FloatArray:
         """Time to fetch the block from each of ``tiers`` (s): :func:`fetch_s` with its link bytes and transfer model.
@@ -226,7 +234,7 @@ class Block:
         ``transfers`` overrides :attr:`transfers` (another layout of the same block).
         """
         n = self.transfers if transfers is None else transfers
-        return fetch_s(tiers, self.link_bytes, n, self.min_transfer_s, self.link_efficiency)
+        return fetch_s(tiers, self.link_bytes, n, self.min_transfer_s, self.link_efficiency, self.link_overhead_s)
 
     @property
     def link_bytes(self) -> float:
@@ -621,6 +629,7 @@ def lru_tiers(
     endurance_period_s: float,
     min_transfer_s: float = 0.0,
     efficiency: float = 1.0,
+    overhead_s: float = 0.0,
 ) -> list[LruTier]:
     """An LRU tier of ``traffic.capacity_bytes`` in each of ``tiers``: its holding, fetches, saving, reads and writes.
 
@@ -651,9 +660,10 @@ def lru_tiers(
         A drive's rated drive writes per day (1/d).
     endurance_period_s : float
         The period that rating holds for (s).
-    min_transfer_s, efficiency : float, optional
-        The transfer model's floor under a request's fetch (s) and share of the rate reached
-        (:func:`kvtier.formulas.transfer.fetch_time_s`); 0 and 1 by default.
+    min_transfer_s, efficiency, overhead_s : float, optional
+        The transfer model's floor under a request's fetch (s), share of the rate reached and time
+        each transfer adds to its latency (s) (:func:`kvtier.formulas.transfer.fetch_time_s`); 0, 1
+        and 0 by default.
     """
     t = traffic
     per_s = 1.0 / t.duration_s if t.duration_s > 0 else math.nan
@@ -667,6 +677,7 @@ def lru_tiers(
         t.hit_blocks[None, :] * transfers,
         min_transfer_s,
         efficiency,
+        overhead_s,
     )
     link_s = np.where(t.hit_blocks[None, :] > 0, link_s, 0.0)  # a request with no hit fetches nothing
     fetch_link_s = np.sum(link_s, axis=1) * per_s

@@ -205,6 +205,9 @@ class Fixed:
     min_transfer_s, link_efficiency : float
         The transfer model's floor under a fetch (s) and share of the link's rate reached
         (:func:`kvtier.formulas.transfer.fetch_time_s`).
+    link_overhead_s : float
+        Time the whole fetch adds to its latency (s): pageable host memory's overhead per transfer
+        times the block's transfers.
     """
 
     layers: float = 0.0
@@ -214,6 +217,7 @@ class Fixed:
     collectives_s: float = 0.0
     min_transfer_s: float = 0.0
     link_efficiency: float = 1.0
+    link_overhead_s: float = 0.0
 
 
 NOTHING_FIXED = Fixed()
@@ -280,7 +284,13 @@ def ratio_draws(
             sharpness=fixed.sharpness,
         )
     fetch = transfer.fetch_time_s(
-        block_bytes, draws["bandwidth"], latency_s, 1, fixed.min_transfer_s, fixed.link_efficiency
+        block_bytes,
+        draws["bandwidth"],
+        latency_s,
+        1,
+        fixed.min_transfer_s,
+        fixed.link_efficiency,
+        fixed.link_overhead_s,
     )
     return costs.ratio(regen + fixed.collectives_s, fetch)
 

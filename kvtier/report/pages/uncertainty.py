@@ -143,7 +143,11 @@ def fixed_terms(s: Scenario, regime: str) -> mc.Fixed:
     the placement's collectives (a lone block pays their latency, a block in a batch its bytes over the
     stages) and the transfer model, as :meth:`~kvtier.scenario.Scenario.lone_regen_s`,
     :meth:`~kvtier.scenario.Scenario.in_batch_compute_s` and :meth:`~kvtier.scenario.Scenario.fetch_s` use them."""
-    link = {"min_transfer_s": s.v("fetch.min_transfer_time"), "link_efficiency": s.link_efficiency}
+    link = {
+        "min_transfer_s": s.v("fetch.min_transfer_time"),
+        "link_efficiency": s.link_efficiency,
+        "link_overhead_s": s.link_overhead_s * s.fetch_transfers,
+    }
     if regime == "in-batch":
         return mc.Fixed(collectives_s=float(s.collectives_s(s.block_tokens, 0.0)) / s.placement.pp, **link)
     return mc.Fixed(

@@ -157,8 +157,11 @@ def test_the_histogram_fills_one_regime_and_outlines_the_other_and_its_verb_foll
             "fetch.min_transfer_time": "15 us",
             "fetch.host_memory": "pageable",
             "fetch.pageable_efficiency": "40 %",
+            "fetch.pageable_overhead": "20 us",
             "parallel.tp": "4",
         },
+        # a paged layout: the overhead is paid once per transfer, 160 of them
+        {"fetch.host_memory": "pageable", "fetch.pageable_overhead": "20 us", "fetch_layout": "per-layer"},
     ],
 )
 def test_the_draws_centre_is_the_builds_own_ratio_in_both_regimes(sets):
