@@ -230,6 +230,7 @@ def tiers_traffic(
     amortisation_s: float,
     min_transfer_s: float = 0.0,
     efficiency: float = 1.0,
+    overhead_s: float = 0.0,
 ) -> list[TierTraffic]:
     """Each tier of a replayed hierarchy set against its device: traffic, busy shares, drive writes, cost per second.
 
@@ -263,9 +264,10 @@ def tiers_traffic(
         A drive's rated drive writes per day (1/d).
     endurance_period_s, amortisation_s : float
         The period the rating holds for and the period the hardware is written off over (s).
-    min_transfer_s, efficiency : float, optional
-        The transfer model's floor under a block's fetch (s) and share of the rate reached
-        (:func:`kvtier.formulas.transfer.fetch_time_s`); 0 and 1 by default.
+    min_transfer_s, efficiency, overhead_s : float, optional
+        The transfer model's floor under a block's fetch (s), share of the rate reached and time each
+        transfer adds to its latency (s; pageable host memory) (:func:`kvtier.formulas.transfer.fetch_time_s`);
+        0, 1 and 0 by default.
     """
     per_s = 1.0 / duration_s if duration_s > 0 else math.nan
     out = []
@@ -280,6 +282,7 @@ def tiers_traffic(
             transfers,
             min_transfer_s,
             efficiency,
+            overhead_s,
         )
         read_s = 0.0 if local else hits * float(one)
         write = writes * block_bytes * per_s

@@ -111,6 +111,7 @@ def prefix_fetch_s(
     transfers_per_block: int,
     min_transfer_s: float = 0.0,
     efficiency: float = 1.0,
+    overhead_s: float = 0.0,
 ) -> np.ndarray:
     """Time to fetch each request's prefix of ``tokens`` tokens from a tier (s).
 
@@ -135,11 +136,19 @@ def prefix_fetch_s(
         Copies one block's fetch takes.
     min_transfer_s, efficiency : float, optional
         The transfer model's floor (s) and share of the rate reached; 0 and 1 by default.
+    overhead_s : float, optional
+        Time each copy adds to its latency (s; pageable host memory); 0 by default.
     """
     tokens = np.asarray(tokens, dtype=float)
     transfers = np.ceil(tokens / block_tokens) * transfers_per_block
     t = transfer.fetch_time_s(
-        tokens * kv_bytes_per_token, bandwidth_bytes_per_s, latency_s, transfers, min_transfer_s, efficiency
+        tokens * kv_bytes_per_token,
+        bandwidth_bytes_per_s,
+        latency_s,
+        transfers,
+        min_transfer_s,
+        efficiency,
+        overhead_s,
     )
     return np.where(tokens > 0, t, 0.0)
 
@@ -212,9 +221,10 @@ class Fetch:
         Bytes that cross one link per prefix token (B): the token's KV, or under a placement one
         rank's shard times the ranks sharing the link (:attr:`kvtier.scenario.Scenario.fetch_bytes`
         per token).
-    min_transfer_s, efficiency : float
-        The transfer model's floor per fetch (s) and share of the link's rate reached
-        (:func:`kvtier.formulas.transfer.fetch_time_s`); 0 and 1 by default.
+    min_transfer_s, efficiency, overhead_s : float
+        The transfer model's floor per fetch (s), share of the link's rate reached and time each copy
+        adds to its latency (s; pageable host memory) (:func:`kvtier.formulas.transfer.fetch_time_s`);
+        0, 1 and 0 by default.
     """
 
     bandwidth_bytes_per_s: float
@@ -226,6 +236,7 @@ class Fetch:
     link_bytes_per_token: float
     min_transfer_s: float = 0.0
     efficiency: float = 1.0
+    overhead_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -304,6 +315,7 @@ def ttft(
         fetch.transfers_per_block,
         fetch.min_transfer_s,
         fetch.efficiency,
+        fetch.overhead_s,
     )
     c = rest_prefill_s(rc, prompt, hit, regime)
     return Ttft(hit, f, c, overlapped_s(f, c, fetch.layers if fetch.overlap else 1), full, busy)

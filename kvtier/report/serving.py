@@ -64,6 +64,7 @@ def fetch_of(s: Scenario, bandwidth_bytes_per_s: float, latency_s: float) -> ttf
         link_bytes_per_token=s.fetch_bytes / s.block_tokens,
         min_transfer_s=s.v("fetch.min_transfer_time"),
         efficiency=s.link_efficiency,
+        overhead_s=s.link_overhead_s,
     )
 
 

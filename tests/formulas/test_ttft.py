@@ -224,3 +224,12 @@ def test_the_prefix_fetch_takes_the_transfer_model() -> None:
     # 4 tokens: 200 B -> 4 ms + 2 ms = 6 ms, floored at 10 ms; no tokens: nothing fetched, no floor
     got = ttft.prefix_fetch_s(np.array([8.0, 4.0, 0.0]), 50.0, 1e5, 1e-3, 4, 2, min_transfer_s=0.01, efficiency=0.5)
     assert got == pytest.approx([0.012, 0.010, 0.0])
+
+
+def test_the_prefix_fetch_pays_the_pageable_overhead_per_copy() -> None:
+    # as above with 0.5 ms more per copy: 8 tokens, 2 blocks x 2 copies x (1 + 0.5) ms = 6 ms + 8 ms = 14 ms;
+    # 4 tokens: 1 block x 2 x 1.5 ms = 3 ms + 4 ms = 7 ms, floored at 10 ms; no tokens: nothing
+    got = ttft.prefix_fetch_s(
+        np.array([8.0, 4.0, 0.0]), 50.0, 1e5, 1e-3, 4, 2, min_transfer_s=0.01, efficiency=0.5, overhead_s=0.5e-3
+    )
+    assert got == pytest.approx([0.014, 0.010, 0.0])

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier.formulas import costs, roofline, transfer
+from kvtier.formulas import roofline, transfer
 from kvtier.inputs import hardware
 from kvtier.inputs.assumptions import BANDWIDTH_LABELS, LAYOUTS, TIER_LATENCY_KEYS, tier_latency_key
 from kvtier.report import words
@@ -351,11 +351,11 @@ def table(s: Scenario) -> pd.DataFrame:
     by_regime = {"batch": regen, "lone": lone}
     rows = []
     transfers = s.fetch_transfers
-    floor, eff = s.v("fetch.min_transfer_time"), s.link_efficiency  # the transfer model
+    floor, eff, over = s.v("fetch.min_transfer_time"), s.link_efficiency, s.link_overhead_s  # the transfer model
     layout = str(s.assumptions.value("fetch_layout"))
     for name, title, bw, raw_or_net, per_transfer, bw_prov, lat_prov, lat_key in _ladder(s):
         fetch_s = float(s.link_fetch_s(s.fetch_bytes, bw, per_transfer, transfers))
-        latency = per_transfer * transfers  # what one block's fetch pays in latency
+        latency = (per_transfer + over) * transfers  # what one block's fetch pays in latency, overhead included
         row: dict[str, Any] = {
             "link": name,
             "title": title,
@@ -374,9 +374,8 @@ def table(s: Scenario) -> pd.DataFrame:
             row[f"{prefix}break_even_tail_GBps"] = (
                 float(transfer.break_even_bandwidth(s.fetch_bytes, times["tail"], latency, floor, eff)) / 1e9
             )
-            row[f"{prefix}break_even_latency_tail_us"] = (
-                float(transfer.break_even_latency(s.fetch_bytes, bw, times["tail"], transfers, floor, eff)) * 1e6
-            )
+            lat_be = float(transfer.break_even_latency(s.fetch_bytes, bw, times["tail"], transfers, floor, eff))
+            row[f"{prefix}break_even_latency_tail_us"] = max(lat_be - over, 0.0) * 1e6  # the tier's own share
             row[f"{prefix}fetch_wins_tail"] = fetch_s < times["tail"]
         for each, suffix in LAYOUT_SUFFIX.items():
             n = s.transfers(each)
@@ -388,11 +387,11 @@ def table(s: Scenario) -> pd.DataFrame:
                 row[f"{prefix}ratio_tail_{suffix}"] = tail / fetch_each
                 row[f"{prefix}fetch_wins_tail_{suffix}"] = fetch_each < tail
                 row[f"{prefix}break_even_tail_GBps_{suffix}"] = (
-                    float(roofline.break_even_bandwidth(s.fetch_bytes, tail, per_transfer * n)) / 1e9
+                    float(transfer.break_even_bandwidth(s.fetch_bytes, tail, (per_transfer + over) * n, floor, eff))
+                    / 1e9
                 )
-                row[f"{prefix}break_even_latency_tail_us_{suffix}"] = (
-                    float(costs.latency_for_ratio(s.fetch_bytes, bw, tail, n)) * 1e6
-                )
+                lat_be = float(transfer.break_even_latency(s.fetch_bytes, bw, tail, n, floor, eff))
+                row[f"{prefix}break_even_latency_tail_us_{suffix}"] = max(lat_be - over, 0.0) * 1e6
         row["bandwidth_provenance"] = bw_prov
         row["latency_provenance"] = lat_prov
         rows.append(row)

@@ -215,3 +215,23 @@ def test_the_ladder_says_each_count_once():
         "Fetching the tail block beats regenerating it inside a batch on 10 of the 10 tiers as one contiguous"
         " transfer and on 8 per layer chunk; as a lone block, on 10 and 10."
     )
+
+
+def test_the_ladders_break_evens_take_a_pageable_pools_overhead_and_share():
+    sets = {"fetch.host_memory": "pageable", "fetch.pageable_efficiency": "25 %", "fetch.pageable_overhead": "20 us"}
+    s = Scenario(load_assumptions(None, sets))
+    df = tiers.table(s)
+    tail = float(s.in_batch_regen_s(0, "resident", s.illustrative["mfu"]))  # the table's in-batch tail block
+    for row in df.itertuples():
+        for suffix, n in (("", s.fetch_transfers), ("_per_layer", s.transfers("per-layer"))):
+            # at the break-even bandwidth, n x (latency + 20 us) + bytes / (25 % x bandwidth) is the regeneration
+            bw = getattr(row, f"break_even_tail_GBps{suffix}") * 1e9
+            lat = row.latency_us * 1e-6
+            fetch = float(s.link_fetch_s(s.fetch_bytes, bw, lat, n))
+            assert fetch == pytest.approx(n * (lat + 20e-6) + s.fetch_bytes / (0.25 * bw), rel=1e-12)
+            assert fetch == pytest.approx(tail, rel=1e-9), (row.link, suffix)
+            # at the break-even latency (the tier's own, the overhead taken off) the same, where one exists
+            lat_be = getattr(row, f"break_even_latency_tail_us{suffix}") * 1e-6
+            if lat_be > 0:
+                at = float(s.link_fetch_s(s.fetch_bytes, row.bandwidth_GBps * 1e9, lat_be, n))
+                assert at == pytest.approx(tail, rel=1e-9), (row.link, suffix)
