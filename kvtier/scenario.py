@@ -945,6 +945,7 @@ class Scenario:
             self.v("nvme.endurance_period"),
             self.v("fetch.min_transfer_time"),
             self.link_efficiency,
+            self.kv_bytes_per_token * self.fetch_bytes / self.block_bytes,
         )
 
     # ---- capacity --------------------------------------------------------

@@ -230,6 +230,7 @@ def tiers_traffic(
     amortisation_s: float,
     min_transfer_s: float = 0.0,
     efficiency: float = 1.0,
+    link_block_bytes: float | None = None,
 ) -> list[TierTraffic]:
     """Each tier of a replayed hierarchy set against its device: traffic, busy shares, drive writes, cost per second.
 
@@ -266,7 +267,11 @@ def tiers_traffic(
     min_transfer_s, efficiency : float, optional
         The transfer model's floor under a block's fetch (s) and share of the rate reached
         (:func:`kvtier.formulas.transfer.fetch_time_s`); 0 and 1 by default.
+    link_block_bytes : float, optional
+        Bytes one block's fetch moves over one link (B): under a placement one accelerator's shard
+        times the accelerators sharing the link; ``block_bytes`` by default.
     """
+    link_bytes = block_bytes if link_block_bytes is None else link_block_bytes
     per_s = 1.0 / duration_s if duration_s > 0 else math.nan
     out = []
     for i, (name, m) in enumerate(zip(names, media, strict=True)):
@@ -274,7 +279,7 @@ def tiers_traffic(
         hits, writes = float(counts.hits[i]), float(counts.writes[i])
         local = m == "hbm"
         one = transfer.fetch_time_s(
-            block_bytes,
+            link_bytes,
             float(read_bandwidth_bytes_per_s[i]),
             float(latency_s[i]),
             transfers,
