@@ -78,6 +78,9 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
             records["peak_flops"] = acc.peak_record
         elif args.peak_flops is None:
             acc.require_peak()  # raises: this preset publishes no peak, --peak-flops is required
+        if acc.memory_record is not None and base.value("parallel.hbm_capacity") is None:
+            # the accelerator's memory: a placement whose weights and one long sequence do not fit is refused
+            records["parallel.hbm_capacity"] = acc.memory_record
         base = base.with_records(records)
     sets = _compare_overrides(args, Scenario(base))
     return Scenario(base.with_values(sets, source="command line")) if sets else Scenario(base)
