@@ -365,7 +365,8 @@ class Scenario:
                 f"keys 'parallel.tp' ({self.placement.tp}), 'parallel.pp' ({self.placement.pp}) and 'parallel.ep'"
                 f" ({self.placement.ep}): each accelerator must hold {need / 1e9:,.1f} GB (its weights and one"
                 f" sequence of 'context.long' tokens of KV), above 'parallel.hbm_capacity'"
-                f" ({float(cap) / 1e9:,.1f} GB); {self.model.name} needs {fix}"
+                f" ({float(cap) / 1e9:,.1f} GB); {self.model.name} needs {fix}, or"
+                " --set parallel.hbm_capacity=null to price it on fewer anyway"
             )
 
     def min_accelerators(
@@ -960,7 +961,8 @@ class Scenario:
             self.v("nvme.endurance_period"),
             self.v("fetch.min_transfer_time"),
             self.link_efficiency,
-            self.link_overhead_s,
+            self.kv_bytes_per_token * self.fetch_bytes / self.block_bytes,
+            overhead_s=self.link_overhead_s,
         )
 
     # ---- capacity --------------------------------------------------------

@@ -35,7 +35,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--upstream", choices=("resident", "evicted"), help="is the KV before the block still cached?")
     p.add_argument("--anchor-every", metavar="N", help="resident anchors every N tokens for --upstream evicted")
     p.add_argument("--regen-model", choices=("mfu", "roofline"), help="compute-only (the chapter) or roofline")
-    p.add_argument("--accelerator", metavar="NAME", help="accelerator preset for peak and memory bandwidth")
+    p.add_argument(
+        "--accelerator", metavar="NAME", help="accelerator preset for peak, memory bandwidth and memory (fit check)"
+    )
     p.add_argument("--batch-tokens", metavar="N", help="tokens sharing the regenerating forward pass")
     add_placement_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
@@ -78,6 +80,9 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
             records["peak_flops"] = acc.peak_record
         elif args.peak_flops is None:
             acc.require_peak()  # raises: this preset publishes no peak, --peak-flops is required
+        if acc.memory_record is not None and base.value("parallel.hbm_capacity") is None:
+            # the accelerator's memory: a placement whose weights and one long sequence do not fit is refused
+            records["parallel.hbm_capacity"] = acc.memory_record
         base = base.with_records(records)
     sets = _compare_overrides(args, Scenario(base))
     return Scenario(base.with_values(sets, source="command line")) if sets else Scenario(base)

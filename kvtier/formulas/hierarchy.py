@@ -230,6 +230,7 @@ def tiers_traffic(
     amortisation_s: float,
     min_transfer_s: float = 0.0,
     efficiency: float = 1.0,
+    link_block_bytes: float | None = None,
     overhead_s: float = 0.0,
 ) -> list[TierTraffic]:
     """Each tier of a replayed hierarchy set against its device: traffic, busy shares, drive writes, cost per second.
@@ -268,7 +269,11 @@ def tiers_traffic(
         The transfer model's floor under a block's fetch (s), share of the rate reached and time each
         transfer adds to its latency (s; pageable host memory) (:func:`kvtier.formulas.transfer.fetch_time_s`);
         0, 1 and 0 by default.
+    link_block_bytes : float, optional
+        Bytes one block's fetch moves over one link (B): under a placement one accelerator's shard
+        times the accelerators sharing the link; ``block_bytes`` by default.
     """
+    link_bytes = block_bytes if link_block_bytes is None else link_block_bytes
     per_s = 1.0 / duration_s if duration_s > 0 else math.nan
     out = []
     for i, (name, m) in enumerate(zip(names, media, strict=True)):
@@ -276,7 +281,7 @@ def tiers_traffic(
         hits, writes = float(counts.hits[i]), float(counts.writes[i])
         local = m == "hbm"
         one = transfer.fetch_time_s(
-            block_bytes,
+            link_bytes,
             float(read_bandwidth_bytes_per_s[i]),
             float(latency_s[i]),
             transfers,

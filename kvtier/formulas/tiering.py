@@ -629,6 +629,7 @@ def lru_tiers(
     endurance_period_s: float,
     min_transfer_s: float = 0.0,
     efficiency: float = 1.0,
+    link_bytes_per_token: float | None = None,
     overhead_s: float = 0.0,
 ) -> list[LruTier]:
     """An LRU tier of ``traffic.capacity_bytes`` in each of ``tiers``: its holding, fetches, saving, reads and writes.
@@ -664,14 +665,19 @@ def lru_tiers(
         The transfer model's floor under a request's fetch (s), share of the rate reached and time
         each transfer adds to its latency (s) (:func:`kvtier.formulas.transfer.fetch_time_s`); 0, 1
         and 0 by default.
+    link_bytes_per_token : float, optional
+        Bytes that cross one link per fetched token (B): under a placement one accelerator's shard
+        times the accelerators sharing the link (:attr:`kvtier.scenario.Scenario.fetch_bytes` per
+        token); ``kv_bytes_per_token`` by default.  The tier still holds, reads and writes whole blocks.
     """
     t = traffic
+    link_bytes = kv_bytes_per_token if link_bytes_per_token is None else link_bytes_per_token
     per_s = 1.0 / t.duration_s if t.duration_s > 0 else math.nan
     accel = prices.accelerator_usd_per_s
     hold = hold_usd_per_byte_s(prices)
     bw, lat = tiers.bandwidth_bytes_per_s[:, None], tiers.latency_s[:, None]
     link_s = transfer.fetch_time_s(
-        t.hit_tokens[None, :] * kv_bytes_per_token,
+        t.hit_tokens[None, :] * link_bytes,
         bw,
         lat,
         t.hit_blocks[None, :] * transfers,

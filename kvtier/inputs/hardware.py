@@ -37,7 +37,7 @@ NEEDS_BASIS = ("assumed", "implied", "derived")
 """Provenance classes whose records must say, in words, why the value is what it is."""
 
 _RECORD_FIELDS = ("value", "provenance", "figure", "basis", "source")
-_ACCELERATOR_FIELDS = ("title", "peak_flops", "mem_bandwidth")
+_ACCELERATOR_FIELDS = ("title", "peak_flops", "mem_bandwidth", "memory")
 _LINK_FIELDS = ("title", "bandwidth", "raw_bandwidth", "latency")
 _DEFAULT_FILE = "hardware.yaml"
 
@@ -58,6 +58,8 @@ class Accelerator:
         Device-memory (HBM or LPDDR) aggregate peak bandwidth (B/s, decimal).
     peak_record, mem_bandwidth_record : Record
         The two values with their provenance (``NAME.peak_flops``, ``NAME.mem_bandwidth``).
+    memory_record : Record or None
+        Its device memory (``NAME.memory``, B) with its provenance; None where the preset gives none.
     """
 
     name: str
@@ -66,6 +68,12 @@ class Accelerator:
     mem_bandwidth_bytes_per_s: float
     peak_record: Record
     mem_bandwidth_record: Record
+    memory_record: Record | None = None
+
+    @property
+    def memory_bytes(self) -> float | None:
+        """Device memory per accelerator (B); None where the preset gives none."""
+        return None if self.memory_record is None else self.memory_record.value
 
     def require_peak(self) -> float:
         """The preset's dense peak (FLOP/s).
@@ -205,10 +213,11 @@ def _entry(
 
 
 def _parse_accelerator(where: str, name: str, body: Any) -> Accelerator:
-    body = _entry(where, "accelerator", name, body, _ACCELERATOR_FIELDS, _ACCELERATOR_FIELDS)
+    body = _entry(where, "accelerator", name, body, _ACCELERATOR_FIELDS, _ACCELERATOR_FIELDS[:-1])
     peak = _record(where, "accelerator", name, "peak_flops", body["peak_flops"], "flop_rate", nullable=True)
     mem = _record(where, "accelerator", name, "mem_bandwidth", body["mem_bandwidth"], "bandwidth")
-    return Accelerator(name, _text(body["title"]), peak.value, float(mem.value or 0.0), peak, mem)
+    size = _record(where, "accelerator", name, "memory", body["memory"], "bytes") if "memory" in body else None
+    return Accelerator(name, _text(body["title"]), peak.value, float(mem.value or 0.0), peak, mem, size)
 
 
 def _parse_link(where: str, name: str, body: Any) -> Link:

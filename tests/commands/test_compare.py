@@ -12,7 +12,16 @@ from tests.conftest import ROOT, run_cli, run_cli_json, scenario, write_config
 
 
 def test_compare_roofline_with_an_accelerator_preset():
-    out = run_cli_json("compare", "--regen-model", "roofline", "--accelerator", "h100-sxm", "--batch-tokens", "64")
+    # the preset's 80 GB: Llama-3-70B's 140 GB of bf16 weights plus 131,072 x 327,680 B = 42.9 GB of one long
+    # sequence's KV do not fit one H100, so the preset refuses it in one line; TP 4 holds 45.7 GB each
+    proc = run_cli("compare", "--regen-model", "roofline", "--accelerator", "h100-sxm")
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
+    assert "must hold 182.9 GB" in proc.stderr and "'parallel.hbm_capacity' (80.0 GB)" in proc.stderr
+    assert "at least 4 accelerators (e.g. --tp 4 --pp 1)" in proc.stderr
+    what_if = ("--set", "parallel.hbm_capacity=null")  # the check off: one accelerator priced anyway
+    out = run_cli_json(
+        "compare", "--regen-model", "roofline", "--accelerator", "h100-sxm", "--batch-tokens", "64", *what_if
+    )
     # the block's share of the weights: 140e9 x 16 / 64 = 35e9 B at 3.35e12 x 0.8 B/s = 13.06 ms;
     # compute (2.24e12 + 356,515,840) / (989e12 x 0.25) = 9.061 ms -> memory-bound
     assert out["regen_time_s"] == pytest.approx(35e9 / 2.68e12, rel=1e-12)
@@ -23,7 +32,14 @@ def test_compare_roofline_with_an_accelerator_preset():
     proc = run_cli("compare", "--regen-model", "roofline", "--accelerator", "dgx-spark-gb10")
     assert proc.returncode == 2 and "has no peak compute rate" in proc.stderr
     ok = run_cli_json(
-        "compare", "--regen-model", "roofline", "--accelerator", "dgx-spark-gb10", "--peak-flops", "100TFLOP/s"
+        "compare",
+        "--regen-model",
+        "roofline",
+        "--accelerator",
+        "dgx-spark-gb10",
+        "--peak-flops",
+        "100TFLOP/s",
+        *what_if,
     )
     # 140e9 B / (273e9 x 0.8) = 641.03 ms
     assert ok["regen_time_s"] == pytest.approx(140e9 / (273e9 * 0.8), rel=1e-12)
@@ -132,11 +148,14 @@ def test_compare_placement_options_and_json():
 def test_compare_deepseek_reads_only_the_touched_experts_and_refuses_what_does_not_fit():
     # DeepSeek-V3 bf16 on one H200, lone block: dense 34.235 GB + 1,307.8 GB x 101.96 / 256 routed = 555.1 GB
     # (+ no cached KV at position 0) at 4.8 TB/s x 80 %: 144.56 ms, not the 349 ms of reading every expert
-    out = run_cli_json("compare", "--model", "deepseek-v3", "--regen-model", "roofline", "--accelerator", "h200")
+    out = run_cli_json(
+        "compare", "--model", "deepseek-v3", "--regen-model", "roofline", "--accelerator", "h200",
+        "--set", "parallel.hbm_capacity=null",
+    )  # fmt: skip
     assert out["bytes_read"] / 1e9 == pytest.approx(555.1255, rel=1e-6)
     assert out["regen_time_s"] == pytest.approx(555.1255e9 / 3.84e12, rel=1e-6)
-    # with the H200's memory given, one accelerator is refused in one line naming the keys
-    proc = run_cli("compare", "--model", "deepseek-v3", "--accelerator", "h200", "--set", "parallel.hbm_capacity=141GB")
+    # the preset brings the H200's 141 GB: one accelerator is refused in one line naming the keys
+    proc = run_cli("compare", "--model", "deepseek-v3", "--accelerator", "h200")
     assert proc.returncode == 2
     assert "'parallel.tp' (1)" in proc.stderr and "'parallel.hbm_capacity' (141.0 GB)" in proc.stderr
     assert "at least 16 accelerators (e.g. --tp 8 --pp 2)" in proc.stderr and len(proc.stderr.splitlines()) == 1

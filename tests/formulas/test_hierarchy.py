@@ -158,6 +158,27 @@ def test_traffic_by_hand():
     assert nvme.endurance_used == pytest.approx(120960.0)
     assert nvme.hold_usd_per_s == pytest.approx(1e-12 * 1e6)
     assert nvme.hit_ratio == pytest.approx(2 / 8)
+    # the same hierarchy placed: a quarter of each block over the link at 50 % of its rate, at least 2 ms a fetch:
+    # 2 x 0.1 ms + 2.5e5 / 0.5e9 = 0.7 ms -> the 2 ms floor; 2 hits -> 4 ms busy over 10 s
+    kw = {
+        "block_bytes": 1e6,
+        "duration_s": 10.0,
+        "read_bandwidth_bytes_per_s": np.array([1e12, 1e9]),
+        "write_bandwidth_bytes_per_s": np.array([1e12, 0.5e9]),
+        "latency_s": np.array([0.0, 1e-4]),
+        "transfers": 2,
+        "hold_usd_per_byte_s": np.array([1e-9, 1e-12]),
+        "accelerator_usd_per_s": 0.001,
+        "endurance_dwpd": 1.0,
+        "endurance_period_s": 5 * 86400.0,
+        "amortisation_s": 10 * 86400.0,
+    }
+    placed = hierarchy.tiers_traffic(
+        r, ("hbm", "nvme-gen4-x4"), ("hbm", "nvme"), **kw, min_transfer_s=2e-3, efficiency=0.5, link_block_bytes=2.5e5
+    )[1]
+    assert placed.read_busy == pytest.approx(4e-3 / 10)
+    # the drive still reads and writes whole blocks
+    assert (placed.read_bytes_per_s, placed.write_bytes_per_s) == (pytest.approx(2e5), pytest.approx(7e5))
 
 
 def test_hbm_left_beside_the_weights():

@@ -312,6 +312,25 @@ def test_an_lru_tier_by_hand():
     assert np.isnan(dram.endurance_used)
 
 
+def test_an_lru_tier_fetches_a_shard_over_a_slow_pageable_link():
+    # the same request as above; a placement's link carries 2.5e8 B a token (a quarter of the token's KV), at 50 %
+    # of the rate, each fetch at least 0.1 s: 2 x 2.5e8 / (63e9 x 0.5) + 2 x 0.5 us = 15.874 ms -> the 0.1 s floor
+    traffic = tiering.LruTraffic(10e9, 0.4, np.array([2.0, 0.0]), np.array([2.0, 0.0]), 3.0, 720.0, 1800.0, 100.0)
+    links = LINKS.pick(("pcie5-x16",))
+    (dram,) = tiering.lru_tiers(
+        SEED, links, np.array([63e9]), traffic, "batch", 1e9, 1, 1.0, 1.0, 0.1, 0.5, link_bytes_per_token=2.5e8
+    )
+    # a request with no hit fetches nothing (no floor): 0.1 s busy over 100 s
+    assert dram.read_busy == pytest.approx(0.1 / 100, rel=1e-12)
+    # the tier still reads and writes whole tokens' KV: 2e9 B and 3e9 B over 100 s
+    assert (dram.read_bytes_per_s, dram.write_bytes_per_s) == (pytest.approx(2e7), pytest.approx(3e7))
+    # with no floor: 2 x 2.5e8 / 31.5e9 + 2 x 0.5 us = 15.874 ms + 1 us
+    (fast,) = tiering.lru_tiers(
+        SEED, links, np.array([63e9]), traffic, "batch", 1e9, 1, 1.0, 1.0, 0.0, 0.5, link_bytes_per_token=2.5e8
+    )
+    assert fast.read_busy == pytest.approx((5e8 / 31.5e9 + 1e-6) / 100, rel=1e-12)
+
+
 def test_an_lru_tier_of_a_trace_of_no_duration_has_no_rates():
     traffic = tiering.LruTraffic(10e9, 0.4, np.array([2.0]), np.array([2.0]), 3.0, 720.0, 1800.0, 0.0)
     (dram,) = tiering.lru_tiers(SEED, LINKS.pick(("pcie5-x16",)), np.array([63e9]), traffic, "batch", 1e9, 1, 1.0, 1.0)

@@ -44,13 +44,16 @@ def test_preset_names_in_file_order():
 
 def test_every_record_has_valid_provenance_and_text():
     records = [
-        (name, r) for name, a in hardware.load_accelerators().items() for r in (a.peak_record, a.mem_bandwidth_record)
+        (name, r)
+        for name, a in hardware.load_accelerators().items()
+        for r in (a.peak_record, a.mem_bandwidth_record, a.memory_record)
+        if r
     ]
     for name, link in hardware.load_links().items():
         records += [(name, r) for r in (link.bandwidth_record, link.raw_bandwidth_record, link.latency_record) if r]
-    # 6 accelerators x 2 records + 11 links x (bandwidth + latency)
-    # + 9 net links with a raw bandwidth (pcie5, pcie6, 4 cxl, 2 nvme, rdma) = 12 + 22 + 9 = 43
-    assert len(records) == 6 * 2 + 11 * 2 + 9
+    # 6 accelerators x 2 records + 5 memory sizes (all but the chapter's unnamed one) + 11 links x (bandwidth +
+    # latency) + 9 net links with a raw bandwidth (pcie5, pcie6, 4 cxl, 2 nvme, rdma) = 12 + 5 + 22 + 9 = 48
+    assert len(records) == 6 * 2 + 5 + 11 * 2 + 9
     for name, record in records:
         assert record.key.startswith(f"{name}."), record.key
         if record.value is None:  # a figure nobody publishes carries no class
@@ -88,6 +91,20 @@ def test_accelerator_values():
     assert chapter.peak_flop_per_s == 500e12
     assert chapter.peak_record.provenance == "implied"
     assert chapter.mem_bandwidth_record.provenance == "assumed"
+    # device memory: 80 GB and 141 GB published; B200 1,440 GB / 8 = 180 GB and GB200 13.4 TB / 72 = 186 GB derived;
+    # the chapter names no accelerator, so no memory
+    sizes = {name: a.memory_bytes for name, a in acc.items()}
+    assert sizes == {
+        "h100-sxm": 80e9,
+        "h200": 141e9,
+        "b200": 180e9,
+        "gb200": 186e9,
+        "dgx-spark-gb10": 128e9,
+        "chapter-implied": None,
+    }
+    assert (
+        acc["b200"].memory_record.provenance == "derived" and acc["h200"].memory_record.provenance == "published-spec"
+    )
 
 
 def test_chapter_implied_peak_matches_the_seed_set():

@@ -590,7 +590,8 @@ def hierarchy_replays(s: Scenario) -> dict[str, Any]:
                 prices.amortisation_s,
                 s.v("fetch.min_transfer_time"),
                 s.link_efficiency,
-                s.link_overhead_s,
+                sizes["block_bytes"] * s.fetch_bytes / s.block_bytes,
+                overhead_s=s.link_overhead_s,
             )
             missed = hierarchy.serving_tier(r.distance[again], sizes[mode], mode) == len(names)
             cost = hierarchy.hierarchy_cost(
