@@ -32,6 +32,7 @@ from kvtier.formulas.reuse import (
     LruHistogram,
     LruStream,
     RegenCosts,
+    Trace,
     chain_ids,
     prepare_chunk,
     sample_threshold,
@@ -242,6 +243,19 @@ def windowed(
         total.add(other)
     label = f"{len(parts)} files from {parts[0]['name']}, windows of {window_s:g} s, warm-up {warmup_s:g} s"
     return total.histogram(label, total.n_requests, trace_format, block_tokens)
+
+
+def part_of(trace: Trace) -> dict[str, Any]:
+    """A trace in memory as one part of :func:`read_parts`' kind, for :func:`replay` and :func:`windowed`."""
+    return {
+        "name": trace.name,
+        "ids": trace.blocks,
+        "starts": trace.starts,
+        "input_tokens": trace.input_tokens,
+        "output_tokens": trace.output_tokens,
+        "timestamps_s": trace.timestamps_s,
+        "lines": trace.n_requests,
+    }
 
 
 def files(spec: str) -> list[str]:

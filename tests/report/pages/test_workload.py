@@ -232,3 +232,32 @@ def test_the_over_time_series_weighted_by_references_is_the_whole_trace_at_the_d
     # a cache starts empty: its first minute hits less than the warm second half does
     assert n["over_time_first_pct"] < n["over_time_late_pct"]
     assert n["over_time_first_pct"] <= n["over_time_first_inf_pct"]
+
+
+def test_the_windowed_replay_loses_what_reaches_past_its_warm_up():
+    from kvtier.formulas import reuse as workload
+    from kvtier.inputs import distributed
+    from kvtier.report.pages import workload as page
+
+    s = Scenario()
+    df = page.windows_table(s).set_index(["window_min", "warmup_min"])
+    cold, warm = df.loc[(5.0, 0.0)], df.loc[(5.0, 5.0)]
+    # a warm-up and longer windows each give back reuses the cold 5-minute windows lose; a gap is never negative
+    assert (
+        0 < warm["mean_gap_pts"] < cold["mean_gap_pts"] and df.loc[(15.0, 0.0)]["mean_gap_pts"] < cold["mean_gap_pts"]
+    )
+    assert (df["max_gap_pts"] >= df["mean_gap_pts"]).all()
+    # the sentence quotes the table: 5-minute windows cold, then warmed up 5 minutes, then 15-minute windows cold
+    sentence = page.window_numbers(s)["windows_sentence"]
+    assert f"falls {cold['mean_gap_pts']:.2g} points below" in sentence
+    assert f"brings that to {warm['mean_gap_pts']:.2g} ({warm['max_gap_pts']:.2g})" in sentence
+    # the trace as one part replays to the trace's own exact curve, and one window warmed up by the whole trace before
+    # it is the single pass (no reuse reaches back past it): gap 0
+    t = s.trace_reuse().trace
+    part = distributed.part_of(t)
+    single = distributed.replay([part], t.block_tokens)
+    r = s.trace_reuse()
+    for cap in (1, 1000, 100_000):
+        assert float(single.hit_ratio(cap)) == pytest.approx(float(r.hit_ratio(cap)), abs=1e-12)
+    whole = distributed.windowed([part], 600.0, 1e9, t.block_tokens)
+    assert workload.curve_error(single, whole)["max_abs"] == 0.0
