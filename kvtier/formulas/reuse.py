@@ -608,9 +608,9 @@ class RegenCosts:
         The collectives a lone pass adds (:func:`kvtier.formulas.parallel.collectives_time_s`),
         which are affine in its tokens: every operation's latency once (s), plus the bytes of
         each token (s per token); 0 on one accelerator.
-    min_transfer_s, link_efficiency : float
-        The transfer model's floor under a fetch (s) and share of a link's rate a fetch reaches
-        (:func:`kvtier.formulas.transfer.fetch_time_s`); 0 and 1 by default.
+    min_transfer_s, link_efficiency, link_overhead_s : float
+        The transfer model's floor under a fetch (s), share of a link's rate a fetch reaches and
+        time each transfer adds (s) (:func:`kvtier.formulas.transfer.fetch_time_s`); 0, 1 and 0 by default.
     """
 
     kv_bytes_per_token: float
@@ -640,6 +640,7 @@ class RegenCosts:
     collective_s_per_token: float = 0.0
     min_transfer_s: float = 0.0
     link_efficiency: float = 1.0
+    link_overhead_s: float = 0.0
 
     @classmethod
     def of(cls, s: Any, mfu_label: str) -> RegenCosts:
@@ -675,6 +676,7 @@ class RegenCosts:
             collective_s_per_token=per_token,
             min_transfer_s=s.v("fetch.min_transfer_time"),
             link_efficiency=float(s.link_efficiency),
+            link_overhead_s=float(s.link_overhead_s),
         )
 
     def pass_weight_bytes(self, tokens: np.ndarray) -> np.ndarray:
@@ -839,6 +841,7 @@ class RegenCosts:
             blocks * self.fetch_transfers,
             self.min_transfer_s,
             self.link_efficiency,
+            self.link_overhead_s,
         )
         return np.where(blocks > 0, t, 0.0)  # a request with no hit fetches nothing
 

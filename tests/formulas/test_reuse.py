@@ -838,3 +838,19 @@ def test_regen_costs_time_a_block_as_the_scenario_does(model: str, counts: dict[
     # accelerator time of a lone pass: its wall time x the ranks of one stage (accelerators / pp)
     busy = s.placement.accelerators / s.placement.pp
     assert float(rc.lone_s(np.array(16.0))) == pytest.approx(float(s.lone_regen_s(0, "resident", mfu)) * busy)
+
+
+def test_a_prefix_fetch_pays_the_transfer_model():
+    from kvtier.inputs.assumptions import load_assumptions
+    from kvtier.scenario import Scenario
+
+    rc = workload.RegenCosts(
+        100.0, 1e3, 2.0, 0.0, 1e6, 0.5, 1e4, 1e6, 1.0, fetch_transfers=2, link_efficiency=0.5, link_overhead_s=5e-4
+    )
+    # 2 blocks x 2 transfers x (1 ms + 0.5 ms) + 3,200 B / (1e5 x 0.5) = 6 + 64 = 70 ms; no hit fetches nothing
+    got = rc.fetch_s(np.array([2.0, 0.0]), np.array([32.0, 0.0]), 1e5, 1e-3)
+    assert got == pytest.approx([0.070, 0.0])
+    # a pageable set brings its overhead per copy and its share of the rate with it
+    sets = {"fetch.host_memory": "pageable", "fetch.pageable_overhead": "15 us", "fetch.pageable_efficiency": "20 %"}
+    placed = workload.RegenCosts.of(Scenario(load_assumptions(None, sets)), "conservative")
+    assert (placed.link_overhead_s, placed.link_efficiency) == (pytest.approx(15e-6), pytest.approx(0.2))
