@@ -310,6 +310,10 @@
         launchFloorPerLayer: values.launch_floor ? v("launch_floor") : 0,
         kneeSharpness: values.knee ? v("knee") : 0, attention: keyOr("regen.attention", "streamed"),
         attentionFixedPerLayer: keyOr("regen.attention_fixed_per_layer", 0), attentionEfficiency: keyOr("regen.attention_efficiency", 1),
+        // the transfer model's terms (fetch.*), from the build's set: a set without a key has the chapter's fetch
+        minTransfer: keyOr("fetch.min_transfer_time", 0), hostMemory: keyOr("fetch.host_memory", "pinned"),
+        pageableEfficiency: keyOr("fetch.pageable_efficiency", 1), pageableOverhead: keyOr("fetch.pageable_overhead", 0),
+        contention: keyOr("fetch.contention", "none"), duplexEfficiency: keyOr("fetch.duplex_efficiency", 1),
       };
     }
 

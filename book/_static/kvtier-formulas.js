@@ -22,6 +22,25 @@ const KvtierFormulas = (() => {
   // kvtier.formulas.costs.fetch_time_s: transfers x latency + bytes / bandwidth (s)
   const fetchTimeS = (nBytes, bandwidth, latencyS = 0, transfers = 1) => transfers * latencyS + nBytes / bandwidth;
 
+  // kvtier.formulas.transfer.fetch_time_s: max(floor, transfers x (latency + overhead) + bytes / (bandwidth x
+  // efficiency)) (s); with floor 0, efficiency 1 and overhead 0 the chapter's fetch exactly
+  const transferFetchTimeS = (nBytes, bandwidth, latencyS = 0, transfers = 1, minS = 0, efficiency = 1, overheadS = 0) =>
+    Math.max(minS, transfers * (latencyS + overheadS) + nBytes / (bandwidth * efficiency));
+
+  // kvtier.formulas.transfer.link_efficiency: the pageable share if pageable, times the duplex share if duplex
+  const linkEfficiency = (pageable, pageableEfficiency, duplex, duplexEfficiency) =>
+    (pageable ? pageableEfficiency : 1.0) * (duplex ? duplexEfficiency : 1.0);
+
+  // kvtier.formulas.transfer.break_even_bandwidth: n_bytes / ((regen - latency) x efficiency), Infinity where the
+  // latency or the floor alone reach the regeneration (B/s)
+  const transferBreakEvenBandwidth = (nBytes, regenS, latencyS = 0, minS = 0, efficiency = 1) =>
+    regenS > minS ? bandwidthForRatio(nBytes, regenS, 1.0, latencyS) / efficiency : Infinity;
+
+  // kvtier.formulas.transfer.break_even_latency: max(regen - bytes / (bandwidth x efficiency), 0) / transfers,
+  // 0 where the regeneration does not exceed the floor (s)
+  const transferBreakEvenLatency = (nBytes, bandwidth, regenS, transfers = 1, minS = 0, efficiency = 1) =>
+    regenS > minS ? latencyForRatio(nBytes, bandwidth * efficiency, regenS, transfers) : 0.0;
+
   // kvtier.formulas.costs.forward_flops: k x N x tokens (FLOP)
   const forwardFlops = (tokens, params, flopsPerParamToken = 2) => flopsPerParamToken * params * tokens;
 
@@ -277,8 +296,22 @@ const KvtierFormulas = (() => {
     // Scenario.block_latency_s: per-transfer latency x transfers (s)
     get blockLatencyS() { return this.i.latency * this.fetchTransfers; }
 
+    // Scenario.link_efficiency: the share of the link's pinned, one-way rate a fetch reaches
+    get linkEfficiency() {
+      const i = this.i;
+      return linkEfficiency(i.hostMemory === "pageable", i.pageableEfficiency, i.contention === "duplex", i.duplexEfficiency);
+    }
+
+    // Scenario.link_overhead_s: fetch.pageable_overhead per transfer from pageable host memory, else 0 (s)
+    get linkOverheadS() { return this.i.hostMemory === "pageable" ? this.i.pageableOverhead : 0.0; }
+
+    // Scenario.link_fetch_s: the transfer model over a link (s)
+    linkFetchS(nBytes, bandwidth, latencyS, transfers) {
+      return transferFetchTimeS(nBytes, bandwidth, latencyS, transfers, this.i.minTransfer, this.linkEfficiency, this.linkOverheadS);
+    }
+
     // Scenario.fetch_s at the typed bandwidth (s)
-    get fetchS() { return fetchTimeS(this.fetchBytes, this.i.bandwidth, this.i.latency, this.fetchTransfers); }
+    get fetchS() { return this.linkFetchS(this.fetchBytes, this.i.bandwidth, this.i.latency, this.fetchTransfers); }
 
     // Scenario.interior_flops(position, "resident") (FLOP)
     interiorFlops(position) {
@@ -368,10 +401,12 @@ const KvtierFormulas = (() => {
       regen_time_s: regen,
       fetch_time_s: fetch,
       regen_to_fetch_ratio: regen / fetch,
-      // compare: roofline.break_even_bandwidth(fetch_bytes, regen, block_latency_s)
-      break_even_bandwidth_bytes_per_s: breakEvenBandwidth(s.fetchBytes, regen, s.blockLatencyS),
-      // Deployment.break_even_latency at the typed bandwidth: costs.latency_for_ratio
-      break_even_latency_s: latencyForRatio(s.fetchBytes, s.i.bandwidth, regen, s.fetchTransfers),
+      // compare: transfer.break_even_bandwidth(fetch_bytes, regen, block latency + overhead x transfers, floor, share)
+      break_even_bandwidth_bytes_per_s: transferBreakEvenBandwidth(s.fetchBytes, regen,
+        s.blockLatencyS + s.linkOverheadS * s.fetchTransfers, s.i.minTransfer, s.linkEfficiency),
+      // Deployment.break_even_latency at the typed bandwidth: transfer.break_even_latency less the overhead
+      break_even_latency_s: Math.max(transferBreakEvenLatency(s.fetchBytes, s.i.bandwidth, regen, s.fetchTransfers,
+        s.i.minTransfer, s.linkEfficiency) - s.linkOverheadS, 0.0),
     };
   }
 
@@ -381,21 +416,25 @@ const KvtierFormulas = (() => {
     const transfers = s.transfers(layout);
     return tiers.map((t) => {
       const latency = latencyOf(t);
-      const fetch = fetchTimeS(s.fetchBytes, t.bandwidth, latency, transfers);
+      const fetch = s.linkFetchS(s.fetchBytes, t.bandwidth, latency, transfers);
       const row = {name: t.name, title: t.title, bandwidth: t.bandwidth, latency, transfers, fetch_time_s: fetch};
+      const [floor, share, overhead] = [s.i.minTransfer, s.linkEfficiency, s.linkOverheadS];
       for (const regime of ["batch", "lone"]) {
         const regen = s.regenS(regime);
         row[`${regime}_ratio`] = ratio(regen, fetch);
         row[`${regime}_fetch_wins`] = ratio(regen, fetch) > 1.0;
-        row[`${regime}_break_even_bandwidth`] = bandwidthForRatio(s.fetchBytes, regen, 1.0, latency * transfers);
-        row[`${regime}_break_even_latency`] = latencyForRatio(s.fetchBytes, t.bandwidth, regen, transfers);
+        row[`${regime}_break_even_bandwidth`] = transferBreakEvenBandwidth(s.fetchBytes, regen,
+          (latency + overhead) * transfers, floor, share);
+        row[`${regime}_break_even_latency`] = Math.max(transferBreakEvenLatency(s.fetchBytes, t.bandwidth, regen,
+          transfers, floor, share) - overhead, 0.0);
       }
       return row;
     });
   }
 
   return {
-    blockBytes, fetchTimeS, forwardFlops, attentionFlops, computeTimeS, ratio, regenFlops, bandwidthForRatio,
+    blockBytes, fetchTimeS, transferFetchTimeS, linkEfficiency, transferBreakEvenBandwidth, transferBreakEvenLatency,
+    forwardFlops, attentionFlops, computeTimeS, ratio, regenFlops, bandwidthForRatio,
     latencyForRatio, weightBytes, kvBytes, regenBytesRead, memoryTimeS, rooflineTimeS, blendedTimeS, attentionTimeS,
     forwardPassTimeS, bound, breakEvenBandwidth,
     groupSize, accelerators, kvHeadsPerRank, stageLayers, kvShardShare, linkBytes, distinctExperts, rankWeightBytes,

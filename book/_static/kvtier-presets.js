@@ -296,6 +296,76 @@ window.KVTIER_PRESETS = {
    "text": "none",
    "value": "none"
   },
+  "fetch.contention": {
+   "choices": [
+    "none",
+    "duplex"
+   ],
+   "integer": false,
+   "kind": "choice",
+   "optional": false,
+   "seed_text": "none",
+   "seed_value": "none",
+   "text": "none",
+   "value": "none"
+  },
+  "fetch.duplex_efficiency": {
+   "high": 1.0,
+   "integer": false,
+   "kind": "fraction",
+   "low": 0.0001,
+   "optional": false,
+   "seed_text": "100%",
+   "seed_value": 1.0,
+   "text": "100%",
+   "value": 1.0
+  },
+  "fetch.host_memory": {
+   "choices": [
+    "pinned",
+    "pageable"
+   ],
+   "integer": false,
+   "kind": "choice",
+   "optional": false,
+   "seed_text": "pinned",
+   "seed_value": "pinned",
+   "text": "pinned",
+   "value": "pinned"
+  },
+  "fetch.min_transfer_time": {
+   "high": 10.0,
+   "integer": false,
+   "kind": "time",
+   "low": 0.0,
+   "optional": false,
+   "seed_text": "0 s",
+   "seed_value": 0.0,
+   "text": "0 s",
+   "value": 0.0
+  },
+  "fetch.pageable_efficiency": {
+   "high": 1.0,
+   "integer": false,
+   "kind": "fraction",
+   "low": 0.0001,
+   "optional": false,
+   "seed_text": "100%",
+   "seed_value": 1.0,
+   "text": "100%",
+   "value": 1.0
+  },
+  "fetch.pageable_overhead": {
+   "high": 10.0,
+   "integer": false,
+   "kind": "time",
+   "low": 0.0,
+   "optional": false,
+   "seed_text": "0 s",
+   "seed_value": 0.0,
+   "text": "0 s",
+   "value": 0.0
+  },
   "fetch_latency": {
    "high": 10.0,
    "integer": false,

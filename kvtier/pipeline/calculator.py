@@ -37,7 +37,7 @@ from kvtier.inputs.assumptions import (
     tier_latency_key,
 )
 from kvtier.inputs.models import PRESETS, ModelSpec, load_model
-from kvtier.scenario import Scenario
+from kvtier.scenario import TRANSFER_KEYS, Scenario
 from kvtier.units import DTYPE_BYTES, parse_quantity
 
 FILE = "kvtier-presets.js"
@@ -82,6 +82,7 @@ KEYS: tuple[str, ...] = (
     *TIER_LATENCY_KEYS,
     *(f"uncertainty.{name}_{end}" for name in UNCERTAIN_POINTS for end in ("low", "high")),
     *(key for key in FORWARD_TERMS if key in SCHEMA),
+    *(key for key in TRANSFER_KEYS if key in SCHEMA),
 )
 """The assumption keys the calculator reads or must keep consistent in the command it writes (the
 brackets and the uncertainty ranges that ``kvtier build`` checks against the values typed)."""
