@@ -1275,12 +1275,12 @@ def fetch_figure(s: Scenario) -> tuple[Figure, str]:
         fig,
         records,
         (f.records["h2d_pinned_latency"].key, f.records["h2d_pinned_bandwidth"].key),
-        f"From {ms.FETCH_FIT_MIN_BYTES / MIB:g} MiB up, a fitted latency and bandwidth predict every pinned copy"
+        f"From {ms.FETCH_FIT_MIN_BYTES / MIB:g} MiB up, the fit predicts every pinned copy"
         f" within {numbers_fetch_max(df):.1f} %; smaller copies sit on a {small.min():.0f} to {small.max():.0f} µs"
-        f" floor the fit {'undershoots' if small_error < 0 else 'overshoots'} by up to {abs(small_error):.0f} %, and"
+        f" floor it {'undershoots' if small_error < 0 else 'overshoots'} by up to {abs(small_error):.0f} %;"
         f" pageable copies take {slow.min():.1f} to {slow.max():.1f} times as long. Points: medians of"
-        f" {min(c.timing.reps for c in _m().copies)} to {max(c.timing.reps for c in _m().copies)} copies; solid line:"
-        " the fit; dash-dotted: the pageable fit, one buffer copied again and again; dashed: this set's model.",
+        f" {min(c.timing.reps for c in _m().copies)} to {max(c.timing.reps for c in _m().copies)} copies; lines:"
+        " the fit (solid), the pageable fit (dash-dotted), this set's model (dashed).",
     )
 
 
