@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
 
 import numpy as np
@@ -276,6 +276,109 @@ def _count_below(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, below: np.n
     return count
 
 
+# ---- the Fenwick-tree kernel (numba) ------------------------------------------------------------------------
+
+
+def _sweep_py(local: np.ndarray, cross: np.ndarray, rank: np.ndarray, above: np.ndarray, out: np.ndarray) -> None:
+    """Stack distances of one chunk by a sweep over two Fenwick trees (binary indexed trees); fills ``out``.
+
+    ``local[t]``: the previous reference to ``t``'s block inside the chunk (-1: none).  ``cross``: the
+    first touches of blocks seen before the chunk, ascending; ``rank``: the rank of each one's
+    previous use among theirs; ``above``: how many blocks were last used before the chunk after it.
+    Marks sit at the chunk positions that are the last use so far of their block, so a repeat's
+    distance is the marks after its previous use; a cross reference's is ``above``, less the blocks
+    last used after its previous use that the chunk touched before it, plus every block it touched
+    before it.  O(k log k) for a chunk of k references.  Compiled by numba (:func:`_sweep`).
+    """
+    k, m = local.size, cross.size
+    marks = np.zeros(k + 1, dtype=np.int64)
+    ranks = np.zeros(m + 1, dtype=np.int64)
+    marked = inserted = c = 0
+    for t in range(k):
+        p = local[t]
+        if p >= 0:
+            s, i = 0, p + 1
+            while i > 0:  # marks at positions 0 .. p
+                s += marks[i]
+                i -= i & -i
+            out[t] = marked - s
+            i = p + 1
+            while i <= k:  # p is no longer its block's last use
+                marks[i] -= 1
+                i += i & -i
+        else:
+            if c < m and cross[c] == t:
+                r = rank[c]
+                s, i = 0, r
+                while i > 0:  # earlier cross references whose previous use came before this one's
+                    s += ranks[i]
+                    i -= i & -i
+                out[t] = above[c] - (inserted - s) + marked
+                i = r + 1
+                while i <= m:
+                    ranks[i] += 1
+                    i += i & -i
+                inserted += 1
+                c += 1
+            marked += 1
+        i = t + 1
+        while i <= k:  # t is now its block's last use
+            marks[i] += 1
+            i += i & -i
+
+
+def _last_uses_py(blocks: np.ndarray, last: np.ndarray, offset: int, local: np.ndarray, before: np.ndarray) -> None:
+    """Each reference's previous one inside the chunk (``local``, -1: none) and, for a first touch, its block's
+    last use before the chunk (``before``, -1: never; -1 too for a repeat), updating ``last`` to the chunk's."""
+    for t in range(blocks.size):
+        b = blocks[t]
+        g = last[b]
+        if g >= offset:
+            local[t] = g - offset
+            before[t] = -1
+        else:
+            local[t] = -1
+            before[t] = g
+        last[b] = offset + t
+
+
+try:  # a core dependency; without it (a broken install) the numpy wavelet matrix does the counting
+    import numba
+except ImportError:  # pragma: no cover
+    numba = None
+
+
+@cache
+def _compiled(name: str) -> Any:
+    """The numba-compiled kernel called ``name`` (``sweep``, ``last_uses``), None without numba.
+
+    Compiled on first use (about a second), cached on disk beside the module where it is writable.
+    """
+    if numba is None:  # pragma: no cover
+        return None
+    func = {"sweep": _sweep_py, "last_uses": _last_uses_py}[name]
+    try:
+        return numba.njit(cache=True, nogil=True)(func)
+    except RuntimeError:  # pragma: no cover - no writable place for the cache: compile in memory
+        return numba.njit(nogil=True)(func)
+
+
+def _sweep(local: np.ndarray, cross: np.ndarray, rank: np.ndarray, above: np.ndarray) -> np.ndarray | None:
+    """:func:`_sweep_py` compiled, into a new array (-1 for a first reference); None without numba."""
+    kernel = _compiled("sweep")
+    if kernel is None:  # pragma: no cover
+        return None
+    out = np.full(local.size, -1, dtype=np.int64)
+    kernel(
+        np.ascontiguousarray(local, dtype=np.int64),
+        np.ascontiguousarray(cross, dtype=np.int64),
+        np.ascontiguousarray(rank, dtype=np.int64),
+        np.ascontiguousarray(above, dtype=np.int64),
+        out,
+    )
+    return out
+
+
 def stack_distances(blocks: np.ndarray, prev: np.ndarray | None = None) -> np.ndarray:
     """The LRU stack distance of every reference: distinct other blocks referenced since its block's last use.
 
@@ -300,6 +403,10 @@ def stack_distances(blocks: np.ndarray, prev: np.ndarray | None = None) -> np.nd
     """
     blocks = np.asarray(blocks)
     prev = previous_reference(blocks) if prev is None else prev
+    none = np.zeros(0, dtype=np.int64)
+    swept = _sweep(prev, none, none, none)  # the Fenwick-tree sweep, where numba is
+    if swept is not None:
+        return swept
     out = np.full(blocks.size, -1, dtype=np.int64)
     again = np.flatnonzero(prev >= 0)
     if again.size:
@@ -1159,17 +1266,59 @@ class StackDistanceStream:
     def feed(self, blocks: np.ndarray, local: np.ndarray | None = None) -> np.ndarray:
         """Stack distances of the next chunk of dense block ids (-1 for a first reference).
 
-        ``local`` is :func:`previous_reference` of ``blocks``, if already computed.
+        ``local`` is :func:`previous_reference` of ``blocks``, if already computed (the compiled
+        kernel finds it itself, in one pass over the state).
         """
-        blocks = np.asarray(blocks, dtype=np.int64)
-        k, a = blocks.size, self.offset
-        if not k:
-            return np.empty(0, dtype=np.int64)
-        top = int(blocks.max())
+        return self.feed_local(blocks, local)[0]
+
+    def _grow(self, top: int) -> None:
         if top >= self.last.size:
             grown = np.full(max(2 * self.last.size, top + 1), -1, dtype=np.int64)
             grown[: self.last.size] = self.last
             self.last = grown
+
+    def feed_local(self, blocks: np.ndarray, local: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`feed`, and :func:`previous_reference` of ``blocks`` with it: ``(distances, local)``.
+
+        With numba (a core dependency), a Fenwick-tree sweep in O(k log k) for a chunk of k
+        references (:func:`_sweep_py`); without it, the numpy wavelet matrix (:func:`_count_below`).
+        """
+        blocks = np.asarray(blocks, dtype=np.int64)
+        k, a = blocks.size, self.offset
+        if not k:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+        self._grow(int(blocks.max()))
+        last_uses = _compiled("last_uses")
+        if last_uses is None:  # pragma: no cover - without numba
+            return self._feed_numpy(blocks, local)
+        local = np.empty(k, dtype=np.int64)
+        before = np.empty(k, dtype=np.int64)
+        last_uses(blocks, self.last, a, local, before)  # self.last becomes the chunk's last uses
+        cross = np.flatnonzero(before >= 0)
+        seen = self.seen
+        at = np.searchsorted(seen, before[cross])  # each cross reference's previous use, in the sorted last uses
+        rank = np.empty(cross.size, dtype=np.int64)
+        rank[np.argsort(at, kind="stable")] = np.arange(cross.size)
+        out = _sweep(local, cross, rank, seen.size - 1 - at)
+        assert out is not None
+        self._update_seen(at, local, a)
+        self.offset += k
+        return out, local
+
+    def _update_seen(self, gone_at: np.ndarray, local: np.ndarray, a: int) -> None:
+        """The sorted last uses: those of the blocks the chunk touched leave, the chunk's own (all later) come after."""
+        is_last = np.ones(local.size, dtype=bool)
+        is_last[local[local >= 0]] = False
+        if gone_at.size:
+            keep = np.ones(self.seen.size, dtype=bool)
+            keep[gone_at] = False
+            self.seen = self.seen[keep]
+        self.seen = np.concatenate((self.seen, a + np.flatnonzero(is_last)))
+
+    def _feed_numpy(self, blocks: np.ndarray, local: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`feed_local` by the numpy wavelet matrix (:func:`_count_below`): the reference the sweep is tested
+        against, and the path without numba."""
+        k, a = blocks.size, self.offset
         local = previous_reference(blocks) if local is None else local
         first = local < 0
         prev = np.where(first, self.last[blocks], a + local)
@@ -1190,16 +1339,10 @@ class StackDistanceStream:
             out[cross] = above - overlap + touched
         is_last = np.ones(k, dtype=bool)
         is_last[local[~first]] = False
-        # the sorted last uses: those of the blocks the chunk touched leave, the chunk's own (all later) come after
-        gone = prev[first & (prev >= 0)]
-        if gone.size:
-            keep = np.ones(self.seen.size, dtype=bool)
-            keep[np.searchsorted(self.seen, gone)] = False
-            self.seen = self.seen[keep]
-        self.seen = np.concatenate((self.seen, a + np.flatnonzero(is_last)))
+        self._update_seen(np.searchsorted(self.seen, prev[first & (prev >= 0)]), local, a)
         self.last[blocks[is_last]] = a + np.flatnonzero(is_last)
         self.offset += k
-        return out
+        return out, local
 
 
 SAMPLE_SPACE = 1 << 24
@@ -1640,8 +1783,7 @@ class LruStream:
             self._grow(int(dense.max()))
         if self.sampled:
             self.hashes[dense] = h
-        local = previous_reference(dense)
-        d = self.kernel.feed(dense, local)
+        d, local = self.kernel.feed_local(dense)
         self.total["blocks"] += float(d.size)
 
         # the prefix property, on the stack distances themselves
