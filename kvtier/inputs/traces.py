@@ -270,7 +270,7 @@ def _line_text(raw: bytes, where: str, number: int) -> str | None:
         raise KvtierError(f"{where}: line {number}: not UTF-8 text") from None
 
 
-def split_lines(chunks: Iterable[bytes], where: str) -> Iterator[tuple[int, str]]:
+def split_lines(chunks: Iterable[bytes], where: str, before: int = 0) -> Iterator[tuple[int, str]]:
     """The non-blank lines of a trace as ``(line number, text)``, from its bytes in pieces of any size.
 
     The one line splitter of both readers: a line ends at ``\\n`` and nowhere else (``\\r\\n``
@@ -278,13 +278,14 @@ def split_lines(chunks: Iterable[bytes], where: str) -> Iterator[tuple[int, str]
     takes it as string content or refuses it).  Line numbers count blank lines too.  A UTF-8
     byte-order mark at the start is skipped.  At most :data:`MAX_LINE_BYTES` are held
     for one line, so a file with no line break (a file of NULs) is refused after that many.
+    ``before``: the lines of the file before ``chunks`` (a block of whole lines from the middle).
 
     Raises
     ------
     KvtierError
         A line longer than :data:`MAX_LINE_BYTES` or not UTF-8, naming ``where`` and the line.
     """
-    number, parts, held = 0, [], 0
+    number, parts, held = before, [], 0
     for chunk in chunks:
         start = 0
         while (end := chunk.find(b"\n", start)) >= 0:
@@ -607,6 +608,358 @@ def _starts(counts: Sequence[int] | np.ndarray) -> np.ndarray:
     return starts
 
 
+# ---- the columnar fast path -------------------------------------------------------------------------------
+
+BLOCK_BYTES = 8 << 20
+"""Bytes of whole lines the columnar reader parses at once (:func:`request_blocks`), cut at a line's end."""
+
+
+@dataclass
+class Columns:
+    """A block of consecutive requests of a trace as arrays: what the validating reader would have appended.
+
+    Attributes
+    ----------
+    stamps : ndarray of float
+        Each request's ``timestamp`` in the format's unit.
+    inputs, outputs : ndarray of int64
+        ``input_length`` and ``output_length`` (tokens).
+    counts : ndarray of int64
+        Hash ids per request.
+    ids : ndarray of int64
+        The hash ids as written, requests one after another.
+    chars : ndarray of int64
+        Characters of each request's line (as :func:`split_lines` gives it), which decide where the
+        reader's batches end (:data:`BATCH_LINES`, :data:`BATCH_CHARS`) and so where the stream's chunks do.
+    """
+
+    stamps: np.ndarray
+    inputs: np.ndarray
+    outputs: np.ndarray
+    counts: np.ndarray
+    ids: np.ndarray
+    chars: np.ndarray
+
+    def split(self, lines: int) -> tuple[Columns, Columns]:
+        """The first ``lines`` requests and the rest."""
+        refs = int(self.counts[:lines].sum())
+        head = Columns(
+            *(c[:lines] for c in (self.stamps, self.inputs, self.outputs, self.counts)),
+            self.ids[:refs],
+            self.chars[:lines],
+        )
+        tail = Columns(
+            *(c[lines:] for c in (self.stamps, self.inputs, self.outputs, self.counts)),
+            self.ids[refs:],
+            self.chars[lines:],
+        )
+        return head, tail
+
+    @staticmethod
+    def join(parts: Sequence[Columns]) -> Columns:
+        """Blocks one after another, as one."""
+        names = ("stamps", "inputs", "outputs", "counts", "ids", "chars")
+        return Columns(*(np.concatenate([getattr(p, n) for p in parts]) for n in names))
+
+
+def line_blocks(path: Path, where: str) -> Iterator[tuple[int, bytes]]:
+    """The trace file ``path`` in blocks of whole lines of about :data:`BLOCK_BYTES`: ``(lines before it, bytes)``.
+
+    A block ends just after a ``\\n`` (the last may end without one).  Where no line ends within
+    :data:`MAX_LINE_BYTES` the bytes held so far come as a block of their own, so that
+    :func:`split_lines` refuses the line, having held no more than that for it.
+    """
+    before, pending, held = 0, [], 0
+    for chunk in _chunks(path, where, None):
+        pending.append(chunk)
+        held += len(chunk)
+        if held < BLOCK_BYTES:
+            continue
+        data = b"".join(pending)
+        end = data.rfind(b"\n") + 1
+        if not end and held <= MAX_LINE_BYTES:
+            pending = [data]
+            continue
+        end = end or held
+        block = data[:end]
+        yield before, block
+        before += block.count(b"\n")
+        pending = [data[end:]] if end < held else []
+        held -= end
+    if held:
+        yield before, b"".join(pending)
+
+
+_KEYS = b'"timestamp""input_length""output_length""hash_ids"'
+"""The four keys of a plain request, quoted, in the order the shipped traces write them."""
+
+_KEY_ENDS = (11, 25, 40, 50)
+"""Where each of :data:`_KEYS` ends."""
+
+
+def _scan_py(buf: np.ndarray, keys: np.ndarray, key_ends: np.ndarray, out: np.ndarray, ids: np.ndarray) -> int:
+    """Read plain requests from the bytes of whole lines: the lines read, or -1 at the first that is not plain.
+
+    A plain line is one JSON object of exactly the four :data:`FIELDS`, in any order, spelled
+    without escapes, with spaces or tabs between tokens: ``timestamp`` any JSON number,
+    ``input_length`` and ``output_length`` whole numbers of up to 15 digits, ``hash_ids`` a list
+    of integers that fit in 64 bits (up to 19 digits, an optional minus sign).  Row ``r`` of
+    ``out`` receives ``(timestamp, input, output, ids, characters of the line, where the
+    timestamp's text starts, where it ends)``, the timestamp itself when it is an integer of up
+    to 15 digits (exact as a float) and its text's place otherwise (start -1 when not needed);
+    ``ids`` the ids, one request after another.  Compiled by numba (:func:`_scanner`).
+    """
+    n = buf.size
+    i = line = refs = 0
+    while i < n:
+        start = i
+        while i < n and (buf[i] == 32 or buf[i] == 9):
+            i += 1
+        if i >= n or buf[i] != 123:  # "{"; a blank line is not plain
+            return -1
+        i += 1
+        seen = 0
+        for member in range(4):
+            while i < n and (buf[i] == 32 or buf[i] == 9):
+                i += 1
+            field = -1
+            for f in range(4):
+                k0 = 0 if f == 0 else key_ends[f - 1]
+                size = key_ends[f] - k0
+                if seen & (1 << f) or i + size > n:
+                    continue
+                same = True
+                for j in range(size):
+                    if buf[i + j] != keys[k0 + j]:
+                        same = False
+                        break
+                if same:
+                    field = f
+                    i += size
+                    break
+            if field < 0:  # another key, an escape, a key twice
+                return -1
+            seen |= 1 << field
+            while i < n and (buf[i] == 32 or buf[i] == 9):
+                i += 1
+            if i >= n or buf[i] != 58:  # ":"
+                return -1
+            i += 1
+            while i < n and (buf[i] == 32 or buf[i] == 9):
+                i += 1
+            if field == 0:  # a JSON number: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?
+                begin = i
+                negative = i < n and buf[i] == 45
+                if negative:
+                    i += 1
+                value = digits = 0
+                while i < n and 48 <= buf[i] <= 57:
+                    if digits == 1 and value == 0:
+                        return -1
+                    if digits < 15:
+                        value = value * 10 + (int(buf[i]) - 48)
+                    digits += 1
+                    i += 1
+                if digits == 0:
+                    return -1
+                plain = digits <= 15
+                if i < n and buf[i] == 46:  # "."
+                    plain = False
+                    i += 1
+                    frac = 0
+                    while i < n and 48 <= buf[i] <= 57:
+                        frac += 1
+                        i += 1
+                    if frac == 0:
+                        return -1
+                if i < n and (buf[i] == 101 or buf[i] == 69):  # "e", "E"
+                    plain = False
+                    i += 1
+                    if i < n and (buf[i] == 43 or buf[i] == 45):
+                        i += 1
+                    exp = 0
+                    while i < n and 48 <= buf[i] <= 57:
+                        exp += 1
+                        i += 1
+                    if exp == 0:
+                        return -1
+                if plain:
+                    out[line, 0] = -value if negative else value
+                    out[line, 5] = -1
+                else:
+                    out[line, 5] = begin
+                    out[line, 6] = i
+            elif field < 3:
+                value = digits = 0
+                while i < n and 48 <= buf[i] <= 57:
+                    if digits == 1 and value == 0:
+                        return -1
+                    value = value * 10 + (int(buf[i]) - 48)
+                    digits += 1
+                    i += 1
+                    if digits > 15:
+                        return -1
+                if digits == 0:
+                    return -1
+                out[line, field] = value
+            else:
+                if i >= n or buf[i] != 91:  # "["
+                    return -1
+                i += 1
+                count = 0
+                while i < n and (buf[i] == 32 or buf[i] == 9):
+                    i += 1
+                if i < n and buf[i] == 93:  # "]": no ids
+                    i += 1
+                else:
+                    while True:
+                        negative = i < n and buf[i] == 45  # "-"
+                        if negative:
+                            i += 1
+                        value = digits = 0
+                        while i < n and 48 <= buf[i] <= 57:
+                            d = int(buf[i]) - 48
+                            if digits == 1 and value == 0:
+                                return -1
+                            # at most 2**63 - 1 in size: 922337203685477580 * 10 + 7
+                            if value > 922337203685477580 or (value == 922337203685477580 and d > 7):
+                                return -1
+                            value = value * 10 + d
+                            digits += 1
+                            i += 1
+                        if digits == 0:
+                            return -1
+                        ids[refs] = -value if negative else value
+                        refs += 1
+                        count += 1
+                        while i < n and (buf[i] == 32 or buf[i] == 9):
+                            i += 1
+                        if i < n and buf[i] == 44:  # ","
+                            i += 1
+                            while i < n and (buf[i] == 32 or buf[i] == 9):
+                                i += 1
+                            continue
+                        if i < n and buf[i] == 93:  # "]"
+                            i += 1
+                            break
+                        return -1
+                out[line, 3] = count
+            while i < n and (buf[i] == 32 or buf[i] == 9):
+                i += 1
+            if member < 3:
+                if i >= n or buf[i] != 44:  # ","
+                    return -1
+                i += 1
+        if i >= n or buf[i] != 125:  # "}"
+            return -1
+        i += 1
+        while i < n and (buf[i] == 32 or buf[i] == 9):
+            i += 1
+        if i < n and buf[i] != 10:  # the line goes on
+            return -1
+        out[line, 4] = i - start
+        line += 1
+        i += 1
+    return line
+
+
+_SCAN: list[Any] = []
+""":func:`_scan_py` compiled by numba at first use (None without numba), with its keys as arrays."""
+
+
+def _scanner() -> Any:
+    if not _SCAN:
+        try:
+            import numba
+        except ImportError:  # pragma: no cover - numba is a core dependency
+            _SCAN.append(None)
+            return None
+        try:
+            _SCAN.append(numba.njit(cache=True, nogil=True)(_scan_py))
+        except RuntimeError:  # pragma: no cover - nowhere to write the cache: compile in memory
+            _SCAN.append(numba.njit(nogil=True)(_scan_py))
+    return _SCAN[0]
+
+
+def scan_columns(block: bytes, block_tokens: int, last: float = -math.inf) -> Columns | None:
+    """A block of whole lines read by the compiled scanner (:func:`_scan_py`) when every line is plain and valid.
+
+    None, and the block goes to the validating reader (:func:`validated_columns`), whose arrays
+    and messages are the reference, at the first line that is not plain (another field, a string
+    or ``true`` anywhere, a length written ``5.0``, an id past 64 bits, a blank line, a carriage
+    return, a byte-order mark, any byte JSON would refuse) or when a check fails: a timestamp
+    that is not finite or goes backwards from ``last``, a length past :data:`MAX_TOKENS`, not
+    ``ceil(input_length / block_tokens)`` ids, a line longer than :data:`MAX_LINE_BYTES`.  A
+    timestamp that is not an integer of at most 15 digits is read by Python's ``float`` from
+    its text, as the standard library's ``json`` reads it.
+    """
+    scan = _scanner()
+    if scan is None or not block:  # pragma: no cover - without numba
+        return None
+    out = np.empty((block.count(b"\n") + 1, 7), dtype=np.int64)
+    ids = np.empty(len(block) // 2 + 1, dtype=np.int64)
+    keys = np.frombuffer(_KEYS, dtype=np.uint8)
+    lines = scan(np.frombuffer(block, dtype=np.uint8), keys, np.array(_KEY_ENDS, dtype=np.int64), out, ids)
+    if lines <= 0:
+        return None
+    out = out[:lines]
+    inputs, outputs, counts, chars = (out[:, j].copy() for j in (1, 2, 3, 4))
+    stamps = out[:, 0].astype(float)  # whole numbers of at most 15 digits: exact
+    for r in np.flatnonzero(out[:, 5] >= 0):
+        stamps[r] = float(block[out[r, 5] : out[r, 6]])
+    if not np.isfinite(stamps).all() or stamps[0] < last or (stamps[1:] < stamps[:-1]).any():
+        return None
+    if chars.max() > MAX_LINE_BYTES or (inputs > MAX_TOKENS).any() or (outputs > MAX_TOKENS).any():
+        return None
+    if not (counts == -(-inputs // block_tokens)).all():
+        return None
+    return Columns(stamps, inputs, outputs, counts, ids[: int(counts.sum())].copy(), chars)
+
+
+def validated_columns(req: _Requests, block: bytes, before: int) -> Columns:
+    """A block of whole lines read by the validating reader (:meth:`_Requests.add_lines`), one line at a time
+    where need be: the same arrays as :func:`scan_columns`, or the KvtierError naming the file and the line.
+
+    ``req`` carries the last timestamp from block to block; its columns are emptied.
+    """
+    chars = array("q")
+    for batch in _batches(split_lines((block,), req.where, before)):
+        req.add_lines(batch)
+        chars.extend(len(text) for _, text in batch)
+    out = Columns(
+        np.frombuffer(req.stamps, dtype=float).copy(),
+        np.frombuffer(req.inputs, dtype=np.int64).copy(),
+        np.frombuffer(req.outputs, dtype=np.int64).copy(),
+        np.frombuffer(req.counts, dtype=np.int64).copy(),
+        np.frombuffer(req.ids, dtype=np.int64).copy(),
+        np.frombuffer(chars, dtype=np.int64).copy(),
+    )
+    for column in (req.stamps, req.inputs, req.outputs, req.counts, req.ids):
+        del column[:]
+    return out
+
+
+def request_blocks(path: Path, where: str, block_tokens: int, fmt: TraceFormat, fast: bool = True) -> Iterator[Columns]:
+    """The requests of the trace file ``path``, validated, as :class:`Columns` a block of lines at a time.
+
+    Each block (:func:`line_blocks`), when ``fast``, is read by the compiled scanner
+    (:func:`scan_columns`) when every line is plain and valid, else by the validating reader
+    (:func:`validated_columns`): the same arrays either way, and the same one-line error naming
+    the file and the line for a bad request.  Blocks with no request (blank lines) are skipped.
+    """
+    req = _Requests(where, block_tokens, fmt)
+    for before, block in line_blocks(path, where):
+        cols = None
+        if fast:
+            cols = scan_columns(block, block_tokens, req.last)
+        if cols is None:
+            cols = validated_columns(req, block, before)
+        elif cols.stamps.size:
+            req.last = float(cols.stamps[-1])
+        if cols.counts.size:
+            yield cols
+
+
 def _collect(lines: Iterable[tuple[int, str]], where: str, block_tokens: Any, trace_format: str) -> Trace:
     """Validate every line and index the trace: dense ids of the (chained) block ids; at most :data:`MAX_TRACE_REFS`."""
     fmt = format_named(trace_format)
@@ -836,29 +1189,41 @@ def stream_lru(
     block_tokens = _block_tokens(block_tokens)
     stream = LruStream(count, rc, sample_rate, max_blocks, over_time)
     n_requests = 0
-    req = _Requests(where, block_tokens, fmt)
+    held: list[Columns] = []  # read, not yet fed
+    n_held = 0  # their references
 
     def flush() -> None:
-        starts = _starts(req.counts)
-        if len(req.counts):
-            raw = np.frombuffer(req.ids, dtype=np.int64).copy()
-            ids = raw if fmt.chained else chain_ids(raw, starts)
-            stream.feed(
-                ids,
-                starts,
-                np.frombuffer(req.inputs, dtype=np.int64),
-                block_tokens,
-                np.frombuffer(req.outputs, dtype=np.int64),
-                np.frombuffer(req.stamps, dtype=float) / fmt.units_per_s,
-            )
-        for column in (req.stamps, req.inputs, req.outputs, req.counts, req.ids):
-            del column[:]
+        nonlocal held, n_held
+        if not held:
+            return
+        c = Columns.join(held) if len(held) > 1 else held[0]
+        held, n_held = [], 0
+        starts = _starts(c.counts)
+        ids = c.ids.copy() if fmt.chained else chain_ids(c.ids, starts)
+        stream.feed(ids, starts, c.inputs, block_tokens, c.outputs, c.stamps / fmt.units_per_s)
 
-    for batch in _batches(trace_lines(path, where)):
-        req.add_lines(batch)
-        n_requests += len(batch)
-        if len(req.ids) >= max(chunk_refs, len(stream) // 4):
-            flush()
+    # chunks end where they always have: after the first batch of lines (BATCH_LINES, or the line that
+    # reaches BATCH_CHARS) that brings the references held to max(chunk_refs, distinct blocks / 4)
+    lines_in_batch = chars_in_batch = 0
+    for cols in request_blocks(path, where, block_tokens, fmt):
+        n_requests += cols.counts.size
+        while cols.counts.size:
+            cum = np.cumsum(cols.chars)
+            by_lines = BATCH_LINES - lines_in_batch - 1
+            by_chars = int(np.searchsorted(cum, BATCH_CHARS - chars_in_batch, side="left"))
+            end = min(by_lines, by_chars)
+            if end >= cols.counts.size:  # the batch goes on into the next block
+                lines_in_batch += cols.counts.size
+                chars_in_batch += int(cum[-1])
+                held.append(cols)
+                n_held += int(cols.counts.sum())
+                break
+            lines_in_batch = chars_in_batch = 0
+            head, cols = cols.split(end + 1)
+            held.append(head)
+            n_held += int(head.counts.sum())
+            if n_held >= max(chunk_refs, len(stream) // 4):
+                flush()
     flush()
     if not n_requests:
         raise KvtierError(f"{where}: the trace holds no requests")
