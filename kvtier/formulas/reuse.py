@@ -1609,6 +1609,32 @@ def prepare_chunk(
     return Chunk(inputs, outs, stamps, n_refs, all_tokens, ids, tok, upto, request, starts, h)
 
 
+DISTINCT_TABLE = 1 << 24
+"""Largest token count :func:`_distinct_counts` tabulates (16,777,216 tokens: a table of 16 MiB of flags)."""
+
+
+def _distinct_counts(*arrays: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The distinct values of float arrays of token counts, and where each element sits among them.
+
+    ``values[at[i]] == arrays[i]`` element by element, so that an elementwise cost evaluated once
+    a distinct value and indexed gives, bit for bit, what it gives on the arrays themselves.  By a
+    table of flags when the values are whole numbers from 0 to :data:`DISTINCT_TABLE`; otherwise
+    the arrays stand for themselves (``values`` their concatenation).
+    """
+    joined = np.concatenate(arrays)
+    sizes = np.cumsum([0, *(a.size for a in arrays)])
+    whole = joined.astype(np.int64)
+    if joined.size and whole.min() >= 0 and whole.max() <= DISTINCT_TABLE and (whole == joined).all():
+        present = np.zeros(int(whole.max()) + 1, dtype=bool)
+        present[whole] = True
+        distinct = np.flatnonzero(present)
+        rank = np.zeros(present.size, dtype=np.int64)
+        rank[distinct] = np.arange(distinct.size)
+        where = rank[whole]
+        return distinct.astype(float), [where[sizes[i] : sizes[i + 1]] for i in range(len(arrays))]
+    return joined, [np.arange(sizes[i], sizes[i + 1]) for i in range(len(arrays))]
+
+
 class LruStream:
     """The LRU curve of a reference stream fed in chunks of whole requests, with the rest of the report, bounded.
 
@@ -1842,11 +1868,15 @@ class LruStream:
         before = through - tok
         hit = e >= 0
         at = e[hit]
+        through, before, tok = through[hit], before[hit], tok[hit]
+        # the prefixes' token counts repeat (whole blocks): each cost once a distinct count, where they are few
+        values, (t_at, b_at) = _distinct_counts(through, before)
         for key, f in (("in_batch_s", rc.in_batch_s), ("lone_s", rc.lone_s)):
-            self.counts[key] = _add(self.counts[key], at, (f(through) - f(before))[hit])
-        bound = rc.lone_memory_bound(through).astype(float) - rc.lone_memory_bound(before).astype(float)
-        self.counts["memory_bound_requests"] = _add(self.counts["memory_bound_requests"], at, bound[hit])
-        self.counts["hit_requests"] = _add(self.counts["hit_requests"], at, (before == 0)[hit].astype(float))
+            fx = f(values)
+            self.counts[key] = _add(self.counts[key], at, fx[t_at] - fx[b_at])
+        bx = rc.lone_memory_bound(values).astype(float)
+        self.counts["memory_bound_requests"] = _add(self.counts["memory_bound_requests"], at, bx[t_at] - bx[b_at])
+        self.counts["hit_requests"] = _add(self.counts["hit_requests"], at, (before == 0).astype(float))
 
     def _lower(self) -> None:
         """Fixed-size sampling: lower the threshold so that at most ``max_blocks`` sampled blocks are held."""

@@ -58,3 +58,44 @@ def test_the_sweep_in_random_chunks_equals_the_wavelet_matrix_and_the_brute_forc
     again = np.flatnonzero(prev >= 0)
     counted = reuse._count_below(prev + 1, prev[again] + 1, again, prev[again] + 2)
     assert np.array_equal(counted, got_all[again])
+
+
+def test_distinct_counts_by_hand():
+    # 0, 512, 1024 and 700 appear: the distinct values sorted, each element's place among them
+    values, (a, b) = reuse._distinct_counts(np.array([512.0, 1024.0, 700.0]), np.array([0.0, 512.0, 512.0]))
+    assert values.tolist() == [0.0, 512.0, 700.0, 1024.0]
+    assert a.tolist() == [1, 3, 2] and b.tolist() == [0, 1, 1]
+    # a fraction: the arrays stand for themselves
+    values, (a, b) = reuse._distinct_counts(np.array([0.5]), np.array([2.0]))
+    assert values.tolist() == [0.5, 2.0] and a.tolist() == [0] and b.tolist() == [1]
+
+
+@pytest.mark.parametrize("count", ["prefix", "per-block"])
+def test_costs_by_distinct_token_counts_equal_them_reference_by_reference(monkeypatch, count):
+    from kvtier.inputs import traces
+    from kvtier.scenario import Scenario
+
+    rc = reuse.RegenCosts.of(Scenario(), "conservative")
+    trace = traces.generate_trace(2000, seed=7, new_blocks=(1, 6))
+
+    def run() -> reuse.LruStream:
+        stream = reuse.LruStream(count, rc)
+        for lo, hi in ((0, 900), (900, trace.n_requests)):  # two chunks
+            base = int(trace.starts[lo])
+            stream.feed(
+                trace.blocks[base : int(trace.starts[hi])],
+                trace.starts[lo : hi + 1] - base,
+                trace.input_tokens[lo:hi],
+                trace.block_tokens,
+                trace.output_tokens[lo:hi],
+                trace.timestamps_s[lo:hi],
+            )
+        return stream
+
+    tabulated = run()
+    monkeypatch.setattr(reuse, "DISTINCT_TABLE", -1)  # every reference's cost computed on its own
+    direct = run()
+    for key in ("in_batch_s", "lone_s", "memory_bound_requests", "hit_requests"):
+        assert tabulated.counts[key].dtype == direct.counts[key].dtype
+        assert tabulated.counts[key].tobytes() == direct.counts[key].tobytes(), key
+    assert tabulated.counts["lone_s"].sum() > 0  # something was priced
