@@ -31,15 +31,17 @@ const KvtierFormulas = (() => {
   const linkEfficiency = (pageable, pageableEfficiency, duplex, duplexEfficiency) =>
     (pageable ? pageableEfficiency : 1.0) * (duplex ? duplexEfficiency : 1.0);
 
-  // kvtier.formulas.transfer.break_even_bandwidth: n_bytes / ((regen - latency) x efficiency), Infinity where the
-  // latency or the floor alone reach the regeneration (B/s)
-  const transferBreakEvenBandwidth = (nBytes, regenS, latencyS = 0, minS = 0, efficiency = 1) =>
-    regenS > minS ? bandwidthForRatio(nBytes, regenS, 1.0, latencyS) / efficiency : Infinity;
+  // kvtier.formulas.transfer.break_even_bandwidth: n_bytes / ((regen - transfers x (latency + overhead)) x
+  // efficiency), Infinity where the latency or the floor alone reach the regeneration (B/s)
+  const transferBreakEvenBandwidth = (nBytes, regenS, latencyS = 0, transfers = 1, minS = 0, efficiency = 1,
+    overheadS = 0) =>
+    regenS > minS ? bandwidthForRatio(nBytes, regenS, 1.0, transfers * (latencyS + overheadS)) / efficiency : Infinity;
 
-  // kvtier.formulas.transfer.break_even_latency: max(regen - bytes / (bandwidth x efficiency), 0) / transfers,
-  // 0 where the regeneration does not exceed the floor (s)
-  const transferBreakEvenLatency = (nBytes, bandwidth, regenS, transfers = 1, minS = 0, efficiency = 1) =>
-    regenS > minS ? latencyForRatio(nBytes, bandwidth * efficiency, regenS, transfers) : 0.0;
+  // kvtier.formulas.transfer.break_even_latency: max((regen - bytes / (bandwidth x efficiency)) / transfers -
+  // overhead, 0), 0 where the regeneration does not exceed the floor (s)
+  const transferBreakEvenLatency = (nBytes, bandwidth, regenS, transfers = 1, minS = 0, efficiency = 1,
+    overheadS = 0) =>
+    regenS > minS ? Math.max(latencyForRatio(nBytes, bandwidth * efficiency, regenS, transfers) - overheadS, 0.0) : 0.0;
 
   // kvtier.formulas.costs.forward_flops: k x N x tokens (FLOP)
   const forwardFlops = (tokens, params, flopsPerParamToken = 2) => flopsPerParamToken * params * tokens;
@@ -294,7 +296,6 @@ const KvtierFormulas = (() => {
     }
 
     // Scenario.block_latency_s: per-transfer latency x transfers (s)
-    get blockLatencyS() { return this.i.latency * this.fetchTransfers; }
 
     // Scenario.link_efficiency: the share of the link's pinned, one-way rate a fetch reaches
     get linkEfficiency() {
@@ -401,12 +402,12 @@ const KvtierFormulas = (() => {
       regen_time_s: regen,
       fetch_time_s: fetch,
       regen_to_fetch_ratio: regen / fetch,
-      // compare: transfer.break_even_bandwidth(fetch_bytes, regen, block latency + overhead x transfers, floor, share)
-      break_even_bandwidth_bytes_per_s: transferBreakEvenBandwidth(s.fetchBytes, regen,
-        s.blockLatencyS + s.linkOverheadS * s.fetchTransfers, s.i.minTransfer, s.linkEfficiency),
-      // Deployment.break_even_latency at the typed bandwidth: transfer.break_even_latency less the overhead
-      break_even_latency_s: Math.max(transferBreakEvenLatency(s.fetchBytes, s.i.bandwidth, regen, s.fetchTransfers,
-        s.i.minTransfer, s.linkEfficiency) - s.linkOverheadS, 0.0),
+      // compare: transfer.break_even_bandwidth(fetch_bytes, regen, latency, transfers, floor, share, overhead)
+      break_even_bandwidth_bytes_per_s: transferBreakEvenBandwidth(s.fetchBytes, regen, s.i.latency,
+        s.fetchTransfers, s.i.minTransfer, s.linkEfficiency, s.linkOverheadS),
+      // Deployment.break_even_latency at the typed bandwidth: transfer.break_even_latency, the tier's own share
+      break_even_latency_s: transferBreakEvenLatency(s.fetchBytes, s.i.bandwidth, regen, s.fetchTransfers,
+        s.i.minTransfer, s.linkEfficiency, s.linkOverheadS),
     };
   }
 
@@ -423,10 +424,10 @@ const KvtierFormulas = (() => {
         const regen = s.regenS(regime);
         row[`${regime}_ratio`] = ratio(regen, fetch);
         row[`${regime}_fetch_wins`] = ratio(regen, fetch) > 1.0;
-        row[`${regime}_break_even_bandwidth`] = transferBreakEvenBandwidth(s.fetchBytes, regen,
-          (latency + overhead) * transfers, floor, share);
-        row[`${regime}_break_even_latency`] = Math.max(transferBreakEvenLatency(s.fetchBytes, t.bandwidth, regen,
-          transfers, floor, share) - overhead, 0.0);
+        row[`${regime}_break_even_bandwidth`] = transferBreakEvenBandwidth(s.fetchBytes, regen, latency, transfers,
+          floor, share, overhead);
+        row[`${regime}_break_even_latency`] = transferBreakEvenLatency(s.fetchBytes, t.bandwidth, regen, transfers,
+          floor, share, overhead);
       }
       return row;
     });

@@ -237,17 +237,19 @@ def random_case(rng: random.Random, presets: dict) -> list[tuple[str, str]]:
 
 
 def break_even_latency(a, mine: dict) -> float:
-    """Deployment.break_even_latency's rule at compare's bandwidth: the transfer model's, less a copy's overhead."""
+    """Deployment.break_even_latency's rule at compare's bandwidth: the transfer model's, a copy's overhead off."""
     s = Scenario(a)
-    per_transfer = transfer.break_even_latency(
-        mine["placement"]["link_bytes"],
-        mine["bandwidth_bytes_per_s"],
-        mine["regen_time_s"],
-        mine["fetch_transfers"],
-        s.v("fetch.min_transfer_time"),
-        s.link_efficiency,
+    return float(
+        transfer.break_even_latency(
+            mine["placement"]["link_bytes"],
+            mine["bandwidth_bytes_per_s"],
+            mine["regen_time_s"],
+            mine["fetch_transfers"],
+            s.v("fetch.min_transfer_time"),
+            s.link_efficiency,
+            s.link_overhead_s,
+        )
     )
-    return max(float(per_transfer) - s.link_overhead_s, 0.0)
 
 
 def test_200_random_inputs_equal_the_package(page):
