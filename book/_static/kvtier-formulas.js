@@ -282,6 +282,25 @@ const KvtierFormulas = (() => {
     // Scenario.check_fit: true when parallel.hbm_capacity is null or holds rank_memory_bytes
     fitsMemory() { return this.i.hbmCapacity === null || fits(this.rankMemoryBytes(), this.i.hbmCapacity); }
 
+    // Scenario.with_placement: this scenario with some of tp, pp, ep, gpusPerLink replaced
+    withPlacement(counts) { return new Scenario({...this.i, ...counts}); }
+
+    // Scenario.min_accelerators(capacity): the fewest accelerators whose placement holds the weights and one
+    // sequence at context.long, as [count, tp, pp]: tp in 1, 2, 4, 8 (ep = tp for an MoE model), pp in powers
+    // of two up to the layers, the fewest first and the smallest pp among equals; [0, 0, 0] when none fits
+    minAccelerators(capacityBytes) {
+      const moe = this.m.routed_experts > 0;
+      const options = [];
+      for (let pp = 1; pp <= Math.min(this.m.layers, 1024); pp *= 2) {
+        for (const tp of [1, 2, 4, 8]) if (!(moe && tp > this.m.routed_experts)) options.push([tp * pp, pp, tp]);
+      }
+      options.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
+      for (const [n, pp, tp] of options) {
+        if (fits(this.withPlacement({tp, pp, ep: moe ? tp : 1}).rankMemoryBytes(), capacityBytes)) return [n, tp, pp];
+      }
+      return [0, 0, 0];
+    }
+
     // Scenario.layer_chunks: per layer of the largest stage, K and V apart (one latent under MLA)
     get layerChunks() { return stageLayers(this.m.layers, this.placement.pp) * (this.m.mla ? 1 : 2); }
 
