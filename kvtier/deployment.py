@@ -123,27 +123,32 @@ class Deployment:
         :func:`kvtier.formulas.transfer.break_even_bandwidth` under the set's transfer model.
         """
         b = self.block
-        latency = (self.tiers.latency_s + b.link_overhead_s) * self.transfers[layout]  # a pageable copy's overhead
         return transfer.break_even_bandwidth(
-            self.fetch_bytes, self.regen_s(regime), latency, b.min_transfer_s, b.link_efficiency
+            self.fetch_bytes,
+            self.regen_s(regime),
+            self.tiers.latency_s,
+            self.transfers[layout],
+            b.min_transfer_s,
+            b.link_efficiency,
+            b.link_overhead_s,
         )
 
     def break_even_latency(self, regime: str, layout: str) -> FloatArray:
         """Per tier, the per-transfer latency at which the ratio is 1 at the tier's bandwidth (s; 0: none).
 
-        :func:`kvtier.formulas.transfer.break_even_latency` under the set's transfer model, less the
-        overhead each transfer adds (pageable host memory; 0 where that alone exhausts the budget).
+        :func:`kvtier.formulas.transfer.break_even_latency` under the set's transfer model: the tier's own
+        share, the overhead each transfer adds (pageable host memory) taken off.
         """
         b = self.block
-        per_transfer = transfer.break_even_latency(
+        return transfer.break_even_latency(
             self.fetch_bytes,
             self.tiers.bandwidth_bytes_per_s,
             self.regen_s(regime),
             self.transfers[layout],
             b.min_transfer_s,
             b.link_efficiency,
+            b.link_overhead_s,
         )
-        return np.maximum(per_transfer - b.link_overhead_s, 0.0)
 
     def break_even_transfers(self, regime: str) -> FloatArray:
         """Per tier, how many transfers one block may take before the ratio falls to 1 (inf where latency is 0).

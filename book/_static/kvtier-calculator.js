@@ -39,6 +39,7 @@
     if (a >= 1e6) return `${sig(bps / 1e6)} MB/s`;
     return `${sig(bps / 1e3)} kB/s`;
   };
+  const fmtGB = (b) => `${(b / 1e9).toLocaleString("en-US", {minimumFractionDigits: 1, maximumFractionDigits: 1})} GB`; // check_fit's
   const fmtCount = (n) => (n >= 1e9 ? `${sig(n / 1e9)} billion` : n >= 1e6 ? `${sig(n / 1e6)} million` : sig(n, 4));
   const fmtRatio = (r) => (r >= 100 ? `${Math.round(r).toLocaleString("en-US")}×` : `${sig(r)}×`);
 
@@ -48,7 +49,7 @@
   // the unit the command writes.
   const illus = (kind) => P().keys[`illustrative.${kind}`].value;
   const NUMBER_FIELDS = {
-    param_count: {key: () => "param_count", label: "Parameters (e.g. 70e9; empty: the model's own count)", unit: "", toSi: (x) => x, cmd: ""},
+    param_count: {key: () => "param_count", label: "Parameters (e.g. 70e9; empty: the model's own count)", unit: "", toSi: (x) => x, cmd: "", nullable: true},
     block_tokens: {key: () => "block_tokens", label: "Block size (tokens)", unit: "tokens", toSi: (x) => x, cmd: ""},
     bandwidth: {key: () => `bandwidth.${illus("bandwidth")}`, label: "Link bandwidth (GB/s, one direction)", toSi: (x) => x * 1e9, fromSi: (v) => v / 1e9, cmd: "GB/s"},
     latency: {key: () => "fetch_latency", label: "Latency per transfer (µs)", toSi: (x) => x * 1e-6, fromSi: (v) => v / 1e-6, cmd: "us"},
@@ -56,6 +57,8 @@
     mfu: {key: () => `mfu.${illus("mfu")}`, label: "Model FLOPs utilization (%)", toSi: (x) => x / 100, fromSi: (v) => v * 100, cmd: "%"},
     mem_bandwidth: {key: () => "regen.mem_bandwidth", label: "Memory bandwidth (GB/s)", toSi: (x) => x * 1e9, fromSi: (v) => v / 1e9, cmd: "GB/s"},
     mem_efficiency: {key: () => "regen.mem_efficiency", label: "Memory efficiency (%)", toSi: (x) => x / 100, fromSi: (v) => v * 100, cmd: "%"},
+    // what the placement must fit in (Scenario.check_fit); empty: null, not checked
+    hbm_capacity: {key: () => "parallel.hbm_capacity", label: "Memory per accelerator (GB; empty: not checked)", toSi: (x) => x * 1e9, fromSi: (v) => v / 1e9, cmd: "GB", nullable: true},
     tp: {key: () => "parallel.tp", label: "Tensor-parallel size (accelerators)", toSi: (x) => x, cmd: ""},
     pp: {key: () => "parallel.pp", label: "Pipeline-parallel stages", toSi: (x) => x, cmd: ""},
     ep: {key: () => "parallel.ep", label: "Expert-parallel size (accelerators)", toSi: (x) => x, cmd: ""},
@@ -174,11 +177,12 @@
 
       const accSet = el("fieldset", {}, el("legend", {text: "Accelerator that regenerates"}));
       const accOptions = [["", "typed below"], ...Object.entries(p.accelerators).map(([n, a]) => [n, a.title])];
-      this.field(accSet, "accelerator", "Accelerator preset (fills peak and memory bandwidth)", this.select(accOptions, ""));
+      this.field(accSet, "accelerator", "Accelerator preset (fills peak, memory bandwidth and memory)", this.select(accOptions, ""));
       this.field(accSet, "peak", NUMBER_FIELDS.peak.label, this.text("peak", this.numberStart("peak")));
       this.field(accSet, "mfu", NUMBER_FIELDS.mfu.label, this.text("mfu", this.numberStart("mfu")));
       this.field(accSet, "mem_bandwidth", NUMBER_FIELDS.mem_bandwidth.label, this.text("mem_bandwidth", this.numberStart("mem_bandwidth")));
       this.field(accSet, "mem_efficiency", NUMBER_FIELDS.mem_efficiency.label, this.text("mem_efficiency", this.numberStart("mem_efficiency")));
+      this.field(accSet, "hbm_capacity", NUMBER_FIELDS.hbm_capacity.label, this.text("hbm_capacity", this.numberStart("hbm_capacity")));
       for (const n of ["launch_floor", "mem_overhead", "knee"]) {
         if (NUMBER_FIELDS[n].key() in k) this.field(accSet, n, NUMBER_FIELDS[n].label, this.text(n, this.numberStart(n)));
       }
@@ -245,8 +249,9 @@
         const a = p.accelerators[i.accelerator.value];
         i.peak.value = a.peak_flops === null ? "" : shortest(a.peak_flops / 1e12);
         i.mem_bandwidth.value = shortest(a.mem_bandwidth / 1e9);
+        i.hbm_capacity.value = a.memory === null ? "" : shortest(a.memory / 1e9); // empty: not checked
       }
-      if ((name === "peak" || name === "mem_bandwidth") && i.accelerator.value) i.accelerator.value = "";
+      if ((name === "peak" || name === "mem_bandwidth" || name === "hbm_capacity") && i.accelerator.value) i.accelerator.value = "";
       this.update();
     }
 
@@ -259,7 +264,7 @@
       for (const [name, f] of present()) {
         const raw = i[name].value.trim().replace(/[,_]/g, "");
         const spec = p.keys[f.key()];
-        if (raw === "" && name === "param_count") { values[name] = null; continue; }
+        if (raw === "" && f.nullable) { values[name] = null; continue; }
         if (raw === "") { errors[name] = name === "peak" ? "This accelerator publishes no peak: type one." : "Type a number."; continue; }
         if (!NUMBER.test(raw)) { errors[name] = `“${i[name].value.trim().slice(0, 20)}” is not a number.`; continue; }
         const typed = Number(raw);
@@ -304,7 +309,7 @@
         activationBytes: p.dtype_bytes[k["parallel.activation_dtype"].value],
         nvlinkBandwidth: k["collective.nvlink_bandwidth"].value, nvlinkLatency: k["collective.nvlink_latency"].value,
         ibBandwidth: k["collective.ib_bandwidth"].value, ibLatency: k["collective.ib_latency"].value,
-        hbmCapacity: k["parallel.hbm_capacity"].value, contextLong: k["context.long"].value,
+        hbmCapacity: values.hbm_capacity === null ? null : v("hbm_capacity"), contextLong: k["context.long"].value,
         // the forward-pass model's terms (regen.*): a set without a key has the plain roofline's value
         memOverheadPerLayer: values.mem_overhead ? v("mem_overhead") : 0,
         launchFloorPerLayer: values.launch_floor ? v("launch_floor") : 0,
@@ -341,9 +346,15 @@
         return;
       }
       const s = new (F().Scenario)(this.inputsFor(values, model));
-      if (!s.fitsMemory()) {
-        this.messages.tp.textContent = `Each accelerator would hold ${fmtBytes(s.rankMemoryBytes())}, more than its ${fmtBytes(s.i.hbmCapacity)}: use more accelerators.`;
+      if (!s.fitsMemory()) { // Scenario.check_fit's refusal and its figures (GB, one decimal)
+        const cap = s.i.hbmCapacity;
+        const [n, tp, pp] = s.minAccelerators(cap);
+        const fix = n ? `at least ${n} accelerators (e.g. tensor-parallel ${tp}, ${pp} pipeline stage${pp > 1 ? "s" : ""})` : "more than 1,024 accelerators";
+        this.messages.tp.textContent = `Each accelerator must hold ${fmtGB(s.rankMemoryBytes())} (its weights and one sequence of ` +
+          `${s.i.contextLong.toLocaleString("en-US")} tokens of KV), more than its ${fmtGB(cap)} of memory; ${m.name} needs ${fix}, ` +
+          "or empty the memory field to price it on fewer anyway.";
         this.out.append(el("p", {class: "kvtier-calc-refused", text: "No answer: the placement does not fit its accelerators' memory."}));
+        this.cmd.textContent = "(the placement does not fit its accelerators' memory: change it first)";
         this.root.dataset.state = "refused";
         return;
       }

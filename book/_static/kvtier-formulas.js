@@ -31,15 +31,17 @@ const KvtierFormulas = (() => {
   const linkEfficiency = (pageable, pageableEfficiency, duplex, duplexEfficiency) =>
     (pageable ? pageableEfficiency : 1.0) * (duplex ? duplexEfficiency : 1.0);
 
-  // kvtier.formulas.transfer.break_even_bandwidth: n_bytes / ((regen - latency) x efficiency), Infinity where the
-  // latency or the floor alone reach the regeneration (B/s)
-  const transferBreakEvenBandwidth = (nBytes, regenS, latencyS = 0, minS = 0, efficiency = 1) =>
-    regenS > minS ? bandwidthForRatio(nBytes, regenS, 1.0, latencyS) / efficiency : Infinity;
+  // kvtier.formulas.transfer.break_even_bandwidth: n_bytes / ((regen - transfers x (latency + overhead)) x
+  // efficiency), Infinity where the latency or the floor alone reach the regeneration (B/s)
+  const transferBreakEvenBandwidth = (nBytes, regenS, latencyS = 0, transfers = 1, minS = 0, efficiency = 1,
+    overheadS = 0) =>
+    regenS > minS ? bandwidthForRatio(nBytes, regenS, 1.0, transfers * (latencyS + overheadS)) / efficiency : Infinity;
 
-  // kvtier.formulas.transfer.break_even_latency: max(regen - bytes / (bandwidth x efficiency), 0) / transfers,
-  // 0 where the regeneration does not exceed the floor (s)
-  const transferBreakEvenLatency = (nBytes, bandwidth, regenS, transfers = 1, minS = 0, efficiency = 1) =>
-    regenS > minS ? latencyForRatio(nBytes, bandwidth * efficiency, regenS, transfers) : 0.0;
+  // kvtier.formulas.transfer.break_even_latency: max((regen - bytes / (bandwidth x efficiency)) / transfers -
+  // overhead, 0), 0 where the regeneration does not exceed the floor (s)
+  const transferBreakEvenLatency = (nBytes, bandwidth, regenS, transfers = 1, minS = 0, efficiency = 1,
+    overheadS = 0) =>
+    regenS > minS ? Math.max(latencyForRatio(nBytes, bandwidth * efficiency, regenS, transfers) - overheadS, 0.0) : 0.0;
 
   // kvtier.formulas.costs.forward_flops: k x N x tokens (FLOP)
   const forwardFlops = (tokens, params, flopsPerParamToken = 2) => flopsPerParamToken * params * tokens;
@@ -280,6 +282,25 @@ const KvtierFormulas = (() => {
     // Scenario.check_fit: true when parallel.hbm_capacity is null or holds rank_memory_bytes
     fitsMemory() { return this.i.hbmCapacity === null || fits(this.rankMemoryBytes(), this.i.hbmCapacity); }
 
+    // Scenario.with_placement: this scenario with some of tp, pp, ep, gpusPerLink replaced
+    withPlacement(counts) { return new Scenario({...this.i, ...counts}); }
+
+    // Scenario.min_accelerators(capacity): the fewest accelerators whose placement holds the weights and one
+    // sequence at context.long, as [count, tp, pp]: tp in 1, 2, 4, 8 (ep = tp for an MoE model), pp in powers
+    // of two up to the layers, the fewest first and the smallest pp among equals; [0, 0, 0] when none fits
+    minAccelerators(capacityBytes) {
+      const moe = this.m.routed_experts > 0;
+      const options = [];
+      for (let pp = 1; pp <= Math.min(this.m.layers, 1024); pp *= 2) {
+        for (const tp of [1, 2, 4, 8]) if (!(moe && tp > this.m.routed_experts)) options.push([tp * pp, pp, tp]);
+      }
+      options.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
+      for (const [n, pp, tp] of options) {
+        if (fits(this.withPlacement({tp, pp, ep: moe ? tp : 1}).rankMemoryBytes(), capacityBytes)) return [n, tp, pp];
+      }
+      return [0, 0, 0];
+    }
+
     // Scenario.layer_chunks: per layer of the largest stage, K and V apart (one latent under MLA)
     get layerChunks() { return stageLayers(this.m.layers, this.placement.pp) * (this.m.mla ? 1 : 2); }
 
@@ -294,7 +315,6 @@ const KvtierFormulas = (() => {
     }
 
     // Scenario.block_latency_s: per-transfer latency x transfers (s)
-    get blockLatencyS() { return this.i.latency * this.fetchTransfers; }
 
     // Scenario.link_efficiency: the share of the link's pinned, one-way rate a fetch reaches
     get linkEfficiency() {
@@ -401,12 +421,12 @@ const KvtierFormulas = (() => {
       regen_time_s: regen,
       fetch_time_s: fetch,
       regen_to_fetch_ratio: regen / fetch,
-      // compare: transfer.break_even_bandwidth(fetch_bytes, regen, block latency + overhead x transfers, floor, share)
-      break_even_bandwidth_bytes_per_s: transferBreakEvenBandwidth(s.fetchBytes, regen,
-        s.blockLatencyS + s.linkOverheadS * s.fetchTransfers, s.i.minTransfer, s.linkEfficiency),
-      // Deployment.break_even_latency at the typed bandwidth: transfer.break_even_latency less the overhead
-      break_even_latency_s: Math.max(transferBreakEvenLatency(s.fetchBytes, s.i.bandwidth, regen, s.fetchTransfers,
-        s.i.minTransfer, s.linkEfficiency) - s.linkOverheadS, 0.0),
+      // compare: transfer.break_even_bandwidth(fetch_bytes, regen, latency, transfers, floor, share, overhead)
+      break_even_bandwidth_bytes_per_s: transferBreakEvenBandwidth(s.fetchBytes, regen, s.i.latency,
+        s.fetchTransfers, s.i.minTransfer, s.linkEfficiency, s.linkOverheadS),
+      // Deployment.break_even_latency at the typed bandwidth: transfer.break_even_latency, the tier's own share
+      break_even_latency_s: transferBreakEvenLatency(s.fetchBytes, s.i.bandwidth, regen, s.fetchTransfers,
+        s.i.minTransfer, s.linkEfficiency, s.linkOverheadS),
     };
   }
 
@@ -423,10 +443,10 @@ const KvtierFormulas = (() => {
         const regen = s.regenS(regime);
         row[`${regime}_ratio`] = ratio(regen, fetch);
         row[`${regime}_fetch_wins`] = ratio(regen, fetch) > 1.0;
-        row[`${regime}_break_even_bandwidth`] = transferBreakEvenBandwidth(s.fetchBytes, regen,
-          (latency + overhead) * transfers, floor, share);
-        row[`${regime}_break_even_latency`] = Math.max(transferBreakEvenLatency(s.fetchBytes, t.bandwidth, regen,
-          transfers, floor, share) - overhead, 0.0);
+        row[`${regime}_break_even_bandwidth`] = transferBreakEvenBandwidth(s.fetchBytes, regen, latency, transfers,
+          floor, share, overhead);
+        row[`${regime}_break_even_latency`] = transferBreakEvenLatency(s.fetchBytes, t.bandwidth, regen, transfers,
+          floor, share, overhead);
       }
       return row;
     });

@@ -4,31 +4,37 @@ window.KVTIER_PRESETS = {
  "accelerators": {
   "b200": {
    "mem_bandwidth": 8000000000000.0,
+   "memory": 180000000000.0,
    "peak_flops": 2250000000000000.0,
    "title": "NVIDIA B200 (HGX B200, per GPU)"
   },
   "chapter-implied": {
    "mem_bandwidth": 3350000000000.0,
+   "memory": null,
    "peak_flops": 500000000000000.0,
    "title": "The source chapter's unnamed accelerator"
   },
   "dgx-spark-gb10": {
    "mem_bandwidth": 273000000000.0,
+   "memory": 128000000000.0,
    "peak_flops": null,
    "title": "NVIDIA DGX Spark (GB10 Grace Blackwell superchip)"
   },
   "gb200": {
    "mem_bandwidth": 8000000000000.0,
+   "memory": 186000000000.0,
    "peak_flops": 2500000000000000.0,
    "title": "NVIDIA GB200 (one Blackwell GPU of a GB200 Grace Blackwell superchip)"
   },
   "h100-sxm": {
    "mem_bandwidth": 3350000000000.0,
+   "memory": 80000000000.0,
    "peak_flops": 989000000000000.0,
    "title": "NVIDIA H100 SXM5 80GB"
   },
   "h200": {
    "mem_bandwidth": 4800000000000.0,
+   "memory": 141000000000.0,
    "peak_flops": 989000000000000.0,
    "title": "NVIDIA H200 SXM 141GB"
   }

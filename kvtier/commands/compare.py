@@ -134,9 +134,11 @@ def regen_point(scenario: Scenario, position: float | None, upstream: str) -> di
             transfer.break_even_bandwidth(
                 scenario.fetch_bytes,
                 regen_s,
-                scenario.block_latency_s + scenario.link_overhead_s * scenario.fetch_transfers,
+                scenario.v("fetch_latency"),
+                scenario.fetch_transfers,
                 scenario.v("fetch.min_transfer_time"),
                 scenario.link_efficiency,
+                scenario.link_overhead_s,
             )
         ),
     )

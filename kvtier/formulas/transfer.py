@@ -100,17 +100,23 @@ def break_even_bandwidth(
     n_bytes: ArrayLike,
     regen_s: ArrayLike,
     latency_s: ArrayLike = 0.0,
+    transfers: ArrayLike = 1,
     min_transfer_s: ArrayLike = 0.0,
     efficiency: ArrayLike = 1.0,
+    overhead_s: ArrayLike = 0.0,
 ) -> FloatArray:
     """Link bandwidth at which :func:`fetch_time_s` equals ``regen_s`` (B/s; ``inf``: no bandwidth is enough).
 
-    ``n_bytes / ((regen - latency) x efficiency)`` (:func:`kvtier.formulas.costs.bandwidth_for_ratio`
-    at a ratio of 1, the rate a fetch reaches scaled back to the link's), where ``regen_s`` exceeds the
-    fetch's floor ``min_transfer_s``; ``inf`` where the latency or the floor alone reach it.
-    ``latency_s`` is the whole fetch's (transfers x per-transfer latency).
+    ``n_bytes / ((regen - transfers x (latency + overhead)) x efficiency)``
+    (:func:`kvtier.formulas.costs.bandwidth_for_ratio` at a ratio of 1, the rate a fetch reaches scaled
+    back to the link's), where ``regen_s`` exceeds the fetch's floor ``min_transfer_s``; ``inf`` where
+    the latency or the floor alone reach it.  Arguments as :func:`fetch_time_s`: ``latency_s`` and
+    ``overhead_s`` are per transfer.
     """
-    bw = costs.bandwidth_for_ratio(n_bytes, regen_s, 1.0, latency_s) / np.asarray(efficiency, dtype=np.float64)
+    whole_latency = np.asarray(transfers, dtype=np.float64) * (
+        np.asarray(latency_s, dtype=np.float64) + np.asarray(overhead_s, dtype=np.float64)
+    )
+    bw = costs.bandwidth_for_ratio(n_bytes, regen_s, 1.0, whole_latency) / np.asarray(efficiency, dtype=np.float64)
     return np.where(np.asarray(regen_s, dtype=np.float64) > np.asarray(min_transfer_s, dtype=np.float64), bw, np.inf)
 
 
@@ -121,13 +127,15 @@ def break_even_latency(
     transfers: ArrayLike = 1,
     min_transfer_s: ArrayLike = 0.0,
     efficiency: ArrayLike = 1.0,
+    overhead_s: ArrayLike = 0.0,
 ) -> FloatArray:
     """Per-transfer latency at which :func:`fetch_time_s` equals ``regen_s`` (s; 0: none is small enough).
 
-    ``max(regen - bytes / (bandwidth x efficiency), 0) / transfers``
-    (:func:`kvtier.formulas.costs.latency_for_ratio` at the rate a fetch reaches), 0 where ``regen_s``
-    does not exceed the floor ``min_transfer_s``.
+    ``max((regen - bytes / (bandwidth x efficiency)) / transfers - overhead, 0)``
+    (:func:`kvtier.formulas.costs.latency_for_ratio` at the rate a fetch reaches, less the overhead each
+    transfer adds: the link's own share), 0 where ``regen_s`` does not exceed the floor ``min_transfer_s``.
     """
     rate = np.asarray(bandwidth_bytes_per_s, dtype=np.float64) * np.asarray(efficiency, dtype=np.float64)
-    lat = costs.latency_for_ratio(n_bytes, rate, regen_s, transfers)
+    lat = costs.latency_for_ratio(n_bytes, rate, regen_s, transfers) - np.asarray(overhead_s, dtype=np.float64)
+    lat = np.maximum(lat, 0.0)
     return np.where(np.asarray(regen_s, dtype=np.float64) > np.asarray(min_transfer_s, dtype=np.float64), lat, 0.0)

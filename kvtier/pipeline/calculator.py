@@ -5,10 +5,11 @@ formulas in ``book/_static/kvtier-formulas.js``) that answers the headline decis
 reader types, offline and from ``file://``.  It reads its starting values and its presets from a
 global, ``window.KVTIER_PRESETS``, which :func:`presets_js` writes for the build's own assumption
 set: the model presets (the counts the arithmetic reads, from :mod:`kvtier.inputs.models`), the
-accelerator and link presets (:mod:`kvtier.inputs.hardware`), the serving engines
-(:mod:`kvtier.inputs.engines`) and every assumption key the calculator reads, each with its value in
-SI base units, its text, the seed's text and its bounds.  ``kvtier build`` writes it over the seed
-copy committed at ``book/_static/kvtier-presets.js`` (:data:`FILE`), so the book built from any set
+accelerator presets (peak, memory bandwidth and memory per accelerator) and the link presets
+(:mod:`kvtier.inputs.hardware`), the serving engines (:mod:`kvtier.inputs.engines`) and every
+assumption key the calculator reads, each with its value in SI base units, its text, the seed's text
+and its bounds.  ``kvtier build`` writes it over the seed copy committed at
+``book/_static/kvtier-presets.js`` (:data:`FILE`), so the book built from any set
 starts from that set; a plain ``jupyter-book build`` ships the seed's.
 
 Deterministic: the same set gives the same bytes (keys sorted, no time, no path but the model's as
@@ -174,8 +175,13 @@ def presets(assumptions: AssumptionSet) -> dict[str, Any]:
         for name, link in links.items()
         if tiering.medium(name) != "hbm"  # a block in HBM is not fetched (kvtier.deployment.Deployment)
     ]
-    accelerators = {
-        name: {"title": acc.title, "peak_flops": acc.peak_flop_per_s, "mem_bandwidth": acc.mem_bandwidth_bytes_per_s}
+    accelerators = {  # memory: bytes per accelerator (None where the preset gives none), as `compare --accelerator`
+        name: {
+            "title": acc.title,
+            "peak_flops": acc.peak_flop_per_s,
+            "mem_bandwidth": acc.mem_bandwidth_bytes_per_s,
+            "memory": None if acc.memory_bytes is None else _finite(float(acc.memory_bytes)),
+        }
         for name, acc in hardware.load_accelerators().items()
     }
     engine_presets = {

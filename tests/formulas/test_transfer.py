@@ -64,11 +64,11 @@ def test_break_even_bandwidth_and_latency_under_the_transfer_model():
 
     # 5 MiB, 1 ms to regenerate, 100 us of latency: the fetch reaches 1e-3 at
     # 5,242,880 / (900 us) = 5.825 GB/s of reached rate; at 50 % the link must carry 11.65 GB/s
-    bw = float(transfer.break_even_bandwidth(5 * 2**20, 1e-3, 100e-6, 0.0, 0.5))
+    bw = float(transfer.break_even_bandwidth(5 * 2**20, 1e-3, 100e-6, 1, 0.0, 0.5))
     assert bw == pytest.approx(5 * 2**20 / 900e-6 / 0.5, rel=1e-12)
     assert float(transfer.fetch_time_s(5 * 2**20, bw, 100e-6, 1, 0.0, 0.5)) == pytest.approx(1e-3, rel=1e-12)
     # a floor of 1 ms or more: no bandwidth makes the fetch shorter than the regeneration
-    assert float(transfer.break_even_bandwidth(5 * 2**20, 1e-3, 100e-6, 1e-3, 1.0)) == np.inf
+    assert float(transfer.break_even_bandwidth(5 * 2**20, 1e-3, 100e-6, 1, 1e-3, 1.0)) == np.inf
     # latency per transfer at 10 GB/s x 50 % = 5 GB/s: (1,000 - 1,048.576 us) < 0 -> 0; at 20 GB/s x 50 %:
     # (1,000 - 524.288) / 4 transfers = 118.928 us
     assert float(transfer.break_even_latency(5 * 2**20, 10e9, 1e-3, 4, 0.0, 0.5)) == 0.0
@@ -78,3 +78,21 @@ def test_break_even_bandwidth_and_latency_under_the_transfer_model():
     assert float(transfer.break_even_bandwidth(5 * 2**20, 1e-3, 100e-6)) == float(
         costs.bandwidth_for_ratio(5 * 2**20, 1e-3, 1.0, 100e-6)
     )
+
+
+def test_break_even_bandwidth_and_latency_take_the_overhead_per_transfer():
+    from kvtier.formulas import transfer
+
+    # 5 MiB in 4 transfers of 50 us latency + 100 us pageable overhead: 4 x 150 = 600 us of the 1 ms budget,
+    # so the reached rate must be 5,242,880 / 400 us = 13.107 GB/s; at 50 % the link carries 26.214 GB/s
+    bw = float(transfer.break_even_bandwidth(5 * 2**20, 1e-3, 50e-6, 4, 0.0, 0.5, 100e-6))
+    assert bw == pytest.approx(26.2144e9, rel=1e-12)
+    assert float(transfer.fetch_time_s(5 * 2**20, bw, 50e-6, 4, 0.0, 0.5, 100e-6)) == pytest.approx(1e-3, rel=1e-12)
+    # overhead alone eats the budget: 4 x 250 us = 1 ms -> no bandwidth is enough
+    assert float(transfer.break_even_bandwidth(5 * 2**20, 1e-3, 0.0, 4, 0.0, 1.0, 250e-6)) == np.inf
+    # latency: (1,000 - 524.288 us at 20 GB/s x 50 %) / 4 = 118.928 us per transfer, less 100 us of overhead:
+    # the link's own share is 18.928 us; with 150 us of overhead nothing is left (0)
+    assert float(transfer.break_even_latency(5 * 2**20, 20e9, 1e-3, 4, 0.0, 0.5, 100e-6)) == pytest.approx(18.928e-6)
+    assert float(transfer.break_even_latency(5 * 2**20, 20e9, 1e-3, 4, 0.0, 0.5, 150e-6)) == 0.0
+    lat = float(transfer.break_even_latency(5 * 2**20, 20e9, 1e-3, 4, 0.0, 0.5, 100e-6))
+    assert float(transfer.fetch_time_s(5 * 2**20, 20e9, lat, 4, 0.0, 0.5, 100e-6)) == pytest.approx(1e-3, rel=1e-12)

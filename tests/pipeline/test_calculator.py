@@ -18,6 +18,7 @@ import json
 import math
 import os
 import random
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -26,8 +27,10 @@ import pytest
 
 from kvtier.commands import main
 from kvtier.deployment import Deployment
+from kvtier.errors import KvtierError
 from kvtier.formulas import transfer
-from kvtier.inputs.assumptions import check_consistency, load_assumptions, seed
+from kvtier.inputs import hardware
+from kvtier.inputs.assumptions import check_consistency, load_assumptions, parse_set_options, seed
 from kvtier.pipeline import calculator
 from kvtier.scenario import Scenario
 from tests.conftest import ROOT
@@ -68,6 +71,17 @@ def test_the_presets_carry_the_seed_values_and_the_model_counts():
     assert ds["kv_elements_per_token"] == 61 * (512 + 64) and ds["mla"]
     assert (ds["routed_experts"], ds["experts_per_token"], ds["moe_layers"]) == (256, 8, 58)
     assert [t["name"] for t in data["tiers"]] == list(Deployment.of(Scenario(seed())).tiers.names)
+
+
+def test_the_accelerator_presets_carry_their_memory():
+    # as `kvtier compare --accelerator` sets parallel.hbm_capacity: Accelerator.memory_bytes, None where none
+    accs = calculator.presets(seed())["accelerators"]
+    assert {n: a["memory"] for n, a in accs.items()} == {
+        n: acc.memory_bytes for n, acc in hardware.load_accelerators().items()
+    }
+    # hardware.yaml: H200 141 GB of HBM3e, H100 SXM 80 GB of HBM3; the chapter's unnamed accelerator states none
+    assert accs["h200"]["memory"] == 141e9 and accs["h100-sxm"]["memory"] == 80e9
+    assert accs["chapter-implied"]["memory"] is None
 
 
 def test_the_presets_follow_the_build_set():
@@ -221,6 +235,10 @@ def random_case(rng: random.Random, presets: dict) -> list[tuple[str, str]]:
         case.append(("mem_bandwidth", f"{10 ** rng.uniform(2.5, 4.2):.4g}"))
     case.append(("mfu", f"{rng.uniform(5, 95):.3g}"))
     case.append(("mem_efficiency", f"{rng.uniform(30, 100):.3g}"))
+    # the memory each accelerator has (Scenario.check_fit): the preset's or the set's (none), none, ample, an H200's
+    memory = rng.choice(["keep", "", "1e5", "141"])
+    if memory != "keep":
+        case.append(("hbm_capacity", memory))
     # the forward-pass model's terms, where the set has them (kvtier.formulas.roofline.forward_pass_time_s)
     if "regen.launch_floor_per_layer" in presets["keys"]:
         case.append(("launch_floor", rng.choice(["0", f"{rng.uniform(0, 40):.3g}"])))
@@ -237,28 +255,60 @@ def random_case(rng: random.Random, presets: dict) -> list[tuple[str, str]]:
 
 
 def break_even_latency(a, mine: dict) -> float:
-    """Deployment.break_even_latency's rule at compare's bandwidth: the transfer model's, less a copy's overhead."""
+    """Deployment.break_even_latency's rule at compare's bandwidth: the transfer model's, a copy's overhead off."""
     s = Scenario(a)
-    per_transfer = transfer.break_even_latency(
-        mine["placement"]["link_bytes"],
-        mine["bandwidth_bytes_per_s"],
-        mine["regen_time_s"],
-        mine["fetch_transfers"],
-        s.v("fetch.min_transfer_time"),
-        s.link_efficiency,
+    return float(
+        transfer.break_even_latency(
+            mine["placement"]["link_bytes"],
+            mine["bandwidth_bytes_per_s"],
+            mine["regen_time_s"],
+            mine["fetch_transfers"],
+            s.v("fetch.min_transfer_time"),
+            s.link_efficiency,
+            s.link_overhead_s,
+        )
     )
-    return max(float(per_transfer) - s.link_overhead_s, 0.0)
+
+
+def held_in(capacity_gb: str, command: str) -> tuple[dict[str, str], Scenario]:
+    """The ``--set`` pairs of ``command`` plus ``parallel.hbm_capacity`` in GB, and the package's scenario of them."""
+    sets = {**sets_of(command), "parallel.hbm_capacity": f"{capacity_gb}GB"}
+    return sets, Scenario(load_assumptions(sets=sets))
+
+
+def refusal_figures(message: str) -> tuple[str, int, int, int]:
+    """What one accelerator must hold (GB, as check_fit writes it) and the fewest accelerators (n, tp, pp) of a
+    calculator's refusal."""
+    hold = re.search(r"must hold ([\d,]+\.\d) GB", message)
+    fewest = re.search(r"at least (\d+) accelerators \(e\.g\. tensor-parallel (\d+), (\d+) pipeline stage", message)
+    assert hold and fewest, message
+    return hold.group(1), *(int(x) for x in fewest.groups())
 
 
 def test_200_random_inputs_equal_the_package(page):
     presets = calculator.presets(seed())
     rng = random.Random(29)
     seen_models, seen_layouts, seen_regimes, seen_engines = set(), set(), set(), set()
-    n = 0
+    n = refused = checked = 0
     for _ in range(240):
         case = random_case(rng, presets)
         page.evaluate(SET_FIELDS, case)
         out = page.evaluate(READ_OUTPUTS)
+        capacity = page.input_value('#kvtier-calculator [name="hbm_capacity"]')
+        if out["state"] == "refused":  # only the fit check refuses these inputs: the package refuses them too
+            [message] = [text for id_, text in out["messages"].items() if id_.endswith("-tp-msg")]
+            page.evaluate(SET_FIELDS, [("hbm_capacity", "")])  # emptied: the same inputs, not checked
+            out = page.evaluate(READ_OUTPUTS)
+            _, s = held_in(capacity, out["command"])
+            with pytest.raises(KvtierError, match="parallel.hbm_capacity") as exc:
+                s.check_fit()
+            hold, *fewest = refusal_figures(message)
+            assert f"must hold {hold} GB" in str(exc.value), (message, exc.value)
+            assert tuple(fewest) == s.min_accelerators(), (message, exc.value)
+            refused += 1
+        elif capacity:  # checked and held: the command carries the memory and the package's check passes too
+            assert sets_of(out["command"])["parallel.hbm_capacity"] == f"{float(capacity):g}GB", (case, out["command"])
+            checked += 1
         assert out["state"] == "answered", (case, out["messages"])
         assert "NaN" not in out["text"] and "Infinity" not in out["text"], case
         sets = sets_of(out["command"])
@@ -296,7 +346,7 @@ def test_200_random_inputs_equal_the_package(page):
         seen_regimes.add(regime)
         seen_engines.add(fields["engine"])
         n += 1
-    assert n >= 200
+    assert n >= 200 and refused >= 10 and checked >= 10, (n, refused, checked)
     assert seen_models == set(presets["model_presets"]) and seen_layouts == {"contiguous", "per-layer"}
     assert seen_regimes == {"batch", "lone"} and seen_engines == {"none", *presets["engine_presets"]}
 
@@ -325,6 +375,7 @@ def test_impossible_inputs_are_refused_in_words_beside_the_field(page):
         ([("model", "llama-2-7b"), ("pp", "64")], "pp", "At most the model's 32 layers"),
         ([("accelerator", "dgx-spark-gb10")], "peak", "publishes no peak"),
         ([("peak", "1e400")], "peak", "too large"),
+        ([("hbm_capacity", "0.5")], "hbm_capacity", "Must lie between 1 and"),  # parallel.hbm_capacity: at least 1 GB
     ]
     for inputs, field, words in cases:
         page.reload(wait_until="load")
@@ -336,6 +387,129 @@ def test_impossible_inputs_are_refused_in_words_beside_the_field(page):
         assert out["values"] == {} and "NaN" not in out["text"] and "Infinity" not in out["text"]
         invalid = page.get_attribute(f'#kvtier-calculator [name="{field}"]', "aria-invalid")
         assert invalid == "true"
+
+
+HBM = '#kvtier-calculator [name="hbm_capacity"]'
+
+
+def tp_message(out: dict) -> str:
+    [message] = [text for id_, text in out["messages"].items() if id_.endswith("-tp-msg")]
+    return message
+
+
+def set_options(command: str) -> list[str]:
+    """The ``KEY=VALUE`` words after each ``--set`` of a command, as a shell splits them."""
+    words = shlex.split(command)
+    return [value for flag, value in zip(words, words[1:], strict=False) if flag == "--set"]
+
+
+def kvtier_refuses(argv: list[str]) -> str:
+    """The one-line error of a kvtier command the package refuses (exit status 2), run in-process."""
+    buf = io.StringIO()
+    with contextlib.redirect_stderr(buf), contextlib.redirect_stdout(io.StringIO()):
+        assert main(argv) == 2, argv
+    return buf.getvalue()
+
+
+def test_the_h200_preset_brings_its_memory_and_one_cannot_hold_deepseek_v3(page):
+    page.evaluate(SET_FIELDS, [("model", "deepseek-v3"), ("accelerator", "h200")])
+    assert page.input_value(HBM) == "141"  # hardware.yaml: h200.memory 141 GB, filled beside peak and bandwidth
+    out = page.evaluate(READ_OUTPUTS)
+    assert out["state"] == "refused" and out["values"] == {}
+    assert "(the placement does not fit" in out["command"]
+    message = tp_message(out)
+    # the seed's DeepSeek-V3 at TP 1: its config's 671,026,419,200 parameters x 2 B (bf16) = 1,342,052,838,400 B of
+    # weights, plus one sequence of context.long = 131,072 tokens x 61 layers x (512 + 64) latent x 2 B = 70,272 B
+    # a token = 9,210,691,584 B of KV: 1,351,263,529,984 B = 1,351.3 GB, above the 141 GB of one H200
+    s = Scenario(load_assumptions(sets={"model": "deepseek-v3", "parallel.hbm_capacity": "141GB"}))
+    assert s.rank_memory_bytes() == 671_026_419_200 * 2 + 131_072 * 70_272 == 1_351_263_529_984
+    assert "must hold 1,351.3 GB" in message and "131,072 tokens of KV" in message and "141.0 GB of memory" in message
+    # the fewest that hold it: TP 8 x PP 2 = 16 (TP 8 alone keeps 1,342.05 / 8 = 167.8 GB of weights, too many)
+    assert refusal_figures(message) == ("1,351.3", 16, 8, 2)
+    # the command's own refusal, word for word where the two say the same thing
+    refusal = kvtier_refuses(["compare", "--model", "deepseek-v3", "--accelerator", "h200"])
+    assert "must hold 1,351.3 GB" in refusal and "(141.0 GB)" in refusal
+    assert "at least 16 accelerators (e.g. --tp 8 --pp 2)" in refusal
+
+
+def test_the_h200_holds_deepseek_v3_at_tp_8_and_pp_2(page):
+    page.evaluate(SET_FIELDS, [("model", "deepseek-v3"), ("accelerator", "h200"), ("tp", "8"), ("pp", "2")])
+    out = page.evaluate(READ_OUTPUTS)
+    assert out["state"] == "answered", out["messages"]
+    sets = sets_of(out["command"])
+    assert sets["parallel.hbm_capacity"] == "141GB" and (sets["parallel.tp"], sets["parallel.pp"]) == ("8", "2")
+    # the busiest rank: 1,342,052,838,400 B / (8 x 2) = 83,878,302,400 B of weights, plus the KV of its 31 of 61
+    # layers (ceil(61 / 2); MLA's latent is whole on every TP rank): 9,210,691,584 x 31 / 61 = 4,680,843,264 B;
+    # 88,559,145,664 B = 88.6 GB, within 141 GB
+    s = Scenario(load_assumptions(sets=sets))
+    assert s.rank_memory_bytes() == pytest.approx(83_878_302_400 + 4_680_843_264, rel=1e-12)
+    s.check_fit()  # the package holds it too, and `kvtier compare` answers the same numbers
+    mine = compare_json(sets, "batch")
+    close(out["values"]["regen-batch"], mine["regen_time_s"], "regeneration inside a batch")
+    close(out["values"]["fetch-time"], mine["fetch_time_s"], "fetch time")
+
+
+def test_emptying_the_memory_skips_the_check(page):
+    page.evaluate(SET_FIELDS, [("model", "deepseek-v3"), ("accelerator", "h200"), ("hbm_capacity", "")])
+    out = page.evaluate(READ_OUTPUTS)
+    assert out["state"] == "answered", out["messages"]
+    # typing the memory leaves the preset menu, as typing the peak does; the other fields keep the preset's
+    assert page.input_value('#kvtier-calculator [name="accelerator"]') == ""
+    assert page.input_value('#kvtier-calculator [name="peak"]') == "989"  # hardware.yaml: h200 989 TFLOP/s dense
+    sets = sets_of(out["command"])
+    assert "parallel.hbm_capacity" not in sets  # the seed's null: not checked, nothing to set
+    assert load_assumptions(sets=sets).value("parallel.hbm_capacity") is None
+    close(out["values"]["regen-batch"], compare_json(sets, "batch")["regen_time_s"], "regeneration at TP 1, unchecked")
+
+
+def test_the_command_carries_the_memory_typed(page):
+    # the seed's block on one accelerator: 70e9 x 2 B (bf16) = 140 GB of weights plus 131,072 tokens x 327,680 B
+    # (Llama 3 70B's KV a token in bf16) = 42,949,672,960 B of KV: 182,949,672,960 B = 182.9 GB
+    assert Scenario(seed()).rank_memory_bytes() == 140e9 + 131_072 * 327_680
+    page.evaluate(SET_FIELDS, [("hbm_capacity", "182.9")])
+    out = page.evaluate(READ_OUTPUTS)
+    assert out["state"] == "refused" and "must hold 182.9 GB" in tp_message(out), out["messages"]
+    for typed, text, si in (("183", "183GB", 183e9), ("1.5e3", "1500GB", 1.5e12), ("192.5", "192.5GB", 192.5e9)):
+        page.evaluate(SET_FIELDS, [("hbm_capacity", typed)])
+        out = page.evaluate(READ_OUTPUTS)
+        assert out["state"] == "answered", (typed, out["messages"])
+        options = set_options(out["command"])
+        parsed = parse_set_options(options)  # kvtier's own option parser, as `kvtier build --set` reads them
+        assert parsed == {"parallel.hbm_capacity": text}, options
+        assert load_assumptions(sets=parsed).value("parallel.hbm_capacity") == si
+
+
+def presets_site(directory: Path, data: dict) -> Path:
+    """A bare page holding the calculator beside the data ``data`` (a :func:`calculator.presets` record)."""
+    for name in (*SCRIPTS, "kvtier-calculator.css"):
+        shutil.copy2(STATIC / name, directory / name)
+    body = json.dumps(data, sort_keys=True, indent=1, allow_nan=False)
+    (directory / calculator.FILE).write_text(f"window.{calculator.GLOBAL} = {body};\n", encoding="utf-8")
+    (directory / "index.html").write_text(PAGE, encoding="utf-8")
+    return directory / "index.html"
+
+
+def test_a_set_with_memory_starts_there_and_emptying_it_is_written(browser, tmp_path):
+    built = load_assumptions(sets={"parallel.hbm_capacity": "200GB"})
+    data = calculator.presets(built)
+    pg = browser.new_page()
+    pg.goto(presets_site(tmp_path, data).as_uri(), wait_until="load")
+    assert pg.input_value(HBM) == "200"  # the set's 200 GB (the seed's block needs 182.9 GB), in GB
+    assert parse_set_options(set_options(pg.evaluate(READ_OUTPUTS)["command"]))["parallel.hbm_capacity"] == "200GB"
+    pg.evaluate(SET_FIELDS, [("hbm_capacity", "")])
+    out = pg.evaluate(READ_OUTPUTS)
+    # `kvtier build` starts from the seed, whose memory is null: emptied, the command sets nothing, and gives null
+    assert out["state"] == "answered" and "parallel.hbm_capacity" not in sets_of(out["command"])
+    # a seed that gives a memory (the data edited so): emptied, the command writes the null the build must set
+    data["keys"]["parallel.hbm_capacity"].update(seed_value=200e9, seed_text="200 GB")
+    pg.goto(presets_site(tmp_path, data).as_uri(), wait_until="load")
+    assert pg.evaluate(READ_OUTPUTS)["command"] == "kvtier build --out runs/mine"  # untouched: the seed's own
+    pg.evaluate(SET_FIELDS, [("hbm_capacity", "")])
+    out = pg.evaluate(READ_OUTPUTS)
+    pg.close()
+    parsed = parse_set_options(set_options(out["command"]))
+    assert parsed == {"parallel.hbm_capacity": "null"}, out["command"]
+    assert load_assumptions(sets=parsed).value("parallel.hbm_capacity") is None
 
 
 def test_no_bandwidth_wins_when_the_latency_outlasts_regeneration(page):

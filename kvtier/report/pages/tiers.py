@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier.formulas import roofline, transfer
+from kvtier.formulas import transfer
 from kvtier.inputs import hardware
 from kvtier.inputs.assumptions import BANDWIDTH_LABELS, LAYOUTS, TIER_LATENCY_KEYS, tier_latency_key
 from kvtier.report import words
@@ -124,7 +124,17 @@ def numbers(s: Scenario) -> dict[str, Any]:
     for prefix, times in (("", regen), ("lone_", lone)):
         for case, t in times.items():
             out[f"{prefix}regen_{case}_ms"] = t * 1e3
-            bw = float(roofline.break_even_bandwidth(s.fetch_bytes, t, s.block_latency_s))
+            bw = float(
+                transfer.break_even_bandwidth(
+                    s.fetch_bytes,
+                    t,
+                    s.v("fetch_latency"),
+                    s.fetch_transfers,
+                    s.v("fetch.min_transfer_time"),
+                    s.link_efficiency,
+                    s.link_overhead_s,
+                )
+            )
             out[f"{prefix}break_even_{case}_gbps"] = bw / 1e9
             out[f"{prefix}break_even_{case}"] = (
                 format_bandwidth(bw, 3) if np.isfinite(bw) else "unreachable (latency too long)"
@@ -355,7 +365,6 @@ def table(s: Scenario) -> pd.DataFrame:
     layout = str(s.assumptions.value("fetch_layout"))
     for name, title, bw, raw_or_net, per_transfer, bw_prov, lat_prov, lat_key in _ladder(s):
         fetch_s = float(s.link_fetch_s(s.fetch_bytes, bw, per_transfer, transfers))
-        latency = (per_transfer + over) * transfers  # what one block's fetch pays in latency, overhead included
         row: dict[str, Any] = {
             "link": name,
             "title": title,
@@ -372,10 +381,15 @@ def table(s: Scenario) -> pd.DataFrame:
             for case in ("tail", "resident", "evicted"):
                 row[f"{prefix}ratio_{case}"] = times[case] / fetch_s
             row[f"{prefix}break_even_tail_GBps"] = (
-                float(transfer.break_even_bandwidth(s.fetch_bytes, times["tail"], latency, floor, eff)) / 1e9
+                float(
+                    transfer.break_even_bandwidth(
+                        s.fetch_bytes, times["tail"], per_transfer, transfers, floor, eff, over
+                    )
+                )
+                / 1e9
             )
-            lat_be = float(transfer.break_even_latency(s.fetch_bytes, bw, times["tail"], transfers, floor, eff))
-            row[f"{prefix}break_even_latency_tail_us"] = max(lat_be - over, 0.0) * 1e6  # the tier's own share
+            lat_be = float(transfer.break_even_latency(s.fetch_bytes, bw, times["tail"], transfers, floor, eff, over))
+            row[f"{prefix}break_even_latency_tail_us"] = lat_be * 1e6  # the tier's own share
             row[f"{prefix}fetch_wins_tail"] = fetch_s < times["tail"]
         for each, suffix in LAYOUT_SUFFIX.items():
             n = s.transfers(each)
@@ -387,11 +401,10 @@ def table(s: Scenario) -> pd.DataFrame:
                 row[f"{prefix}ratio_tail_{suffix}"] = tail / fetch_each
                 row[f"{prefix}fetch_wins_tail_{suffix}"] = fetch_each < tail
                 row[f"{prefix}break_even_tail_GBps_{suffix}"] = (
-                    float(transfer.break_even_bandwidth(s.fetch_bytes, tail, (per_transfer + over) * n, floor, eff))
-                    / 1e9
+                    float(transfer.break_even_bandwidth(s.fetch_bytes, tail, per_transfer, n, floor, eff, over)) / 1e9
                 )
-                lat_be = float(transfer.break_even_latency(s.fetch_bytes, bw, tail, n, floor, eff))
-                row[f"{prefix}break_even_latency_tail_us_{suffix}"] = max(lat_be - over, 0.0) * 1e6
+                lat_be = float(transfer.break_even_latency(s.fetch_bytes, bw, tail, n, floor, eff, over))
+                row[f"{prefix}break_even_latency_tail_us_{suffix}"] = lat_be * 1e6
         row["bandwidth_provenance"] = bw_prov
         row["latency_provenance"] = lat_prov
         rows.append(row)

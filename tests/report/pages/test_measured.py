@@ -254,3 +254,14 @@ def test_the_forward_caption_chooses_its_verb_by_the_sign_of_the_peer_errors():
     assert page._misses([-41.2, -34.4]) == "fall 34 to 41 % short"
     assert page._misses([12.0, 30.0]) == "overshoot by 12 to 30 %"
     assert page._misses([-5.0, 8.0]) == "land -5 to +8 % off"
+
+
+def test_the_held_out_outlier_is_shown_with_its_own_scatter(numbers):
+    # probe2.json, 8B, 64 tokens: median 36.873 ms, fastest 26.956 ms of 10 -> 36.873 / 26.956 - 1 = 36.8 %;
+    # the other sweep points within 15 %: the worst is 1 token, 22.722 / 21.428 - 1 = 6.04 %
+    assert numbers["val_p8_outliers"] == "the 64 tokens, eager pass (-41 %)"
+    assert numbers["val_p8_outlier_spread"] == (
+        "over 10 repetitions its median, 36.9 ms, sits 37 % above its fastest, 27.0 ms"
+    )
+    assert numbers["val_p8_outlier_spread_pct"] == pytest.approx(36.79, abs=0.01)
+    assert numbers["val_p8_rest_spread_pct"] == pytest.approx(6.04, abs=0.01)

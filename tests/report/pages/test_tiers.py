@@ -235,3 +235,18 @@ def test_the_ladders_break_evens_take_a_pageable_pools_overhead_and_share():
             if lat_be > 0:
                 at = float(s.link_fetch_s(s.fetch_bytes, row.bandwidth_GBps * 1e9, lat_be, n))
                 assert at == pytest.approx(tail, rel=1e-9), (row.link, suffix)
+
+
+def test_the_break_even_sentence_follows_the_transfer_model():
+    s = scenario(
+        **{"fetch.host_memory": "pageable", "fetch.pageable_efficiency": "50%", "fetch.pageable_overhead": "10us"}
+    )
+    n = tiers.numbers(s)
+    # tail block inside a batch: 17.922852 ms; contiguous: 1 transfer of 0 us latency + 10 us pageable overhead;
+    # the fetch reaches 50 % of the link: 5,242,880 B / ((17,922.852 - 10) us x 0.5) = 0.58538 GB/s
+    # (the plain roofline, no overhead and the whole rate: 5,242,880 / 17,922.852 us = 0.29253 GB/s)
+    assert n["break_even_tail_gbps"] == pytest.approx(5_242_880 / ((17.922852e-3 - 10e-6) * 0.5) / 1e9, rel=1e-6)
+    assert n["break_even_tail_gbps"] == pytest.approx(0.58538, abs=1e-5)
+    # and it is the ladder table's rule: a link at that bandwidth, 0 us and the overhead fetches in the regeneration
+    fetch = float(s.link_fetch_s(s.fetch_bytes, n["break_even_tail_gbps"] * 1e9, 0.0, 1))
+    assert fetch == pytest.approx(17.922852e-3, rel=1e-6)
