@@ -55,19 +55,16 @@ def parse_part(path: str, block_tokens: int, trace_format: str, sample_rate: flo
     """
     where, file = traces.trace_path(path)
     fmt = traces.format_named(trace_format)
-    req = traces._Requests(where, traces._block_tokens(block_tokens), fmt)
-    for batch in traces._batches(traces.trace_lines(file, where)):
-        req.add_lines(batch)
-    starts = traces._starts(req.counts)
-    ids = np.frombuffer(req.ids, dtype=np.int64).copy()
+    c = traces.read_requests(traces.line_blocks(file, where), where, traces._block_tokens(block_tokens), fmt)
+    starts = traces._starts(c.counts)
     part = {
         "name": where,
-        "ids": ids if fmt.chained else chain_ids(ids, starts),
+        "ids": c.ids if fmt.chained else chain_ids(c.ids, starts),
         "starts": starts,
-        "input_tokens": np.frombuffer(req.inputs, dtype=np.int64).copy(),
-        "output_tokens": np.frombuffer(req.outputs, dtype=np.int64).copy(),
-        "timestamps_s": np.frombuffer(req.stamps, dtype=float) / fmt.units_per_s,
-        "lines": len(req.counts),
+        "input_tokens": c.inputs,
+        "output_tokens": c.outputs,
+        "timestamps_s": c.stamps / fmt.units_per_s,
+        "lines": int(c.counts.size),
     }
     if sample_rate < 1.0:
         chunk = prepare_chunk(

@@ -39,7 +39,7 @@ import stat
 import time
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from itertools import chain, repeat
@@ -491,6 +491,7 @@ class _Requests:
         self.counts = array("q")
         self.ids = array("q")  # 8 bytes a reference, not a Python int object each
         self.last = -math.inf
+        self.refs_before = 0  # references read before these columns, which count against max_refs too
 
     def add(self, number: int, line: str) -> tuple[int, int]:
         """Validate line ``number`` and append its request; return its ``(input tokens, ids)``."""
@@ -501,7 +502,7 @@ class _Requests:
                 f" (the line before: {self.last:g})"
             )
         n_ids = -(-n_in // self.block_tokens)
-        if self.max_refs is not None and len(self.ids) + n_ids > self.max_refs:
+        if self.max_refs is not None and self.refs_before + len(self.ids) + n_ids > self.max_refs:
             raise KvtierError(
                 f"{self.where}: line {number}: more than {self.max_refs:,} block references, the most the in-memory"
                 f" analysis holds (about {BYTES_PER_REF} B each); use --stream"
@@ -556,7 +557,7 @@ class _Requests:
         counts = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         if not (counts == -(-inputs // self.block_tokens)).all():
             return False
-        if self.max_refs is not None and len(self.ids) + int(counts.sum()) > self.max_refs:
+        if self.max_refs is not None and self.refs_before + len(self.ids) + int(counts.sum()) > self.max_refs:
             return False
         try:
             flat = array("q", chain.from_iterable(ids))
@@ -662,15 +663,17 @@ class Columns:
         return Columns(*(np.concatenate([getattr(p, n) for p in parts]) for n in names))
 
 
-def line_blocks(path: Path, where: str) -> Iterator[tuple[int, bytes]]:
+def line_blocks(path: Path, where: str, limit: int | None = None) -> Iterator[tuple[int, bytes]]:
     """The trace file ``path`` in blocks of whole lines of about :data:`BLOCK_BYTES`: ``(lines before it, bytes)``.
+
+    At most ``limit`` bytes of file (None: no limit), checked before a byte is read (:func:`_chunks`).
 
     A block ends just after a ``\\n`` (the last may end without one).  Where no line ends within
     :data:`MAX_LINE_BYTES` the bytes held so far come as a block of their own, so that
     :func:`split_lines` refuses the line, having held no more than that for it.
     """
     before, pending, held = 0, [], 0
-    for chunk in _chunks(path, where, None):
+    for chunk in _chunks(path, where, limit):
         pending.append(chunk)
         held += len(chunk)
         if held < BLOCK_BYTES:
@@ -939,51 +942,97 @@ def validated_columns(req: _Requests, block: bytes, before: int) -> Columns:
     return out
 
 
-def request_blocks(path: Path, where: str, block_tokens: int, fmt: TraceFormat, fast: bool = True) -> Iterator[Columns]:
+def request_blocks(
+    path: Path,
+    where: str,
+    block_tokens: int,
+    fmt: TraceFormat,
+    fast: bool = True,
+    limit: int | None = None,
+    max_refs: int | None = None,
+) -> Iterator[Columns]:
     """The requests of the trace file ``path``, validated, as :class:`Columns` a block of lines at a time.
 
-    Each block (:func:`line_blocks`), when ``fast``, is read by the compiled scanner
-    (:func:`scan_columns`) when every line is plain and valid, else by the validating reader
-    (:func:`validated_columns`): the same arrays either way, and the same one-line error naming
-    the file and the line for a bad request.  Blocks with no request (blank lines) are skipped.
+    :func:`column_blocks` of :func:`line_blocks` (at most ``limit`` bytes of file).
+    """
+    return column_blocks(line_blocks(path, where, limit), where, block_tokens, fmt, fast, max_refs)
+
+
+def column_blocks(
+    blocks: Iterable[tuple[int, bytes]],
+    where: str,
+    block_tokens: int,
+    fmt: TraceFormat,
+    fast: bool = True,
+    max_refs: int | None = None,
+) -> Iterator[Columns]:
+    """Blocks of whole lines ``(lines before, bytes)`` as validated :class:`Columns`: the one reader of a trace.
+
+    Each block, when ``fast``, is read by the compiled scanner (:func:`scan_columns`) when every
+    line is plain and valid, else by the validating reader (:func:`validated_columns`): the same
+    arrays either way, and the same one-line error naming the file and the line for a bad request.
+    Blocks with no request (blank lines) are skipped.  With ``max_refs``, more block references
+    in all are refused at the line that passes it, in the validating reader's words.
     """
     req = _Requests(where, block_tokens, fmt)
-    for before, block in line_blocks(path, where):
+    total = 0
+    for before, block in blocks:
+        last = req.last
         cols = None
         if fast:
-            cols = scan_columns(block, block_tokens, req.last)
+            cols = scan_columns(block, block_tokens, last)
         if cols is None:
             cols = validated_columns(req, block, before)
         elif cols.stamps.size:
             req.last = float(cols.stamps[-1])
+        if max_refs is not None and total + cols.ids.size > max_refs:
+            # the block again, line by line, with what is left of the bound: it names the line that passes it
+            probe = _Requests(where, block_tokens, fmt, max_refs)
+            probe.last, probe.refs_before = last, total
+            validated_columns(probe, block, before)
+        total += int(cols.ids.size)
         if cols.counts.size:
             yield cols
 
 
-def _collect(lines: Iterable[tuple[int, str]], where: str, block_tokens: Any, trace_format: str) -> Trace:
-    """Validate every line and index the trace: dense ids of the (chained) block ids; at most :data:`MAX_TRACE_REFS`."""
-    fmt = format_named(trace_format)
-    block_tokens = _block_tokens(block_tokens)
-    req = _Requests(where, block_tokens, fmt, MAX_TRACE_REFS)
-    for batch in _batches(lines):
-        req.add_lines(batch)
-    if not req.stamps:
+def read_requests(
+    blocks: Iterable[tuple[int, bytes]],
+    where: str,
+    block_tokens: int,
+    fmt: TraceFormat,
+    max_refs: int | None = None,
+) -> Columns:
+    """Every request of ``blocks`` (:func:`column_blocks`) as one :class:`Columns`; empty for no request."""
+    parts = [replace(c, chars=c.chars[:0]) for c in column_blocks(blocks, where, block_tokens, fmt, True, max_refs)]
+    if not parts:
+        empty = np.zeros(0, dtype=np.int64)
+        return Columns(np.zeros(0), empty, empty, empty, empty, empty)
+    return Columns.join(parts) if len(parts) > 1 else parts[0]
+
+
+def _trace_of(c: Columns, where: str, block_tokens: int, fmt: TraceFormat) -> Trace:
+    """The requests read (:func:`read_requests`) indexed as a :class:`Trace`: dense ids of the chained block ids."""
+    if not c.counts.size:
         raise KvtierError(f"{where}: the trace holds no requests")
-    starts = _starts(req.counts)
-    raw = np.frombuffer(req.ids, dtype=np.int64)
-    if not fmt.chained:
-        raw = chain_ids(raw, starts)
-    del req.ids  # the view keeps the bytes until dense_ids lets go of it
+    starts = _starts(c.counts)
+    raw = c.ids if fmt.chained else chain_ids(c.ids, starts)
     return Trace(
         name=where,
         block_tokens=block_tokens,
-        timestamps_s=np.frombuffer(req.stamps, dtype=float) / fmt.units_per_s,
-        input_tokens=np.frombuffer(req.inputs, dtype=np.int64).copy(),
-        output_tokens=np.frombuffer(req.outputs, dtype=np.int64).copy(),
+        timestamps_s=c.stamps / fmt.units_per_s,
+        input_tokens=c.inputs,
+        output_tokens=c.outputs,
         starts=starts,
         blocks=dense_ids(raw),
         trace_format=fmt.name,
     )
+
+
+def _read(blocks: Iterable[tuple[int, bytes]], where: str, block_tokens: Any, trace_format: str) -> Trace:
+    """Validate every request of ``blocks`` and index the trace; at most :data:`MAX_TRACE_REFS` references."""
+    fmt = format_named(trace_format)
+    tokens = _block_tokens(block_tokens)
+    return _trace_of(read_requests(blocks, where, tokens, fmt, MAX_TRACE_REFS), where, tokens, fmt)
 
 
 def parse_trace(
@@ -1003,7 +1052,7 @@ def parse_trace(
         A :data:`TRACE_FORMATS` name.
     """
     data = text.encode("utf-8", errors="surrogatepass")
-    return _collect(split_lines((data,), where), where, block_tokens, trace_format)
+    return _read([(0, data)] if data else [], where, block_tokens, trace_format)
 
 
 def read_trace(
@@ -1034,12 +1083,12 @@ def read_trace(
         ``ceil(input_length / block_tokens)``, a timestamp that goes backwards, no requests.
     """
     where, path = trace_path(name)
-    return _collect(trace_lines(path, where, MAX_TRACE_BYTES), where, block_tokens, trace_format)
+    return _read(line_blocks(path, where, MAX_TRACE_BYTES), where, block_tokens, trace_format)
 
 
 @lru_cache(maxsize=4)
 def _measured(path: str, size: int, mtime_ns: int, where: str, block_tokens: int, trace_format: str) -> Reuse:
-    return Reuse.of(_collect(trace_lines(Path(path), where, MAX_TRACE_BYTES), where, block_tokens, trace_format))
+    return Reuse.of(_read(line_blocks(Path(path), where, MAX_TRACE_BYTES), where, block_tokens, trace_format))
 
 
 @lru_cache(maxsize=4)

@@ -202,6 +202,19 @@ def test_the_in_memory_reader_stops_at_its_reference_limit_and_the_stream_does_n
     assert traces.stream_lru(hand, HAND_BLOCK_TOKENS).n_refs == 11
 
 
+@pytest.mark.parametrize(("limit", "line"), [(5, 3), (7, 4), (10, 5)])
+def test_the_in_memory_reader_names_the_line_past_its_limit_across_blocks(hand, monkeypatch, limit, line):
+    # blocks of a line or two (16-byte reads, every read a block): the count carries from block to block.
+    # HAND's references, cumulative: 2, 5, 6, 8, 11 -> past 5 at line 3, past 7 at line 4, past 10 at line 5
+    monkeypatch.setattr(traces, "MAX_TRACE_REFS", limit)
+    monkeypatch.setattr(traces, "READ_BYTES", 16)
+    monkeypatch.setattr(traces, "BLOCK_BYTES", 1)
+    with pytest.raises(KvtierError, match=rf": line {line}: more than {limit} block references"):
+        traces.read_trace(hand, HAND_BLOCK_TOKENS)
+    monkeypatch.setattr(traces, "MAX_TRACE_REFS", 11)  # exactly what it holds: read whole, as in one block
+    assert traces.read_trace(hand, HAND_BLOCK_TOKENS).n_refs == 11
+
+
 @pytest.mark.parametrize(
     ("row", "message"),
     [
