@@ -14,6 +14,9 @@ fresh process with its time and peak resident memory (VmHWM):
 - parsing: the reader's line parse (orjson, validation) against the baseline's (the standard
   library's ``json``, validation) on the same lines, and orjson against ``json.loads`` alone:
   target 3x;
+- ``kvtier cost --json``: the LRU tiers and the perfect-knowledge mix from two streamed passes,
+  target 4 GiB at 100 M references (the baseline's in-memory ``cost`` refuses a trace past
+  33.5 M references);
 - the curve sampled at R = 0.01 (SHARDS): its time against the exact pass and its mean and
   largest absolute error (:func:`kvtier.inputs.traces.sampling_error`): targets 30 s for
   100 M references and a mean error under 0.005.
@@ -61,6 +64,24 @@ print(json.dumps({"s": s, "cpu_s": ru.ru_utime + ru.ru_stime, "rss": hwm * 1024,
     "hit_ratio_infinite_blocks"), "tiers": [t.get("capacity_blocks") for t in rep.get("tiers", [])]}))
 """
 """A fresh process that runs ``kvtier workload TRACE --json [options]`` and reports its time and peak memory."""
+
+COST = """
+import json, sys, time
+t = time.perf_counter()
+from kvtier.commands import main
+import contextlib, io
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    status = main(["cost", "--json", "--set", "workload.trace=" + sys.argv[1]])
+s = time.perf_counter() - t
+hwm = next(int(x.split()[1]) for x in open("/proc/self/status") if x.startswith("VmHWM:"))
+rep = json.loads(out.getvalue()) if status == 0 else {}
+import resource
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"s": s, "cpu_s": ru.ru_utime + ru.ru_stime, "rss": hwm * 1024, "status": status,
+    "tiers": [t.get("capacity_bytes") for t in rep.get("lru", {}).get("95%", [])]}))
+"""
+"""A fresh process that runs ``kvtier cost --json`` on the trace (two streamed passes): its time and memory."""
 
 PARSE = """
 import json, sys, tempfile, time
@@ -165,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         base = export(args.baseline, Path(tmp) / "baseline")
         out["now"] = child(CHILD, path)
         out["sampled"] = child(CHILD, path, "--sample", "0.01")
+        out["cost"] = child(COST, path.resolve())
         if not args.skip_baseline:
             out["baseline_memory"] = child(CHILD, path, pythonpath=base)
             out["baseline_stream"] = child(CHILD, path, "--stream", pythonpath=base)
@@ -200,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             if "error" not in out[key] and "error" not in now:
                 rows.append((f"  speed-up over {what}", "", f"{out[key]['s'] / now['s']:.2f}x", "", True))
     run_row("sampled at R = 0.01 (--sample 0.01)", sampled, 30)
+    run_row("cost: curve, LRU tiers and mix, two streamed passes (kvtier cost --json)", out["cost"], None, 4)
     if "error" not in sampled and "error" not in now:
         rows.append(("  speed-up of sampling over exact", "", f"{now['s'] / sampled['s']:.1f}x", "", True))
     pn, pv, pb, pl = out["parse_now"], out["parse_validating"], out["parse_baseline"], out["parse_libs"]

@@ -12,14 +12,14 @@ comes through here.  Numbers only: the words that describe a scenario live in
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
 
 import numpy as np
 
 from kvtier.errors import KvtierError
-from kvtier.formulas import capacity, costs, parallel, reuse, roofline, tiering, transfer
+from kvtier.formulas import capacity, costs, economics, parallel, replay, reuse, roofline, tiering, transfer
 from kvtier.inputs import engines, hardware, traces
 from kvtier.inputs.assumptions import (
     BANDWIDTH_LABELS,
@@ -152,6 +152,29 @@ class Placement:
             f"TP {self.tp} × PP {self.pp} × EP {self.ep} ({self.accelerators} accelerator"
             f"{'s' if self.accelerators > 1 else ''}), {self.gpus_per_link} per link"
         )
+
+
+@dataclass(frozen=True)
+class StreamedTrace:
+    """The workload trace measured in two streamed passes (:meth:`Scenario.stream_trace`).
+
+    Attributes
+    ----------
+    curve : LruHistogram
+        The exact LRU curve and the trace's totals (first pass).
+    prefixes : HitPrefixes
+        The requests by hit prefix at each capacity asked for (second pass).
+    mixes : dict
+        The perfect-knowledge mix by (model, regime, ladder) (second pass).
+    distances : DistanceTally
+        The raw stack distances' histogram, with the set's model's recompute seconds inside a
+        batch at each (first pass): what a hierarchy is replayed from.
+    """
+
+    curve: reuse.LruHistogram
+    prefixes: replay.HitPrefixes
+    mixes: dict[tuple[str, str, str], economics.Mix]
+    distances: replay.DistanceTally
 
 
 class Scenario:
@@ -884,6 +907,25 @@ class Scenario:
             str(self.assumptions.value("workload.hit_count")),
         )
 
+    def trace_stream(self, targets: Iterable[float] = (), models: Iterable[str] = ()) -> StreamedTrace:
+        """:meth:`stream_trace` for ``targets`` and ``decision.hit_target``, ``models`` and the set's own (cached).
+
+        Kept per scenario and file version; a call that asks for a target or a model the kept
+        passes did not count passes over the trace again, for everything asked so far.
+        """
+        value = self.assumptions.value
+        want_t = {float(self.v("decision.hit_target")), *(float(t) for t in targets)}
+        want_m = {str(value("model")), *models}
+        version = traces.file_version(str(value("workload.trace")))
+        kept = getattr(self, "_stream", None)
+        if kept is not None and kept[0] == version:
+            if want_t <= kept[1] and want_m <= kept[2]:
+                return kept[3]
+            want_t, want_m = want_t | kept[1], want_m | kept[2]
+        streamed = self.stream_trace(sorted(want_t), sorted(want_m))
+        self._stream = (version, want_t, want_m, streamed)
+        return streamed
+
     # ---- the recompute cost of a reuse, and a realistic (LRU) tier --------------------
     def regen_costs(self, model: str | None = None) -> reuse.RegenCosts:
         """What recomputing or fetching a prompt prefix costs, for ``model`` (the set's own by default).
@@ -895,42 +937,59 @@ class Scenario:
         sc = self if model is None else self.with_block(self.block_tokens, model)
         return reuse.RegenCosts.of(sc, str(sc.assumptions.value("illustrative.mfu")))
 
-    def reuse_recompute_s(self, regime: str, model: str | None = None) -> np.ndarray:
-        """Time to recompute each reuse of the trace in ``regime`` (s), in the order of ``reuse_interval_s``.
+    def stream_trace(self, targets: Iterable[float], models: Iterable[str]) -> StreamedTrace:
+        """The trace ``workload.trace`` measured in two streamed passes, in memory bounded by its distinct blocks.
 
-        :meth:`kvtier.formulas.reuse.RegenCosts.per_reference_s` of the references that have a
-        previous one: a block's parameter FLOPs and its attention over the prompt before it.
+        The first (:func:`kvtier.inputs.traces.stream_lru`, exact) gives the curve, so the
+        capacity for each share of ``targets``, and the raw stack distances' histogram; the
+        second replays the trace and tallies what :meth:`lru_traffic` and the cost page's mixes
+        need (:mod:`kvtier.formulas.replay`) for each of ``models``, in both regimes and on both
+        ladders.  The same figures as the in-memory path, for a trace of any length.
         """
-        r = self.trace_reuse()
-        return self.regen_costs(model).per_reference_s(r.trace, regime)[r.prev >= 0]
-
-    def reuse_at_s(self) -> np.ndarray:
-        """When each reuse of the trace comes (s from the trace's start), in the order of ``reuse_interval_s``."""
-        r = self.trace_reuse()
-        t = r.trace
-        at = t.timestamps_s[t.request_of_ref] - (t.timestamps_s[0] if t.n_requests else 0.0)
-        return at[r.prev >= 0]
+        value = self.assumptions.value
+        name, bt = str(value("workload.trace")), int(self.v("workload.block_tokens"))
+        fmt, count = str(value("workload.trace_format")), str(value("workload.hit_count"))
+        distances = replay.DistanceTally(self.regen_costs(), "batch")
+        curve = traces.stream_lru(name, bt, trace_format=fmt, count=count, observers=[distances])
+        prefixes = replay.HitPrefixes(sorted({curve.capacity_for(t) for t in targets}))
+        prices, links = self.tier_prices(), self.tier_links
+        tallies: dict[tuple[str, str, str], economics.MixTally] = {}
+        observers: list[Callable[[reuse.ChunkReuse], None]] = [prefixes]
+        for model in dict.fromkeys(models):
+            block = self.mix_block(model)
+            by_regime: dict[str, list[economics.MixTally]] = {}
+            for regime in tiering.REGIMES:
+                for ladder, names in tiering.LADDERS.items():
+                    tallies[(model, regime, ladder)] = tiering.mix_tally(prices, links.pick(names), block)
+                    by_regime.setdefault(regime, []).append(tallies[(model, regime, ladder)])
+            observers.append(replay.MixObserver(self.regen_costs(model), prices.accelerator_usd_per_s, by_regime))
+        traces.stream_lru(name, bt, trace_format=fmt, count=count, observers=observers)
+        mixes = {k: t.mix(curve.duration_s) for k, t in tallies.items()}
+        return StreamedTrace(curve, prefixes, mixes, distances)
 
     def lru_traffic(self, target_share: float, regime: str = "batch") -> tiering.LruTraffic:
         """What an LRU tier sized for ``target_share`` of the achievable hits sees on the trace (totals).
 
-        Its capacity is :meth:`kvtier.formulas.reuse.Reuse.capacity_for` (the workload page's),
-        in blocks of ``workload.block_tokens`` tokens; the recomputation it avoids is
-        :func:`kvtier.formulas.reuse.saving`'s in ``regime``, the workload page's figure.
+        Its capacity is :meth:`kvtier.formulas.reuse.LruHistogram.capacity_for` (the workload
+        page's), in blocks of ``workload.block_tokens`` tokens; the recomputation it avoids is
+        :func:`kvtier.formulas.reuse.saving`'s in ``regime``, the workload page's figure.  From the
+        trace's two streamed passes (:meth:`trace_stream`), bounded whatever the trace's length.
         """
-        r, rc = self.trace_reuse(), self.regen_costs()
-        t = r.trace
-        cap = r.capacity_for(target_share)
-        blocks, tokens = r.hit_tokens(cap)
+        rc, streamed = self.regen_costs(), self.trace_stream([target_share])
+        h = streamed.curve
+        cap = h.capacity_for(target_share)
+        blocks, tokens, requests = streamed.prefixes.at(cap)
+        inputs, per_input = h.input_tokens[0].astype(float), h.input_tokens[1].astype(float)
         return tiering.LruTraffic(
-            capacity_bytes=float(cap) * self.kv_bytes_per_token * t.block_tokens,
-            hit_ratio=float(r.hit_ratio(cap)),
+            capacity_bytes=float(cap) * self.kv_bytes_per_token * int(self.v("workload.block_tokens")),
+            hit_ratio=float(h.hit_ratio(cap)),
             hit_blocks=blocks,
             hit_tokens=tokens,
-            miss_tokens=float(t.ref_tokens.sum() - tokens.sum()),
-            recompute_avoided_s=float(rc.regen_s(tokens, regime).sum()),
-            prefill_s=float(rc.regen_s(t.input_tokens.astype(float), regime).sum()),
-            duration_s=t.duration_s,
+            miss_tokens=float(h.total["tokens"] - np.sum(tokens * requests)),
+            recompute_avoided_s=float(np.sum(rc.regen_s(tokens, regime) * requests)),
+            prefill_s=float(np.sum(rc.regen_s(inputs, regime) * per_input)),
+            duration_s=h.duration_s,
+            requests=requests,
         )
 
     def lru_plan(

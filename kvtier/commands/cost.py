@@ -9,7 +9,9 @@ interval most.  ``--json``
 prints the same in SI base units (seconds, USD, J).  A trace with no reuse has nothing to
 cache (0 GiB, 0 USD/h, no shares to give); one that lasts 0 s has no GiB held or cost per
 hour but its costs over the whole trace and its saving; the text says so in words, and
-``--json`` gives ``null`` with ``notes`` saying why.  Bad input (a price without its
+``--json`` gives ``null`` with ``notes`` saying why.  The trace is read in two streamed passes
+(:meth:`kvtier.scenario.Scenario.trace_stream`), in memory bounded by its distinct blocks and
+distinct instants, whatever its length.  Bad input (a price without its
 currency, a negative or zero price, an unknown key) raises
 :class:`~kvtier.errors.KvtierError`, which the command line prints on one line.
 """
@@ -30,7 +32,7 @@ from kvtier.scenario import TORNADO_KEYS, Scenario
 
 if TYPE_CHECKING:
     from kvtier.formulas.economics import Mix
-    from kvtier.formulas.reuse import Reuse
+    from kvtier.formulas.reuse import LruHistogram
 
 
 def _page() -> ModuleType:
@@ -81,11 +83,9 @@ def report(s: Scenario) -> dict[str, Any]:
         s.tier_prices(), s.price_ends(TORNADO_KEYS), s.tier_links, s.tier_block(), tiering.CXL_TIER, "lone"
     )[0]
     own = str(s.assumptions.value("model"))
-    reuse = s.trace_reuse()
     mix = {
         f"{cost.REGIMES[regime]}, {ladder}": _mix(m, tiering.LADDERS[ladder])
-        for (model, regime, ladder), (m, _) in cost.trace_mixes(s).items()
-        if model == own
+        for (_, regime, ladder), (m, _) in cost.trace_mixes(s, (own,)).items()
     }
     lru = {
         f"{target}%": [
@@ -99,7 +99,7 @@ def report(s: Scenario) -> dict[str, Any]:
         "lru": _finite(lru),
         "mix_model": own,
         "mix": mix,
-        "notes": _notes(reuse),
+        "notes": _notes(s.trace_stream().curve),
         "assumption_set": s.assumptions.name,
         "regimes": cost.REGIMES,
         "blocks": blocks,
@@ -162,11 +162,10 @@ def _mix(m: Mix, ladder: tuple[str, ...]) -> dict[str, Any]:
     }
 
 
-def _notes(reuse: Reuse) -> dict[str, str]:
+def _notes(t: LruHistogram) -> dict[str, str]:
     """What the mix's null values mean, by condition (``no_reuse``, ``zero_duration``); empty when none."""
-    t = reuse.trace
     out = {}
-    empty = nothing_to_cache(t.n_refs, float(reuse.hit_ratio()))
+    empty = nothing_to_cache(t.n_refs, float(t.hit_ratio()))
     if empty:
         out["no_reuse"] = (
             f"nothing to cache: {empty}, so no tier holds a block and neither the mix nor recomputing every reuse"

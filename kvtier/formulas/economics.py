@@ -238,8 +238,12 @@ def tier_mix(
     fetch_usd: ArrayLike,
     recompute_usd: ArrayLike,
     reuse_at_s: ArrayLike | None = None,
+    weights: ArrayLike | None = None,
 ) -> Mix:
     """Serve each reuse of a trace the cheapest way, and sum what that holds and costs.
+
+    One :class:`MixTally` fed every reuse at once; a trace too large for memory feeds it chunk
+    by chunk instead, with the same result.
 
     Parameters
     ----------
@@ -260,6 +264,9 @@ def tier_mix(
     reuse_at_s : array_like, optional
         When each reuse comes (s, any origin); with it the mix gives each tier's peak bytes
         held (:func:`peak_held`).
+    weights : array_like, optional
+        The reuses each interval stands for (the distinct intervals of a trace with their
+        counts, where every reuse costs the same to recompute); 1 each by default.
 
     Returns
     -------
@@ -271,30 +278,124 @@ def tier_mix(
     if not duration_s >= 0:
         raise ValueError(f"duration_s must be >= 0, got {duration_s!r}")
     dt = _f(intervals_s).ravel()
-    hold = _f(hold_usd_per_byte_s).ravel() * float(block_bytes)
-    fetch = _f(fetch_usd).ravel()
-    n_tiers = hold.size
-    recompute = np.broadcast_to(_f(recompute_usd), dt.shape)
-    choice = cheapest_tier(dt, hold, fetch, recompute)
-    counts = np.bincount(choice, minlength=n_tiers + 1).astype(float)
-    held_s = np.bincount(choice, weights=dt, minlength=n_tiers + 1)[:n_tiers]
-    share = counts / dt.size if dt.size else counts
-    peak = None
-    if reuse_at_s is not None:
+    tally = MixTally(block_bytes, hold_usd_per_byte_s, fetch_usd, peak=reuse_at_s is not None)
+    if reuse_at_s is None:
+        tally.add(dt, recompute_usd, weights=weights)
+    else:
         end = _f(reuse_at_s).ravel()
-        peak = np.r_[[peak_held(end[choice == i] - dt[choice == i], end[choice == i]) for i in range(n_tiers)], 0.0]
-        peak = peak * float(block_bytes)
-    return Mix(
-        share=share,
-        byte_s_held=np.r_[held_s * float(block_bytes), 0.0],
-        hold_usd=float(np.sum(held_s * hold)),
-        fetch_usd=float(np.sum(counts[:n_tiers] * fetch)),
-        recompute_usd=float(np.sum(recompute[choice == n_tiers])),
-        recompute_all_usd=float(np.sum(recompute)),
-        reuses=int(dt.size),
-        duration_s=float(duration_s),
-        peak_bytes_held=peak,
-    )
+        start = end - dt
+        _, at = np.unique(np.r_[start, end], return_inverse=True)  # each instant's rank among the distinct ones
+        at = at.reshape(-1)
+        tally.add(dt, recompute_usd, at[: dt.size], at[dt.size :])
+    return tally.mix(duration_s)
+
+
+class MixTally:
+    """:func:`tier_mix`'s sums, added reuse by reuse or chunk by chunk: bounded by the trace's instants.
+
+    Holds, per tier and recomputation, the reuses served and the seconds held, the costs summed,
+    and (with ``peak``) one count per tier and distinct instant of the trace: how many holdings
+    begin there less how many end (:func:`peak_of_steps`).
+
+    Parameters
+    ----------
+    block_bytes : float
+        Bytes of one block (B).
+    hold_usd_per_byte_s : array_like
+        Each tier's holding price (USD/(B s)), fastest first.
+    fetch_usd : array_like
+        Each tier's cost of one fetch of the block (USD).
+    peak : bool
+        Also count each tier's holdings per instant, for its peak.
+    """
+
+    def __init__(
+        self, block_bytes: float, hold_usd_per_byte_s: ArrayLike, fetch_usd: ArrayLike, peak: bool = False
+    ) -> None:
+        self.block_bytes = float(block_bytes)
+        self.hold = _f(hold_usd_per_byte_s).ravel() * self.block_bytes
+        self.fetch = _f(fetch_usd).ravel()
+        n = self.hold.size
+        self.counts = np.zeros(n + 1)
+        self.held_s = np.zeros(n)
+        self.recompute_usd = self.recompute_all_usd = 0.0
+        self.reuses = 0
+        self.steps = np.zeros((n, 0), dtype=np.int32) if peak else None
+
+    def add(
+        self,
+        intervals_s: ArrayLike,
+        recompute_usd: ArrayLike,
+        from_at: NDArray[np.int64] | None = None,
+        to_at: NDArray[np.int64] | None = None,
+        weights: ArrayLike | None = None,
+    ) -> None:
+        """Add reuses: their intervals (s), recomputation costs (USD) and, for the peak, instants.
+
+        ``from_at`` and ``to_at`` are the ranks (0, 1, ...) of each holding's first and last instant
+        among the trace's distinct instants, in time order; equal ranks, equal instants.  Or,
+        without a peak, ``weights``: the reuses each interval stands for (1 each by default).
+        """
+        dt = _f(intervals_s).ravel()
+        n = self.hold.size
+        recompute = np.broadcast_to(_f(recompute_usd), dt.shape)
+        choice = cheapest_tier(dt, self.hold, self.fetch, recompute)
+        if weights is not None:
+            if self.steps is not None:
+                raise ValueError("a tally that counts the peak needs each reuse, not weights")
+            w = _f(weights).ravel()
+            self.counts += np.bincount(choice, weights=w, minlength=n + 1)
+            self.held_s += np.bincount(choice, weights=dt * w, minlength=n + 1)[:n]
+            self.recompute_usd += float(np.sum((recompute * w)[choice == n]))
+            self.recompute_all_usd += float(np.sum(recompute * w))
+            self.reuses += int(np.sum(w))
+            return
+        self.counts += np.bincount(choice, minlength=n + 1)
+        self.held_s += np.bincount(choice, weights=dt, minlength=n + 1)[:n]
+        self.recompute_usd += float(np.sum(recompute[choice == n]))
+        self.recompute_all_usd += float(np.sum(recompute))
+        self.reuses += int(dt.size)
+        if self.steps is None:
+            return
+        if from_at is None or to_at is None:
+            raise ValueError("a tally that counts the peak needs each holding's instants")
+        top = int(max(np.max(from_at, initial=-1), np.max(to_at, initial=-1))) + 1
+        if top > self.steps.shape[1]:
+            grown = np.zeros((n, max(top, self.steps.shape[1] * 3 // 2)), dtype=np.int32)
+            grown[:, : self.steps.shape[1]] = self.steps
+            self.steps = grown
+        held = choice < n
+        np.add.at(self.steps, (choice[held], np.asarray(from_at)[held]), 1)
+        np.add.at(self.steps, (choice[held], np.asarray(to_at)[held]), -1)
+
+    def mix(self, duration_s: float) -> Mix:
+        """The :class:`Mix` of everything added, over a trace of ``duration_s`` (s)."""
+        n = self.hold.size
+        peak = None
+        if self.steps is not None:
+            peak = np.r_[[peak_of_steps(row) for row in self.steps], 0.0] * self.block_bytes
+        return Mix(
+            share=self.counts / self.reuses if self.reuses else self.counts.copy(),
+            byte_s_held=np.r_[self.held_s * self.block_bytes, 0.0],
+            hold_usd=float(np.sum(self.held_s * self.hold)),
+            fetch_usd=float(np.sum(self.counts[:n] * self.fetch)),
+            recompute_usd=self.recompute_usd,
+            recompute_all_usd=self.recompute_all_usd,
+            reuses=self.reuses,
+            duration_s=float(duration_s),
+            peak_bytes_held=peak,
+        )
+
+
+def peak_of_steps(steps: ArrayLike) -> float:
+    """The most holdings open at once, from the holdings that begin less those that end at each instant.
+
+    An instant's value counts after every holding that ends there and every one that begins:
+    a block held again from its reuse to its next one is not counted twice, and a holding of
+    0 s (begins and ends at one instant) is never open.  0 for none.
+    """
+    s = np.asarray(steps)
+    return float(max(int(np.cumsum(s).max(initial=0)), 0))
 
 
 def peak_held(start_s: ArrayLike, end_s: ArrayLike) -> float:
@@ -302,15 +403,13 @@ def peak_held(start_s: ArrayLike, end_s: ArrayLike) -> float:
 
     An interval that ends when another starts (a block held again from its reuse to its next
     one) is not counted twice: at equal times the ends come first.  An interval of 0 s is
-    never open.
+    never open.  :func:`peak_of_steps` of the intervals' instants ranked.
     """
     start, end = _f(start_s).ravel(), _f(end_s).ravel()
-    if not start.size:
-        return 0.0
-    times = np.r_[end, start]
-    step = np.r_[np.full(end.size, -1.0), np.ones(start.size)]
-    order = np.lexsort((step, times))  # by time, then -1 before +1
-    return float(max(np.cumsum(step[order]).max(), 0.0))
+    _, at = np.unique(np.r_[start, end], return_inverse=True)
+    at = at.reshape(-1)
+    steps = np.bincount(at[: start.size], minlength=at.size) - np.bincount(at[start.size :], minlength=at.size)
+    return peak_of_steps(steps)
 
 
 # ---- a trace that gives a cache nothing to do, or no rate -----------------------------------

@@ -143,28 +143,47 @@ def replay(distance: np.ndarray, capacity_blocks: Sequence[int] | np.ndarray, mo
         Counts per tier (blocks).
     """
     d = np.asarray(distance, dtype=np.int64)
+    return replay_counts(np.bincount(d[d >= 0]), int(np.count_nonzero(d < 0)), capacity_blocks, mode)
+
+
+def replay_counts(
+    at_distance: np.ndarray, first_refs: int, capacity_blocks: Sequence[int] | np.ndarray, mode: str
+) -> Replay:
+    """:func:`replay` from the histogram of the stack distances: what a streamed pass keeps, bounded.
+
+    Exact, because every count of :func:`replay` is a count of distances against a bound, but
+    one: the blocks a cold reference (a first one) pushes out of an exclusive tier, which
+    depend on its rank among the first references, and the ``j``-th first reference has rank
+    ``j``, so that ``first_refs - bound`` of them reach past a bound.
+
+    Parameters
+    ----------
+    at_distance : ndarray
+        References at each stack distance ``0, 1, ...`` (blocks).
+    first_refs : int
+        First references (distance -1): the trace's distinct blocks.
+    capacity_blocks, mode
+        As :func:`replay`.
+    """
+    h = np.asarray(at_distance, dtype=np.int64)
     b = bounds(capacity_blocks, mode)
     k = b.size
-    tier = serving_tier(d, capacity_blocks, mode)
-    hits = np.bincount(tier, minlength=k + 1)[:k].astype(np.int64)
-    served_through = np.cumsum(hits)  # references served by tiers 0..i
-    missed = d.size - served_through  # references tier i (and every tier above) misses
+    reuses = int(h.sum())
+    below = np.r_[0, np.cumsum(h)][np.minimum(b, h.size)]  # reuses at a distance below each bound
+    hits = np.diff(np.r_[0, below]).astype(np.int64)
+    n_refs = reuses + int(first_refs)
+    missed = n_refs - np.cumsum(hits)  # references tier i (and every tier above) misses
     admissions = np.zeros(k, dtype=np.int64)
     demotions = np.zeros(k, dtype=np.int64)
     if mode == INCLUSIVE:
-        # tier i misses exactly the references with d >= C_i or d = -1, whatever the tiers above do
-        admissions = np.array([int(np.count_nonzero((d < 0) | (d >= c))) for c in b], dtype=np.int64)
+        # tier i misses exactly the first references and the reuses at d >= C_i, whatever the tiers above do
+        admissions = (first_refs + reuses - below).astype(np.int64)
     else:
         admissions[0] = missed[0]
-        # a first reference's rank among first references = distinct blocks before it = the stack's depth
-        depth = np.cumsum(d < 0) - 1
-        cold_depth = depth[d < 0]
         for i in range(1, k):
-            above = int(b[i - 1])  # S_{i-1}: the ranks tiers 0..i-1 hold
-            again = int(np.count_nonzero(d >= above))  # behind a full stack: tier i-1 demotes
-            cold = int(np.count_nonzero(cold_depth >= above))
-            demotions[i] = again + cold
-    return Replay(mode, np.asarray(capacity_blocks, dtype=np.int64), hits, admissions, demotions, int(d.size))
+            above = int(b[i - 1])  # S_{i-1}: the ranks tiers 0..i-1 hold; behind a full stack tier i-1 demotes
+            demotions[i] = reuses - int(below[i - 1]) + max(int(first_refs) - above, 0)
+    return Replay(mode, np.asarray(capacity_blocks, dtype=np.int64), hits, admissions, demotions, n_refs)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ Times are seconds, sizes bytes, rates per second, unless a name says otherwise.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from typing import Any
@@ -901,7 +901,14 @@ class RegenCosts:
         tokens = trace.ref_tokens.astype(float)
         end = np.cumsum(tokens)
         before = np.repeat(np.r_[0.0, end][trace.starts[:-1]], np.diff(trace.starts))  # tokens of earlier prompts
-        upto = end - before
+        return self.share_s(end - before, tokens, regime)
+
+    def share_s(self, upto: np.ndarray, tokens: np.ndarray, regime: str) -> np.ndarray:
+        """A block's share of recomputing its prompt's prefix in ``regime`` (s): through it less before it.
+
+        ``upto`` is the prompt's tokens through the block, ``tokens`` the block's own (tokens):
+        :meth:`regen_s` of the one less :meth:`regen_s` of the other (:meth:`per_reference_s`).
+        """
         return self.regen_s(upto, regime) - self.regen_s(upto - tokens, regime)
 
     def lone_memory_bound(self, tokens: np.ndarray) -> np.ndarray:
@@ -1635,6 +1642,46 @@ def _distinct_counts(*arrays: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]
     return joined, [np.arange(sizes[i], sizes[i + 1]) for i in range(len(arrays))]
 
 
+@dataclass(frozen=True)
+class ChunkReuse:
+    """One chunk of an exact :class:`LruStream` as its observers see it: every reference, in trace order.
+
+    Attributes
+    ----------
+    request : ndarray of int
+        Each reference's request, 0-based within the chunk.
+    starts : ndarray of int
+        Where each request's references begin, and their total at the end.
+    input_tokens : ndarray of int
+        Each request's prompt length (tokens).
+    tokens, upto : ndarray
+        Each reference's prompt tokens, and the prompt's tokens through it (tokens).
+    distance, hit_distance : ndarray of int
+        Each reference's LRU stack distance (-1 for a block's first reference), and its hit
+        distance (:func:`hit_distances`; -1 for a miss at any capacity).
+    reused : ndarray of bool
+        The references to a block seen before (a reuse, hit or not).
+    at_s, from_s : ndarray
+        When each reference comes, and when its block was referenced before (s; NaN for none).
+    at_rank, from_rank : ndarray of int
+        The same instants ranked among the trace's distinct instants (0, 1, ... in time order;
+        -1 for none).
+    """
+
+    request: np.ndarray
+    starts: np.ndarray
+    input_tokens: np.ndarray
+    tokens: np.ndarray
+    upto: np.ndarray
+    distance: np.ndarray
+    hit_distance: np.ndarray
+    reused: np.ndarray
+    at_s: np.ndarray
+    from_s: np.ndarray
+    at_rank: np.ndarray
+    from_rank: np.ndarray
+
+
 class LruStream:
     """The LRU curve of a reference stream fed in chunks of whole requests, with the rest of the report, bounded.
 
@@ -1661,6 +1708,10 @@ class LruStream:
     over_time : tuple, optional
         ``(capacity_blocks, every_requests, every_s)``: also the hit ratio at that capacity per
         group of requests (:func:`over_time`).
+    observers : sequence of callable, optional
+        Called with each chunk as a :class:`ChunkReuse` (an exact stream only): what a second
+        pass tallies (:mod:`kvtier.formulas.replay`).  They add 8 B a distinct block, the rank
+        of its last instant.
     """
 
     def __init__(
@@ -1670,12 +1721,18 @@ class LruStream:
         sample_rate: float = 1.0,
         max_blocks: int | None = None,
         over_time: tuple[float, int | None, float | None] | None = None,
+        observers: Sequence[Callable[[ChunkReuse], None]] = (),
     ) -> None:
         if count not in HIT_COUNTS:
             raise ValueError(f"count must be one of {HIT_COUNTS}, got {count!r}")
         self.count, self.rc, self.max_blocks, self.over_time = count, rc, max_blocks, over_time
         self.threshold = sample_threshold(sample_rate)
         self.sampled = self.threshold < SAMPLE_SPACE or max_blocks is not None
+        if observers and self.sampled:
+            raise ValueError("observers see every reference: they need an exact stream")
+        self.observers = tuple(observers)
+        self.instants = 0  # distinct instants seen, for the observers' ranks
+        self.last_rank = np.full(1024 if observers else 0, -1, dtype=np.int64)
         self.dense, self.kernel = DenseIds(), StackDistanceStream()
         keys = ["blocks", "tokens"] + (
             ["in_batch_s", "lone_s", "hit_requests", "memory_bound_requests"] if rc is not None else []
@@ -1744,6 +1801,8 @@ class LruStream:
             self.last_s = np.r_[self.last_s, np.full(size - self.last_s.size, np.nan)]
             if self.sampled:  # the fixed-size variant needs each held block's hash
                 self.hashes = np.r_[self.hashes, np.zeros(size - self.hashes.size, dtype=np.int64)]
+            if self.observers:
+                self.last_rank = np.r_[self.last_rank, np.full(size - self.last_rank.size, -1, dtype=np.int64)]
 
     def feed(
         self,
@@ -1780,6 +1839,11 @@ class LruStream:
         """
         n_req = c.input_tokens.size
         stamps, inputs = c.timestamps_s, c.input_tokens
+        rank = None
+        if self.observers:  # each request's instant ranked among the distinct ones so far (stamps never go back)
+            new = np.r_[not n_req or stamps[0] != self.latest_s, stamps[1:] != stamps[:-1]][:n_req]
+            rank = self.instants - 1 + np.cumsum(new)
+            self.instants += int(new.sum())
         if n_req:
             if math.isnan(self.first_s):
                 self.first_s = float(stamps[0])
@@ -1828,9 +1892,29 @@ class LruStream:
         self.intervals = _merge_counted(self.intervals, (when - back)[cached])
         is_last = np.ones(dense.size, dtype=bool)
         is_last[local[local >= 0]] = False
+        e = hit_distances(d, starts, self.count)
+        if rank is not None:
+            at_rank = rank[request]
+            from_rank = np.where(local >= 0, at_rank[np.maximum(local, 0)], self.last_rank[dense])
+            self.last_rank[dense[is_last]] = at_rank[is_last]
+            view = ChunkReuse(
+                request,
+                starts,
+                inputs,
+                tok,
+                upto,
+                d,
+                e,
+                cached,
+                when,
+                np.where(cached, back, np.nan),
+                at_rank,
+                from_rank,
+            )
+            for observe in self.observers:
+                observe(view)
         self.last_s[dense[is_last]] = when[is_last]
 
-        e = hit_distances(d, starts, self.count)
         other = hit_distances(d, starts, next(c for c in HIT_COUNTS if c != self.count))
         rate = self.sample_rate
         if self.sampled:

@@ -424,6 +424,7 @@ def trace_mix(
     duration_s: float,
     recompute_s: np.ndarray | None = None,
     reuse_at_s: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
 ) -> economics.Mix:
     """Serve each reuse of a trace the cheapest way from ``tiers`` (a ladder, fastest first), or recompute it.
 
@@ -446,13 +447,33 @@ def trace_mix(
         takes ``block.regen_s[regime]``.
     reuse_at_s : ndarray, optional
         When each reuse comes (s); with it the mix gives each tier's peak bytes held.
+    weights : ndarray, optional
+        The reuses each interval stands for (distinct intervals with their counts); 1 each by default.
     """
-    usd_hold = hold_usd_per_byte_s(prices)
-    accel = prices.accelerator_usd_per_s
-    hold = [usd_hold[m] for m in tiers.media]
-    fetch = block.fetch_s(tiers) * accel
+    hold, fetch = _mix_prices(prices, tiers, block)
     regen = float(block.regen_s[regime]) if recompute_s is None else np.asarray(recompute_s, dtype=float)
-    return economics.tier_mix(intervals_s, duration_s, block.block_bytes, hold, fetch, regen * accel, reuse_at_s)
+    return economics.tier_mix(
+        intervals_s,
+        duration_s,
+        block.block_bytes,
+        hold,
+        fetch,
+        regen * prices.accelerator_usd_per_s,
+        reuse_at_s,
+        weights,
+    )
+
+
+def mix_tally(prices: Prices, tiers: Tiers, block: Block) -> economics.MixTally:
+    """:func:`trace_mix`'s sums with the peak, fed chunk by chunk (:class:`kvtier.formulas.replay.MixObserver`)."""
+    hold, fetch = _mix_prices(prices, tiers, block)
+    return economics.MixTally(block.block_bytes, hold, fetch, peak=True)
+
+
+def _mix_prices(prices: Prices, tiers: Tiers, block: Block) -> tuple[list[float], np.ndarray]:
+    """Each tier's price of holding a byte for a second (USD/(B s)) and of one fetch of ``block`` (USD)."""
+    usd_hold = hold_usd_per_byte_s(prices)
+    return [usd_hold[m] for m in tiers.media], block.fetch_s(tiers) * prices.accelerator_usd_per_s
 
 
 def by_medium(values: Sequence[float] | np.ndarray, tiers: Sequence[str]) -> dict[str, float]:
@@ -480,6 +501,7 @@ def mix_tornado(
     regime: str,
     intervals_s: np.ndarray,
     duration_s: float,
+    weights: np.ndarray | None = None,
 ) -> list[dict[str, float | str | None]]:
     """How far each input's range moves a trace's mix: its cost per second and the medium that holds the most.
 
@@ -496,7 +518,7 @@ def mix_tornado(
     """
 
     def at(p: Prices) -> tuple[float | None, str | None]:
-        mix = trace_mix(p, tiers, block, regime, intervals_s, duration_s)
+        mix = trace_mix(p, tiers, block, regime, intervals_s, duration_s, weights=weights)
         return mix.usd_per_s, largest_medium(mix, tiers.names)
 
     base, base_top = at(prices)
@@ -596,7 +618,8 @@ class LruTraffic:
     hit_ratio : float
         Share of the block references it serves (fraction).
     hit_blocks, hit_tokens : ndarray
-        Per request, the blocks and prompt tokens of its hit prefix (tokens).
+        Per request, the blocks and prompt tokens of its hit prefix (tokens); or, with
+        ``requests``, each distinct pair of them.
     miss_tokens : float
         Prompt tokens of every reference it misses, each admitted and written once (tokens).
     recompute_avoided_s : float
@@ -605,6 +628,9 @@ class LruTraffic:
         Accelerator-seconds of prefilling every prompt with no cache (s).
     duration_s : float
         Length of the trace (s).
+    requests : ndarray, optional
+        The requests that have each pair of ``hit_blocks`` and ``hit_tokens``
+        (:class:`kvtier.formulas.replay.HitPrefixes`); one each by default.
     """
 
     capacity_bytes: float
@@ -615,6 +641,12 @@ class LruTraffic:
     recompute_avoided_s: float
     prefill_s: float
     duration_s: float
+    requests: np.ndarray | None = None
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The requests behind each row of ``hit_blocks`` and ``hit_tokens`` (1 each by default)."""
+        return np.ones(self.hit_blocks.shape) if self.requests is None else self.requests
 
 
 def lru_tiers(
@@ -686,8 +718,8 @@ def lru_tiers(
         overhead_s,
     )
     link_s = np.where(t.hit_blocks[None, :] > 0, link_s, 0.0)  # a request with no hit fetches nothing
-    fetch_link_s = np.sum(link_s, axis=1) * per_s
-    read = float(np.sum(t.hit_tokens)) * kv_bytes_per_token * per_s
+    fetch_link_s = np.sum(link_s * t.weights[None, :], axis=1) * per_s
+    read = float(np.sum(t.hit_tokens * t.weights)) * kv_bytes_per_token * per_s
     write = t.miss_tokens * kv_bytes_per_token * per_s
     avoided = t.recompute_avoided_s * per_s * accel
     dwpd = write * 86400.0 / t.capacity_bytes if t.capacity_bytes > 0 else math.nan

@@ -38,7 +38,7 @@ import os
 import stat
 import time
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
@@ -54,6 +54,7 @@ from kvtier.data import SHIPPED_TRACES, TRACE_DIR
 from kvtier.errors import KvtierError, show
 from kvtier.formulas.reuse import (
     DEFAULT_HIT_COUNT,
+    ChunkReuse,
     LruHistogram,
     LruStream,
     RegenCosts,
@@ -207,6 +208,18 @@ def trace_path(name: str | os.PathLike[str]) -> tuple[str, Path]:
     if not _lexists(text):
         raise KvtierError(f"{show(text)}: trace not found; name a file or a shipped trace: {', '.join(SHIPPED_TRACES)}")
     return show(text), Path(text)
+
+
+def file_version(name: str | os.PathLike[str]) -> tuple[str, int, int] | None:
+    """A trace file's path, size and modification time (ns): what tells one version of it from the next.
+
+    ``None`` where the name resolves to nothing that can be read (the reader names the problem).
+    """
+    try:
+        st = trace_path(name)[1].stat()
+    except (KvtierError, OSError, ValueError):
+        return None
+    return str(trace_path(name)[1]), st.st_size, st.st_mtime_ns
 
 
 def _regular(path: Path, where: str) -> os.stat_result:
@@ -1221,6 +1234,7 @@ def stream_lru(
     sample_rate: float = 1.0,
     max_blocks: int | None = None,
     over_time: tuple[float, int | None, float | None] | None = None,
+    observers: Sequence[Callable[[ChunkReuse], None]] = (),
 ) -> LruHistogram:
     """A trace read line by line and measured in memory proportional to its distinct blocks (:class:`LruStream`).
 
@@ -1231,12 +1245,12 @@ def stream_lru(
     stays O(n log n) overall; holds what :class:`LruStream` holds, one chunk and one line (at
     most :data:`MAX_LINE_BYTES`).  With ``rc`` it counts what everything
     :func:`kvtier.formulas.reuse.report` says needs; ``count``, ``sample_rate``,
-    ``max_blocks`` and ``over_time`` are :class:`LruStream`'s.
+    ``max_blocks``, ``over_time`` and ``observers`` are :class:`LruStream`'s.
     """
     where, path = trace_path(name)
     fmt = format_named(trace_format)
     block_tokens = _block_tokens(block_tokens)
-    stream = LruStream(count, rc, sample_rate, max_blocks, over_time)
+    stream = LruStream(count, rc, sample_rate, max_blocks, over_time, observers)
     n_requests = 0
     held: list[Columns] = []  # read, not yet fed
     n_held = 0  # their references

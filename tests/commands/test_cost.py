@@ -121,8 +121,11 @@ def test_the_decisive_input_is_the_tornado_s_first(printed):
 
 
 def test_every_mix_is_the_model_s_mix_of_the_trace(printed):
+    # the command streams the trace twice; here the same mixes from the trace held in memory, every reuse at once
     s = Scenario()
     reuse, block = s.trace_reuse(), s.mix_block()
+    t = reuse.trace
+    at = (t.timestamps_s[t.request_of_ref] - t.timestamps_s[0])[reuse.prev >= 0]
     assert printed["mix_model"] == "llama-3-70b" and printed["trace"] == "conversation" and printed["notes"] == {}
     words = {"lone": "regenerated alone", "batch": "regenerated inside a batch"}
     for regime in tiering.REGIMES:
@@ -134,15 +137,22 @@ def test_every_mix_is_the_model_s_mix_of_the_trace(printed):
                 regime,
                 reuse.reuse_interval_s,
                 reuse.trace.duration_s,
-                recompute_s=s.reuse_recompute_s(regime),
-                reuse_at_s=s.reuse_at_s(),
+                recompute_s=s.regen_costs().per_reference_s(t, regime)[reuse.prev >= 0],
+                reuse_at_s=at,
             )
             got = printed["mix"][f"{words[regime]}, {ladder}"]
-            assert got["share"] == tiering.by_medium(m.share, names)
+            assert got["share"] == tiering.by_medium(m.share, names)  # counts of reuses: equal exactly
             held = tiering.by_medium(m.bytes_held, names)
-            assert got["bytes_held"] == {k: held[k] for k in tiering.MEDIA}
-            assert (got["usd_per_s"], got["recompute_all_usd_per_s"]) == (m.usd_per_s, m.recompute_all_usd_per_s)
-            assert (got["usd"], got["recompute_all_usd"], got["saving"]) == (m.usd, m.recompute_all_usd, m.saving)
+            assert got["bytes_held"] == pytest.approx({k: held[k] for k in tiering.MEDIA}, rel=1e-12)
+            peak = tiering.by_medium(m.peak_bytes_held, names)
+            assert got["peak_bytes_held"] == {k: peak[k] for k in tiering.MEDIA}  # whole blocks: equal exactly
+            # sums over the reuses in another order: equal to a few units in the last place
+            assert (got["usd_per_s"], got["recompute_all_usd_per_s"]) == pytest.approx(
+                (m.usd_per_s, m.recompute_all_usd_per_s), rel=1e-12
+            )
+            assert (got["usd"], got["recompute_all_usd"], got["saving"]) == pytest.approx(
+                (m.usd, m.recompute_all_usd, m.saving), rel=1e-12
+            )
     # the page's 0.466 USD/h against 65.0 USD/h to recompute every reuse, inside a batch with host DRAM: the
     # workload page's 21.6548 accelerators x 3 USD/h = 64.964 USD/h
     main_mix = printed["mix"]["regenerated inside a batch, with host DRAM"]
@@ -161,3 +171,18 @@ def test_the_lru_tiers_are_the_scenario_s_plan(printed):
             assert row["write_bytes_per_s"] == tier.write_bytes_per_s
     # DRAM and CXL memory do not wear: null in JSON
     assert printed["lru"]["95%"][0]["endurance_used"] is None
+
+
+def test_the_cost_command_reads_a_trace_past_the_in_memory_limit(monkeypatch, capsys):
+    # the conversation trace holds 288,500 block references; with the in-memory reader
+    # limited to 1,000 it is refused there, while the command streams it twice and prints the same figures
+    from kvtier.commands import cost as cost_cli
+    from kvtier.inputs import traces
+
+    assert cost_cli.run(_args("--json")) == 0
+    whole = json.loads(capsys.readouterr().out)
+    monkeypatch.setattr(traces, "MAX_TRACE_REFS", 1_000)
+    with pytest.raises(KvtierError, match="1,000"):
+        traces.read_trace("conversation")
+    assert cost_cli.run(_args("--json")) == 0
+    assert json.loads(capsys.readouterr().out) == whole

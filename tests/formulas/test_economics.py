@@ -68,3 +68,17 @@ def test_a_trace_with_no_reuse_holds_nothing_and_costs_nothing():
     assert mix.bytes_held.tolist() == [0.0, 0.0, 0.0]
     assert mix.usd_per_s == 0.0
     assert mix.recompute_all_usd_per_s == 0.0
+
+
+def test_distinct_intervals_with_their_counts_make_the_same_mix():
+    # reuses after 5, 5, 5, 50 and 50 s; holding 1 USD/s (fast) or 0.1 USD/s and 5 USD a fetch; recomputing 20 USD.
+    # 5 s: fast 5, slow 5.5, so fast; 50 s: fast 50, slow 10, recompute 20, so slow
+    each = economics.tier_mix([5.0, 5.0, 5.0, 50.0, 50.0], 100.0, 1.0, [1.0, 0.1], [0.0, 5.0], 20.0)
+    counted = economics.tier_mix([5.0, 50.0], 100.0, 1.0, [1.0, 0.1], [0.0, 5.0], 20.0, weights=[3, 2])
+    assert counted.share.tolist() == each.share.tolist() == [0.6, 0.4, 0.0]
+    assert counted.byte_s_held.tolist() == each.byte_s_held.tolist() == [15.0, 100.0, 0.0]
+    # 15 x 1 + 100 x 0.1 = 25 USD held, 2 x 5 fetched, against 5 x 20 = 100 USD recomputing everything
+    assert (counted.hold_usd, counted.fetch_usd, counted.recompute_all_usd) == pytest.approx((25.0, 10.0, 100.0))
+    assert (counted.reuses, counted.usd) == (5, pytest.approx(each.usd))
+    with pytest.raises(ValueError, match="not weights"):
+        economics.MixTally(1.0, [1.0], [0.0], peak=True).add([1.0], 1.0, weights=[2.0])

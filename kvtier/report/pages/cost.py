@@ -535,10 +535,10 @@ def hierarchy_sizes(s: Scenario) -> dict[str, Any]:
     - NVMe: inclusive, the capacity that catches every achievable hit; exclusive, what the tiers
       above leave of it (so that both hierarchies hold it in all).
     """
-    r = s.trace_reuse()
+    r = s.trace_stream().curve
     target = s.v("decision.hit_target")
     n = s.lru_plan(target)[0].prefill_accelerators
-    block_bytes = s.kv_bytes_per_token * r.trace.block_tokens
+    block_bytes = s.kv_bytes_per_token * s.v("workload.block_tokens")
     left = hierarchy.hbm_left_bytes(s.v("cost.hbm_capacity"), s.weight_bytes)
     hbm = int(n * left // block_bytes) if math.isfinite(n) and block_bytes > 0 else 0
     mid, full = r.capacity_for(target), r.capacity_for(1.0)
@@ -557,28 +557,29 @@ def hierarchy_replays(s: Scenario) -> dict[str, Any]:
 
     Returns ``{"sizes": hierarchy_sizes(s), (middle, mode): (Replay, [TierTraffic], HierarchyCost)}``;
     the recomputation of the reuses no tier serves is priced inside a batch, as the LRU plan's saving is.
+    Replayed from the histogram of the stack distances the trace's streamed pass keeps
+    (:func:`kvtier.formulas.hierarchy.replay_counts`), bounded whatever the trace's length.
     """
     found = _HIERARCHY_CACHE.get(s)
     if found is not None:
         return found
     sizes = hierarchy_sizes(s)
-    r, prices = s.trace_reuse(), s.tier_prices()
+    streamed, prices = s.trace_stream(), s.tier_prices()
+    dist, duration_s = streamed.distances, streamed.curve.duration_s
     hold = tiering.hold_usd_per_byte_s(prices)
-    recompute = s.reuse_recompute_s("batch")  # per reuse, in the order of r.prev >= 0
-    again = r.prev >= 0
     out: dict[Any, Any] = {"sizes": sizes}
     for middle, names in HIERARCHIES.items():
         links = s.tier_links.pick(names)
         media = links.media
         write_bw = np.where(np.array(media) == "nvme", s.v("nvme.write_bandwidth"), links.bandwidth_bytes_per_s)
         for mode in hierarchy.MODES:
-            counts = hierarchy.replay(r.distance, sizes[mode], mode)
+            counts = hierarchy.replay_counts(dist.counts, dist.first_refs, sizes[mode], mode)
             traffic = hierarchy.tiers_traffic(
                 counts,
                 names,
                 media,
                 sizes["block_bytes"],
-                r.trace.duration_s,
+                duration_s,
                 links.bandwidth_bytes_per_s,
                 write_bw,
                 links.latency_s,
@@ -593,10 +594,8 @@ def hierarchy_replays(s: Scenario) -> dict[str, Any]:
                 sizes["block_bytes"] * s.fetch_bytes / s.block_bytes,
                 overhead_s=s.link_overhead_s,
             )
-            missed = hierarchy.serving_tier(r.distance[again], sizes[mode], mode) == len(names)
-            cost = hierarchy.hierarchy_cost(
-                traffic, float(recompute[missed].sum()), prices.accelerator_usd_per_s, r.trace.duration_s
-            )
+            missed_s = dist.seconds_beyond(int(hierarchy.bounds(sizes[mode], mode)[-1]))  # past the last tier
+            cost = hierarchy.hierarchy_cost(traffic, missed_s, prices.accelerator_usd_per_s, duration_s)
             out[(middle, mode)] = (counts, traffic, cost)
     _HIERARCHY_CACHE[s] = out
     return out
@@ -758,30 +757,22 @@ def model_label(model: str) -> str:
     return model
 
 
-def trace_mixes(s: Scenario) -> dict[tuple[str, str, str], tuple[economics.Mix, tiering.Block]]:
+def trace_mixes(
+    s: Scenario, models: tuple[str, ...] | None = None
+) -> dict[tuple[str, str, str], tuple[economics.Mix, tiering.Block]]:
     """Every least-cost mix the page sets out, by (model, regime, ladder), with the block it priced.
 
-    :func:`kvtier.formulas.tiering.trace_mix` for the workload trace's reuses.
+    The mixes of :meth:`kvtier.scenario.Scenario.trace_stream` (each reuse's interval and
+    recompute cost tallied as the trace streams past) for ``models`` (:func:`mix_models` by default).
     """
-    prices, links, reuse, at = s.tier_prices(), s.tier_links, s.trace_reuse(), s.reuse_at_s()
-    out = {}
-    for model in mix_models(s):
-        block = s.mix_block(model)
-        for regime in REGIMES:
-            regen = s.reuse_recompute_s(regime, model)
-            for ladder, names in LADDERS.items():
-                mix = tiering.trace_mix(
-                    prices,
-                    links.pick(names),
-                    block,
-                    regime,
-                    reuse.reuse_interval_s,
-                    reuse.trace.duration_s,
-                    recompute_s=regen,
-                    reuse_at_s=at,
-                )
-                out[(model, regime, ladder)] = (mix, block)
-    return out
+    models = mix_models(s) if models is None else models
+    streamed = s.trace_stream([t / 100 for t in LRU_TARGETS], models)
+    return {
+        (model, regime, ladder): (streamed.mixes[(model, regime, ladder)], s.mix_block(model))
+        for model in models
+        for regime in REGIMES
+        for ladder in LADDERS
+    }
 
 
 def _per_h(usd_per_s: float | None) -> float:
@@ -838,7 +829,7 @@ def mix_tornado_table(s: Scenario) -> pd.DataFrame:
     (:func:`kvtier.formulas.tiering.mix_tornado`).  A trace with no reuse costs nothing at any
     price, one of 0 s has no cost per hour: their swings are NaN.
     """
-    reuse = s.trace_reuse()
+    curve = s.trace_stream().curve
     regime, ladder = "batch", "with host DRAM"
     rows = tiering.mix_tornado(
         s.tier_prices(),
@@ -846,8 +837,9 @@ def mix_tornado_table(s: Scenario) -> pd.DataFrame:
         s.tier_links.pick(LADDERS[ladder]),
         s.mix_block(),
         regime,
-        reuse.reuse_interval_s,
-        reuse.trace.duration_s,
+        curve.intervals[0],
+        curve.duration_s,
+        weights=curve.intervals[1],
     )
     return pd.DataFrame(
         [
@@ -866,20 +858,22 @@ def mix_tornado_table(s: Scenario) -> pd.DataFrame:
     )
 
 
-def _trace_sentence(name: str, reuse: workload.Reuse) -> str:
+def _trace_sentence(name: str, t: workload.LruHistogram) -> str:
     """What the trace holds: its requests, their rate, its reuses; or why it has no rate, or nothing to cache."""
-    t, iv = reuse.trace, reuse.reuse_interval_s
+    values, counts = t.intervals
     held = f"The workload page's {name} trace holds {t.n_requests:,} request{'' if t.n_requests == 1 else 's'}"
     if t.duration_s > 0:
         rate = f", {t.n_requests / t.duration_s:.2f} a second,"
     else:
         when = "all at one timestamp, so it lasts" if t.n_requests > 1 else "so it lasts"
         rate = f" ({when} 0 s and has no rate per second),"
-    empty = nothing_to_cache(t.n_refs, float(reuse.hit_ratio()))
+    empty = nothing_to_cache(t.n_refs, float(t.hit_ratio()))
     if empty:
         return f"{held}{rate} and nothing to cache: {empty}."
-    median = duration(float(np.median(iv)))
-    return f"{held}{rate} and {iv.size:,} reuses of a block seen before, the median one {median} after the last."
+    median = duration(workload.counted_percentiles(values, counts, (50,))["p50"])
+    return (
+        f"{held}{rate} and {int(counts.sum()):,} reuses of a block seen before, the median one {median} after the last."
+    )
 
 
 def _cap(text: str) -> str:
@@ -1067,8 +1061,9 @@ def mix_numbers(s: Scenario) -> dict[str, Any]:
     its GiB held and costs per hour are undefined, while its shares, its totals over the
     trace (``mix_usd``, ``mix_recompute_usd``, USD) and its saving stand.
     """
-    reuse = s.trace_reuse()
-    t, iv = reuse.trace, reuse.reuse_interval_s
+    t = s.trace_stream().curve
+    values, counts = t.intervals  # the distinct reuse intervals, ascending, with their counts
+    reuses = int(counts.sum())
     mixes = trace_mixes(s)
     df = pd.DataFrame([_mix_row(*key, mix, block) for key, (mix, block) in mixes.items()])
     own = str(s.assumptions.value("model"))
@@ -1085,14 +1080,16 @@ def mix_numbers(s: Scenario) -> dict[str, Any]:
     if top is None and main_mix.has_reuse:  # a trace of 0 s: the medium that serves the most reuses
         top = max(MIX_MEDIA[:-1], key=lambda m: float(main[f"share_{m}_pct"]))
     recompute_pct = float(main["share_recompute_pct"])  # NaN: no reuse
-    longest = float(iv.max()) if iv.size else 0.0
+    longest = float(values[-1]) if reuses else 0.0
     out: dict[str, Any] = {
         "trace_name": str(s.assumptions.value("workload.trace")),
         "trace_requests": int(t.n_requests),
         "trace_rate_per_s": t.n_requests / t.duration_s if t.duration_s > 0 else math.nan,
-        "trace_reuses": int(iv.size),
-        "trace_median_reuse": duration(float(np.median(iv))) if iv.size else "none",
-        "trace_sentence": _trace_sentence(str(s.assumptions.value("workload.trace")), reuse),
+        "trace_reuses": reuses,
+        "trace_median_reuse": duration(workload.counted_percentiles(values, counts, (50,))["p50"])
+        if reuses
+        else "none",
+        "trace_sentence": _trace_sentence(str(s.assumptions.value("workload.trace")), t),
         "large_tokens": block_sizes(s)[1],
         "mix_model": own,
         "mix_total_gib": sum(gib.values()),
@@ -1125,7 +1122,7 @@ def mix_numbers(s: Scenario) -> dict[str, Any]:
     out["mix_tornado_top_words"] = SCHEMA[str(mt.iloc[0]["input"])].help
     out["mix_tornado_top_swing"] = float(mt.iloc[0]["swing"])
     out["mix_decider_sentence"] = _decider_sentence(s, mt, out["mix_main_tier"])
-    empty = nothing_to_cache(t.n_refs, float(reuse.hit_ratio()))
+    empty = nothing_to_cache(t.n_refs, float(t.hit_ratio()))
     still = no_duration(t.n_requests, t.duration_s)
     out["mix_empty"], out["mix_still"] = empty, still
     out["mix_paragraph"] = _mix_paragraph(out, empty, still)

@@ -329,3 +329,27 @@ def test_the_hierarchy_replayed_on_the_conversation_trace():
         df[df["medium"] != "nvme"]["nvme_wear_pct"].isna().all()
         and (df[df["medium"] == "nvme"]["nvme_wear_pct"] > 0).all()
     )
+
+
+def test_the_hierarchy_from_the_streamed_histogram_is_the_replay_of_every_distance():
+    # the page replays each hierarchy from the histogram of stack distances its streamed pass keeps; here the same
+    # from the trace in memory, every reference's distance, and the recomputation of the reuses no tier serves
+    from kvtier.formulas import hierarchy
+    from kvtier.report.pages import cost as page
+
+    s = Scenario()
+    r = s.trace_reuse()
+    again = r.prev >= 0
+    recompute = s.regen_costs().per_reference_s(r.trace, "batch")[again]
+    rep = page.hierarchy_replays(s)
+    for middle in page.HIERARCHIES:
+        for mode in hierarchy.MODES:
+            counts, _, cost = rep[(middle, mode)]
+            whole = hierarchy.replay(r.distance, rep["sizes"][mode], mode)
+            for field in ("hits", "admissions", "demotions"):
+                assert getattr(counts, field).tolist() == getattr(whole, field).tolist()
+            missed = hierarchy.serving_tier(r.distance[again], rep["sizes"][mode], mode) == 3
+            # 1e-12: the same seconds summed in the order of their distances, not of the trace
+            assert cost.recompute_usd_per_s * r.trace.duration_s == pytest.approx(
+                float(recompute[missed].sum()) * s.tier_prices().accelerator_usd_per_s, rel=1e-12
+            )

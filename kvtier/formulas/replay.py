@@ -1,0 +1,130 @@
+"""What a second pass over a trace tallies, chunk by chunk, in memory bounded by its distinct blocks.
+
+An exact :class:`~kvtier.formulas.reuse.LruStream` measures the curve in one pass; the cost
+of serving the trace's reuses needs each reuse's interval and recompute cost, and an LRU
+tier's fetches need each request's hit prefix at the tier's capacity, known only once the
+curve is.  Observers of a stream (:class:`~kvtier.formulas.reuse.ChunkReuse`) add them up:
+
+- :class:`MixObserver` feeds a :class:`~kvtier.formulas.economics.MixTally` (the
+  perfect-knowledge mix of :func:`kvtier.formulas.tiering.trace_mix`) with each reuse's
+  interval, recompute cost and instants;
+- :class:`HitPrefixes` counts, per capacity, the requests by their hit prefix (blocks and
+  tokens), the few distinct pairs a :class:`~kvtier.formulas.tiering.LruTraffic` needs;
+- :class:`DistanceTally` keeps the histogram of the raw stack distances, with what recomputing
+  the reuses at each costs: what :func:`kvtier.formulas.hierarchy.replay_counts` replays a
+  hierarchy from.
+
+Both give what the in-memory path gives on the whole trace (sums in another order: equal to
+about 1e-15 of their value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from kvtier.formulas.economics import MixTally
+from kvtier.formulas.reuse import ChunkReuse, RegenCosts
+
+
+class MixObserver:
+    """Feeds each reuse of a chunk to tallies of one model's recompute cost: one per regime and ladder.
+
+    Parameters
+    ----------
+    rc : RegenCosts
+        The model's recompute cost (:meth:`~kvtier.formulas.reuse.RegenCosts.share_s` of each reuse).
+    accelerator_usd_per_s : float
+        The accelerator's price (USD/s): a recomputation costs its time.
+    tallies : dict
+        ``{regime: [MixTally, ...]}``: the tallies that price a reuse's recomputation in ``regime``.
+    """
+
+    def __init__(self, rc: RegenCosts, accelerator_usd_per_s: float, tallies: dict[str, Sequence[MixTally]]) -> None:
+        self.rc, self.accel, self.tallies = rc, float(accelerator_usd_per_s), tallies
+
+    def __call__(self, c: ChunkReuse) -> None:
+        """Add the chunk's reuses (references to a block seen before) to every tally."""
+        r = c.reused
+        dt = (c.at_s - c.from_s)[r]
+        for regime, tallies in self.tallies.items():
+            usd = self.rc.share_s(c.upto[r], c.tokens[r], regime) * self.accel
+            for tally in tallies:
+                tally.add(dt, usd, c.from_rank[r], c.at_rank[r])
+
+
+class HitPrefixes:
+    """Per LRU capacity, the requests counted by their hit prefix: ``(blocks, tokens) -> requests``.
+
+    A request hits the references whose hit distance is below the capacity; what it fetches
+    depends on how many blocks and tokens those are, pairs that repeat (whole blocks), so the
+    counts are few whatever the trace's length.
+
+    Parameters
+    ----------
+    capacities_blocks : sequence of float
+        The capacities (blocks) to count at.
+    """
+
+    def __init__(self, capacities_blocks: Sequence[float]) -> None:
+        self.capacities = tuple(float(c) for c in capacities_blocks)
+        self.pairs: dict[float, dict[tuple[float, float], int]] = {c: {} for c in self.capacities}
+
+    def __call__(self, c: ChunkReuse) -> None:
+        """Count the chunk's requests by their hit prefix at each capacity."""
+        n = c.input_tokens.size
+        e = c.hit_distance
+        for cap in self.capacities:
+            hit = (e >= 0) & (e < cap)
+            blocks = np.bincount(c.request, weights=hit, minlength=n)
+            tokens = np.bincount(c.request, weights=hit * c.tokens, minlength=n)
+            pairs, counts = np.unique(np.stack([blocks, tokens]), axis=1, return_counts=True)
+            seen = self.pairs[cap]
+            for b, t, k in zip(pairs[0].tolist(), pairs[1].tolist(), counts.tolist(), strict=True):
+                seen[(b, t)] = seen.get((b, t), 0) + k
+
+    def at(self, capacity_blocks: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The distinct hit prefixes at ``capacity_blocks``: blocks, tokens and requests, in order of blocks, tokens."""
+        seen = sorted(self.pairs[float(capacity_blocks)].items())
+        blocks = np.array([k[0] for k, _ in seen], dtype=float)
+        tokens = np.array([k[1] for k, _ in seen], dtype=float)
+        return blocks, tokens, np.array([v for _, v in seen], dtype=float)
+
+
+class DistanceTally:
+    """The references at each LRU stack distance, and the seconds recomputing them takes, as the trace streams past.
+
+    A histogram as long as the largest distance, at most the trace's distinct blocks.
+
+    Parameters
+    ----------
+    rc : RegenCosts
+        The model's recompute cost.
+    regime : str
+        The regime the recomputation is priced in (``batch`` or ``lone``).
+    """
+
+    def __init__(self, rc: RegenCosts, regime: str) -> None:
+        self.rc, self.regime = rc, regime
+        self.counts = np.zeros(0, dtype=np.int64)
+        self.seconds = np.zeros(0)
+        self.first_refs = 0
+
+    def __call__(self, c: ChunkReuse) -> None:
+        """Add the chunk's references: each reuse at its stack distance, each first reference counted."""
+        r = c.distance >= 0
+        self.first_refs += int(np.count_nonzero(~r))
+        d = c.distance[r]
+        top = int(d.max(initial=-1)) + 1
+        if top > self.counts.size:
+            self.counts = np.r_[self.counts, np.zeros(top - self.counts.size, dtype=np.int64)]
+            self.seconds = np.r_[self.seconds, np.zeros(top - self.seconds.size)]
+        self.counts += np.bincount(d, minlength=self.counts.size)
+        self.seconds += np.bincount(
+            d, weights=self.rc.share_s(c.upto[r], c.tokens[r], self.regime), minlength=self.seconds.size
+        )
+
+    def seconds_beyond(self, distance: int) -> float:
+        """Seconds recomputing the reuses at ``distance`` or more takes (s): those no tier that ends there serves."""
+        return float(np.sum(self.seconds[max(int(distance), 0) :]))
