@@ -161,14 +161,15 @@ class StreamedTrace:
     Attributes
     ----------
     curve : LruHistogram
-        The exact LRU curve and the trace's totals (first pass).
+        The exact LRU curve, what recomputing its hits costs and the trace's totals (first pass):
+        the workload page's report.
     prefixes : HitPrefixes
         The requests by hit prefix at each capacity asked for (second pass).
     mixes : dict
         The perfect-knowledge mix by (model, regime, ladder) (second pass).
     distances : DistanceTally
         The raw stack distances' histogram, with the set's model's recompute seconds inside a
-        batch at each (first pass): what a hierarchy is replayed from.
+        batch at each (second pass): what a hierarchy is replayed from.
     """
 
     curve: reuse.LruHistogram
@@ -907,6 +908,29 @@ class Scenario:
             str(self.assumptions.value("workload.hit_count")),
         )
 
+    def trace_curve(self) -> reuse.LruHistogram:
+        """The trace ``workload.trace`` streamed once: its exact LRU curve with what recomputing its hits costs.
+
+        :func:`kvtier.inputs.traces.stream_lru` with :meth:`regen_costs`, in memory bounded by
+        the trace's distinct blocks (kept per scenario and file version): the workload page's
+        report, and :meth:`stream_trace`'s first pass.
+        """
+        value = self.assumptions.value
+        name = str(value("workload.trace"))
+        version = traces.file_version(name)
+        kept = getattr(self, "_curve", None)
+        if kept is not None and kept[0] == version:
+            return kept[1]
+        curve = traces.stream_lru(
+            name,
+            int(self.v("workload.block_tokens")),
+            trace_format=str(value("workload.trace_format")),
+            count=str(value("workload.hit_count")),
+            rc=self.regen_costs(),
+        )
+        self._curve = (version, curve)
+        return curve
+
     def trace_stream(self, targets: Iterable[float] = (), models: Iterable[str] = ()) -> StreamedTrace:
         """:meth:`stream_trace` for ``targets`` and ``decision.hit_target``, ``models`` and the set's own (cached).
 
@@ -940,27 +964,30 @@ class Scenario:
     def stream_trace(self, targets: Iterable[float], models: Iterable[str]) -> StreamedTrace:
         """The trace ``workload.trace`` measured in two streamed passes, in memory bounded by its distinct blocks.
 
-        The first (:func:`kvtier.inputs.traces.stream_lru`, exact) gives the curve, so the
-        capacity for each share of ``targets``, and the raw stack distances' histogram; the
-        second replays the trace and tallies what :meth:`lru_traffic` and the cost page's mixes
-        need (:mod:`kvtier.formulas.replay`) for each of ``models``, in both regimes and on both
-        ladders.  The same figures as the in-memory path, for a trace of any length.
+        The first (:meth:`trace_curve`, exact, with the recompute costs) gives the curve, so the
+        capacity for each share of ``targets``, and the trace's distinct blocks and instants; the
+        second replays the trace and tallies what :meth:`lru_traffic`, the cost page's mixes and
+        its hierarchies need (:mod:`kvtier.formulas.replay`) for each of ``models``, in both
+        regimes and on both ladders, its tallies allocated once.  The same figures as the
+        in-memory path, for a trace of any length.
         """
         value = self.assumptions.value
         name, bt = str(value("workload.trace")), int(self.v("workload.block_tokens"))
         fmt, count = str(value("workload.trace_format")), str(value("workload.hit_count"))
-        distances = replay.DistanceTally(self.regen_costs(), "batch")
-        curve = traces.stream_lru(name, bt, trace_format=fmt, count=count, observers=[distances])
+        curve = self.trace_curve()
         prefixes = replay.HitPrefixes(sorted({curve.capacity_for(t) for t in targets}))
+        distances = replay.DistanceTally(self.regen_costs(), "batch", curve.n_unique)
         prices, links = self.tier_prices(), self.tier_links
         tallies: dict[tuple[str, str, str], economics.MixTally] = {}
-        observers: list[Callable[[reuse.ChunkReuse], None]] = [prefixes]
+        observers: list[Callable[[reuse.ChunkReuse], None]] = [prefixes, distances]
         for model in dict.fromkeys(models):
             block = self.mix_block(model)
             by_regime: dict[str, list[economics.MixTally]] = {}
             for regime in tiering.REGIMES:
                 for ladder, names in tiering.LADDERS.items():
-                    tallies[(model, regime, ladder)] = tiering.mix_tally(prices, links.pick(names), block)
+                    tallies[(model, regime, ladder)] = tiering.mix_tally(
+                        prices, links.pick(names), block, curve.instants
+                    )
                     by_regime.setdefault(regime, []).append(tallies[(model, regime, ladder)])
             observers.append(replay.MixObserver(self.regen_costs(model), prices.accelerator_usd_per_s, by_regime))
         traces.stream_lru(name, bt, trace_format=fmt, count=count, observers=observers)

@@ -99,7 +99,7 @@ def report(s: Scenario) -> dict[str, Any]:
         "lru": _finite(lru),
         "mix_model": own,
         "mix": mix,
-        "notes": _notes(s.trace_stream().curve),
+        "notes": _notes(s.trace_curve()),
         "assumption_set": s.assumptions.name,
         "regimes": cost.REGIMES,
         "blocks": blocks,

@@ -290,6 +290,10 @@ def tier_mix(
     return tally.mix(duration_s)
 
 
+TALLY_SLICE = 1 << 20
+"""Reuses :meth:`MixTally.add` prices at once (each tier's cost of each: 8 B x tiers a reuse)."""
+
+
 class MixTally:
     """:func:`tier_mix`'s sums, added reuse by reuse or chunk by chunk: bounded by the trace's instants.
 
@@ -307,10 +311,17 @@ class MixTally:
         Each tier's cost of one fetch of the block (USD).
     peak : bool
         Also count each tier's holdings per instant, for its peak.
+    instants : int
+        The trace's distinct instants, where known: the counts are allocated once, not grown.
     """
 
     def __init__(
-        self, block_bytes: float, hold_usd_per_byte_s: ArrayLike, fetch_usd: ArrayLike, peak: bool = False
+        self,
+        block_bytes: float,
+        hold_usd_per_byte_s: ArrayLike,
+        fetch_usd: ArrayLike,
+        peak: bool = False,
+        instants: int = 0,
     ) -> None:
         self.block_bytes = float(block_bytes)
         self.hold = _f(hold_usd_per_byte_s).ravel() * self.block_bytes
@@ -320,7 +331,7 @@ class MixTally:
         self.held_s = np.zeros(n)
         self.recompute_usd = self.recompute_all_usd = 0.0
         self.reuses = 0
-        self.steps = np.zeros((n, 0), dtype=np.int32) if peak else None
+        self.steps = np.zeros((n, int(instants)), dtype=np.int32) if peak else None
 
     def add(
         self,
@@ -339,6 +350,18 @@ class MixTally:
         dt = _f(intervals_s).ravel()
         n = self.hold.size
         recompute = np.broadcast_to(_f(recompute_usd), dt.shape)
+        if dt.size > TALLY_SLICE:  # each tier's cost of every reuse at once: bounded by slices
+            w = None if weights is None else _f(weights).ravel()
+            for a in range(0, dt.size, TALLY_SLICE):
+                part = slice(a, a + TALLY_SLICE)
+                self.add(
+                    dt[part],
+                    recompute[part],
+                    None if from_at is None else from_at[part],
+                    None if to_at is None else to_at[part],
+                    None if w is None else w[part],
+                )
+            return
         choice = cheapest_tier(dt, self.hold, self.fetch, recompute)
         if weights is not None:
             if self.steps is not None:
@@ -365,8 +388,12 @@ class MixTally:
             grown[:, : self.steps.shape[1]] = self.steps
             self.steps = grown
         held = choice < n
-        np.add.at(self.steps, (choice[held], np.asarray(from_at)[held]), 1)
-        np.add.at(self.steps, (choice[held], np.asarray(to_at)[held]), -1)
+        tier, begin, end = choice[held], np.asarray(from_at)[held], np.asarray(to_at)[held]
+        np.add.at(self.steps.reshape(-1), tier * self.steps.shape[1] + begin, 1)  # anywhere in the trace so far
+        if end.size:  # the chunk's own instants: a short range
+            lo = int(end.min())
+            for i in range(n):
+                self.steps[i, lo:top] -= np.bincount(end[tier == i] - lo, minlength=top - lo).astype(np.int32)
 
     def mix(self, duration_s: float) -> Mix:
         """The :class:`Mix` of everything added, over a trace of ``duration_s`` (s)."""

@@ -103,12 +103,14 @@ class DistanceTally:
         The model's recompute cost.
     regime : str
         The regime the recomputation is priced in (``batch`` or ``lone``).
+    blocks : int
+        The trace's distinct blocks, where known (a first pass's): the histogram is allocated once.
     """
 
-    def __init__(self, rc: RegenCosts, regime: str) -> None:
+    def __init__(self, rc: RegenCosts, regime: str, blocks: int = 0) -> None:
         self.rc, self.regime = rc, regime
-        self.counts = np.zeros(0, dtype=np.int64)
-        self.seconds = np.zeros(0)
+        self.counts = np.zeros(int(blocks), dtype=np.int64)
+        self.seconds = np.zeros(int(blocks))
         self.first_refs = 0
 
     def __call__(self, c: ChunkReuse) -> None:
@@ -120,9 +122,11 @@ class DistanceTally:
         if top > self.counts.size:
             self.counts = np.r_[self.counts, np.zeros(top - self.counts.size, dtype=np.int64)]
             self.seconds = np.r_[self.seconds, np.zeros(top - self.seconds.size)]
-        self.counts += np.bincount(d, minlength=self.counts.size)
-        self.seconds += np.bincount(
-            d, weights=self.rc.share_s(c.upto[r], c.tokens[r], self.regime), minlength=self.seconds.size
+        at, where = np.unique(d, return_inverse=True)  # the chunk's distances: a few of the histogram's
+        where = where.reshape(-1)
+        self.counts[at] += np.bincount(where, minlength=at.size)
+        self.seconds[at] += np.bincount(
+            where, weights=self.rc.share_s(c.upto[r], c.tokens[r], self.regime), minlength=at.size
         )
 
     def seconds_beyond(self, distance: int) -> float:

@@ -1460,6 +1460,7 @@ class LruHistogram:
     other_counts: np.ndarray | None = None
     over_time: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     sampled_refs: int = 0
+    instants: int = 0
 
     @property
     def duration_s(self) -> float:
@@ -1731,7 +1732,7 @@ class LruStream:
         if observers and self.sampled:
             raise ValueError("observers see every reference: they need an exact stream")
         self.observers = tuple(observers)
-        self.instants = 0  # distinct instants seen, for the observers' ranks
+        self.instants = 0  # distinct instants seen (the observers' ranks)
         self.last_rank = np.full(1024 if observers else 0, -1, dtype=np.int64)
         self.dense, self.kernel = DenseIds(), StackDistanceStream()
         keys = ["blocks", "tokens"] + (
@@ -1839,11 +1840,10 @@ class LruStream:
         """
         n_req = c.input_tokens.size
         stamps, inputs = c.timestamps_s, c.input_tokens
-        rank = None
-        if self.observers:  # each request's instant ranked among the distinct ones so far (stamps never go back)
-            new = np.r_[not n_req or stamps[0] != self.latest_s, stamps[1:] != stamps[:-1]][:n_req]
-            rank = self.instants - 1 + np.cumsum(new)
-            self.instants += int(new.sum())
+        # each request's instant ranked among the distinct ones so far (stamps never go back)
+        new = np.r_[not n_req or stamps[0] != self.latest_s, stamps[1:] != stamps[:-1]][:n_req]
+        rank = self.instants - 1 + np.cumsum(new)
+        self.instants += int(new.sum())
         if n_req:
             if math.isnan(self.first_s):
                 self.first_s = float(stamps[0])
@@ -1893,7 +1893,7 @@ class LruStream:
         is_last = np.ones(dense.size, dtype=bool)
         is_last[local[local >= 0]] = False
         e = hit_distances(d, starts, self.count)
-        if rank is not None:
+        if self.observers:
             at_rank = rank[request]
             from_rank = np.where(local >= 0, at_rank[np.maximum(local, 0)], self.last_rank[dense])
             self.last_rank[dense[is_last]] = at_rank[is_last]
@@ -2025,6 +2025,7 @@ class LruStream:
             other_counts=other,
             over_time=series,
             sampled_refs=self.sampled_refs,
+            instants=self.instants,
         )
 
 

@@ -464,10 +464,13 @@ def trace_mix(
     )
 
 
-def mix_tally(prices: Prices, tiers: Tiers, block: Block) -> economics.MixTally:
-    """:func:`trace_mix`'s sums with the peak, fed chunk by chunk (:class:`kvtier.formulas.replay.MixObserver`)."""
+def mix_tally(prices: Prices, tiers: Tiers, block: Block, instants: int = 0) -> economics.MixTally:
+    """:func:`trace_mix`'s sums with the peak, fed chunk by chunk (:class:`kvtier.formulas.replay.MixObserver`).
+
+    ``instants``: the trace's distinct instants, where known (:class:`~kvtier.formulas.economics.MixTally`'s).
+    """
     hold, fetch = _mix_prices(prices, tiers, block)
-    return economics.MixTally(block.block_bytes, hold, fetch, peak=True)
+    return economics.MixTally(block.block_bytes, hold, fetch, peak=True, instants=instants)
 
 
 def _mix_prices(prices: Prices, tiers: Tiers, block: Block) -> tuple[list[float], np.ndarray]:

@@ -127,3 +127,17 @@ def test_the_distance_histogram_replays_a_hierarchy_as_the_distances_do(cut):
     # first references of rank 1 or more (2 of 3)
     exc = hierarchy.replay_counts(tally.counts, 3, [1, 1], "exclusive")
     assert (exc.hits.tolist(), exc.admissions.tolist(), exc.demotions.tolist()) == ([1, 2], [6, 0], [0, 5])
+
+
+def test_a_tally_fed_more_than_a_slice_at_once_adds_it_in_slices(monkeypatch):
+    # four reuses priced two at a time give what the four give at once: the hand mix above
+    monkeypatch.setattr(economics, "TALLY_SLICE", 2)
+    tally = economics.MixTally(1.0, [0.01], [0.3], peak=True)
+    tally.add(np.array([10.0, 0.0, 20.0, 30.0]), 0.512, np.array([0, 1, 1, 0]), np.array([1, 1, 2, 2]))
+    mix = tally.mix(30.0)
+    assert (mix.share.tolist(), mix.byte_s_held.tolist(), mix.peak_bytes_held.tolist()) == (
+        [0.75, 0.25],
+        [30.0, 0.0],
+        [1.0, 0.0],
+    )
+    assert mix.recompute_usd == pytest.approx(0.512) and mix.fetch_usd == pytest.approx(0.9)

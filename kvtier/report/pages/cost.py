@@ -535,7 +535,7 @@ def hierarchy_sizes(s: Scenario) -> dict[str, Any]:
     - NVMe: inclusive, the capacity that catches every achievable hit; exclusive, what the tiers
       above leave of it (so that both hierarchies hold it in all).
     """
-    r = s.trace_stream().curve
+    r = s.trace_curve()
     target = s.v("decision.hit_target")
     n = s.lru_plan(target)[0].prefill_accelerators
     block_bytes = s.kv_bytes_per_token * s.v("workload.block_tokens")
@@ -829,7 +829,7 @@ def mix_tornado_table(s: Scenario) -> pd.DataFrame:
     (:func:`kvtier.formulas.tiering.mix_tornado`).  A trace with no reuse costs nothing at any
     price, one of 0 s has no cost per hour: their swings are NaN.
     """
-    curve = s.trace_stream().curve
+    curve = s.trace_curve()
     regime, ladder = "batch", "with host DRAM"
     rows = tiering.mix_tornado(
         s.tier_prices(),
@@ -1061,7 +1061,7 @@ def mix_numbers(s: Scenario) -> dict[str, Any]:
     its GiB held and costs per hour are undefined, while its shares, its totals over the
     trace (``mix_usd``, ``mix_recompute_usd``, USD) and its saving stand.
     """
-    t = s.trace_stream().curve
+    t = s.trace_curve()
     values, counts = t.intervals  # the distinct reuse intervals, ascending, with their counts
     reuses = int(counts.sum())
     mixes = trace_mixes(s)

@@ -82,19 +82,28 @@ def _links(s: Scenario) -> list[workload.LinkSpec]:
     ]
 
 
-def _reuse(s: Scenario, trace: str) -> workload.Reuse:
-    """The sized trace at ``workload.block_tokens`` in ``workload.trace_format``; the shipped contrast as published."""
+_CONTRAST_CACHE: WeakKeyDictionary[Scenario, workload.LruHistogram] = WeakKeyDictionary()
+
+
+def _curve(s: Scenario, trace: str) -> workload.LruHistogram:
+    """The sized trace's streamed curve (:meth:`Scenario.trace_stream`), or the shipped contrast's, as published.
+
+    Each with what recomputing its hits costs for the set's model, read in memory bounded by its
+    distinct blocks, the way ``kvtier workload`` reads it.
+    """
     if trace == trace_name(s):
-        fmt = str(s.assumptions.value("workload.trace_format"))
+        return s.trace_curve()
+    found = _CONTRAST_CACHE.get(s)
+    if found is None:
         count = str(s.assumptions.value("workload.hit_count"))
-        return traces.analyse(trace, int(s.v("workload.block_tokens")), fmt, count)
-    return traces.analyse(trace, traces.TRACE_BLOCK_TOKENS, count=str(s.assumptions.value("workload.hit_count")))
+        found = traces.stream_lru(trace, traces.TRACE_BLOCK_TOKENS, count=count, rc=s.regen_costs())
+        _CONTRAST_CACHE[s] = found
+    return found
 
 
 def report(s: Scenario, trace: str) -> dict[str, Any]:
     """:func:`kvtier.formulas.reuse.report` of ``trace`` for the set's model, at its illustrative MFU bracket."""
-    rc = workload.RegenCosts.of(s, str(s.assumptions.value("illustrative.mfu")))
-    return workload.report(_reuse(s, trace), rc, _links(s))
+    return workload.report(_curve(s, trace), s.regen_costs(), _links(s))
 
 
 def _tier(rep: dict[str, Any], target: float) -> dict[str, Any]:
@@ -170,7 +179,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "reuse_p90_min": bl["reuse_interval_s"]["p90"] / 60,
         "reuse_p99_min": bl["reuse_interval_s"]["p99"] / 60,
         "reuse_max_min": bl["reuse_interval_s"]["max"] / 60,
-        "reuse_zero_pct": _share_pct(_reuse(s, name).reuse_interval_s == 0),
+        "reuse_zero_pct": _zero_interval_pct(_curve(s, name)),
         "mfu_pct": rep["regen"]["mfu"] * 100,
         "peak_tflops": rep["regen"]["peak_flop_per_s"] / 1e12,
         "lone_device": words.lone_device(s),
@@ -221,20 +230,20 @@ def numbers(s: Scenario) -> dict[str, Any]:
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
 
 
-def _share_pct(flags: np.ndarray) -> float:
-    """Share of ``flags`` that are true (%; NaN for none at all)."""
-    return float(np.mean(flags) * 100) if flags.size else math.nan
-
-
 def _lone_over_in_batch(s: Scenario, trace: str) -> float:
     """Recomputing an infinite cache's hits as lone passes over recomputing them inside a batch (NaN: no hits).
 
     A ratio of totals over the trace, the same as of the rates and defined for a trace of 0 s too.
     """
-    rc = workload.RegenCosts.of(s, str(s.assumptions.value("illustrative.mfu")))
-    _, tokens = _reuse(s, trace).hit_tokens()
-    in_batch = float(rc.in_batch_s(tokens).sum())
-    return float(rc.lone_s(tokens).sum()) / in_batch if in_batch else math.nan
+    hits = _curve(s, trace).totals()
+    return hits.lone_s / hits.in_batch_s if hits.in_batch_s else math.nan
+
+
+def _zero_interval_pct(h: workload.LruHistogram) -> float:
+    """Share of the reuses that come at the instant of the block's previous use (%; NaN: no reuse)."""
+    values, counts = h.intervals
+    n = int(counts.sum())
+    return float(counts[values == 0].sum() / n * 100) if n else math.nan
 
 
 def _cap(text: str) -> str:
@@ -344,12 +353,11 @@ def _saving_words(
             " table).",
         }
     if still:
-        rc = workload.RegenCosts(**rep["regen"])
-        _, tokens = _reuse(s, trace_name(s)).hit_tokens()
+        hits = _curve(s, trace_name(s)).totals()
         cxl, nvme = (_link(_tier(rep, SHOWN_TARGET), k) for k in LINKS_NAMED)
         return {
-            "inf_in_batch_clause": f"would take {float(rc.in_batch_s(tokens).sum()):.3g} accelerator-seconds",
-            "inf_lone_clause": f"{float(rc.lone_s(tokens).sum()):.3g} if each request's hit prefix were recomputed",
+            "inf_in_batch_clause": f"would take {hits.in_batch_s:.3g} accelerator-seconds",
+            "inf_lone_clause": f"{hits.lone_s:.3g} if each request's hit prefix were recomputed",
             "regimes_sentence": f"These are totals, not rates ({still}). The regimes agree here, {regimes}",
             "shown_tier_paragraph": f"The {SHOWN_TARGET} % tier, {n['shown_tib']:.2f} TiB, serves its hits in one"
             f" instant ({still}): there is no rate of hits, no accelerators saved and no link busy per second"
@@ -525,9 +533,9 @@ def lru_curve(s: Scenario) -> tuple[Figure, str]:
     fig, ax = new_figure(4.8, 4.4)
     marks: list[tuple[int, float]] = []
     for trace, color, width, style in ((name, PALETTE[0], 2.2, "-"), (other, PALETTE[6], 1.3, "--")):
-        reuse = _reuse(s, trace)
+        reuse = _curve(s, trace)
         caps, ratio = reuse.curve("blocks")
-        block_bytes = s.kv_bytes_per_token * reuse.trace.block_tokens
+        block_bytes = s.kv_bytes_per_token * reuse.block_tokens
         x = np.r_[caps[0], caps] * block_bytes / TIB
         y = np.r_[0.0, ratio] * 100
         ax.step(x, y, where="post", color=color, lw=width, ls=style)
@@ -598,16 +606,18 @@ def reuse_intervals(s: Scenario) -> tuple[Figure, str]:
     fig, ax = new_figure(4.8, 4.0)
     p90 = {}
     for trace, color, width, style in ((name, PALETTE[0], 2.2, "-"), (other, PALETTE[6], 1.3, "--")):
-        iv = np.sort(_reuse(s, trace).reuse_interval_s) / 60
-        if not iv.size:
+        values, counts = _curve(s, trace).intervals  # distinct waits (s), ascending, and how many reuses each
+        if not counts.sum():
             continue
+        iv = values / 60
         floor = 1e-3 / 60  # the traces' timestamps are whole milliseconds
-        y = np.arange(1, iv.size + 1) / iv.size * 100
+        y = np.cumsum(counts) / counts.sum() * 100
         role = "sized" if trace == name else "contrast"
         ax.step(np.maximum(iv, floor), y, where="post", color=color, lw=width, ls=style, label=f"{trace} ({role})")
-        p90[trace] = float(np.percentile(iv, 90))
+        pct = workload.counted_percentiles(iv, counts, (50, 90))
+        p90[trace] = pct["p90"]
         for q in (50, 90):
-            v = float(np.percentile(iv, q))
+            v = pct[f"p{q}"]
             if trace == name:
                 ax.plot(max(v, floor), q, "o", color=PALETTE[1], ms=5, zorder=3)
                 ax.annotate(
@@ -638,14 +648,14 @@ def reuse_intervals(s: Scenario) -> tuple[Figure, str]:
 
 def _nothing_to_cache(s: Scenario) -> str | None:
     """Why the sized trace has nothing to cache, or ``None``."""
-    reuse = _reuse(s, trace_name(s))
-    return nothing_to_cache(reuse.trace.n_refs, float(reuse.hit_ratio()))
+    reuse = _curve(s, trace_name(s))
+    return nothing_to_cache(reuse.n_refs, float(reuse.hit_ratio()))
 
 
 def _reuse_lead(s: Scenario, p90_min: dict[str, float]) -> str:
     """The reuse figure's lead: how long nine in ten repeats wait; or why the sized trace cannot say."""
     name, other = trace_name(s), contrast_name(s)
-    t = _reuse(s, name).trace
+    t = _curve(s, name)
     empty, still = _nothing_to_cache(s), no_duration(t.n_requests, t.duration_s)
     contrast = f"nine in ten repeat references in the {other} trace come within {p90_min[other]:.1f} minutes"
     if empty:
@@ -690,7 +700,7 @@ def decision_blocks(s: Scenario) -> int:
     :meth:`kvtier.formulas.reuse.Reuse.capacity_for` on the build's trace, the landing page's tier
     (0 for a trace with nothing to cache).
     """
-    return int(s.trace_reuse().capacity_for(s.v("decision.hit_target")))
+    return int(s.trace_curve().capacity_for(s.v("decision.hit_target")))
 
 
 def policy_replays(s: Scenario) -> dict[str, Any]:
@@ -782,7 +792,7 @@ _POLICY_STYLE = {"leaf_lru": ("s", PALETTE[3]), "s3fifo": ("^", PALETTE[4]), "mi
 def policies_figure(s: Scenario) -> tuple[Figure, str]:
     """LRU's exact curve against capacity, with leaf-first LRU, S3-FIFO and MIN at the capacities replayed."""
     p = policy_replays(s)
-    r = s.trace_reuse()
+    r = s.trace_curve()
     gib = p["block_bytes"] / 2**30
     fig, ax = new_figure(4.8, 3.6)
     caps, ratio = r.curve("blocks")
@@ -858,14 +868,18 @@ _SAMPLING_CACHE: WeakKeyDictionary[Scenario, list[dict[str, Any]]] = WeakKeyDict
 def _sampling_rows(s: Scenario, rates: tuple[float, ...]) -> list[dict[str, Any]]:
     """:func:`kvtier.inputs.traces.sampling_error` of both traces the page reads, without the timings.
 
-    Each trace as the page reads it (:func:`_reuse`: the sized one at the set's block size and
-    format), counted as ``workload.hit_count`` counts.  Sampling is spatially hashed (SHARDS), so
+    Each trace as the page reads it (:func:`_curve`: the sized one at the set's block size and
+    format, streamed), counted as ``workload.hit_count`` counts.  Sampling is spatially hashed (SHARDS), so
     the rows are the same on every run.
     """
     count = str(s.assumptions.value("workload.hit_count"))
     rows = []
     for name in (trace_name(s), contrast_name(s)):
-        for row in traces.sampling_error(_reuse(s, name).trace, rates, count=count):
+        if name == trace_name(s):
+            fmt, bt = str(s.assumptions.value("workload.trace_format")), int(s.v("workload.block_tokens"))
+        else:
+            fmt, bt = traces.DEFAULT_FORMAT, traces.TRACE_BLOCK_TOKENS
+        for row in traces.sampling_error(name, rates, bt, fmt, count):
             rows.append(
                 {
                     "trace": name,
@@ -898,9 +912,15 @@ def sampling_table(s: Scenario) -> pd.DataFrame:
 
 
 def sampled_curve_of(s: Scenario, rate: float = SAMPLE_SHOWN_RATE) -> workload.LruHistogram:
-    """The build's trace sampled at ``rate`` (:func:`kvtier.formulas.reuse.histogram_of`, hashed ids)."""
-    r = s.trace_reuse()
-    return workload.histogram_of(r.trace, str(s.assumptions.value("workload.hit_count")), None, rate)
+    """The build's trace sampled at ``rate`` as it streams (:func:`kvtier.inputs.traces.stream_lru`, hashed ids)."""
+    value = s.assumptions.value
+    return traces.stream_lru(
+        trace_name(s),
+        int(s.v("workload.block_tokens")),
+        trace_format=str(value("workload.trace_format")),
+        count=str(value("workload.hit_count")),
+        sample_rate=rate,
+    )
 
 
 def sampling_numbers(s: Scenario) -> dict[str, Any]:
@@ -957,8 +977,8 @@ def sampled_figure(s: Scenario) -> tuple[Figure, str]:
     from matplotlib.ticker import LogLocator
 
     name = trace_name(s)
-    r = s.trace_reuse()
-    gib = s.kv_bytes_per_token * r.trace.block_tokens / 2**30
+    r = s.trace_curve()
+    gib = s.kv_bytes_per_token * r.block_tokens / 2**30
     fig, ax = new_figure(4.8, 3.8)
     caps, ratio = r.curve("blocks")
     ax.step(np.r_[caps[0], caps] * gib, np.r_[0.0, ratio] * 100, where="post", color=PALETTE[0], lw=2.2, label="exact")
@@ -1019,7 +1039,8 @@ _OVER_TIME_CACHE: WeakKeyDictionary[Scenario, dict[str, Any]] = WeakKeyDictionar
 def over_time_series(s: Scenario) -> dict[str, Any]:
     """The build's trace's hit ratio per window at the decision's capacity, and an infinite cache's (kept with ``s``).
 
-    :meth:`kvtier.formulas.reuse.Reuse.over_time` with windows of :func:`over_time_window_s`.
+    The streamed curve over time (:func:`kvtier.inputs.traces.stream_lru`) with windows of
+    :func:`over_time_window_s`.
     Returns ``window_s``, ``capacity_blocks`` (:func:`decision_blocks`), ``start_s`` (each window's
     start from the first request), ``references``, ``hit_ratio`` and ``infinite_hit_ratio`` (fractions;
     NaN with no references), and ``whole`` (the whole trace's hit ratio at the capacity).
@@ -1027,21 +1048,33 @@ def over_time_series(s: Scenario) -> dict[str, Any]:
     found = _OVER_TIME_CACHE.get(s)
     if found is not None:
         return found
-    r = s.trace_reuse()
-    window = over_time_window_s(r.trace.duration_s)
+    r = s.trace_curve()
+    window = over_time_window_s(r.duration_s)
     cap = decision_blocks(s)
-    start, refs, ratio = r.over_time(cap, every_s=window)
-    _, _, inf = r.over_time(math.inf, every_s=window)
+    value = s.assumptions.value
+
+    def series(capacity_blocks: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        h = traces.stream_lru(
+            trace_name(s),
+            r.block_tokens,
+            trace_format=str(value("workload.trace_format")),
+            count=str(value("workload.hit_count")),
+            over_time=(capacity_blocks, None, window),
+        )
+        assert h.over_time is not None
+        return h.over_time
+
+    start, refs, ratio = series(cap)
     found = {
         "window_s": window,
         "capacity_blocks": cap,
         "start_s": start,
         "references": refs,
         "hit_ratio": ratio,
-        "infinite_hit_ratio": inf,
+        "infinite_hit_ratio": series(math.inf)[2],
         "whole": float(r.hit_ratio(cap)),
-        "duration_s": r.trace.duration_s,
-        "block_bytes": s.kv_bytes_per_token * r.trace.block_tokens,
+        "duration_s": r.duration_s,
+        "block_bytes": s.kv_bytes_per_token * r.block_tokens,
     }
     _OVER_TIME_CACHE[s] = found
     return found

@@ -261,3 +261,33 @@ def test_the_windowed_replay_loses_what_reaches_past_its_warm_up():
         assert float(single.hit_ratio(cap)) == pytest.approx(float(r.hit_ratio(cap)), abs=1e-12)
     whole = distributed.windowed([part], 600.0, 1e9, t.block_tokens)
     assert workload.curve_error(single, whole)["max_abs"] == 0.0
+
+
+def test_the_page_streams_the_trace_and_gets_the_in_memory_figures():
+    # the page reads the trace as `kvtier workload` does (streamed, bounded by its distinct blocks); the same
+    # figures from the trace held in memory, every reference at once, agree to the order of the sums
+    import math
+
+    import numpy as np
+
+    from kvtier.formulas import reuse as workload
+    from kvtier.report.pages import workload as page
+
+    s = Scenario()
+    r, rc = s.trace_reuse(), s.regen_costs()
+    streamed, whole = page.report(s, "conversation"), workload.report(r, rc, page._links(s))
+    for a, b in zip(streamed["tiers"], whole["tiers"], strict=True):
+        assert a["capacity_blocks"] == b["capacity_blocks"]  # capacities: whole blocks, equal exactly
+        for key in ("hit_ratio_blocks", "hit_ratio_tokens", "in_batch_gpu_s_per_s", "lone_gpu_s_per_s"):
+            assert a[key] == pytest.approx(b[key], rel=1e-12), key
+    # the curve over time: the same windows, references and ratios as the trace's in memory
+    ot = page.over_time_series(s)
+    start, refs, ratio = r.over_time(ot["capacity_blocks"], every_s=ot["window_s"])
+    assert ot["start_s"].tolist() == start.tolist() and ot["references"].tolist() == refs.tolist()
+    assert np.allclose(ot["hit_ratio"], ratio, rtol=1e-12, equal_nan=True)
+    # the share of reuses in the same millisecond as the block's last use, and lone over in-batch recomputation
+    n = page.numbers(s)
+    assert n["reuse_zero_pct"] == pytest.approx(float(np.mean(r.reuse_interval_s == 0) * 100), rel=1e-12)
+    _, tokens = r.hit_tokens()
+    lone_over = float(rc.lone_s(tokens).sum()) / float(rc.in_batch_s(tokens).sum())
+    assert n["lone_over_in_batch"] == pytest.approx(lone_over, rel=1e-12) and not math.isnan(lone_over)
