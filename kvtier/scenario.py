@@ -170,12 +170,17 @@ class StreamedTrace:
     distances : DistanceTally
         The raw stack distances' histogram, with the set's model's recompute seconds inside a
         batch at each (second pass): what a hierarchy is replayed from.
+    served : HitPrefixes
+        The requests by prompt and hit prefix up to their first miss, as serving engines match a
+        prompt, at each capacity asked for (second pass; ``prefixes`` itself when hits are so
+        counted): the serving page's time to first token.
     """
 
     curve: reuse.LruHistogram
     prefixes: replay.HitPrefixes
     mixes: dict[tuple[str, str, str], economics.Mix]
     distances: replay.DistanceTally
+    served: replay.HitPrefixes
 
 
 class Scenario:
@@ -932,14 +937,14 @@ class Scenario:
         return curve
 
     def trace_stream(self, targets: Iterable[float] = (), models: Iterable[str] = ()) -> StreamedTrace:
-        """:meth:`stream_trace` for ``targets`` and ``decision.hit_target``, ``models`` and the set's own (cached).
+        """:meth:`stream_trace` for ``targets`` and ``decision.hit_target``, and the mixes of ``models`` (cached).
 
         Kept per scenario and file version; a call that asks for a target or a model the kept
         passes did not count passes over the trace again, for everything asked so far.
         """
         value = self.assumptions.value
         want_t = {float(self.v("decision.hit_target")), *(float(t) for t in targets)}
-        want_m = {str(value("model")), *models}
+        want_m = set(models)
         version = traces.file_version(str(value("workload.trace")))
         kept = getattr(self, "_stream", None)
         if kept is not None and kept[0] == version:
@@ -975,12 +980,14 @@ class Scenario:
         name, bt = str(value("workload.trace")), int(self.v("workload.block_tokens"))
         fmt, count = str(value("workload.trace_format")), str(value("workload.hit_count"))
         curve = self.trace_curve()
-        prefixes = replay.HitPrefixes(sorted({curve.capacity_for(t) for t in targets}))
+        caps = sorted({curve.capacity_for(t) for t in targets})
+        prefixes = replay.HitPrefixes(caps)
+        served = prefixes if count == "prefix" else replay.HitPrefixes(caps, prefix=True)
         distances = replay.DistanceTally(self.regen_costs(), "batch", curve.n_unique)
-        prices, links = self.tier_prices(), self.tier_links
         tallies: dict[tuple[str, str, str], economics.MixTally] = {}
-        observers: list[Callable[[reuse.ChunkReuse], None]] = [prefixes, distances]
-        for model in dict.fromkeys(models):
+        observers: list[Callable[[reuse.ChunkReuse], None]] = list(dict.fromkeys([prefixes, served, distances]))
+        for model in dict.fromkeys(models):  # the prices only where a mix is asked for
+            prices, links = self.tier_prices(), self.tier_links
             block = self.mix_block(model)
             by_regime: dict[str, list[economics.MixTally]] = {}
             for regime in tiering.REGIMES:
@@ -992,7 +999,7 @@ class Scenario:
             observers.append(replay.MixObserver(self.regen_costs(model), prices.accelerator_usd_per_s, by_regime))
         traces.stream_lru(name, bt, trace_format=fmt, count=count, observers=observers)
         mixes = {k: t.mix(curve.duration_s) for k, t in tallies.items()}
-        return StreamedTrace(curve, prefixes, mixes, distances)
+        return StreamedTrace(curve, prefixes, mixes, distances, served)
 
     def lru_traffic(self, target_share: float, regime: str = "batch") -> tiering.LruTraffic:
         """What an LRU tier sized for ``target_share`` of the achievable hits sees on the trace (totals).

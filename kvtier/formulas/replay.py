@@ -8,8 +8,9 @@ curve is.  Observers of a stream (:class:`~kvtier.formulas.reuse.ChunkReuse`) ad
 - :class:`MixObserver` feeds a :class:`~kvtier.formulas.economics.MixTally` (the
   perfect-knowledge mix of :func:`kvtier.formulas.tiering.trace_mix`) with each reuse's
   interval, recompute cost and instants;
-- :class:`HitPrefixes` counts, per capacity, the requests by their hit prefix (blocks and
-  tokens), the few distinct pairs a :class:`~kvtier.formulas.tiering.LruTraffic` needs;
+- :class:`HitPrefixes` counts, per capacity, the requests by their prompt and hit prefix
+  (blocks and tokens): the few distinct triples a :class:`~kvtier.formulas.tiering.LruTraffic`
+  and the time to first token (:func:`kvtier.formulas.ttft.ttft_counted`) need;
 - :class:`DistanceTally` keeps the histogram of the raw stack distances, with what recomputing
   the reuses at each costs: what :func:`kvtier.formulas.hierarchy.replay_counts` replays a
   hierarchy from.
@@ -25,7 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from kvtier.formulas.economics import MixTally
-from kvtier.formulas.reuse import ChunkReuse, RegenCosts
+from kvtier.formulas.reuse import ChunkReuse, RegenCosts, hit_distances
 
 
 class MixObserver:
@@ -55,41 +56,53 @@ class MixObserver:
 
 
 class HitPrefixes:
-    """Per LRU capacity, the requests counted by their hit prefix: ``(blocks, tokens) -> requests``.
+    """Per LRU capacity, the requests counted by their prompt and hit prefix: ``(blocks, tokens, prompt) -> requests``.
 
     A request hits the references whose hit distance is below the capacity; what it fetches
-    depends on how many blocks and tokens those are, pairs that repeat (whole blocks), so the
-    counts are few whatever the trace's length.
+    depends on how many blocks and tokens those are, and its time to first token on its prompt
+    too: triples that repeat (whole blocks, prompt lengths), so the counts stay few whatever the
+    trace's length.
 
     Parameters
     ----------
     capacities_blocks : sequence of float
         The capacities (blocks) to count at.
+    prefix : bool
+        Count each request's hits up to its first miss, as serving engines match a prompt
+        (:func:`kvtier.formulas.ttft.prefix_hit_refs`), whatever the stream counts; by default
+        as the stream counts them (its hit distances).
     """
 
-    def __init__(self, capacities_blocks: Sequence[float]) -> None:
+    def __init__(self, capacities_blocks: Sequence[float], prefix: bool = False) -> None:
         self.capacities = tuple(float(c) for c in capacities_blocks)
-        self.pairs: dict[float, dict[tuple[float, float], int]] = {c: {} for c in self.capacities}
+        self.prefix = prefix
+        self.seen: dict[float, dict[tuple[float, float, float], int]] = {c: {} for c in self.capacities}
 
     def __call__(self, c: ChunkReuse) -> None:
-        """Count the chunk's requests by their hit prefix at each capacity."""
+        """Count the chunk's requests by their prompt and hit prefix at each capacity."""
         n = c.input_tokens.size
-        e = c.hit_distance
+        e = hit_distances(c.distance, c.starts, "prefix") if self.prefix else c.hit_distance
+        prompt = c.input_tokens.astype(float)
         for cap in self.capacities:
             hit = (e >= 0) & (e < cap)
             blocks = np.bincount(c.request, weights=hit, minlength=n)
             tokens = np.bincount(c.request, weights=hit * c.tokens, minlength=n)
-            pairs, counts = np.unique(np.stack([blocks, tokens]), axis=1, return_counts=True)
-            seen = self.pairs[cap]
-            for b, t, k in zip(pairs[0].tolist(), pairs[1].tolist(), counts.tolist(), strict=True):
-                seen[(b, t)] = seen.get((b, t), 0) + k
+            keys, counts = np.unique(np.stack([blocks, tokens, prompt]), axis=1, return_counts=True)
+            seen = self.seen[cap]
+            for b, t, p, k in zip(*keys.tolist(), counts.tolist(), strict=True):
+                seen[(b, t, p)] = seen.get((b, t, p), 0) + k
+
+    def by_prompt(self, capacity_blocks: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """At ``capacity_blocks``: each distinct hit prefix (blocks, tokens) and prompt (tokens), and its requests."""
+        rows = sorted(self.seen[float(capacity_blocks)].items())
+        cols = np.array([[*k, v] for k, v in rows], dtype=float).reshape(-1, 4).T
+        return cols[0], cols[1], cols[2], cols[3]
 
     def at(self, capacity_blocks: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The distinct hit prefixes at ``capacity_blocks``: blocks, tokens and requests, in order of blocks, tokens."""
-        seen = sorted(self.pairs[float(capacity_blocks)].items())
-        blocks = np.array([k[0] for k, _ in seen], dtype=float)
-        tokens = np.array([k[1] for k, _ in seen], dtype=float)
-        return blocks, tokens, np.array([v for _, v in seen], dtype=float)
+        """At ``capacity_blocks``: each distinct hit prefix, blocks and tokens in order, and its requests."""
+        blocks, tokens, _, requests = self.by_prompt(capacity_blocks)
+        keys, where = np.unique(np.stack([blocks, tokens]), axis=1, return_inverse=True)
+        return keys[0], keys[1], np.bincount(where.reshape(-1), weights=requests, minlength=keys.shape[1])
 
 
 class DistanceTally:

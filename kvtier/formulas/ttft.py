@@ -54,7 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kvtier.formulas import transfer
-from kvtier.formulas.reuse import RegenCosts, Reuse, percentiles
+from kvtier.formulas.reuse import RegenCosts, Reuse, counted_percentiles, percentiles
 
 REGIMES: tuple[str, ...] = ("lone", "batch")
 """How a request's prefill is timed: its own forward pass (``lone``), or its marginal compute inside a batch."""
@@ -254,6 +254,9 @@ class Ttft:
     busy_accelerators : float
         Accelerators a prefill keeps busy for its wall time
         (:meth:`kvtier.formulas.reuse.RegenCosts.busy_accelerators`); 1 on one accelerator.
+    requests : ndarray, optional
+        The requests each row stands for (:func:`ttft_counted`: one row per distinct prompt and
+        prefix); one each by default.
     """
 
     hit_tokens: np.ndarray
@@ -262,6 +265,21 @@ class Ttft:
     ttft_s: np.ndarray
     full_prefill_s: np.ndarray
     busy_accelerators: float = 1.0
+    requests: np.ndarray | None = None
+
+    @property
+    def n_requests(self) -> float:
+        """The requests the rows stand for."""
+        return float(self.ttft_s.size if self.requests is None else np.sum(self.requests))
+
+    def total(self, values: np.ndarray) -> float:
+        """``values`` (one per row) summed over the requests they stand for."""
+        return float(np.sum(values if self.requests is None else values * self.requests))
+
+    def mean(self, values: np.ndarray) -> float:
+        """``values`` (one per row) averaged over the requests (NaN for none)."""
+        n = self.n_requests
+        return self.total(values) / n if n else math.nan
 
     @property
     def gpu_s_saved(self) -> np.ndarray:
@@ -273,8 +291,11 @@ class Ttft:
         return (self.full_prefill_s - self.prefill_s) * self.busy_accelerators
 
     def percentiles(self, pcts: tuple[float, ...] = (50, 90, 99)) -> dict[str, float]:
-        """``{"p50": ..., "p90": ..., "p99": ..., "max": ...}`` of :attr:`ttft_s` (s)."""
-        return percentiles(self.ttft_s, pcts)
+        """``{"p50": ..., "p90": ..., "p99": ..., "max": ...}`` of :attr:`ttft_s` over the requests (s)."""
+        if self.requests is None:
+            return percentiles(self.ttft_s, pcts)
+        order = np.argsort(self.ttft_s, kind="stable")
+        return counted_percentiles(self.ttft_s[order], self.requests[order], pcts)
 
 
 def ttft(
@@ -299,13 +320,38 @@ def ttft(
         The tier's capacity (blocks of the trace's ``block_tokens``).
     """
     prompt = reuse.trace.input_tokens.astype(float)
+    if fetch is None or capacity_blocks <= 0:
+        return ttft_counted(prompt, np.zeros_like(prompt), rc, regime)
+    return ttft_counted(prompt, prefix_hit_tokens(reuse, capacity_blocks)[1], rc, regime, fetch)
+
+
+def ttft_counted(
+    prompt_tokens: np.ndarray,
+    hit_tokens: np.ndarray,
+    rc: RegenCosts,
+    regime: str,
+    fetch: Fetch | None = None,
+    requests: np.ndarray | None = None,
+) -> Ttft:
+    """:func:`ttft` of requests given by their prompt and the prefix a tier holds of it, each pair counted.
+
+    Parameters
+    ----------
+    prompt_tokens, hit_tokens : ndarray
+        Each request's prompt, and the tokens of its prefix the tier holds (tokens); or each
+        distinct pair of them (:class:`kvtier.formulas.replay.HitPrefixes`), with ``requests``.
+    rc, regime, fetch
+        As :func:`ttft`; ``fetch`` None is no tier.
+    requests : ndarray, optional
+        The requests each pair stands for; one each by default.
+    """
+    prompt = np.asarray(prompt_tokens, dtype=float)
     full = rest_prefill_s(rc, prompt, np.zeros_like(prompt), regime)
     busy = rc.busy_accelerators(regime)
-    if fetch is None or capacity_blocks <= 0:
+    if fetch is None:
         zero = np.zeros_like(prompt)
-        return Ttft(zero, zero, full, full, full, busy)
-    _, tokens = prefix_hit_tokens(reuse, capacity_blocks)
-    hit = usable_hit_tokens(tokens, prompt)
+        return Ttft(zero, zero, full, full, full, busy, requests)
+    hit = usable_hit_tokens(hit_tokens, prompt)
     f = prefix_fetch_s(
         hit,
         fetch.link_bytes_per_token,
@@ -318,4 +364,4 @@ def ttft(
         fetch.overhead_s,
     )
     c = rest_prefill_s(rc, prompt, hit, regime)
-    return Ttft(hit, f, c, overlapped_s(f, c, fetch.layers if fetch.overlap else 1), full, busy)
+    return Ttft(hit, f, c, overlapped_s(f, c, fetch.layers if fetch.overlap else 1), full, busy, requests)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from kvtier.data import ENGINE_PRESETS
 from kvtier.formulas import tiering, ttft
 from kvtier.formulas.reuse import TARGETS_PCT
@@ -74,23 +76,24 @@ def shares(s: Scenario) -> tuple[float, ...]:
 
 
 def _row(regime: str, tier: str, share: float, capacity_blocks: float, s: Scenario, t: ttft.Ttft) -> dict[str, Any]:
-    trace = s.trace_reuse().trace
-    duration = trace.duration_s
-    prompt_tokens = float(trace.input_tokens.sum())
-    saved = float(t.gpu_s_saved.sum())
+    curve = s.trace_curve()
+    duration = curve.duration_s
+    prompts, per_prompt = curve.input_tokens
+    prompt_tokens = float(np.sum(prompts * per_prompt))
+    saved = t.total(t.gpu_s_saved)
     pct = t.percentiles()
     return {
         "regime": regime,
         "tier": tier,
         "hit_share": share,
         "capacity_blocks": capacity_blocks,
-        "capacity_bytes": capacity_blocks * s.kv_bytes_per_token * trace.block_tokens,
-        "prefix_hit_token_share": float(t.hit_tokens.sum()) / prompt_tokens if prompt_tokens else 0.0,
+        "capacity_bytes": capacity_blocks * s.kv_bytes_per_token * curve.block_tokens,
+        "prefix_hit_token_share": t.total(t.hit_tokens) / prompt_tokens if prompt_tokens else 0.0,
         "ttft_p50_s": pct["p50"],
         "ttft_p90_s": pct["p90"],
         "ttft_p99_s": pct["p99"],
-        "ttft_mean_s": float(t.ttft_s.mean()) if t.ttft_s.size else math.nan,
-        "fetch_mean_s": float(t.fetch_s.mean()) if t.fetch_s.size else math.nan,
+        "ttft_mean_s": t.mean(t.ttft_s),
+        "fetch_mean_s": t.mean(t.fetch_s),
         "gpu_saved_s": saved,
         "gpu_saved_s_per_s": saved / duration if duration > 0 else math.nan,
     }
@@ -105,17 +108,26 @@ def ttft_rows(s: Scenario, regimes: tuple[str, ...] = ttft.REGIMES) -> list[dict
     tokens taken from the tier), ``ttft_p50_s``/``p90``/``p99``/``mean`` (s), ``fetch_mean_s``
     (s), ``gpu_saved_s`` (prefill accelerator-seconds the tier saves over the trace) and
     ``gpu_saved_s_per_s`` (per second of trace: accelerators' worth; NaN for a trace of 0 s).
+    From the requests counted by prompt and hit prefix as the trace streams past
+    (:meth:`kvtier.scenario.Scenario.trace_stream`), bounded whatever its length.
     """
-    r, rc = s.trace_reuse(), s.regen_costs()
+    streamed, rc = s.trace_stream(shares(s)), s.regen_costs()
+    prompts, per_prompt = (x.astype(float) for x in streamed.curve.input_tokens)
     links = s.tier_links.pick(tiering.LRU_TIERS)
-    caps = {share: float(r.capacity_for(share)) for share in shares(s)}
+    caps = {share: float(streamed.curve.capacity_for(share)) for share in shares(s)}
     rows = []
     for regime in regimes:
-        rows.append(_row(regime, "none", 0.0, 0.0, s, ttft.ttft(r, rc, regime)))
+        none = ttft.ttft_counted(prompts, np.zeros_like(prompts), rc, regime, requests=per_prompt)
+        rows.append(_row(regime, "none", 0.0, 0.0, s, none))
         for name, bw, lat in zip(links.names, links.bandwidth_bytes_per_s, links.latency_s, strict=True):
             fetch = fetch_of(s, bw, lat)
             for share, cap in caps.items():
-                rows.append(_row(regime, name, share, cap, s, ttft.ttft(r, rc, regime, fetch, cap)))
+                if cap <= 0:  # no capacity, no tier
+                    t = none
+                else:
+                    _, tokens, prompt, requests = streamed.served.by_prompt(cap)
+                    t = ttft.ttft_counted(prompt, tokens, rc, regime, fetch, requests)
+                rows.append(_row(regime, name, share, cap, s, t))
     return rows
 
 

@@ -141,3 +141,18 @@ def test_a_tally_fed_more_than_a_slice_at_once_adds_it_in_slices(monkeypatch):
         [1.0, 0.0],
     )
     assert mix.recompute_usd == pytest.approx(0.512) and mix.fetch_usd == pytest.approx(0.9)
+
+
+def test_prefix_hits_stop_at_a_request_s_first_miss_whatever_the_stream_counts():
+    # counted per block, the request (1 3) at 10 s hits its 1 and misses its 3; a request (3 1) would hit its 1
+    # after a miss: per block 1 block, up to the first miss none.  Here: requests (1 2) (3 1) at 0 and 10 s
+    stream = LruStream(
+        "per-block", observers=[per_block := replay.HitPrefixes([5]), prefix := replay.HitPrefixes([5], prefix=True)]
+    )
+    stream.feed(
+        np.array([1, 2, 3, 1]), np.array([0, 2, 4]), np.array([1024, 1024]), 512, timestamps_s=np.array([0.0, 10.0])
+    )
+    # per block: the second request hits 1 block (512 tokens); up to its first miss (3, new) it hits none
+    assert [x.tolist() for x in per_block.by_prompt(5)] == [[0, 1], [0, 512], [1024, 1024], [1, 1]]
+    assert [x.tolist() for x in prefix.by_prompt(5)] == [[0], [0], [1024], [2]]
+    assert [x.tolist() for x in prefix.at(5)] == [[0], [0], [2]]

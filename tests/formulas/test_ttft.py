@@ -233,3 +233,19 @@ def test_the_prefix_fetch_pays_the_pageable_overhead_per_copy() -> None:
         np.array([8.0, 4.0, 0.0]), 50.0, 1e5, 1e-3, 4, 2, min_transfer_s=0.01, efficiency=0.5, overhead_s=0.5e-3
     )
     assert got == pytest.approx([0.014, 0.010, 0.0])
+
+
+def test_requests_counted_by_prompt_and_prefix_give_the_per_request_figures(reuse: Reuse) -> None:
+    # the four requests of the hand trace as the streamed pass counts them: prompts 8, 10, 8, 8 tokens with
+    # 0, 8, 0, 7 tokens found (r0 and r2 are one pair, counted twice): the same TTFTs, 15, 20, 32, 32 ms
+    t = ttft.ttft_counted(
+        np.array([8.0, 10.0, 8.0]), np.array([0.0, 8.0, 7.0]), RC, "batch", FETCH, np.array([2.0, 1.0, 1.0])
+    )
+    assert t.ttft_s == pytest.approx([0.032, 0.020, 0.015])
+    assert t.n_requests == 4
+    # p50 (20 + 32) / 2 = 26 ms, as numpy gives on the four; mean (32 x 2 + 20 + 15) / 4 = 24.75 ms; 60 ms saved
+    assert t.percentiles() == pytest.approx({"p50": 0.026, "p90": 0.032, "p99": 0.032, "max": 0.032})
+    assert t.mean(t.ttft_s) == pytest.approx(0.02475)
+    assert t.total(t.gpu_s_saved) == pytest.approx(0.060)
+    each = ttft.ttft(reuse, RC, "batch", FETCH)
+    assert t.mean(t.ttft_s) == pytest.approx(each.mean(each.ttft_s)) and each.n_requests == 4

@@ -109,3 +109,27 @@ def test_the_engines_side_by_side() -> None:
     assert lm["fetch_s.pcie5-x16"] == pytest.approx(lat + 256 * kv / bw)
     assert lm["fetch_s_per_token.pcie5-x16"] == pytest.approx((lat + 256 * kv / bw) / 256)
     assert "lmcache/v1/config.py" in lm["source.block_tokens"]
+
+
+def test_the_streamed_rows_are_the_per_request_figures() -> None:
+    # the rows count requests by prompt and hit prefix as the trace streams past; the same from every request of
+    # the trace held in memory (ttft.ttft): percentiles equal, sums and means to the order of the additions
+    from kvtier.formulas import ttft
+
+    s = Scenario()
+    rows = serving.ttft_rows(s, ("batch",))
+    r, rc = s.trace_reuse(), s.regen_costs()
+    links = s.tier_links.pick(("pcie5-x16",))
+    fetch = serving.fetch_of(s, float(links.bandwidth_bytes_per_s[0]), float(links.latency_s[0]))
+    for share in serving.shares(s):
+        row = _row(rows, "batch", "pcie5-x16", share)
+        t = ttft.ttft(r, rc, "batch", fetch, row["capacity_blocks"])
+        assert row["capacity_blocks"] == float(r.capacity_for(share))
+        assert (row["ttft_p50_s"], row["ttft_p90_s"], row["ttft_p99_s"]) == pytest.approx(
+            tuple(t.percentiles()[k] for k in ("p50", "p90", "p99")), rel=1e-12
+        )
+        assert row["ttft_mean_s"] == pytest.approx(float(t.ttft_s.mean()), rel=1e-12)
+        assert row["gpu_saved_s"] == pytest.approx(float(t.gpu_s_saved.sum()), rel=1e-12)
+        assert row["prefix_hit_token_share"] == pytest.approx(
+            float(t.hit_tokens.sum()) / float(r.trace.input_tokens.sum()), rel=1e-12
+        )
