@@ -11,7 +11,7 @@ import pandas as pd
 
 from kvtier.formulas import policies, roofline
 from kvtier.formulas import reuse as workload
-from kvtier.inputs import distributed, traces
+from kvtier.inputs import traces
 from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
 from kvtier.report import words
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure, plain_log_ticks
@@ -1189,20 +1189,20 @@ _WINDOW_CACHE: WeakKeyDictionary[Scenario, list[dict[str, Any]]] = WeakKeyDictio
 def windows_table(s: Scenario) -> pd.DataFrame:
     """Per (window, warm-up) of :data:`WINDOWS_MIN`: the windowed exact curve's gap to the single pass.
 
-    :func:`kvtier.inputs.distributed.windowed` on the build's trace (each window replayed on its
-    own after its warm-up, the histograms added) against :func:`~kvtier.inputs.distributed.replay`
-    of it whole, by :func:`kvtier.formulas.reuse.curve_error`: the mean and largest gap in points of
-    hit ratio.  A reuse that reaches back past a window's warm-up is a miss, so the gap is a loss.
+    :func:`kvtier.inputs.traces.stream_windows` on the build's trace (each window replayed on its
+    own after its warm-up, the histograms added: :func:`kvtier.inputs.distributed.windowed`'s curve,
+    streamed) against the single pass (:meth:`kvtier.scenario.Scenario.trace_curve`), by
+    :func:`kvtier.formulas.reuse.curve_error`: the mean and largest gap in points of hit ratio.  A
+    reuse that reaches back past a window's warm-up is a miss, so the gap is a loss.
     """
     found = _WINDOW_CACHE.get(s)
     if found is None:
-        t = s.trace_reuse().trace
-        count = str(s.assumptions.value("workload.hit_count"))
-        part = distributed.part_of(t)
-        single = distributed.replay([part], t.block_tokens, count=count)
+        value = s.assumptions.value
+        single = s.trace_curve()
+        fmt, count = str(value("workload.trace_format")), str(value("workload.hit_count"))
         found = []
         for window, warmup in WINDOWS_MIN:
-            h = distributed.windowed([part], window * 60, warmup * 60, t.block_tokens, count=count)
+            h = traces.stream_windows(trace_name(s), window * 60, warmup * 60, single.block_tokens, fmt, count)
             gap = workload.curve_error(single, h)
             found.append(
                 {
