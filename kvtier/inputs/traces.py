@@ -60,10 +60,12 @@ from kvtier.formulas.reuse import (
     RegenCosts,
     Reuse,
     Trace,
+    block_hash,
     chain_ids,
     curve_error,
     dense_ids,
     histogram_of,
+    sample_threshold,
 )
 
 TRACE_BLOCK_TOKENS = 512
@@ -1310,6 +1312,42 @@ def stream_lru(
     for ids, starts, inputs, outputs, stamps in chunks:
         stream.feed(ids, starts, inputs, chunks.block_tokens, outputs, stamps)
     return stream.histogram(chunks.where, chunks.n_requests, chunks.fmt.name, chunks.block_tokens)
+
+
+def read_sample(
+    name: str | os.PathLike[str],
+    rate: float,
+    block_tokens: int = TRACE_BLOCK_TOKENS,
+    trace_format: str = DEFAULT_FORMAT,
+) -> Trace:
+    """A trace's spatially hashed sample held in memory: every request, and the references whose block is kept.
+
+    A block is kept when :func:`kvtier.formulas.reuse.block_hash` of its prefix-chained id is
+    below ``rate`` of the hash space (SHARDS), so a kept block keeps every reference to it and
+    a request keeps its kept blocks in order.  Read in one streamed pass (:class:`RequestChunks`):
+    memory about ``rate`` x 105 B a reference, whatever the trace's length.
+    """
+    threshold = sample_threshold(rate)
+    chunks = RequestChunks(name, block_tokens, trace_format, lambda: 1 << 20)
+    ids: list[np.ndarray] = []
+    per: list[np.ndarray] = []
+    cols: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for chained, starts, inputs, outputs, stamps in chunks:
+        keep = block_hash(chained) < threshold
+        request = np.repeat(np.arange(starts.size - 1), np.diff(starts))
+        ids.append(chained[keep])
+        per.append(np.bincount(request[keep], minlength=starts.size - 1))
+        cols.append((inputs, outputs, stamps))
+    return Trace(
+        name=chunks.where,
+        block_tokens=chunks.block_tokens,
+        timestamps_s=np.concatenate([c[2] for c in cols]),
+        input_tokens=np.concatenate([c[0] for c in cols]),
+        output_tokens=np.concatenate([c[1] for c in cols]),
+        starts=_starts(np.concatenate(per)),
+        blocks=dense_ids(np.concatenate(ids)),
+        trace_format=chunks.fmt.name,
+    )
 
 
 def stream_windows(

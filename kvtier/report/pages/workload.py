@@ -703,26 +703,54 @@ def decision_blocks(s: Scenario) -> int:
     return int(s.trace_curve().capacity_for(s.v("decision.hit_target")))
 
 
+POLICY_SAMPLE_REFS = 1 << 24
+"""Block references the policies replay at most (16,777,216, about 1.8 GB held): a longer trace is replayed on a
+spatially hashed sample of about this many."""
+
+
 def policy_replays(s: Scenario) -> dict[str, Any]:
     """Every policy's hits on the build's trace at each capacity of :data:`POLICY_FRACTIONS` (kept with ``s``).
 
     The decision's capacity is the LRU tier for ``decision.hit_target`` of the achievable hits
-    (:meth:`kvtier.formulas.reuse.Reuse.capacity_for`, the landing page's tier); each capacity is at
-    least 2 blocks (S3-FIFO's least).  Returns ``capacities`` (blocks), ``decision`` (blocks),
-    ``hits`` (per policy, references), ``n_refs`` and ``block_bytes`` (B).
+    (:meth:`kvtier.formulas.reuse.LruHistogram.capacity_for`, the landing page's tier); each capacity is at
+    least 2 blocks (S3-FIFO's least).  The policies simulate the whole reference sequence in
+    memory: a trace of more than :data:`POLICY_SAMPLE_REFS` references is replayed on a spatially
+    hashed sample of its blocks (:func:`kvtier.inputs.traces.read_sample`, about that many
+    references) at capacities scaled by the rate, as SHARDS does.
+    Sampled, the hits are adjusted as SHARDS adjusts a sampled curve: the references the sample
+    holds beyond ``rate`` x the trace's count as hits of its hottest blocks.  Returns
+    ``capacities`` (blocks), ``decision`` (blocks), ``hits`` (per policy, references replayed),
+    ``n_refs`` (references replayed: ``rate`` x the trace's when sampled), ``sample_rate`` (1:
+    every one) and ``block_bytes`` (B).
     """
     found = _POLICY_CACHE.get(s)
     if found is not None:
         return found
-    r = s.trace_reuse()
-    t = r.trace
+    curve = s.trace_curve()
     decision = max(decision_blocks(s), 2)
     caps = sorted({max(int(decision * f), 2) for f in POLICY_FRACTIONS})
+    rate = 1.0
+    if curve.n_refs > POLICY_SAMPLE_REFS:
+        rate = POLICY_SAMPLE_REFS / curve.n_refs
+        value = s.assumptions.value
+        t = traces.read_sample(trace_name(s), rate, curve.block_tokens, str(value("workload.trace_format")))
+        r = workload.Reuse.of(t, str(value("workload.hit_count")))
+    else:
+        r = s.trace_reuse()
+        t = r.trace
+    hits = policies.hit_counts(t.blocks, t.starts, r.distance, [max(round(c * rate), 2) for c in caps])
+    n_refs: float = t.n_refs
+    if rate < 1:
+        # SHARDS_adj (Waldspurger et al., FAST'15, section 4.3), as the sampled curve has it: the references the
+        # sample holds beyond rate x the trace's are hits of its hottest blocks, at every capacity
+        n_refs = rate * curve.n_refs
+        hits = {k: np.maximum(v - (t.n_refs - n_refs), 0.0) for k, v in hits.items()}
     found = {
         "capacities": caps,
         "decision": decision,
-        "hits": policies.hit_counts(t.blocks, t.starts, r.distance, caps),
-        "n_refs": t.n_refs,
+        "hits": hits,
+        "n_refs": n_refs,
+        "sample_rate": rate,
         "block_bytes": s.kv_bytes_per_token * t.block_tokens,
     }
     _POLICY_CACHE[s] = found
@@ -767,6 +795,7 @@ def policy_numbers(s: Scenario) -> dict[str, Any]:
     for name in policies.POLICIES:
         out[f"policy_{name}_pct"] = float(at[f"{name}_hit_pct"])
     out["policy_lru_of_min_pct"] = float(at["lru_of_min_pct"])
+    out["policy_sample_pct"] = policy_replays(s)["sample_rate"] * 100
     out["policy_sentence"] = _policy_sentence(out)
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
 
@@ -782,7 +811,17 @@ def _policy_sentence(n: dict[str, Any]) -> str:
         f" (Belady's MIN, which knows every next use) reaches there; leaf-first LRU reaches"
         f" {n['policy_leaf_lru_pct']:.1f} % and S3-FIFO {n['policy_s3fifo_pct']:.1f} %. At"
         f" {n['policy_smallest_gib']:,.0f} GiB LRU gets {n['policy_smallest_lru_of_min_pct']:.0f} %"
-        " of the optimum's hits."
+        f" of the optimum's hits.{_sampled_words(n['policy_sample_pct'])}"
+    )
+
+
+def _sampled_words(pct: float) -> str:
+    """What the policies were replayed on, when not every reference: a sentence, or nothing."""
+    if pct >= 100:
+        return ""
+    return (
+        f" The trace is too long to simulate whole, so these come from a spatially hashed sample of {pct:.2g} % of"
+        " its blocks, replayed at capacities scaled by the same rate (SHARDS): estimates, where LRU's curve is exact."
     )
 
 
@@ -849,7 +888,12 @@ def policies_figure(s: Scenario) -> tuple[Figure, str]:
         fig,
         _footer_records(s, "model", "kv_dtype", "decision.hit_target"),
         "LRU's exact curve (line); leaf-first LRU, S3-FIFO and Belady's MIN, the offline optimum, replayed at"
-        " fractions of the decision's capacity (marks); hits per block reference.",
+        " fractions of the decision's capacity (marks); hits per block reference."
+        + (
+            f" Marks from a hashed sample of {n['policy_sample_pct']:.2g} % of the blocks."
+            if n["policy_sample_pct"] < 100
+            else ""
+        ),
         lead=lead,
         drivers=("workload.trace", "decision.hit_target"),
     )
