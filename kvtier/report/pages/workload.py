@@ -704,8 +704,8 @@ def decision_blocks(s: Scenario) -> int:
 
 
 POLICY_SAMPLE_REFS = 1 << 24
-"""Block references the policies replay at most (16,777,216, about 1.8 GB held): a longer trace is replayed on a
-spatially hashed sample of about this many."""
+"""Block references the policies replay of a trace longer than the in-memory analysis holds
+(:data:`kvtier.inputs.traces.MAX_TRACE_REFS`): a spatially hashed sample of about this many (16,777,216)."""
 
 
 def policy_replays(s: Scenario) -> dict[str, Any]:
@@ -714,8 +714,9 @@ def policy_replays(s: Scenario) -> dict[str, Any]:
     The decision's capacity is the LRU tier for ``decision.hit_target`` of the achievable hits
     (:meth:`kvtier.formulas.reuse.LruHistogram.capacity_for`, the landing page's tier); each capacity is at
     least 2 blocks (S3-FIFO's least).  The policies simulate the whole reference sequence in
-    memory: a trace of more than :data:`POLICY_SAMPLE_REFS` references is replayed on a spatially
-    hashed sample of its blocks (:func:`kvtier.inputs.traces.read_sample`, about that many
+    memory, exactly up to :data:`kvtier.inputs.traces.MAX_TRACE_REFS` references (what the
+    in-memory analysis holds); a longer trace is replayed on a spatially hashed sample of its
+    blocks (:func:`kvtier.inputs.traces.read_sample`, about :data:`POLICY_SAMPLE_REFS`
     references) at capacities scaled by the rate, as SHARDS does.
     Sampled, the hits are adjusted as SHARDS adjusts a sampled curve: the references the sample
     holds beyond ``rate`` x the trace's count as hits of its hottest blocks.  Returns
@@ -730,7 +731,7 @@ def policy_replays(s: Scenario) -> dict[str, Any]:
     decision = max(decision_blocks(s), 2)
     caps = sorted({max(int(decision * f), 2) for f in POLICY_FRACTIONS})
     rate = 1.0
-    if curve.n_refs > POLICY_SAMPLE_REFS:
+    if curve.n_refs > traces.MAX_TRACE_REFS:
         rate = POLICY_SAMPLE_REFS / curve.n_refs
         value = s.assumptions.value
         t = traces.read_sample(trace_name(s), rate, curve.block_tokens, str(value("workload.trace_format")))

@@ -293,9 +293,9 @@ def test_the_page_streams_the_trace_and_gets_the_in_memory_figures():
     assert n["lone_over_in_batch"] == pytest.approx(lone_over, rel=1e-12) and not math.isnan(lone_over)
 
 
-def test_a_trace_past_the_policies_limit_has_them_replayed_on_a_hashed_sample(monkeypatch):
-    # the conversation trace's 288,500 references against a limit of 50,000: the policies replay a sample of
-    # 50,000 / 288,500 = 17.3 % of its blocks, at capacities scaled by that rate, and the page says so
+def test_a_trace_past_the_in_memory_limit_has_its_policies_replayed_on_a_hashed_sample(monkeypatch):
+    # the conversation trace's 288,500 references against an in-memory limit of 100,000: the policies replay a
+    # sample of 50,000 / 288,500 = 17.3 % of its blocks, at capacities scaled by that rate, and the page says so
     import json
 
     import numpy as np
@@ -305,6 +305,7 @@ def test_a_trace_past_the_policies_limit_has_them_replayed_on_a_hashed_sample(mo
     from kvtier.report.pages import workload as page
 
     exact = page.policy_replays(Scenario())
+    monkeypatch.setattr(traces, "MAX_TRACE_REFS", 100_000)
     monkeypatch.setattr(page, "POLICY_SAMPLE_REFS", 50_000)
     s = Scenario()
     p = page.policy_replays(s)
