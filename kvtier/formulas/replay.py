@@ -15,8 +15,8 @@ curve is.  Observers of a stream (:class:`~kvtier.formulas.reuse.ChunkReuse`) ad
   the reuses at each costs: what :func:`kvtier.formulas.hierarchy.replay_counts` replays a
   hierarchy from.
 
-Both give what the in-memory path gives on the whole trace (sums in another order: equal to
-about 1e-15 of their value).
+Each gives what the in-memory path gives on the whole trace: counts exactly, sums of seconds
+and dollars to about 1e-12 of their value (the same terms added in another order).
 """
 
 from __future__ import annotations
