@@ -363,21 +363,15 @@ class MixTally:
                 )
             return
         choice = cheapest_tier(dt, self.hold, self.fetch, recompute)
-        if weights is not None:
-            if self.steps is not None:
-                raise ValueError("a tally that counts the peak needs each reuse, not weights")
-            w = _f(weights).ravel()
-            self.counts += np.bincount(choice, weights=w, minlength=n + 1)
-            self.held_s += np.bincount(choice, weights=dt * w, minlength=n + 1)[:n]
-            self.recompute_usd += float(np.sum((recompute * w)[choice == n]))
-            self.recompute_all_usd += float(np.sum(recompute * w))
-            self.reuses += int(np.sum(w))
-            return
-        self.counts += np.bincount(choice, minlength=n + 1)
-        self.held_s += np.bincount(choice, weights=dt, minlength=n + 1)[:n]
-        self.recompute_usd += float(np.sum(recompute[choice == n]))
-        self.recompute_all_usd += float(np.sum(recompute))
-        self.reuses += int(dt.size)
+        w = None if weights is None else _f(weights).ravel()
+        if w is not None and self.steps is not None:
+            raise ValueError("a tally that counts the peak needs each reuse, not weights")
+        cost = recompute if w is None else recompute * w
+        self.counts += np.bincount(choice, weights=w, minlength=n + 1)
+        self.held_s += np.bincount(choice, weights=dt if w is None else dt * w, minlength=n + 1)[:n]
+        self.recompute_usd += float(np.sum(cost[choice == n]))
+        self.recompute_all_usd += float(np.sum(cost))
+        self.reuses += int(dt.size) if w is None else int(np.sum(w))
         if self.steps is None:
             return
         if from_at is None or to_at is None:

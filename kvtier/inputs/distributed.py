@@ -17,7 +17,6 @@ kvtier installed too.  Times are seconds.
 from __future__ import annotations
 
 import glob
-import math
 import os
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
@@ -133,18 +132,17 @@ def read_parts(
 
 
 def _feed(stream: LruStream, part: dict[str, Any], block_tokens: int, lo: int = 0, hi: int | None = None) -> None:
-    """Feed requests ``lo:hi`` of ``part`` to ``stream``."""
-    hi = part["lines"] if hi is None else hi
-    if hi <= lo:
-        return
-    s = part["starts"][lo : hi + 1]
-    stream.feed(
-        part["ids"][s[0] : s[-1]],
-        s - s[0],
-        part["input_tokens"][lo:hi],
+    """Feed requests ``lo:hi`` of ``part`` to ``stream`` (:func:`kvtier.inputs.traces.feed_requests`)."""
+    traces.feed_requests(
+        stream,
+        part["ids"],
+        part["starts"],
+        part["input_tokens"],
+        part["output_tokens"],
+        part["timestamps_s"],
         block_tokens,
-        part["output_tokens"][lo:hi],
-        part["timestamps_s"][lo:hi],
+        lo,
+        part["lines"] if hi is None else hi,
     )
 
 
@@ -216,10 +214,7 @@ def windowed(
     """
     if any("chunk" in p for p in parts):
         raise KvtierError("--window replays every reference: read the parts without sampling (sample rate 1)")
-    if not (math.isfinite(window_s) and window_s > 0):
-        raise KvtierError(f"--window {window_s!r}: a number of seconds above 0")
-    if not (math.isfinite(warmup_s) and warmup_s >= 0):
-        raise KvtierError(f"--warmup {warmup_s!r}: a number of seconds, 0 or more")
+    traces.check_window(window_s, warmup_s)
     t0 = float(parts[0]["timestamps_s"][0])
     t1 = float(parts[-1]["timestamps_s"][-1])
     edges = t0 + window_s * np.arange(int((t1 - t0) // window_s) + 2)

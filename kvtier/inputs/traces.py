@@ -218,10 +218,11 @@ def file_version(name: str | os.PathLike[str]) -> tuple[str, int, int] | None:
     ``None`` where the name resolves to nothing that can be read (the reader names the problem).
     """
     try:
-        st = trace_path(name)[1].stat()
+        path = trace_path(name)[1]
+        st = path.stat()
     except (KvtierError, OSError, ValueError):
         return None
-    return str(trace_path(name)[1]), st.st_size, st.st_mtime_ns
+    return str(path), st.st_size, st.st_mtime_ns
 
 
 def _regular(path: Path, where: str) -> os.stat_result:
@@ -1367,10 +1368,7 @@ def stream_windows(
     trace has passed its end.  At most ``ceil(warmup_s / window_s) + 1`` windows are open at once,
     each holding the distinct blocks of its own span.
     """
-    if not (math.isfinite(window_s) and window_s > 0):
-        raise KvtierError(f"--window {window_s!r}: a number of seconds above 0")
-    if not (math.isfinite(warmup_s) and warmup_s >= 0):
-        raise KvtierError(f"--warmup {warmup_s!r}: a number of seconds, 0 or more")
+    check_window(window_s, warmup_s)
     chunks = RequestChunks(name, block_tokens, trace_format, lambda: chunk_refs)
     bt = chunks.block_tokens
     open_: dict[int, tuple[LruStream, list[bool]]] = {}  # window -> its stream, whether its counts were reset
@@ -1401,12 +1399,12 @@ def stream_windows(
             begin = t0 + k * window_s
             w0, w1, w2 = (int(x) for x in np.searchsorted(stamps, [begin - warmup_s, begin, begin + window_s]))
             if not reset[0]:
-                _feed_part(stream, ids, starts, inputs, outputs, stamps, bt, w0, w1)
+                feed_requests(stream, ids, starts, inputs, outputs, stamps, bt, w0, w1)
                 if last >= begin:
                     stream.reset_counts()
                     reset[0] = True
             if reset[0]:
-                _feed_part(stream, ids, starts, inputs, outputs, stamps, bt, w1, w2)
+                feed_requests(stream, ids, starts, inputs, outputs, stamps, bt, w1, w2)
             if last >= begin + window_s:
                 close(k)
     for k in sorted(open_):
@@ -1418,7 +1416,15 @@ def stream_windows(
     )
 
 
-def _feed_part(
+def check_window(window_s: float, warmup_s: float) -> None:
+    """Refuse a window that is not a number of seconds above 0, or a warm-up below 0, naming the option."""
+    if not (math.isfinite(window_s) and window_s > 0):
+        raise KvtierError(f"--window {window_s!r}: a number of seconds above 0")
+    if not (math.isfinite(warmup_s) and warmup_s >= 0):
+        raise KvtierError(f"--warmup {warmup_s!r}: a number of seconds, 0 or more")
+
+
+def feed_requests(
     stream: LruStream,
     ids: np.ndarray,
     starts: np.ndarray,
@@ -1429,7 +1435,7 @@ def _feed_part(
     lo: int,
     hi: int,
 ) -> None:
-    """Feed requests ``lo:hi`` of a chunk to ``stream``."""
+    """Feed requests ``lo:hi`` of a chunk (or of a whole part, :mod:`kvtier.inputs.distributed`) to ``stream``."""
     if hi <= lo:
         return
     s = starts[lo : hi + 1]
