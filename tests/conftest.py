@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import csv
+import io
 import json
 import shutil
 import subprocess
 import sys
+import warnings
 from ast import literal_eval
 from importlib import resources
 from pathlib import Path
@@ -37,6 +40,30 @@ def seed_scenario() -> Scenario:
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``kvtier ARGS`` in this process, as the console script does, and return what a process would show.
+
+    :func:`kvtier.commands.main` runs with ``cwd`` as the working directory and its standard output and
+    error captured; its return value (or the code of a ``SystemExit``, as argparse's ``--version`` raises)
+    is the exit status. A warning it emits is written to the captured standard error as Python prints it
+    in a process, so the one-line contract sees it. An unexpected exception propagates: the test fails
+    with its traceback, as a process would print one. :func:`run_cli_process` runs a real process, for
+    what only a process shows (signals, memory limits, the interpreter's own exit status).
+    """
+    from kvtier.commands import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd or ROOT), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main(list(args))
+            except SystemExit as exc:
+                status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    shown = "".join(warnings.formatwarning(w.message, w.category, w.filename, w.lineno, w.line) for w in caught)
+    return subprocess.CompletedProcess(["kvtier", *args], status, out.getvalue(), err.getvalue() + shown)
+
+
+def run_cli_process(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``python -m kvtier ARGS`` in a subprocess; return the completed process."""
     return subprocess.run(
         [sys.executable, "-m", "kvtier", *args], capture_output=True, text=True, cwd=cwd or ROOT, timeout=600

@@ -1,11 +1,12 @@
 """The bad-input catalogue: every kind of bad input is one line on stderr and exit status 2.
 
-Each case runs the real CLI in a subprocess (``kvtier compare``, ``kvtier model`` or
-``kvtier build``) and checks the contract of :mod:`kvtier.commands`: exit status 2, stdout
-empty, stderr exactly one line ``kvtier: error: ...`` naming the offending key or file,
-and no traceback.  A build case writes into ``--out`` under ``tmp_path``, which holds a
-sentinel tree beforehand; input is validated before anything runs, so the tree (and
-everything else under ``tmp_path``) must be byte-identical afterwards: nothing lost.
+Each case runs the CLI in this process (``kvtier compare``, ``kvtier model`` or ``kvtier build``
+through ``kvtier.commands.main``; tests/conftest.py ``run_cli``) and checks the contract of
+:mod:`kvtier.commands`: exit status 2, stdout empty, stderr exactly one line ``kvtier: error: ...``
+naming the offending key or file, and no traceback.  Ten cases, one of each surface and kind, run
+again as a real process.  A build case writes into ``--out`` under ``tmp_path``, which holds a
+sentinel tree beforehand; input is validated before anything runs, so the tree (and everything
+else under ``tmp_path``) must be byte-identical afterwards: nothing lost.
 
 A hardware preset file, which no command takes, is checked in-process through the same reader;
 zero latency, which is not bad input, is checked to be accepted from every source.
@@ -24,7 +25,7 @@ import pytest
 from kvtier.errors import KvtierError
 from kvtier.inputs import hardware
 from kvtier.inputs.models import PRESETS
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_cli_process
 
 pytestmark = pytest.mark.surface("compare")
 """A case's surface is the first word of its id (compare, build, model, tiers, cost); else compare."""
@@ -670,8 +671,39 @@ def snapshot(directory: Path) -> dict[str, bytes | None]:
     }
 
 
+PROCESS_CASES = [
+    case
+    for case in CASES
+    if case.id
+    in {
+        "compare-yaml-malformed-yaml",
+        "compare-yaml-missing-file",
+        "compare-model-hidden-size-2-pow-21",
+        "build-yaml-text-value-is-a-mapping",
+        "build-model-missing-config",
+        "build-whole-set-range-moved-off-its-value",
+        "model-model-field-beyond-float",
+        "tiers-set-newline-in-model",
+        "build-jobs-abc",
+        "model-no-spec",
+    }
+]
+"""A case of each surface and kind, run again as a real process: the exit status and the stream a shell sees."""
+
+
 @pytest.mark.parametrize(("argv", "files", "needles"), CASES)
 def test_bad_input_is_one_line_exit_2_and_loses_nothing(tmp_path, argv, files, needles):
+    check_case(tmp_path, argv, files, needles, run_cli)
+
+
+@pytest.mark.parametrize(("argv", "files", "needles"), PROCESS_CASES)
+def test_a_process_shows_the_same_one_line_and_exit_2(tmp_path, argv, files, needles):
+    assert len(PROCESS_CASES) == 10
+    check_case(tmp_path, argv, files, needles, run_cli_process)
+
+
+def check_case(tmp_path, argv, files, needles, run) -> None:
+    """Write ``files``, run ``argv`` with ``run``, and check the one-line contract and that nothing changed."""
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     args = [arg.replace("{tmp}", str(tmp_path)) for arg in argv]
@@ -682,7 +714,7 @@ def test_bad_input_is_one_line_exit_2_and_loses_nothing(tmp_path, argv, files, n
         args += ["--out", str(tmp_path / "out")]
     before = snapshot(tmp_path)
 
-    proc = run_cli(*args)
+    proc = run(*args)
 
     shown = f"rc={proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     assert "Traceback" not in proc.stderr + proc.stdout, shown

@@ -1,6 +1,6 @@
 """The bad-input catalogue of ``kvtier measure``: one line on stderr, exit status 2, nothing lost, nothing measured.
 
-Each case runs the real command line in a subprocess (tests/conftest.py ``run_cli``) and checks
+Each case runs the command line in this process (tests/conftest.py ``run_cli``) and checks
 the contract of tests/commands/test_bad_input.py: exit status 2, stdout empty, stderr exactly one line
 ``kvtier: error: ...`` naming the offending option or file, no traceback, and every file under
 ``tmp_path`` byte-identical afterwards.  One line also proves that nothing was measured: a run
