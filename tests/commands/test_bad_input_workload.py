@@ -1,11 +1,13 @@
 """The bad-input catalogue of ``kvtier workload`` (issue 22, items 4-7, 10, 11, 13 and the trace parts of 18).
 
-Each case runs the real CLI in a subprocess, under a cap on its address space (1 GiB, so that
-a reader that grows without bound fails fast instead of eating the machine), and checks the
-house contract: exit status 2, stdout empty, stderr exactly one line ``kvtier: error: ...``
-naming the file and line (or the option), no traceback, and every file under ``tmp_path``
-byte-identical afterwards.  A trace case runs in both modes, in memory and ``--stream``: the
-two read through one line splitter, so they must print the same line.
+Each case checks the house contract: exit status 2, stdout empty, stderr exactly one line
+``kvtier: error: ...`` naming the file and line (or the option), no traceback, and every file under
+``tmp_path`` byte-identical afterwards.  A trace case runs in both modes, in memory and ``--stream``:
+the two read through one line splitter, so they must print the same line.  The cases run the CLI in
+this process (tests/conftest.py ``run_cli``), but for what only a process shows: what is not a
+regular file (a FIFO that would block), the 2 GiB file of NULs and a trace larger than the memory at
+hand run the real CLI in a subprocess under a cap on its address space (1 GiB, so that a reader that
+grows without bound fails fast instead of eating the machine).
 
 Why 1 GiB: ``kvtier workload synthetic --json`` runs under an address-space cap of 150 MiB
 (measured here with numpy 2 and one BLAS thread), so the cap leaves the command room and is
@@ -23,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.surface("workload")
 
@@ -152,7 +154,7 @@ def test_a_bad_trace_is_the_same_one_line_in_both_modes(tmp_path, mode, data, ar
     path = tmp_path / "bad.jsonl"
     path.write_bytes(data)
     before = snapshot(tmp_path)
-    proc = run_capped("workload", str(path), *argv, *MODES[mode])
+    proc = run_cli("workload", str(path), *argv, *MODES[mode])
     assert one_line_error(proc).startswith(f"{path}: {message}"), proc.stderr
     assert snapshot(tmp_path) == before
 
@@ -265,7 +267,7 @@ OPTIONS = [
 
 @pytest.mark.parametrize(("argv", "message"), [pytest.param(*c[1:], id=c[0]) for c in OPTIONS])
 def test_a_bad_option_is_named_as_typed(argv, message):
-    assert message in one_line_error(run_capped("workload", "synthetic", *argv))
+    assert message in one_line_error(run_cli("workload", "synthetic", *argv))
 
 
 # ---------------------------------------------------------------------------
@@ -284,7 +286,7 @@ def test_a_byte_order_mark_at_the_start_is_accepted(tmp_path, mode):
     # was "line 1: not a JSON object (malformed JSON)", naming no BOM
     path = tmp_path / "bom.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + b"".join(line(r) for r in HAND))
-    proc = run_capped("workload", str(path), "--block-tokens", "4", "--json", *MODES[mode])
+    proc = run_cli("workload", str(path), "--block-tokens", "4", "--json", *MODES[mode])
     assert proc.returncode == 0, proc.stderr
     rep = json.loads(proc.stdout)
     assert (rep["trace"]["requests"], rep["blocks"]["references"], rep["blocks"]["unique"]) == (2, 5, 3)
@@ -295,13 +297,13 @@ def test_a_file_named_like_a_shipped_trace_is_read_and_the_output_says_so(tmp_pa
     # a file called "conversation" in the current directory was silently ignored for the shipped trace
     # (12,031 requests); the file wins, and the first line says which trace was read
     (tmp_path / "conversation").write_bytes(b"".join(line(r) for r in HAND))
-    proc = run_capped("workload", "conversation", "--block-tokens", "4", *MODES[mode], cwd=tmp_path)
+    proc = run_cli("workload", "conversation", "--block-tokens", "4", *MODES[mode], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     first, second = proc.stdout.splitlines()[:2]
     assert first.startswith(
         "trace conversation: the file of that name in this directory, not the shipped trace conversation"
     )
     assert second.startswith("trace conversation") and " 2 requests" in second
-    proc = run_capped("workload", "conversation", "--block-tokens", "4", "--json", *MODES[mode], cwd=tmp_path)
+    proc = run_cli("workload", "conversation", "--block-tokens", "4", "--json", *MODES[mode], cwd=tmp_path)
     rep = json.loads(proc.stdout)
     assert rep["trace"]["requests"] == 2 and rep["notes"]["trace"].startswith("trace conversation: the file")
