@@ -81,12 +81,31 @@ def write_config(path: Path, **fields) -> Path:
     return path
 
 
-def write_tables(scenario: Scenario, directory: Path) -> list[Path]:
-    """Write every table of record of ``scenario`` as ``NAME.csv`` under ``directory``, as a build does."""
-    from kvtier.report.pages import csv_texts
+_TABLE_TEXTS: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+
+
+def table_texts(**sets: str) -> dict[str, str]:
+    """Every table of record's CSV text under the seed set with ``sets`` applied, computed once per session.
+
+    The seed's own tables are the committed ``book/tables/*.csv``: tests/report/test_notebook.py proves a
+    fresh build writes them byte for byte.
+    """
+    key = tuple(sorted(sets.items()))
+    if key not in _TABLE_TEXTS:
+        if sets:
+            from kvtier.report.pages import csv_texts
+
+            _TABLE_TEXTS[key] = csv_texts(Scenario(load_assumptions(sets=sets)))
+        else:
+            _TABLE_TEXTS[key] = {p.stem: p.read_text(encoding="utf-8") for p in sorted(TABLES.glob("*.csv"))}
+    return _TABLE_TEXTS[key]
+
+
+def write_tables(directory: Path, **sets: str) -> list[Path]:
+    """Write every table of record as ``NAME.csv`` under ``directory``, as a build does (see :func:`table_texts`)."""
     from kvtier.report.tables import write_csv_texts
 
-    return write_csv_texts(csv_texts(scenario), directory)
+    return write_csv_texts(table_texts(**sets), directory)
 
 
 def build(out: Path, *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None):
@@ -234,18 +253,18 @@ def qwen(tmp_path) -> Path:
 # ---------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def seed_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("seed")
-    write_tables(Scenario(), out)
+    write_tables(out)
     return out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def fast_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The seed with the mid bandwidth bracket at 100 GB/s instead of 64 GB/s."""
     out = tmp_path_factory.mktemp("fast")
-    write_tables(Scenario(load_assumptions(sets={"bandwidth.mid": "100GB/s"})), out)
+    write_tables(out, **{"bandwidth.mid": "100GB/s"})
     return out
 
 
@@ -279,14 +298,14 @@ def git_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
-    write_tables(Scenario(), repo / "book" / "tables")
+    write_tables(repo / "book" / "tables")
     (repo / "README").write_text("x\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "seed")
-    write_tables(Scenario(load_assumptions(sets={"bandwidth.mid": "100GB/s"})), repo / "book" / "tables")
+    write_tables(repo / "book" / "tables", **{"bandwidth.mid": "100GB/s"})
     git(repo, "commit", "-q", "-am", "faster mid link")
     # The working tree moves on; revisions are read from git, not from the checkout.
-    write_tables(Scenario(load_assumptions(sets={"interior.position": "20000"})), repo / "book" / "tables")
+    write_tables(repo / "book" / "tables", **{"interior.position": "20000"})
     return repo
 
 

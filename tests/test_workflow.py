@@ -19,8 +19,6 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from kvtier.inputs.assumptions import load_assumptions
-from kvtier.scenario import Scenario
 from tests.conftest import ROOT, write_tables
 
 WORKFLOW = ROOT / ".github" / "workflows" / "ci.yml"
@@ -129,11 +127,11 @@ def pr_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     repo.mkdir()
     env = ("-c", "user.name=kvtier test", "-c", "user.email=test@example.invalid", "-c", "commit.gpgsign=false")
     _git(repo, "init", "-q", "-b", "main")
-    write_tables(Scenario(), repo / "book" / "tables")
+    write_tables(repo / "book" / "tables")
     _git(repo, "add", "-A")
     _git(repo, *env, "commit", "-q", "-m", "seed")
     _git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
-    write_tables(Scenario(load_assumptions(sets={"bandwidth.mid": "100GB/s"})), repo / "book" / "tables")
+    write_tables(repo / "book" / "tables", **{"bandwidth.mid": "100GB/s"})
     _git(repo, *env, "commit", "-q", "-am", "faster mid link")
     (repo / ".venv").symlink_to(Path(sys.prefix))  # the step calls .venv/bin/kvtier
     return repo

@@ -9,9 +9,7 @@ import pytest
 
 from kvtier.commands import diff as diff_command
 from kvtier.errors import KvtierError
-from kvtier.inputs.assumptions import load_assumptions
 from kvtier.report.diff import ABSENT, diff_tables, format_markdown, format_text, load_tables
-from kvtier.scenario import Scenario
 from tests.conftest import by_cell, git, write_tables
 
 
@@ -19,7 +17,7 @@ from tests.conftest import by_cell, git, write_tables
 def moved_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The seed with the example interior block at position 20,000 (a position not in the grid)."""
     out = tmp_path_factory.mktemp("moved")
-    write_tables(Scenario(load_assumptions(sets={"interior.position": "20000"})), out)
+    write_tables(out, **{"interior.position": "20000"})
     return out
 
 
@@ -39,7 +37,7 @@ def cli(*argv: str) -> int:
 
 def test_identical_sources_are_silent(seed_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     again = tmp_path / "again"
-    write_tables(Scenario(), again)  # regenerated: byte-identical, so no change at all
+    write_tables(again)  # written again: byte-identical, so no change at all
     assert diff_tables(load_tables(str(seed_dir)), load_tables(str(again))) == []
     assert format_text([]) == "" and format_markdown([]) == ""
     assert cli(str(seed_dir), str(again)) == 0

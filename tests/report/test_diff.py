@@ -9,10 +9,8 @@ from pathlib import Path
 import pytest
 
 from kvtier.errors import KvtierError
-from kvtier.inputs.assumptions import load_assumptions
 from kvtier.report import diff
 from kvtier.report.diff import ABSENT, COLUMN, Change, diff_tables, format_markdown, load_tables
-from kvtier.scenario import Scenario
 from tests.conftest import by_cell, write_tables
 
 
@@ -142,7 +140,7 @@ def test_order_is_deterministic(seed_dir: Path, fast_dir: Path) -> None:
 def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: Path) -> None:
     # The example: peak 500 -> 989 TFLOP/s and the mid bandwidth 64 -> 100 GB/s.
     both = tmp_path / "both"
-    write_tables(Scenario(load_assumptions(sets={"peak_flops": "989TFLOP/s", "bandwidth.mid": "100GB/s"})), both)
+    write_tables(both, **{"peak_flops": "989TFLOP/s", "bandwidth.mid": "100GB/s"})
     old, new = load_tables(str(seed_dir)), load_tables(str(both))
     changes = diff_tables(old, new)
     # 981 numbers and 39 text cells, by table: the chapter's pages 151 (assumptions 2 value_si, capacity 20,
@@ -258,7 +256,7 @@ def test_headline_numbers_need_the_tables(tmp_path: Path) -> None:
 def test_headline_present_on_one_side(seed_dir: Path, tmp_path: Path) -> None:
     # The new side has no roofline table: its headline reads as removed, the others as they were.
     fewer = tmp_path / "fewer"
-    write_tables(Scenario(), fewer)
+    write_tables(fewer)
     (fewer / "roofline.csv").unlink()
     old, new = load_tables(str(seed_dir)), load_tables(str(fewer))
     lines = format_markdown(diff_tables(old, new), old, new).splitlines()
@@ -373,13 +371,13 @@ def test_cells_are_exact_text(tmp_path: Path) -> None:
 
 
 def test_build_output_dir_with_tables_subdir(seed_dir: Path, tmp_path: Path) -> None:
-    write_tables(Scenario(), tmp_path / "site" / "tables")
+    write_tables(tmp_path / "site" / "tables")
     assert diff_tables(load_tables(str(seed_dir)), load_tables(str(tmp_path / "site"))) == []
 
 
 def test_directory_wins_over_revision(git_repo: Path, seed_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(git_repo)
-    write_tables(Scenario(), git_repo / "HEAD")  # a directory named like a revision
+    write_tables(git_repo / "HEAD")  # a directory named like a revision
     assert diff_tables(load_tables(str(seed_dir)), load_tables("HEAD")) == []
 
 
