@@ -406,3 +406,24 @@ def trace_of(blocks_per_request: list[list[int]], times_ms: list[float] | None =
         for t, ids in zip(times, blocks_per_request, strict=True)
     ]
     return traces.parse_trace(trace_text(rows), "t", block_tokens)
+
+
+# ---- markers -----------------------------------------------------------------------------------
+
+
+BOOK_FIXTURES = frozenset({"seed_build", "custom_build", "bandwidth_build", "small_build"})
+"""Fixtures that build a book: a test that takes one is a ``book`` test."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that takes a built book ``book`` and every test that takes a browser ``browser``.
+
+    ``pytest -m "not book and not browser"`` is then the edit loop: no book is built and no browser
+    started. A test that builds a book itself says so with ``@pytest.mark.book``.
+    """
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & BOOK_FIXTURES:
+            item.add_marker(pytest.mark.book)
+        if "browser" in names:
+            item.add_marker(pytest.mark.browser)

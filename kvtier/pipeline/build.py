@@ -587,11 +587,11 @@ def build(
     jobs = max(1, jobs or os.cpu_count() or 1)
     started = time.perf_counter()
 
-    # validate everything before anything runs: keys agree, the model loads, every table computes
+    # validate everything before anything runs: keys agree, the model loads, the output directory may be
+    # written, every table computes (the tables last: they take seconds)
     check_consistency(assumptions)
     check_sources(root)
     scenario = Scenario(assumptions)
-    table_texts = pages.csv_texts(scenario)
     work = plan(root, assumptions)
     if not default:
         check_out_dir(out, root)
@@ -610,6 +610,7 @@ def build(
             for kept in outdir.foreign_staging(target):
                 log(f"left {kept} as it is: named like a build's staging directory, it holds files no build writes")
         outdir.check_replaceable(out, default=default)
+        table_texts = pages.csv_texts(scenario)
         try:
             return _build_locked(
                 assumptions, root, out, tables if default else None, work, table_texts, jobs, log, force, started
