@@ -145,6 +145,43 @@ def copy_project(tmp_path: Path) -> Path:
     return project
 
 
+SMALL_PAGES = ("01_block_unit", "02_fetch")
+"""The pages of the small project: two pages, so that a rebuild can execute one and reuse the other."""
+
+
+def copy_small_project(tmp_path: Path) -> Path:
+    """A project of two pages for the build's mechanics (locks, kills, damaged outputs, failing notebooks).
+
+    The book's configuration and ``book/`` as they are, the notebooks of :data:`SMALL_PAGES` and a
+    ``_toc.yml`` of them; the fetch page's link to the assumptions page, which this project lacks, is
+    plain words. It builds in a fraction of the real book's time.
+    """
+    project = tmp_path / "small-project"
+    project.mkdir()
+    shutil.copy2(ROOT / "_config.yml", project / "_config.yml")
+    shutil.copytree(ROOT / "book", project / "book", ignore=shutil.ignore_patterns("tables"))
+    (project / "notebooks").mkdir()
+    for name in SMALL_PAGES:
+        text = (ROOT / "notebooks" / f"{name}.md").read_text()
+        text = text.replace("{doc}`the assumptions page <00_assumptions>`", "the assumptions page")
+        (project / "notebooks" / f"{name}.md").write_text(text)
+    first, *rest = SMALL_PAGES
+    chapters = "".join(f"  - file: notebooks/{name}\n" for name in rest)
+    (project / "_toc.yml").write_text(f"format: jb-book\nroot: notebooks/{first}\nchapters:\n{chapters}")
+    return project
+
+
+@pytest.fixture(scope="session")
+def small_build(tmp_path_factory) -> tuple[Path, Path]:
+    """The small project (:func:`copy_small_project`) and one finished build of it: (project, out)."""
+    base = tmp_path_factory.mktemp("small")
+    project = copy_small_project(base)
+    out = base / "out"
+    proc = build(out, cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    return project, out
+
+
 def glued_values(notebook: Path) -> dict[str, Any]:
     """Every plain value an executed notebook glued (numbers and strings), by name."""
     nb = nbformat.read(notebook, as_version=4)

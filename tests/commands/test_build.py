@@ -23,11 +23,12 @@ from tests.conftest import ROOT, build, snapshot
         (("--jobs", "0"), "--jobs must be at least 1"),
     ],
 )
-def test_bad_input_is_one_line_and_leaves_the_build(seed_build, tmp_path, args, message):
+def test_bad_input_is_one_line_and_leaves_the_build(small_build, tmp_path, args, message):
+    project, built = small_build
     out = tmp_path / "kept"
-    shutil.copytree(seed_build, out)
+    shutil.copytree(built, out)
     before = snapshot(out)
-    proc = build(out, *args)
+    proc = build(out, *args, cwd=project)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("kvtier: error: ") and message in lines[0], proc.stderr

@@ -303,16 +303,17 @@ def test_a_rebuild_with_nothing_changed_executes_nothing(seed_build, tmp_path):
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == before
 
 
-def test_a_notebook_that_raises_is_reported_and_leaves_the_build(seed_build, tmp_path):
-    project = copy_project(tmp_path)
-    page = project / "notebooks" / "03_regenerate.md"
+def test_a_notebook_that_raises_is_reported_and_leaves_the_build(small_build, tmp_path):
+    project, built = small_build
+    project = shutil.copytree(project, tmp_path / "project")
+    page = project / "notebooks" / "02_fetch.md"
     page.write_text(page.read_text() + '\n```{code-cell}\nraise RuntimeError("deliberate failure for the test")\n```\n')
     out = tmp_path / "kept"
-    shutil.copytree(seed_build, out)
+    shutil.copytree(built, out)
     before = snapshot(out)
     proc = build(out, cwd=project)
     assert proc.returncode == 2
-    assert "notebook 03_regenerate.md failed: RuntimeError: deliberate failure for the test" in proc.stderr
+    assert "notebook 02_fetch.md failed: RuntimeError: deliberate failure for the test" in proc.stderr
     assert 'failing cell:\n    raise RuntimeError("deliberate failure for the test")' in proc.stderr
     assert "Traceback" not in proc.stderr
     assert snapshot(out) == before

@@ -246,12 +246,13 @@ def test_staging_left_by_a_killed_build_is_removed_only_when_marked(tmp_path):
     assert not mine.exists() and (theirs / "keep.txt").exists()
 
 
-def test_sigkill_while_notebooks_run_leaves_the_build_and_the_next_build_cleans_up(seed_build, tmp_path):
+def test_sigkill_while_notebooks_run_leaves_the_build_and_the_next_build_cleans_up(small_build, tmp_path):
+    project, built = small_build
     out = tmp_path / "kept"
-    shutil.copytree(seed_build, out)
+    shutil.copytree(built, out)
     before = snapshot(out)
     cmd = [sys.executable, "-m", "kvtier", "build", "--out", str(out), "--set", "bandwidth.mid=100GB/s"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=project, stderr=subprocess.PIPE, text=True)
     for line in proc.stderr:
         if "executing" in line:
             break
@@ -260,7 +261,7 @@ def test_sigkill_while_notebooks_run_leaves_the_build_and_the_next_build_cleans_
     assert snapshot(out) == before
     leftovers = list(tmp_path.glob(".kept.kvtier-new-*"))
     assert leftovers, "a SIGKILL runs no cleanup: the staging directory stays behind"
-    again = build(out, "--set", "bandwidth.mid=100GB/s", "--jobs", "2")
+    again = build(out, "--set", "bandwidth.mid=100GB/s", "--jobs", "2", cwd=project)
     assert again.returncode == 0, again.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"], "leftovers and lock are gone"
 
@@ -288,14 +289,15 @@ def first_cell(page: Path, code: str) -> None:
 @pytest.mark.parametrize(
     ("sig", "status", "word"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
 )
-def test_ctrl_c_or_sigterm_stops_the_kernels_cleans_up_and_says_so(seed_build, tmp_path, sig, status, word):
+def test_ctrl_c_or_sigterm_stops_the_kernels_cleans_up_and_says_so(small_build, tmp_path, sig, status, word):
+    project, built = small_build
     out, tmpdir = tmp_path / "kept", tmp_path / "tmp"
     tmpdir.mkdir()
-    shutil.copytree(seed_build, out)
+    shutil.copytree(built, out)
     before = snapshot(out)
-    cmd = [sys.executable, "-m", "kvtier", "build", "--out", str(out), "--set", "mfu.typical=35%", "--jobs", "1"]
+    cmd = [sys.executable, "-m", "kvtier", "build", "--out", str(out), "--set", "block_tokens=32", "--jobs", "1"]
     env = {**os.environ, "TMPDIR": str(tmpdir)}  # the kernels' connection files (and so their command lines)
-    proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(cmd, cwd=project, stderr=subprocess.PIPE, text=True, env=env)
     for line in proc.stderr:
         if "executing" in line:
             break
@@ -459,20 +461,18 @@ def test_a_missing_config_is_one_line(tmp_path):
     one_error_line(proc, "_config.yml: missing (the book needs _config.yml and _toc.yml)")
 
 
-def test_damaged_outputs_are_rebuilt(seed_build, tmp_path):
+def test_damaged_outputs_are_rebuilt(small_build, tmp_path):
+    project, built = small_build
     out = tmp_path / "damaged"
-    shutil.copytree(seed_build, out)
-    (out / "figures" / "fig_ratio.svg").unlink()
-    (out / "notebooks" / "02_fetch.ipynb").write_text("{ not json")
-    proc = build(out)
+    shutil.copytree(built, out)
+    (out / "figures" / "fig_fetch.svg").unlink()
+    (out / "notebooks" / "01_block_unit.ipynb").write_text("{ not json")
+    proc = build(out, cwd=project)
     assert proc.returncode == 0, proc.stderr
-    # the corrupt cached notebook is executed again, every other one reused; the lost figure is back
-    n = len(list((ROOT / "notebooks").glob("*.md")))
-    assert f"executed 1, reused {n - 1}" in proc.stderr, proc.stderr
-    assert (out / "figures" / "fig_ratio.svg").read_bytes() == (seed_build / "figures" / "fig_ratio.svg").read_bytes()
-    assert (out / "notebooks" / "02_fetch.ipynb").read_bytes() == (
-        seed_build / "notebooks" / "02_fetch.ipynb"
-    ).read_bytes()
+    # the corrupt cached notebook is executed again, the other one reused; the lost figure is back
+    assert "executed 1, reused 1" in proc.stderr, proc.stderr
+    for rel in ("figures/fig_fetch.svg", "notebooks/01_block_unit.ipynb"):
+        assert (out / rel).read_bytes() == (built / rel).read_bytes(), rel
 
 
 def test_a_figure_that_did_not_render_fails_the_build(tmp_path):
