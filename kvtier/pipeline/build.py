@@ -211,6 +211,17 @@ def plan(root: Path, assumptions: AssumptionSet) -> list[NotebookJob]:
     return jobs
 
 
+def tables_key(assumptions: AssumptionSet) -> str:
+    """A hash of everything the tables of record are computed from: the set, the package's code and data,
+    and the model and trace files the set names. Two builds with one key write the same tables."""
+    h = hashlib.sha256()
+    h.update(json.dumps(assumptions.to_dict(), sort_keys=True).encode())
+    h.update(package_fingerprint().encode())
+    h.update(_model_file_hash(str(assumptions.value("model"))).encode())
+    h.update(_trace_file_hash(str(assumptions.value("workload.trace"))).encode())
+    return h.hexdigest()
+
+
 def _model_file_hash(spec: str) -> str:
     path = config_path(spec)
     return _sha256(path.read_bytes()) if path is not None and path.is_file() else ""
@@ -503,13 +514,18 @@ def _file_hashes(directory: Path) -> dict[str, str]:
     }
 
 
-def _tables_current(directory: Path, texts: Mapping[str, str]) -> bool:
-    """Whether ``directory`` holds exactly these tables of record, byte for byte."""
+def _read_tables(directory: Path) -> dict[str, str] | None:
+    """The tables of record under ``directory`` by name (None when they cannot be read)."""
     try:
-        present = {p.stem: p.read_text(encoding="utf-8") for p in directory.glob("*.csv")}
+        return {p.stem: p.read_text(encoding="utf-8") for p in directory.glob("*.csv")}
     except OSError:
-        return False
-    return present == dict(texts)
+        return None
+
+
+def _tables_current(directory: Path, texts: Mapping[str, str] | None) -> bool:
+    """Whether ``directory`` holds exactly these tables of record, byte for byte."""
+    present = _read_tables(directory)
+    return present is not None and texts is not None and present == dict(texts)
 
 
 KERNEL_HOME = ".tool-home"
@@ -610,10 +626,9 @@ def build(
             for kept in outdir.foreign_staging(target):
                 log(f"left {kept} as it is: named like a build's staging directory, it holds files no build writes")
         outdir.check_replaceable(out, default=default)
-        table_texts = pages.csv_texts(scenario)
         try:
             return _build_locked(
-                assumptions, root, out, tables if default else None, work, table_texts, jobs, log, force, started
+                assumptions, root, out, tables if default else None, work, scenario, jobs, log, force, started
             )
         except BaseException as exc:
             if recovered and not isinstance(exc, Exception):
@@ -627,13 +642,17 @@ def _build_locked(
     out: Path,
     tables: Path | None,
     work: list[NotebookJob],
-    table_texts: Mapping[str, str],
+    scenario: Scenario,
     jobs: int,
     log: Callable[[str], None],
     force: bool,
     started: float,
 ) -> BuildResult:
-    """The build proper, under the lock of ``out``; ``tables`` is ``book/tables`` for the default build."""
+    """The build proper, under the lock of ``out``; ``tables`` is ``book/tables`` for the default build.
+
+    The tables of record are computed from ``scenario`` unless the previous build wrote them from the
+    same inputs (:func:`tables_key`) and nothing else changed: a rebuild with nothing changed reads them.
+    """
     previous = {} if force else outdir.read_manifest(out)
     calculator_js = calculator.presets_js(assumptions)
     prev_files = previous.get("files", {})
@@ -644,6 +663,7 @@ def _build_locked(
         "book": _book_hash(root) + json.dumps(source_info(), sort_keys=True) + _sha256(calculator_js.encode()),
         "notebooks": {job.name: job.inputs_hash for job in work},
         "assumptions": assumptions.to_dict(),
+        "tables": tables_key(assumptions),
     }
 
     def cached(job: NotebookJob) -> bool:
@@ -657,12 +677,13 @@ def _build_locked(
     fresh = [job for job in work if cached(job)]
     stale = [job for job in work if job not in fresh]
     intact = bool(previous) and present == prev_files
-    tables_ok = _tables_current(out / "tables", table_texts) and (
-        tables is None or _tables_current(tables, table_texts)
-    )
-    if not stale and intact and previous.get("book") == manifest["book"] and tables_ok:
-        log(f"nothing changed: {len(work)} notebooks up to date, the book at {out / 'html'} is current")
-        return BuildResult(out, [], [job.name for job in work], True)
+    same = all(previous.get(part) == manifest[part] for part in ("book", "tables"))
+    if not stale and intact and same:
+        # out/tables holds what these inputs give (intact: the manifest's hashes); so must book/tables
+        if tables is None or _tables_current(tables, _read_tables(out / "tables")):
+            log(f"nothing changed: {len(work)} notebooks up to date, the book at {out / 'html'} is current")
+            return BuildResult(out, [], [job.name for job in work], True)
+    table_texts = pages.csv_texts(scenario)
 
     staged: list[Path] = []
     published = False

@@ -303,6 +303,25 @@ def test_a_rebuild_with_nothing_changed_executes_nothing(seed_build, tmp_path):
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == before
 
 
+def test_a_rebuild_with_nothing_changed_reads_the_tables_it_wrote(small_build, tmp_path, monkeypatch):
+    # the tables take seconds to compute: a build whose inputs are those of the last one (the same
+    # tables_key in its manifest) and whose files are intact reads them instead
+    from kvtier.pipeline import build as pipeline
+
+    project, built = small_build
+    out = shutil.copytree(built, tmp_path / "again")
+
+    def no_tables(scenario):
+        raise AssertionError("tables computed again")
+
+    monkeypatch.setattr(pipeline.pages, "csv_texts", no_tables)
+    result = pipeline.build(load_assumptions(), out=out, root=project, log=lambda line: None)
+    assert result.up_to_date and result.executed == [] and sorted(result.reused) == ["01_block_unit", "02_fetch"]
+    # another set is another key: the tables are computed (and here refused by the stand-in)
+    with pytest.raises(AssertionError, match="tables computed again"):
+        pipeline.build(load_assumptions(sets={"block_tokens": "32"}), out=out, root=project, log=lambda line: None)
+
+
 def test_a_notebook_that_raises_is_reported_and_leaves_the_build(small_build, tmp_path):
     project, built = small_build
     project = shutil.copytree(project, tmp_path / "project")
