@@ -1,4 +1,4 @@
-"""Count the bad-input catalogue's cases per surface, and check the README's table of them.
+"""Count the bad-input catalogue's cases per surface, and check CONTRIBUTING.md's table of them.
 
 The catalogue is every test in ``tests/commands/test_bad_input*.py`` and ``tests/pipeline/test_outdir.py``.
 A case's surface (the command or output it exercises) is, first, a ``surface`` mark on its
@@ -9,7 +9,7 @@ A case that none of these places is an error: every case belongs to one surface.
 Usage::
 
     .venv/bin/python scripts/catalogue.py            # print the table (Markdown)
-    .venv/bin/python scripts/catalogue.py --check    # exit 1 unless README.md holds that table
+    .venv/bin/python scripts/catalogue.py --check    # exit 1 unless CONTRIBUTING.md holds that table
 """
 
 from __future__ import annotations
@@ -22,11 +22,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+TARGET = ROOT / "CONTRIBUTING.md"
+"""The file whose table ``--check`` compares: its section "The bad-input catalogue"."""
 FILES = ("tests/commands/test_bad_input*.py", "tests/pipeline/test_outdir.py")
 SURFACES = ("build", "compare", "model", "tiers", "diff", "measure", "workload", "cost", "pr-comment")
-"""The surfaces in the order the README lists them; ``pr-comment`` is ``kvtier diff --format md``."""
+"""The surfaces in the order the table lists them; ``pr-comment`` is ``kvtier diff --format md``."""
 BEGIN, END = "<!-- catalogue: begin -->", "<!-- catalogue: end -->"
-"""The README's table sits between these two lines; ``--check`` compares what lies between."""
+"""The table sits between these two lines of :data:`TARGET`; ``--check`` compares what lies between."""
 
 
 def surface_of(item: pytest.Item) -> str | None:
@@ -80,15 +82,15 @@ def counts() -> Counter[str]:
 
 
 def table(counted: Counter[str]) -> str:
-    """The README's table of cases per surface."""
+    """The table of cases per surface, in Markdown."""
     rows = ["| surface | cases |", "|---|---:|"]
     rows += [f"| {'PR comment' if s == 'pr-comment' else s} | {counted[s]:,} |" for s in SURFACES]
     rows.append(f"| all | {sum(counted.values()):,} |")
     return "\n".join(rows)
 
 
-def readme_table(text: str) -> str | None:
-    """The table between the README's markers, or None without them."""
+def marked_table(text: str) -> str | None:
+    """The table between the markers in ``text``, or None without them."""
     if BEGIN not in text or END not in text:
         return None
     return text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
@@ -96,7 +98,7 @@ def readme_table(text: str) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 unless README.md holds the current table")
+    parser.add_argument("--check", action="store_true", help="exit 1 unless CONTRIBUTING.md holds the current table")
     args = parser.parse_args(argv)
     import contextlib
     import io
@@ -106,9 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.check:
         print(shown)
         return 0
-    found = readme_table((ROOT / "README.md").read_text(encoding="utf-8"))
+    found = marked_table(TARGET.read_text(encoding="utf-8"))
     if found != shown:
-        print(f"README.md's catalogue table is out of date; it should read:\n{shown}", file=sys.stderr)
+        print(f"{TARGET.name}'s catalogue table is out of date; it should read:\n{shown}", file=sys.stderr)
         return 1
     return 0
 

@@ -1,10 +1,10 @@
-"""Adding a page touches the files the README names, and nothing else is needed for it to work.
+"""Adding a page touches the files CONTRIBUTING.md names, and nothing else is needed for it to work.
 
-In a copy of the project, the test writes a throwaway page exactly as the README's "Adding a
-page" list says (one file per item, with ``NN_NAME`` and ``NAME`` filled in), then runs what the
-README says to run after (``scripts/parameters.py``), and checks in the copy that the registry,
+In a copy of the project, the test writes a throwaway page exactly as CONTRIBUTING.md's "Adding a
+page" list says (one file per item, with ``NN_NAME`` and ``NAME`` filled in), then runs what
+it says to run after (``scripts/parameters.py``), and checks in the copy that the registry,
 the build plan, the layout and layer checks and the page's own test all take the page.  So the
-README's count of files cannot drift from what adding a page really takes.
+count of files it names cannot drift from what adding a page really takes.
 """
 
 from __future__ import annotations
@@ -79,9 +79,9 @@ notebook.glue_numbers(page.numbers(s))
 """
 
 
-def readme_page_files() -> list[str]:
-    """The files the README's "Adding a page" list names, with its placeholders filled in."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def listed_page_files() -> list[str]:
+    """The files the "Adding a page" list of CONTRIBUTING.md names, with its placeholders filled in."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     section = text[text.index("### Adding a page") :]
     section = section[: section.index("\n### ", 4)]
     files = re.findall(r"^\d+\. \*\*`([^`]+)`\*\*", section, re.MULTILINE)
@@ -105,16 +105,16 @@ def run(copy: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, *args], cwd=copy, env=env, capture_output=True, text=True, timeout=900)
 
 
-def test_a_new_page_takes_the_files_the_readme_names_and_works(tmp_path):
-    files = readme_page_files()
+def test_a_new_page_takes_the_files_contributing_names_and_works(tmp_path):
+    files = listed_page_files()
     assert files == [
         f"notebooks/{STEM}.md",
         f"kvtier/report/pages/{NAME}.py",
         "_toc.yml",
         f"tests/report/pages/test_{NAME}.py",
-    ], "the README's list changed: change this test's pages to match, then check the count below"
+    ], "the list in CONTRIBUTING.md changed: change this test's pages to match, then check the count below"
     copy = copy_checkout(tmp_path / "copy")
-    # one edit per file the README names, and no other; the page goes after the last one in the contents
+    # one edit per file CONTRIBUTING.md names, and no other; the page goes after the last one in the contents
     last = "      - file: notebooks/13_cost\n"
     assert last in (copy / "_toc.yml").read_text()
     writes = {
@@ -126,7 +126,7 @@ def test_a_new_page_takes_the_files_the_readme_names_and_works(tmp_path):
     assert sorted(writes) == sorted(files)
     for name, text in writes.items():
         (copy / name).write_text(text, encoding="utf-8")
-    # what the README says to run after: the parameters cell is generated, not typed
+    # what CONTRIBUTING.md says to run after: the parameters cell is generated, not typed
     tool = run(copy, "scripts/parameters.py")
     assert tool.returncode == 0, tool.stderr
     cell = (copy / "notebooks" / f"{STEM}.md").read_text()

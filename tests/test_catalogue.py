@@ -1,4 +1,4 @@
-"""The README's table of bad-input cases per surface is the catalogue's own count."""
+"""CONTRIBUTING.md's table of bad-input cases per surface is the catalogue's own count."""
 
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ def _item(own=(), id_=None, module=()):
     )
 
 
-def test_the_readme_counts_the_catalogue_per_surface():
+def test_contributing_counts_the_catalogue_per_surface():
     # scripts/catalogue.py collects tests/commands/test_bad_input*.py and tests/pipeline/test_outdir.py and counts each
-    # case under its surface; --check exits 1 (printing the table it expected) when README.md disagrees
+    # case under its surface; --check exits 1 (printing the table it expected) when CONTRIBUTING.md disagrees
     proc = subprocess.run(
         [sys.executable, "scripts/catalogue.py", "--check"], capture_output=True, text=True, cwd=ROOT, timeout=300
     )
@@ -61,3 +61,12 @@ def test_the_table_lists_every_surface_and_the_total():
     # 9 surfaces + header + rule + total = 12 rows; 3 + 2 = 5 in all
     assert len(text.splitlines()) == 12
     assert "| PR comment | 2 |" in text and "| tiers | 0 |" in text and text.endswith("| all | 5 |")
+
+
+def test_the_table_is_read_between_its_markers_in_contributing():
+    catalogue = _catalogue()
+    assert catalogue.TARGET == ROOT / "CONTRIBUTING.md"
+    text = f"intro\n{catalogue.BEGIN}\n| surface | cases |\n{catalogue.END}\noutro"
+    # the lines between the two markers, stripped; a text without them has no table
+    assert catalogue.marked_table(text) == "| surface | cases |"
+    assert catalogue.marked_table("intro\n| surface | cases |\n") is None

@@ -29,7 +29,7 @@ PROJECT = {
     "test_prose.py",
     "test_agreement.py",
 }
-"""Tests of the project as a whole: import layers, this layout, adding a page, the README's catalogue,
+"""Tests of the project as a whole: import layers, this layout, adding a page, the bad-input catalogue's table,
 the notebooks' generated parameters cells (scripts/parameters.py), the CI workflow, the prose's
 figures (no number typed into a page source)."""
 

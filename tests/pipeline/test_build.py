@@ -24,6 +24,8 @@ from kvtier.scenario import Scenario
 from tests.conftest import NOTEBOOKS, NUMBERS, ROOT, build, copy_project, glued_values, snapshot
 
 FIGURES = {figure.name: figure.notebook for figure in pages.FIGURES}
+MARKDOWN_PAGES = sorted((ROOT / "book").rglob("*.md"))
+"""The book's markdown pages: intro, findings, reproduce and the user guides of ``book/using/``."""
 """Every figure of the book and the page that holds it."""
 
 
@@ -426,7 +428,7 @@ def test_no_page_shows_a_template_leftover(seed_build, tmp_path):
     html = seed_build / "html"
     skip = ("index.html", "genindex.html", "search.html")
     built = sorted(p for p in html.rglob("*.html") if "_static" not in p.parts and p.name not in skip)
-    assert len(built) == 3 + len(NOTEBOOKS)
+    assert len(built) == len(MARKDOWN_PAGES) + len(NOTEBOOKS)
     problems = [f"{page.relative_to(html)}: {line}" for page in built for line in leftovers(page)]
     assert not problems, "\n".join(problems)
 
@@ -472,7 +474,7 @@ def test_every_page_reads_well_in_chromium_at_1400_and_420_px(seed_build):
     pages = sorted(
         p for p in html.rglob("*.html") if "_static" not in p.parts and p.relative_to(html).as_posix() not in skip
     )
-    assert len(pages) == 3 + len(NOTEBOOKS)  # intro, findings, reproduce and one page per notebook
+    assert len(pages) == len(MARKDOWN_PAGES) + len(NOTEBOOKS)  # every markdown page and one page per notebook
     problems: list[str] = []
     figures_seen = 0
     with sync_playwright() as p:
