@@ -120,3 +120,32 @@ def test_a_page_that_cannot_be_rewritten_is_named_and_nothing_is_written(tmp_pat
 def test_an_empty_directory_is_refused(tmp_path, capsys):
     assert _script().main([str(tmp_path), "--check"]) == 2
     assert capsys.readouterr().err == f"{tmp_path}: no pages (*.md) found\n"
+
+
+def test_the_keys_list_is_the_schema_and_check_names_it_when_stale(pages_dir, capsys):
+    from kvtier.inputs.assumptions import SCHEMA
+
+    script = _script()
+    keys_page = pages_dir / "using" / "assumptions.md"
+    keys_page.parent.mkdir()
+    shutil.copy(ROOT / "book" / "using" / "assumptions.md", keys_page)
+    args = [str(pages_dir), "--keys-page", str(keys_page)]
+    original = keys_page.read_text()
+    listed = original[original.index(script.BEGIN) : original.index(script.END)]
+    # one line per key, in schema order; a bandwidth says its unit form and the physical bounds of its kind
+    assert listed.count("\n- `") == len(SCHEMA)
+    assert [line.split("`")[1] for line in listed.splitlines()[1:]] == list(SCHEMA)
+    assert (
+        "- `bandwidth.mid`: link bandwidth of the mid bracket, one direction; bandwidth with a unit, e.g. 64GB/s;"
+        " allowed: bandwidth in [1 kB/s, 1 PB/s]\n" in listed
+    )
+    keys_page.write_text(original.replace("- `kv_dtype`", "- `kv_type`"))
+    capsys.readouterr()
+    assert script.main([*args, "--check"]) == 1
+    assert capsys.readouterr().err == f"{keys_page}: the list of keys is stale; run scripts/parameters.py\n"
+    assert script.main(args) == 0
+    assert keys_page.read_text() == original
+    keys_page.write_text(original.replace(script.END, ""))
+    assert script.main(args) == 2
+    needs = f"{keys_page}: needs one {script.BEGIN} line and one {script.END} line after it\n"
+    assert capsys.readouterr().err.endswith(needs)
