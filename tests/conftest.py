@@ -206,6 +206,19 @@ def scenario(**sets: str) -> Scenario:
     return Scenario(load_assumptions(sets=sets))
 
 
+_SCENARIOS: dict[tuple[tuple[str, str], ...], Scenario] = {}
+
+
+def shared_scenario(**sets: str) -> Scenario:
+    """The seed set with ``sets`` applied, one :class:`Scenario` per session: for tests that only read it, so
+    that what it computes once (a trace's curve and policies) serves them all. A test of a fresh scenario's own
+    work (its caches, a computation from scratch) uses :func:`scenario`."""
+    key = tuple(sorted(sets.items()))
+    if key not in _SCENARIOS:
+        _SCENARIOS[key] = Scenario(load_assumptions(sets=sets))
+    return _SCENARIOS[key]
+
+
 def csv_rows(name: str) -> list[dict[str, str]]:
     with (TABLES / f"{name}.csv").open(newline="") as f:
         return list(csv.DictReader(f))

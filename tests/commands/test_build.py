@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from tests.conftest import ROOT, build, snapshot
+from tests.conftest import ROOT, build, run_cli, snapshot
 
 # ---------------------------------------------------------------------------
 # bad input leaves the last good build in place
@@ -46,6 +46,6 @@ def test_out_must_not_destroy_what_a_build_did_not_write(tmp_path):
         (ROOT / "notebooks", "that is the project or one of its source folders"),
         (ROOT.parent, "that is the project or one of its source folders"),
     ):
-        proc = build(out)
+        proc = run_cli("build", "--out", str(out))
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert (precious / "chapter1.txt").read_text() == "years of work"

@@ -23,7 +23,7 @@ import pytest
 from kvtier.errors import KvtierError
 from kvtier.pipeline import build as pipeline
 from kvtier.pipeline import outdir
-from tests.conftest import ROOT, build, copy_project, snapshot
+from tests.conftest import ROOT, build, copy_project, copy_small_project, run_cli, snapshot
 
 pytestmark = pytest.mark.surface("build")
 
@@ -60,7 +60,7 @@ def test_a_directory_with_a_manifest_json_of_its_own_is_not_replaced(tmp_path):
     (app / "src").mkdir(parents=True)
     (app / "manifest.json").write_text('{"name": "pwa"}')
     (app / "src" / "app.js").write_text("code")
-    one_error_line(build(app), "was not written by kvtier build (no .kvtier-build mark)")
+    one_error_line(run_cli("build", "--out", str(app)), "was not written by kvtier build (no .kvtier-build mark)")
     assert (app / "src" / "app.js").read_text() == "code"
 
 
@@ -84,7 +84,7 @@ def test_a_manifest_holding_a_json_list_is_one_line(tmp_path):
     out = tmp_path / "odd"
     out.mkdir()
     (out / "manifest.json").write_text("[]")
-    one_error_line(build(out), "was not written by kvtier build")
+    one_error_line(run_cli("build", "--out", str(out)), "was not written by kvtier build")
     assert (out / "manifest.json").read_text() == "[]"
 
 
@@ -126,10 +126,7 @@ def test_the_default_output_may_replace_what_jupyter_book_wrote_but_not_a_users_
     ],
 )
 def test_out_paths_that_would_touch_the_default_book_are_refused(out, message):
-    proc = subprocess.run(
-        [sys.executable, "-m", "kvtier", "build", "--out", out], capture_output=True, text=True, cwd=ROOT, timeout=120
-    )
-    one_error_line(proc, message)
+    one_error_line(run_cli("build", "--out", out), message)
 
 
 # ---------------------------------------------------------------------------
@@ -345,15 +342,15 @@ def test_a_signal_while_publishing_acts_only_once_the_renames_are_done():
 
 
 def test_a_notebook_that_raises_stops_the_other_kernels_and_leaves_nothing_beside_the_output(tmp_path):
-    # with --jobs 2, 00 fails at once while 01 sleeps: 01's kernel used to run on after the build had
-    # removed its staging directory (and notebooks writing during the removal left it half removed,
-    # without its mark, for good); now it is killed before the removal: it never wakes up to write
-    project, out, tmpdir = copy_project(tmp_path), tmp_path / "run", tmp_path / "tmp"
+    # with --jobs 2, 01 fails at once while 02 sleeps: 02's kernel must not run on after the build has
+    # removed its staging directory (a notebook writing during the removal would leave it half removed,
+    # without its mark, for good); it is killed before the removal: it never wakes up to write
+    project, out, tmpdir = copy_small_project(tmp_path), tmp_path / "run", tmp_path / "tmp"
     tmpdir.mkdir()
-    woke = tmp_path / "01 woke up"
-    first_cell(project / "notebooks" / "00_assumptions.md", "raise RuntimeError('boom')")
+    woke = tmp_path / "02 woke up"
+    first_cell(project / "notebooks" / "01_block_unit.md", "raise RuntimeError('boom')")
     first_cell(
-        project / "notebooks" / "01_block_unit.md",
+        project / "notebooks" / "02_fetch.md",
         f"import pathlib, time\ntime.sleep(30)\npathlib.Path({str(woke)!r}).write_text('ran on')",
     )
     # beside the output: what such a build left (unmarked, one executed notebook), and a user's folder
@@ -366,12 +363,12 @@ def test_a_notebook_that_raises_stops_the_other_kernels_and_leaves_nothing_besid
     (theirs / "notes.txt").write_text("mine")
     proc = build(out, "--jobs", "2", cwd=project, env={**os.environ, "TMPDIR": str(tmpdir)})
     assert proc.returncode == 2, proc.stderr
-    assert "kvtier: error: notebook 00_assumptions.md failed: RuntimeError: boom" in proc.stderr
+    assert "kvtier: error: notebook 01_block_unit.md failed: RuntimeError: boom" in proc.stderr
     assert f"left {theirs} as it is" in proc.stderr
-    assert "Error occurred" not in proc.stderr and "Traceback" not in proc.stderr  # 01's killed kernel is not news
+    assert "Error occurred" not in proc.stderr and "Traceback" not in proc.stderr  # 02's killed kernel is not news
     assert not woke.exists(), "the other notebook's kernel was stopped"
     assert kernels_running(tmpdir) == [] and list(tmpdir.iterdir()) == []
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["project", "tmp", theirs.name])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["small-project", "tmp", theirs.name])
     assert (theirs / "notes.txt").read_text() == "mine"
 
 
@@ -449,7 +446,7 @@ def test_any_file_under_book_changes_the_book_hash(tmp_path):
 def test_a_page_listed_in_the_toc_but_missing_is_one_line(tmp_path):
     project = copy_project(tmp_path)
     (project / "notebooks" / "03_regenerate.md").unlink()
-    proc = build(tmp_path / "out", cwd=project)
+    proc = run_cli("build", "--out", str(tmp_path / "out"), cwd=project)
     one_error_line(proc, "_toc.yml: lists 'notebooks/03_regenerate', but no such page exists")
     assert not (tmp_path / "out").exists()
 
@@ -457,7 +454,7 @@ def test_a_page_listed_in_the_toc_but_missing_is_one_line(tmp_path):
 def test_a_missing_config_is_one_line(tmp_path):
     project = copy_project(tmp_path)
     (project / "_config.yml").unlink()
-    proc = build(tmp_path / "out", cwd=project)
+    proc = run_cli("build", "--out", str(tmp_path / "out"), cwd=project)
     one_error_line(proc, "_config.yml: missing (the book needs _config.yml and _toc.yml)")
 
 

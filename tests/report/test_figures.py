@@ -12,7 +12,7 @@ from kvtier.inputs.assumptions import load_assumptions
 from kvtier.report import figures, pages
 from kvtier.report.pages.fetch import fetch_vs_bandwidth
 from kvtier.scenario import Scenario
-from tests.conftest import ROOT
+from tests.conftest import ROOT, shared_scenario
 
 matplotlib.use("Agg")  # tests draw without a display; notebooks keep the inline backend (kvtier.report.notebook.setup)
 import matplotlib
@@ -70,7 +70,7 @@ def test_printing_twice_as_a_notebook_does_gives_identical_svg_without_a_date():
 
 @pytest.mark.parametrize("builder", BUILDERS, ids=lambda f: f.__name__)
 def test_every_figure_names_what_drives_it_on_itself_and_says_what_to_conclude(builder):
-    fig, caption = builder(Scenario())
+    fig, caption = builder(shared_scenario())
     footer = [t.get_text() for t in fig.texts if t.get_text().startswith(figures.FOOTER_PREFIX)]
     provenance = r"\[(measured|published-spec|assumed|implied|derived)\]"
     assert len(footer) == 1 and re.search(provenance, footer[0])
@@ -88,7 +88,7 @@ def test_every_figure_names_what_drives_it_on_itself_and_says_what_to_conclude(b
 @pytest.mark.parametrize("values", LEGIBILITY_SETS.values(), ids=LEGIBILITY_SETS)
 @pytest.mark.parametrize("builder", BUILDERS, ids=lambda f: f.__name__)
 def test_every_figure_text_is_at_least_9_px_as_shown_at_1400_and_420_px_and_no_two_texts_overlap(builder, values):
-    fig, _ = builder(Scenario(load_assumptions(sets=values)))
+    fig, _ = builder(shared_scenario(**values))
     assert fig.get_size_inches()[0] <= figures.MAX_WIDTH_IN
     assert figures.legibility_problems(fig) == []
     matplotlib.pyplot.close(fig)
@@ -132,7 +132,7 @@ def test_a_model_name_with_dollars_is_drawn_as_written_in_every_figure(tmp_path,
 
 def test_the_log_axes_keep_their_mathtext_tick_labels():
     # the one intended mathtext of the book: matplotlib's log tick labels ($\mathdefault{10^{3}}$)
-    s = Scenario()
+    s = shared_scenario()
     math = []
     for figure in pages.FIGURES:
         fig, _ = figure.draw(s)
