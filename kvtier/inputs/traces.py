@@ -42,13 +42,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
-from itertools import chain, repeat
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 
 from kvtier.data import SHIPPED_TRACES, TRACE_DIR
 from kvtier.errors import KvtierError, show
@@ -359,37 +356,9 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def _fast_object(line: str) -> dict[str, Any] | None:
-    """``line`` parsed by orjson when the result is surely what :func:`json.loads` gives; None otherwise.
-
-    orjson keeps the last of two equal keys, reads an integer past 64 bits as a float and refuses
-    what the standard library reads (NaN, lone surrogates); every line it refuses, every object
-    whose quotes are not exactly its keys' (a duplicate key, a string value, an escaped quote, a
-    nested object) and every length or huge timestamp read as a float is left to the standard
-    library, whose reading and messages are the reference.
-    """
-    try:
-        obj = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    if type(obj) is not dict or line.count('"') != 2 * len(obj):
-        return None
-    ts = obj.get("timestamp")
-    if type(ts) is float and not abs(ts) < 2.0**63:
-        return None
-    if type(obj.get("input_length")) is float or type(obj.get("output_length")) is float:
-        return None
-    return obj
-
-
 def _json_object(line: str, at: str) -> dict[str, Any]:
-    """One trace line parsed: a JSON object with the request's fields, or KvtierError starting with ``at``."""
-    obj = _fast_object(line)
-    if obj is not None:
-        if len(obj) >= len(FIELDS) and all(f in obj for f in FIELDS):
-            return obj
-        missing = [f for f in FIELDS if f not in obj]
-        raise KvtierError(f"{at}: missing field '{missing[0]}' (a request needs {', '.join(FIELDS)})")
+    """One trace line parsed by the standard library: a JSON object with the request's fields, or KvtierError
+    starting with ``at``."""
     try:
         obj = json.loads(line, object_pairs_hook=_unique_keys)
     except _DuplicateKey as exc:
@@ -456,11 +425,7 @@ def _id_array(ids: Any, line: str) -> array | object | None:
     try:
         out.extend(ids)
     except TypeError:
-        if not any(isinstance(h, float) for h in ids):
-            return _NOT_INT
-        # orjson reads an integer past 64 bits as a float: the standard library says what was written
-        ids = json.loads(line)["hash_ids"]
-        return None if all(isinstance(h, int) and not isinstance(h, bool) for h in ids) else _NOT_INT
+        return _NOT_INT
     except OverflowError:
         return None if all(isinstance(h, int) for h in ids) else _NOT_INT
     return out
@@ -533,89 +498,13 @@ class _Requests:
         self.counts.append(n_ids)
         return n_in, n_ids
 
-    def add_many(self, lines: list[tuple[int, str]]) -> bool:
-        """Append many lines at once when every one is surely valid; False (nothing appended) otherwise.
 
-        The fast path of the reader: each line parsed by orjson, the fields taken and checked as
-        columns (numpy).  Any line that is not plainly a valid request (a parse error, a
-        duplicate key or a string anywhere, a ``true`` or ``false``, a float length, a length or
-        id count that disagrees, a timestamp that goes backwards, too many references) sends the
-        whole batch back to :meth:`add`, line by line, whose messages are the reference.
-        """
-        texts = [text for _, text in lines]
-        try:
-            objs = list(map(orjson.loads, texts))
-        except orjson.JSONDecodeError:
-            return False
-        if set(map(type, objs)) != {dict} or sum(map(str.count, texts, repeat('"'))) != 2 * sum(map(len, objs)):
-            return False  # not all objects, or a quote that is not a key's: a duplicate key, a string value
-        joined = "".join(texts)
-        if "true" in joined or "false" in joined:
-            return False
-        try:
-            stamps = np.array(list(map(_TIMESTAMP, objs)))
-            inputs = np.array(list(map(_INPUT, objs)))
-            outputs = np.array(list(map(_OUTPUT, objs)))
-            ids = list(map(_IDS, objs))
-        except KeyError:
-            return False
-        if stamps.dtype.kind not in "if" or inputs.dtype.kind != "i" or outputs.dtype.kind != "i":
-            return False
-        if set(map(type, ids)) - {list}:
-            return False
-        stamps = stamps.astype(float)
-        if not (np.isfinite(stamps).all() and (np.abs(stamps) < 2.0**63).all()):
-            return False
-        if stamps[0] < self.last or (stamps[1:] < stamps[:-1]).any():
-            return False
-        if (inputs < 0).any() or (inputs > MAX_TOKENS).any() or (outputs < 0).any() or (outputs > MAX_TOKENS).any():
-            return False
-        counts = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
-        if not (counts == -(-inputs // self.block_tokens)).all():
-            return False
-        if self.max_refs is not None and self.refs_before + len(self.ids) + int(counts.sum()) > self.max_refs:
-            return False
-        try:
-            flat = array("q", chain.from_iterable(ids))
-        except (TypeError, OverflowError):
-            return False
-        self.ids.extend(flat)
-        self.stamps.frombytes(stamps.tobytes())
-        self.inputs.frombytes(inputs.astype(np.int64).tobytes())
-        self.outputs.frombytes(outputs.astype(np.int64).tobytes())
-        self.counts.frombytes(counts.tobytes())
-        self.last = float(stamps[-1])
-        return True
-
-    def add_lines(self, lines: list[tuple[int, str]]) -> None:
-        """Append validated lines: :meth:`add_many` when it can, else :meth:`add` line by line."""
-        if not self.add_many(lines):
-            for number, line in lines:
-                self.add(number, line)
-
-
-_TIMESTAMP, _INPUT, _OUTPUT, _IDS = (itemgetter(f) for f in FIELDS)
 
 BATCH_LINES = 2048
-"""Most lines the reader parses and checks at once (:meth:`_Requests.add_many`)."""
+"""Most lines in one batch of the stream (:class:`RequestChunks`): a chunk ends only at a batch's end."""
 
 BATCH_CHARS = 1 << 20
-"""Most characters of lines the reader holds at once: a batch ends at the line that reaches it, so that its parsed
-ids (about 36 B of Python objects each, at 2 characters or more an id) stay within tens of megabytes."""
-
-
-def _batches(lines: Iterable[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:
-    """``lines`` in lists of at most :data:`BATCH_LINES`, each ending at the line that reaches :data:`BATCH_CHARS`."""
-    batch: list[tuple[int, str]] = []
-    held = 0
-    for item in lines:
-        batch.append(item)
-        held += len(item[1])
-        if len(batch) >= BATCH_LINES or held >= BATCH_CHARS:
-            yield batch
-            batch, held = [], 0
-    if batch:
-        yield batch
+"""Most characters of lines in one batch of the stream: a batch ends at the line that reaches it."""
 
 
 def _starts(counts: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -936,15 +825,15 @@ def scan_columns(block: bytes, block_tokens: int, last: float = -math.inf) -> Co
 
 
 def validated_columns(req: _Requests, block: bytes, before: int) -> Columns:
-    """A block of whole lines read by the validating reader (:meth:`_Requests.add_lines`), one line at a time
+    """A block of whole lines read by the validating reader (:meth:`_Requests.add`), one line at a time
     where need be: the same arrays as :func:`scan_columns`, or the KvtierError naming the file and the line.
 
     ``req`` carries the last timestamp from block to block; its columns are emptied.
     """
     chars = array("q")
-    for batch in _batches(split_lines((block,), req.where, before)):
-        req.add_lines(batch)
-        chars.extend(len(text) for _, text in batch)
+    for number, text in split_lines((block,), req.where, before):
+        req.add(number, text)
+        chars.append(len(text))
     out = Columns(
         np.frombuffer(req.stamps, dtype=float).copy(),
         np.frombuffer(req.inputs, dtype=np.int64).copy(),

@@ -653,8 +653,8 @@ def test_stream_lru_takes_the_largest_block(tmp_path):
 
 
 def test_a_bad_line_past_the_first_batch_is_named_as_line_by_line(tmp_path):
-    # the reader checks lines in batches (orjson, columns); a batch with a bad line is read again line by line,
-    # so the message names the line as before: line 3,001 repeats a key, after 3,000 good lines
+    # the scanner reads blocks of lines; a block with a bad line is read again line by line, so the message
+    # names the line: line 3,001 repeats a key, after 3,000 good lines
     good = [row(t, [t], 4) for t in range(3000)]
     path = tmp_path / "batch.jsonl"
     text = trace_text(good) + '\n{"timestamp": 3000, "input_length": 4, "output_length": 1, "hash_ids": [1],'
@@ -810,8 +810,9 @@ def test_blocks_of_any_size_give_the_same_arrays(tmp_path, monkeypatch, block_by
 
 
 def stream_lru_line_by_line(path: Path, chunk_refs: int, rate: float) -> workload.LruStream:
-    """The streamed analysis as it was before the scanner: every line through the validating reader, in batches,
-    a chunk fed after the first batch that brings the references held to max(chunk_refs, distinct blocks / 4)."""
+    """The streamed analysis with every line through the validating reader, in batches of BATCH_LINES lines or
+    BATCH_CHARS characters, a chunk fed after the first batch that brings the references held to
+    max(chunk_refs, distinct blocks / 4)."""
     stream = workload.LruStream("prefix", None, rate)
     req = traces._Requests(str(path), 512, FMT)
 
@@ -829,10 +830,14 @@ def stream_lru_line_by_line(path: Path, chunk_refs: int, rate: float) -> workloa
         for column in (req.stamps, req.inputs, req.outputs, req.counts, req.ids):
             del column[:]
 
-    for batch in traces._batches(traces.trace_lines(path, str(path))):
-        req.add_lines(batch)
-        if len(req.ids) >= max(chunk_refs, len(stream) // 4):
-            flush()
+    lines = chars = 0
+    for number, text in traces.trace_lines(path, str(path)):
+        req.add(number, text)
+        lines, chars = lines + 1, chars + len(text)
+        if lines >= traces.BATCH_LINES or chars >= traces.BATCH_CHARS:  # a batch ends here
+            lines = chars = 0
+            if len(req.ids) >= max(chunk_refs, len(stream) // 4):
+                flush()
     flush()
     return stream
 
