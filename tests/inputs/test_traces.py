@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kvtier.errors import KvtierError
 from kvtier.formulas import reuse as workload
@@ -899,3 +901,98 @@ def test_windows_streamed_are_the_windows_of_the_trace_in_memory(window_min, war
     assert streamed.n_refs == 288_500
     with pytest.raises(KvtierError, match="--window"):
         traces.stream_windows("conversation", 0.0, 0.0)
+
+
+# ---------------------------------------------------------------------------
+# The scanner against json.loads and the validating reader on generated lines: the same arrays, or it hands
+# the block over (None); never another answer.
+# ---------------------------------------------------------------------------
+
+_SPACE = st.sampled_from(["", " ", "\t", "  "])
+_JSON_NUMBER = st.from_regex(r"-?(0|[1-9][0-9]{0,21})(\.[0-9]{1,4})?([eE][+-]?[0-9]{1,3})?", fullmatch=True)
+_NOT_JSON_NUMBER = st.sampled_from(["01", "+1", ".5", "1.", "1e", "-", "NaN", "Infinity", "0x10", "1_0", "true"])
+
+
+@st.composite
+def _request_line(draw, stamps: st.SearchStrategy[str] | None = None, block_tokens: int = 4) -> str:
+    """A request line as JSON may spell it: any key order, spacing, number spelling, maybe an extra field or a
+    repeated key; ``stamps`` spells its timestamp (default: any JSON number)."""
+    n_in = draw(st.integers(0, 40))
+    n_ids = -(-n_in // block_tokens)
+    ids = draw(st.lists(st.integers(-(2**64), 2**64), min_size=n_ids, max_size=n_ids))
+    ts = draw(st.one_of(st.integers(0, 10**18).map(str), _JSON_NUMBER) if stamps is None else stamps)
+    length = st.sampled_from(["{}", "{}.0", "{}e0", "{}"])
+    members = {
+        "timestamp": ts,
+        "input_length": draw(length).format(n_in),
+        "output_length": draw(length).format(draw(st.integers(0, 10**16))),
+        "hash_ids": "[" + ",".join(f"{draw(_SPACE)}{h}{draw(_SPACE)}" for h in ids) + "]",
+    }
+    if draw(st.booleans()):
+        members[draw(st.sampled_from(["chat_id", "x", "timestamp"]))] = draw(st.sampled_from(['"a"', "1", "null"]))
+    order = draw(st.permutations(list(members.items())))
+    body = ",".join(f'{draw(_SPACE)}"{k}"{draw(_SPACE)}:{draw(_SPACE)}{v}{draw(_SPACE)}' for k, v in order)
+    return f"{draw(_SPACE)}{{{body}}}{draw(_SPACE)}"
+
+
+@st.composite
+def _broken_line(draw) -> str:
+    """A request line with one character inserted, deleted or replaced, a timestamp JSON refuses, or any text."""
+    kind = draw(st.sampled_from(["insert", "delete", "replace", "number", "text"]))
+    if kind == "text":
+        return draw(st.text(max_size=60).filter(lambda t: "\n" not in t))
+    if kind == "number":
+        return draw(_request_line(_NOT_JSON_NUMBER))
+    line = draw(_request_line())
+    at = draw(st.integers(0, len(line)))
+    char = draw(st.sampled_from(list('{}[],:"-.0123456789eE \t\r\x00\\') + ["true", "é", "\u2028"]))
+    if kind == "insert":
+        return line[:at] + char + line[at:]
+    if kind == "delete":
+        return line[:at] + line[at + 1 :]
+    return line[:at] + char + line[at + 1 :]
+
+
+def _validated(block: bytes, block_tokens: int) -> traces.Columns | None:
+    try:
+        return traces.validated_columns(traces._Requests("t", block_tokens, FMT), block, 0)
+    except KvtierError:
+        return None
+
+
+def _agrees(lines: list[str], block_tokens: int = 4) -> None:
+    """The scanner on the block of ``lines`` gives None or exactly the validating reader's arrays and json's values."""
+    block = "".join(line + "\n" for line in lines).encode("utf-8", errors="surrogatepass")
+    scanned = traces.scan_columns(block, block_tokens)
+    if scanned is None:
+        return
+    reference = _validated(block, block_tokens)
+    assert reference is not None, "the scanner read a block the validating reader refuses"
+    for name in NAMES:
+        assert getattr(scanned, name).dtype == getattr(reference, name).dtype, name
+        assert getattr(scanned, name).tolist() == getattr(reference, name).tolist(), name
+    objs = [json.loads(line) for line in lines]
+    assert scanned.stamps.tolist() == [float(o["timestamp"]) for o in objs]
+    assert scanned.inputs.tolist() == [o["input_length"] for o in objs]
+    assert scanned.outputs.tolist() == [o["output_length"] for o in objs]
+    assert scanned.ids.tolist() == [h for o in objs for h in o["hash_ids"]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_request_line(), min_size=1, max_size=6))
+def test_the_scanner_agrees_with_json_on_valid_lines(lines):
+    _agrees(lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_request_line(), max_size=4), _broken_line(), st.lists(_request_line(), max_size=2))
+def test_the_scanner_never_reads_an_invalid_line_otherwise(before, bad, after):
+    _agrees([*before, bad, *after])
+
+
+def test_the_differential_lines_reach_the_scanner():
+    # the strategies are not all refused: a plain line of 5 tokens at 4 a block, two ids, is read by both
+    line = '{"hash_ids": [3, -4], "timestamp": 1.5e3, "input_length": 5 ,"output_length":0}'
+    scanned = traces.scan_columns((line + "\n").encode(), 4)
+    assert scanned is not None and scanned.stamps.tolist() == [1500.0] and scanned.ids.tolist() == [3, -4]
+    _agrees([line])
