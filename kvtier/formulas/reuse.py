@@ -6,7 +6,7 @@ reading and validating its file is :mod:`kvtier.inputs.traces`'s.  Vectorized wi
 - :func:`chain_ids`, per-block ids chained into prefix ids, and :func:`dense_ids`, ids
   ranked ``0 .. n_unique - 1``.
 - :func:`stack_distances`, the exact LRU stack distance of every block reference, in
-  O(n log n) by an offline distinct-count over a wavelet matrix (no sampling).  A reference
+  O(n log n) by a sweep over Fenwick trees (no sampling), compiled by numba where it is.  A reference
   hits an LRU cache of ``C`` blocks exactly when its stack distance is below ``C``, so one
   pass gives the hit ratio at every capacity (:meth:`Reuse.hit_ratio`,
   :meth:`Reuse.capacity_for`).
@@ -26,12 +26,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from kvtier.formulas import costs, parallel, roofline, transfer
+from kvtier.formulas.jit import jit
 
 TARGETS_PCT: tuple[int, ...] = (50, 80, 90, 95)
 """Shares of the achievable (infinite-cache) hit ratio whose capacity the report gives (%)."""
@@ -247,38 +248,10 @@ def previous_reference(blocks: np.ndarray) -> np.ndarray:
     return prev
 
 
-def _count_below(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, below: np.ndarray) -> np.ndarray:
-    """For each query ``q``: how many of ``values[lo[q]:hi[q]]`` are smaller than ``below[q]``.
-
-    A wavelet matrix over ``values`` (non-negative integers), walked one bit level at a time
-    for all queries at once: O((n + queries) log max) numpy work, one level in memory.
-    """
-    n = values.size
-    top = int(max(values.max(initial=0), below.max(initial=0)))
-    # int32 while both the positions (up to n) and the values (up to top) fit in it
-    idx = np.int32 if max(n, top) < 2**31 else np.int64
-    cur = values.astype(idx)
-    lo, hi, below = lo.astype(idx), hi.astype(idx), below.astype(np.int64)
-    count = np.zeros(below.size, dtype=np.int64)
-    zeros = np.empty(n + 1, dtype=idx)
-    zeros[0] = 0
-    for level in range(max(top.bit_length(), 1) - 1, -1, -1):
-        bit = ((cur >> level) & 1).astype(bool)
-        np.cumsum(~bit, out=zeros[1:])
-        n_zero = zeros[-1]
-        z_lo, z_hi = zeros[lo], zeros[hi]
-        one = ((below >> level) & 1).astype(bool)
-        # where the threshold has a 1 here, every value in range with a 0 here (same higher bits) is below it
-        count += np.where(one, z_hi - z_lo, 0)
-        lo = np.where(one, n_zero + lo - z_lo, z_lo)
-        hi = np.where(one, n_zero + hi - z_hi, z_hi)
-        cur = np.concatenate((cur[~bit], cur[bit]))
-    return count
+# ---- the Fenwick-tree kernel (compiled where numba is: kvtier.formulas.jit) ----------------------------------------
 
 
-# ---- the Fenwick-tree kernel (numba) ------------------------------------------------------------------------
-
-
+@jit
 def _sweep_py(local: np.ndarray, cross: np.ndarray, rank: np.ndarray, above: np.ndarray, out: np.ndarray) -> None:
     """Stack distances of one chunk by a sweep over two Fenwick trees (binary indexed trees); fills ``out``.
 
@@ -288,7 +261,7 @@ def _sweep_py(local: np.ndarray, cross: np.ndarray, rank: np.ndarray, above: np.
     Marks sit at the chunk positions that are the last use so far of their block, so a repeat's
     distance is the marks after its previous use; a cross reference's is ``above``, less the blocks
     last used after its previous use that the chunk touched before it, plus every block it touched
-    before it.  O(k log k) for a chunk of k references.  Compiled by numba (:func:`_sweep`).
+    before it.  O(k log k) for a chunk of k references.
     """
     k, m = local.size, cross.size
     marks = np.zeros(k + 1, dtype=np.int64)
@@ -327,6 +300,7 @@ def _sweep_py(local: np.ndarray, cross: np.ndarray, rank: np.ndarray, above: np.
             i += i & -i
 
 
+@jit
 def _last_uses_py(blocks: np.ndarray, last: np.ndarray, offset: int, local: np.ndarray, before: np.ndarray) -> None:
     """Each reference's previous one inside the chunk (``local``, -1: none) and, for a first touch, its block's
     last use before the chunk (``before``, -1: never; -1 too for a repeat), updating ``last`` to the chunk's."""
@@ -342,34 +316,10 @@ def _last_uses_py(blocks: np.ndarray, last: np.ndarray, offset: int, local: np.n
         last[b] = offset + t
 
 
-try:  # a core dependency; without it (a broken install) the numpy wavelet matrix does the counting
-    import numba
-except ImportError:  # pragma: no cover
-    numba = None
-
-
-@cache
-def _compiled(name: str) -> Any:
-    """The numba-compiled kernel called ``name`` (``sweep``, ``last_uses``), None without numba.
-
-    Compiled on first use (about a second), cached on disk beside the module where it is writable.
-    """
-    if numba is None:  # pragma: no cover
-        return None
-    func = {"sweep": _sweep_py, "last_uses": _last_uses_py}[name]
-    try:
-        return numba.njit(cache=True, nogil=True)(func)
-    except RuntimeError:  # pragma: no cover - no writable place for the cache: compile in memory
-        return numba.njit(nogil=True)(func)
-
-
-def _sweep(local: np.ndarray, cross: np.ndarray, rank: np.ndarray, above: np.ndarray) -> np.ndarray | None:
-    """:func:`_sweep_py` compiled, into a new array (-1 for a first reference); None without numba."""
-    kernel = _compiled("sweep")
-    if kernel is None:  # pragma: no cover
-        return None
+def _sweep(local: np.ndarray, cross: np.ndarray, rank: np.ndarray, above: np.ndarray) -> np.ndarray:
+    """:func:`_sweep_py` into a new array (-1 for a first reference)."""
     out = np.full(local.size, -1, dtype=np.int64)
-    kernel(
+    _sweep_py(
         np.ascontiguousarray(local, dtype=np.int64),
         np.ascontiguousarray(cross, dtype=np.int64),
         np.ascontiguousarray(rank, dtype=np.int64),
@@ -404,16 +354,7 @@ def stack_distances(blocks: np.ndarray, prev: np.ndarray | None = None) -> np.nd
     blocks = np.asarray(blocks)
     prev = previous_reference(blocks) if prev is None else prev
     none = np.zeros(0, dtype=np.int64)
-    swept = _sweep(prev, none, none, none)  # the Fenwick-tree sweep, where numba is
-    if swept is not None:
-        return swept
-    out = np.full(blocks.size, -1, dtype=np.int64)
-    again = np.flatnonzero(prev >= 0)
-    if again.size:
-        p = prev[again]
-        # count i in [p + 1, t) with prev(i) + 1 < p + 2
-        out[again] = _count_below(prev + 1, p + 1, again, p + 2)
-    return out
+    return _sweep(prev, none, none, none)
 
 
 # ---------------------------------------------------------------------------
@@ -1287,27 +1228,23 @@ class StackDistanceStream:
     def feed_local(self, blocks: np.ndarray, local: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`feed`, and :func:`previous_reference` of ``blocks`` with it: ``(distances, local)``.
 
-        With numba (a core dependency), a Fenwick-tree sweep in O(k log k) for a chunk of k
-        references (:func:`_sweep_py`); without it, the numpy wavelet matrix (:func:`_count_below`).
+        A Fenwick-tree sweep in O(k log k) for a chunk of k references (:func:`_sweep_py`), each
+        block's previous use found in the same pass over the state (:func:`_last_uses_py`).
         """
         blocks = np.asarray(blocks, dtype=np.int64)
         k, a = blocks.size, self.offset
         if not k:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
         self._grow(int(blocks.max()))
-        last_uses = _compiled("last_uses")
-        if last_uses is None:  # pragma: no cover - without numba
-            return self._feed_numpy(blocks, local)
         local = np.empty(k, dtype=np.int64)
         before = np.empty(k, dtype=np.int64)
-        last_uses(blocks, self.last, a, local, before)  # self.last becomes the chunk's last uses
+        _last_uses_py(blocks, self.last, a, local, before)  # self.last becomes the chunk's last uses
         cross = np.flatnonzero(before >= 0)
         seen = self.seen
         at = np.searchsorted(seen, before[cross])  # each cross reference's previous use, in the sorted last uses
         rank = np.empty(cross.size, dtype=np.int64)
         rank[np.argsort(at, kind="stable")] = np.arange(cross.size)
         out = _sweep(local, cross, rank, seen.size - 1 - at)
-        assert out is not None
         self._update_seen(at, local, a)
         self.offset += k
         return out, local
@@ -1321,35 +1258,6 @@ class StackDistanceStream:
             keep[gone_at] = False
             self.seen = self.seen[keep]
         self.seen = np.concatenate((self.seen, a + np.flatnonzero(is_last)))
-
-    def _feed_numpy(self, blocks: np.ndarray, local: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`feed_local` by the numpy wavelet matrix (:func:`_count_below`): the reference the sweep is tested
-        against, and the path without numba."""
-        k, a = blocks.size, self.offset
-        local = previous_reference(blocks) if local is None else local
-        first = local < 0
-        prev = np.where(first, self.last[blocks], a + local)
-        out = np.full(k, -1, dtype=np.int64)
-        inner = np.flatnonzero(~first)
-        if inner.size:
-            p = prev[inner]
-            out[inner] = _count_below(prev + 1, local[inner] + 1, inner, p + 2)
-        cross = np.flatnonzero(first & (prev >= 0))
-        if cross.size:
-            p = prev[cross]
-            seen = self.seen
-            above = seen.size - np.searchsorted(seen, p, side="right")
-            # first touches in the chunk whose block was last used after p (a new block never is)
-            w = np.where(first, a - 1 - prev, a + 1)
-            overlap = _count_below(w, np.zeros(cross.size, dtype=np.int64), cross, a - 1 - p)
-            touched = np.cumsum(first)[cross] - 1
-            out[cross] = above - overlap + touched
-        is_last = np.ones(k, dtype=bool)
-        is_last[local[~first]] = False
-        self._update_seen(np.searchsorted(self.seen, prev[first & (prev >= 0)]), local, a)
-        self.last[blocks[is_last]] = a + np.flatnonzero(is_last)
-        self.offset += k
-        return out, local
 
 
 SAMPLE_SPACE = 1 << 24

@@ -49,6 +49,7 @@ import numpy as np
 
 from kvtier.data import SHIPPED_TRACES, TRACE_DIR
 from kvtier.errors import KvtierError, show
+from kvtier.formulas.jit import jit
 from kvtier.formulas.reuse import (
     DEFAULT_HIT_COUNT,
     ChunkReuse,
@@ -499,7 +500,6 @@ class _Requests:
         return n_in, n_ids
 
 
-
 BATCH_LINES = 2048
 """Most lines in one batch of the stream (:class:`RequestChunks`): a chunk ends only at a batch's end."""
 
@@ -605,6 +605,7 @@ _KEY_ENDS = (11, 25, 40, 50)
 """Where each of :data:`_KEYS` ends."""
 
 
+@jit
 def _scan_py(buf: np.ndarray, keys: np.ndarray, key_ends: np.ndarray, out: np.ndarray, ids: np.ndarray) -> int:
     """Read plain requests from the bytes of whole lines: the lines read, or -1 at the first that is not plain.
 
@@ -615,7 +616,7 @@ def _scan_py(buf: np.ndarray, keys: np.ndarray, key_ends: np.ndarray, out: np.nd
     ``out`` receives ``(timestamp, input, output, ids, characters of the line, where the
     timestamp's text starts, where it ends)``, the timestamp itself when it is an integer of up
     to 15 digits (exact as a float) and its text's place otherwise (start -1 when not needed);
-    ``ids`` the ids, one request after another.  Compiled by numba (:func:`_scanner`).
+    ``ids`` the ids, one request after another.  Compiled where numba is (:mod:`kvtier.formulas.jit`).
     """
     n = buf.size
     i = line = refs = 0
@@ -771,24 +772,6 @@ def _scan_py(buf: np.ndarray, keys: np.ndarray, key_ends: np.ndarray, out: np.nd
     return line
 
 
-_SCAN: list[Any] = []
-""":func:`_scan_py` compiled by numba at first use (None without numba), with its keys as arrays."""
-
-
-def _scanner() -> Any:
-    if not _SCAN:
-        try:
-            import numba
-        except ImportError:  # pragma: no cover - numba is a core dependency
-            _SCAN.append(None)
-            return None
-        try:
-            _SCAN.append(numba.njit(cache=True, nogil=True)(_scan_py))
-        except RuntimeError:  # pragma: no cover - nowhere to write the cache: compile in memory
-            _SCAN.append(numba.njit(nogil=True)(_scan_py))
-    return _SCAN[0]
-
-
 def scan_columns(block: bytes, block_tokens: int, last: float = -math.inf) -> Columns | None:
     """A block of whole lines read by the compiled scanner (:func:`_scan_py`) when every line is plain and valid.
 
@@ -801,13 +784,12 @@ def scan_columns(block: bytes, block_tokens: int, last: float = -math.inf) -> Co
     timestamp that is not an integer of at most 15 digits is read by Python's ``float`` from
     its text, as the standard library's ``json`` reads it.
     """
-    scan = _scanner()
-    if scan is None or not block:  # pragma: no cover - without numba
+    if not block:
         return None
     out = np.empty((block.count(b"\n") + 1, 7), dtype=np.int64)
     ids = np.empty(len(block) // 2 + 1, dtype=np.int64)
     keys = np.frombuffer(_KEYS, dtype=np.uint8)
-    lines = scan(np.frombuffer(block, dtype=np.uint8), keys, np.array(_KEY_ENDS, dtype=np.int64), out, ids)
+    lines = _scan_py(np.frombuffer(block, dtype=np.uint8), keys, np.array(_KEY_ENDS, dtype=np.int64), out, ids)
     if lines <= 0:
         return None
     out = out[:lines]

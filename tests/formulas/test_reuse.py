@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ from hypothesis import strategies as st
 from kvtier.formulas import reuse as workload
 from kvtier.inputs import traces
 from tests.conftest import trace_of, trace_text
+from tests.oracles import HAND_ROWS, lru_distances, lru_hits
 
 # references in order: 1 2 | 1 2 3 | 4 | 1 5 | 1 2 3   (11 references, 5 distinct blocks)
 # stack distance = distinct other blocks used since the block's last use (-1: first use):
@@ -27,35 +27,6 @@ HAND_DISTANCES = [-1, -1, 1, 1, -1, -1, 3, -1, 1, 4, 4]
 
 
 HAND_BLOCK_TOKENS = 4
-
-
-def lru_brute(blocks: list[int]) -> list[int]:
-    """Stack distances by moving each block to the top of an explicit stack."""
-    stack: list[int] = []
-    out = []
-    for b in blocks:
-        if b in stack:
-            out.append(len(stack) - 1 - stack.index(b))
-            stack.remove(b)
-        else:
-            out.append(-1)
-        stack.append(b)
-    return out
-
-
-def lru_hits(blocks: list[int], capacity: int) -> int:
-    """Hits of a direct simulation of an LRU cache of ``capacity`` blocks."""
-    cache: OrderedDict[int, None] = OrderedDict()
-    hits = 0
-    for b in blocks:
-        if b in cache:
-            hits += 1
-            cache.move_to_end(b)
-        else:
-            cache[b] = None
-            if len(cache) > capacity:
-                cache.popitem(last=False)
-    return hits
 
 
 # ---------------------------------------------------------------------------
@@ -97,32 +68,6 @@ def _link(name: str = "l") -> workload.LinkSpec:
     return workload.LinkSpec(name, 1e6, 1e-3)
 
 
-def brute_distances(blocks: list[int]) -> list[int]:
-    """LRU stack distances with the most recent block first: a block's distance is its depth in the stack."""
-    stack: list[int] = []
-    out = []
-    for b in blocks:
-        depth = stack.index(b) if b in stack else -1
-        out.append(depth)
-        if depth >= 0:
-            del stack[depth]
-        stack.insert(0, b)
-    return out
-
-
-def row(ts: float, ids: list[int], n_in: int) -> dict:
-    return {"timestamp": ts, "input_length": n_in, "output_length": 1, "hash_ids": ids}
-
-
-# ---------------------------------------------------------------------------
-# the wavelet count
-# ---------------------------------------------------------------------------
-
-
-def brute_count_below(values, lo, hi, below) -> list[int]:
-    return [sum(1 for v in values[a:b] if v < c) for a, b, c in zip(lo, hi, below, strict=True)]
-
-
 # ---------------------------------------------------------------------------
 # the kernel and the dense ids
 # ---------------------------------------------------------------------------
@@ -139,15 +84,6 @@ STREAM_DISTANCES = [-1, -1, -1, 2, 2, -1, 3, 0, 3, -1, 4, 4]
 # ---------------------------------------------------------------------------
 # stream_lru on a hand trace, in any chunks
 # ---------------------------------------------------------------------------
-
-HAND_ROWS = [
-    row(0, [-1, -2], 8),  # 2 full blocks: 4 + 4 tokens
-    row(1, [-1, -2, 5], 9),  # 4 + 4 + 1
-    "",  # a blank line is skipped, not the end
-    row(2, [7, 7], 5),  # 4 + 1
-    row(3, [-1, 7], 6),  # 4 + 2
-    row(4, [], 0),  # no blocks
-]
 
 
 # references: -1 -2 | -1 -2 5 | 7 7 | -1 7 |   (9 references; dense -1 -> 0, -2 -> 1, 5 -> 2, 7 -> 3)
@@ -205,7 +141,7 @@ def test_the_prefix_checks_can_fail():
 def test_stack_distances_equal_a_direct_lru_simulation(blocks):
     arr = np.array(blocks)
     d = workload.stack_distances(arr)
-    assert d.tolist() == lru_brute(blocks)
+    assert d.tolist() == lru_distances(blocks)
     for capacity in (1, 2, 3, 5, 8, 13):
         assert int(((d >= 0) & (d < capacity)).sum()) == lru_hits(blocks, capacity)
 
@@ -214,7 +150,7 @@ def test_stack_distances_on_a_larger_random_trace():
     rng = np.random.default_rng(7)
     blocks = (rng.zipf(1.3, 3000) % 400).tolist()
     d = workload.stack_distances(np.array(blocks))
-    assert d.tolist() == lru_brute(blocks)
+    assert d.tolist() == lru_distances(blocks)
     trace = workload.Trace(
         "t", 1, np.zeros(1), np.array([3000]), np.zeros(1, int), np.array([0, 3000]), np.array(blocks), "mooncake"
     )
@@ -239,7 +175,7 @@ def test_the_stream_in_any_chunks_equals_the_whole(values, cuts):
     assert mapped.tolist() == first_seen_dense(raw).tolist()
     kernel = workload.StackDistanceStream()
     streamed = np.concatenate([kernel.feed(part) for part in np.split(mapped, cuts)])
-    assert streamed.tolist() == lru_brute(values)
+    assert streamed.tolist() == lru_distances(values)
 
 
 @settings(max_examples=200, deadline=None)
@@ -480,53 +416,8 @@ def test_dense_ids_are_the_ranks_np_unique_gives(ids):
     assert dense.dtype == np.int64 and dense.tolist() == np.unique(raw, return_inverse=True)[1].tolist()
 
 
-def test_count_below_on_hand_values():
-    values = np.array([5, 0, 3, 7, 3, 1])
-    # [0:6) below 4: 0, 3, 3, 1 -> 4; [1:3) below 1: 0 -> 1; [2:5) below 8: all 3 -> 3; [3:3) empty -> 0;
-    # [0:6) below 0 -> 0; [3:6) below 3: 1 -> 1
-    lo, hi, below = np.array([0, 1, 2, 3, 0, 3]), np.array([6, 3, 5, 3, 6, 6]), np.array([4, 1, 8, 9, 0, 3])
-    got = workload._count_below(values, lo, hi, below)
-    assert got.tolist() == [4, 1, 3, 0, 0, 1]
-    assert got.dtype == np.int64  # counts are integers
-
-
-def test_count_below_with_all_zero_values_and_thresholds():
-    # every value 0: below 0 counts none, below 1 counts all three
-    got = workload._count_below(np.zeros(3, dtype=np.int64), np.array([0, 0]), np.array([3, 3]), np.array([0, 1]))
-    assert got.tolist() == [0, 3]
-
-
-def test_count_below_with_no_values_or_no_queries():
-    # no values: an empty range counts 0 whatever the threshold
-    assert workload._count_below(np.zeros(0, dtype=np.int64), np.array([0]), np.array([0]), np.array([5])).tolist() == [
-        0
-    ]
-    # no queries: an empty answer, still int64
-    none = np.zeros(0, dtype=np.int64)
-    got = workload._count_below(np.array([3, 1]), none, none, none)
-    assert got.tolist() == [] and got.dtype == np.int64
-
-
-@pytest.mark.parametrize("scale", [1, 2**20, 2**40])
-def test_count_below_over_many_bit_levels_equals_counting(scale):
-    # values up to 2**20 (21 levels, int32 positions) and beyond 2**32 (int64: an int32 copy would drop the high bits)
-    rng = np.random.default_rng(11)
-    values = rng.integers(0, 50, size=60) * scale + rng.integers(0, 3, size=60)
-    lo = rng.integers(0, 60, size=40)
-    hi = np.minimum(lo + rng.integers(0, 30, size=40), 60)
-    below = rng.integers(0, 52, size=40) * scale + 1
-    got = workload._count_below(values, lo, hi, below)
-    assert got.tolist() == brute_count_below(values.tolist(), lo, hi, below.tolist())
-
-
-def test_count_below_keeps_the_bits_above_32():
-    # 2**32 + 5 is not below 6 (an int32 copy reads it as 5); 3 is: one value
-    got = workload._count_below(np.array([2**32 + 5, 3]), np.array([0]), np.array([2]), np.array([6]))
-    assert got.tolist() == [1]
-
-
 def test_the_brute_force_stack_agrees_with_the_hand():
-    assert brute_distances(STREAM) == STREAM_DISTANCES
+    assert lru_distances(STREAM) == STREAM_DISTANCES
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 5, 12])
@@ -576,7 +467,7 @@ def test_the_kernel_past_two_to_the_32_references_equals_the_brute_force():
     kernel.offset = 2**32 - 3
     got = np.concatenate((kernel.feed(np.array(blocks[:4])), kernel.feed(np.array(blocks[4:]))))
     # by hand: 3 -1, 3 0, 1 -1, 1 0, 0 -1, 0 0, 0 0, 1 {0} 1, 4 -1, 3 {1, 0, 4} 3
-    assert got.tolist() == [-1, 0, -1, 0, -1, 0, 0, 1, -1, 3] == brute_distances(blocks)
+    assert got.tolist() == [-1, 0, -1, 0, -1, 0, 0, 1, -1, 3] == lru_distances(blocks)
 
 
 def test_dense_ids_follow_first_appearance_across_chunks():
@@ -607,7 +498,7 @@ def test_dense_ids_of_a_two_dimensional_chunk_are_flat_in_reading_order():
 
 def test_the_hand_trace_by_brute_force():
     refs = [h for r in HAND_ROWS if isinstance(r, dict) for h in r["hash_ids"]]
-    assert brute_distances(refs) == HAND_D
+    assert lru_distances(refs) == HAND_D
 
 
 def test_fetching_pays_the_latency_once_a_transfer_and_a_block_may_take_several():
@@ -857,7 +748,7 @@ def test_a_prefix_fetch_pays_the_transfer_model():
 
 
 # ---------------------------------------------------------------------------
-# The compiled Fenwick-tree sweep of the exact stack distances against the numpy wavelet matrix it replaced.
+# The Fenwick-tree sweep of the exact stack distances, compiled and as written, against a brute-force stack.
 # ---------------------------------------------------------------------------
 
 
@@ -875,29 +766,39 @@ def test_the_sweep_on_a_hand_chunk_after_a_first_one():
     assert kernel.seen.tolist() == [3, 5, 6, 7]
 
 
+def _swept_in_chunks(blocks: np.ndarray, cuts: np.ndarray) -> tuple[np.ndarray, workload.StackDistanceStream]:
+    sweep = workload.StackDistanceStream()
+    return np.concatenate([sweep.feed(part) for part in np.split(blocks, cuts)]), sweep
+
+
 @pytest.mark.parametrize("seed", range(12))
-def test_the_sweep_in_random_chunks_equals_the_wavelet_matrix_and_the_brute_force(seed):
+def test_the_sweep_in_random_chunks_equals_the_brute_force(seed):
     rng = np.random.default_rng(seed)
     n, distinct = int(rng.integers(1, 2000)), int(rng.integers(1, 150))
     blocks = rng.integers(0, distinct, n)
     cuts = np.sort(rng.integers(0, n, int(rng.integers(0, 8))))
-    sweep, wave = workload.StackDistanceStream(), workload.StackDistanceStream()
-    got, want = [], []
-    for part in np.split(blocks, cuts):
-        got.append(sweep.feed(part))
-        if part.size:
-            wave._grow(int(part.max()))
-            want.append(wave._feed_numpy(part.astype(np.int64), None)[0])
-    got_all, want_all = np.concatenate(got), np.concatenate(want)
-    assert np.array_equal(got_all, want_all)
-    assert got_all.tolist() == brute_distances(blocks.tolist())
-    assert np.array_equal(sweep.last, wave.last) and np.array_equal(sweep.seen, wave.seen)
-    # the whole stream at once, in memory: the same distances, and the wavelet matrix's own count agrees
-    prev = workload.previous_reference(blocks)
-    assert np.array_equal(workload.stack_distances(blocks, prev), got_all)
-    again = np.flatnonzero(prev >= 0)
-    counted = workload._count_below(prev + 1, prev[again] + 1, again, prev[again] + 2)
-    assert np.array_equal(counted, got_all[again])
+    got, sweep = _swept_in_chunks(blocks, cuts)
+    assert got.tolist() == lru_distances(blocks.tolist())
+    # the state: each block's last use, and those last uses sorted
+    last = {int(b): t for t, b in enumerate(blocks)}
+    assert sweep.last[: max(last) + 1].tolist() == [last.get(b, -1) for b in range(max(last) + 1)]
+    assert sweep.seen.tolist() == sorted(last.values())
+    # the whole stream at once, in memory: the same distances
+    assert np.array_equal(workload.stack_distances(blocks, workload.previous_reference(blocks)), got)
+
+
+def test_the_sweep_as_written_equals_the_compiled_sweep(monkeypatch):
+    # the kernels run as plain Python where numba is missing: the same distances and state, chunk by chunk
+    rng = np.random.default_rng(5)
+    blocks = rng.integers(0, 40, 600)
+    cuts = np.array([100, 250, 251, 400])
+    compiled, state = _swept_in_chunks(blocks, cuts)
+    monkeypatch.setattr(workload, "_sweep_py", workload._sweep_py.py_func)
+    monkeypatch.setattr(workload, "_last_uses_py", workload._last_uses_py.py_func)
+    plain, plain_state = _swept_in_chunks(blocks, cuts)
+    assert plain.tolist() == compiled.tolist() == lru_distances(blocks.tolist())
+    assert np.array_equal(plain_state.last, state.last) and np.array_equal(plain_state.seen, state.seen)
+    assert workload.stack_distances(blocks).tolist() == compiled.tolist()
 
 
 def test_distinct_counts_by_hand():

@@ -18,6 +18,7 @@ from kvtier.errors import KvtierError
 from kvtier.formulas import reuse as workload
 from kvtier.inputs import traces
 from tests.conftest import BAD, trace_of, trace_text, write_trace
+from tests.oracles import HAND_ROWS, row
 
 HAND_BLOCK_TOKENS = 4
 
@@ -39,22 +40,9 @@ def write_lines(path: Path, rows: list) -> Path:
     return path
 
 
-def row(ts: float, ids: list[int], n_in: int) -> dict:
-    return {"timestamp": ts, "input_length": n_in, "output_length": 1, "hash_ids": ids}
-
-
 # ---------------------------------------------------------------------------
 # stream_lru on a hand trace, in any chunks
 # ---------------------------------------------------------------------------
-
-HAND_ROWS = [
-    row(0, [-1, -2], 8),  # 2 full blocks: 4 + 4 tokens
-    row(1, [-1, -2, 5], 9),  # 4 + 4 + 1
-    "",  # a blank line is skipped, not the end
-    row(2, [7, 7], 5),  # 4 + 1
-    row(3, [-1, 7], 6),  # 4 + 2
-    row(4, [], 0),  # no blocks
-]
 
 
 # blocks at distance 0, 1, 2, 3: 1 (idx 6), 3 (idx 2, 3, 8), 0, 1 (idx 7)
