@@ -44,10 +44,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument(
         "--format",
         choices=tuple(traces.TRACE_FORMATS),
-        help="the trace's format (default: the set's workload.trace_format, mooncake): mooncake = timestamps"
-        " in ms, prefix-chained ids, 512 tokens an id; qwen = Alibaba's Qwen traces, timestamps in s, one id"
-        " per 16-token block, chained here as a prefix cache does. Sets the block size too, unless"
-        " --block-tokens is given",
+        help=f"the trace's format (default: the set's workload.trace_format, {traces.DEFAULT_FORMAT}): "
+        + "; ".join(f"{f.name} = {f.summary}" for f in traces.TRACE_FORMATS.values())
+        + ". Sets the block size too, unless --block-tokens is given",
     )
     p.add_argument("--model", metavar="SPEC", help="preset name or config.json path (default: the set's model)")
     p.add_argument(

@@ -32,7 +32,6 @@ from kvtier.formulas.reuse import (
     LruStream,
     RegenCosts,
     Trace,
-    chain_ids,
     prepare_chunk,
     sample_threshold,
 )
@@ -58,11 +57,11 @@ def parse_part(path: str, block_tokens: int, trace_format: str, sample_rate: flo
     starts = traces._starts(c.counts)
     part = {
         "name": where,
-        "ids": c.ids if fmt.chained else chain_ids(c.ids, starts),
+        "ids": fmt.prefix_ids(c.ids, starts),
         "starts": starts,
         "input_tokens": c.inputs,
         "output_tokens": c.outputs,
-        "timestamps_s": c.stamps / fmt.units_per_s,
+        "timestamps_s": fmt.seconds(c.stamps),
         "lines": int(c.counts.size),
     }
     if sample_rate < 1.0:

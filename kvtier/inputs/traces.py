@@ -70,16 +70,25 @@ TRACE_BLOCK_TOKENS = 512
 """Tokens per ``hash_ids`` block in the Mooncake traces (as their authors publish them)."""
 
 
+FIELDS = ("timestamp", "input_length", "output_length", "hash_ids")
+"""A request's fields as the Mooncake traces name them: its timestamp, prompt tokens, output tokens, block ids."""
+
+
 @dataclass(frozen=True)
 class TraceFormat:
-    """How the fields of a trace read: the unit of its timestamps and what its block ids identify.
+    """One trace format: what its fields are called, the unit of its timestamps and what its block ids identify.
+
+    The one record the reader, the scanner, the chaining, ``--format`` and ``workload.trace_format``
+    all read: a format is one entry of :data:`TRACE_FORMATS`.
 
     Attributes
     ----------
     name : str
         What ``--format`` and ``workload.trace_format`` call it.
     unit : str
-        The unit of ``timestamp`` as messages print it (``ms``, ``s``).
+        The unit of the timestamps as messages print it (``ms``, ``s``).
+    unit_name : str
+        The same unit in words, for messages (``milliseconds``).
     units_per_s : float
         Timestamp units in one second (1000 for ms, 1 for s).
     chained : bool
@@ -90,36 +99,81 @@ class TraceFormat:
         Prompt tokens per id as the trace's authors publish them (tokens).
     source : str
         Where the format is published.
+    summary : str
+        What ``kvtier workload --format`` says of it, after ``name =``.
+    fields : tuple of str
+        The names of a request's timestamp, prompt tokens, output tokens and block ids, in that
+        order (default :data:`FIELDS`); printable ASCII with no quote or backslash, which JSON
+        would escape.  Other fields of a request are ignored.
     """
 
     name: str
     unit: str
+    unit_name: str
     units_per_s: float
     chained: bool
     block_tokens: int
     source: str
+    summary: str
+    fields: tuple[str, str, str, str] = FIELDS
+
+    def __post_init__(self) -> None:
+        plain = all(f and f.isascii() and f.isprintable() and '"' not in f and "\\" not in f for f in self.fields)
+        if len(self.fields) != 4 or len(set(self.fields)) != 4 or not plain:
+            raise ValueError(f"trace format {self.name!r}: four distinct plain field names, got {self.fields!r}")
+
+    def prefix_ids(self, ids: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """A trace's ids as they are read, requests one after another (``starts``), as prefix-chained ids."""
+        return ids if self.chained else chain_ids(ids, starts)
+
+    def seconds(self, stamps: np.ndarray) -> np.ndarray:
+        """Timestamps in the format's unit, in seconds."""
+        return stamps / self.units_per_s
+
+    @property
+    def keys(self) -> bytes:
+        """The four field names quoted, one after another, as the scanner matches them."""
+        return b"".join(b'"' + f.encode("ascii") + b'"' for f in self.fields)
+
+    @property
+    def key_ends(self) -> tuple[int, ...]:
+        """Where each quoted field name of :attr:`keys` ends."""
+        ends, at = [], 0
+        for f in self.fields:
+            at += len(f) + 2
+            ends.append(at)
+        return tuple(ends)
 
 
 TRACE_FORMATS: dict[str, TraceFormat] = {
-    "mooncake": TraceFormat(
-        "mooncake",
-        "ms",
-        1e3,
-        True,
-        TRACE_BLOCK_TOKENS,
-        "Mooncake FAST'25 traces (github.com/kvcache-ai/Mooncake): timestamp in ms, one chained id per 512 tokens",
-    ),
-    "qwen": TraceFormat(
-        "qwen",
-        "s",
-        1.0,
-        False,
-        16,
-        "Alibaba Bailian Qwen traces, ATC'25 (github.com/alibaba-edu/qwen-bailian-usagetraces-anon): timestamp in s"
-        " since the trace's start, one salted SipHash per 16-token block, not chained",
-    ),
+    f.name: f
+    for f in (
+        TraceFormat(
+            name="mooncake",
+            unit="ms",
+            unit_name="milliseconds",
+            units_per_s=1e3,
+            chained=True,
+            block_tokens=TRACE_BLOCK_TOKENS,
+            source="Mooncake FAST'25 traces (github.com/kvcache-ai/Mooncake): timestamp in ms, one chained id per"
+            " 512 tokens",
+            summary="timestamps in ms, prefix-chained ids, 512 tokens an id",
+        ),
+        TraceFormat(
+            name="qwen",
+            unit="s",
+            unit_name="seconds",
+            units_per_s=1.0,
+            chained=False,
+            block_tokens=16,
+            source="Alibaba Bailian Qwen traces, ATC'25 (github.com/alibaba-edu/qwen-bailian-usagetraces-anon):"
+            " timestamp in s since the trace's start, one salted SipHash per 16-token block, not chained",
+            summary="Alibaba's Qwen traces, timestamps in s, one id per 16-token block, chained here as a prefix"
+            " cache does",
+        ),
+    )
 }
-"""The trace formats the reader knows, by name; extra fields of a request (``chat_id``, ``turn``) are ignored."""
+"""The trace formats the reader knows, by name: adding a format is adding its entry here."""
 
 DEFAULT_FORMAT = "mooncake"
 """The format of the shipped traces, and of a trace whose format is not declared."""
@@ -153,9 +207,6 @@ MAX_TOKENS = 2**53
 
 MAX_BLOCK_TOKENS = 1 << 31
 """Most tokens a block may hold (2,147,483,648, beyond any context): token counts then fit in 64 bits."""
-
-FIELDS = ("timestamp", "input_length", "output_length", "hash_ids")
-"""The fields every request of a trace must have."""
 
 
 # ---------------------------------------------------------------------------
@@ -357,8 +408,8 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def _json_object(line: str, at: str) -> dict[str, Any]:
-    """One trace line parsed by the standard library: a JSON object with the request's fields, or KvtierError
+def _json_object(line: str, at: str, fields: Sequence[str] = FIELDS) -> dict[str, Any]:
+    """One trace line parsed by the standard library: a JSON object with the request's ``fields``, or KvtierError
     starting with ``at``."""
     try:
         obj = json.loads(line, object_pairs_hook=_unique_keys)
@@ -369,10 +420,10 @@ def _json_object(line: str, at: str) -> dict[str, Any]:
     except ValueError:  # an integer of more than 4300 digits
         raise KvtierError(f"{at}: a value cannot be read") from None
     if not isinstance(obj, dict):
-        raise KvtierError(f"{at}: expected a JSON object with {', '.join(FIELDS)}")
-    missing = [f for f in FIELDS if f not in obj]
+        raise KvtierError(f"{at}: expected a JSON object with {', '.join(fields)}")
+    missing = [f for f in fields if f not in obj]
     if missing:
-        raise KvtierError(f"{at}: missing field '{missing[0]}' (a request needs {', '.join(FIELDS)})")
+        raise KvtierError(f"{at}: missing field '{missing[0]}' (a request needs {', '.join(fields)})")
     return obj
 
 
@@ -383,21 +434,21 @@ def _number(value: int | float) -> str:
 
 
 def _timestamp(value: Any, at: str, fmt: TraceFormat) -> float:
-    """A request's ``timestamp`` as a finite float in the format's unit."""
-    unit = {"ms": "milliseconds", "s": "seconds"}.get(fmt.unit, fmt.unit)
+    """A request's timestamp as a finite float in the format's unit."""
+    field, unit = fmt.fields[0], fmt.unit_name
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise KvtierError(f"{at}: 'timestamp' must be a finite number of {unit}, got {show(value, quote=True)}")
+        raise KvtierError(f"{at}: '{field}' must be a finite number of {unit}, got {show(value, quote=True)}")
     try:
         ts = float(value)
     except OverflowError:  # an integer beyond float's range (about 309 digits)
-        raise KvtierError(f"{at}: 'timestamp' is too large ({_number(value)})") from None
+        raise KvtierError(f"{at}: '{field}' is too large ({_number(value)})") from None
     if not math.isfinite(ts):
-        raise KvtierError(f"{at}: 'timestamp' must be a finite number of {unit}, got {show(value, quote=True)}")
+        raise KvtierError(f"{at}: '{field}' must be a finite number of {unit}, got {show(value, quote=True)}")
     return ts
 
 
 def _length(obj: dict[str, Any], field: str, at: str) -> int:
-    """A request's ``input_length`` or ``output_length``: a whole number of tokens, 0 to :data:`MAX_TOKENS`."""
+    """A request's prompt or output tokens, ``obj[field]``: a whole number of tokens, 0 to :data:`MAX_TOKENS`."""
     value = obj[field]
     if not _whole(value):
         raise KvtierError(f"{at}: '{field}' must be a whole number of tokens, got {show(value, quote=True)}")
@@ -441,19 +492,20 @@ def _parse_request(
     (the caller says so, after the checks that come first).
     """
     at = f"{where}: line {number}"
-    obj = _json_object(line, at)
-    ts = _timestamp(obj["timestamp"], at, fmt)
-    n_in, n_out = _length(obj, "input_length", at), _length(obj, "output_length", at)
-    raw = obj["hash_ids"]
+    stamp, n_input, n_output, hashes = fmt.fields
+    obj = _json_object(line, at, fmt.fields)
+    ts = _timestamp(obj[stamp], at, fmt)
+    n_in, n_out = _length(obj, n_input, at), _length(obj, n_output, at)
+    raw = obj[hashes]
     ids = _id_array(raw, line)
     if ids is _NOT_INT:
-        raise KvtierError(f"{at}: 'hash_ids' must be a list of integers")
+        raise KvtierError(f"{at}: '{hashes}' must be a list of integers")
     expected = -(-n_in // block_tokens)
     if len(raw) != expected:
         fits = block_tokens != fmt.block_tokens and len(raw) == -(-n_in // fmt.block_tokens)
         hint = f"; the {fmt.name} format's {fmt.block_tokens} tokens a block would fit" if fits else ""
         raise KvtierError(
-            f"{at}: 'hash_ids' has {len(raw)} ids but input_length {n_in} at {block_tokens} tokens a block"
+            f"{at}: '{hashes}' has {len(raw)} ids but {n_input} {n_in} at {block_tokens} tokens a block"
             f" needs {expected}{hint}"
         )
     return ts, n_in, n_out, ids  # type: ignore[return-value]
@@ -598,18 +650,12 @@ def line_blocks(path: Path, where: str, limit: int | None = None) -> Iterator[tu
         yield before, b"".join(pending)
 
 
-_KEYS = b'"timestamp""input_length""output_length""hash_ids"'
-"""The four keys of a plain request, quoted, in the order the shipped traces write them."""
-
-_KEY_ENDS = (11, 25, 40, 50)
-"""Where each of :data:`_KEYS` ends."""
-
-
 @jit
 def _scan_py(buf: np.ndarray, keys: np.ndarray, key_ends: np.ndarray, out: np.ndarray, ids: np.ndarray) -> int:
     """Read plain requests from the bytes of whole lines: the lines read, or -1 at the first that is not plain.
 
-    A plain line is one JSON object of exactly the four :data:`FIELDS`, in any order, spelled
+    A plain line is one JSON object of exactly the four fields ``keys`` spells (quoted, one after another,
+    each ending at ``key_ends``: :attr:`TraceFormat.keys`), in any order, spelled
     without escapes, with spaces or tabs between tokens: ``timestamp`` any JSON number,
     ``input_length`` and ``output_length`` whole numbers of up to 15 digits, ``hash_ids`` a list
     of integers that fit in 64 bits (up to 19 digits, an optional minus sign).  Row ``r`` of
@@ -772,7 +818,9 @@ def _scan_py(buf: np.ndarray, keys: np.ndarray, key_ends: np.ndarray, out: np.nd
     return line
 
 
-def scan_columns(block: bytes, block_tokens: int, last: float = -math.inf) -> Columns | None:
+def scan_columns(
+    block: bytes, block_tokens: int, last: float = -math.inf, fmt: TraceFormat = TRACE_FORMATS[DEFAULT_FORMAT]
+) -> Columns | None:
     """A block of whole lines read by the compiled scanner (:func:`_scan_py`) when every line is plain and valid.
 
     None, and the block goes to the validating reader (:func:`validated_columns`), whose arrays
@@ -788,8 +836,8 @@ def scan_columns(block: bytes, block_tokens: int, last: float = -math.inf) -> Co
         return None
     out = np.empty((block.count(b"\n") + 1, 7), dtype=np.int64)
     ids = np.empty(len(block) // 2 + 1, dtype=np.int64)
-    keys = np.frombuffer(_KEYS, dtype=np.uint8)
-    lines = _scan_py(np.frombuffer(block, dtype=np.uint8), keys, np.array(_KEY_ENDS, dtype=np.int64), out, ids)
+    keys, ends = np.frombuffer(fmt.keys, dtype=np.uint8), np.array(fmt.key_ends, dtype=np.int64)
+    lines = _scan_py(np.frombuffer(block, dtype=np.uint8), keys, ends, out, ids)
     if lines <= 0:
         return None
     out = out[:lines]
@@ -867,7 +915,7 @@ def column_blocks(
         last = req.last
         cols = None
         if fast:
-            cols = scan_columns(block, block_tokens, last)
+            cols = scan_columns(block, block_tokens, last, fmt)
         if cols is None:
             cols = validated_columns(req, block, before)
         elif cols.stamps.size:
@@ -902,11 +950,11 @@ def _trace_of(c: Columns, where: str, block_tokens: int, fmt: TraceFormat) -> Tr
     if not c.counts.size:
         raise KvtierError(f"{where}: the trace holds no requests")
     starts = _starts(c.counts)
-    raw = c.ids if fmt.chained else chain_ids(c.ids, starts)
+    raw = fmt.prefix_ids(c.ids, starts)
     return Trace(
         name=where,
         block_tokens=block_tokens,
-        timestamps_s=c.stamps / fmt.units_per_s,
+        timestamps_s=fmt.seconds(c.stamps),
         input_tokens=c.inputs,
         output_tokens=c.outputs,
         starts=starts,
@@ -1126,8 +1174,8 @@ class RequestChunks:
         def joined() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
             c = Columns.join(held) if len(held) > 1 else held[0]
             starts = _starts(c.counts)
-            ids = c.ids.copy() if fmt.chained else chain_ids(c.ids, starts)
-            return ids, starts, c.inputs, c.outputs, c.stamps / fmt.units_per_s
+            ids = fmt.prefix_ids(c.ids.copy(), starts)
+            return ids, starts, c.inputs, c.outputs, fmt.seconds(c.stamps)
 
         lines_in_batch = chars_in_batch = 0
         for cols in request_blocks(self.path, self.where, self.block_tokens, fmt):
