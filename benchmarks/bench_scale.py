@@ -86,13 +86,19 @@ from pathlib import Path
 from kvtier.inputs import traces
 lines = Path(sys.argv[1]).read_text().splitlines()[: int(sys.argv[2])]
 fast = sys.argv[3] == "fast" if len(sys.argv) > 3 else True
-if hasattr(traces, "request_blocks"):  # this checkout: blocks of lines, scanned or validated
+try:  # this checkout: blocks of lines, scanned or validated
+    from kvtier.inputs.traces.load import request_blocks
+    from kvtier.inputs.traces.scan import scan_columns
+except ImportError:  # an older checkout: one module, or the line-by-line reader alone
+    request_blocks = getattr(traces, "request_blocks", None)
+    scan_columns = getattr(traces, "scan_columns", None)
+if request_blocks is not None:
     with tempfile.TemporaryDirectory() as tmp:
         part = Path(tmp) / "part.jsonl"
         part.write_text("".join(line + "\\n" for line in lines))
-        traces.scan_columns(b'{"timestamp":0,"input_length":0,"output_length":0,"hash_ids":[]}', 512)  # load numba
+        scan_columns(b'{"timestamp":0,"input_length":0,"output_length":0,"hash_ids":[]}', 512)  # load numba
         t = time.perf_counter()
-        refs = sum(c.ids.size for c in traces.request_blocks(part, "t", 512, traces.TRACE_FORMATS["mooncake"], fast))
+        refs = sum(c.ids.size for c in request_blocks(part, "t", 512, traces.TRACE_FORMATS["mooncake"], fast))
         parse = time.perf_counter() - t
 else:  # the baseline: one line at a time
     req = traces._Requests("t", 512, traces.TRACE_FORMATS["mooncake"])

@@ -24,7 +24,7 @@ from kvtier.errors import KvtierError, show
 from kvtier.inputs import engines
 from kvtier.inputs.provenance import PROVENANCE_CLASSES, Record
 from kvtier.inputs.readers import load_yaml
-from kvtier.inputs.traces import TRACE_FORMATS
+from kvtier.inputs.traces.formats import TRACE_FORMATS
 from kvtier.units import DTYPE_BYTES, KINDS, Bounds, is_bare_number, parse_quantity
 
 Assumption = Record
