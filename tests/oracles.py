@@ -4,11 +4,18 @@
   and :func:`row`, one request as the reader takes it.
 - :func:`lru_distances`, LRU stack distances by moving each block to the top of an explicit stack.
 - :func:`lru_hits`, the hits of an LRU cache of a given size, simulated block by block.
+- :data:`HAND_RC`, recompute costs with round numbers, :func:`hand_link` a link with round numbers, and
+  :func:`reuse_of`, a hand trace of block ids measured in memory.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+
+from kvtier.formulas.cache.curve import Reuse
+from kvtier.formulas.cache.regen import RegenCosts
+from kvtier.formulas.cache.report import LinkSpec
+from tests.conftest import trace_of
 
 
 def row(ts: float, ids: list[int], n_in: int) -> dict:
@@ -53,3 +60,29 @@ def lru_hits(blocks: list[int], capacity: int) -> int:
             if len(cache) > capacity:
                 cache.popitem(last=False)
     return hits
+
+
+# k = 2 FLOP per parameter-token, N = 1e9 parameters, no attention term; 1e15 FLOP/s at 50 %:
+# compute(h) = 2e9 h / 5e14 = 4e-6 h s.  Weights 2e9 B at 1e12 B/s x 50 %: memory 2e9 / 5e11 = 4 ms
+HAND_RC = RegenCosts(
+    kv_bytes_per_token=1000.0,
+    active_params=1e9,
+    flops_per_param_token=2.0,
+    attention_flops_per_position=0.0,
+    peak_flop_per_s=1e15,
+    mfu=0.5,
+    weight_bytes=2e9,
+    mem_bandwidth_bytes_per_s=1e12,
+    mem_efficiency=0.5,
+)
+"""Recompute costs with round numbers: 4e-6 s of compute a token, 4 ms to stream the weights."""
+
+
+def hand_link(name: str = "l") -> LinkSpec:
+    """A link of 1e6 B/s and 1 ms a transfer."""
+    return LinkSpec(name, 1e6, 1e-3)
+
+
+def reuse_of(blocks_per_request: list[list[int]], times_ms: list[float] | None = None, block_tokens: int = 1) -> Reuse:
+    """A hand trace of block ids per request (:func:`tests.conftest.trace_of`) measured in memory."""
+    return Reuse.of(trace_of(blocks_per_request, times_ms, block_tokens))

@@ -212,13 +212,6 @@ class Requests:
         return n_in, n_ids
 
 
-BATCH_LINES = 2048
-"""Most lines in one batch of the stream (:class:`RequestChunks`): a chunk ends only at a batch's end."""
-
-BATCH_CHARS = 1 << 20
-"""Most characters of lines in one batch of the stream: a batch ends at the line that reaches it."""
-
-
 def request_starts(counts: Sequence[int] | np.ndarray) -> np.ndarray:
     """``[0, c0, c0 + c1, ...]``: where each request's references begin, and the total at the end."""
     starts = np.zeros(len(counts) + 1, dtype=np.int64)
@@ -242,7 +235,7 @@ class Columns:
         The hash ids as written, requests one after another.
     chars : ndarray of int64
         Characters of each request's line (as :func:`split_lines` gives it), which decide where the
-        reader's batches end (:data:`BATCH_LINES`, :data:`BATCH_CHARS`) and so where the stream's chunks do.
+        stream's batches end (:data:`kvtier.inputs.traces.stream.BATCH_LINES`, ``BATCH_CHARS``) and so its chunks.
     """
 
     stamps: np.ndarray

@@ -21,7 +21,13 @@ from kvtier.formulas.cache.trace import DEFAULT_HIT_COUNT
 from kvtier.inputs.traces.files import trace_path
 from kvtier.inputs.traces.formats import DEFAULT_FORMAT, TRACE_BLOCK_TOKENS, format_named
 from kvtier.inputs.traces.load import request_blocks
-from kvtier.inputs.traces.read import BATCH_CHARS, BATCH_LINES, Columns, check_block_tokens, request_starts
+from kvtier.inputs.traces.read import Columns, check_block_tokens, request_starts
+
+BATCH_LINES = 2048
+"""Most lines in one batch of the stream (:class:`RequestChunks`): a chunk ends only at a batch's end."""
+
+BATCH_CHARS = 1 << 20
+"""Most characters of lines in one batch of the stream: a batch ends at the line that reaches it."""
 
 
 class RequestChunks:

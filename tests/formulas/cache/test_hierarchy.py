@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvtier.formulas import hierarchy
-from kvtier.formulas.reuse import stack_distances
+from kvtier.formulas.cache import hierarchy
+from kvtier.formulas.cache.distances import stack_distances
 
 
 def simulate(blocks: list[int], capacity: list[int], mode: str) -> tuple[list[int], list[int], list[int]]:

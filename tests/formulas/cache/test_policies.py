@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvtier.formulas import policies
-from kvtier.formulas.reuse import stack_distances
+from kvtier.formulas.cache import policies
+from kvtier.formulas.cache.distances import stack_distances
 from tests.oracles import lru_hits
 
 A, B, C, D = 0, 1, 2, 3
