@@ -87,9 +87,7 @@ class Reuse:
 
     def _by(self, weighting: str) -> tuple[np.ndarray, np.ndarray, float]:
         """:attr:`_sorted` for ``weighting``, which must be ``"blocks"`` or ``"tokens"``."""
-        if weighting not in ("blocks", "tokens"):
-            raise ValueError(f"weighting must be 'blocks' or 'tokens', got {weighting!r}")
-        return self._sorted[weighting]
+        return self._sorted[_weighting(weighting)]
 
     def hit_ratio(self, capacity_blocks: float | np.ndarray = math.inf, weighting: str = "blocks") -> np.ndarray:
         """Hit ratio of an LRU cache of ``capacity_blocks`` blocks, exact (fraction).
@@ -112,14 +110,12 @@ class Reuse:
         share : float
             Fraction of the achievable hit ratio, in (0, 1].
         """
-        if not 0 < share <= 1:
-            raise ValueError(f"share must be in (0, 1], got {share!r}")
+        _share(share)
         dist, cum, _ = self._by(weighting)
         if not dist.size:
             return 0
-        # cum[-1] > 0 (every block holds a token), so k <= dist.size - 1
-        k = int(np.searchsorted(cum, share * cum[-1] * (1 - 1e-12), side="left"))
-        return int(dist[k]) + 1
+        # cum[-1] > 0 (every block holds a token), so the index is at most dist.size - 1
+        return int(dist[_reaching(cum, share)]) + 1
 
     def curve(self, weighting: str = "blocks") -> tuple[np.ndarray, np.ndarray]:
         """The whole LRU curve: every capacity where the hit ratio steps (blocks) and the ratio there."""
@@ -394,15 +390,11 @@ class LruHistogram:
         return float(self.last_s - self.first_s) if self.n_requests else 0.0
 
     def _upto(self, key: str, capacity_blocks: float) -> float:
-        c = self.counts[key]
-        upto = c.size if math.isinf(capacity_blocks) else min(max(int(math.ceil(capacity_blocks)), 0), c.size)
-        return float(c[:upto].sum())
+        return hits_below(self.counts[key], capacity_blocks)
 
     def hit_ratio(self, capacity_blocks: float = math.inf, weighting: str = "blocks") -> float:
         """Hit ratio of an LRU tier of ``capacity_blocks`` blocks (fraction)."""
-        if weighting not in ("blocks", "tokens"):
-            raise ValueError(f"weighting must be 'blocks' or 'tokens', got {weighting!r}")
-        if not self.total[weighting]:
+        if not self.total[_weighting(weighting)]:
             return 0.0
         ratio = self._upto(weighting, capacity_blocks) / self.total[weighting]
         # sampled, SHARDS_adj may take a hot block's share below 0 or above 1 at small capacities
@@ -410,12 +402,11 @@ class LruHistogram:
 
     def capacity_for(self, share: float, weighting: str = "blocks") -> int:
         """Smallest LRU capacity (blocks) reaching ``share`` of the infinite cache's hit ratio."""
-        if not 0 < share <= 1:
-            raise ValueError(f"share must be in (0, 1], got {share!r}")
+        _share(share)
         cum = np.cumsum(self.counts[weighting])
         if not cum.size or cum[-1] == 0:
             return 0
-        return int(np.searchsorted(cum, share * cum[-1] * (1 - 1e-12), side="left")) + 1
+        return _reaching(cum, share) + 1
 
     def curve(self, weighting: str = "blocks") -> tuple[np.ndarray, np.ndarray]:
         """Every capacity where the hit ratio steps (blocks) and the ratio there, as :meth:`Reuse.curve`."""
@@ -456,10 +447,34 @@ class _Counted:
     total: float
 
     def hit_ratio(self, capacity_blocks: float = math.inf) -> float:
-        upto = (
-            self.counts.size if math.isinf(capacity_blocks) else min(int(math.ceil(capacity_blocks)), self.counts.size)
-        )
-        return float(self.counts[:upto].sum()) / self.total if self.total else 0.0
+        return hits_below(self.counts, capacity_blocks) / self.total if self.total else 0.0
+
+
+def hits_below(counts: np.ndarray, capacity_blocks: float) -> float:
+    """The hits of a histogram of hit distances (``counts[d]``: weight at distance ``d``) in a cache of
+    ``capacity_blocks`` blocks: the weight at distances below it (``inf``: all of it)."""
+    upto = counts.size if math.isinf(capacity_blocks) else min(max(int(math.ceil(capacity_blocks)), 0), counts.size)
+    return float(counts[:upto].sum())
+
+
+def _weighting(weighting: str) -> str:
+    """``weighting`` when it is ``"blocks"`` or ``"tokens"``; ValueError otherwise."""
+    if weighting not in ("blocks", "tokens"):
+        raise ValueError(f"weighting must be 'blocks' or 'tokens', got {weighting!r}")
+    return weighting
+
+
+def _share(share: float) -> float:
+    """``share`` when it is in (0, 1]; ValueError otherwise."""
+    if not 0 < share <= 1:
+        raise ValueError(f"share must be in (0, 1], got {share!r}")
+    return share
+
+
+def _reaching(cum: np.ndarray, share: float) -> int:
+    """The first index where the cumulative hits ``cum`` reach ``share`` of their total (a relative 1e-12 short,
+    so that a share of exactly 1 is not lost to rounding)."""
+    return int(np.searchsorted(cum, share * cum[-1] * (1 - 1e-12), side="left"))
 
 
 def curve_error(

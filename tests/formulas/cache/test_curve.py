@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from kvtier.formulas.cache.curve import Reuse, percentiles
+from kvtier.formulas.cache.curve import Reuse, hits_below, percentiles
 from kvtier.inputs import traces
 from tests.conftest import trace_of, trace_text
 from tests.oracles import reuse_of
@@ -185,3 +185,12 @@ def test_the_hit_ratio_over_time_per_requests_and_per_seconds():
     start, refs, ratio = r.over_time(3, every_requests=None, every_s=1.5)
     # windows [0, 1.5) s: requests 0, 1 (2 hits of 4); [1.5, 3): request 2 (0 of 1); [3, 4.5): request 3 (2 of 2)
     assert start.tolist() == [0.0, 1.5, 3.0] and refs.tolist() == [4, 1, 2] and ratio.tolist() == [0.5, 0.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("capacity", "hits"), [(0, 0.0), (-1, 0.0), (1, 1.0), (2, 4.0), (2.5, 4.0), (4, 5.0), (math.inf, 5.0)]
+)
+def test_hits_below_a_capacity_in_a_histogram_of_distances(capacity, hits):
+    # weight 1 at distance 0, 3 at 1, 0 at 2, 1 at 3: a cache of C blocks hits the distances below C;
+    # 2 blocks: 1 + 3 = 4; 2.5 rounds up to 3: 1 + 3 + 0 = 4; 4 blocks and the infinite cache: 1 + 3 + 0 + 1 = 5
+    assert hits_below(np.array([1.0, 3.0, 0.0, 1.0]), capacity) == hits
