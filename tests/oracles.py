@@ -3,7 +3,9 @@
 - :data:`HAND_ROWS`, a hand trace of five requests at 4 tokens a block (its arithmetic beside it),
   and :func:`row`, one request as the reader takes it.
 - :func:`lru_distances`, LRU stack distances by moving each block to the top of an explicit stack.
-- :func:`lru_hits`, the hits of an LRU cache of a given size, simulated block by block.
+- :func:`lru_hits`, the hits of an LRU cache of a given size, simulated block by block;
+  :func:`optimum_hits`, the most hits any cache of that size can get (every choice tried);
+  :func:`simulate_hierarchy`, a hierarchy of LRU tiers replayed block by block.
 - :data:`HAND_RC`, recompute costs with round numbers, :func:`hand_link` a link with round numbers, and
   :func:`reuse_of`, a hand trace of block ids measured in memory.
 """
@@ -11,8 +13,10 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from functools import cache
 
 from kvtier.formulas.cache.curve import Reuse
+from kvtier.formulas.cache.hierarchy import INCLUSIVE
 from kvtier.formulas.cache.regen import RegenCosts
 from kvtier.formulas.cache.report import LinkSpec
 from tests.conftest import trace_of
@@ -86,3 +90,68 @@ def hand_link(name: str = "l") -> LinkSpec:
 def reuse_of(blocks_per_request: list[list[int]], times_ms: list[float] | None = None, block_tokens: int = 1) -> Reuse:
     """A hand trace of block ids per request (:func:`tests.conftest.trace_of`) measured in memory."""
     return Reuse.of(trace_of(blocks_per_request, times_ms, block_tokens))
+
+
+def optimum_hits(blocks: tuple[int, ...], capacity: int) -> int:
+    """The most hits any cache of ``capacity`` can get, by trying every admission and eviction."""
+
+    @cache
+    def best(t: int, held: frozenset[int]) -> int:
+        if t == len(blocks):
+            return 0
+        b = blocks[t]
+        if b in held:
+            return 1 + best(t + 1, held)
+        options = [best(t + 1, held)]  # do not keep it
+        if len(held) < capacity:
+            options.append(best(t + 1, held | {b}))
+        else:
+            options += [best(t + 1, (held - {x}) | {b}) for x in held]
+        return max(options)
+
+    return best(0, frozenset())
+
+
+def simulate_hierarchy(blocks: list[int], capacity: list[int], mode: str) -> tuple[list[int], list[int], list[int]]:
+    """Replay a hierarchy block by block; per tier: hits, admissions, demotions.
+
+    Inclusive: every tier is an LRU cache that sees every reference; the first tier holding the
+    block serves it; every tier without it admits it and drops its own LRU block when over capacity.
+    Exclusive: the block is taken out of the tier that holds it and put on top of tier 0; each
+    tier over capacity pushes its LRU block down to the top of the next (a demotion); the last
+    tier drops it.
+    """
+    k = len(capacity)
+    tiers: list[OrderedDict[int, None]] = [OrderedDict() for _ in range(k)]  # last = most recent
+    hits, adm, dem = [0] * k, [0] * k, [0] * k
+    for b in blocks:
+        where = next((i for i in range(k) if b in tiers[i]), None)
+        if where is not None:
+            hits[where] += 1
+        if mode == INCLUSIVE:
+            for i in range(k):
+                if b in tiers[i]:
+                    tiers[i].move_to_end(b)
+                elif capacity[i] > 0:
+                    adm[i] += 1
+                    tiers[i][b] = None
+                    if len(tiers[i]) > capacity[i]:
+                        tiers[i].popitem(last=False)
+                else:
+                    adm[i] += 1  # a tier of 0 blocks misses and writes nothing it keeps; counted as the formula does
+        else:
+            if where is not None:
+                del tiers[where][b]
+            if where != 0:
+                adm[0] += 1
+            moving = [b]
+            for i in range(k):
+                for x in moving:
+                    tiers[i][x] = None
+                moving = []
+                while len(tiers[i]) > capacity[i]:
+                    x, _ = tiers[i].popitem(last=False)
+                    moving.append(x)
+                if i + 1 < k:
+                    dem[i + 1] += len(moving)
+    return hits, adm, dem

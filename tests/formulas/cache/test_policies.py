@@ -1,8 +1,6 @@
-"""kvtier.formulas.policies by hand: LRU, leaf-first LRU, S3-FIFO and Belady's MIN, and MIN as the bound."""
+"""kvtier.formulas.cache.policies by hand: LRU, leaf-first LRU, S3-FIFO and Belady's MIN, and MIN as the bound."""
 
 from __future__ import annotations
-
-from functools import cache
 
 import numpy as np
 import pytest
@@ -11,7 +9,7 @@ from hypothesis import strategies as st
 
 from kvtier.formulas.cache import policies
 from kvtier.formulas.cache.distances import stack_distances
-from tests.oracles import lru_hits
+from tests.oracles import lru_hits, optimum_hits
 
 A, B, C, D = 0, 1, 2, 3
 
@@ -107,26 +105,6 @@ def test_refuses_a_capacity_too_small():
         policies.hit_counts(np.array([A]), starts_of([1]), np.array([-1]), [2], ("arc",))
 
 
-def optimum(blocks: tuple[int, ...], capacity: int) -> int:
-    """The most hits any cache of ``capacity`` can get, by trying every admission and eviction."""
-
-    @cache
-    def best(t: int, held: frozenset[int]) -> int:
-        if t == len(blocks):
-            return 0
-        b = blocks[t]
-        if b in held:
-            return 1 + best(t + 1, held)
-        options = [best(t + 1, held)]  # do not keep it
-        if len(held) < capacity:
-            options.append(best(t + 1, held | {b}))
-        else:
-            options += [best(t + 1, (held - {x}) | {b}) for x in held]
-        return max(options)
-
-    return best(0, frozenset())
-
-
 requests = st.lists(st.lists(st.integers(0, 7), min_size=1, max_size=4), min_size=1, max_size=14)
 
 
@@ -143,7 +121,7 @@ def test_min_is_at_least_every_policy(reqs, capacity):
 @settings(max_examples=120, deadline=None)
 @given(blocks=st.lists(st.integers(0, 4), min_size=0, max_size=10), capacity=st.integers(1, 3))
 def test_min_is_the_optimum(blocks, capacity):
-    assert policies.min_hits(np.array(blocks, dtype=np.int64), capacity) == optimum(tuple(blocks), capacity)
+    assert policies.min_hits(np.array(blocks, dtype=np.int64), capacity) == optimum_hits(tuple(blocks), capacity)
 
 
 @settings(max_examples=100, deadline=None)
