@@ -4,11 +4,11 @@
 
 For each trace named (default: both shipped ones), on one core:
 
-- each policy of :mod:`kvtier.formulas.policies` (LRU from the stack distances, leaf-first LRU, S3-FIFO,
+- each policy of :mod:`kvtier.formulas.cache.policies` (LRU from the stack distances, leaf-first LRU, S3-FIFO,
   Belady's MIN) at the LRU capacity for ``--target`` of the achievable hits and at an eighth of it: its
   hit ratio, its share of MIN's, and the time to replay it;
 - an exclusive HBM / DRAM / NVMe hierarchy (an eighth of that capacity, the capacity, twice it) replayed from
-  the stack distances (:func:`kvtier.formulas.hierarchy.replay`) against a direct block-by-block simulation of the
+  the stack distances (:func:`kvtier.formulas.cache.hierarchy.replay`) against a direct block-by-block simulation of the
   same hierarchy: equal counts (checked), and the speed-up.
 
 Targets: MIN at one capacity under 5 s on the conversation trace (O(n log n), a heap keyed on next use);
@@ -32,8 +32,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kvtier.formulas import hierarchy, policies  # noqa: E402
-from kvtier.formulas import reuse as workload  # noqa: E402
+from kvtier.formulas.cache import hierarchy, policies  # noqa: E402
+from kvtier.formulas.cache.curve import Reuse  # noqa: E402
 from kvtier.inputs import traces  # noqa: E402
 
 
@@ -66,7 +66,7 @@ def simulate_exclusive(blocks: list[int], capacity: list[int]) -> tuple[list[int
 
 
 def bench(name: str, target: float) -> tuple[list[tuple], dict]:
-    reuse = workload.Reuse.of(traces.read_trace(name))
+    reuse = Reuse.of(traces.read_trace(name))
     t = reuse.trace
     cap = reuse.capacity_for(target)
     caps = [max(cap // 8, 2), cap]

@@ -11,9 +11,8 @@ fresh process with its time and peak resident memory (VmHWM):
   ``--baseline`` (a git revision, exported to a temporary directory): its in-memory
   ``workload`` (read, stack distances, report) and its ``--stream`` (the LRU curve only);
   targets for 100 M references: 150 s and 4 GiB;
-- parsing: the reader's line parse (orjson, validation) against the baseline's (the standard
-  library's ``json``, validation) on the same lines, and orjson against ``json.loads`` alone:
-  target 3x;
+- parsing: the reader (the compiled scanner, validation) against the baseline's on the same
+  lines, and the validating reader (the standard library's ``json``) alone: target 3x;
 - ``kvtier cost --json``: the LRU tiers, the hierarchies and the perfect-knowledge mix from two
   streamed passes, measured, with no target of its own (the baseline's in-memory ``cost``
   refused a trace past 33.5 M references);
@@ -41,8 +40,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
-import orjson  # noqa: E402
 
 from kvtier.inputs import traces  # noqa: E402
 
@@ -89,13 +86,19 @@ from pathlib import Path
 from kvtier.inputs import traces
 lines = Path(sys.argv[1]).read_text().splitlines()[: int(sys.argv[2])]
 fast = sys.argv[3] == "fast" if len(sys.argv) > 3 else True
-if hasattr(traces, "request_blocks"):  # this checkout: blocks of lines, scanned or validated
+try:  # this checkout: blocks of lines, scanned or validated
+    from kvtier.inputs.traces.load import request_blocks
+    from kvtier.inputs.traces.scan import scan_columns
+except ImportError:  # an older checkout: one module, or the line-by-line reader alone
+    request_blocks = getattr(traces, "request_blocks", None)
+    scan_columns = getattr(traces, "scan_columns", None)
+if request_blocks is not None:
     with tempfile.TemporaryDirectory() as tmp:
         part = Path(tmp) / "part.jsonl"
         part.write_text("".join(line + "\\n" for line in lines))
-        traces.scan_columns(b'{"timestamp":0,"input_length":0,"output_length":0,"hash_ids":[]}', 512)  # load numba
+        scan_columns(b'{"timestamp":0,"input_length":0,"output_length":0,"hash_ids":[]}', 512)  # load numba
         t = time.perf_counter()
-        refs = sum(c.ids.size for c in traces.request_blocks(part, "t", 512, traces.TRACE_FORMATS["mooncake"], fast))
+        refs = sum(c.ids.size for c in request_blocks(part, "t", 512, traces.TRACE_FORMATS["mooncake"], fast))
         parse = time.perf_counter() - t
 else:  # the baseline: one line at a time
     req = traces._Requests("t", 512, traces.TRACE_FORMATS["mooncake"])
@@ -138,32 +141,14 @@ def write_trace(path: Path, refs: int, seed: int) -> tuple[int, int, int]:
         trace = traces.generate_trace(n_requests, seed=seed, **shape)
     with path.open("wb") as f:
         for r in range(trace.n_requests):
-            f.write(
-                orjson.dumps(
-                    {
-                        "timestamp": round(float(trace.timestamps_s[r]) * 1e3),
-                        "input_length": int(trace.input_tokens[r]),
-                        "output_length": int(trace.output_tokens[r]),
-                        "hash_ids": trace.blocks[trace.starts[r] : trace.starts[r + 1]].tolist(),
-                    }
-                )
-                + b"\n"
-            )
+            row = {
+                "timestamp": round(float(trace.timestamps_s[r]) * 1e3),
+                "input_length": int(trace.input_tokens[r]),
+                "output_length": int(trace.output_tokens[r]),
+                "hash_ids": trace.blocks[trace.starts[r] : trace.starts[r + 1]].tolist(),
+            }
+            f.write(json.dumps(row, separators=(",", ":")).encode() + b"\n")
     return trace.n_refs, trace.n_unique, trace.n_requests
-
-
-def parse_ratio(path: Path, n: int) -> dict:
-    """``json.loads`` against orjson on the file's first ``n`` lines, in this process."""
-    lines = path.read_text().splitlines()[:n]
-    t = time.perf_counter()
-    for line in lines:
-        json.loads(line)
-    std = time.perf_counter() - t
-    t = time.perf_counter()
-    for line in lines:
-        orjson.loads(line)
-    fast = time.perf_counter() - t
-    return {"json_s": std, "orjson_s": fast}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,7 +178,6 @@ def main(argv: list[str] | None = None) -> int:
         out["parse_now"] = child(PARSE, path, str(args.parse_lines), "fast")
         out["parse_validating"] = child(PARSE, path, str(args.parse_lines), "validating")
         out["parse_baseline"] = child(PARSE, path, str(args.parse_lines), pythonpath=base)
-        out["parse_libs"] = parse_ratio(path, args.parse_lines)
     gen = traces.generate_trace(max(1, int(min(args.refs, 3_000_000) / 12)), seed=args.seed, new_blocks=(1, 8))
     out["sampling_error"] = traces.sampling_error(gen, (0.1, 0.01, 0.001))
 
@@ -225,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     run_row("cost: curve, LRU tiers, hierarchies and mix, two streamed passes (kvtier cost --json)", out["cost"])
     if "error" not in sampled and "error" not in now:
         rows.append(("  speed-up of sampling over exact", "", f"{now['s'] / sampled['s']:.1f}x", "", True))
-    pn, pv, pb, pl = out["parse_now"], out["parse_validating"], out["parse_baseline"], out["parse_libs"]
+    pn, pv, pb = out["parse_now"], out["parse_validating"], out["parse_baseline"]
     if "error" not in pn and "error" not in pb:
         ratio = pb["s"] / pn["s"]
         rows.append(
@@ -240,7 +224,6 @@ def main(argv: list[str] | None = None) -> int:
     if "error" not in pn and "error" not in pv:
         ratio = pv["s"] / pn["s"]
         rows.append(("  validating reader alone / scanner", "", f"{ratio:.2f}x", "", True))
-    rows.append(("json.loads / orjson.loads", "", f"{pl['json_s'] / pl['orjson_s']:.2f}x", "", True))
     for row in out["sampling_error"]:
         ok = row["rate"] != 0.01 or row["mean_abs"] < 0.005
         rows.append(

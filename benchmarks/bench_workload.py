@@ -1,4 +1,4 @@
-"""Benchmark of the trace analysis (kvtier.formulas.reuse): the shipped trace, and a generated one at scale.
+"""Benchmark of the trace analysis (kvtier.formulas.cache): the shipped trace, and a generated one at scale.
 
     .venv/bin/python benchmarks/bench_workload.py [--refs 10000000] [--seed 0] [--json out.json]
 
@@ -34,21 +34,22 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kvtier.formulas import reuse as workload  # noqa: E402
+from kvtier.formulas.cache.curve import Reuse  # noqa: E402
+from kvtier.formulas.cache.report import TARGETS_PCT  # noqa: E402
 from kvtier.inputs import traces  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = """
 import json, sys, time
-from kvtier.formulas import reuse as workload
+from kvtier.formulas.cache.curve import Reuse
 from kvtier.inputs import traces
 t = time.perf_counter()
 if sys.argv[2] == "stream":
     h = traces.stream_lru(sys.argv[1])
     h.capacity_for(0.95)
 else:
-    r = workload.Reuse.of(traces.read_trace(sys.argv[1]))
+    r = Reuse.of(traces.read_trace(sys.argv[1]))
     r.capacity_for(0.95), r.reuse_interval_s, r.requests_with_a_distance_that_falls
 # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent across fork and exec
 hwm = next(int(x.split()[1]) for x in open("/proc/self/status") if x.startswith("VmHWM:"))
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     t0 = time.perf_counter()
-    conv = workload.Reuse.of(traces.read_trace("conversation"))
+    conv = Reuse.of(traces.read_trace("conversation"))
     conv.hit_ratio(), conv.capacity_for(0.95), conv.reuse_interval_s
     conv_s = time.perf_counter() - t0
 
@@ -80,8 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         trace = traces.generate_trace(n_requests, seed=args.seed, **shape)
     gen_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    big = workload.Reuse.of(trace)
-    big.hit_ratio(), [big.capacity_for(x / 100) for x in workload.TARGETS_PCT], big.reuse_interval_s
+    big = Reuse.of(trace)
+    big.hit_ratio(), [big.capacity_for(x / 100) for x in TARGETS_PCT], big.reuse_interval_s
     big_s = time.perf_counter() - t0
 
     child = {}

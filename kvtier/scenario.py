@@ -19,7 +19,11 @@ from functools import cache, cached_property
 import numpy as np
 
 from kvtier.errors import KvtierError
-from kvtier.formulas import capacity, costs, economics, parallel, replay, reuse, roofline, tiering, transfer
+from kvtier.formulas import capacity, costs, economics, parallel, roofline, tiering, transfer
+from kvtier.formulas.cache import replay
+from kvtier.formulas.cache.curve import LruHistogram, Reuse
+from kvtier.formulas.cache.regen import RegenCosts
+from kvtier.formulas.cache.stream import ChunkReuse
 from kvtier.inputs import engines, hardware, traces
 from kvtier.inputs.assumptions import (
     BANDWIDTH_LABELS,
@@ -156,7 +160,7 @@ class Placement:
 
 @dataclass(frozen=True)
 class StreamedTrace:
-    """The workload trace measured in two streamed passes (:meth:`Scenario.stream_trace`).
+    """The workload trace measured in two streamed passes (:meth:`Scenario.trace_stream`).
 
     Attributes
     ----------
@@ -176,7 +180,7 @@ class StreamedTrace:
         counted): the serving page's time to first token.
     """
 
-    curve: reuse.LruHistogram
+    curve: LruHistogram
     prefixes: replay.HitPrefixes
     mixes: dict[tuple[str, str, str], economics.Mix]
     distances: replay.DistanceTally
@@ -904,7 +908,7 @@ class Scenario:
         """The two blocks the tier model prices: the set's own and one of ``cost.large_block_tokens``."""
         return self.tier_block(), self.tier_block(int(self.v("cost.large_block_tokens")))
 
-    def trace_reuse(self) -> reuse.Reuse:
+    def trace_reuse(self) -> Reuse:
         """The trace ``workload.trace`` with the reuse of its blocks measured (cached per file version)."""
         return traces.analyse(
             str(self.assumptions.value("workload.trace")),
@@ -913,12 +917,12 @@ class Scenario:
             str(self.assumptions.value("workload.hit_count")),
         )
 
-    def trace_curve(self) -> reuse.LruHistogram:
+    def trace_curve(self) -> LruHistogram:
         """The trace ``workload.trace`` streamed once: its exact LRU curve with what recomputing its hits costs.
 
         :func:`kvtier.inputs.traces.stream_lru` with :meth:`regen_costs`, in memory bounded by
         the trace's distinct blocks (kept per scenario and file version): the workload page's
-        report, and :meth:`stream_trace`'s first pass.
+        report, and :meth:`trace_stream`'s first pass.
         """
         value = self.assumptions.value
         name = str(value("workload.trace"))
@@ -937,7 +941,8 @@ class Scenario:
         return curve
 
     def trace_stream(self, targets: Iterable[float] = (), models: Iterable[str] = ()) -> StreamedTrace:
-        """:meth:`stream_trace` for ``targets`` and ``decision.hit_target``, and the mixes of ``models`` (cached).
+        """The trace ``workload.trace`` measured in two streamed passes, for ``targets`` and ``decision.hit_target``,
+        and the mixes of ``models`` (:meth:`_two_passes`).
 
         Kept per scenario and file version; a call that asks for a target or a model the kept
         passes did not count passes over the trace again, for everything asked so far.
@@ -951,28 +956,62 @@ class Scenario:
             if want_t <= kept[1] and want_m <= kept[2]:
                 return kept[3]
             want_t, want_m = want_t | kept[1], want_m | kept[2]
-        streamed = self.stream_trace(sorted(want_t), sorted(want_m))
+        streamed = self._two_passes(sorted(want_t), sorted(want_m))
         self._stream = (version, want_t, want_m, streamed)
         return streamed
 
     # ---- the recompute cost of a reuse, and a realistic (LRU) tier --------------------
-    def regen_costs(self, model: str | None = None) -> reuse.RegenCosts:
-        """What recomputing or fetching a prompt prefix costs, for ``model`` (the set's own by default).
+    def regen_costs(self, model: str | None = None, mfu_label: str | None = None) -> RegenCosts:
+        """What recomputing or fetching a prompt prefix costs, for ``model`` (the set's own by default), placed.
 
-        :class:`kvtier.formulas.reuse.RegenCosts` at the illustrative MFU bracket: parameter
-        FLOPs plus attention over the prefix, the one recompute cost both the workload page and
-        the cost page charge a reuse.
+        :class:`kvtier.formulas.cache.regen.RegenCosts` from this scenario's resolved numbers at the
+        MFU bracket ``mfu_label`` (default: ``illustrative.mfu``): parameter FLOPs plus attention
+        over the prefix, the one recompute cost both the workload page and the cost page charge a
+        reuse.
         """
         sc = self if model is None else self.with_block(self.block_tokens, model)
-        return reuse.RegenCosts.of(sc, str(sc.assumptions.value("illustrative.mfu")))
+        label = str(sc.assumptions.value("illustrative.mfu")) if mfu_label is None else mfu_label
+        p, m = sc.placement, sc.model
+        _, routed = sc.weight_split()
+        per_token = float(sc.collectives_s(1.0, 0.0))  # one token's bytes, no latency
+        return RegenCosts(
+            kv_bytes_per_token=float(sc.kv_bytes_per_token),
+            active_params=float(sc.active_params),
+            flops_per_param_token=sc.v("flops_per_param_token"),
+            attention_flops_per_position=float(m.attention_flops_per_position()),
+            peak_flop_per_s=sc.v("peak_flops"),
+            mfu=sc.mfu(label),
+            weight_bytes=float(sc.weight_bytes),
+            mem_bandwidth_bytes_per_s=sc.v("regen.mem_bandwidth"),
+            mem_efficiency=sc.v("regen.mem_efficiency"),
+            fetch_transfers=int(sc.fetch_transfers),
+            layers=float(m.n_layers),
+            mem_overhead_per_layer_s=sc.v("regen.mem_overhead_per_layer"),
+            launch_floor_per_layer_s=sc.v("regen.launch_floor_per_layer"),
+            knee_sharpness=sc.knee_sharpness,
+            routed_weight_bytes=float(routed),
+            n_routed_experts=float(m.n_routed_experts if routed else 0),
+            experts_per_token=float(m.experts_per_token if routed else 0),
+            tp=int(p.tp),
+            group=int(p.group),
+            accelerators=int(p.accelerators),
+            pipeline_stages=int(p.pp),
+            compute_share=float(sc.compute_share),
+            kv_rank_share=float(sc.kv_rank_bytes_per_token / sc.kv_bytes_per_token),
+            collective_latency_s=float(sc.collectives_s(1.0, 1.0)) - per_token,
+            collective_s_per_token=per_token,
+            min_transfer_s=sc.v("fetch.min_transfer_time"),
+            link_efficiency=float(sc.link_efficiency),
+            link_overhead_s=float(sc.link_overhead_s),
+        )
 
-    def stream_trace(self, targets: Iterable[float], models: Iterable[str]) -> StreamedTrace:
+    def _two_passes(self, targets: Iterable[float], models: Iterable[str]) -> StreamedTrace:
         """The trace ``workload.trace`` measured in two streamed passes, in memory bounded by its distinct blocks.
 
         The first (:meth:`trace_curve`, exact, with the recompute costs) gives the curve, so the
         capacity for each share of ``targets``, and the trace's distinct blocks and instants; the
         second replays the trace and tallies what :meth:`lru_traffic`, the cost page's mixes and
-        its hierarchies need (:mod:`kvtier.formulas.replay`) for each of ``models``, in both
+        its hierarchies need (:mod:`kvtier.formulas.cache.replay`) for each of ``models``, in both
         regimes and on both ladders, its tallies allocated once.  The same figures as the
         in-memory path, for a trace of any length.
         """
@@ -985,7 +1024,7 @@ class Scenario:
         served = prefixes if count == "prefix" else replay.HitPrefixes(caps, prefix=True)
         distances = replay.DistanceTally(self.regen_costs(), "batch", curve.n_unique)
         tallies: dict[tuple[str, str, str], economics.MixTally] = {}
-        observers: list[Callable[[reuse.ChunkReuse], None]] = list(dict.fromkeys([prefixes, served, distances]))
+        observers: list[Callable[[ChunkReuse], None]] = list(dict.fromkeys([prefixes, served, distances]))
         for model in dict.fromkeys(models):  # the prices only where a mix is asked for
             prices, links = self.tier_prices(), self.tier_links
             block = self.mix_block(model)
@@ -1004,9 +1043,9 @@ class Scenario:
     def lru_traffic(self, target_share: float, regime: str = "batch") -> tiering.LruTraffic:
         """What an LRU tier sized for ``target_share`` of the achievable hits sees on the trace (totals).
 
-        Its capacity is :meth:`kvtier.formulas.reuse.LruHistogram.capacity_for` (the workload
+        Its capacity is :meth:`kvtier.formulas.cache.curve.LruHistogram.capacity_for` (the workload
         page's), in blocks of ``workload.block_tokens`` tokens; the recomputation it avoids is
-        :func:`kvtier.formulas.reuse.saving`'s in ``regime``, the workload page's figure.  From the
+        :func:`kvtier.formulas.cache.regen.saving`'s in ``regime``, the workload page's figure.  From the
         trace's two streamed passes (:meth:`trace_stream`), bounded whatever the trace's length.
         """
         rc, streamed = self.regen_costs(), self.trace_stream([target_share])

@@ -31,8 +31,8 @@ from kvtier.report.words import no_duration, nothing_to_cache
 from kvtier.scenario import TORNADO_KEYS, Scenario
 
 if TYPE_CHECKING:
+    from kvtier.formulas.cache.curve import LruHistogram
     from kvtier.formulas.economics import Mix
-    from kvtier.formulas.reuse import LruHistogram
 
 
 def _page() -> ModuleType:

@@ -1,7 +1,7 @@
 """``kvtier workload TRACE``: how big a KV tier a serving trace needs, and what it saves.
 
 Registered on the command line by :func:`add_parser`; :func:`run` prints the analysis of
-:func:`kvtier.formulas.reuse.report` as text or JSON (SI base units).  A bad trace raises
+:func:`kvtier.formulas.cache.report.report` as text or JSON (SI base units).  A bad trace raises
 :class:`~kvtier.errors.KvtierError` naming the file and line; the command line prints it on
 one line and exits with status 2, having printed nothing else.
 """
@@ -16,7 +16,10 @@ from typing import Any
 from kvtier.commands.options import add_assumption_options
 from kvtier.data import SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
-from kvtier.formulas import reuse as workload
+from kvtier.formulas.cache.curve import curve_error
+from kvtier.formulas.cache.regen import RegenCosts
+from kvtier.formulas.cache.report import LinkSpec, report
+from kvtier.formulas.cache.trace import HIT_COUNTS
 from kvtier.inputs import distributed, traces
 from kvtier.inputs.assumptions import SCHEMA, load_assumptions, parse_set_options
 from kvtier.report.words import no_duration, nothing_to_cache
@@ -44,10 +47,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument(
         "--format",
         choices=tuple(traces.TRACE_FORMATS),
-        help="the trace's format (default: the set's workload.trace_format, mooncake): mooncake = timestamps"
-        " in ms, prefix-chained ids, 512 tokens an id; qwen = Alibaba's Qwen traces, timestamps in s, one id"
-        " per 16-token block, chained here as a prefix cache does. Sets the block size too, unless"
-        " --block-tokens is given",
+        help=f"the trace's format (default: the set's workload.trace_format, {traces.DEFAULT_FORMAT}): "
+        + "; ".join(f"{f.name} = {f.summary}" for f in traces.TRACE_FORMATS.values())
+        + ". Sets the block size too, unless --block-tokens is given",
     )
     p.add_argument("--model", metavar="SPEC", help="preset name or config.json path (default: the set's model)")
     p.add_argument(
@@ -59,7 +61,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     add_assumption_options(p)
     p.add_argument(
         "--count",
-        choices=workload.HIT_COUNTS,
+        choices=HIT_COUNTS,
         help="how a request's hits are counted (default: the set's workload.hit_count, prefix): prefix = up to"
         " its first miss, as a serving engine's prefix cache serves them; per-block = every cached block",
     )
@@ -145,15 +147,12 @@ def _format(s: Scenario) -> str:
     return str(s.assumptions.value("workload.trace_format"))
 
 
-def links(s: Scenario) -> list[workload.LinkSpec]:
-    """The tiers of :attr:`Scenario.tier_links`, fastest first, as :class:`~kvtier.formulas.reuse.LinkSpec`:
+def links(s: Scenario) -> list[LinkSpec]:
+    """The tiers of :attr:`Scenario.tier_links`, fastest first, as :class:`~kvtier.formulas.cache.report.LinkSpec`:
     each link preset's bandwidth and the set's per-transfer latency (``tier_latency.*``)."""
     tiers = s.tier_links
     order = sorted(range(len(tiers.names)), key=lambda i: (-tiers.bandwidth_bytes_per_s[i], tiers.names[i]))
-    return [
-        workload.LinkSpec(tiers.names[i], float(tiers.bandwidth_bytes_per_s[i]), float(tiers.latency_s[i]))
-        for i in order
-    ]
+    return [LinkSpec(tiers.names[i], float(tiers.bandwidth_bytes_per_s[i]), float(tiers.latency_s[i])) for i in order]
 
 
 def _over_time(
@@ -191,10 +190,10 @@ def analysis(
     read on Dask (:mod:`kvtier.inputs.distributed`).
 
     Hits are counted as ``workload.hit_count`` says and the curve sampled at ``workload.sample_rate``
-    (:class:`kvtier.formulas.reuse.LruStream`); ``max_blocks`` and ``over_time`` are its options.
+    (:class:`kvtier.formulas.cache.stream.LruStream`); ``max_blocks`` and ``over_time`` are its options.
     """
     mfu_label = str(s.assumptions.value("illustrative.mfu"))
-    rc = workload.RegenCosts.of(s, mfu_label)
+    rc = s.regen_costs(mfu_label=mfu_label)
     if parts is not None:
         return _parts(s, trace, rc, mfu_label, max_blocks, parts)
     try:
@@ -213,7 +212,7 @@ def analysis(
             f"{show(trace)}: not enough memory for the trace's distinct blocks (about 100 B each); --sample R"
             " measures the curve on a share of them"
         ) from None
-    out = workload.report(h, rc, links(s))
+    out = report(h, rc, links(s))
     if h.over_time is not None and over_time is not None:
         start, refs, ratio = h.over_time
         out["over_time"] = {
@@ -231,7 +230,7 @@ def analysis(
 
 
 def _parts(
-    s: Scenario, spec: str, rc: workload.RegenCosts, mfu_label: str, max_blocks: int | None, opts: dict[str, Any]
+    s: Scenario, spec: str, rc: RegenCosts, mfu_label: str, max_blocks: int | None, opts: dict[str, Any]
 ) -> dict[str, Any]:
     """The report of the files ``spec`` names, parsed on Dask and replayed (or by windows, with their gap)."""
     bt, fmt = int(s.v("workload.block_tokens")), _format(s)
@@ -247,13 +246,13 @@ def _parts(
             h = distributed.windowed(
                 read, float(opts["window"]), float(opts.get("warmup") or 0.0), bt, fmt, count, rc, c
             )
-    out = workload.report(h, rc, links(s))
+    out = report(h, rc, links(s))
     out["parts"] = {"files": len(names), "scheduler": opts.get("scheduler") or f"LocalCluster({opts.get('workers')})"}
     if h is not single:
         out["parts"].update(
             window_s=float(opts["window"]),
             warmup_s=float(opts.get("warmup") or 0.0),
-            single_pass_gap=workload.curve_error(single, h),
+            single_pass_gap=curve_error(single, h),
         )
     out["model"] = s.model.name
     out["kv_dtype"] = s.kv_dtype

@@ -443,7 +443,7 @@ def trace_mix(
     recompute_s : ndarray, optional
         Time to recompute each reuse in ``regime`` (s, one per reuse: the block with its
         attention over the prefix before it,
-        :meth:`kvtier.formulas.reuse.RegenCosts.per_reference_s`); by default every reuse
+        :meth:`kvtier.formulas.cache.regen.RegenCosts.per_reference_s`); by default every reuse
         takes ``block.regen_s[regime]``.
     reuse_at_s : ndarray, optional
         When each reuse comes (s); with it the mix gives each tier's peak bytes held.
@@ -465,7 +465,7 @@ def trace_mix(
 
 
 def mix_tally(prices: Prices, tiers: Tiers, block: Block, instants: int = 0) -> economics.MixTally:
-    """:func:`trace_mix`'s sums with the peak, fed chunk by chunk (:class:`kvtier.formulas.replay.MixObserver`).
+    """:func:`trace_mix`'s sums with the peak, fed chunk by chunk (:class:`kvtier.formulas.cache.replay.MixObserver`).
 
     ``instants``: the trace's distinct instants, where known (:class:`~kvtier.formulas.economics.MixTally`'s).
     """
@@ -633,7 +633,7 @@ class LruTraffic:
         Length of the trace (s).
     requests : ndarray, optional
         The requests that have each pair of ``hit_blocks`` and ``hit_tokens``
-        (:class:`kvtier.formulas.replay.HitPrefixes`); one each by default.
+        (:class:`kvtier.formulas.cache.replay.HitPrefixes`); one each by default.
     """
 
     capacity_bytes: float

@@ -1,10 +1,10 @@
 """Time to first token per request of a trace, with and without a KV tier: prefix found, its fetch, the rest's prefill.
 
-For every request of a trace (:class:`kvtier.formulas.reuse.Trace`, measured by
-:class:`kvtier.formulas.reuse.Reuse`) and an LRU tier of a given capacity:
+For every request of a trace (:class:`kvtier.formulas.cache.trace.Trace`, measured by
+:class:`kvtier.formulas.cache.curve.Reuse`) and an LRU tier of a given capacity:
 
 1. **The prefix it finds** (:func:`prefix_hit_tokens`).  A block hits when its exact LRU
-   stack distance is below the capacity (:func:`kvtier.formulas.reuse.stack_distances`), and
+   stack distance is below the capacity (:func:`kvtier.formulas.cache.distances.stack_distances`), and
    hits count only up to the request's first miss, as serving engines match a prompt's
    prefix: a block after a miss is recomputed even if the tier holds it (its KV depends on
    the missed block's).  At most ``prompt - 1`` tokens are taken from the tier
@@ -21,7 +21,7 @@ For every request of a trace (:class:`kvtier.formulas.reuse.Trace`, measured by
    tokens ride in a compute-bound batch and cost their marginal FLOPs,
    FLOPs / (peak x MFU)) or ``lone`` (the request's prefill is its own forward pass: the
    roofline of those FLOPs against the weights and the prefix's KV read from device
-   memory).  The FLOPs are :meth:`kvtier.formulas.reuse.RegenCosts.prefix_flops` of the
+   memory).  The FLOPs are :meth:`kvtier.formulas.cache.regen.RegenCosts.prefix_flops` of the
    prompt less that of the prefix.
 4. **Overlap** (:func:`overlapped_s`).  Without it the forward pass starts when the whole
    prefix has arrived: ``TTFT = fetch + prefill``.  An engine that loads layer by layer
@@ -31,12 +31,12 @@ For every request of a trace (:class:`kvtier.formulas.reuse.Trace`, measured by
    ``TTFT = f + c + (L - 1) x max(f, c)``.  The fetch hides under the prefill when
    ``f <= c`` (``TTFT = f + prefill``), the prefill under the fetch otherwise.
 5. **No tier** (:func:`ttft_s` with no hits): the whole prompt prefilled, ``rest_prefill_s``
-   of the whole prompt, which equals :meth:`kvtier.formulas.reuse.RegenCosts.regen_s`.
+   of the whole prompt, which equals :meth:`kvtier.formulas.cache.regen.RegenCosts.regen_s`.
 
 Under a placement (tensor, pipeline, expert parallelism) a ``lone`` prefill is the busiest
 rank's share of the pass plus the collectives, the stages crossed one after another, and a
 ``batch`` one spreads over every accelerator; the accelerator time saved counts every
-accelerator the prefill keeps busy (:meth:`kvtier.formulas.reuse.RegenCosts.busy_accelerators`).
+accelerator the prefill keeps busy (:meth:`kvtier.formulas.cache.regen.RegenCosts.busy_accelerators`).
 
 Not modelled: queueing behind other requests (every request is timed as if the deployment
 were its own: ``lone``, or its marginal share of it: ``batch``), the GPU's own HBM prefix
@@ -54,7 +54,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kvtier.formulas import transfer
-from kvtier.formulas.reuse import RegenCosts, Reuse, counted_percentiles, percentiles
+from kvtier.formulas.cache.curve import Reuse, counted_percentiles, percentiles
+from kvtier.formulas.cache.regen import RegenCosts
 
 REGIMES: tuple[str, ...] = ("lone", "batch")
 """How a request's prefill is timed: its own forward pass (``lone``), or its marginal compute inside a batch."""
@@ -158,9 +159,9 @@ def rest_prefill_s(rc: RegenCosts, prompt_tokens: np.ndarray, hit_tokens: np.nda
 
     FLOPs: ``prefix_flops(prompt) - prefix_flops(hit)`` (the rest's parameter FLOPs and its
     attention over every token before it).  ``batch``: the rest's marginal time inside a
-    compute-bound batch (:meth:`kvtier.formulas.reuse.RegenCosts.in_batch_latency_s`, FLOPs /
+    compute-bound batch (:meth:`kvtier.formulas.cache.regen.RegenCosts.in_batch_latency_s`, FLOPs /
     (peak x MFU) on one accelerator).  ``lone``: a forward pass of its own
-    (:meth:`kvtier.formulas.reuse.RegenCosts.pass_latency_s`), which reads the weights and the
+    (:meth:`kvtier.formulas.cache.regen.RegenCosts.pass_latency_s`), which reads the weights and the
     prefix's KV once: on one accelerator with the plain roofline ``max(FLOPs / (peak x MFU),
     (weights + kv_bytes_per_token x hit) / (memory bandwidth x efficiency))``.  Under a
     placement, the busiest rank's share plus the collectives.  0 where nothing is left.
@@ -168,7 +169,7 @@ def rest_prefill_s(rc: RegenCosts, prompt_tokens: np.ndarray, hit_tokens: np.nda
     Parameters
     ----------
     rc : RegenCosts
-        The model, accelerator, MFU and placement (:meth:`kvtier.formulas.reuse.RegenCosts.of`).
+        The model, accelerator, MFU and placement (:meth:`kvtier.scenario.Scenario.regen_costs`).
     prompt_tokens, hit_tokens : array_like
         Per request: its prompt and the prefix taken from the tier (tokens, ``hit <= prompt``).
     regime : str
@@ -253,7 +254,7 @@ class Ttft:
         The whole prompt prefilled, no tier (s): the TTFT without one.
     busy_accelerators : float
         Accelerators a prefill keeps busy for its wall time
-        (:meth:`kvtier.formulas.reuse.RegenCosts.busy_accelerators`); 1 on one accelerator.
+        (:meth:`kvtier.formulas.cache.regen.RegenCosts.busy_accelerators`); 1 on one accelerator.
     requests : ndarray, optional
         The requests each row stands for (:func:`ttft_counted`: one row per distinct prompt and
         prefix); one each by default.
@@ -339,7 +340,7 @@ def ttft_counted(
     ----------
     prompt_tokens, hit_tokens : ndarray
         Each request's prompt, and the tokens of its prefix the tier holds (tokens); or each
-        distinct pair of them (:class:`kvtier.formulas.replay.HitPrefixes`), with ``requests``.
+        distinct pair of them (:class:`kvtier.formulas.cache.replay.HitPrefixes`), with ``requests``.
     rc, regime, fetch
         As :func:`ttft`; ``fetch`` None is no tier.
     requests : ndarray, optional

@@ -6,7 +6,7 @@ Readers of bounded files (:mod:`~kvtier.inputs.readers`), values with their prov
 hardware presets (:mod:`~kvtier.inputs.hardware`), the source chapter's printed numbers
 (:mod:`~kvtier.inputs.chapter`), the committed H200 measurements, fitted with
 :mod:`kvtier.formulas.fits` (:mod:`~kvtier.inputs.measurements`), serving traces read and validated
-into the arrays :mod:`kvtier.formulas.reuse` measures (:mod:`~kvtier.inputs.traces`) and the probe
+into the arrays :mod:`kvtier.formulas.cache` measures (:mod:`~kvtier.inputs.traces`) and the probe
 that measures a machine (:mod:`~kvtier.inputs.probe`).
 
 May import: :mod:`kvtier.errors`, :mod:`kvtier.data`, :mod:`kvtier.units`,

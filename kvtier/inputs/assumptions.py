@@ -24,6 +24,7 @@ from kvtier.errors import KvtierError, show
 from kvtier.inputs import engines
 from kvtier.inputs.provenance import PROVENANCE_CLASSES, Record
 from kvtier.inputs.readers import load_yaml
+from kvtier.inputs.traces.formats import TRACE_FORMATS
 from kvtier.units import DTYPE_BYTES, KINDS, Bounds, is_bare_number, parse_quantity
 
 Assumption = Record
@@ -314,7 +315,7 @@ SCHEMA: dict[str, KeySpec] = {
     "workload.trace_format": KeySpec(
         "choice",
         "the serving trace's format: its unit of time and whether its ids are prefix-chained",
-        choices=("mooncake", "qwen"),
+        choices=tuple(TRACE_FORMATS),
     ),
     "workload.hit_count": KeySpec(
         "choice",

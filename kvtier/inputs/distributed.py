@@ -4,10 +4,10 @@ Fleets keep their prefix-cache logs in many files.  :func:`read_parts` parses an
 each file on a Dask cluster (``dask.distributed``: a :class:`~distributed.LocalCluster` by
 default, or the scheduler at an address), each into the arrays of its requests with their
 ids chained; :func:`replay` then feeds them, in the order of their first timestamps, to one
-:class:`~kvtier.formulas.reuse.LruStream` (exact, or sampled): the same curve as the
+:class:`~kvtier.formulas.cache.stream.LruStream` (exact, or sampled): the same curve as the
 single-process reader on the files concatenated.  :func:`windowed` is the exact path by time
 windows: each window replayed on its own after a warm-up of the references before it, in
-parallel, the windows' histograms added; :func:`kvtier.formulas.reuse.curve_error` against
+parallel, the windows' histograms added; :func:`kvtier.formulas.cache.curve.curve_error` against
 the single pass measures what the windows lose (the reuses that reach back past a warm-up).
 
 Needs the optional extra ``dask`` (``pip install -e ".[dask]"``); workers of a real cluster need
@@ -26,17 +26,15 @@ from typing import Any
 import numpy as np
 
 from kvtier.errors import KvtierError, show
-from kvtier.formulas.reuse import (
-    DEFAULT_HIT_COUNT,
-    LruHistogram,
-    LruStream,
-    RegenCosts,
-    Trace,
-    chain_ids,
-    prepare_chunk,
-    sample_threshold,
-)
+from kvtier.formulas.cache.curve import LruHistogram
+from kvtier.formulas.cache.regen import RegenCosts
+from kvtier.formulas.cache.sampling import sample_threshold
+from kvtier.formulas.cache.stream import LruStream, prepare_chunk
+from kvtier.formulas.cache.trace import DEFAULT_HIT_COUNT, Trace
 from kvtier.inputs import traces
+from kvtier.inputs.traces.files import line_blocks
+from kvtier.inputs.traces.load import read_requests
+from kvtier.inputs.traces.read import check_block_tokens, request_starts
 
 
 def parse_part(path: str, block_tokens: int, trace_format: str, sample_rate: float = 1.0) -> dict[str, Any]:
@@ -44,7 +42,7 @@ def parse_part(path: str, block_tokens: int, trace_format: str, sample_rate: flo
 
     Below a ``sample_rate`` of 1 the file is also sampled where it is read (on a Dask worker):
     only the references whose hashed id falls below the rate's threshold travel on, as a
-    :class:`~kvtier.formulas.reuse.Chunk`, about ``sample_rate`` of the file's references.
+    :class:`~kvtier.formulas.cache.stream.Chunk`, about ``sample_rate`` of the file's references.
 
     Returns
     -------
@@ -54,15 +52,15 @@ def parse_part(path: str, block_tokens: int, trace_format: str, sample_rate: flo
     """
     where, file = traces.trace_path(path)
     fmt = traces.format_named(trace_format)
-    c = traces.read_requests(traces.line_blocks(file, where), where, traces._block_tokens(block_tokens), fmt)
-    starts = traces._starts(c.counts)
+    c = read_requests(line_blocks(file, where), where, check_block_tokens(block_tokens), fmt)
+    starts = request_starts(c.counts)
     part = {
         "name": where,
-        "ids": c.ids if fmt.chained else chain_ids(c.ids, starts),
+        "ids": fmt.prefix_ids(c.ids, starts),
         "starts": starts,
         "input_tokens": c.inputs,
         "output_tokens": c.outputs,
-        "timestamps_s": c.stamps / fmt.units_per_s,
+        "timestamps_s": fmt.seconds(c.stamps),
         "lines": int(c.counts.size),
     }
     if sample_rate < 1.0:
@@ -156,7 +154,7 @@ def replay(
     max_blocks: int | None = None,
     name: str | None = None,
 ) -> LruHistogram:
-    """The parts fed in order to one :class:`~kvtier.formulas.reuse.LruStream`: the single-pass curve.
+    """The parts fed in order to one :class:`~kvtier.formulas.cache.stream.LruStream`: the single-pass curve.
 
     Parts sampled where they were read (:func:`read_parts` with a ``sample_rate``) are fed as they
     came; exact parts are sampled here when ``sample_rate`` is below 1.
@@ -210,7 +208,7 @@ def windowed(
     those of the ``warmup_s`` before it, which set the cache's state but are not counted.  A
     reuse that reaches back past the warm-up is a miss here where the single pass may hit:
     the windowed curve is at most the single pass's, a slight lower bound
-    (:func:`kvtier.formulas.reuse.curve_error` measures the gap).
+    (:func:`kvtier.formulas.cache.curve.curve_error` measures the gap).
     """
     if any("chunk" in p for p in parts):
         raise KvtierError("--window replays every reference: read the parts without sampling (sample rate 1)")

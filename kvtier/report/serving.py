@@ -20,7 +20,7 @@ import numpy as np
 
 from kvtier.data import ENGINE_PRESETS
 from kvtier.formulas import tiering, ttft
-from kvtier.formulas.reuse import TARGETS_PCT
+from kvtier.formulas.cache.report import TARGETS_PCT
 from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
 from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
 

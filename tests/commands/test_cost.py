@@ -181,7 +181,7 @@ def test_the_cost_command_reads_a_trace_past_the_in_memory_limit(monkeypatch, ca
 
     assert cost_cli.run(_args("--json")) == 0
     whole = json.loads(capsys.readouterr().out)
-    monkeypatch.setattr(traces, "MAX_TRACE_REFS", 1_000)
+    monkeypatch.setattr("kvtier.inputs.traces.load.MAX_TRACE_REFS", 1_000)
     with pytest.raises(KvtierError, match="1,000"):
         traces.read_trace("conversation")
     assert cost_cli.run(_args("--json")) == 0

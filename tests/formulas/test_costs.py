@@ -297,7 +297,6 @@ FETCH_BY_LAYOUT = {
 
 @pytest.mark.parametrize("layout", FETCH_BY_LAYOUT)
 def test_every_path_fetches_the_same_block_in_the_same_time(layout):
-    from kvtier.formulas import reuse
     from kvtier.inputs.assumptions import load_assumptions
     from kvtier.report.pages import page_of
     from kvtier.scenario import Scenario
@@ -309,7 +308,7 @@ def test_every_path_fetches_the_same_block_in_the_same_time(layout):
     s = Scenario(load_assumptions(sets={"fetch_layout": layout}))
     assert s.block_bytes == 5_242_880 and s.fetch_transfers == transfers
     # the workload: the hits of `kvtier workload` and the workload page, here one 16-token block
-    rc = reuse.RegenCosts.of(s, "conservative")
+    rc = s.regen_costs(mfu_label="conservative")
     assert rc.fetch_transfers == transfers
     workload_s = float(rc.fetch_s(np.array([1]), np.array([16]), bandwidth, latency)[0])
     # the cost page: its table of record cost_intervals, fetch_us of the set's block from the tier

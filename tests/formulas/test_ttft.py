@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from kvtier.formulas import ttft
-from kvtier.formulas.reuse import RegenCosts, Reuse
+from kvtier.formulas.cache.curve import Reuse
+from kvtier.formulas.cache.regen import RegenCosts
 from kvtier.inputs import traces
 from tests.conftest import trace_text
 

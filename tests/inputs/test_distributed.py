@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 from kvtier.errors import KvtierError
-from kvtier.formulas import reuse as workload
+from kvtier.formulas.cache.curve import curve_error
+from kvtier.formulas.cache.regen import RegenCosts
+from kvtier.formulas.cache.report import report
+from kvtier.formulas.cache.sampling import block_hash, sample_threshold
 from kvtier.inputs import distributed, traces
 
 pytest.importorskip("distributed")
@@ -28,7 +31,7 @@ def split(tmp_path, n_files: int = 8, n_requests: int = 1600):
 
 def test_eight_files_on_a_two_worker_local_cluster_give_the_single_process_curve(tmp_path):
     whole, parts = split(tmp_path)
-    rc = workload.RegenCosts(2.0, 1e9, 2.0, 1e4, 1e14, 0.5, 2e9, 1e12, 0.8)
+    rc = RegenCosts(2.0, 1e9, 2.0, 1e4, 1e14, 0.5, 2e9, 1e12, 0.8)
     single = traces.stream_lru(whole, rc=rc)
     with distributed.client(workers=2) as c:
         assert len(c.scheduler_info()["workers"]) == 2
@@ -40,14 +43,14 @@ def test_eight_files_on_a_two_worker_local_cluster_give_the_single_process_curve
     assert h.counts["blocks"].tolist() == single.counts["blocks"].tolist()
     assert h.counts["tokens"].tolist() == single.counts["tokens"].tolist()
     assert (h.n_refs, h.n_unique, h.n_requests) == (single.n_refs, single.n_unique, 1600)
-    assert workload.report(h, rc)["tiers"] == workload.report(single, rc)["tiers"]
+    assert report(h, rc)["tiers"] == report(single, rc)["tiers"]
     # windows of 60 s, each warmed up by everything before it: every reuse is seen, so the curve is the single pass's
     assert windows.counts["blocks"].tolist() == single.counts["blocks"].tolist()
 
 
 def test_files_sampled_on_the_workers_give_the_single_process_sampled_curve(tmp_path):
     whole, parts = split(tmp_path)
-    rc = workload.RegenCosts(2.0, 1e9, 2.0, 1e4, 1e14, 0.5, 2e9, 1e12, 0.8)
+    rc = RegenCosts(2.0, 1e9, 2.0, 1e4, 1e14, 0.5, 2e9, 1e12, 0.8)
     rate = 0.25
     single = traces.stream_lru(whole, rc=rc, sample_rate=rate)
     with distributed.client(workers=2) as c:
@@ -55,7 +58,7 @@ def test_files_sampled_on_the_workers_give_the_single_process_sampled_curve(tmp_
     # only the sampled references travel: each part's kept ids are exactly those whose hash is below the threshold
     exact = distributed.read_parts(distributed.files(str(parts)))
     for sampled, full in zip(read, exact, strict=True):
-        kept = workload.block_hash(full["ids"]) < workload.sample_threshold(rate)
+        kept = block_hash(full["ids"]) < sample_threshold(rate)
         assert sampled["chunk"].ids.tolist() == full["ids"][kept].tolist()
         assert sampled["chunk"].n_refs == full["ids"].size
     h = distributed.replay(read, rc=rc, sample_rate=rate)
@@ -66,7 +69,7 @@ def test_files_sampled_on_the_workers_give_the_single_process_sampled_curve(tmp_
     # and the driver sampling the exact parts gives the same report to the last bit (the whole file, read in other
     # chunks, adds the recompute seconds in another order: equal to 1e-15)
     on_driver = distributed.replay(exact, rc=rc, sample_rate=rate)
-    assert workload.report(h, rc)["tiers"] == workload.report(on_driver, rc)["tiers"]
+    assert report(h, rc)["tiers"] == report(on_driver, rc)["tiers"]
     with pytest.raises(KvtierError, match="--window replays every reference"):
         distributed.windowed(read, 60.0, 0.0)
 
@@ -76,7 +79,7 @@ def test_windows_with_a_short_warm_up_lose_only_the_reuses_reaching_past_it(tmp_
     read = distributed.read_parts(distributed.files(str(parts)))
     single = distributed.replay(read)
     short = distributed.windowed(read, 20.0, 0.0)  # no warm-up: every window starts cold
-    err = workload.curve_error(single, short)
+    err = curve_error(single, short)
     # a window never hits what the single pass misses: its curve lies below at every capacity, by a measured gap
     assert short.hit_ratio() < single.hit_ratio() and err["max_abs"] > 0
     assert all(short.hit_ratio(c) <= single.hit_ratio(c) + 1e-12 for c in (1, 10, 100, 1000))

@@ -1209,10 +1209,9 @@ def test_the_fetch_follows_the_transfer_keys():
 
 
 def test_the_workload_and_cost_pages_recompute_a_prefix_with_the_same_model():
-    from kvtier.formulas.reuse import RegenCosts
 
     s = Scenario(load_assumptions(MEASURED_SET))
-    rc = RegenCosts.of(s, "typical")
+    rc = s.regen_costs(mfu_label="typical")
     mfu = s.mfu("typical")
     # a 16-token prefix alone is the tail block alone; 1,040 tokens the prefill of an evicted block at 1,024
     t = rc.lone_s(np.array([16.0, 1040.0]))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from kvtier import Scenario, load_assumptions
-from kvtier.formulas.reuse import percentiles
+from kvtier.formulas.cache.curve import percentiles
 from kvtier.inputs.assumptions import RestrictedAssumptionSet
 from kvtier.report import serving
 from tests.conftest import trace_text

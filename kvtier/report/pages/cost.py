@@ -27,8 +27,9 @@ from weakref import WeakKeyDictionary
 import numpy as np
 import pandas as pd
 
-from kvtier.formulas import economics, hierarchy, tiering
-from kvtier.formulas import reuse as workload
+from kvtier.formulas import economics, tiering
+from kvtier.formulas.cache import hierarchy
+from kvtier.formulas.cache.curve import LruHistogram, counted_percentiles
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.assumptions import COST_RANGES, SCHEMA, TIER_LATENCY_KEYS
 from kvtier.report import words
@@ -858,7 +859,7 @@ def mix_tornado_table(s: Scenario) -> pd.DataFrame:
     )
 
 
-def _trace_sentence(name: str, t: workload.LruHistogram) -> str:
+def _trace_sentence(name: str, t: LruHistogram) -> str:
     """What the trace holds: its requests, their rate, its reuses; or why it has no rate, or nothing to cache."""
     values, counts = t.intervals
     held = f"The workload page's {name} trace holds {t.n_requests:,} request{'' if t.n_requests == 1 else 's'}"
@@ -870,7 +871,7 @@ def _trace_sentence(name: str, t: workload.LruHistogram) -> str:
     empty = nothing_to_cache(t.n_refs, float(t.hit_ratio()))
     if empty:
         return f"{held}{rate} and nothing to cache: {empty}."
-    median = duration(workload.counted_percentiles(values, counts, (50,))["p50"])
+    median = duration(counted_percentiles(values, counts, (50,))["p50"])
     return (
         f"{held}{rate} and {int(counts.sum()):,} reuses of a block seen before, the median one {median} after the last."
     )
@@ -1086,9 +1087,7 @@ def mix_numbers(s: Scenario) -> dict[str, Any]:
         "trace_requests": int(t.n_requests),
         "trace_rate_per_s": t.n_requests / t.duration_s if t.duration_s > 0 else math.nan,
         "trace_reuses": reuses,
-        "trace_median_reuse": duration(workload.counted_percentiles(values, counts, (50,))["p50"])
-        if reuses
-        else "none",
+        "trace_median_reuse": duration(counted_percentiles(values, counts, (50,))["p50"]) if reuses else "none",
         "trace_sentence": _trace_sentence(str(s.assumptions.value("workload.trace")), t),
         "large_tokens": block_sizes(s)[1],
         "mix_model": own,

@@ -9,8 +9,12 @@ from weakref import WeakKeyDictionary
 import numpy as np
 import pandas as pd
 
-from kvtier.formulas import policies, roofline
-from kvtier.formulas import reuse as workload
+from kvtier.formulas import roofline
+from kvtier.formulas.cache import policies
+from kvtier.formulas.cache.curve import LruHistogram, Reuse, counted_percentiles, curve_error
+from kvtier.formulas.cache.regen import RegenCosts
+from kvtier.formulas.cache.report import TARGETS_PCT, LinkSpec
+from kvtier.formulas.cache.report import report as workload_report
 from kvtier.inputs import traces
 from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
 from kvtier.report import words
@@ -68,7 +72,7 @@ def contrast_name(s: Scenario) -> str:
     return "conversation" if trace_name(s) == "synthetic" else "synthetic"
 
 
-def _links(s: Scenario) -> list[workload.LinkSpec]:
+def _links(s: Scenario) -> list[LinkSpec]:
     """The tiers of :attr:`Scenario.tier_links`, fastest first: each bandwidth and the set's latency per transfer.
 
     The set's ``fetch_layout`` sets how many transfers a block's fetch pays it
@@ -76,16 +80,13 @@ def _links(s: Scenario) -> list[workload.LinkSpec]:
     """
     tiers = s.tier_links
     order = sorted(range(len(tiers.names)), key=lambda i: (-tiers.bandwidth_bytes_per_s[i], tiers.names[i]))
-    return [
-        workload.LinkSpec(tiers.names[i], float(tiers.bandwidth_bytes_per_s[i]), float(tiers.latency_s[i]))
-        for i in order
-    ]
+    return [LinkSpec(tiers.names[i], float(tiers.bandwidth_bytes_per_s[i]), float(tiers.latency_s[i])) for i in order]
 
 
-_CONTRAST_CACHE: WeakKeyDictionary[Scenario, workload.LruHistogram] = WeakKeyDictionary()
+_CONTRAST_CACHE: WeakKeyDictionary[Scenario, LruHistogram] = WeakKeyDictionary()
 
 
-def _curve(s: Scenario, trace: str) -> workload.LruHistogram:
+def _curve(s: Scenario, trace: str) -> LruHistogram:
     """The sized trace's streamed curve (:meth:`Scenario.trace_stream`), or the shipped contrast's, as published.
 
     Each with what recomputing its hits costs for the set's model, read in memory bounded by its
@@ -102,8 +103,8 @@ def _curve(s: Scenario, trace: str) -> workload.LruHistogram:
 
 
 def report(s: Scenario, trace: str) -> dict[str, Any]:
-    """:func:`kvtier.formulas.reuse.report` of ``trace`` for the set's model, at its illustrative MFU bracket."""
-    return workload.report(_curve(s, trace), s.regen_costs(), _links(s))
+    """:func:`kvtier.formulas.cache.report.report` of ``trace`` for the set's model, at its illustrative MFU bracket."""
+    return workload_report(_curve(s, trace), s.regen_costs(), _links(s))
 
 
 def _tier(rep: dict[str, Any], target: float) -> dict[str, Any]:
@@ -116,7 +117,7 @@ def _link(tier: dict[str, Any], name: str) -> dict[str, Any]:
 
 def _lone_numbers(s: Scenario, rep: dict[str, Any]) -> dict[str, Any]:
     """One trace block recomputed alone: its compute against one read of the weights, and where they meet."""
-    rc = workload.RegenCosts(**rep["regen"])
+    rc = RegenCosts(**rep["regen"])
     block = float(rep["trace"]["block_tokens"])
     compute = float(rc.in_batch_s(np.array(block)))
     weights = float(roofline.memory_time_s(rc.weight_bytes, rc.mem_bandwidth_bytes_per_s, rc.mem_efficiency))
@@ -190,14 +191,14 @@ def numbers(s: Scenario) -> dict[str, Any]:
         **_lone_numbers(s, rep),
         "cap100_tib": whole["capacity_bytes"] / TIB,
         "shown_target_pct": SHOWN_TARGET,
-        "targets_text": ", ".join(f"{x:g}" for x in workload.TARGETS_PCT[:-1]) + f" and {workload.TARGETS_PCT[-1]:g} %",
+        "targets_text": ", ".join(f"{x:g}" for x in TARGETS_PCT[:-1]) + f" and {TARGETS_PCT[-1]:g} %",
         "shown_tib": shown["capacity_bytes"] / TIB,
         "shown_share_of_unique_pct": shown["capacity_blocks"] / bl["unique"] * 100 if bl["unique"] else math.nan,
         "shown_in_batch_gpus": shown["in_batch_gpu_s_per_s"],
         "shown_lone_gpus": shown["lone_gpu_s_per_s"],
         "shown_hit_gbps": shown["hit_bytes_per_s"] / 1e9,
     }
-    for target in workload.TARGETS_PCT:
+    for target in TARGETS_PCT:
         tier = _tier(rep, target)
         out[f"cap{target}_tib"] = tier["capacity_bytes"] / TIB
         out[f"cap{target}_blocks"] = int(tier["capacity_blocks"])
@@ -239,7 +240,7 @@ def _lone_over_in_batch(s: Scenario, trace: str) -> float:
     return hits.lone_s / hits.in_batch_s if hits.in_batch_s else math.nan
 
 
-def _zero_interval_pct(h: workload.LruHistogram) -> float:
+def _zero_interval_pct(h: LruHistogram) -> float:
     """Share of the reuses that come at the instant of the block's previous use (%; NaN: no reuse)."""
     values, counts = h.intervals
     n = int(counts.sum())
@@ -517,7 +518,7 @@ def _footer_records(s: Scenario, *keys: str) -> list:
 
 def _targets_words() -> str:
     """The hit targets the LRU figure marks, in words: '50, 80, 90 and 95 %'."""
-    t = [f"{x:g}" for x in workload.TARGETS_PCT]
+    t = [f"{x:g}" for x in TARGETS_PCT]
     return f"{', '.join(t[:-1])} and {t[-1]} %"
 
 
@@ -552,7 +553,7 @@ def lru_curve(s: Scenario) -> tuple[Figure, str]:
             color=color,
         )
         if trace == name and inf > 0:  # no reuse: no capacity to mark
-            for target in workload.TARGETS_PCT:
+            for target in TARGETS_PCT:
                 cap = reuse.capacity_for(target / 100)
                 cx, cy = cap * block_bytes / TIB, float(reuse.hit_ratio(cap)) * 100
                 marks.append((target, cx))
@@ -614,7 +615,7 @@ def reuse_intervals(s: Scenario) -> tuple[Figure, str]:
         y = np.cumsum(counts) / counts.sum() * 100
         role = "sized" if trace == name else "contrast"
         ax.step(np.maximum(iv, floor), y, where="post", color=color, lw=width, ls=style, label=f"{trace} ({role})")
-        pct = workload.counted_percentiles(iv, counts, (50, 90))
+        pct = counted_percentiles(iv, counts, (50, 90))
         p90[trace] = pct["p90"]
         for q in (50, 90):
             v = pct[f"p{q}"]
@@ -735,7 +736,7 @@ def policy_replays(s: Scenario) -> dict[str, Any]:
         rate = POLICY_SAMPLE_REFS / curve.n_refs
         value = s.assumptions.value
         t = traces.read_sample(trace_name(s), rate, curve.block_tokens, str(value("workload.trace_format")))
-        r = workload.Reuse.of(t, str(value("workload.hit_count")))
+        r = Reuse.of(t, str(value("workload.hit_count")))
     else:
         r = s.trace_reuse()
         t = r.trace
@@ -956,7 +957,7 @@ def sampling_table(s: Scenario) -> pd.DataFrame:
     return pd.DataFrame(found)
 
 
-def sampled_curve_of(s: Scenario, rate: float = SAMPLE_SHOWN_RATE) -> workload.LruHistogram:
+def sampled_curve_of(s: Scenario, rate: float = SAMPLE_SHOWN_RATE) -> LruHistogram:
     """The build's trace sampled at ``rate`` as it streams (:func:`kvtier.inputs.traces.stream_lru`, hashed ids)."""
     value = s.assumptions.value
     return traces.stream_lru(
@@ -1248,7 +1249,7 @@ def windows_table(s: Scenario) -> pd.DataFrame:
         found = []
         for window, warmup in WINDOWS_MIN:
             h = traces.stream_windows(trace_name(s), window * 60, warmup * 60, single.block_tokens, fmt, count)
-            gap = workload.curve_error(single, h)
+            gap = curve_error(single, h)
             found.append(
                 {
                     "window_min": window,

@@ -298,7 +298,7 @@ def test_the_measured_set_prices_an_h200():
 
 
 def test_the_hierarchy_replayed_on_the_conversation_trace():
-    from kvtier.formulas import hierarchy
+    from kvtier.formulas.cache import hierarchy
     from kvtier.report.pages import cost as page
 
     s = Scenario()
@@ -334,7 +334,7 @@ def test_the_hierarchy_replayed_on_the_conversation_trace():
 def test_the_hierarchy_from_the_streamed_histogram_is_the_replay_of_every_distance():
     # the page replays each hierarchy from the histogram of stack distances its streamed pass keeps; here the same
     # from the trace in memory, every reference's distance, and the recomputation of the reuses no tier serves
-    from kvtier.formulas import hierarchy
+    from kvtier.formulas.cache import hierarchy
     from kvtier.report.pages import cost as page
 
     s = Scenario()

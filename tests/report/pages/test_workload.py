@@ -144,7 +144,7 @@ def test_sampling_at_rate_one_keeps_every_reference_and_has_no_error(tmp_path):
 
 
 def test_the_sampling_table_keeps_the_hashed_blocks_and_is_the_same_on_every_run():
-    from kvtier.formulas import reuse
+    from kvtier.formulas.cache.sampling import block_hash, sample_threshold
     from kvtier.report.pages import workload as page
 
     s = Scenario()
@@ -155,8 +155,8 @@ def test_the_sampling_table_keeps_the_hashed_blocks_and_is_the_same_on_every_run
     assert df["block_references"].tolist() == [288_500] * 3 + [121_877] * 3
     # SHARDS keeps a reference when hash(id) mod P < R x P: counted here from the definition, independently
     t = s.trace_reuse().trace
-    h = reuse.block_hash(t.blocks)
-    kept = [int((h < reuse.sample_threshold(r)).sum()) for r in (0.1, 0.01, 0.001)]
+    h = block_hash(t.blocks)
+    kept = [int((h < sample_threshold(r)).sum()) for r in (0.1, 0.01, 0.001)]
     assert df["sampled_references"].tolist()[:3] == kept
     assert (df["mean_abs_error_pts"] <= df["max_abs_error_pts"]).all() and (df["mean_abs_error_pts"] > 0).all()
     # hashed, not random: a second scenario, measured afresh, gives the same table to the last bit
@@ -235,7 +235,7 @@ def test_the_over_time_series_weighted_by_references_is_the_whole_trace_at_the_d
 
 
 def test_the_windowed_replay_loses_what_reaches_past_its_warm_up():
-    from kvtier.formulas import reuse as workload
+    from kvtier.formulas.cache.curve import curve_error
     from kvtier.inputs import distributed
     from kvtier.report.pages import workload as page
 
@@ -260,7 +260,7 @@ def test_the_windowed_replay_loses_what_reaches_past_its_warm_up():
     for cap in (1, 1000, 100_000):
         assert float(single.hit_ratio(cap)) == pytest.approx(float(r.hit_ratio(cap)), abs=1e-12)
     whole = distributed.windowed([part], 600.0, 1e9, t.block_tokens)
-    assert workload.curve_error(single, whole)["max_abs"] == 0.0
+    assert curve_error(single, whole)["max_abs"] == 0.0
 
 
 def test_the_page_streams_the_trace_and_gets_the_in_memory_figures():
@@ -270,12 +270,12 @@ def test_the_page_streams_the_trace_and_gets_the_in_memory_figures():
 
     import numpy as np
 
-    from kvtier.formulas import reuse as workload
+    from kvtier.formulas.cache.report import report
     from kvtier.report.pages import workload as page
 
     s = Scenario()
     r, rc = s.trace_reuse(), s.regen_costs()
-    streamed, whole = page.report(s, "conversation"), workload.report(r, rc, page._links(s))
+    streamed, whole = page.report(s, "conversation"), report(r, rc, page._links(s))
     for a, b in zip(streamed["tiers"], whole["tiers"], strict=True):
         assert a["capacity_blocks"] == b["capacity_blocks"]  # capacities: whole blocks, equal exactly
         for key in ("hit_ratio_blocks", "hit_ratio_tokens", "in_batch_gpu_s_per_s", "lone_gpu_s_per_s"):
@@ -300,12 +300,13 @@ def test_a_trace_past_the_in_memory_limit_has_its_policies_replayed_on_a_hashed_
 
     import numpy as np
 
-    from kvtier.formulas import reuse
+    from kvtier.formulas.cache.sampling import block_hash, sample_threshold
     from kvtier.inputs import traces
     from kvtier.report.pages import workload as page
 
     exact = page.policy_replays(Scenario())
-    monkeypatch.setattr(traces, "MAX_TRACE_REFS", 100_000)
+    monkeypatch.setattr(traces, "MAX_TRACE_REFS", 100_000)  # what the page asks
+    monkeypatch.setattr("kvtier.inputs.traces.load.MAX_TRACE_REFS", 100_000)  # what the reader holds
     monkeypatch.setattr(page, "POLICY_SAMPLE_REFS", 50_000)
     s = Scenario()
     p = page.policy_replays(s)
@@ -315,7 +316,7 @@ def test_a_trace_past_the_in_memory_limit_has_its_policies_replayed_on_a_hashed_
     # below the rate, counted here from the file with the standard library's json; every request stays
     rows = [json.loads(line) for line in traces.trace_path("conversation")[1].read_text().splitlines()]
     ids = np.array([h for row in rows for h in row["hash_ids"]], dtype=np.int64)
-    kept = int((reuse.block_hash(ids) < reuse.sample_threshold(rate)).sum())
+    kept = int((block_hash(ids) < sample_threshold(rate)).sum())
     t = traces.read_sample("conversation", rate)
     assert (t.n_refs, t.n_requests) == (kept, len(rows))
     # 60,204 references (20.9 %), more than 17.3 %: the kept blocks are hotter than most.  SHARDS_adj counts the

@@ -1,9 +1,9 @@
 """What a second pass over a trace tallies, chunk by chunk, in memory bounded by its distinct blocks.
 
-An exact :class:`~kvtier.formulas.reuse.LruStream` measures the curve in one pass; the cost
+An exact :class:`~kvtier.formulas.cache.stream.LruStream` measures the curve in one pass; the cost
 of serving the trace's reuses needs each reuse's interval and recompute cost, and an LRU
 tier's fetches need each request's hit prefix at the tier's capacity, known only once the
-curve is.  Observers of a stream (:class:`~kvtier.formulas.reuse.ChunkReuse`) add them up:
+curve is.  Observers of a stream (:class:`~kvtier.formulas.cache.stream.ChunkReuse`) add them up:
 
 - :class:`MixObserver` feeds a :class:`~kvtier.formulas.economics.MixTally` (the
   perfect-knowledge mix of :func:`kvtier.formulas.tiering.trace_mix`) with each reuse's
@@ -12,7 +12,7 @@ curve is.  Observers of a stream (:class:`~kvtier.formulas.reuse.ChunkReuse`) ad
   (blocks and tokens): the few distinct triples a :class:`~kvtier.formulas.tiering.LruTraffic`
   and the time to first token (:func:`kvtier.formulas.ttft.ttft_counted`) need;
 - :class:`DistanceTally` keeps the histogram of the raw stack distances, with what recomputing
-  the reuses at each costs: what :func:`kvtier.formulas.hierarchy.replay_counts` replays a
+  the reuses at each costs: what :func:`kvtier.formulas.cache.hierarchy.replay_counts` replays a
   hierarchy from.
 
 Each gives what the in-memory path gives on the whole trace: counts exactly, sums of seconds
@@ -25,8 +25,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kvtier.formulas.cache.distances import hit_distances
+from kvtier.formulas.cache.regen import RegenCosts
+from kvtier.formulas.cache.stream import ChunkReuse
 from kvtier.formulas.economics import MixTally
-from kvtier.formulas.reuse import ChunkReuse, RegenCosts, hit_distances
 
 
 class MixObserver:
@@ -35,7 +37,7 @@ class MixObserver:
     Parameters
     ----------
     rc : RegenCosts
-        The model's recompute cost (:meth:`~kvtier.formulas.reuse.RegenCosts.share_s` of each reuse).
+        The model's recompute cost (:meth:`~kvtier.formulas.cache.regen.RegenCosts.share_s` of each reuse).
     accelerator_usd_per_s : float
         The accelerator's price (USD/s): a recomputation costs its time.
     tallies : dict

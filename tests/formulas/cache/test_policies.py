@@ -1,17 +1,15 @@
-"""kvtier.formulas.policies by hand: LRU, leaf-first LRU, S3-FIFO and Belady's MIN, and MIN as the bound."""
+"""kvtier.formulas.cache.policies by hand: LRU, leaf-first LRU, S3-FIFO and Belady's MIN, and MIN as the bound."""
 
 from __future__ import annotations
-
-from collections import OrderedDict
-from functools import cache
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvtier.formulas import policies
-from kvtier.formulas.reuse import stack_distances
+from kvtier.formulas.cache import policies
+from kvtier.formulas.cache.distances import stack_distances
+from tests.oracles import lru_hits, optimum_hits
 
 A, B, C, D = 0, 1, 2, 3
 
@@ -107,40 +105,6 @@ def test_refuses_a_capacity_too_small():
         policies.hit_counts(np.array([A]), starts_of([1]), np.array([-1]), [2], ("arc",))
 
 
-def lru_direct(blocks: list[int], capacity: int) -> int:
-    cache: OrderedDict[int, None] = OrderedDict()
-    hits = 0
-    for b in blocks:
-        if b in cache:
-            hits += 1
-            cache.move_to_end(b)
-        else:
-            cache[b] = None
-            if len(cache) > capacity:
-                cache.popitem(last=False)
-    return hits
-
-
-def optimum(blocks: tuple[int, ...], capacity: int) -> int:
-    """The most hits any cache of ``capacity`` can get, by trying every admission and eviction."""
-
-    @cache
-    def best(t: int, held: frozenset[int]) -> int:
-        if t == len(blocks):
-            return 0
-        b = blocks[t]
-        if b in held:
-            return 1 + best(t + 1, held)
-        options = [best(t + 1, held)]  # do not keep it
-        if len(held) < capacity:
-            options.append(best(t + 1, held | {b}))
-        else:
-            options += [best(t + 1, (held - {x}) | {b}) for x in held]
-        return max(options)
-
-    return best(0, frozenset())
-
-
 requests = st.lists(st.lists(st.integers(0, 7), min_size=1, max_size=4), min_size=1, max_size=14)
 
 
@@ -149,7 +113,7 @@ requests = st.lists(st.lists(st.integers(0, 7), min_size=1, max_size=4), min_siz
 def test_min_is_at_least_every_policy(reqs, capacity):
     blocks = [b for r in reqs for b in r]
     got = all_hits(blocks, [len(r) for r in reqs], capacity)
-    assert got["lru"] == lru_direct(blocks, capacity)
+    assert got["lru"] == lru_hits(blocks, capacity)
     for name in ("lru", "leaf_lru", "s3fifo"):
         assert got["min"] >= got[name], name
 
@@ -157,7 +121,7 @@ def test_min_is_at_least_every_policy(reqs, capacity):
 @settings(max_examples=120, deadline=None)
 @given(blocks=st.lists(st.integers(0, 4), min_size=0, max_size=10), capacity=st.integers(1, 3))
 def test_min_is_the_optimum(blocks, capacity):
-    assert policies.min_hits(np.array(blocks, dtype=np.int64), capacity) == optimum(tuple(blocks), capacity)
+    assert policies.min_hits(np.array(blocks, dtype=np.int64), capacity) == optimum_hits(tuple(blocks), capacity)
 
 
 @settings(max_examples=100, deadline=None)
@@ -165,4 +129,4 @@ def test_min_is_the_optimum(blocks, capacity):
 def test_leaf_first_without_chains_is_lru(blocks, capacity):
     # one block per request: no block has a parent, every cached block is a leaf
     par = policies.parents(np.array(blocks), starts_of([1] * len(blocks)))
-    assert policies.leaf_lru_hits(np.array(blocks), par, capacity) == lru_direct(blocks, capacity)
+    assert policies.leaf_lru_hits(np.array(blocks), par, capacity) == lru_hits(blocks, capacity)

@@ -1,67 +1,22 @@
-"""kvtier.formulas.hierarchy: LRU hierarchies from stack distances, by hand and against a direct simulation."""
+"""kvtier.formulas.cache.hierarchy: LRU hierarchies from stack distances, by hand and against a direct simulation."""
 
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvtier.formulas import hierarchy
-from kvtier.formulas.reuse import stack_distances
-
-
-def simulate(blocks: list[int], capacity: list[int], mode: str) -> tuple[list[int], list[int], list[int]]:
-    """Replay a hierarchy block by block; per tier: hits, admissions, demotions.
-
-    Inclusive: every tier is an LRU cache that sees every reference; the first tier holding the
-    block serves it; every tier without it admits it and drops its own LRU block when over capacity.
-    Exclusive: the block is taken out of the tier that holds it and put on top of tier 0; each
-    tier over capacity pushes its LRU block down to the top of the next (a demotion); the last
-    tier drops it.
-    """
-    k = len(capacity)
-    tiers: list[OrderedDict[int, None]] = [OrderedDict() for _ in range(k)]  # last = most recent
-    hits, adm, dem = [0] * k, [0] * k, [0] * k
-    for b in blocks:
-        where = next((i for i in range(k) if b in tiers[i]), None)
-        if where is not None:
-            hits[where] += 1
-        if mode == hierarchy.INCLUSIVE:
-            for i in range(k):
-                if b in tiers[i]:
-                    tiers[i].move_to_end(b)
-                elif capacity[i] > 0:
-                    adm[i] += 1
-                    tiers[i][b] = None
-                    if len(tiers[i]) > capacity[i]:
-                        tiers[i].popitem(last=False)
-                else:
-                    adm[i] += 1  # a tier of 0 blocks misses and writes nothing it keeps; counted as the formula does
-        else:
-            if where is not None:
-                del tiers[where][b]
-            if where != 0:
-                adm[0] += 1
-            moving = [b]
-            for i in range(k):
-                for x in moving:
-                    tiers[i][x] = None
-                moving = []
-                while len(tiers[i]) > capacity[i]:
-                    x, _ = tiers[i].popitem(last=False)
-                    moving.append(x)
-                if i + 1 < k:
-                    dem[i + 1] += len(moving)
-    return hits, adm, dem
+from kvtier.formulas.cache import hierarchy
+from kvtier.formulas.cache.distances import stack_distances
+from tests.oracles import simulate_hierarchy
 
 
 def check(blocks: list[int], capacity: list[int], mode: str) -> hierarchy.Replay:
     got = hierarchy.replay(stack_distances(np.array(blocks, dtype=np.int64)), capacity, mode)
-    hits, adm, dem = simulate(blocks, capacity, mode)
+    hits, adm, dem = simulate_hierarchy(blocks, capacity, mode)
     assert got.hits.tolist() == hits
     assert got.admissions.tolist() == adm
     assert got.demotions.tolist() == dem

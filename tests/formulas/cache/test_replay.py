@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kvtier.formulas import economics, hierarchy, replay
-from kvtier.formulas.reuse import ChunkReuse, LruStream
+from kvtier.formulas import economics
+from kvtier.formulas.cache import hierarchy, replay
+from kvtier.formulas.cache.stream import ChunkReuse, LruStream
 
 # Four requests of 512-token blocks, prefix-chained ids: (1 2) at 0 s, (1 3) at 10 s, (1) at 10 s, (1 2) at 30 s.
 REQUESTS = [[1, 2], [1, 3], [1], [1, 2]]

@@ -2,7 +2,7 @@
 
 An LRU stack ranks every block by its last reference; a reference's stack distance ``d`` is the
 number of distinct other blocks referenced since its block's last use
-(:func:`kvtier.formulas.reuse.stack_distances`; -1 for a first reference).  Two hierarchies of
+(:func:`kvtier.formulas.cache.distances.stack_distances`; -1 for a first reference).  Two hierarchies of
 ``k`` tiers of ``C_1, ..., C_k`` blocks, tier 1 the fastest, are cuts of that one stack, so one
 pass of distances gives every tier's hits and writes exactly, with no simulation:
 
@@ -131,7 +131,7 @@ def replay(distance: np.ndarray, capacity_blocks: Sequence[int] | np.ndarray, mo
     ----------
     distance : ndarray of int
         Every reference's LRU stack distance in trace order (blocks; -1 for a first reference),
-        :func:`kvtier.formulas.reuse.stack_distances`.
+        :func:`kvtier.formulas.cache.distances.stack_distances`.
     capacity_blocks : sequence of int
         Each tier's capacity, fastest first (blocks); non-decreasing for an inclusive hierarchy.
     mode : str

@@ -1,7 +1,7 @@
 """Eviction policies besides LRU, and the offline optimum, replayed on a trace's block references.
 
 LRU's hit ratio at every capacity comes from one pass of stack distances
-(:func:`kvtier.formulas.reuse.stack_distances`, :func:`lru_hits`).  The other policies are not
+(:func:`kvtier.formulas.cache.distances.stack_distances`, :func:`lru_hits`).  The other policies are not
 stack algorithms in that sense, so each is replayed once per capacity (:func:`hit_counts` runs a
 list), in O(n log n) or O(n) per capacity:
 
@@ -50,7 +50,7 @@ def lru_hits(distance: np.ndarray, capacities: Sequence[int] | np.ndarray) -> np
     Parameters
     ----------
     distance : ndarray of int
-        Stack distance per reference (-1: a first reference), :func:`kvtier.formulas.reuse.stack_distances`.
+        Stack distance per reference (-1: a first reference), :func:`kvtier.formulas.cache.distances.stack_distances`.
     capacities : sequence of int
         Cache sizes (blocks).
     """
@@ -257,9 +257,9 @@ def hit_counts(
     ----------
     blocks, starts : ndarray of int
         The trace's dense block ids in reference order and where each request's begin
-        (:class:`kvtier.formulas.reuse.Trace`).
+        (:class:`kvtier.formulas.cache.trace.Trace`).
     distance : ndarray of int
-        Their LRU stack distances (:func:`kvtier.formulas.reuse.stack_distances`).
+        Their LRU stack distances (:func:`kvtier.formulas.cache.distances.stack_distances`).
     capacities : sequence of int
         Cache sizes (blocks, >= 2).
     """

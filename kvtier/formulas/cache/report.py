@@ -1,0 +1,183 @@
+"""The workload report of a measured trace, for the command line and the book.
+
+:func:`report` gathers the curve, the capacities for :data:`TARGETS_PCT` of the achievable hits,
+reuse intervals, the prefill work the hits avoid in both regimes and the time to fetch them over each
+:class:`LinkSpec`; :func:`count_difference` compares the two hit counts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kvtier.formulas.cache.curve import LruHistogram, Reuse, counted_stats, percentiles
+from kvtier.formulas.cache.regen import RegenCosts, hit_totals, saving
+from kvtier.formulas.cache.trace import HIT_COUNTS
+
+TARGETS_PCT: tuple[int, ...] = (50, 80, 90, 95)
+"""Shares of the achievable (infinite-cache) hit ratio whose capacity the report gives (%)."""
+
+
+# ---------------------------------------------------------------------------
+# the whole report, for the command line and the book
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """A link the hits could be fetched over: name, bandwidth (B/s, one direction), per-transfer latency (s)."""
+
+    name: str
+    bandwidth_bytes_per_s: float
+    latency_s: float
+
+
+def _stats(values: np.ndarray) -> dict[str, float]:
+    out = percentiles(values)
+    out["mean"] = float(np.mean(values)) if np.size(values) else math.nan
+    return out
+
+
+def _trace_parts(reuse: Reuse | LruHistogram) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``trace`` and ``blocks`` parts of :func:`report` (less the hit ratios), in memory or streamed."""
+    if isinstance(reuse, LruHistogram):
+        h = reuse
+        duration = h.duration_s
+        trace = {
+            "name": h.name,
+            "format": h.trace_format,
+            "block_tokens": h.block_tokens,
+            "requests": h.n_requests,
+            "duration_s": duration,
+            "requests_per_s": h.n_requests / duration if duration > 0 else math.nan,
+            "input_tokens": counted_stats(*h.input_tokens),
+            "output_tokens": counted_stats(*h.output_tokens),
+        }
+        return trace, {"references": h.n_refs, "unique": h.n_unique, "reuse_interval_s": counted_stats(*h.intervals)}
+    t = reuse.trace
+    duration = t.duration_s
+    trace = {
+        "name": t.name,
+        "format": t.trace_format,
+        "block_tokens": t.block_tokens,
+        "requests": t.n_requests,
+        "duration_s": duration,
+        "requests_per_s": t.n_requests / duration if duration > 0 else math.nan,
+        "input_tokens": _stats(t.input_tokens),
+        "output_tokens": _stats(t.output_tokens),
+    }
+    return trace, {"references": t.n_refs, "unique": t.n_unique, "reuse_interval_s": _stats(reuse.reuse_interval_s)}
+
+
+def report(
+    reuse: Reuse | LruHistogram,
+    rc: RegenCosts,
+    links: Sequence[LinkSpec] = (),
+    targets_pct: Sequence[float] = TARGETS_PCT,
+) -> dict[str, Any]:
+    """Everything the analysis says about one trace, in SI base units (a JSON-ready mapping).
+
+    Parameters
+    ----------
+    reuse : Reuse or LruHistogram
+        The measured trace: in memory, or streamed (:class:`LruStream` fed with the same
+        ``rc``), which gives the same figures up to the order of floating-point sums.
+    rc : RegenCosts
+        The model and accelerator that price the hits.
+    links : sequence of LinkSpec
+        Links to fetch the hits over.
+    targets_pct : sequence of float
+        Shares of the achievable hit ratio to size the tier for (%).
+
+    Returns
+    -------
+    dict
+        ``trace`` (requests, duration, rate, length percentiles), ``blocks`` (references,
+        unique blocks, infinite-cache hit ratios, reuse-interval percentiles), ``prefix``
+        (the prefix property, checked), ``hit_count`` (how hits are counted, and what counting
+        them the other way would change), ``block_bytes`` and ``tiers``: one entry per target
+        and one for 100 %, each with its capacity, hit
+        ratios, the prefill avoided per second in both regimes and, per link, the
+        link-seconds per second its fetches take and how many times longer recomputing takes.
+        The last tier is ``target_pct`` 100: the smallest LRU tier that hits every reference an
+        infinite cache would (the largest stack distance plus one).
+    """
+    trace, blocks = _trace_parts(reuse)
+    duration = trace["duration_s"]
+    block_bytes = rc.kv_bytes_per_token * trace["block_tokens"]
+    tiers = []
+    for target in [*(x for x in targets_pct if x != 100), 100]:
+        cap = float(reuse.capacity_for(target / 100))
+        sv = saving(reuse, rc, cap)
+        tot = hit_totals(reuse, rc, cap)
+        hit_blocks, hit_tokens = tot.per_request if tot.per_request is not None else (tot.hit_blocks, tot.hit_tokens)
+        per_link = []
+        for link in links:
+            fetch_s = rc.fetch_s(hit_blocks, hit_tokens, link.bandwidth_bytes_per_s, link.latency_s)
+            fetch = float(fetch_s.sum()) / duration if duration > 0 else math.nan
+            in_batch, lone, per = sv.in_batch_gpu_s_per_s, sv.lone_gpu_s_per_s, fetch
+            if not duration > 0:  # a trace of 0 s has no rates, but its totals have a ratio; no hits: 0
+                per = float(fetch_s.sum())
+                fetch = math.nan if per else 0.0
+                in_batch, lone = tot.in_batch_s, tot.lone_s
+            per_link.append(
+                {
+                    "link": link.name,
+                    "fetch_link_s_per_s": fetch,
+                    "in_batch_over_fetch": in_batch / per if per else math.nan,
+                    "lone_over_fetch": lone / per if per else math.nan,
+                }
+            )
+        tiers.append(
+            {
+                "target_pct": target,
+                "capacity_blocks": cap,
+                "capacity_bytes": cap * block_bytes,
+                **vars(sv),  # its capacity_blocks is cap, already in place
+                "links": per_link,
+            }
+        )
+    blocks["hit_ratio_infinite_blocks"] = float(reuse.hit_ratio())
+    blocks["hit_ratio_infinite_tokens"] = float(reuse.hit_ratio(weighting="tokens"))
+    return {
+        "trace": trace,
+        "blocks": {k: blocks[k] for k in ("references", "unique", *_HIT_KEYS, "reuse_interval_s")},
+        "prefix": {
+            "requests_with_a_hit_after_a_miss": reuse.requests_with_a_hit_after_a_miss,
+            "requests_with_a_distance_that_falls": reuse.requests_with_a_distance_that_falls,
+        },
+        "hit_count": count_difference(reuse, [t["capacity_blocks"] for t in tiers]),
+        "sample_rate": reuse.sample_rate if isinstance(reuse, LruHistogram) else 1.0,
+        "block_bytes": block_bytes,
+        "kv_bytes_per_token": rc.kv_bytes_per_token,
+        "regen": vars(rc).copy(),
+        "tiers": tiers,
+    }
+
+
+_HIT_KEYS = ("hit_ratio_infinite_blocks", "hit_ratio_infinite_tokens")
+
+
+def count_difference(reuse: Reuse | LruHistogram, capacities: Sequence[float]) -> dict[str, Any]:
+    """How the hits are counted, and the block hit ratio the other count gives at each capacity, less this one's.
+
+    Returns
+    -------
+    dict
+        ``count`` (:data:`HIT_COUNTS`), ``other`` (the other count), ``capacity_blocks`` and
+        ``other_minus_this`` (fraction of references, one per capacity; all 0 where no stack
+        distance falls along a prompt).
+    """
+    other = next(c for c in HIT_COUNTS if c != reuse.count)
+    alt = reuse.recounted(other) if isinstance(reuse, Reuse) else reuse.other
+    diff = [0.0 if alt is None else float(alt.hit_ratio(c)) - float(reuse.hit_ratio(c)) for c in capacities]
+    return {
+        "count": reuse.count,
+        "other": other,
+        "capacity_blocks": [float(c) for c in capacities],
+        "other_minus_this": diff,
+    }

@@ -1,0 +1,52 @@
+"""Serving traces: found, read and validated, one JSON object a line, into the arrays the cache simulation takes.
+
+One module per job:
+
+- :mod:`.formats`, the registry of trace formats (field names, unit of time, chaining, tokens per id);
+- :mod:`.files`, finding a trace, reading regular files only, the one line splitter, blocks of lines;
+- :mod:`.read`, the one validating reader (the standard library's ``json``), whose errors name the
+  file, the line and the field;
+- :mod:`.scan`, the compiled scanner of plain lines, which hands any other block to the reader;
+- :mod:`.load`, a file read whole into a :class:`~kvtier.formulas.cache.trace.Trace`, and measured;
+- :mod:`.stream`, a file read in chunks of whole requests: the exact LRU curve, and by windows;
+- :mod:`.sample`, the spatially hashed sample (SHARDS) and its error;
+- :mod:`.generate`, a seeded generator of traces for benchmarks at scale.
+
+The names a command or a page uses are re-exported here (``from kvtier.inputs import traces``).
+Times are seconds, sizes bytes, unless a name says otherwise.
+"""
+
+from kvtier.inputs.traces.files import file_version, shadows_shipped, split_lines, trace_lines, trace_path
+from kvtier.inputs.traces.formats import DEFAULT_FORMAT, TRACE_BLOCK_TOKENS, TRACE_FORMATS, TraceFormat, format_named
+from kvtier.inputs.traces.generate import generate_trace, to_jsonl
+from kvtier.inputs.traces.load import MAX_TRACE_BYTES, MAX_TRACE_REFS, analyse, parse_trace, read_trace
+from kvtier.inputs.traces.sample import SAMPLE_RATES, read_sample, sampling_error
+from kvtier.inputs.traces.stream import RequestChunks, check_window, feed_requests, stream_lru, stream_windows
+
+__all__ = [
+    "DEFAULT_FORMAT",
+    "MAX_TRACE_BYTES",
+    "MAX_TRACE_REFS",
+    "SAMPLE_RATES",
+    "TRACE_BLOCK_TOKENS",
+    "TRACE_FORMATS",
+    "RequestChunks",
+    "TraceFormat",
+    "analyse",
+    "check_window",
+    "feed_requests",
+    "file_version",
+    "format_named",
+    "generate_trace",
+    "parse_trace",
+    "read_sample",
+    "read_trace",
+    "sampling_error",
+    "shadows_shipped",
+    "split_lines",
+    "stream_lru",
+    "stream_windows",
+    "to_jsonl",
+    "trace_lines",
+    "trace_path",
+]

@@ -1,0 +1,210 @@
+"""A trace read in chunks of whole requests, for a trace of any length: the exact LRU curve, and by windows.
+
+:class:`RequestChunks` walks the file (validated as :func:`~kvtier.inputs.traces.load.read_trace`
+validates it); :func:`stream_lru` feeds :class:`~kvtier.formulas.cache.stream.LruStream` in memory
+proportional to the distinct blocks; :func:`stream_windows` measures time windows with a warm-up.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+
+from kvtier.errors import KvtierError
+from kvtier.formulas.cache.curve import LruHistogram
+from kvtier.formulas.cache.regen import RegenCosts
+from kvtier.formulas.cache.stream import ChunkReuse, LruStream
+from kvtier.formulas.cache.trace import DEFAULT_HIT_COUNT
+from kvtier.inputs.traces.files import trace_path
+from kvtier.inputs.traces.formats import DEFAULT_FORMAT, TRACE_BLOCK_TOKENS, format_named
+from kvtier.inputs.traces.load import request_blocks
+from kvtier.inputs.traces.read import Columns, check_block_tokens, request_starts
+
+BATCH_LINES = 2048
+"""Most lines in one batch of the stream (:class:`RequestChunks`): a chunk ends only at a batch's end."""
+
+BATCH_CHARS = 1 << 20
+"""Most characters of lines in one batch of the stream: a batch ends at the line that reaches it."""
+
+
+class RequestChunks:
+    """A trace read line by line in chunks of whole requests, validated as :func:`read_trace` validates it.
+
+    Same one-line errors and line numbers as :func:`read_trace` (:func:`split_lines`), with no
+    limit on the file's size.  A chunk ends after the first batch of lines (:data:`BATCH_LINES`,
+    or the line that reaches :data:`BATCH_CHARS`) that brings the references held to
+    ``min_refs()``, asked afresh for each chunk (a stream's state grows, and its per-chunk work
+    with it).  Iterating yields ``(ids chained, starts, input tokens, output tokens, timestamps
+    in s)``; ``where`` is the trace's shown name and ``n_requests`` the requests read so far.
+    Raises :class:`KvtierError` for a trace with no requests.
+    """
+
+    def __init__(
+        self, name: str | os.PathLike[str], block_tokens: int, trace_format: str, min_refs: Callable[[], int]
+    ) -> None:
+        self.where, self.path = trace_path(name)
+        self.fmt = format_named(trace_format)
+        self.block_tokens = check_block_tokens(block_tokens)
+        self.min_refs = min_refs
+        self.n_requests = 0
+
+    def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        fmt = self.fmt
+        held: list[Columns] = []  # read, not yet yielded
+        n_held = 0  # their references
+
+        def joined() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            c = Columns.join(held) if len(held) > 1 else held[0]
+            starts = request_starts(c.counts)
+            ids = fmt.prefix_ids(c.ids.copy(), starts)
+            return ids, starts, c.inputs, c.outputs, fmt.seconds(c.stamps)
+
+        lines_in_batch = chars_in_batch = 0
+        for cols in request_blocks(self.path, self.where, self.block_tokens, fmt):
+            self.n_requests += cols.counts.size
+            while cols.counts.size:
+                cum = np.cumsum(cols.chars)
+                by_lines = BATCH_LINES - lines_in_batch - 1
+                by_chars = int(np.searchsorted(cum, BATCH_CHARS - chars_in_batch, side="left"))
+                end = min(by_lines, by_chars)
+                if end >= cols.counts.size:  # the batch goes on into the next block
+                    lines_in_batch += cols.counts.size
+                    chars_in_batch += int(cum[-1])
+                    held.append(cols)
+                    n_held += int(cols.counts.sum())
+                    break
+                lines_in_batch = chars_in_batch = 0
+                head, cols = cols.split(end + 1)
+                held.append(head)
+                n_held += int(head.counts.sum())
+                if n_held >= self.min_refs():
+                    yield joined()
+                    held, n_held = [], 0
+        if held:
+            yield joined()
+        if not self.n_requests:
+            raise KvtierError(f"{self.where}: the trace holds no requests")
+
+
+def stream_lru(
+    name: str | os.PathLike[str],
+    block_tokens: int = TRACE_BLOCK_TOKENS,
+    chunk_refs: int = 1 << 20,
+    trace_format: str = DEFAULT_FORMAT,
+    *,
+    count: str = DEFAULT_HIT_COUNT,
+    rc: RegenCosts | None = None,
+    sample_rate: float = 1.0,
+    max_blocks: int | None = None,
+    over_time: tuple[float, int | None, float | None] | None = None,
+    observers: Sequence[Callable[[ChunkReuse], None]] = (),
+) -> LruHistogram:
+    """A trace read line by line and measured in memory proportional to its distinct blocks (:class:`LruStream`).
+
+    Read by :class:`RequestChunks` in chunks of whole requests of about ``chunk_refs``
+    references, and at least a quarter as many as the distinct blocks seen, so that the
+    per-chunk work on the state (sorting it) stays O(n log n) overall; holds what
+    :class:`LruStream` holds, one chunk and one line (at most :data:`MAX_LINE_BYTES`).  With
+    ``rc`` it counts what everything :func:`kvtier.formulas.cache.report.report` says needs;
+    ``count``, ``sample_rate``, ``max_blocks``, ``over_time`` and ``observers`` are
+    :class:`LruStream`'s.
+    """
+    stream = LruStream(count, rc, sample_rate, max_blocks, over_time, observers)
+    chunks = RequestChunks(name, block_tokens, trace_format, lambda: max(chunk_refs, len(stream) // 4))
+    for ids, starts, inputs, outputs, stamps in chunks:
+        stream.feed(ids, starts, inputs, chunks.block_tokens, outputs, stamps)
+    return stream.histogram(chunks.where, chunks.n_requests, chunks.fmt.name, chunks.block_tokens)
+
+
+def stream_windows(
+    name: str | os.PathLike[str],
+    window_s: float,
+    warmup_s: float,
+    block_tokens: int = TRACE_BLOCK_TOKENS,
+    trace_format: str = DEFAULT_FORMAT,
+    count: str = DEFAULT_HIT_COUNT,
+    chunk_refs: int = 1 << 20,
+) -> LruHistogram:
+    """The exact curve by time windows with a warm-up, read in one streamed pass: what
+    :func:`kvtier.inputs.distributed.windowed` gives of the trace as one part, bounded.
+
+    Window ``k`` covers ``[t0 + k W, t0 + (k + 1) W)`` from the first request ``t0``; its stream
+    is fed the ``warmup_s`` before it, its counts then reset, and is added to the others once the
+    trace has passed its end.  At most ``ceil(warmup_s / window_s) + 1`` windows are open at once,
+    each holding the distinct blocks of its own span.
+    """
+    check_window(window_s, warmup_s)
+    chunks = RequestChunks(name, block_tokens, trace_format, lambda: chunk_refs)
+    bt = chunks.block_tokens
+    open_: dict[int, tuple[LruStream, list[bool]]] = {}  # window -> its stream, whether its counts were reset
+    total: LruStream | None = None
+    t0 = last = math.nan
+    next_k = 0
+
+    def close(k: int) -> None:
+        nonlocal total
+        stream, reset = open_.pop(k)
+        if not reset[0]:
+            stream.reset_counts()
+        if total is None:
+            total = stream
+        else:
+            total.add(stream)
+
+    for ids, starts, inputs, outputs, stamps in chunks:
+        if math.isnan(t0):
+            t0 = float(stamps[0])
+        last = float(stamps[-1])
+        top = int((last - t0 + warmup_s) // window_s)  # the last window these requests warm up or fill
+        for k in range(next_k, top + 1):
+            open_[k] = (LruStream(count), [False])
+        next_k = max(next_k, top + 1)
+        for k in sorted(open_):
+            stream, reset = open_[k]
+            begin = t0 + k * window_s
+            w0, w1, w2 = (int(x) for x in np.searchsorted(stamps, [begin - warmup_s, begin, begin + window_s]))
+            if not reset[0]:
+                feed_requests(stream, ids, starts, inputs, outputs, stamps, bt, w0, w1)
+                if last >= begin:
+                    stream.reset_counts()
+                    reset[0] = True
+            if reset[0]:
+                feed_requests(stream, ids, starts, inputs, outputs, stamps, bt, w1, w2)
+            if last >= begin + window_s:
+                close(k)
+    for k in sorted(open_):
+        if t0 + k * window_s <= last:  # a window the trace reaches; one it only warms up is not one
+            close(k)
+    assert total is not None
+    return total.histogram(
+        f"{chunks.where}, windows of {window_s:g} s, warm-up {warmup_s:g} s", total.n_requests, chunks.fmt.name, bt
+    )
+
+
+def check_window(window_s: float, warmup_s: float) -> None:
+    """Refuse a window that is not a number of seconds above 0, or a warm-up below 0, naming the option."""
+    if not (math.isfinite(window_s) and window_s > 0):
+        raise KvtierError(f"--window {window_s!r}: a number of seconds above 0")
+    if not (math.isfinite(warmup_s) and warmup_s >= 0):
+        raise KvtierError(f"--warmup {warmup_s!r}: a number of seconds, 0 or more")
+
+
+def feed_requests(
+    stream: LruStream,
+    ids: np.ndarray,
+    starts: np.ndarray,
+    inputs: np.ndarray,
+    outputs: np.ndarray,
+    stamps: np.ndarray,
+    block_tokens: int,
+    lo: int,
+    hi: int,
+) -> None:
+    """Feed requests ``lo:hi`` of a chunk (or of a whole part, :mod:`kvtier.inputs.distributed`) to ``stream``."""
+    if hi <= lo:
+        return
+    s = starts[lo : hi + 1]
+    stream.feed(ids[s[0] : s[-1]], s - s[0], inputs[lo:hi], block_tokens, outputs[lo:hi], stamps[lo:hi])
