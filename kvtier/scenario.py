@@ -15,12 +15,13 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kvtier.errors import KvtierError
-from kvtier.formulas import capacity, costs, economics, parallel, replay, reuse, roofline, tiering, transfer
-from kvtier.inputs import engines, hardware, traces
+from kvtier.formulas import capacity, costs, economics, parallel, roofline, tiering, transfer
+from kvtier.inputs import engines, hardware
 from kvtier.inputs.assumptions import (
     BANDWIDTH_LABELS,
     COST_RANGES,
@@ -34,6 +35,13 @@ from kvtier.inputs.assumptions import (
     tier_latency_key,
 )
 from kvtier.inputs.models import ModelSpec, dtype_bytes, load_model
+from kvtier.lazy import deferred
+
+if TYPE_CHECKING:
+    from kvtier.formulas import replay, reuse
+    from kvtier.inputs import traces
+else:  # the trace code loads numba: imported when a trace is analysed, not when a scenario is resolved
+    replay, reuse, traces = map(deferred, ("kvtier.formulas.replay", "kvtier.formulas.reuse", "kvtier.inputs.traces"))
 
 PLACEMENT_KEYS: tuple[str, ...] = (
     *PARALLEL_KEYS,
