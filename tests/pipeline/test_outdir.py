@@ -327,9 +327,8 @@ def test_a_signal_while_publishing_acts_only_once_the_renames_are_done():
 
 
 def test_a_notebook_that_raises_stops_the_other_kernels_and_leaves_nothing_beside_the_output(tmp_path):
-    # with --jobs 2, 00 fails at once while 01 sleeps: 01's kernel used to run on after the build had
-    # removed its staging directory (and notebooks writing during the removal left it half removed,
-    # without its mark, for good); now it is killed before the removal: it never wakes up to write
+    # with --jobs 2, 00 fails at once while 01 sleeps: 01's kernel is killed before the build removes its
+    # staging directory, so it never wakes up to write into it
     project, out, tmpdir = copy_project(tmp_path), tmp_path / "run", tmp_path / "tmp"
     tmpdir.mkdir()
     woke = tmp_path / "01 woke up"
@@ -338,11 +337,7 @@ def test_a_notebook_that_raises_stops_the_other_kernels_and_leaves_nothing_besid
         project / "notebooks" / "01_block_unit.md",
         f"import pathlib, time\ntime.sleep(30)\npathlib.Path({str(woke)!r}).write_text('ran on')",
     )
-    # beside the output: what such a build left (unmarked, one executed notebook), and a user's folder
-    # that is only named like a staging directory
-    old = tmp_path / f"{outdir.staging_prefix(out)}{'a' * 32}"
-    (old / "src" / "notebooks").mkdir(parents=True)
-    (old / "src" / "notebooks" / "01_block_unit.ipynb").write_text(json.dumps(executed_notebook()))
+    # beside the output: a user's folder that is only named like a staging directory
     theirs = tmp_path / f"{outdir.staging_prefix(out)}{'b' * 32}"
     theirs.mkdir()
     (theirs / "notes.txt").write_text("mine")
@@ -355,17 +350,6 @@ def test_a_notebook_that_raises_stops_the_other_kernels_and_leaves_nothing_besid
     assert kernels_running(tmpdir) == [] and list(tmpdir.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["project", "tmp", theirs.name])
     assert (theirs / "notes.txt").read_text() == "mine"
-
-
-def executed_notebook(stripped: bool = False) -> dict:
-    """A notebook as papermill writes it in a build (its injected-parameters cell tagged), or as the build
-    keeps it (``stripped``: the cell's id says it, its papermill metadata is gone)."""
-    injected = {"cell_type": "code", "source": "x = 1", "outputs": [], "execution_count": 1}
-    if stripped:
-        injected |= {"id": "injected-parameters", "metadata": {"tags": ["remove-cell"]}}
-    else:
-        injected |= {"id": "5f0c", "metadata": {"tags": ["injected-parameters"], "papermill": {}}}
-    return {"cells": [injected], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
 
 def _tree(root: Path, files: dict[str, str | None]) -> None:
@@ -381,21 +365,18 @@ def _tree(root: Path, files: dict[str, str | None]) -> None:
 
 
 NB = "src/notebooks/02_fetch.ipynb"
+NOTEBOOK = json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
 LEFTOVERS = {
     # name tail, files, removed by the next build?
     "marked": ("c" * 32, {outdir.MARK: json.dumps({"kvtier_build": "c" * 32}), NB: "{"}, True),
     "unmarked-empty": ("d" * 32, {}, True),  # killed between mkdir and the mark
-    "unmarked-papermill-notebook": ("e" * 32, {NB: json.dumps(executed_notebook())}, True),
-    "unmarked-stripped-notebook": ("f" * 32, {NB: json.dumps(executed_notebook(stripped=True))}, True),
-    "unmarked-user-notebook": ("1" * 32, {NB: json.dumps({"cells": [], "nbformat": 4})}, False),
-    "unmarked-truncated-notebook": ("2" * 32, {NB: json.dumps(executed_notebook())[:40]}, False),
-    "unmarked-other-file": ("3" * 32, {NB: json.dumps(executed_notebook()), "src/notebooks/notes.txt": "x"}, False),
-    "unmarked-file-at-top": ("4" * 32, {"report.ipynb": json.dumps(executed_notebook())}, False),
-    "unmarked-link": ("5" * 32, {NB: json.dumps(executed_notebook()), "src/notebooks/l.ipynb": None}, False),
-    "not-a-build-id": ("mine", {NB: json.dumps(executed_notebook())}, False),
-    "uppercase-id": ("A" * 32, {NB: json.dumps(executed_notebook())}, False),
+    "unmarked-notebook": ("e" * 32, {NB: NOTEBOOK}, False),
+    "unmarked-file-at-top": ("4" * 32, {"report.ipynb": NOTEBOOK}, False),
+    "unmarked-link": ("5" * 32, {"src/notebooks/l.ipynb": None}, False),
+    "not-a-build-id": ("mine", {NB: NOTEBOOK}, False),
+    "uppercase-id": ("A" * 32, {}, False),
 }
-"""Directories beside an output named ``.OUT.kvtier-new-<tail>``: 4 a dead build left, 7 it may not have."""
+"""Directories beside an output named ``.OUT.kvtier-new-<tail>``: 2 a dead build left, 5 it may not have."""
 
 
 @pytest.mark.parametrize(("tail", "files", "removed"), LEFTOVERS.values(), ids=LEFTOVERS)
