@@ -1,7 +1,7 @@
 """The build never loses a user's files, never publishes a half-built or stale book, and never hangs.
 
 Each test reproduces a case found by trying `kvtier build` as an adversarial or unlucky
-user would (issue 8): --out guards, one build at a time, crash-safe publishing, complete
+user would: --out guards, one build at a time, crash-safe publishing, complete
 rebuild inputs, the caller's matplotlib backend, permissions, signals.
 """
 
@@ -55,7 +55,7 @@ def fake_build(directory: Path, files: dict[str, str]) -> str:
 
 
 def test_a_directory_with_a_manifest_json_of_its_own_is_not_replaced(tmp_path):
-    # a web app's manifest.json used to pass for a build's: the whole directory was replaced
+    # a web app's manifest.json does not pass for a build's: without the mark the directory is not replaced
     app = tmp_path / "app"
     (app / "src").mkdir(parents=True)
     (app / "manifest.json").write_text('{"name": "pwa"}')
@@ -288,8 +288,7 @@ def test_ctrl_c_or_sigterm_stops_the_kernels_cleans_up_and_says_so(seed_build, t
     proc.send_signal(sig)
     rest = proc.stderr.read()
     assert proc.wait(timeout=120) == status
-    # the line used to say "nothing was changed" while notebooks went on writing into a staging
-    # directory it had removed (and recreated unmarked); now it says what the build left
+    # the line says what the build left, once no notebook can write into a staging directory it removed
     # one line besides progress: nbclient's log of each kernel it found killed is not shown
     assert [line for line in rest.splitlines() if not line.startswith("[")] == [
         f"kvtier: {word}; {out} was not changed, and nothing of this build is left running or on disk"
@@ -305,8 +304,8 @@ class Stopped(BaseException):
 
 
 def test_a_signal_while_publishing_acts_only_once_the_renames_are_done():
-    # the CLI raises on SIGTERM in the main thread: during publishing that stopped the renames halfway
-    # (finished by the next build, but the line said "nothing was changed")
+    # the CLI raises on SIGTERM in the main thread: during publishing it waits for the renames to end, so that
+    # the line saying what was changed is true
     done = []
 
     def terminate(signum, frame):
@@ -438,7 +437,7 @@ def test_damaged_outputs_are_rebuilt_and_force_rebuilds_all_whatever_the_backend
     assert (out / "notebooks" / "02_fetch.ipynb").read_bytes() == (
         seed_build / "notebooks" / "02_fetch.ipynb"
     ).read_bytes()
-    # a server or CI runner that sets MPLBACKEND=Agg used to get a book whose figures were text
+    # a server or CI runner that sets MPLBACKEND=Agg gets the same figures (Agg in a kernel would draw text)
     env = {**os.environ, "MPLBACKEND": "Agg"}
     forced = build(out, "--force", env=env)
     assert forced.returncode == 0, forced.stderr
@@ -468,7 +467,7 @@ def test_outputs_follow_the_umask(seed_build):
 
 
 # ---------------------------------------------------------------------------
-# the published book is the same bytes from any checkout, whatever HOME allows (issue 22, item 9)
+# the published book is the same bytes from any checkout, whatever HOME allows
 # ---------------------------------------------------------------------------
 
 
@@ -511,8 +510,8 @@ def test_another_checkout_with_an_unwritable_home_publishes_the_same_bytes(seed_
 
 
 def test_a_staging_directory_that_cannot_be_removed_wholly_keeps_its_mark(tmp_path, monkeypatch):
-    # a removal cut short used to leave whatever rmtree had not reached, its mark perhaps gone: unmarked,
-    # no build would ever delete it.  The mark now goes last, and only once all else is gone
+    # a removal cut short leaves its mark, which goes last and only once all else is gone, so that the next
+    # build deletes what rmtree had not reached (unmarked, no build would)
     staging = outdir.make_staging(tmp_path / "run", outdir.new_build_id())
     (staging / "src" / "notebooks").mkdir(parents=True)
     (staging / "src" / "notebooks" / "00_assumptions.ipynb").write_text("{")
