@@ -15,16 +15,14 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kvtier.errors import KvtierError
 from kvtier.formulas import capacity, costs, economics, parallel, roofline, tiering, transfer
-from kvtier.formulas.cache import replay
-from kvtier.formulas.cache.curve import LruHistogram, Reuse
 from kvtier.formulas.cache.regen import RegenCosts
-from kvtier.formulas.cache.stream import ChunkReuse
-from kvtier.inputs import engines, hardware, traces
+from kvtier.inputs import engines, hardware
 from kvtier.inputs.assumptions import (
     BANDWIDTH_LABELS,
     COST_RANGES,
@@ -38,6 +36,15 @@ from kvtier.inputs.assumptions import (
     tier_latency_key,
 )
 from kvtier.inputs.models import ModelSpec, dtype_bytes, load_model
+from kvtier.lazy import deferred
+
+if TYPE_CHECKING:
+    from kvtier.formulas.cache import replay
+    from kvtier.formulas.cache.curve import LruHistogram, Reuse
+    from kvtier.formulas.cache.stream import ChunkReuse
+    from kvtier.inputs import traces
+else:  # the trace reader and the replays: imported when a trace is analysed, not when a scenario is resolved
+    replay, traces = map(deferred, ("kvtier.formulas.cache.replay", "kvtier.inputs.traces"))
 
 PLACEMENT_KEYS: tuple[str, ...] = (
     *PARALLEL_KEYS,

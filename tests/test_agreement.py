@@ -28,7 +28,7 @@ OTHER = {
 """The third set: another model (its own parameter count), the paged layout, a faster NVMe read."""
 
 PLACED = {"parallel.tp": "4", "parallel.pp": "2", "parallel.gpus_per_link": "2"}
-"""A fourth set: the seed model over 8 accelerators (TP 4 x PP 2), two sharing each link (issue 26)."""
+"""A fourth set: the seed model over 8 accelerators (TP 4 x PP 2), two sharing each link."""
 
 SETS = {
     "seed": ((), None, {}),

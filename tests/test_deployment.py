@@ -75,7 +75,7 @@ def test_the_best_tier_is_the_largest_saving_its_device_can_carry():
     assert best.saved_usd_per_s > plan["cxl2-x8"].saved_usd_per_s
 
 
-# The model placed across accelerators: Scenario and Deployment under parallel.* (issue 26 items 1-3)
+# The model placed across accelerators: Scenario and Deployment under parallel.*
 
 H200 = {"regen.mem_bandwidth": "4.8TB/s", "peak_flops": "989TFLOP/s"}
 

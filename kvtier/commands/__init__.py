@@ -16,6 +16,7 @@ User errors print one line, ``kvtier: error: ...``, and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
@@ -23,11 +24,12 @@ import threading
 from collections.abc import Sequence
 
 from kvtier import __version__
-from kvtier.commands import build, compare, cost, diff, measure, model, tiers, workload
 from kvtier.errors import KvtierError
 
-COMMANDS = (model, compare, tiers, build, diff, measure, workload, cost)
-"""The command modules, in the order ``kvtier --help`` lists them; each has ``add_parser`` and ``run``."""
+COMMANDS: tuple[str, ...] = ("model", "compare", "tiers", "build", "diff", "measure", "workload", "cost")
+"""The commands, in the order ``kvtier --help`` lists them: each is the module ``kvtier.commands.NAME``, with
+``add_parser`` and ``run``, imported only when the parser needs it (:func:`build_parser`), so that a quick
+answer loads neither the trace code nor the build."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,13 +39,20 @@ class _Parser(argparse.ArgumentParser):
         raise KvtierError(f"{self.prog}: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``kvtier`` command: each command module registers its own."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of the ``kvtier`` command: each command module registers its own.
+
+    Parameters
+    ----------
+    command : str, optional
+        One of :data:`COMMANDS`: register that command alone, importing no other command's module
+        (:func:`main` passes the command it runs).  Default: every command, as ``kvtier --help`` lists them.
+    """
     parser = _Parser(prog="kvtier", description="KV-cache tiering economics: fetch vs regenerate, capacity.")
     parser.add_argument("--version", action="version", version=f"kvtier {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for command in COMMANDS:
-        command.add_parser(sub)
+    for name in COMMANDS if command is None else (command,):
+        importlib.import_module(f"{__name__}.{name}").add_parser(sub)
     return parser
 
 
@@ -70,7 +79,7 @@ def _stopped(word: str, status: int, exc: BaseException) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit status (0 ok, 1 a diff found changes, 2 user error, 130/143 stopped)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     if not argv:
         parser.print_usage(sys.stderr)
         print("kvtier: error: name a command (kvtier --help lists them)", file=sys.stderr)

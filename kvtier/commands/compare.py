@@ -171,12 +171,12 @@ def run(args: argparse.Namespace) -> int:
         used_keys += ["interior.position", "interior.anchor_every"]
     if result["regen_model"] == "roofline":
         used_keys += ["regen.batch_tokens", "regen.mem_bandwidth", "regen.mem_efficiency", "weight_dtype"]
-        # the forward-pass model's other keys (kvtier.formulas.roofline.forward_pass_time_s, issue 28)
+        # the forward-pass model's other keys (kvtier.formulas.roofline.forward_pass_time_s)
         used_keys += ["regen.mem_overhead_per_layer", "regen.launch_floor_per_layer", "regen.knee_sharpness"]
         used_keys += ["regen.attention"]
         if scenario.assumptions.value("regen.attention") == "serial":
             used_keys += ["regen.attention_fixed_per_layer", "regen.attention_efficiency"]
-    # the transfer model's keys (kvtier.formulas.transfer.fetch_time_s, issue 28)
+    # the transfer model's keys (kvtier.formulas.transfer.fetch_time_s)
     used_keys += ["fetch.min_transfer_time", "fetch.host_memory", "fetch.contention"]
     if scenario.assumptions.value("fetch.host_memory") == "pageable":
         used_keys += ["fetch.pageable_efficiency", "fetch.pageable_overhead"]  # a pool beyond the host cache

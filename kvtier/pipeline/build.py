@@ -550,8 +550,8 @@ def _kernel_environment(home: Path) -> Iterator[None]:
     """Kernels draw with the inline backend whatever the caller's ``MPLBACKEND`` (Agg would lose every figure),
     know that a build runs them (the Jupyter preview stays off), and keep their configuration in ``home``.
 
-    ``home`` is the build's own: matplotlib and IPython no longer read the user's settings nor fall
-    back to a random temporary directory when ``HOME`` is read-only (matplotlib then printed a warning
+    ``home`` is the build's own: matplotlib and IPython read neither the user's settings nor fall
+    back to a random temporary directory when ``HOME`` is read-only (matplotlib would print a warning
     naming it into the notebooks, and so into the published pages).  Matplotlib's font cache is
     built there once, before the kernels start, so that no kernel prints matplotlib's "building the
     font cache" warning (it comes after 5 s, whenever the machine is busy).
@@ -778,9 +778,9 @@ def _execute_all(stale: list[NotebookJob], dest: Path, cwd: Path, jobs: int, log
     """Execute ``stale`` notebooks into ``dest``, ``jobs`` at a time; the first failure stops the build.
 
     A failure or an interruption stops every kernel and waits for the notebooks' threads to
-    end before it goes on, so nothing writes into ``dest`` once this returns or raises (kernels
-    used to run on: a notebook writing while the build removed its staging directory left it
-    half removed, without its mark, and no later build removed it).
+    end before it goes on, so nothing writes into ``dest`` once this returns or raises (a notebook
+    writing while the build removed its staging directory would leave it half removed, without its
+    mark, for no later build to remove).
     """
     total = len(stale)
     if not total:

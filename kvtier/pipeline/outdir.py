@@ -14,8 +14,7 @@ publishing follows a journal:
 A build killed during step 3 leaves the journal; the next build (holding the lock)
 rolls it forward before it does anything else, so what any build starts from is
 either the whole old pair or the whole new pair. Staging directories left by killed
-builds carry the mark and are deleted by the next build of the same output (as are the
-unmarked ones older builds could leave, when they hold only executed notebooks: see
+builds carry the mark and are deleted by the next build of the same output (see
 :func:`recover`).
 
 Ownership: a directory is replaced only if it carries the mark of the build that wrote
@@ -50,9 +49,6 @@ MANIFEST = "manifest.json"
 
 JB_OUTPUTS = frozenset({"html", "jupyter_execute", ".doctrees", "latex", "pdf"})
 """What ``jupyter-book build .`` writes into ``_build``: the default output may replace it."""
-
-LEGACY_OUTPUTS = frozenset({"html", "tables", "figures", "notebooks", MANIFEST})
-"""What a kvtier build wrote into ``_build`` before builds were marked."""
 
 
 BUILD_ID_PATTERN = r"[0-9a-f]{32}"
@@ -112,7 +108,7 @@ def check_replaceable(out: Path, default: bool) -> None:
         The output directory (need not exist).
     default : bool
         True for the project's own ``_build``, which may also hold what ``jupyter-book
-        build .`` or an older kvtier wrote (those names only, at its top level).
+        build .`` wrote (those names only, at its top level).
     """
     if not out.exists() and not out.is_symlink():
         return
@@ -131,7 +127,7 @@ def check_replaceable(out: Path, default: bool) -> None:
             "move them away or choose another directory"
         )
     top = {p.split("/", 1)[0] for p in present}
-    if default and top <= JB_OUTPUTS | LEGACY_OUTPUTS:
+    if default and top <= JB_OUTPUTS:
         return
     raise KvtierError(
         f"--out {out}: exists and was not written by kvtier build (no {MARK} mark); choose a new or empty directory"
@@ -284,8 +280,8 @@ def recover(journal: Path, targets: list[Path]) -> bool:
 
     Call while holding :func:`locked`. ``targets`` are every directory the build
     publishes. A leftover is a directory named as a staging directory of a target (its
-    prefix and a build id) that is marked or holds only executed notebooks
-    (:func:`_is_leftover`); :func:`foreign_staging` names the others, which are kept.
+    prefix and a build id) that is marked or empty (:func:`_is_leftover`);
+    :func:`foreign_staging` names the others, which are kept.
     Returns True when an interrupted publication was finished.
     """
     finished = False
@@ -342,52 +338,11 @@ def foreign_staging(target: Path) -> list[Path]:
 
 
 def _is_leftover(directory: Path) -> bool:
-    """Whether ``directory`` is what a dead build left: its mark, or only executed notebooks.
-
-    A build marks its staging directory as it creates it.  Builds before issue 22 let
-    notebooks still running after a failure or a signal write into a staging directory the
-    build had already removed; papermill recreated it without a mark, holding only
-    ``src/notebooks/*.ipynb``.  Such a directory is a leftover when every entry in it is one
-    of those two folders or such a notebook, as papermill writes it (JSON with a cell tagged
-    or named ``injected-parameters``).  Anything else (a link, another file, a notebook
-    papermill did not run) is kept.
-    """
+    """Whether ``directory`` is what a dead build left: it carries the build's mark, or it is empty (the build
+    was killed between creating it and marking it).  Anything else, or a directory it cannot list, is kept."""
     if read_mark(directory) is not None:
         return True
-    for dirpath, dirnames, filenames in os.walk(directory):
-        rel = Path(dirpath).relative_to(directory).as_posix()
-        if rel not in (".", "src", "src/notebooks"):
-            return False
-        entries = [Path(dirpath) / name for name in dirnames + filenames]
-        if any(entry.is_symlink() for entry in entries):
-            return False
-        if rel != "src/notebooks" and filenames:
-            return False
-        if not all(_is_executed_notebook(Path(dirpath) / name) for name in filenames):
-            return False
-    return True
-
-
-def _is_executed_notebook(path: Path) -> bool:
-    """Whether ``path`` is a notebook papermill executed for a build (it injected the parameters)."""
-    if path.suffix != ".ipynb":
-        return False
     try:
-        nb = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        return not any(directory.iterdir())
+    except OSError:
         return False
-    cells = nb.get("cells") if isinstance(nb, dict) else None
-    return isinstance(cells, list) and any(_is_injected(cell) for cell in cells)
-
-
-def _is_injected(cell: Any) -> bool:
-    """Whether a notebook cell is papermill's injected parameters (by its tag, or by the id a build gives it)."""
-    if not isinstance(cell, dict):
-        return False
-    metadata = cell.get("metadata")
-    tags = metadata.get("tags") if isinstance(metadata, dict) else None
-    return cell.get("id") == INJECTED or (isinstance(tags, list) and INJECTED in tags)
-
-
-INJECTED = "injected-parameters"
-"""The id and tag of the cell papermill adds to every notebook a build executes."""

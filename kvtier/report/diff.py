@@ -81,7 +81,6 @@ def _keys() -> dict[str, tuple[str, ...]]:
     # Imported here, not at the top, for start-up time only (there is no cycle: kvtier.report.pages
     # sits below this module): the page modules import pandas and matplotlib, and the cli,
     # which imports this module, must answer `kvtier compare` without loading either.
-    # tests/test_layers.py lists this import as an allowed exception.
     from kvtier.report.pages import TABLES
 
     return {t.name: t.key for t in TABLES}

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.axis import Axis
     from matplotlib.figure import Figure
+    from matplotlib.text import Annotation
 
 HASH_SALT = "kvtier"
 SVG_PRINT: dict[str, object] = {"bbox_inches": "tight", "metadata": {"Date": None}}
@@ -159,6 +160,33 @@ def mark_context_limit(ax: Axes, name: str, max_positions: int, x_max: float) ->
         f" The dashed line marks {name}'s context limit ({max_positions:,} positions, its max_position_embeddings):"
         " to its right the curves describe a long-context model with the same cache geometry, not this one."
     )
+
+
+def keep_label_inside(ax: Axes, label: Annotation) -> None:
+    """Keep a line's label inside the axes: left of the line, else right of it, else in the top-left corner.
+
+    :func:`mark_context_limit` puts its label left of the line in the right part of a log axis; on a
+    narrow figure that label can run past the axes into the tick labels.  For a figure whose top-left
+    corner is empty (a cache or a time that rises from the bottom left, as on the capacity and interior
+    pages).  It changes where the label sits, not what it says.
+    """
+    fig = ax.figure
+
+    def inside() -> bool:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        box, frame = label.get_window_extent(renderer), ax.get_window_extent(renderer)
+        return box.x0 >= frame.x0 and box.x1 <= frame.x1
+
+    if inside():
+        return
+    label.set_ha("left")
+    label.xyann = (4, label.xyann[1])
+    if inside():
+        return
+    label.xycoords = "axes fraction"
+    label.xy = (0.0, 0.98)
+    label.set_va("top")
 
 
 def finish(

@@ -229,8 +229,8 @@ ASSUMPTION_FILES = [
         "assumptions:\n  bandwidth.mid: " + "[" * 40 + "]" * 40 + "\n",
         [f"{YAML}: nested more than 32 levels deep (line 2)"],
     ),
-    # over 1 MiB (kvtier.inputs.readers.MAX_BYTES): a 50 MB list took minutes to parse; now refused after reading
-    # one byte past the limit
+    # over 1 MiB (kvtier.inputs.readers.MAX_BYTES): refused after reading one byte past the limit, before parsing
+    # (a 50 MB list would take minutes)
     (
         "larger-than-1-MiB",
         "assumptions:\n  block_tokens: 16\n" + "#" * (1 << 20),
@@ -358,7 +358,7 @@ SET_OPTIONS = [
     ("bare-latency", "fetch_latency=5", ["key 'fetch_latency' = '5' needs a unit, for example 5us"]),
 ]
 
-# The set as a whole (issue 22): every uncertainty range holds the values it stands for (the bandwidth and MFU
+# The set as a whole: every uncertainty range holds the values it stands for (the bandwidth and MFU
 # brackets, peak_flops, regen.mem_bandwidth and regen.mem_efficiency), or the set is refused naming both keys.
 # (id, file text, substrings). Each runs as `build --assumptions FILE` and `cost --assumptions FILE`, the commands
 # that check keys against each other (`compare` takes single values and draws nothing).
@@ -519,14 +519,14 @@ MODELS = [
         CONFIG,
         [f"{CONFIG}: 'num_attention_heads' (8) must be a multiple of 'num_key_value_heads' (16)"],
     ),
-    # 0 KV heads was read as "absent", i.e. multi-head attention
+    # 0 KV heads is refused, not read as "absent" (multi-head attention)
     (
         "zero-kv-heads",
         config(num_key_value_heads=0),
         CONFIG,
         [f"{CONFIG}: field 'num_key_value_heads' must be an integer in [1, 65,536], got 0"],
     ),
-    # the string "false" was read as true; a flag must be a JSON boolean
+    # a flag must be a JSON boolean: the string "false" is refused, not read as true
     (
         "tie-embeddings-string",
         config(tie_word_embeddings="false"),
@@ -649,7 +649,7 @@ CASES = [
         id="model-kv-dtype-int3",
     ),
     pytest.param(("model",), {}, ["the following arguments are required: spec"], id="model-no-spec"),
-    # the set as a whole (issue 22)
+    # the set as a whole
     *(
         pytest.param((cmd, "--assumptions", YAML), {"mine.yaml": text}, needles, id=f"{cmd}-whole-set-{name}")
         for name, text, needles in WHOLE_SET_FILES
@@ -766,8 +766,8 @@ def test_hardware_file_goes_through_the_same_reader(tmp_path):
     ids=["set", "latency-option", "set-with-unit", "file"],
 )
 def test_zero_latency_is_accepted_from_every_source(tmp_path, args):
-    # not bad input: no fixed per-transfer latency is the seed's own choice ("0 us"). `--set fetch_latency=0`
-    # was refused (a bare "0" was no time) while `fetch_latency: 0` in a file was accepted; both agree now
+    # not bad input: no fixed per-transfer latency is the seed's own choice ("0 us"); a bare 0 is accepted
+    # from `--set fetch_latency=0` as from `fetch_latency: 0` in a file
     path = tmp_path / "zero.yaml"
     path.write_text("assumptions:\n  fetch_latency: 0\n")
     proc = run_cli("compare", *(str(path) if arg == "FILE" else arg for arg in args), "--json")

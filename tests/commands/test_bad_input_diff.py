@@ -168,8 +168,8 @@ MANY_CELLS = b"k\n" + b"0\n" * MAX_CELLS
 """One column of MAX_CELLS rows: the header's cell makes MAX_CELLS + 1 cells, in 200,002 bytes."""
 MANY_TABLES = {f"t{i:04d}": SMALL for i in range(MAX_TABLES + 1)}
 
-# (id, setup returning the CLI's arguments, substrings of the one error line). Each FAILED before
-# issue 22 (item 12) except the last group, which catalogues what already held.
+# (id, setup returning the CLI's arguments, substrings of the one error line): sizes bounded before
+# reading, files that are not tables, then malformed tables and sources.
 DIFF_CASES: list[tuple[str, Callable[[Path], list[str]], list[str]]] = [
     # bounded before reading, from st_size (a directory) or the blob's size (git)
     ("dir-table-over-limit", _dirs({"t": OVER_ONE}), ["a/t.csv: table is larger than 2,097,152 bytes (2,097,659)"]),
@@ -187,7 +187,7 @@ DIFF_CASES: list[tuple[str, Callable[[Path], list[str]], list[str]]] = [
     ("dir-dangling-link", _link("no-such-file"), ["a/t.csv: cannot read table (No such file or directory)"]),
     ("git-symbolic-link", _git({"a": SMALL}, {"t": "../../README"}),
      ["HEAD:book/tables/t.csv: table is a symbolic link in git; refused"]),
-    # held before issue 22: malformed tables and sources
+    # malformed tables and sources
     ("not-utf8", _dirs({"t": b"k,v\na,\xff\n"}), ["a/t.csv: table is not UTF-8 text (byte 6)"]),
     ("git-not-utf8", _git({"t": b"k,v\na,\xff\n"}), ["HEAD:book/tables/t.csv: table is not UTF-8 text (byte 6)"]),
     ("ragged-record", _dirs({"t": b"k,v\na,1,2\n"}), ["a/t.csv: record 2 has 3 cells, the header has 2"]),
@@ -198,7 +198,7 @@ DIFF_CASES: list[tuple[str, Callable[[Path], list[str]], list[str]]] = [
     ("no-such-source", lambda tmp: [str(tmp / "nope"), str(tmp / "nope")],
      ["nope: not a directory of tables nor a git revision"]),
     ("no-tables", lambda tmp: [str(write_dir(tmp / "a", {})), str(tmp / "a")], ["a: no tables (*.csv)"]),
-    # a source's name is shown on one line, whatever it holds (failed before issue 22: two lines)
+    # a source's name is shown on one line, whatever it holds (a newline is escaped)
     ("source-name-with-newline", lambda tmp: [str(tmp / "no\nsuch"), str(tmp / "no\nsuch")],
      ["no\\nsuch: not a directory of tables nor a git revision"]),
     ("bad-table-in-source-with-newline", lambda tmp: [str(write_dir(tmp / "a\nb", {"t": b"k,v\na,1,2\n"}))] * 2,

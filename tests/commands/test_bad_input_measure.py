@@ -5,7 +5,7 @@ the contract of tests/commands/test_bad_input.py: exit status 2, stdout empty, s
 ``kvtier: error: ...`` naming the offending option or file, no traceback, and every file under
 ``tmp_path`` byte-identical afterwards.  One line also proves that nothing was measured: a run
 logs ``kvtier measure: measuring on ...`` before its first measurement, so every refusal here
-comes before it (an unwritable directory was found only after the whole run, as a
+comes before it (an unwritable directory is refused before the run, not met after it as a
 ``PermissionError`` traceback).  The memory cases run under an address-space cap.
 """
 
@@ -64,7 +64,7 @@ def _file_as_directory(tmp: Path) -> None:
 # (id, arguments after `measure`, files to create (name -> text, or a function of tmp_path), substrings of the line)
 MEASURE_CASES: list[tuple[str, tuple[str, ...], dict[str, str] | Callable[[Path], None], list[str]]] = [
     # --- the output file (item 1): nothing of the user's is overwritten ---
-    # a hand-written set: it was silently replaced (and left mode 0600)
+    # a hand-written set: never replaced
     (
         "hand-written-file",
         ("--out", "{tmp}/my-lab.yaml", *TINY_ARGS),
@@ -114,7 +114,7 @@ MEASURE_CASES: list[tuple[str, tuple[str, ...], dict[str, str] | Callable[[Path]
         ["argument --out: give the assumption file to write, not an empty path"],
     ),
     ("current-directory", ("--out", ".", *TINY_ARGS), {}, ["--out .: is a directory; give the assumption file"]),
-    # --- the directory: checked before measuring (it was found after the whole run, with a traceback) ---
+    # --- the directory: checked before measuring, not after the whole run ---
     (
         "missing-directory",
         ("--out", "{tmp}/absent/m.yaml", *TINY_ARGS),
@@ -274,7 +274,7 @@ def test_its_own_file_is_replaced_with_the_umask_and_force_replaces_a_foreign_on
     out = tmp_path / "m.yaml"
     first = run("--out", str(out))
     assert first.returncode == 0, first.stderr
-    assert stat.S_IMODE(out.stat().st_mode) == 0o640  # 0o666 & ~0o027 (it was 0o600 whatever the umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640  # 0o666 & ~0o027, not mkstemp's 0o600
     again = run("--out", str(out))  # its own unchanged file: replaced
     assert again.returncode == 0, again.stderr
     forced = run("--out", str(tmp_path / "mine.yaml"), "--force")
@@ -326,7 +326,7 @@ def run_capped(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("extra", "needles"),
     [
-        # --quick at the default model advised `--layers 1`, which was then refused with "try fewer"
+        # --quick at the default model advises no `--layers 1` that the same memory would refuse
         pytest.param(
             ("--quick",),
             ["model 'llama-3-70b': not even one layer fits", "no preset fits either"],

@@ -1,4 +1,4 @@
-"""The bad-input catalogue of ``kvtier workload`` (issue 22, items 4-7, 10, 11, 13 and the trace parts of 18).
+"""The bad-input catalogue of ``kvtier workload``: the trace file, its lines and fields, the options.
 
 Each case checks the house contract: exit status 2, stdout empty, stderr exactly one line
 ``kvtier: error: ...`` naming the file and line (or the option), no traceback, and every file under
@@ -185,7 +185,7 @@ NOT_FILES = [
     ("dev-zero", lambda tmp: "/dev/zero", "/dev/zero: trace is not a regular file"),
     ("fifo", _fifo, "{trace}: trace is not a regular file"),
     ("directory", lambda tmp: str(tmp), "{trace}: trace is not a regular file"),
-    # item 18: a loop of symbolic links was "trace not found"
+    # a loop of symbolic links is named as such, not "trace not found"
     ("symlink-loop", _loop, "{trace}: trace is a loop of symbolic links"),
     ("dangling-symlink", _dangling, "{trace}: trace not found (a symbolic link to a missing file)"),
 ]
@@ -248,11 +248,11 @@ def test_a_trace_larger_than_the_memory_at_hand_is_read_in_memory_bounded_by_its
 
 
 # ---------------------------------------------------------------------------
-# options: the option the user typed is named (item 18, item 7)
+# options: the option the user typed is named
 # ---------------------------------------------------------------------------
 
 OPTIONS = [
-    # was "--set: key 'workload.block_tokens' = '0' is out of range"
+    # named as the option the user typed, not as the key it sets
     ("block-tokens-0", ("--block-tokens", "0"), "--block-tokens '0': allowed: a whole number of tokens in"),
     ("block-tokens-2.5", ("--block-tokens", "2.5"), "--block-tokens '2.5': allowed: a whole number of tokens in"),
     ("block-tokens-abc", ("--block-tokens", "abc"), "--block-tokens: "),
@@ -283,7 +283,7 @@ HAND = [
 
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_a_byte_order_mark_at_the_start_is_accepted(tmp_path, mode):
-    # was "line 1: not a JSON object (malformed JSON)", naming no BOM
+    # a UTF-8 byte order mark is skipped, not read as malformed JSON
     path = tmp_path / "bom.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + b"".join(line(r) for r in HAND))
     proc = run_cli("workload", str(path), "--block-tokens", "4", "--json", *MODES[mode])
@@ -294,8 +294,8 @@ def test_a_byte_order_mark_at_the_start_is_accepted(tmp_path, mode):
 
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_a_file_named_like_a_shipped_trace_is_read_and_the_output_says_so(tmp_path, mode):
-    # a file called "conversation" in the current directory was silently ignored for the shipped trace
-    # (12,031 requests); the file wins, and the first line says which trace was read
+    # a file called "conversation" in the current directory wins over the shipped trace (12,031 requests),
+    # and the first line says which trace was read
     (tmp_path / "conversation").write_bytes(b"".join(line(r) for r in HAND))
     proc = run_cli("workload", "conversation", "--block-tokens", "4", *MODES[mode], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -1,6 +1,12 @@
 """The command line as a whole: version, usage, and quick answers that stay light."""
 
-from tests.conftest import run_cli
+import subprocess
+import sys
+
+import pytest
+
+from kvtier.commands import COMMANDS, build_parser
+from tests.conftest import ROOT, run_cli
 
 
 def test_version_and_usage():
@@ -17,15 +23,61 @@ def test_version_and_usage():
     assert bare.stderr.strip().splitlines()[-1] == "kvtier: error: name a command (kvtier --help lists them)"
 
 
-def test_a_quick_answer_imports_neither_pandas_nor_matplotlib():
-    # start-up time is measured in benchmarks/bench.py (e); here: the heavy imports it depends on stay out
-    import subprocess
-    import sys
+TRACE_CODE = (
+    "numba",
+    "dask",
+    "distributed",
+    "orjson",
+    "kvtier.inputs.traces.read",
+    "kvtier.inputs.traces.scan",
+    "kvtier.inputs.traces.stream",
+    "kvtier.inputs.distributed",
+    "kvtier.formulas.cache.stream",
+    "kvtier.formulas.cache.replay",
+    "kvtier.formulas.cache.policies",
+    "kvtier.formulas.cache.hierarchy",
+)
+"""What only the analysis of a trace needs: numba, Dask, the trace reader and the cache simulations."""
+BUILD = ("pandas", "matplotlib", "papermill", "nbformat")
+"""What only the tables, figures and the build need."""
 
+
+@pytest.mark.parametrize(
+    ("argv", "absent"),
+    [
+        (["compare"], TRACE_CODE + BUILD),
+        (["model", "llama-3-70b"], TRACE_CODE + BUILD),
+        # the tier ladder is a table of its page: pandas, but no figure, no trace, no other page
+        (["tiers"], (*TRACE_CODE, "matplotlib", "papermill", "nbformat", "kvtier.report.pages.cost")),
+    ],
+    ids=lambda v: v[0] if isinstance(v, list) else None,
+)
+def test_a_quick_answer_imports_only_what_it_uses(argv, absent):
+    # start-up time is measured in benchmarks/bench.py (e); here: the heavy imports it depends on stay out
     code = (
-        "import sys; from kvtier.commands import main; status = main(['compare']);"
-        "print(sorted(m for m in ('pandas', 'matplotlib', 'papermill', 'nbformat') if m in sys.modules))"
+        "import sys; from kvtier.commands import main; status = main(sys.argv[1:-1]);"
+        "print(status, sorted(m for m in sys.argv[-1].split(',') if m in sys.modules))"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *argv, ",".join(absent)], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "[]"
+    assert proc.stdout.strip().splitlines()[-1] == "0 []"
+
+
+def test_the_check_sees_a_heavy_import():
+    # the test above is only as good as its probe: the command that analyses a trace loads the trace code
+    # even to refuse a missing file (status 2)
+    code = (
+        "import sys; from kvtier.commands import main; status = main(['workload', 'no-such-trace.jsonl']);"
+        "print(status, 'kvtier.inputs.traces.read' in sys.modules, 'kvtier.formulas.cache.stream' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.stdout.strip().splitlines()[-1] == "2 True True", proc.stderr
+
+
+def test_a_command_registers_alone_and_every_command_for_help():
+    # main() registers the command it runs (importing no other command's module); --help lists all eight
+    alone = build_parser("compare")
+    assert "compare" in alone.format_usage() and "workload" not in alone.format_help()
+    assert all(name in build_parser().format_help() for name in COMMANDS) and len(COMMANDS) == 8

@@ -74,7 +74,7 @@ def test_config_missing_field(tmp_path):
 
 
 def test_model_mla_prints_latent_and_rope_widths_not_head_dim():
-    """Under MLA, `model` gives MLA's own widths only (issue 22, item 18): no `head_dim` of 56.
+    """Under MLA, `model` gives MLA's own widths only : no `head_dim` of 56.
 
     deepseek-v3's config.json: kv_lora_rank 512, q_lora_rank 1536, qk_rope_head_dim 64,
     qk_nope_head_dim 128, v_head_dim 128; hidden 7168 / 128 heads = 56 describes no tensor.

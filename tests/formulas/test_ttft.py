@@ -87,7 +87,7 @@ def test_prefix_hits_stop_at_the_first_miss(reuse: Reuse, capacity: float, block
 
 def test_a_hit_after_a_miss_is_left_out_where_the_plain_hit_count_takes_it(reuse: Reuse) -> None:
     # counted per block, Reuse.hit_tokens counts r2's block 1 (d 3 < inf): 4 tokens; the prefix stops at r2's first
-    # block, a miss, and so does Reuse's default count since issue 27 (workload.hit_count: prefix)
+    # block, a miss, and so does Reuse's default count (workload.hit_count: prefix)
     assert reuse.recounted("per-block").hit_tokens(math.inf)[1].tolist() == [0, 8, 4, 8]
     assert ttft.prefix_hit_tokens(reuse)[1].tolist() == [0, 8, 0, 8]
     assert reuse.recounted("prefix").hit_tokens(math.inf)[1].tolist() == [0, 8, 0, 8]

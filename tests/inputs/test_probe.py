@@ -37,7 +37,7 @@ def result(tiny) -> measure.Result:
 
 
 # ---------------------------------------------------------------------------
-# ranges of its own: the set holds together (issue 22, item 3)
+# ranges of its own: the set holds together
 # ---------------------------------------------------------------------------
 
 
@@ -137,7 +137,7 @@ def test_a_model_too_large_is_refused_in_one_line_offering_a_model_that_fits(mon
     with pytest.raises(KvtierError) as err:
         measure.plan_layers(spec, backend, None)
     # 60 % of 10 GB = 6 GB; the embedding and head take 2 x 128,256 x 8192 x 4 B = 8.4 GB and one layer
-    # 855,638,016 x 4 B = 3.4 GB: not even one layer fits, so --layers 1 (which was advised) is not advised
+    # 855,638,016 x 4 B = 3.4 GB: not even one layer fits, so --layers 1 is not advised
     text = str(err.value)
     assert "\n" not in text and "--layers" not in text, text
     assert "not even one layer fits; its embedding and head take 8.4 GB and one layer 3.4 GB" in text, text
@@ -265,7 +265,7 @@ def test_every_measured_value_gets_a_range_by_hand(tiny):
 
 
 def test_the_set_a_run_writes_passes_the_whole_set_check(result, tmp_path):
-    # the seed's ranges (500-989 TFLOP/s, 32-121 GB/s, 25-50 %) no longer travel with measured values: every
+    # the seed's ranges (500-989 TFLOP/s, 32-121 GB/s, 25-50 %) do not travel with measured values: every
     # range the book draws from is the machine's own and holds the values it stands for
     out = tmp_path / "m.yaml"
     measure.write_set(result, out)
@@ -295,7 +295,7 @@ def test_the_shipped_sets_hold_together():
 
 
 # ---------------------------------------------------------------------------
-# the output file (issue 22, item 1)
+# the output file
 # ---------------------------------------------------------------------------
 
 
@@ -329,7 +329,7 @@ def test_a_file_that_appears_while_measuring_is_not_lost(result, tmp_path):
 
 @pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
 def test_the_file_gets_the_permissions_of_the_umask(result, tmp_path, umask, mode):
-    # a new file is 0o666 & ~umask, as any program writes it (it was 0o600, mkstemp's mode, whatever the umask)
+    # a new file is 0o666 & ~umask, as any program writes it (not 0o600, mkstemp's mode)
     out = tmp_path / "m.yaml"
     old = os.umask(umask)
     try:
@@ -340,7 +340,7 @@ def test_the_file_gets_the_permissions_of_the_umask(result, tmp_path, umask, mod
 
 
 # ---------------------------------------------------------------------------
-# paths that work from any directory (issue 22, item 17)
+# paths that work from any directory
 # ---------------------------------------------------------------------------
 
 

@@ -702,13 +702,13 @@ def test_findings_lead_with_the_three_line_answer(seed_build):
         assert "link bandwidth" in sureness
         # 3. what was measured: 76 records, the 3 reference.* figures (2 measured) enter no calculation; the
         # serving trace (workload.trace) and the cost page's lone-block board power (energy.power_lone) enter one
-        # (18 more since issue 26's placement: parallel.* and collective.*, 14 of them assumed, 4 published-spec)
-        # (2 more since issue 27: workload.hit_count, published-spec, and workload.sample_rate, assumed)
-        # (11 more since issue 28, all assumed in the seed: six regen.* forward-pass terms, five fetch.* transfer terms)
+        # (18 of the placement: parallel.* and collective.*, 14 of them assumed, 4 published-spec; workload.hit_count,
+        # published-spec, and workload.sample_rate, assumed; 11 all assumed in the seed: six regen.* forward-pass
+        # terms, five fetch.* transfer terms)
         assert measured.startswith("Of the 117 inputs that enter a calculation, 2 of them measured")
         # 85 assumed: energy.power_batch (700 W) is assumed, not published-spec; the host link's 55.3 GB/s derived;
         # the tier latencies of RDMA, NVLink-C2C and HBM, decision.hit_target, engine (none) and
-        # workload.sample_rate are assumed, and 14 of the placement's keys; 85 + 11 of issue 28 = 96, + 3 for
+        # workload.sample_rate are assumed, and 14 of the placement's keys; 85 + the 11 terms = 96, + 3 for
         # pageable copies (overhead, warm share, host cache) = 99
         assert "99 assumed" in measured and "Another 2 measured figures" in measured  # besides the 2 used
         for line in lines:

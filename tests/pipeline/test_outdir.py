@@ -1,7 +1,7 @@
 """The build never loses a user's files, never publishes a half-built or stale book, and never hangs.
 
 Each test reproduces a case found by trying `kvtier build` as an adversarial or unlucky
-user would (issue 8): --out guards, one build at a time, crash-safe publishing, complete
+user would: --out guards, one build at a time, crash-safe publishing, complete
 rebuild inputs, the caller's matplotlib backend, permissions, signals.
 """
 
@@ -55,7 +55,7 @@ def fake_build(directory: Path, files: dict[str, str]) -> str:
 
 
 def test_a_directory_with_a_manifest_json_of_its_own_is_not_replaced(tmp_path):
-    # a web app's manifest.json used to pass for a build's: the whole directory was replaced
+    # a web app's manifest.json does not pass for a build's: without the mark the directory is not replaced
     app = tmp_path / "app"
     (app / "src").mkdir(parents=True)
     (app / "manifest.json").write_text('{"name": "pwa"}')
@@ -303,8 +303,7 @@ def test_ctrl_c_or_sigterm_stops_the_kernels_cleans_up_and_says_so(small_build, 
     proc.send_signal(sig)
     rest = proc.stderr.read()
     assert proc.wait(timeout=120) == status
-    # the line used to say "nothing was changed" while notebooks went on writing into a staging
-    # directory it had removed (and recreated unmarked); now it says what the build left
+    # the line says what the build left, once no notebook can write into a staging directory it removed
     # one line besides progress: nbclient's log of each kernel it found killed is not shown
     assert [line for line in rest.splitlines() if not line.startswith("[")] == [
         f"kvtier: {word}; {out} was not changed, and nothing of this build is left running or on disk"
@@ -320,8 +319,8 @@ class Stopped(BaseException):
 
 
 def test_a_signal_while_publishing_acts_only_once_the_renames_are_done():
-    # the CLI raises on SIGTERM in the main thread: during publishing that stopped the renames halfway
-    # (finished by the next build, but the line said "nothing was changed")
+    # the CLI raises on SIGTERM in the main thread: during publishing it waits for the renames to end, so that
+    # the line saying what was changed is true
     done = []
 
     def terminate(signum, frame):
@@ -342,9 +341,8 @@ def test_a_signal_while_publishing_acts_only_once_the_renames_are_done():
 
 
 def test_a_notebook_that_raises_stops_the_other_kernels_and_leaves_nothing_beside_the_output(tmp_path):
-    # with --jobs 2, 01 fails at once while 02 sleeps: 02's kernel must not run on after the build has
-    # removed its staging directory (a notebook writing during the removal would leave it half removed,
-    # without its mark, for good); it is killed before the removal: it never wakes up to write
+    # with --jobs 2, 01 fails at once while 02 sleeps: 02's kernel is killed before the build removes its
+    # staging directory, so it never wakes up to write into it
     project, out, tmpdir = copy_small_project(tmp_path), tmp_path / "run", tmp_path / "tmp"
     tmpdir.mkdir()
     woke = tmp_path / "02 woke up"
@@ -353,11 +351,7 @@ def test_a_notebook_that_raises_stops_the_other_kernels_and_leaves_nothing_besid
         project / "notebooks" / "02_fetch.md",
         f"import pathlib, time\ntime.sleep(30)\npathlib.Path({str(woke)!r}).write_text('ran on')",
     )
-    # beside the output: what such a build left (unmarked, one executed notebook), and a user's folder
-    # that is only named like a staging directory
-    old = tmp_path / f"{outdir.staging_prefix(out)}{'a' * 32}"
-    (old / "src" / "notebooks").mkdir(parents=True)
-    (old / "src" / "notebooks" / "01_block_unit.ipynb").write_text(json.dumps(executed_notebook()))
+    # beside the output: a user's folder that is only named like a staging directory
     theirs = tmp_path / f"{outdir.staging_prefix(out)}{'b' * 32}"
     theirs.mkdir()
     (theirs / "notes.txt").write_text("mine")
@@ -370,17 +364,6 @@ def test_a_notebook_that_raises_stops_the_other_kernels_and_leaves_nothing_besid
     assert kernels_running(tmpdir) == [] and list(tmpdir.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["small-project", "tmp", theirs.name])
     assert (theirs / "notes.txt").read_text() == "mine"
-
-
-def executed_notebook(stripped: bool = False) -> dict:
-    """A notebook as papermill writes it in a build (its injected-parameters cell tagged), or as the build
-    keeps it (``stripped``: the cell's id says it, its papermill metadata is gone)."""
-    injected = {"cell_type": "code", "source": "x = 1", "outputs": [], "execution_count": 1}
-    if stripped:
-        injected |= {"id": "injected-parameters", "metadata": {"tags": ["remove-cell"]}}
-    else:
-        injected |= {"id": "5f0c", "metadata": {"tags": ["injected-parameters"], "papermill": {}}}
-    return {"cells": [injected], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
 
 
 def _tree(root: Path, files: dict[str, str | None]) -> None:
@@ -396,21 +379,18 @@ def _tree(root: Path, files: dict[str, str | None]) -> None:
 
 
 NB = "src/notebooks/02_fetch.ipynb"
+NOTEBOOK = json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
 LEFTOVERS = {
     # name tail, files, removed by the next build?
     "marked": ("c" * 32, {outdir.MARK: json.dumps({"kvtier_build": "c" * 32}), NB: "{"}, True),
     "unmarked-empty": ("d" * 32, {}, True),  # killed between mkdir and the mark
-    "unmarked-papermill-notebook": ("e" * 32, {NB: json.dumps(executed_notebook())}, True),
-    "unmarked-stripped-notebook": ("f" * 32, {NB: json.dumps(executed_notebook(stripped=True))}, True),
-    "unmarked-user-notebook": ("1" * 32, {NB: json.dumps({"cells": [], "nbformat": 4})}, False),
-    "unmarked-truncated-notebook": ("2" * 32, {NB: json.dumps(executed_notebook())[:40]}, False),
-    "unmarked-other-file": ("3" * 32, {NB: json.dumps(executed_notebook()), "src/notebooks/notes.txt": "x"}, False),
-    "unmarked-file-at-top": ("4" * 32, {"report.ipynb": json.dumps(executed_notebook())}, False),
-    "unmarked-link": ("5" * 32, {NB: json.dumps(executed_notebook()), "src/notebooks/l.ipynb": None}, False),
-    "not-a-build-id": ("mine", {NB: json.dumps(executed_notebook())}, False),
-    "uppercase-id": ("A" * 32, {NB: json.dumps(executed_notebook())}, False),
+    "unmarked-notebook": ("e" * 32, {NB: NOTEBOOK}, False),
+    "unmarked-file-at-top": ("4" * 32, {"report.ipynb": NOTEBOOK}, False),
+    "unmarked-link": ("5" * 32, {"src/notebooks/l.ipynb": None}, False),
+    "not-a-build-id": ("mine", {NB: NOTEBOOK}, False),
+    "uppercase-id": ("A" * 32, {}, False),
 }
-"""Directories beside an output named ``.OUT.kvtier-new-<tail>``: 4 a dead build left, 7 it may not have."""
+"""Directories beside an output named ``.OUT.kvtier-new-<tail>``: 2 a dead build left, 5 it may not have."""
 
 
 @pytest.mark.parametrize(("tail", "files", "removed"), LEFTOVERS.values(), ids=LEFTOVERS)
@@ -493,8 +473,8 @@ def test_outputs_follow_the_umask(seed_build):
 
 
 # ---------------------------------------------------------------------------
-# the published book is the same bytes from any checkout, whatever HOME, TMPDIR, MPLBACKEND and --jobs
-# (issue 22, item 9): one build, forced over a copy of the seed build, compared with it byte for byte
+# the published book is the same bytes from any checkout, whatever HOME, TMPDIR, MPLBACKEND and --jobs:
+# one build, forced over a copy of the seed build, compared with it byte for byte
 # ---------------------------------------------------------------------------
 
 
@@ -543,8 +523,8 @@ def test_a_forced_build_from_another_checkout_with_an_unwritable_home_publishes_
 
 
 def test_a_staging_directory_that_cannot_be_removed_wholly_keeps_its_mark(tmp_path, monkeypatch):
-    # a removal cut short used to leave whatever rmtree had not reached, its mark perhaps gone: unmarked,
-    # no build would ever delete it.  The mark now goes last, and only once all else is gone
+    # a removal cut short leaves its mark, which goes last and only once all else is gone, so that the next
+    # build deletes what rmtree had not reached (unmarked, no build would)
     staging = outdir.make_staging(tmp_path / "run", outdir.new_build_id())
     (staging / "src" / "notebooks").mkdir(parents=True)
     (staging / "src" / "notebooks" / "00_assumptions.ipynb").write_text("{")

@@ -334,8 +334,8 @@ def test_unknown_table_keys_on_first_column_and_repeats(tmp_path: Path) -> None:
 
 
 def test_repeated_keys_never_collide_with_real_labels(tmp_path: Path) -> None:
-    # Two rows keyed `a` and a third whose key is literally `a (#2)`: the second `a` used to be
-    # labelled `name=a (#2)` and overwritten by the third row, so a change to it went unreported.
+    # Two rows keyed `a` and a third whose key is literally `a (#2)`: the second `a` must not be labelled
+    # `name=a (#2)` and overwritten by the third row, which would leave a change to it unreported.
     old = write(tmp_path / "old", custom="name,v\na,1\na,2\na (#2),3\n")
     new = write(tmp_path / "new", custom="name,v\na,1\na,5\na (#2),3\n")
     assert diff_tables(load_tables(str(old)), load_tables(str(new))) == [

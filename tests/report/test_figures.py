@@ -20,7 +20,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from kvtier.report.figures import mark_context_limit, new_figure  # noqa: E402
+from kvtier.report.figures import keep_label_inside, mark_context_limit, new_figure  # noqa: E402
 from kvtier.report.pages import capacity, interior  # noqa: E402
 from kvtier.scenario import seed_scenario  # noqa: E402
 
@@ -38,7 +38,7 @@ LEGIBILITY_SETS = {
 
 
 # ---------------------------------------------------------------------------
-# user text is plain text (issue 22, item 8)
+# user text is plain text
 # ---------------------------------------------------------------------------
 
 
@@ -161,6 +161,47 @@ def test_no_mark_inside_the_window_or_without_one():
     assert mark_context_limit(ax, "m", 131_072, 100_000.0) == ""
     assert mark_context_limit(ax, "m", 0, 1e6) == ""
     assert not ax.get_lines()
+    plt.close(fig)
+
+
+def _limit_label(ax, x: float):
+    """A label left of a line at ``x``, as mark_context_limit draws it in the right part of a log axis."""
+    return ax.annotate(
+        "llama context limit\nmax_position_embeddings = 8,192",
+        xy=(x, 0.02),
+        xycoords=ax.get_xaxis_transform(),
+        xytext=(-4, 0),
+        textcoords="offset points",
+        ha="right",
+        va="bottom",
+    )
+
+
+def test_a_label_that_runs_past_the_axes_goes_right_of_its_line_else_to_the_top_left_corner():
+    fig, ax = new_figure()
+    ax.set_xscale("log")
+    ax.set_xlim(1, 1e6)
+    fits = _limit_label(ax, 1e5)  # left of a line five decades in: room enough, left as it is
+    right = _limit_label(ax, 3.0)  # left of a line near the left edge: past the axes, so right of it
+    keep_label_inside(ax, fits)
+    keep_label_inside(ax, right)
+    assert (fits.get_ha(), fits.xyann) == ("right", (-4, 0))
+    assert (right.get_ha(), right.xyann) == ("left", (4, 0))
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    for label in (fits, right):
+        box = label.get_window_extent(renderer)
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1
+    ax.set_xlim(1e2, 1e3)
+    fig.set_size_inches(2.0, 3.0)  # too narrow for the label on either side of a line in the middle
+    middle = _limit_label(ax, 3e2)
+    keep_label_inside(ax, middle)
+    assert (middle.xycoords, middle.xy, middle.get_ha(), middle.get_va()) == (
+        "axes fraction",
+        (0.0, 0.98),
+        "left",
+        "top",
+    )
     plt.close(fig)
 
 

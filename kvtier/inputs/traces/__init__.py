@@ -16,12 +16,45 @@ The names a command or a page uses are re-exported here (``from kvtier.inputs im
 Times are seconds, sizes bytes, unless a name says otherwise.
 """
 
-from kvtier.inputs.traces.files import file_version, shadows_shipped, split_lines, trace_lines, trace_path
-from kvtier.inputs.traces.formats import DEFAULT_FORMAT, TRACE_BLOCK_TOKENS, TRACE_FORMATS, TraceFormat, format_named
-from kvtier.inputs.traces.generate import generate_trace, to_jsonl
-from kvtier.inputs.traces.load import MAX_TRACE_BYTES, MAX_TRACE_REFS, analyse, parse_trace, read_trace
-from kvtier.inputs.traces.sample import SAMPLE_RATES, read_sample, sampling_error
-from kvtier.inputs.traces.stream import RequestChunks, check_window, feed_requests, stream_lru, stream_windows
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kvtier.inputs.traces.files import file_version, shadows_shipped, split_lines, trace_lines, trace_path
+    from kvtier.inputs.traces.formats import (
+        DEFAULT_FORMAT,
+        TRACE_BLOCK_TOKENS,
+        TRACE_FORMATS,
+        TraceFormat,
+        format_named,
+    )
+    from kvtier.inputs.traces.generate import generate_trace, to_jsonl
+    from kvtier.inputs.traces.load import MAX_TRACE_BYTES, MAX_TRACE_REFS, analyse, parse_trace, read_trace
+    from kvtier.inputs.traces.sample import SAMPLE_RATES, read_sample, sampling_error
+    from kvtier.inputs.traces.stream import RequestChunks, check_window, feed_requests, stream_lru, stream_windows
+
+_HOME = {
+    **dict.fromkeys(("file_version", "shadows_shipped", "split_lines", "trace_lines", "trace_path"), "files"),
+    **dict.fromkeys(
+        ("DEFAULT_FORMAT", "TRACE_BLOCK_TOKENS", "TRACE_FORMATS", "TraceFormat", "format_named"), "formats"
+    ),
+    **dict.fromkeys(("generate_trace", "to_jsonl"), "generate"),
+    **dict.fromkeys(("MAX_TRACE_BYTES", "MAX_TRACE_REFS", "analyse", "parse_trace", "read_trace"), "load"),
+    **dict.fromkeys(("SAMPLE_RATES", "read_sample", "sampling_error"), "sample"),
+    **dict.fromkeys(("RequestChunks", "check_window", "feed_requests", "stream_lru", "stream_windows"), "stream"),
+}
+"""The module of each re-exported name: imported when the name is first read (PEP 562), so that reading
+the registry of formats (``kvtier.inputs.traces.formats``) does not load the reader and the scanner."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
 
 __all__ = [
     "DEFAULT_FORMAT",

@@ -144,28 +144,44 @@ def _discover() -> tuple[Page, ...]:
 
 def csv_texts(s: Scenario) -> dict[str, str]:
     """The CSV text of every table of record, by name (computing them validates the scenario)."""
-    return {table.name: to_csv_text(table.build(s)) for table in TABLES}
+    return {table.name: to_csv_text(table.build(s)) for table in _registry("TABLES")}
 
 
 def page_of(notebook: str) -> Page | None:
     """The page whose text notebook is ``notebooks/NOTEBOOK.md``, or None."""
-    return next((page for page in PAGES if page.notebook == notebook), None)
+    return next((page for page in _registry("PAGES") if page.notebook == notebook), None)
 
 
 def table_of(name: str) -> Table:
     """The table of record ``name`` (``tables/NAME.csv``), whichever page presents it."""
-    found = next((table for table in TABLES if table.name == name), None)
+    found = next((table for table in _registry("TABLES") if table.name == name), None)
     if found is None:
         raise KeyError(f"no table of record {name!r}")
     return found
 
 
-# Last, once every name above exists: a page module may import them while the registry reads it.
-PAGES: tuple[Page, ...] = _discover()
-"""Every page of the book with a page module, in notebook order."""
+if TYPE_CHECKING:
+    PAGES: tuple[Page, ...]
+    """Every page of the book with a page module, in notebook order."""
+    TABLES: tuple[Table, ...]
+    """Every table of record, in page order."""
+    FIGURES: tuple[Figure, ...]
+    """Every figure of the book, in page order."""
 
-TABLES: tuple[Table, ...] = tuple(table for page in PAGES for table in page.tables)
-"""Every table of record, in page order."""
 
-FIGURES: tuple[Figure, ...] = tuple(figure for page in PAGES for figure in page.figures)
-"""Every figure of the book, in page order."""
+def _registry(name: str) -> tuple[Any, ...]:
+    """:data:`PAGES`, :data:`TABLES` or :data:`FIGURES`, the three discovered together the first time one is read
+    and kept as the module's names from then on."""
+    if name not in globals():
+        pages = _discover()
+        tables = tuple(table for page in pages for table in page.tables)
+        globals().update(PAGES=pages, TABLES=tables, FIGURES=tuple(f for page in pages for f in page.figures))
+    return globals()[name]
+
+
+def __getattr__(name: str) -> Any:
+    """:data:`PAGES`, :data:`TABLES` and :data:`FIGURES`, discovered the first time one is read, so that importing
+    one page module (``kvtier tiers`` imports its page) imports no other page and none of what they import."""
+    if name not in ("PAGES", "TABLES", "FIGURES"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _registry(name)

@@ -9,14 +9,12 @@ import pandas as pd
 
 from kvtier.formulas import costs
 from kvtier.report import words
-from kvtier.report.figures import PALETTE, finish, mark_context_limit, new_figure
+from kvtier.report.figures import PALETTE, finish, keep_label_inside, mark_context_limit, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario
 from kvtier.units import format_time
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-    from matplotlib.text import Annotation
 
 NOTEBOOK = "05_interior"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
@@ -222,33 +220,6 @@ def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
     if limit:
         keep_label_inside(ax, next(t for t in ax.texts if "max_position_embeddings" in t.get_text()))
     return fig, text
-
-
-def keep_label_inside(ax: Axes, label: Annotation) -> None:
-    """Keep a line's label inside the axes: left of the line, else right of it, else in the top-left corner.
-
-    :func:`~kvtier.report.figures.mark_context_limit` puts its label left of the line in the
-    right part of a log axis; on a narrow figure that label can run past the axes into the tick
-    labels.  The top-left corner is empty on this page's figure (every curve rises with position
-    from the bottom left).  The page's own helper: it changes where the label sits, not what it says.
-    """
-    fig = ax.figure
-
-    def inside() -> bool:
-        fig.canvas.draw()
-        renderer = fig.canvas.get_renderer()
-        box, frame = label.get_window_extent(renderer), ax.get_window_extent(renderer)
-        return box.x0 >= frame.x0 and box.x1 <= frame.x1
-
-    if inside():
-        return
-    label.set_ha("left")
-    label.xyann = (4, label.xyann[1])
-    if inside():
-        return
-    label.xycoords = "axes fraction"
-    label.xy = (0.0, 0.98)
-    label.set_va("top")
 
 
 TABLES = (("interior", table, ("upstream", "position_tokens")),)

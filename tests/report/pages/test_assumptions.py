@@ -38,8 +38,8 @@ def test_what_was_measured_follows_the_provenance_classes():
     # HBM, H200 host link, H200 16-token pass energy) enter no calculation, 2 of them measured (the host link's
     # 55.3 GB/s is derived: 1 GiB over a measured copy's time); the serving trace of the workload page
     # (workload.trace) and the cost page's lone-block board power (energy.power_lone) are measured and enter one:
-    # 86 - 3 = 83 inputs; 18 more since issue 26's placement (parallel.*, collective.*) and 2 since issue 27
-    # (workload.hit_count, workload.sample_rate): 106 records, 103 inputs; 11 since issue 28 (six regen.* forward-pass
+    # 86 - 3 = 83 inputs; 18 more for the placement (parallel.*, collective.*) and 2 for the workload
+    # (workload.hit_count, workload.sample_rate): 106 records, 103 inputs; 11 more (six regen.* forward-pass
     # terms, five fetch.* transfer terms): 117 records, 114 inputs; 3 more for pageable copies (fetch.pageable_overhead,
     # fetch.pageable_warm_efficiency, fetch.host_cache): 120 records, 117 inputs
     assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (120, 3, 2, 2)

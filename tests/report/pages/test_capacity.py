@@ -80,6 +80,6 @@ def test_the_capacity_figure_labels_do_not_touch_and_the_caption_concludes(seed_
     assert caption.startswith(
         "One sequence's KV cache grows in proportion to its context and equals the 130.4 GiB of weights at 427,246"
     )
-    # the garbled parameter sentence of issue 25 is gone
+    # no parameter sentence (a null, or the regeneration model) in the capacity caption
     assert "null" not in caption and "regeneration runs through" not in caption
     plt.close(fig)

@@ -39,7 +39,7 @@ def test_every_page_module_is_presented_by_its_notebook(page):
         # the illustrative point may name any bracket, and the roofline model reads other keys
         {"illustrative.bandwidth": "optimistic", "illustrative.mfu": "conservative", "regen.model": "roofline"},
         {"illustrative.bandwidth": "pessimistic", "illustrative.mfu": "optimistic"},
-        # the forward-pass model's other keys (issue 28): serial attention, a launch floor, a knee
+        # the forward-pass model's other keys: serial attention, a launch floor, a knee
         {
             "regen.model": "roofline",
             "regen.attention": "serial",

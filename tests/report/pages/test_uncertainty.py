@@ -19,7 +19,7 @@ def test_the_page_reports_both_regimes():
     n = page.numbers(s)
     for key in ("p_below_claim_pct", "lone_p_below_claim_pct", "p_below_claim_fixed_peak_pct"):
         assert 0.0 <= n[key] <= 100.0
-    # the seed's in-batch share below 100x, as before the lone regime was added (the same draws)
+    # the seed's in-batch share below 100x, from the same draws as the lone regime's
     assert n["p_below_claim_pct"] == pytest.approx(44.887, abs=1e-9)
     assert n["lone_p_below_claim_pct"] == 0.0
     assert n["lone_p50"] > n["p50"]
@@ -90,8 +90,8 @@ def test_the_tornado_gives_each_input_one_colour_in_both_regimes_and_names_a_sha
     # inside a batch three inputs move the ratio, as a lone block five (the memory side too)
     assert set(batch) == {"link bandwidth", "MFU", "peak"}
     assert set(lone) == set(batch) | {"memory bandwidth", "memory efficiency"}
-    # the same input, the same colour in both panels; different inputs, different colours (the issue: orange
-    # was the bandwidth in one panel and the memory bandwidth in the other)
+    # the same input, the same colour in both panels; different inputs, different colours (never orange for
+    # the bandwidth in one panel and the memory bandwidth in the other)
     assert all(batch[name] == lone[name] for name in batch)
     assert len(set(lone.values())) == len(lone)
     # the seed's link bandwidth moves both regimes most (32 to 121 GB/s: 109x to 414x and 319x to 1,206x):
@@ -149,7 +149,7 @@ def test_the_histogram_fills_one_regime_and_outlines_the_other_and_its_verb_foll
     "sets",
     [
         {},
-        # issue 28's terms and a placement: the draws' centre must still be the build's own ratio
+        # the forward-pass and transfer terms and a placement: the draws' centre must still be the build's own ratio
         {
             "regen.mem_overhead_per_layer": "20 us",
             "regen.launch_floor_per_layer": "30 us",
