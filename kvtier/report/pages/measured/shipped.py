@@ -49,10 +49,12 @@ SLOPE_PROVENANCE = "derived: slope fitted to measured passes"
 
 
 def measurements() -> ms.Measurements:
+    """The shipped H200 measurements (read once, :func:`kvtier.inputs.measurements.load`)."""
     return ms.load()
 
 
 def fits() -> ms.Fits:
+    """The fits of the shipped measurements (computed once, :func:`kvtier.inputs.measurements.shipped_fits`)."""
     return ms.shipped_fits()
 
 
@@ -72,6 +74,7 @@ def fetch_model_s(transfers: float, n_bytes: float, kind: str = "h2d_pinned") ->
 
 
 def h200_records() -> list[Record]:
+    """The H200's datasheet peak FLOP/s and memory bandwidth, as records a figure's footer cites."""
     acc = hardware.accelerator("h200")
     return [acc.peak_record, acc.mem_bandwidth_record]
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 
 def target_label(target: float) -> str:
+    """A hit-ratio target (% of the achievable hit ratio) as the tables name it: ``95%``."""
     return f"{target:g}%"
 
 
