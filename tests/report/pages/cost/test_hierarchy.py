@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvtier.report.pages.cost import hierarchy as cost_hierarchy
 from kvtier.report.pages.cost import tiers
 from kvtier.scenario import Scenario
 
@@ -12,7 +13,7 @@ def test_the_hierarchy_replayed_on_the_conversation_trace():
     from kvtier.formulas import hierarchy
 
     s = Scenario()
-    sizes = hierarchy.hierarchy_sizes(s)
+    sizes = cost_hierarchy.hierarchy_sizes(s)
     # HBM per accelerator: 80 GB less a 70 GB shard of Llama-3-70B's 140 GB (2 shards) = 10 GB; blocks of
     # 327,680 B x 512 = 167,772,160 B; the middle tier is the decision's 90 % LRU tier
     assert sizes["hbm_left_bytes"] == pytest.approx(10e9)
@@ -21,7 +22,7 @@ def test_the_hierarchy_replayed_on_the_conversation_trace():
     full = s.trace_reuse().capacity_for(1.0)
     assert sizes[hierarchy.INCLUSIVE] == [hbm, mid, full]
     assert sizes[hierarchy.EXCLUSIVE] == [hbm, mid, full - hbm - mid]
-    df = hierarchy.hierarchy_table(s)
+    df = cost_hierarchy.hierarchy_table(s)
     assert len(df) == 2 * 2 * 3
     # the middle tier of the inclusive hierarchy is the cost_lru table's 90 % tier, GiB for GiB
     lru = tiers.lru_table(s)
@@ -50,8 +51,8 @@ def test_the_hierarchy_from_the_streamed_histogram_is_the_replay_of_every_distan
     r = s.trace_reuse()
     again = r.prev >= 0
     recompute = s.regen_costs().per_reference_s(r.trace, "batch")[again]
-    rep = hierarchy.hierarchy_replays(s)
-    for middle in hierarchy.HIERARCHIES:
+    rep = cost_hierarchy.hierarchy_replays(s)
+    for middle in cost_hierarchy.HIERARCHIES:
         for mode in hierarchy.MODES:
             counts, _, cost = rep[(middle, mode)]
             whole = hierarchy.replay(r.distance, rep["sizes"][mode], mode)

@@ -60,11 +60,10 @@ def test_a_trace_past_the_in_memory_limit_has_its_policies_replayed_on_a_hashed_
 
     from kvtier.formulas import reuse
     from kvtier.inputs import traces
-    from kvtier.report.pages import workload as page
 
     exact = policies.policy_replays(Scenario())
     monkeypatch.setattr(traces, "MAX_TRACE_REFS", 100_000)
-    monkeypatch.setattr(page, "POLICY_SAMPLE_REFS", 50_000)
+    monkeypatch.setattr(policies, "POLICY_SAMPLE_REFS", 50_000)
     s = Scenario()
     p = policies.policy_replays(s)
     rate = 50_000 / 288_500
