@@ -144,10 +144,15 @@ def _validator_class() -> type[Validator]:
     return validators.extend(Draft202012Validator, type_checker=checker)
 
 
+@cache
+def _validator(file: str) -> Validator:
+    """The validator of ``file``'s schema, built once."""
+    return _validator_class()(SCHEMAS[file])
+
+
 def check(file: str, data: Any) -> tuple[str, str] | None:
     """The first violation of ``file``'s schema in ``data``, as (key, problem in words), or None."""
-    validator = _validator_class()(SCHEMAS[file])
-    first = next(iter(validator.iter_errors(data)), None)
+    first = next(iter(_validator(file).iter_errors(data)), None)
     return None if first is None else problem(first)
 
 
