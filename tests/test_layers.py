@@ -257,6 +257,8 @@ def test_the_sibling_check_sees_a_page_import():
         "kvtier.report.pages.models",
     }
     assert len(PAGE_MODULES) >= 14 and REGISTRY not in PAGE_MODULES
-    assert page_name("kvtier.report.pages.cost.mix") == page_name("kvtier.report.pages.cost") != page_name(
-        "kvtier.report.pages.costs"
+    assert (
+        page_name("kvtier.report.pages.cost.mix")
+        == page_name("kvtier.report.pages.cost")
+        != page_name("kvtier.report.pages.costs")
     )

@@ -14,6 +14,7 @@ from kvtier.report.pages.cost.mix import mix_numbers
 from kvtier.report.pages.cost.tiers import lru_numbers
 from kvtier.report.pages.cost.tornado import tornado
 from kvtier.report.pages.cost.words import finding_sentence
+from kvtier.report.words import capitalized
 from kvtier.scenario import Scenario
 
 
@@ -65,7 +66,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     top, second = t[0], t[1]
     out["tornado_top_key"] = str(top["input"])
     out["tornado_top_words"] = SCHEMA[str(top["input"])].help
-    out["tornado_top_words_cap"] = out["tornado_top_words"][0].upper() + out["tornado_top_words"][1:]
+    out["tornado_top_words_cap"] = capitalized(out["tornado_top_words"])
     out["tornado_top_swing"] = finite_or_nan(top["swing_usd"])
     ends = (finite_or_nan(top["keep_usd_at_low_s"]), finite_or_nan(top["keep_usd_at_high_s"]))
     out["tornado_top_low"] = duration(min(ends))

@@ -66,6 +66,7 @@ def lru_table(s: Scenario) -> pd.DataFrame:
 
 
 def lru_at(plan: list[tiering.LruTier], medium: str) -> tiering.LruTier:
+    """The tier of an LRU plan held in ``medium``."""
     return next(t for t in plan if t.medium == medium)
 
 

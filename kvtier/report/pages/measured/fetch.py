@@ -58,6 +58,7 @@ def fetch_table(s: Scenario) -> pd.DataFrame:
 
 
 def layouts() -> list[dict[str, Any]]:
+    """The 5 MiB block moved in each measured layout: contiguous, one copy per chunk, strided, batched."""
     m = measurements()
     chunk_all = m.chunks * m.chunk_bytes
     blocks = int(m.v("batching_blocks"))

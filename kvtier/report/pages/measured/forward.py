@@ -37,6 +37,7 @@ def knee_probe_tokens() -> int:
 
 
 def forward_rows() -> list[dict[str, Any]]:
+    """Every measured forward pass, per shape and runner, against the fitted roofline and the blended model."""
     m, f = measurements(), fits()
     rows = []
     runs: list[tuple[str, str, str, tuple[ms.Pass, ...]]] = []

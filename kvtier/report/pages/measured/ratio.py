@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 
 def ratio_rows(s: Scenario, with_set: bool) -> list[dict[str, Any]]:
+    """Regenerating over fetching the block per case and regime; ``with_set``: this set's two rows too."""
     m, f = measurements(), fits()
     seed = seed_scenario().illustrative
     point = s.illustrative

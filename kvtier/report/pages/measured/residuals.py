@@ -26,6 +26,7 @@ from kvtier.units import MIB
 
 
 def residual_rows() -> list[dict[str, Any]]:
+    """Each model quantity against what was measured: kvtier's fits, the seed set and the peers."""
     m, f = measurements(), fits()
     seed = seed_scenario()
     rows: list[tuple[str, str, str, float, float]] = []

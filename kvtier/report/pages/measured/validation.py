@@ -52,6 +52,7 @@ GROUP_SLUGS = {
 
 @cache
 def model_checks() -> tuple[ms.Check, ...]:
+    """Every check of the models on the shipped measurements: forward passes, copies, transfers."""
     m = measurements()
     return ms.forward_checks(m) + ms.copy_checks(m) + ms.transfer_checks(m)
 

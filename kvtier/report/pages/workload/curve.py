@@ -117,6 +117,7 @@ def show(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def footer_records(s: Scenario, *keys: str) -> list:
+    """The records a figure's footer cites: the trace, its block size and ``keys``."""
     return s.used("workload.trace", "workload.block_tokens", *keys)
 
 

@@ -79,10 +79,12 @@ def report(s: Scenario, trace: str) -> dict[str, Any]:
 
 
 def tier_of(rep: dict[str, Any], target: float) -> dict[str, Any]:
+    """The tier of a report at a hit-ratio ``target`` (% of the achievable)."""
     return next(t for t in rep["tiers"] if t["target_pct"] == target)
 
 
 def link_of(tier: dict[str, Any], name: str) -> dict[str, Any]:
+    """The link ``name`` of a report's tier."""
     return next(k for k in tier["links"] if k["link"] == name)
 
 
