@@ -1,4 +1,25 @@
-"""TODO"""
+"""The cost page (``notebooks/13_cost.md``): how long a KV block is worth keeping in each tier.
+
+The five-minute rule for KV caches (:mod:`kvtier.formulas.economics`): a block is worth holding in
+a tier while its next use comes sooner than the cost of re-obtaining it (recomputing it,
+in either regime, or fetching it from a slower tier) divided by the cost of holding its
+bytes there for a second, in dollars and in joules.  Every link preset is a tier; the
+medium behind it (HBM, host DRAM, a CXL expander, NVMe flash) sets its holding cost.
+With the workload page's trace (:mod:`kvtier.formulas.reuse`), each reuse of a block is served the
+cheapest way, which gives the GiB each tier must hold at the trace's rate and the mix's
+cost per hour against recomputing every reuse, for several models.  A trace with no reuse
+has nothing to cache (the mix is empty and costs nothing); one that lasts 0 s has no GiB
+held or cost per hour, only costs over the whole trace; the page says which in words.
+
+The arithmetic is the tier-pricing model's (:mod:`kvtier.formulas.tiering`, in SI units, its
+inputs gathered by the scenario); this page converts its values to display units, lays them
+out in tables and figures and says what they mean.
+
+The page is a package, one module per job: :mod:`.intervals` (the break-even intervals and the
+inputs), :mod:`.tornado`, :mod:`.tiers` (LRU tiers), :mod:`.hierarchy` (hierarchies replayed),
+:mod:`.mix` (the trace's cheapest mix), :mod:`.figures`, :mod:`.words` (its sentences) and
+:mod:`.glue` (every number the prose quotes); this module is the page contract.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +38,6 @@ from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS, Scenari
 
 NOTEBOOK = "13_cost"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
-
 
 TITLE = "what it costs"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""

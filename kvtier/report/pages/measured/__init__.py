@@ -1,4 +1,15 @@
-"""TODO"""
+"""The measured page (``notebooks/11_measured.md``): the model against one real H200, with residuals.
+
+Everything measured comes from :mod:`kvtier.inputs.measurements` (the shipped set, provenance
+``measured``); everything fitted from its fits (``derived``).  Only the illustrative
+point's "this assumption set" rows read the assumption set being built, so that the
+measured ratio stands next to the book's own two regimes under any rerun.
+
+The page is a package, one module per job: :mod:`.shipped` (the measurements and fits it holds
+its numbers to), :mod:`.fetch` (copies and layouts), :mod:`.forward` (passes, interior blocks,
+attention), :mod:`.ratio`, :mod:`.residuals`, :mod:`.validation`, :mod:`.changes` (what the measured
+set changes on other pages), :mod:`.words` and :mod:`.glue`; this module is the page contract.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +30,6 @@ from kvtier.scenario import POINT_KEYS
 
 NOTEBOOK = "11_measured"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
-
 
 TITLE = "measured on a GPU"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""

@@ -1,4 +1,10 @@
-"""TODO"""
+"""The workload page (``notebooks/12_workload.md``): how big a tier a real serving trace needs, and what it saves.
+
+The page is a package, one module per job: :mod:`.summary` (the sized trace and its contrast,
+reported and summarised once), :mod:`.curve` (the LRU curve, its tiers and links), :mod:`.policies`,
+:mod:`.sampling`, :mod:`.over_time`, :mod:`.words` (its sentences) and :mod:`.glue` (every number the
+prose quotes); this module is the page contract.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +27,6 @@ from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS
 
 NOTEBOOK = "12_workload"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
-
 
 TITLE = "the workload"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
