@@ -149,6 +149,294 @@ def _median_note(t: Timing) -> str:
     return f"median of {t.reps} CUDA-event timings (min {t.min_s * 1e3:.4g} ms, max {t.max_s * 1e3:.4g} ms)"
 
 
+BLOCK_BYTES = 5 * 2**20
+"""The measured block (B): 16 tokens of Llama-3-70B's bf16 KV, 5 MiB."""
+
+
+class _Values(dict[str, Record]):
+    """The measured scalars of a set by name, each a record naming its file and field."""
+
+    def put(self, key: str, value: float, kind: str, text: str, file: str, field: str, how: str = "") -> None:
+        """Record ``key``: its value (SI), kind, shown text, and the file and field it was read from."""
+        self[key] = _measured(key, value, kind, text, file, field, how)
+
+
+def _copies(p1: _Doc) -> list[Copy]:
+    """The contiguous copies of probe1.json, one per (kind, bytes)."""
+    copies = []
+    for i, row in enumerate(p1.get("copies")):
+        shown = f"copies[{i}]"
+        kind = row["kind"]
+        n_bytes = p1.count_field(row, "bytes")
+        copies.append(Copy(kind, n_bytes, p1.timing_of(row, shown)))
+    seen = [(c.kind, c.n_bytes) for c in copies]
+    if len(set(seen)) != len(seen):
+        raise p1.fail("copies", "lists a (kind, bytes) pair twice")
+
+    return copies
+
+
+def _block(p1: _Doc, p2: _Doc) -> tuple[int, int, dict[str, Timing]]:
+    """The paged block's chunks (bytes of one, how many) and its layouts' timings, the same chunks in both files."""
+    chunk_bytes = p1.count("block_layouts.chunk_bytes")
+    chunks = p1.count("block_layouts.chunks")
+    if p2.count("strided_block.chunk_bytes") != chunk_bytes or p2.count("strided_block.chunks") != chunks:
+        raise p2.fail("strided_block", "moves chunks of another size or count than probe1.json's block_layouts")
+    block = {
+        "contiguous": p1.timing("block_layouts.contiguous_h2d"),
+        "per_chunk_probe1": p1.timing("block_layouts.per_layer_chunks_h2d"),
+        "per_chunk_probe2": p2.timing("strided_block.per_chunk_copies"),
+        "strided": p2.timing("strided_block.one_2d_copy"),
+    }
+
+    return chunk_bytes, chunks, block
+
+
+def _attention(p1: _Doc) -> list[tuple[int, int, Timing, Timing]]:
+    """One layer's attention by position: position, KV bytes of one layer, masked and unmasked timings."""
+    attention = []
+    for i, row in enumerate(p1.get("attention_vs_position")):
+        shown = f"attention_vs_position[{i}]"
+        attention.append(
+            (
+                p1.count_field(row, "position"),
+                p1.count_field(row, "kv_bytes_one_layer"),
+                p1.timing_of(row["masked"], f"{shown}.masked"),
+                p1.timing_of(row["unmasked"], f"{shown}.unmasked"),
+            )
+        )
+    return attention
+
+
+def _timing_values(
+    values: _Values, p1: _Doc, copies: list[Copy], block: dict[str, Timing], tail16: dict[tuple[str, str], Timing]
+) -> None:
+    """The 5 MiB block's copies and layouts, and each shape's 16-token passes, as medians of their timings."""
+    for kind in ("h2d_pinned", "d2h_pinned", "h2d_pageable"):
+        match = [c for c in copies if c.kind == kind and c.n_bytes == BLOCK_BYTES]
+        if not match:
+            raise p1.fail("copies", f"has no {kind} copy of the 5 MiB block ({BLOCK_BYTES} bytes)")
+        t = match[0].timing
+        field = f"copies[kind={kind}, bytes={BLOCK_BYTES}].median_s"
+        values.put(
+            f"fetch_5mib_{kind}",
+            t.median_s,
+            "time",
+            f"{t.median_s * 1e6:.1f} µs",
+            "probe1.json",
+            field,
+            _median_note(t),
+        )
+    for key, t, file, field in (
+        ("block_contiguous", block["contiguous"], "probe1.json", "block_layouts.contiguous_h2d.median_s"),
+        (
+            "block_per_chunk_probe1",
+            block["per_chunk_probe1"],
+            "probe1.json",
+            "block_layouts.per_layer_chunks_h2d.median_s",
+        ),
+        ("block_per_chunk_probe2", block["per_chunk_probe2"], "probe2.json", "strided_block.per_chunk_copies.median_s"),
+        ("block_strided", block["strided"], "probe2.json", "strided_block.one_2d_copy.median_s"),
+    ):
+        values.put(key, t.median_s, "time", f"{t.median_s * 1e3:.3f} ms", file, field, _median_note(t))
+    for (shape, mode), t in tail16.items():
+        file, group, _ = SOURCES[shape]
+        values.put(
+            f"forward16_{shape}_{mode}",
+            t.median_s,
+            "time",
+            f"{t.median_s * 1e3:.2f} ms",
+            file,
+            f"{group}.tail16_{mode}.median_s",
+            _median_note(t),
+        )
+
+
+def _energy_values(values: _Values, p1: _Doc, p2: _Doc) -> None:
+    """The energy and power of each shape's 16-token pass and of the 5 MiB block's fetch, and the idle power."""
+    e70 = "regenerate.tail16_energy"
+    values.put(
+        "energy_forward16_llama-3-70b_j",
+        p1.number(f"{e70}.joules_per_forward"),
+        "count",
+        f"{p1.number(f'{e70}.joules_per_forward'):.1f} J",
+        "probe1.json",
+        f"{e70}.joules_per_forward",
+        "NVML board energy over an eager loop, divided by the passes",
+    )
+    values.put(
+        "power_forward16_llama-3-70b_w",
+        p1.number(f"{e70}.mean_watts"),
+        "count",
+        f"{p1.number(f'{e70}.mean_watts'):.0f} W",
+        "probe1.json",
+        f"{e70}.mean_watts",
+    )
+    e8 = "llama3_8b.tail16_graph_energy"
+    values.put(
+        "energy_forward16_llama-3-8b_j",
+        p2.number(f"{e8}.joules_per_forward"),
+        "count",
+        f"{p2.number(f'{e8}.joules_per_forward'):.2f} J",
+        "probe2.json",
+        f"{e8}.joules_per_forward",
+        "NVML board energy over a CUDA-graph loop, divided by the passes",
+    )
+    values.put(
+        "power_forward16_llama-3-8b_w",
+        p2.number(f"{e8}.mean_watts"),
+        "count",
+        f"{p2.number(f'{e8}.mean_watts'):.0f} W",
+        "probe2.json",
+        f"{e8}.mean_watts",
+    )
+    fe = "fetch_energy"
+    if p2.count(f"{fe}.bytes") != BLOCK_BYTES:
+        raise p2.fail(f"{fe}.bytes", f"must be the 5 MiB block ({BLOCK_BYTES} bytes)")
+    values.put(
+        "energy_fetch_5mib_j",
+        p2.number(f"{fe}.joules_per_copy_board"),
+        "count",
+        f"{p2.number(f'{fe}.joules_per_copy_board') * 1e3:.1f} mJ",
+        "probe2.json",
+        f"{fe}.joules_per_copy_board",
+        "NVML board energy while copying, static power included, divided by the copies",
+    )
+    values.put(
+        "power_fetch_w",
+        p2.number(f"{fe}.mean_watts"),
+        "count",
+        f"{p2.number(f'{fe}.mean_watts'):.0f} W",
+        "probe2.json",
+        f"{fe}.mean_watts",
+    )
+    values.put(
+        "power_idle_w",
+        p2.number(f"{fe}.idle_watts"),
+        "count",
+        f"{p2.number(f'{fe}.idle_watts'):.0f} W",
+        "probe2.json",
+        f"{fe}.idle_watts",
+    )
+
+
+def _device_values(values: _Values, p1: _Doc) -> None:
+    """The device's matmul FLOP rate and HBM copy rate."""
+    mm = p1.timing("matmul_ceiling")
+    n = float(p1.count("matmul_ceiling.n"))
+    values.put(
+        "matmul_flop_rate",
+        2 * n**3 / mm.median_s,
+        "flop_rate",
+        f"{2 * n**3 / mm.median_s / 1e12:.0f} TFLOP/s",
+        "probe1.json",
+        "matmul_ceiling.median_s",
+        f"2 x {n:.0f}^3 FLOP over the {_median_note(mm)}",
+    )
+    values["matmul_n"] = _measured("matmul_n", n, "count", f"{n:.0f}", "probe1.json", "matmul_ceiling.n")
+    hbm = p1.timing("hbm_copy")
+    hbm_bytes = float(p1.count("hbm_copy.bytes"))
+    values.put(
+        "hbm_copy_rate",
+        2 * hbm_bytes / hbm.median_s,
+        "bandwidth",
+        f"{2 * hbm_bytes / hbm.median_s / 1e12:.2f} TB/s",
+        "probe1.json",
+        "hbm_copy.median_s",
+        f"read plus write of {hbm_bytes / 2**30:.0f} GiB over the {_median_note(hbm)}",
+    )
+
+
+def _host_values(values: _Values, p3: _Doc) -> None:
+    """Copies beside a forward pass, copies both ways at once, and copies batched (probe3.json)."""
+    ov = "overlap"
+    alone = p3.timing(f"{ov}.forward_alone")
+    values.put(
+        "overlap_forward_alone",
+        alone.median_s,
+        "time",
+        f"{alone.median_s * 1e3:.2f} ms",
+        "probe3.json",
+        f"{ov}.forward_alone.median_s",
+        _median_note(alone),
+    )
+    runs = p3.get(f"{ov}.with_copies")
+    fwd, counts, spans = [], [], []  # per run: the forward pass (s), the copies made and their time (s)
+    for r in runs:
+        fwd.append(p3.field(r, "forward_s"))
+        counts.append(p3.count_field(r, "copies"))
+        spans.append(p3.field(r, "copies_s"))
+    block_bytes_ov = p3.count(f"{ov}.block_bytes")
+    moved = [c * block_bytes_ov / s for c, s in zip(counts, spans, strict=True)]
+    values.put(
+        "overlap_forward_with_copies",
+        float(np.median(fwd)),
+        "time",
+        f"{np.median(fwd) * 1e3:.2f} ms",
+        "probe3.json",
+        f"{ov}.with_copies[*].forward_s",
+        f"median of {len(fwd)} runs",
+    )
+    values.put(
+        "overlap_copy_rate",
+        float(np.median(moved)),
+        "bandwidth",
+        f"{np.median(moved) / 1e9:.1f} GB/s",
+        "probe3.json",
+        f"{ov}.with_copies[*]: copies x block_bytes / copies_s",
+        f"median of {len(moved)} runs",
+    )
+    n_copies = float(np.median(counts))
+    copies_s = float(np.median(spans))
+    values.put(
+        "overlap_copies_per_run", n_copies, "count", f"{n_copies:.0f}", "probe3.json", f"{ov}.with_copies[*].copies"
+    )
+    values.put(
+        "overlap_copies_s",
+        copies_s,
+        "time",
+        f"{copies_s * 1e3:.1f} ms",
+        "probe3.json",
+        f"{ov}.with_copies[*].copies_s",
+        "median of the runs",
+    )
+
+    bi = "bidirectional"
+    each = float(p3.count(f"{bi}.bytes_each"))
+    bruns = p3.get(f"{bi}.runs")
+    for field in ("h2d_alone_s", "d2h_alone_s", "h2d_together_s", "d2h_together_s"):
+        times = [p3.field(r, field) for r in bruns]
+        values.put(
+            f"bidirectional_{field}",
+            float(np.median(times)),
+            "time",
+            f"{np.median(times) * 1e3:.2f} ms",
+            "probe3.json",
+            f"{bi}.runs[*].{field}",
+            f"median of {len(times)} runs of {each / MIB:.0f} MiB each way",
+        )
+    values["bidirectional_bytes"] = _measured(
+        "bidirectional_bytes", each, "bytes", f"{each / MIB:.0f} MiB", "probe3.json", f"{bi}.bytes_each"
+    )
+
+    ba = "batching"
+    blocks = float(p3.count(f"{ba}.blocks"))
+    for field in ("one_copy", "copy_per_block"):
+        t = p3.timing(f"{ba}.{field}")
+        values.put(
+            f"batching_{field}",
+            t.median_s,
+            "time",
+            f"{t.median_s * 1e3:.2f} ms",
+            "probe3.json",
+            f"{ba}.{field}.median_s",
+            f"{blocks:.0f} blocks of {p3.number(f'{ba}.block_bytes') / MIB:g} MiB; " + _median_note(t),
+        )
+    values["batching_blocks"] = _measured(
+        "batching_blocks", blocks, "count", f"{blocks:.0f}", "probe3.json", f"{ba}.blocks"
+    )
+
+
 def read(directory: str | Path) -> Measurements:
     """Read and check the probe files of a measurement set.
 
@@ -175,27 +463,8 @@ def read(directory: str | Path) -> Measurements:
         docs[file] = _Doc(base / file, f"{show(base / file)}")
     p1, p2, p3, p4 = (docs[f] for f in ("probe1.json", "probe2.json", "probe3.json", "probe4.json"))
 
-    copies = []
-    for i, row in enumerate(p1.get("copies")):
-        shown = f"copies[{i}]"
-        kind = row["kind"]
-        n_bytes = p1.count_field(row, "bytes")
-        copies.append(Copy(kind, n_bytes, p1.timing_of(row, shown)))
-    seen = [(c.kind, c.n_bytes) for c in copies]
-    if len(set(seen)) != len(seen):
-        raise p1.fail("copies", "lists a (kind, bytes) pair twice")
-
-    chunk_bytes = p1.count("block_layouts.chunk_bytes")
-    chunks = p1.count("block_layouts.chunks")
-    if p2.count("strided_block.chunk_bytes") != chunk_bytes or p2.count("strided_block.chunks") != chunks:
-        raise p2.fail("strided_block", "moves chunks of another size or count than probe1.json's block_layouts")
-    block = {
-        "contiguous": p1.timing("block_layouts.contiguous_h2d"),
-        "per_chunk_probe1": p1.timing("block_layouts.per_layer_chunks_h2d"),
-        "per_chunk_probe2": p2.timing("strided_block.per_chunk_copies"),
-        "strided": p2.timing("strided_block.one_2d_copy"),
-    }
-
+    copies = _copies(p1)
+    chunk_bytes, chunks, block = _block(p1, p2)
     shapes = {s: _shape(docs[f], f"{g}.config", s, f"{g}.params") for s, (f, g, _) in SOURCES.items()}
     sweeps = {s: _sweep(docs[f], f"{g}.token_sweep") for s, (f, g, _) in SOURCES.items()}
     modes = ("eager", "graph")
@@ -205,241 +474,17 @@ def read(directory: str | Path) -> Measurements:
     for row in evicted:
         if row.tokens != row.position + 16:
             raise p1.fail("regenerate.interior_evicted", "tokens_computed must be position + 16")
-    attention = []
-    for i, row in enumerate(p1.get("attention_vs_position")):
-        shown = f"attention_vs_position[{i}]"
-        attention.append(
-            (
-                p1.count_field(row, "position"),
-                p1.count_field(row, "kv_bytes_one_layer"),
-                p1.timing_of(row["masked"], f"{shown}.masked"),
-                p1.timing_of(row["unmasked"], f"{shown}.unmasked"),
-            )
-        )
+    attention = _attention(p1)
     hf_sweeps = {s: _sweep(p4, f"{hf}.token_sweep") for s, (_, _, hf) in SOURCES.items()}
     for shape, (_, _, hf) in SOURCES.items():
         if p4.count(f"{hf}.params") != shapes[shape].params:
             raise p4.fail(f"{hf}.params", f"disagrees with the {shape} shapes of the plain-PyTorch passes")
 
-    values: dict[str, Record] = {}
-
-    def put(key: str, value: float, kind: str, text: str, file: str, field: str, how: str = "") -> None:
-        values[key] = _measured(key, value, kind, text, file, field, how)
-
-    block_bytes = 5 * 2**20
-    for kind in ("h2d_pinned", "d2h_pinned", "h2d_pageable"):
-        match = [c for c in copies if c.kind == kind and c.n_bytes == block_bytes]
-        if not match:
-            raise p1.fail("copies", f"has no {kind} copy of the 5 MiB block ({block_bytes} bytes)")
-        t = match[0].timing
-        field = f"copies[kind={kind}, bytes={block_bytes}].median_s"
-        put(
-            f"fetch_5mib_{kind}",
-            t.median_s,
-            "time",
-            f"{t.median_s * 1e6:.1f} µs",
-            "probe1.json",
-            field,
-            _median_note(t),
-        )
-    for key, t, file, field in (
-        ("block_contiguous", block["contiguous"], "probe1.json", "block_layouts.contiguous_h2d.median_s"),
-        (
-            "block_per_chunk_probe1",
-            block["per_chunk_probe1"],
-            "probe1.json",
-            "block_layouts.per_layer_chunks_h2d.median_s",
-        ),
-        ("block_per_chunk_probe2", block["per_chunk_probe2"], "probe2.json", "strided_block.per_chunk_copies.median_s"),
-        ("block_strided", block["strided"], "probe2.json", "strided_block.one_2d_copy.median_s"),
-    ):
-        put(key, t.median_s, "time", f"{t.median_s * 1e3:.3f} ms", file, field, _median_note(t))
-    for (shape, mode), t in tail16.items():
-        file, group, _ = SOURCES[shape]
-        put(
-            f"forward16_{shape}_{mode}",
-            t.median_s,
-            "time",
-            f"{t.median_s * 1e3:.2f} ms",
-            file,
-            f"{group}.tail16_{mode}.median_s",
-            _median_note(t),
-        )
-
-    e70 = "regenerate.tail16_energy"
-    put(
-        "energy_forward16_llama-3-70b_j",
-        p1.number(f"{e70}.joules_per_forward"),
-        "count",
-        f"{p1.number(f'{e70}.joules_per_forward'):.1f} J",
-        "probe1.json",
-        f"{e70}.joules_per_forward",
-        "NVML board energy over an eager loop, divided by the passes",
-    )
-    put(
-        "power_forward16_llama-3-70b_w",
-        p1.number(f"{e70}.mean_watts"),
-        "count",
-        f"{p1.number(f'{e70}.mean_watts'):.0f} W",
-        "probe1.json",
-        f"{e70}.mean_watts",
-    )
-    e8 = "llama3_8b.tail16_graph_energy"
-    put(
-        "energy_forward16_llama-3-8b_j",
-        p2.number(f"{e8}.joules_per_forward"),
-        "count",
-        f"{p2.number(f'{e8}.joules_per_forward'):.2f} J",
-        "probe2.json",
-        f"{e8}.joules_per_forward",
-        "NVML board energy over a CUDA-graph loop, divided by the passes",
-    )
-    put(
-        "power_forward16_llama-3-8b_w",
-        p2.number(f"{e8}.mean_watts"),
-        "count",
-        f"{p2.number(f'{e8}.mean_watts'):.0f} W",
-        "probe2.json",
-        f"{e8}.mean_watts",
-    )
-    fe = "fetch_energy"
-    if p2.count(f"{fe}.bytes") != block_bytes:
-        raise p2.fail(f"{fe}.bytes", f"must be the 5 MiB block ({block_bytes} bytes)")
-    put(
-        "energy_fetch_5mib_j",
-        p2.number(f"{fe}.joules_per_copy_board"),
-        "count",
-        f"{p2.number(f'{fe}.joules_per_copy_board') * 1e3:.1f} mJ",
-        "probe2.json",
-        f"{fe}.joules_per_copy_board",
-        "NVML board energy while copying, static power included, divided by the copies",
-    )
-    put(
-        "power_fetch_w",
-        p2.number(f"{fe}.mean_watts"),
-        "count",
-        f"{p2.number(f'{fe}.mean_watts'):.0f} W",
-        "probe2.json",
-        f"{fe}.mean_watts",
-    )
-    put(
-        "power_idle_w",
-        p2.number(f"{fe}.idle_watts"),
-        "count",
-        f"{p2.number(f'{fe}.idle_watts'):.0f} W",
-        "probe2.json",
-        f"{fe}.idle_watts",
-    )
-
-    mm = p1.timing("matmul_ceiling")
-    n = float(p1.count("matmul_ceiling.n"))
-    put(
-        "matmul_flop_rate",
-        2 * n**3 / mm.median_s,
-        "flop_rate",
-        f"{2 * n**3 / mm.median_s / 1e12:.0f} TFLOP/s",
-        "probe1.json",
-        "matmul_ceiling.median_s",
-        f"2 x {n:.0f}^3 FLOP over the {_median_note(mm)}",
-    )
-    values["matmul_n"] = _measured("matmul_n", n, "count", f"{n:.0f}", "probe1.json", "matmul_ceiling.n")
-    hbm = p1.timing("hbm_copy")
-    hbm_bytes = float(p1.count("hbm_copy.bytes"))
-    put(
-        "hbm_copy_rate",
-        2 * hbm_bytes / hbm.median_s,
-        "bandwidth",
-        f"{2 * hbm_bytes / hbm.median_s / 1e12:.2f} TB/s",
-        "probe1.json",
-        "hbm_copy.median_s",
-        f"read plus write of {hbm_bytes / 2**30:.0f} GiB over the {_median_note(hbm)}",
-    )
-
-    ov = "overlap"
-    alone = p3.timing(f"{ov}.forward_alone")
-    put(
-        "overlap_forward_alone",
-        alone.median_s,
-        "time",
-        f"{alone.median_s * 1e3:.2f} ms",
-        "probe3.json",
-        f"{ov}.forward_alone.median_s",
-        _median_note(alone),
-    )
-    runs = p3.get(f"{ov}.with_copies")
-    fwd, counts, spans = [], [], []  # per run: the forward pass (s), the copies made and their time (s)
-    for r in runs:
-        fwd.append(p3.field(r, "forward_s"))
-        counts.append(p3.count_field(r, "copies"))
-        spans.append(p3.field(r, "copies_s"))
-    block_bytes_ov = p3.count(f"{ov}.block_bytes")
-    moved = [c * block_bytes_ov / s for c, s in zip(counts, spans, strict=True)]
-    put(
-        "overlap_forward_with_copies",
-        float(np.median(fwd)),
-        "time",
-        f"{np.median(fwd) * 1e3:.2f} ms",
-        "probe3.json",
-        f"{ov}.with_copies[*].forward_s",
-        f"median of {len(fwd)} runs",
-    )
-    put(
-        "overlap_copy_rate",
-        float(np.median(moved)),
-        "bandwidth",
-        f"{np.median(moved) / 1e9:.1f} GB/s",
-        "probe3.json",
-        f"{ov}.with_copies[*]: copies x block_bytes / copies_s",
-        f"median of {len(moved)} runs",
-    )
-    n_copies = float(np.median(counts))
-    copies_s = float(np.median(spans))
-    put("overlap_copies_per_run", n_copies, "count", f"{n_copies:.0f}", "probe3.json", f"{ov}.with_copies[*].copies")
-    put(
-        "overlap_copies_s",
-        copies_s,
-        "time",
-        f"{copies_s * 1e3:.1f} ms",
-        "probe3.json",
-        f"{ov}.with_copies[*].copies_s",
-        "median of the runs",
-    )
-
-    bi = "bidirectional"
-    each = float(p3.count(f"{bi}.bytes_each"))
-    bruns = p3.get(f"{bi}.runs")
-    for field in ("h2d_alone_s", "d2h_alone_s", "h2d_together_s", "d2h_together_s"):
-        times = [p3.field(r, field) for r in bruns]
-        put(
-            f"bidirectional_{field}",
-            float(np.median(times)),
-            "time",
-            f"{np.median(times) * 1e3:.2f} ms",
-            "probe3.json",
-            f"{bi}.runs[*].{field}",
-            f"median of {len(times)} runs of {each / MIB:.0f} MiB each way",
-        )
-    values["bidirectional_bytes"] = _measured(
-        "bidirectional_bytes", each, "bytes", f"{each / MIB:.0f} MiB", "probe3.json", f"{bi}.bytes_each"
-    )
-
-    ba = "batching"
-    blocks = float(p3.count(f"{ba}.blocks"))
-    for field in ("one_copy", "copy_per_block"):
-        t = p3.timing(f"{ba}.{field}")
-        put(
-            f"batching_{field}",
-            t.median_s,
-            "time",
-            f"{t.median_s * 1e3:.2f} ms",
-            "probe3.json",
-            f"{ba}.{field}.median_s",
-            f"{blocks:.0f} blocks of {p3.number(f'{ba}.block_bytes') / MIB:g} MiB; " + _median_note(t),
-        )
-    values["batching_blocks"] = _measured(
-        "batching_blocks", blocks, "count", f"{blocks:.0f}", "probe3.json", f"{ba}.blocks"
-    )
-
+    values = _Values()
+    _timing_values(values, p1, copies, block, tail16)
+    _energy_values(values, p1, p2)
+    _device_values(values, p1)
+    _host_values(values, p3)
     return Measurements(
         name=name,
         device=p1.get("environment.device_name"),
