@@ -1,15 +1,15 @@
 """Modules imported on first use, so that a quick answer does not pay for code it never runs.
 
-The trace code (:mod:`kvtier.inputs.traces`, :mod:`kvtier.formulas.reuse` and the replays built on
+The trace code (:mod:`kvtier.inputs.traces`, :mod:`kvtier.formulas.cache` and the replays built on
 them) loads numba; ``kvtier compare``, ``kvtier tiers`` and ``kvtier model`` read no trace.  A module
 that needs it only when a trace is analysed names it with :func:`deferred` instead of importing it,
 and imports it under ``typing.TYPE_CHECKING`` as well, so that type checkers and the import-layer
 contract (``[tool.importlinter]`` in ``pyproject.toml``) still see the dependency::
 
     if TYPE_CHECKING:
-        from kvtier.formulas import reuse
+        from kvtier.inputs import traces
     else:
-        reuse = deferred("kvtier.formulas.reuse")
+        traces = deferred("kvtier.inputs.traces")
 
 Imports nothing from kvtier: it sits in the bottom layer, beside :mod:`kvtier.errors`.
 """

@@ -6,7 +6,7 @@ Carlo uncertainty (:mod:`~kvtier.formulas.uncertainty`), money
 (:mod:`~kvtier.formulas.economics`), the tier-pricing model built on it
 (:mod:`~kvtier.formulas.tiering`), the fits of timing models to measurements
 (:mod:`~kvtier.formulas.fits`) and block reuse under LRU on a trace's arrays of ids and
-lengths (:mod:`~kvtier.formulas.reuse`; :mod:`kvtier.inputs.traces` reads the trace files).
+lengths (:mod:`~kvtier.formulas.cache`; :mod:`kvtier.inputs.traces` reads the trace files).
 These are the modules mutation testing targets.
 
 May import: :mod:`kvtier.errors`, :mod:`kvtier.data`, :mod:`kvtier.units` and, lowest

@@ -13,7 +13,7 @@ model's context window (:func:`context_note`); whether the build differs from th
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from kvtier.inputs import hardware
 from kvtier.inputs.assumptions import BANDWIDTH_LABELS
@@ -161,9 +161,17 @@ def context_note(s: Scenario, tokens: float) -> str:
     return f"within the {window:,}-position context window of {s.model.name}"
 
 
-def listed(items: Sequence[str]) -> str:
-    """``items`` as an English list: ``a``, ``a and b``, ``a, b and c``."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+def listed(items: Iterable[str]) -> str:
+    """``items`` as an English list: ``a``, ``a and b``, ``a, b and c``; none is the empty string."""
+    items = list(items)
+    if len(items) < 2:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def capitalized(text: str) -> str:
+    """``text`` with its first letter upper case, the rest as it is (``str.capitalize`` lowers the rest)."""
+    return text[:1].upper() + text[1:]
 
 
 def differs_as_printed(build: Sequence[float], seed: Sequence[float], spec: str) -> bool:

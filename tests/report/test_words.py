@@ -55,3 +55,14 @@ def test_the_context_note_says_whether_a_position_fits_the_window():
     # Llama-3.1-70B: the same geometry with a 131,072-position window holds 50,000 positions
     long = Scenario(load_assumptions(sets={"model": "llama-3.1-70b"}))
     assert words.context_note(long, 50_000) == "within the 131,072-position context window of llama-3.1-70b"
+
+
+def test_a_list_in_words_and_a_capital_first_letter():
+    assert words.listed([]) == ""
+    assert words.listed(["HBM"]) == "HBM"
+    assert words.listed(["HBM", "host DRAM"]) == "HBM and host DRAM"
+    # any iterable, a generator included; no Oxford comma
+    assert words.listed(t for t in ("HBM", "host DRAM", "NVMe")) == "HBM, host DRAM and NVMe"
+    # only the first letter changes: str.capitalize would lower the rest ("Cxl expander")
+    assert words.capitalized("the CXL expander") == "The CXL expander"
+    assert words.capitalized("") == ""

@@ -2,7 +2,9 @@
 
 A page is one text notebook, ``notebooks/NOTEBOOK.md``, and one module here that holds
 everything the notebook presents, so that adding a page touches nothing else in the
-package.  The module defines:
+package.  A large page is a package instead (``cost/``: a module per job, its sentences in
+``words.py``, its numbers in ``glue.py``) whose ``__init__`` is the page module.  The page
+module defines:
 
 ``NOTEBOOK``
     The stem of the page's text notebook (``"02_fetch"``).
@@ -30,7 +32,7 @@ package.  The module defines:
     Its figures, each ``(glue name, function)``: ``function(s)`` returns the figure, with
     the assumptions footer drawn, and its caption.
 
-The registry finds every module of this package by itself: nothing here names a page.
+The registry finds every module and package of this package by itself: nothing here names a page.
 The pipeline writes the tables of record from :data:`PAGES`, ``kvtier diff`` reads their
 key columns from it, and the tests derive their lists of pages, numbers and figures
 from it.

@@ -92,3 +92,14 @@ def test_a_page_module_without_a_title_is_refused():
         pages._page(module)
     module.TITLE = "fetching again"
     assert pages._page(module).title == "fetching again"
+
+
+def test_a_page_that_is_a_package_is_found_by_its_init():
+    import importlib
+
+    # the cost page is a package: its __init__ is the page module, its modules are not pages
+    page = pages.page_of("13_cost")
+    assert page is not None and page.module == "kvtier.report.pages.cost"
+    assert importlib.import_module(page.module).__file__.endswith("cost/__init__.py")
+    modules = {p.module for p in pages.PAGES}
+    assert "kvtier.report.pages.cost.mix" not in modules and len(modules) == len(pages.PAGES)

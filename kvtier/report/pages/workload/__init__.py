@@ -1,0 +1,105 @@
+"""The workload page (``notebooks/12_workload.md``): how big a tier a real serving trace needs, and what it saves.
+
+The page is a package, one module per job: :mod:`.summary` (the sized trace and its contrast,
+reported and summarised once), :mod:`.curve` (the LRU curve, its tiers and links), :mod:`.policies`,
+:mod:`.sampling`, :mod:`.over_time`, :mod:`.words` (its sentences) and :mod:`.glue` (every number the
+prose quotes); this module is the page contract.
+"""
+
+from __future__ import annotations
+
+from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
+from kvtier.report.pages.workload.curve import (
+    links_table,
+    lru_curve,
+    reuse_intervals,
+    show,
+    shown_links,
+    shown_tiers,
+    tiers_table,
+)
+from kvtier.report.pages.workload.glue import numbers
+from kvtier.report.pages.workload.over_time import over_time_figure, windows_table
+from kvtier.report.pages.workload.policies import policies_figure, policies_table
+from kvtier.report.pages.workload.sampling import sampled_figure, sampling_table
+from kvtier.report.pages.workload.summary import contrast_name, report, trace_name, traces_table
+from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS
+
+NOTEBOOK = "12_workload"
+"""The page's text notebook, ``notebooks/NOTEBOOK.md``."""
+
+TITLE = "the workload"
+"""The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
+
+
+KEYS: tuple[str, ...] = (
+    "decision.hit_target",
+    "engine",
+    "fetch_layout",
+    "flops_per_param_token",
+    "illustrative.mfu",
+    "kv_dtype",
+    "mfu.conservative",
+    "mfu.optimistic",
+    "mfu.typical",
+    "model",
+    "param_count",
+    "peak_flops",
+    *FORWARD_KEYS,
+    "weight_dtype",
+    "workload.block_tokens",
+    "workload.hit_count",
+    "workload.trace",
+    "workload.trace_format",
+    *TIER_LATENCY_KEYS,
+    *PLACEMENT_KEYS,
+    *TRANSFER_KEYS,
+)
+"""The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
+
+
+TABLES = (
+    ("workload_traces", traces_table, ("trace",)),
+    ("workload_tiers", tiers_table, ("trace", "target")),
+    ("workload_links", links_table, ("trace", "target", "link")),
+    ("workload_policies", policies_table, ("trace", "capacity_blocks")),
+    ("workload_sampling", sampling_table, ("trace", "sample_rate_pct")),
+    ("workload_windows", windows_table, ("window_min", "warmup_min")),
+)
+"""The page's tables of record: (name, builder, key columns)."""
+
+
+FIGURES = (
+    ("fig_workload_lru", lru_curve),
+    ("fig_workload_reuse", reuse_intervals),
+    ("fig_workload_policies", policies_figure),
+    ("fig_workload_sampled", sampled_figure),
+    ("fig_workload_over_time", over_time_figure),
+)
+"""The page's figures: (glue name, function returning the figure and its caption)."""
+
+__all__ = [
+    "FIGURES",
+    "KEYS",
+    "NOTEBOOK",
+    "TABLES",
+    "TITLE",
+    "contrast_name",
+    "links_table",
+    "lru_curve",
+    "numbers",
+    "over_time_figure",
+    "policies_figure",
+    "policies_table",
+    "report",
+    "reuse_intervals",
+    "sampled_figure",
+    "sampling_table",
+    "show",
+    "shown_links",
+    "shown_tiers",
+    "tiers_table",
+    "trace_name",
+    "traces_table",
+    "windows_table",
+]

@@ -1,0 +1,279 @@
+"""The workload page's sentences: what its trace, tiers, policies, sampling and windows mean, in words.
+
+Each builder takes numbers already computed (the page's numbers, a report, a table's rows) and
+returns prose; a trace with no reuse, or one that lasts 0 s, gets the sentence that says so.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from kvtier.formulas.cache.report import TARGETS_PCT
+from kvtier.report.pages.workload.summary import (
+    LINKS_NAMED,
+    SHOWN_TARGET,
+    contrast_name,
+    curve,
+    link_of,
+    tier_of,
+    trace_name,
+)
+from kvtier.report.words import no_duration, nothing_to_cache
+from kvtier.scenario import Scenario
+
+
+def page_words(s: Scenario, rep: dict[str, Any], n: dict[str, Any]) -> dict[str, str]:
+    """The page's sentences that a trace with no reuse, or one of 0 s, changes; the usual ones otherwise."""
+    tr, bl = rep["trace"], rep["blocks"]
+    empty = nothing_to_cache(bl["references"], bl["hit_ratio_infinite_blocks"])
+    still = no_duration(tr["requests"], tr["duration_s"])
+    return {
+        "finding_sentence": finding_sentence(n, empty, still),
+        "span_sentence": span_sentence(n, still),
+        "ceiling_sentence": (
+            f"That ceiling is zero: {empty}, so there is nothing to cache, and no tier of any size saves any prefill"
+            " on this trace."
+            if empty
+            else f"That is the ceiling for any tier, and it would take {n['unique_tib']:.1f} TiB."
+        ),
+        "capacity_sentence": capacity_sentence(n, empty),
+        "reuse_paragraph": reuse_paragraph(n, empty, still),
+        **saving_words(s, rep, n, empty, still),
+    }
+
+
+def finding_sentence(n: dict[str, Any], empty: str | None, still: str | None) -> str:
+    """The key finding on the workload (the findings page quotes it): tier sizes and reuse, or why there are none."""
+    if empty:
+        return f"The {n['trace']} trace has nothing to cache ({empty}): an LRU tier of any size hits nothing"
+    reuse = (
+        f"every repeat reference comes in the same millisecond as its block's last use ({still})"
+        if still
+        else f"nine in ten repeat references come within {n['reuse_p90_min']:.1f} minutes"
+    )
+    return (
+        f"For the {n['trace']} trace, an LRU tier of {n['cap50_tib']:.2f} TiB catches half of what an infinite cache"
+        f" would and {n['cap95_tib']:.2f} TiB catches 95 %; {reuse}, and the hits of a request always form a prefix"
+        " of its prompt"
+    )
+
+
+def span_sentence(n: dict[str, Any], still: str | None) -> str:
+    """How many requests over how long, at what rate; or that the trace lasts 0 s and has no rate."""
+    if not still:
+        return (
+            f"It holds {n['requests']:,} requests over {n['duration_min']:.1f} minutes, {n['requests_per_s']:.2f} a"
+            " second."
+        )
+    if n["requests"] == 1:
+        return "It holds one request, so it lasts 0 s and has no rate per second."
+    return f"It holds {n['requests']:,} requests, all at one timestamp, so it lasts 0 s and has no rate per second."
+
+
+def capacity_sentence(n: dict[str, Any], empty: str | None) -> str:
+    """The capacity for half, 95 % and all of the achievable hit ratio; or that every tier is empty."""
+    if empty:
+        return (
+            "With nothing to cache, every tier in the table below is empty: 0 blocks already catch all that an"
+            " infinite cache would, which is nothing."
+        )
+    return (
+        f"A tier of {n['cap50_tib']:.2f} TiB ({n['cap50_blocks']:,} blocks) catches half of what the infinite cache"
+        f" catches, {n['cap50_hit_blocks_pct']:.1f} % of all references; {n['cap95_tib']:.2f} TiB catches"
+        f" {n['shown_target_pct']} % of it, which is {n['shown_share_of_unique_pct']:.1f} % of what holding every"
+        f" block would take. Catching all of it takes {n['cap100_tib']:.2f} TiB: the last points of hit ratio come"
+        " from blocks reused only after many others."
+    )
+
+
+def reuse_paragraph(n: dict[str, Any], empty: str | None, still: str | None) -> str:
+    """How long blocks wait between uses; or why the trace cannot say."""
+    if empty:
+        return f"There are no reuse intervals to measure: {empty} (the {n['contrast']} trace's are drawn for contrast)."
+    if still:
+        return (
+            f"Every repeat reference comes in the same millisecond as its block's last use ({still}), so the trace"
+            " cannot say how long a tier must keep a block."
+        )
+    return (
+        f"Half of all repeat references come within {n['reuse_p50_min']:.1f} minutes of the block's previous use,"
+        f" nine in ten within {n['reuse_p90_min']:.1f} and ninety-nine in a hundred within"
+        f" {n['reuse_p99_min']:.1f} minutes; the longest wait is {n['reuse_max_min']:.1f} minutes."
+        f" {n['reuse_zero_pct']:.1f} % come in the same millisecond, from requests that arrive together and share a"
+        f" prefix. A cache that kept each block for {n['reuse_p90_min']:.1f} minutes after its last use would catch"
+        " nine in ten of the repeats that an infinite cache catches."
+    )
+
+
+def saving_words(
+    s: Scenario, rep: dict[str, Any], n: dict[str, Any], empty: str | None, still: str | None
+) -> dict[str, str]:
+    """What recomputing the hits would keep busy, and what the shown tier saves and fetches; or why not."""
+    regimes = (
+        f"the lone figure {n['lone_over_in_batch']:.2f} times the in-batch one with"
+        f" {n['lone_memory_bound_pct']:.1f} % of lone prefixes memory-bound, because the trace's unit is a"
+        f" {n['trace_block_tokens']:,}-token block:"
+    )
+    if empty:
+        return {
+            "inf_in_batch_clause": "would keep 0 accelerators busy",
+            "inf_lone_clause": "0 if each request's hit prefix were recomputed",
+            "regimes_sentence": "With nothing to cache, neither regime has anything to recompute. The trace's unit is"
+            f" a {n['trace_block_tokens']:,}-token block:",
+            "shown_tier_paragraph": f"With nothing to cache, the {SHOWN_TARGET} % tier is empty: it holds, saves and"
+            " fetches nothing, so no link is busy and there is no fetch to set against a recomputation (n/a in the"
+            " table).",
+        }
+    if still:
+        hits = curve(s, trace_name(s)).totals()
+        cxl, nvme = (link_of(tier_of(rep, SHOWN_TARGET), k) for k in LINKS_NAMED)
+        return {
+            "inf_in_batch_clause": f"would take {hits.in_batch_s:.3g} accelerator-seconds",
+            "inf_lone_clause": f"{hits.lone_s:.3g} if each request's hit prefix were recomputed",
+            "regimes_sentence": f"These are totals, not rates ({still}). The regimes agree here, {regimes}",
+            "shown_tier_paragraph": f"The {SHOWN_TARGET} % tier, {n['shown_tib']:.2f} TiB, serves its hits in one"
+            f" instant ({still}): there is no rate of hits, no accelerators saved and no link busy per second"
+            " (n/a in the table). Set against fetching them over a CXL 2.0 x8 expander, recomputing would take"
+            f" {cxl['in_batch_over_fetch']:,.0f} times as long inside a batch and {cxl['lone_over_fetch']:,.0f} times"
+            f" as lone passes; over an NVMe Gen4 x4 drive, {nvme['in_batch_over_fetch']:,.0f} and"
+            f" {nvme['lone_over_fetch']:,.0f} times.",
+        }
+    return {
+        "inf_in_batch_clause": f"would keep {n['inf_in_batch_gpus']:.1f} accelerators busy full time",
+        "inf_lone_clause": f"{n['inf_lone_gpus']:.1f} if each request's hit prefix were recomputed",
+        "regimes_sentence": f"The regimes agree here, {regimes}",
+        "shown_tier_paragraph": f"The {SHOWN_TARGET} % tier, {n['shown_tib']:.2f} TiB, saves"
+        f" {n['shown_in_batch_gpus']:.1f} accelerators inside a batch and {n['shown_lone_gpus']:.1f} as lone"
+        f" passes, and has to deliver {n['shown_hit_gbps']:.2f} GB/s of hits on average. Over a CXL 2.0 x8 expander,"
+        " the interface of the CXL memory shipping today, fetching them keeps the link"
+        f" {n['cxl2_x8_busy_pct']:.1f} % busy, and recomputing would take {n['cxl2_x8_in_batch_ratio']:,.0f} times"
+        f" as long inside a batch and {n['cxl2_x8_lone_ratio']:,.0f} times as lone passes. Even an NVMe Gen4 x4"
+        f" drive, {n['nvme_gen4_x4_busy_pct']:.1f} % busy, fetches {n['nvme_gen4_x4_in_batch_ratio']:,.0f} times"
+        " faster than the accelerators recompute (both regimes: "
+        f"{n['nvme_gen4_x4_lone_ratio']:,.0f} times for lone passes).",
+    }
+
+
+def targets_words() -> str:
+    """The hit targets the LRU figure marks, in words: '50, 80, 90 and 95 %'."""
+    t = [f"{x:g}" for x in TARGETS_PCT]
+    return f"{', '.join(t[:-1])} and {t[-1]} %"
+
+
+def trace_nothing_to_cache(s: Scenario) -> str | None:
+    """Why the sized trace has nothing to cache, or ``None``."""
+    reuse = curve(s, trace_name(s))
+    return nothing_to_cache(reuse.n_refs, float(reuse.hit_ratio()))
+
+
+def reuse_lead(s: Scenario, p90_min: dict[str, float]) -> str:
+    """The reuse figure's lead: how long nine in ten repeats wait; or why the sized trace cannot say."""
+    name, other = trace_name(s), contrast_name(s)
+    t = curve(s, name)
+    empty, still = trace_nothing_to_cache(s), no_duration(t.n_requests, t.duration_s)
+    contrast = f"nine in ten repeat references in the {other} trace come within {p90_min[other]:.1f} minutes"
+    if empty:
+        return f"The {name} trace has no reuse intervals ({empty}); {contrast} of the previous one."
+    if still:
+        return (
+            f"Every repeat reference in the {name} trace comes in the same millisecond as its block's last use"
+            f" ({still}), so it cannot say how long a tier must keep a block; {contrast}."
+        )
+    return (
+        f"Nine in ten repeat references in the {name} trace come within {p90_min[name]:.1f} minutes of the block's"
+        f" previous use ({p90_min[other]:.1f} in the {other} trace): a tier keeps blocks for"
+        f" {wait_words(p90_min[name])}."
+    )
+
+
+def wait_words(minutes: float) -> str:
+    """How long a tier keeps blocks, by the wait (min) that nine in ten repeats stay within."""
+    if minutes < 1:
+        return "seconds, not minutes"
+    return "minutes, not seconds" if minutes < 60 else "hours, not minutes"
+
+
+def policy_sentence(n: dict[str, Any]) -> str:
+    """LRU against the optimum at the decision's capacity, in words; or why there is nothing to compare."""
+    best = n["policy_min_pct"]
+    if best is None or not math.isfinite(best) or best == 0:  # no references (0 / 0), or no hit for any policy
+        return "No policy hits anything on this trace, the optimum included: there is nothing to compare."
+    return (
+        f"At the {n['policy_gib']:,.0f} GiB the decision recommends, LRU reaches {n['policy_lru_pct']:.1f} % of the"
+        f" block references, {n['policy_lru_of_min_pct']:.0f} % of the {n['policy_min_pct']:.1f} % the optimum"
+        f" (Belady's MIN, which knows every next use) reaches there; leaf-first LRU reaches"
+        f" {n['policy_leaf_lru_pct']:.1f} % and S3-FIFO {n['policy_s3fifo_pct']:.1f} %. At"
+        f" {n['policy_smallest_gib']:,.0f} GiB LRU gets {n['policy_smallest_lru_of_min_pct']:.0f} %"
+        f" of the optimum's hits.{sampled_words(n['policy_sample_pct'])}"
+    )
+
+
+def sampled_words(pct: float) -> str:
+    """What the policies were replayed on, when not every reference: a sentence, or nothing."""
+    if pct >= 100:
+        return ""
+    return (
+        f" The trace is too long to simulate whole, so these come from a spatially hashed sample of {pct:.2g} % of"
+        " its blocks, replayed at capacities scaled by the same rate (SHARDS): estimates, where LRU's curve is exact."
+    )
+
+
+def sampling_sentence(name: str, own: pd.DataFrame) -> str:
+    """What sampling keeps and what it costs in accuracy on the sized trace, at each rate."""
+    if own.empty or not int(own["block_references"].iloc[0]):
+        return f"The {name} trace holds no block references: there is nothing to sample."
+    refs = int(own["block_references"].iloc[0])
+    rows = list(own.itertuples())
+    first, rest = rows[0], rows[1:]
+    parts = [
+        f"{first.sampled_references:,} at {first.sample_rate_pct:g} %, off by {first.mean_abs_error_pts:.2f} points"
+        f" of hit ratio on average and {first.max_abs_error_pts:.2f} at most",
+        *(
+            f"{r.sampled_references:,} at {r.sample_rate_pct:g} %, off by {r.mean_abs_error_pts:.2f} and"
+            f" {r.max_abs_error_pts:.2f}"
+            for r in rest
+        ),
+    ]
+    means = [r.mean_abs_error_pts for r in rows]
+    fewest = int(own["sampled_references"].min())
+    trend = (
+        f"The mean error grows as the sample shrinks to {fewest:,} references"
+        if all(a <= b for a, b in zip(means, means[1:], strict=False))
+        else f"The error follows how many references the sample keeps, as few as {fewest:,}"
+    )
+    return (
+        f"Sampled, the {name} trace's LRU curve comes from a fraction of its {refs:,} references: {'; '.join(parts)}."
+        f" {trend}: a trace this small is measured exactly in a moment, and sampling pays on a fleet's logs of"
+        " billions of references, where even the smallest rate keeps millions."
+    )
+
+
+def first_window(minutes: float) -> str:
+    """The first window in words: 'first minute', 'first 42 minutes'."""
+    return "first minute" if minutes == 1 else f"first {minutes:g} minutes"
+
+
+def over_time_sentence(name: str, n: dict[str, Any]) -> str:
+    """Warm-up and drift in words; or why the trace shows neither."""
+    if n["over_time_windows"] < 2 or n["over_time_late_pct"] is None or not math.isfinite(n["over_time_late_pct"]):
+        return (
+            f"The {name} trace fits in one {n['over_time_window_min']:g}-minute window, so it shows no change over"
+            f" time: its hit ratio at the decision's capacity is {n['over_time_whole_pct']:.1f} %."
+        )
+    return (
+        f"The tier starts empty: in the {first_window(n['over_time_window_min'])} it hits"
+        f" {n['over_time_first_pct']:.1f} % of the references (an infinite cache, {n['over_time_first_inf_pct']:.1f} %:"
+        " a block must be seen once before it can hit), and over the second half of the trace"
+        f" {n['over_time_late_pct']:.1f} %, its windows between {n['over_time_late_low_pct']:.1f} and"
+        f" {n['over_time_late_high_pct']:.1f} %. Over the whole trace it hits {n['over_time_whole_pct']:.1f} %"
+        + (
+            ": the warm-up pulls the whole trace's figure down, and weighs less the longer the trace, so size on the"
+            " longest log you have."
+            if n["over_time_late_pct"] > n["over_time_whole_pct"]
+            else ": the warm tier hits no more than the whole trace, so the spread of the windows is the traffic's"
+            " drift, not a warm-up."
+        )
+    )

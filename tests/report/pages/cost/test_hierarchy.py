@@ -1,0 +1,65 @@
+"""The cost page's hierarchies: replayed on the conversation trace, from its stack distances."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtier.report.pages.cost import hierarchy as cost_hierarchy
+from kvtier.report.pages.cost import tiers
+from kvtier.scenario import Scenario
+
+
+def test_the_hierarchy_replayed_on_the_conversation_trace():
+    from kvtier.formulas.cache import hierarchy
+
+    s = Scenario()
+    sizes = cost_hierarchy.hierarchy_sizes(s)
+    # HBM per accelerator: 80 GB less a 70 GB shard of Llama-3-70B's 140 GB (2 shards) = 10 GB; blocks of
+    # 327,680 B x 512 = 167,772,160 B; the middle tier is the decision's 90 % LRU tier
+    assert sizes["hbm_left_bytes"] == pytest.approx(10e9)
+    hbm = int(sizes["accelerators"] * 10e9 // 167_772_160)
+    mid = s.trace_reuse().capacity_for(0.9)
+    full = s.trace_reuse().capacity_for(1.0)
+    assert sizes[hierarchy.INCLUSIVE] == [hbm, mid, full]
+    assert sizes[hierarchy.EXCLUSIVE] == [hbm, mid, full - hbm - mid]
+    df = cost_hierarchy.hierarchy_table(s)
+    assert len(df) == 2 * 2 * 3
+    # the middle tier of the inclusive hierarchy is the cost_lru table's 90 % tier, GiB for GiB
+    lru = tiers.lru_table(s)
+    dram = df[(df["hierarchy"] == "host DRAM") & (df["mode"] == "inclusive") & (df["tier"] == "pcie5-x16")].iloc[0]
+    assert dram["capacity_GiB"] == pytest.approx(lru[(lru["target"] == "90%")]["capacity_GiB"].iloc[0])
+    # both hierarchies hold every achievable hit: 1 - 182,790 / 288,500 of the references
+    assert df["hierarchy_hit_blocks_pct"].tolist() == pytest.approx([(1 - 182_790 / 288_500) * 100] * 12)
+    # HBM is on top in both and of the same size: the same hits either way
+    top = df[df["tier"] == "hbm"]["hit_blocks_pct"]
+    assert top.nunique() == 1
+    # no hierarchy costs less than the least-cost mix with perfect knowledge
+    assert (df["hierarchy_usd_per_h"] >= df["lower_bound_usd_per_h"]).all()
+    # NVMe wears; the others do not
+    assert (
+        df[df["medium"] != "nvme"]["nvme_wear_pct"].isna().all()
+        and (df[df["medium"] == "nvme"]["nvme_wear_pct"] > 0).all()
+    )
+
+
+def test_the_hierarchy_from_the_streamed_histogram_is_the_replay_of_every_distance():
+    # the page replays each hierarchy from the histogram of stack distances its streamed pass keeps; here the same
+    # from the trace in memory, every reference's distance, and the recomputation of the reuses no tier serves
+    from kvtier.formulas.cache import hierarchy
+
+    s = Scenario()
+    r = s.trace_reuse()
+    again = r.prev >= 0
+    recompute = s.regen_costs().per_reference_s(r.trace, "batch")[again]
+    rep = cost_hierarchy.hierarchy_replays(s)
+    for middle in cost_hierarchy.HIERARCHIES:
+        for mode in hierarchy.MODES:
+            counts, _, cost = rep[(middle, mode)]
+            whole = hierarchy.replay(r.distance, rep["sizes"][mode], mode)
+            for field in ("hits", "admissions", "demotions"):
+                assert getattr(counts, field).tolist() == getattr(whole, field).tolist()
+            missed = hierarchy.serving_tier(r.distance[again], rep["sizes"][mode], mode) == 3
+            # 1e-12: the same seconds summed in the order of their distances, not of the trace
+            assert cost.recompute_usd_per_s * r.trace.duration_s == pytest.approx(
+                float(recompute[missed].sum()) * s.tier_prices().accelerator_usd_per_s, rel=1e-12
+            )

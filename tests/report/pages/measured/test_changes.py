@@ -1,0 +1,42 @@
+"""What the measured set changes on the other pages: counted from the registry, said in the intro."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtier.report.pages import measured as page
+from kvtier.report.pages.measured import changes
+from kvtier.scenario import Scenario
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def numbers() -> dict:
+    return page.numbers(Scenario())
+
+
+def test_the_intro_says_which_pages_the_measured_set_changes_most():
+    from kvtier.report.pages import measured
+
+    change = changes.changes_under_measured_set()
+    # both sets' illustrative in-batch ratio: the seed's 17.92 ms / 81.92 us = 218.75; the H200 set's is far lower
+    assert change["seed_ratio"] == pytest.approx(218.75, rel=1e-12)
+    assert change["h200_ratio"] < 50 and change["h200_lone_ratio"] < change["seed_lone_ratio"]
+    counts = dict(change["ranked"])
+    assert counts["09_models"] >= 0 and counts["07_roofline"] > 0
+    assert [c for _, c in change["ranked"]] == sorted(counts.values(), reverse=True)
+    sentence = measured.numbers(Scenario())["measured_set_sentence"]
+    assert sentence.startswith("Rebuilt with it instead of the seed set, the pages that change most are ")
+    # the pages and their titles come from the registry (each page's TITLE), not from imports of them
+    from kvtier.report.pages import PAGES
+
+    assert change["titles"] == {p.notebook: p.title for p in PAGES if p.notebook in changes.COMPARED}
+    assert [stem for stem, _ in change["ranked"]] == sorted(changes.COMPARED, key=lambda stem: -counts[stem])
+    top = [change["titles"][stem] for stem, count in change["ranked"] if count][:4]
+    assert sentence.startswith(f"Rebuilt with it instead of the seed set, the pages that change most are {top[0]}, ")
+    assert f"{top[-2]} and {top[-1]} (" in sentence
+    assert "from 218.75 to " in sentence
+    assert (
+        "{glue:text}`../notebooks/11_measured.ipynb::measured_set_sentence:s`"
+        in (ROOT / "book" / "intro.md").read_text()
+    )
