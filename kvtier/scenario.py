@@ -15,10 +15,11 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kvtier import store
 from kvtier.errors import KvtierError
 from kvtier.formulas import capacity, costs, economics, parallel, roofline, tiering, transfer
 from kvtier.formulas.cache.regen import RegenCosts
@@ -924,35 +925,52 @@ class Scenario:
             str(self.assumptions.value("workload.hit_count")),
         )
 
+    def trace_key(self) -> dict[str, Any] | None:
+        """What reading ``workload.trace`` depends on: the file (its path, size, time and content hash), the
+        tokens per block, the format and how hits are counted; None where no file can be read (the reader,
+        run, names the problem)."""
+        value = self.assumptions.value
+        version = traces.file_version(str(value("workload.trace")))
+        if version is None:
+            return None
+        return {
+            "trace": store.trace_version(*version),
+            "block_tokens": int(self.v("workload.block_tokens")),
+            "format": str(value("workload.trace_format")),
+            "count": str(value("workload.hit_count")),
+        }
+
     def trace_curve(self) -> LruHistogram:
         """The trace ``workload.trace`` streamed once: its exact LRU curve with what recomputing its hits costs.
 
         :func:`kvtier.inputs.traces.stream_lru` with :meth:`regen_costs`, in memory bounded by
-        the trace's distinct blocks (kept per scenario and file version): the workload page's
-        report, and :meth:`trace_stream`'s first pass.
+        the trace's distinct blocks: the workload page's report, and :meth:`trace_stream`'s first
+        pass.  Computed once per trace version and recompute costs (:func:`kvtier.store.memoized`):
+        every scenario of a process, and every kernel of a build, shares it.
         """
         value = self.assumptions.value
-        name = str(value("workload.trace"))
-        version = traces.file_version(name)
-        kept = getattr(self, "_curve", None)
-        if kept is not None and kept[0] == version:
-            return kept[1]
-        curve = traces.stream_lru(
-            name,
-            int(self.v("workload.block_tokens")),
-            trace_format=str(value("workload.trace_format")),
-            count=str(value("workload.hit_count")),
-            rc=self.regen_costs(),
-        )
-        self._curve = (version, curve)
-        return curve
+        rc = self.regen_costs()
+
+        def compute() -> LruHistogram:
+            return traces.stream_lru(
+                str(value("workload.trace")),
+                int(self.v("workload.block_tokens")),
+                trace_format=str(value("workload.trace_format")),
+                count=str(value("workload.hit_count")),
+                rc=rc,
+            )
+
+        key = self.trace_key()
+        return compute() if key is None else store.memoized("curve", {**key, "rc": rc}, compute)
 
     def trace_stream(self, targets: Iterable[float] = (), models: Iterable[str] = ()) -> StreamedTrace:
         """The trace ``workload.trace`` measured in two streamed passes, for ``targets`` and ``decision.hit_target``,
         and the mixes of ``models`` (:meth:`_two_passes`).
 
         Kept per scenario and file version; a call that asks for a target or a model the kept
-        passes did not count passes over the trace again, for everything asked so far.
+        passes did not count passes over the trace again, for everything asked so far.  The passes
+        are computed once per key (:func:`kvtier.store.memoized`): the trace's version, the targets,
+        and each model's recompute costs, block and prices.
         """
         value = self.assumptions.value
         want_t = {float(self.v("decision.hit_target")), *(float(t) for t in targets)}
@@ -963,7 +981,18 @@ class Scenario:
             if want_t <= kept[1] and want_m <= kept[2]:
                 return kept[3]
             want_t, want_m = want_t | kept[1], want_m | kept[2]
-        streamed = self._two_passes(sorted(want_t), sorted(want_m))
+        t, m = sorted(want_t), sorted(want_m)
+        key = self.trace_key()
+        if key is None:
+            streamed = self._two_passes(t, m)
+        else:
+            key |= {
+                "rc": self.regen_costs(),
+                "targets": t,
+                "models": [[model, self.regen_costs(model), self.mix_block(model)] for model in m],
+                "prices": [self.tier_prices(), self.tier_links] if m else None,
+            }
+            streamed = store.memoized("two-passes", key, lambda: self._two_passes(t, m))
         self._stream = (version, want_t, want_m, streamed)
         return streamed
 

@@ -50,6 +50,7 @@ from typing import Any
 import nbformat
 
 import kvtier
+from kvtier import store
 from kvtier.errors import KvtierError
 from kvtier.inputs.assumptions import AssumptionSet, check_consistency
 from kvtier.inputs.models import config_path
@@ -545,10 +546,16 @@ def tool_settings(home: Path) -> dict[str, str]:
     return settings
 
 
+ANALYSIS_DIR = ".analysis"
+"""The folder of a build's staging directory holding the trace's analysis (:mod:`kvtier.store`): the build
+computes it once with the tables, its kernels read it; removed before anything is published."""
+
+
 @contextmanager
-def _kernel_environment(home: Path) -> Iterator[None]:
+def _kernel_environment(home: Path, analysis: Path) -> Iterator[None]:
     """Kernels draw with the inline backend whatever the caller's ``MPLBACKEND`` (Agg would lose every figure),
-    know that a build runs them (the Jupyter preview stays off), and keep their configuration in ``home``.
+    know that a build runs them (the Jupyter preview stays off), keep their configuration in ``home`` and read
+    the trace's analysis the build computed from ``analysis`` (:data:`kvtier.store.DIRECTORY_VARIABLE`).
 
     ``home`` is the build's own: matplotlib and IPython read neither the user's settings nor fall
     back to a random temporary directory when ``HOME`` is read-only (matplotlib would print a warning
@@ -556,7 +563,11 @@ def _kernel_environment(home: Path) -> Iterator[None]:
     built there once, before the kernels start, so that no kernel prints matplotlib's "building the
     font cache" warning (it comes after 5 s, whenever the machine is busy).
     """
-    settings = {"MPLBACKEND": "module://matplotlib_inline.backend_inline", preview.BUILD_ENV: "1"}
+    settings = {
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+        preview.BUILD_ENV: "1",
+        store.DIRECTORY_VARIABLE: str(analysis),
+    }
     settings |= tool_settings(home)
     saved = {name: os.environ.get(name) for name in settings}
     os.environ.update(settings)
@@ -683,13 +694,14 @@ def _build_locked(
         if tables is None or _tables_current(tables, _read_tables(out / "tables")):
             log(f"nothing changed: {len(work)} notebooks up to date, the book at {out / 'html'} is current")
             return BuildResult(out, [], [job.name for job in work], True)
-    table_texts = pages.csv_texts(scenario)
-
     staged: list[Path] = []
     published = False
     try:
         staging = outdir.make_staging(out, build_id)
         staged.append(staging)
+        analysis = staging / ANALYSIS_DIR
+        with store.stored_in(analysis):  # the trace's analysis, for the kernels to read instead of computing
+            table_texts = pages.csv_texts(scenario)
         src = staging / "src"
         (src / "notebooks").mkdir(parents=True)
         for name in BOOK_FILES:
@@ -704,8 +716,9 @@ def _build_locked(
             log(f"[reuse] {job.name}.ipynb: inputs unchanged")
         home = staging / KERNEL_HOME
         if stale:
-            with _kernel_environment(home):
+            with _kernel_environment(home, analysis):
                 _execute_all(stale, src / "notebooks", Path.cwd(), jobs, log)
+        shutil.rmtree(analysis, ignore_errors=True)
 
         log("writing tables of record and figures")
         write_csv_texts(table_texts, staging / "tables")

@@ -765,3 +765,42 @@ def test_a_named_source_reaches_the_button_the_footer_and_the_reproduce_page(tmp
     )
     assert "substitution" in data["parse"]["myst_enable_extensions"]
     assert "{{ source }}" in (ROOT / "book" / "reproduce.md").read_text()
+
+
+def test_the_build_computes_the_trace_analysis_once_for_its_kernels_and_publishes_none_of_it(
+    small_build, tmp_path, monkeypatch
+):
+    # the tables are computed with the store writing into the staging directory's .analysis, which the
+    # kernels are pointed at (KVTIER_ANALYSIS_DIR) and which is removed before anything is published
+    from kvtier import store
+    from kvtier.pipeline import build as pipeline
+
+    project, built = small_build
+    out = shutil.copytree(built, tmp_path / "again")
+    seen: list[Path | None] = []
+    real = pipeline.pages.csv_texts
+
+    def tables(scenario):
+        seen.append(store.directory())
+        store.memoized("probe", {"n": 1}, lambda: "computed once")
+        return real(scenario)
+
+    monkeypatch.setattr(pipeline.pages, "csv_texts", tables)
+    monkeypatch.delenv(store.DIRECTORY_VARIABLE, raising=False)
+    pipeline.build(load_assumptions(), out=out, root=project, log=lambda line: None, force=True)
+    (where,) = seen
+    assert where is not None and where.name == pipeline.ANALYSIS_DIR and where.parent.name.startswith(".again.")
+    assert not where.exists() and not where.parent.exists()  # staged, then gone
+    assert not any(p.name == pipeline.ANALYSIS_DIR for p in out.rglob("*"))
+    assert store.directory() is None  # the build's own process no longer writes there
+
+
+def test_kernels_are_pointed_at_the_builds_analysis(tmp_path, monkeypatch):
+    from kvtier import store
+    from kvtier.pipeline import build as pipeline
+
+    monkeypatch.setattr(pipeline.subprocess, "run", lambda *args, **kwargs: None)  # no font cache to warm here
+    monkeypatch.setenv(store.DIRECTORY_VARIABLE, "/elsewhere")
+    with pipeline._kernel_environment(tmp_path / "home", tmp_path / ".analysis"):
+        assert os.environ[store.DIRECTORY_VARIABLE] == str(tmp_path / ".analysis")
+    assert os.environ[store.DIRECTORY_VARIABLE] == "/elsewhere"

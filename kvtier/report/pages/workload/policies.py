@@ -9,6 +9,7 @@ from weakref import WeakKeyDictionary
 import numpy as np
 import pandas as pd
 
+from kvtier import store
 from kvtier.formulas.cache import policies
 from kvtier.formulas.cache.curve import Reuse
 from kvtier.inputs import traces
@@ -74,29 +75,36 @@ def policy_replays(s: Scenario) -> dict[str, Any]:
     curve = s.trace_curve()
     decision = max(decision_blocks(s), 2)
     caps = sorted({max(int(decision * f), 2) for f in POLICY_FRACTIONS})
-    rate = 1.0
-    if curve.n_refs > traces.MAX_TRACE_REFS:
-        rate = POLICY_SAMPLE_REFS / curve.n_refs
-        value = s.assumptions.value
-        t = traces.read_sample(trace_name(s), rate, curve.block_tokens, str(value("workload.trace_format")))
-        r = Reuse.of(t, str(value("workload.hit_count")))
-    else:
-        r = s.trace_reuse()
-        t = r.trace
-    hits = policies.hit_counts(t.blocks, t.starts, r.distance, [max(round(c * rate), 2) for c in caps])
-    n_refs: float = t.n_refs
-    if rate < 1:
-        # SHARDS_adj (Waldspurger et al., FAST'15, section 4.3), as the sampled curve has it: the references the
-        # sample holds beyond rate x the trace's are hits of its hottest blocks, at every capacity
-        n_refs = rate * curve.n_refs
-        hits = {k: np.maximum(v - (t.n_refs - n_refs), 0.0) for k, v in hits.items()}
+    rate = POLICY_SAMPLE_REFS / curve.n_refs if curve.n_refs > traces.MAX_TRACE_REFS else 1.0
+    value = s.assumptions.value
+    trace_format, count = str(value("workload.trace_format")), str(value("workload.hit_count"))
+
+    def replay() -> dict[str, Any]:
+        if rate < 1:
+            t = traces.read_sample(trace_name(s), rate, curve.block_tokens, trace_format)
+            r = Reuse.of(t, count)
+        else:
+            r = s.trace_reuse()
+            t = r.trace
+        hits = policies.hit_counts(t.blocks, t.starts, r.distance, [max(round(c * rate), 2) for c in caps])
+        n_refs: float = t.n_refs
+        if rate < 1:
+            # SHARDS_adj (Waldspurger et al., FAST'15, section 4.3), as the sampled curve has it: the references the
+            # sample holds beyond rate x the trace's are hits of its hottest blocks, at every capacity
+            n_refs = rate * curve.n_refs
+            hits = {k: np.maximum(v - (t.n_refs - n_refs), 0.0) for k, v in hits.items()}
+        return {"hits": hits, "n_refs": n_refs, "block_tokens": t.block_tokens}
+
+    # the replays depend on the trace and the capacities alone, not on the model: one per key in a build
+    key = {"trace": s.trace_key(), "capacities": caps, "sample_rate": rate, "name": trace_name(s)}
+    replayed = replay() if key["trace"] is None else store.memoized("policies", key, replay)
     found = {
         "capacities": caps,
         "decision": decision,
-        "hits": hits,
-        "n_refs": n_refs,
+        "hits": replayed["hits"],
+        "n_refs": replayed["n_refs"],
         "sample_rate": rate,
-        "block_bytes": s.kv_bytes_per_token * t.block_tokens,
+        "block_bytes": s.kv_bytes_per_token * replayed["block_tokens"],
     }
     _POLICY_CACHE[s] = found
     return found

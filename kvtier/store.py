@@ -1,4 +1,4 @@
-"""The analysis store: each result of a trace's analysis computed once per key, kept in memory and on disk.
+"""The store of a trace's analysis: each result computed once per key, kept in memory and on disk.
 
 A trace's analysis (its LRU curve, the second pass's tallies, the policies, the hierarchies, the
 sampled curves, the windows) depends on the trace file and a few keys, not on the rest of an
@@ -12,19 +12,25 @@ modification time and content hash), so a result is reused only where it would b
 identically. A result that cannot be written (a full disk, a read-only directory) is kept in
 memory only; one that cannot be read back is computed again. The files are pickles this package
 wrote into a directory of its own build; nothing else is read from there.
+
+Imports nothing from kvtier: it sits in the bottom layer, beside :mod:`kvtier.errors`, so that the
+scenario and the pages alike keep their trace results here.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
 import pickle
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
+
+import numpy as np
 
 T = TypeVar("T")
 
@@ -72,9 +78,36 @@ def trace_version(path: str | os.PathLike[str], size: int, mtime_ns: int) -> str
     return found
 
 
+def keyable(value: Any) -> Any:
+    """``value`` as plain JSON data for a key, every float exact.
+
+    Dataclasses become their fields by name, numpy arrays their dtype, shape and elements, numpy
+    scalars Python numbers, mappings and sequences their items; a value of any other type is refused,
+    since its text need not tell two values apart (numpy prints arrays rounded).
+
+    Raises
+    ------
+    TypeError
+        For a value of a type it does not know.
+    """
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return ["ndarray", str(value.dtype), list(value.shape), value.ravel().tolist()]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {type(value).__name__: {f.name: keyable(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+    if isinstance(value, Mapping):
+        return [[keyable(k), keyable(v)] for k, v in sorted(value.items(), key=lambda item: repr(item[0]))]
+    if isinstance(value, (list, tuple)):
+        return [keyable(v) for v in value]
+    raise TypeError(f"kvtier.store: cannot key a {type(value).__name__}")
+
+
 def digest(kind: str, key: Any) -> str:
-    """The name of a result: SHA-256 of its kind and key written as sorted JSON (non-JSON values by ``repr``)."""
-    text = json.dumps([FORMAT, kind, key], sort_keys=True, default=repr)
+    """The name of a result: SHA-256 of its kind and key (:func:`keyable`) written as sorted JSON."""
+    text = json.dumps([FORMAT, kind, keyable(key)], sort_keys=True)
     return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:32]}"
 
 
@@ -85,7 +118,7 @@ def memoized(kind: str, key: Any, compute: Callable[[], T]) -> T:
     ----------
     kind : str
         What the result is (``"policies"``), a word that starts its file's name.
-    key : JSON-like
+    key : JSON-like, dataclasses and numpy values included (:func:`keyable`)
         Everything the result depends on; two calls with equal keys must compute equal results.
     compute : callable
         Computes the result; called at most once per key in a process.

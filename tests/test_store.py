@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from kvtier.analysis import store
+from kvtier import store
 
 
 @pytest.fixture(autouse=True)
@@ -93,3 +93,23 @@ def test_a_trace_version_changes_with_its_content(tmp_path):
     assert store.trace_version(path, st.st_size, st.st_mtime_ns) == one
     store.clear()
     assert store.trace_version(path, st.st_size, st.st_mtime_ns) != one
+
+
+def test_a_key_tells_apart_values_that_print_alike():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Costs:
+        mfu: float
+        rates: np.ndarray
+
+    # numpy prints both arrays as [1.23456789e+09]; the key keeps every bit
+    a = Costs(0.25, np.array([1234567891.0]))
+    b = Costs(0.25, np.array([1234567891.0000002]))
+    assert repr(a.rates) == repr(b.rates)
+    assert store.digest("x", {"rc": a}) != store.digest("x", {"rc": b})
+    assert store.digest("x", {"rc": a}) == store.digest("x", {"rc": Costs(0.25, np.array([1234567891.0]))})
+    # a numpy scalar keys as the Python number it holds
+    assert store.digest("x", np.float64(0.5)) == store.digest("x", 0.5)
+    with pytest.raises(TypeError, match="cannot key a object"):
+        store.digest("x", object())
