@@ -930,11 +930,11 @@ class Scenario:
         tokens per block, the format and how hits are counted; None where no file can be read (the reader,
         run, names the problem)."""
         value = self.assumptions.value
-        version = traces.file_version(str(value("workload.trace")))
+        version = traces.version_key(str(value("workload.trace")))
         if version is None:
             return None
         return {
-            "trace": store.trace_version(*version),
+            "trace": version,
             "block_tokens": int(self.v("workload.block_tokens")),
             "format": str(value("workload.trace_format")),
             "count": str(value("workload.hit_count")),

@@ -22,7 +22,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kvtier.inputs.traces.files import file_version, shadows_shipped, split_lines, trace_lines, trace_path
+    from kvtier.inputs.traces.files import (
+        file_version,
+        shadows_shipped,
+        split_lines,
+        trace_lines,
+        trace_path,
+        version_key,
+    )
     from kvtier.inputs.traces.formats import (
         DEFAULT_FORMAT,
         TRACE_BLOCK_TOKENS,
@@ -36,7 +43,9 @@ if TYPE_CHECKING:
     from kvtier.inputs.traces.stream import RequestChunks, check_window, feed_requests, stream_lru, stream_windows
 
 _HOME = {
-    **dict.fromkeys(("file_version", "shadows_shipped", "split_lines", "trace_lines", "trace_path"), "files"),
+    **dict.fromkeys(
+        ("file_version", "shadows_shipped", "split_lines", "trace_lines", "trace_path", "version_key"), "files"
+    ),
     **dict.fromkeys(
         ("DEFAULT_FORMAT", "TRACE_BLOCK_TOKENS", "TRACE_FORMATS", "TraceFormat", "format_named"), "formats"
     ),
@@ -82,4 +91,5 @@ __all__ = [
     "to_jsonl",
     "trace_lines",
     "trace_path",
+    "version_key",
 ]

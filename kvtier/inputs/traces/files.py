@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from importlib import resources
 from pathlib import Path
 
+from kvtier import store
 from kvtier.data import SHIPPED_TRACES, TRACE_DIR
 from kvtier.errors import KvtierError, show
 
@@ -76,6 +77,13 @@ def file_version(name: str | os.PathLike[str]) -> tuple[str, int, int] | None:
     except (KvtierError, OSError, ValueError):
         return None
     return str(path), st.st_size, st.st_mtime_ns
+
+
+def version_key(name: str | os.PathLike[str]) -> str | None:
+    """A trace file's identity for the store of its analysis (:func:`kvtier.store.trace_version`: path, size,
+    modification time and content hash); ``None`` where the name resolves to nothing that can be read."""
+    version = file_version(name)
+    return None if version is None else store.trace_version(*version)
 
 
 def _regular(path: Path, where: str) -> os.stat_result:

@@ -9,6 +9,7 @@ from weakref import WeakKeyDictionary
 import numpy as np
 import pandas as pd
 
+from kvtier import store
 from kvtier.formulas.cache.curve import curve_error
 from kvtier.inputs import traces
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
@@ -63,14 +64,18 @@ def over_time_series(s: Scenario) -> dict[str, Any]:
         assert h.over_time is not None
         return h.over_time
 
-    start, refs, ratio = series(cap)
+    def both() -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+        return series(cap), series(math.inf)[2]
+
+    key = {"trace": s.trace_key(), "capacity_blocks": cap, "window_s": window}
+    (start, refs, ratio), infinite = both() if key["trace"] is None else store.memoized("over-time", key, both)
     found = {
         "window_s": window,
         "capacity_blocks": cap,
         "start_s": start,
         "references": refs,
         "hit_ratio": ratio,
-        "infinite_hit_ratio": series(math.inf)[2],
+        "infinite_hit_ratio": infinite,
         "whole": float(r.hit_ratio(cap)),
         "duration_s": r.duration_s,
         "block_bytes": s.kv_bytes_per_token * r.block_tokens,
@@ -155,9 +160,6 @@ WINDOWS_MIN: tuple[tuple[float, float], ...] = ((5.0, 0.0), (5.0, 5.0), (15.0, 0
 """(window, warm-up) pairs in minutes the windowed replay is measured at (``kvtier workload --parts --window``)."""
 
 
-_WINDOW_CACHE: WeakKeyDictionary[Scenario, list[dict[str, Any]]] = WeakKeyDictionary()
-
-
 def windows_table(s: Scenario) -> pd.DataFrame:
     """Per (window, warm-up) of :data:`WINDOWS_MIN`: the windowed exact curve's gap to the single pass.
 
@@ -167,10 +169,10 @@ def windows_table(s: Scenario) -> pd.DataFrame:
     :func:`kvtier.formulas.cache.curve.curve_error`: the mean and largest gap in points of hit ratio.  A
     reuse that reaches back past a window's warm-up is a miss, so the gap is a loss.
     """
-    found = _WINDOW_CACHE.get(s)
-    if found is None:
+    single = s.trace_curve()
+
+    def rows() -> list[dict[str, Any]]:
         value = s.assumptions.value
-        single = s.trace_curve()
         fmt, count = str(value("workload.trace_format")), str(value("workload.hit_count"))
         found = []
         for window, warmup in WINDOWS_MIN:
@@ -185,8 +187,10 @@ def windows_table(s: Scenario) -> pd.DataFrame:
                     "provenance": "derived",
                 }
             )
-        _WINDOW_CACHE[s] = found
-    return pd.DataFrame(found)
+        return found
+
+    key = {"trace": s.trace_key(), "windows_min": WINDOWS_MIN}
+    return pd.DataFrame(rows() if key["trace"] is None else store.memoized("windows", key, rows))
 
 
 def window_numbers(s: Scenario) -> dict[str, Any]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
 import numpy as np
 import pandas as pd
 
+from kvtier import store
 from kvtier.formulas.cache.curve import LruHistogram
 from kvtier.inputs import traces
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure, plain_log_ticks
@@ -29,9 +29,6 @@ SAMPLE_SHOWN_RATE = 0.01
 """The rate whose sampled curve the page draws beside the exact one (the issue's goal rate)."""
 
 
-_SAMPLING_CACHE: WeakKeyDictionary[Scenario, list[dict[str, Any]]] = WeakKeyDictionary()
-
-
 def _sampling_rows(s: Scenario, rates: tuple[float, ...]) -> list[dict[str, Any]]:
     """:func:`kvtier.inputs.traces.sampling_error` of both traces the page reads, without the timings.
 
@@ -40,6 +37,19 @@ def _sampling_rows(s: Scenario, rates: tuple[float, ...]) -> list[dict[str, Any]
     the rows are the same on every run.
     """
     count = str(s.assumptions.value("workload.hit_count"))
+    key = {
+        "trace": s.trace_key(),
+        "contrast": traces.version_key(contrast_name(s)),
+        "contrast_name": contrast_name(s),
+        "rates": rates,
+    }
+    if key["trace"] is None or key["contrast"] is None:
+        return _rows(s, rates, count)
+    return store.memoized("sampling", key, lambda: _rows(s, rates, count))
+
+
+def _rows(s: Scenario, rates: tuple[float, ...], count: str) -> list[dict[str, Any]]:
+    """The rows of :func:`_sampling_rows`, computed."""
     rows = []
     for name in (trace_name(s), contrast_name(s)):
         if name == trace_name(s):
@@ -72,22 +82,24 @@ def sampling_table(s: Scenario) -> pd.DataFrame:
     No wall-clock time: that is ``benchmarks/bench_scale.py``'s (tables of record are the same
     on every run).
     """
-    found = _SAMPLING_CACHE.get(s)
-    if found is None:
-        found = _SAMPLING_CACHE[s] = _sampling_rows(s, SAMPLE_RATES)
-    return pd.DataFrame(found)
+    return pd.DataFrame(_sampling_rows(s, SAMPLE_RATES))
 
 
 def sampled_curve_of(s: Scenario, rate: float = SAMPLE_SHOWN_RATE) -> LruHistogram:
     """The build's trace sampled at ``rate`` as it streams (:func:`kvtier.inputs.traces.stream_lru`, hashed ids)."""
     value = s.assumptions.value
-    return traces.stream_lru(
-        trace_name(s),
-        int(s.v("workload.block_tokens")),
-        trace_format=str(value("workload.trace_format")),
-        count=str(value("workload.hit_count")),
-        sample_rate=rate,
-    )
+
+    def compute() -> LruHistogram:
+        return traces.stream_lru(
+            trace_name(s),
+            int(s.v("workload.block_tokens")),
+            trace_format=str(value("workload.trace_format")),
+            count=str(value("workload.hit_count")),
+            sample_rate=rate,
+        )
+
+    key = {"trace": s.trace_key(), "sample_rate": rate}
+    return compute() if key["trace"] is None else store.memoized("sampled-curve", key, compute)
 
 
 def sampling_numbers(s: Scenario) -> dict[str, Any]:

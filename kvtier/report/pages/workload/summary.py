@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 from typing import Any
-from weakref import WeakKeyDictionary
 
 import numpy as np
 import pandas as pd
 
+from kvtier import store
 from kvtier.formulas import roofline
 from kvtier.formulas.cache.curve import LruHistogram
 from kvtier.formulas.cache.regen import RegenCosts
@@ -57,9 +57,6 @@ def link_specs(s: Scenario) -> list[LinkSpec]:
     ]
 
 
-_CONTRAST_CACHE: WeakKeyDictionary[Scenario, LruHistogram] = WeakKeyDictionary()
-
-
 def curve(s: Scenario, trace: str) -> LruHistogram:
     """The sized trace's streamed curve (:meth:`Scenario.trace_stream`), or the shipped contrast's, as published.
 
@@ -68,12 +65,13 @@ def curve(s: Scenario, trace: str) -> LruHistogram:
     """
     if trace == trace_name(s):
         return s.trace_curve()
-    found = _CONTRAST_CACHE.get(s)
-    if found is None:
-        count = str(s.assumptions.value("workload.hit_count"))
-        found = traces.stream_lru(trace, traces.TRACE_BLOCK_TOKENS, count=count, rc=s.regen_costs())
-        _CONTRAST_CACHE[s] = found
-    return found
+    count, rc = str(s.assumptions.value("workload.hit_count")), s.regen_costs()
+
+    def compute() -> LruHistogram:
+        return traces.stream_lru(trace, traces.TRACE_BLOCK_TOKENS, count=count, rc=rc)
+
+    key = {"trace": traces.version_key(trace), "count": count, "rc": rc}
+    return compute() if key["trace"] is None else store.memoized("contrast-curve", key, compute)
 
 
 def report(s: Scenario, trace: str) -> dict[str, Any]:
