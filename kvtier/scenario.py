@@ -32,6 +32,7 @@ from kvtier.inputs.assumptions import (
     PARALLEL_KEYS,
     Assumption,
     AssumptionSet,
+    keys_in,
     load_assumptions,
     seed,
     tier_latency_key,
@@ -47,68 +48,20 @@ if TYPE_CHECKING:
 else:  # the trace reader and the replays: imported when a trace is analysed, not when a scenario is resolved
     replay, traces = map(deferred, ("kvtier.formulas.cache.replay", "kvtier.inputs.traces"))
 
-PLACEMENT_KEYS: tuple[str, ...] = (
-    *PARALLEL_KEYS,
-    "parallel.activation_dtype",
-    "parallel.hbm_capacity",
-    "context.long",
-    "collective.ib_bandwidth",
-    "collective.ib_latency",
-    "collective.nvlink_bandwidth",
-    "collective.nvlink_latency",
-)
+PLACEMENT_KEYS: tuple[str, ...] = keys_in("placement")
 """The assumption keys the placement reads: its counts, the collectives' links and the fit check
 (``parallel.hbm_capacity`` against weights and one sequence of ``context.long``).  Every page whose
 fetch or regeneration follows the placement declares them (``POINT_KEYS`` holds them)."""
 
-FORWARD_KEYS: tuple[str, ...] = (
-    "regen.attention",
-    "regen.attention_efficiency",
-    "regen.attention_fixed_per_layer",
-    "regen.knee_sharpness",
-    "regen.launch_floor_per_layer",
-    "regen.mem_bandwidth",
-    "regen.mem_efficiency",
-    "regen.mem_overhead_per_layer",
-)
+FORWARD_KEYS: tuple[str, ...] = keys_in("forward")
 """The assumption keys of the forward-pass model beyond the compute side (:meth:`Scenario.regen_time_s`,
 :func:`kvtier.formulas.roofline.forward_pass_time_s`): every page that times a lone block declares them."""
 
-TRANSFER_KEYS: tuple[str, ...] = (
-    "fetch.contention",
-    "fetch.duplex_efficiency",
-    "fetch.host_memory",
-    "fetch.min_transfer_time",
-    "fetch.pageable_efficiency",
-    "fetch.pageable_overhead",
-)
+TRANSFER_KEYS: tuple[str, ...] = keys_in("transfer")
 """The assumption keys of the transfer model beyond latency and bandwidth (:meth:`Scenario.fetch_s`,
 :func:`kvtier.formulas.transfer.fetch_time_s`)."""
 
-POINT_KEYS: tuple[str, ...] = (
-    "bandwidth.mid",
-    "bandwidth.optimistic",
-    "bandwidth.pessimistic",
-    "block_tokens",
-    "engine",
-    "fetch_latency",
-    "fetch_layout",
-    "flops_per_param_token",
-    "illustrative.bandwidth",
-    "illustrative.mfu",
-    "interior.anchor_every",
-    "kv_dtype",
-    "mfu.conservative",
-    "mfu.optimistic",
-    "mfu.typical",
-    "model",
-    *PLACEMENT_KEYS,
-    "param_count",
-    "peak_flops",
-    *FORWARD_KEYS,
-    *TRANSFER_KEYS,
-    "weight_dtype",
-)
+POINT_KEYS: tuple[str, ...] = keys_in("point", "placement", "forward", "transfer")
 """The assumption keys the illustrative tail block reads: its fetch (either layout) and its regeneration
 in both regimes.  Pages that show the point declare these and add their own (``KEYS``)."""
 

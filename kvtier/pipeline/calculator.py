@@ -38,7 +38,7 @@ from kvtier.inputs.assumptions import (
     tier_latency_key,
 )
 from kvtier.inputs.models import PRESETS, ModelSpec, load_model
-from kvtier.scenario import TRANSFER_KEYS, Scenario
+from kvtier.scenario import FORWARD_KEYS, TRANSFER_KEYS, Scenario
 from kvtier.units import DTYPE_BYTES, parse_quantity
 
 FILE = "kvtier-presets.js"
@@ -47,13 +47,8 @@ FILE = "kvtier-presets.js"
 GLOBAL = "KVTIER_PRESETS"
 """The global the script assigns (``window.KVTIER_PRESETS``)."""
 
-FORWARD_TERMS: tuple[str, ...] = (
-    "regen.mem_overhead_per_layer",
-    "regen.launch_floor_per_layer",
-    "regen.knee_sharpness",
-    "regen.attention",
-    "regen.attention_fixed_per_layer",
-    "regen.attention_efficiency",
+FORWARD_TERMS: tuple[str, ...] = tuple(
+    key for key in FORWARD_KEYS if key not in ("regen.mem_bandwidth", "regen.mem_efficiency")
 )
 """The forward-pass model's terms beyond the plain roofline (:func:`kvtier.formulas.roofline.forward_pass_time_s`),
 read where the schema has them; a set without them is the plain roofline, which the calculator assumes then."""

@@ -134,3 +134,32 @@ def test_every_link_preset_has_a_per_transfer_latency_key_with_its_provenance():
     measured = load_assumptions(ROOT / "kvtier" / "data" / "h200-measured.yaml")
     assert measured.value("tier_latency.host_link") == measured.value("fetch_latency") == 9.049e-6
     assert measured["tier_latency.host_link"].provenance == "derived"
+
+
+def test_a_group_of_keys_is_read_from_the_records_in_schema_order():
+    from kvtier.inputs.assumptions import GROUPS, SCHEMA, keys_in
+    from kvtier.pipeline.calculator import FORWARD_TERMS
+    from kvtier.scenario import FORWARD_KEYS, POINT_KEYS
+
+    # the forward-pass model's 8 keys, as the schema lists them: the memory side first, then the per-layer terms
+    assert keys_in("forward") == FORWARD_KEYS == (
+        "regen.mem_bandwidth",
+        "regen.mem_efficiency",
+        "regen.mem_overhead_per_layer",
+        "regen.launch_floor_per_layer",
+        "regen.knee_sharpness",
+        "regen.attention",
+        "regen.attention_fixed_per_layer",
+        "regen.attention_efficiency",
+    )
+    # the calculator's terms beyond the plain roofline: the same less the memory side (6)
+    assert FORWARD_TERMS == FORWARD_KEYS[2:]
+    # the point: its own 19 keys, the placement's 11 (4 counts, 2 more, context.long, 4 collective links),
+    # the forward pass's 8 and the transfer's 6: 44, none twice
+    assert len(POINT_KEYS) == len(set(POINT_KEYS)) == 19 + 11 + 8 + 6
+    trace = ("workload.trace", "workload.block_tokens", "workload.trace_format", "workload.hit_count")
+    assert keys_in("trace") == trace
+    # every group a record names is declared, and a group no record has is refused by name
+    assert {g for spec in SCHEMA.values() for g in spec.groups} == set(GROUPS)
+    with pytest.raises(ValueError, match="no key group 'forwards'"):
+        keys_in("forwards")

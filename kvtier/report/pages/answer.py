@@ -17,7 +17,7 @@ import pandas as pd
 from kvtier.deployment import Deployment
 from kvtier.inputs import hardware
 from kvtier.inputs import measurements as ms
-from kvtier.inputs.assumptions import LAYOUTS, TIER_LATENCY_KEYS
+from kvtier.inputs.assumptions import LAYOUTS, TIER_LATENCY_KEYS, keys_in
 from kvtier.report import pages, words
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.scenario import POINT_KEYS, PRICE_KEYS, Scenario
@@ -34,10 +34,7 @@ TITLE = "what would change the answer"
 KEYS: tuple[str, ...] = (
     *POINT_KEYS,
     "decision.hit_target",
-    "workload.trace",
-    "workload.block_tokens",
-    "workload.trace_format",
-    "workload.hit_count",
+    *keys_in("trace"),
     *PRICE_KEYS,
     "nvme.write_bandwidth",
     "nvme.endurance_dwpd",

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
+from kvtier.inputs.assumptions import TIER_LATENCY_KEYS, keys_in
 from kvtier.report.pages.cost.figures import interval_figure, mix_figure, tornado_figure
 from kvtier.report.pages.cost.glue import numbers
 from kvtier.report.pages.cost.hierarchy import hierarchy_table
@@ -34,7 +34,7 @@ from kvtier.report.pages.cost.intervals import CXL_TIER, MEDIA, REGIMES, block_t
 from kvtier.report.pages.cost.mix import mix_table, mix_tornado_table, trace_mixes
 from kvtier.report.pages.cost.tiers import LRU_TARGETS, lru_table
 from kvtier.report.pages.cost.tornado import tornado_table
-from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
+from kvtier.scenario import Scenario
 
 NOTEBOOK = "13_cost"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
@@ -44,40 +44,10 @@ TITLE = "what it costs"
 
 
 KEYS: tuple[str, ...] = (
+    *keys_in("price", "trace", "placement", "forward", "transfer"),
+    *TIER_LATENCY_KEYS,
     "block_tokens",
-    "cost.accelerator_hour",
-    "cost.accelerator_hour_high",
-    "cost.accelerator_hour_low",
-    "cost.amortisation",
-    "cost.amortisation_high",
-    "cost.amortisation_low",
-    "cost.cxl_gb",
-    "cost.cxl_gb_high",
-    "cost.cxl_gb_low",
-    "cost.dram_gb",
-    "cost.dram_gb_high",
-    "cost.dram_gb_low",
-    "cost.energy_kwh",
-    "cost.energy_kwh_high",
-    "cost.energy_kwh_low",
-    "cost.hbm_capacity",
-    "cost.hbm_share",
-    "cost.hbm_share_high",
-    "cost.hbm_share_low",
-    "cost.large_block_tokens",
-    "cost.nvme_gb",
-    "cost.nvme_gb_high",
-    "cost.nvme_gb_low",
     "decision.hit_target",
-    "energy.dram_w_per_gb",
-    "energy.dram_w_per_gb_high",
-    "energy.dram_w_per_gb_low",
-    "reference.h200_forward16_energy",
-    "energy.nvme_w_per_gb",
-    "energy.nvme_w_per_gb_high",
-    "energy.nvme_w_per_gb_low",
-    "energy.power_batch",
-    "energy.power_lone",
     "engine",
     "fetch_layout",
     "flops_per_param_token",
@@ -88,20 +58,10 @@ KEYS: tuple[str, ...] = (
     "mfu.optimistic",
     "mfu.typical",
     "model",
-    "nvme.endurance_dwpd",
-    "nvme.endurance_period",
-    "nvme.write_bandwidth",
     "param_count",
     "peak_flops",
-    *FORWARD_KEYS,
-    *TRANSFER_KEYS,
+    "reference.h200_forward16_energy",
     "weight_dtype",
-    "workload.block_tokens",
-    "workload.trace",
-    "workload.trace_format",
-    "workload.hit_count",
-    *TIER_LATENCY_KEYS,
-    *PLACEMENT_KEYS,
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 

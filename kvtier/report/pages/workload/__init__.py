@@ -8,7 +8,7 @@ prose quotes); this module is the page contract.
 
 from __future__ import annotations
 
-from kvtier.inputs.assumptions import TIER_LATENCY_KEYS
+from kvtier.inputs.assumptions import TIER_LATENCY_KEYS, keys_in
 from kvtier.report.pages.workload.curve import (
     links_table,
     lru_curve,
@@ -47,10 +47,7 @@ KEYS: tuple[str, ...] = (
     "peak_flops",
     *FORWARD_KEYS,
     "weight_dtype",
-    "workload.block_tokens",
-    "workload.hit_count",
-    "workload.trace",
-    "workload.trace_format",
+    *keys_in("trace"),
     *TIER_LATENCY_KEYS,
     *PLACEMENT_KEYS,
     *TRANSFER_KEYS,
