@@ -79,6 +79,7 @@ def keys_list() -> str:
         text = spec.describe()
         if spec.kind not in ("choice", "text"):  # describe() names their values already
             text += f"; allowed: {spec.allowed()}"
+        text = re.sub(r"\bnull\b", "`null`", text)  # the YAML value, as it is typed
         lines.append(f"- `{key}`: {text}")
     return "\n".join(lines)
 

@@ -139,6 +139,9 @@ def test_the_keys_list_is_the_schema_and_check_names_it_when_stale(pages_dir, ca
         "- `bandwidth.mid`: link bandwidth of the mid bracket, one direction; bandwidth with a unit, e.g. 64GB/s;"
         " allowed: bandwidth in [1 kB/s, 1 PB/s]\n" in listed
     )
+    # null is the YAML value as it is typed: code, not a word of the prose
+    assert "- `param_count`: parameters that regeneration runs through (`null`: the exact count" in listed
+    assert "allowed: count in [1, 1e15] or `null`\n" in listed
     keys_page.write_text(original.replace("- `kv_dtype`", "- `kv_type`"))
     capsys.readouterr()
     assert script.main([*args, "--check"]) == 1

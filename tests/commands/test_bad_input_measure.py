@@ -25,20 +25,10 @@ import yaml
 
 from kvtier.inputs import probe as measure
 from kvtier.inputs.models import PRESETS
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, TINY, run_cli
 
 pytestmark = pytest.mark.surface("measure")
 
-TINY = {
-    "hidden_size": 64,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "intermediate_size": 128,
-    "vocab_size": 256,
-    "num_hidden_layers": 3,
-    "tie_word_embeddings": False,
-}
-"""A model small enough to measure in a second (tests/inputs/test_probe.py measures it)."""
 HAND_WRITTEN = "# my lab's own numbers, typed by hand\nname: my-lab\nassumptions:\n  bandwidth.mid: 48 GB/s\n"
 """A user's hand-written assumption set: what `measure --out my-lab.yaml` silently overwrote."""
 OURS = measure.marked("name: measured-cpu\nassumptions:\n  bandwidth.mid: 10 GB/s\n")

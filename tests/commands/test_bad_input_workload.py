@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import HAND as HAND_TRACE
 from tests.conftest import ROOT, run_cli
 
 pytestmark = pytest.mark.surface("workload")
@@ -274,11 +275,8 @@ def test_a_bad_option_is_named_as_typed(argv, message):
 # accepted, the same way in both modes: a BOM (item 18), a file named like a shipped trace (item 5)
 # ---------------------------------------------------------------------------
 
-HAND = [
-    {"timestamp": 0, "input_length": 8, "output_length": 5, "hash_ids": [1, 2]},
-    {"timestamp": 1000, "input_length": 10, "output_length": 6, "hash_ids": [1, 2, 3]},
-]
-# 5 references (1 2 | 1 2 3) to 3 distinct blocks at 4 tokens a block: 2 hits
+HAND = HAND_TRACE[:2]
+# the hand trace's first two requests: 5 references (1 2 | 1 2 3) to 3 distinct blocks at 4 tokens a block: 2 hits
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))

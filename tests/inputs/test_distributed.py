@@ -29,14 +29,20 @@ def split(tmp_path, n_files: int = 8, n_requests: int = 1600):
     return whole, parts
 
 
-def test_eight_files_on_a_two_worker_local_cluster_give_the_single_process_curve(tmp_path):
+@pytest.fixture(scope="module")
+def cluster():
+    """One two-worker LocalCluster for the module's tests (it takes seconds to start)."""
+    with distributed.client(workers=2) as c:
+        yield c
+
+
+def test_eight_files_on_a_two_worker_local_cluster_give_the_single_process_curve(tmp_path, cluster):
     whole, parts = split(tmp_path)
     rc = RegenCosts(2.0, 1e9, 2.0, 1e4, 1e14, 0.5, 2e9, 1e12, 0.8)
     single = traces.stream_lru(whole, rc=rc)
-    with distributed.client(workers=2) as c:
-        assert len(c.scheduler_info()["workers"]) == 2
-        read = distributed.read_parts(distributed.files(str(parts)), dask_client=c)
-        windows = distributed.windowed(read, 60.0, 1e9, dask_client=c)  # a warm-up longer than the trace
+    assert len(cluster.scheduler_info()["workers"]) == 2
+    read = distributed.read_parts(distributed.files(str(parts)), dask_client=cluster)
+    windows = distributed.windowed(read, 60.0, 1e9, dask_client=cluster)  # a warm-up longer than the trace
     assert [p["name"] for p in read] == [str(parts / f"part-{k:02d}.jsonl") for k in range(8, 0, -1)]
     h = distributed.replay(read, rc=rc)
     # exact path: the same histograms, count for count, and the same report
@@ -48,13 +54,12 @@ def test_eight_files_on_a_two_worker_local_cluster_give_the_single_process_curve
     assert windows.counts["blocks"].tolist() == single.counts["blocks"].tolist()
 
 
-def test_files_sampled_on_the_workers_give_the_single_process_sampled_curve(tmp_path):
+def test_files_sampled_on_the_workers_give_the_single_process_sampled_curve(tmp_path, cluster):
     whole, parts = split(tmp_path)
     rc = RegenCosts(2.0, 1e9, 2.0, 1e4, 1e14, 0.5, 2e9, 1e12, 0.8)
     rate = 0.25
     single = traces.stream_lru(whole, rc=rc, sample_rate=rate)
-    with distributed.client(workers=2) as c:
-        read = distributed.read_parts(distributed.files(str(parts)), dask_client=c, sample_rate=rate)
+    read = distributed.read_parts(distributed.files(str(parts)), dask_client=cluster, sample_rate=rate)
     # only the sampled references travel: each part's kept ids are exactly those whose hash is below the threshold
     exact = distributed.read_parts(distributed.files(str(parts)))
     for sampled, full in zip(read, exact, strict=True):
