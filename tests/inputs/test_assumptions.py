@@ -29,7 +29,9 @@ def test_every_schema_key_has_a_one_line_description():
 
 def test_a_key_is_one_record():
     # the mid bracket: a bandwidth in the kind's physical range (1 kB/s to 1 PB/s), and what it is
-    assert SCHEMA["bandwidth.mid"] == KeySpec("bandwidth", "link bandwidth of the mid bracket, one direction")
+    assert SCHEMA["bandwidth.mid"] == KeySpec(
+        "bandwidth", "link bandwidth of the mid bracket, one direction", groups=("point",)
+    )
     assert SCHEMA["uncertainty.draws"] == KeySpec(
         "count", "Monte Carlo draws per regime", low="1", high="1e8", integer=True
     )
@@ -38,6 +40,7 @@ def test_a_key_is_one_record():
         "parameters that regeneration runs through (null: the exact count of the model config)",
         low="1",
         optional=True,
+        groups=("point",),
     )
     assert SCHEMA["kv_dtype"].choices == ("bf16", "fp16", "fp32", "fp8")
 
