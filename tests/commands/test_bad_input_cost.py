@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 import warnings
 from pathlib import Path
 
@@ -333,10 +334,11 @@ def test_an_empty_trace_is_refused_in_one_line(tmp_path, text, argv):
 
 @pytest.mark.surface("build")
 @pytest.mark.book
-def test_a_book_of_a_trace_with_no_reuse_at_one_timestamp_builds_and_says_so(tmp_path):
+def test_a_book_of_a_trace_with_no_reuse_at_one_timestamp_builds_and_says_so(seed_build, tmp_path):
     from tests.pipeline.test_build import page_text
 
     trace = write_trace(tmp_path / "worst.jsonl", "no-reuse-one-timestamp")
+    shutil.copytree(seed_build, tmp_path / "out")  # the pages that read no trace are reused
     proc = build(tmp_path / "out", "--set", f"workload.trace={trace}")
     assert proc.returncode == 0, proc.stderr
     workload_page = page_text(tmp_path / "out" / "html" / "notebooks" / "12_workload.html")
