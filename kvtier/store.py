@@ -26,6 +26,7 @@ import json
 import os
 import pickle
 import tempfile
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -40,7 +41,10 @@ DIRECTORY_VARIABLE = "KVTIER_ANALYSIS_DIR"
 FORMAT = 1
 """The version of what the store writes; a change to a stored type's layout raises it."""
 
-_memory: dict[str, Any] = {}
+MAX_IN_MEMORY = 64
+"""Results kept in memory at most, the least recently used dropped first (a trace's two passes hold megabytes)."""
+
+_memory: OrderedDict[str, Any] = OrderedDict()
 _directory: list[Path | None] = []
 _hashes: dict[tuple[str, int, int], str] = {}
 
@@ -125,6 +129,7 @@ def memoized(kind: str, key: Any, compute: Callable[[], T]) -> T:
     """
     name = digest(kind, key)
     if name in _memory:
+        _memory.move_to_end(name)
         return _memory[name]
     where = directory()
     value: Any = None
@@ -140,6 +145,8 @@ def memoized(kind: str, key: Any, compute: Callable[[], T]) -> T:
         if where is not None:
             _write(where, name, value)
     _memory[name] = value
+    while len(_memory) > MAX_IN_MEMORY:
+        _memory.popitem(last=False)
     return value
 
 

@@ -113,3 +113,17 @@ def test_a_key_tells_apart_values_that_print_alike():
     assert store.digest("x", np.float64(0.5)) == store.digest("x", 0.5)
     with pytest.raises(TypeError, match="cannot key a object"):
         store.digest("x", object())
+
+
+def test_memory_keeps_the_most_recently_used_results(monkeypatch):
+    monkeypatch.setattr(store, "MAX_IN_MEMORY", 2)
+    compute, calls = counted("r")
+    store.memoized("x", 1, compute)
+    store.memoized("x", 2, compute)
+    store.memoized("x", 1, compute)  # used again: 2 is now the oldest
+    store.memoized("x", 3, compute)  # 2 is dropped
+    assert len(calls) == 3
+    store.memoized("x", 1, compute)
+    assert len(calls) == 3
+    store.memoized("x", 2, compute)  # computed again
+    assert len(calls) == 4
