@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvtier.formulas import costs, tiering, transfer
-from kvtier.inputs.assumptions import LAYOUTS
+from kvtier.inputs.keys import LAYOUTS
 from kvtier.scenario import Placement, Scenario
 
 FloatArray = NDArray[np.float64]
@@ -52,7 +52,7 @@ class Deployment:
         Every link preset but HBM, in preset order: bandwidth (B/s) and per-transfer latency (s).
     transfers : dict of str to int
         Transfers one accelerator's shard of the block takes in each layout of
-        :data:`~kvtier.inputs.assumptions.LAYOUTS`.
+        :data:`~kvtier.inputs.keys.LAYOUTS`.
     fetch_bytes : float
         Bytes that cross one link to fetch the block: one accelerator's shard times the accelerators
         sharing the link (B); the block's bytes on one accelerator.

@@ -24,17 +24,14 @@ from kvtier.errors import KvtierError
 from kvtier.formulas import capacity, costs, economics, parallel, roofline, tiering, transfer
 from kvtier.formulas.cache.regen import RegenCosts
 from kvtier.inputs import engines, hardware
-from kvtier.inputs.assumptions import (
+from kvtier.inputs.assumptions import Assumption, AssumptionSet, load_assumptions, seed
+from kvtier.inputs.keys import (
     BANDWIDTH_LABELS,
     COST_RANGES,
     LAYOUTS,
     MFU_LABELS,
     PARALLEL_KEYS,
-    Assumption,
-    AssumptionSet,
     keys_in,
-    load_assumptions,
-    seed,
     tier_latency_key,
 )
 from kvtier.inputs.models import ModelSpec, dtype_bytes, load_model
@@ -814,7 +811,7 @@ class Scenario:
         """Every link preset as a tier (:func:`kvtier.inputs.hardware.load_links`, in file order).
 
         Its bandwidth is the preset's; its per-transfer latency is the set's key for the preset's
-        link class (:func:`kvtier.inputs.assumptions.tier_latency_key`: ``tier_latency.host_link``
+        link class (:func:`kvtier.inputs.keys.tier_latency_key`: ``tier_latency.host_link``
         for PCIe and CXL, ``tier_latency.nvme`` ...), so every page and command that fetches from
         a tier pays the same latency, with the set's provenance.  A fetch pays it once per
         transfer (:meth:`transfers`).

@@ -3,12 +3,12 @@
 A page's ``parameters`` cell (``notebooks/NN_page.md``) is generated text: one line per key of
 its page module's ``KEYS`` (:mod:`kvtier.report.pages`), in schema order, holding the seed set's
 value and, as a comment, what the key is and the values it takes (its
-:class:`~kvtier.inputs.assumptions.KeySpec`), which ``papermill --help-notebook`` shows; see
+:class:`~kvtier.inputs.keys.KeySpec`), which ``papermill --help-notebook`` shows; see
 :func:`kvtier.report.notebook.parameters_cell`.  After a change to a page's ``KEYS``, to a key's
 help text or to a seed value, this rewrites the cells; nothing else in a notebook changes.  A
 cell that declares ``set_name`` keeps it.  The list of every key in ``book/using/assumptions.md``
 (between ``<!-- keys: begin -->`` and ``<!-- keys: end -->``) is generated the same way: one line
-per key of :data:`~kvtier.inputs.assumptions.SCHEMA`, what it is and the values it takes.
+per key of :data:`~kvtier.inputs.keys.SCHEMA`, what it is and the values it takes.
 
 Usage::
 
@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 from kvtier.errors import KvtierError
-from kvtier.inputs.assumptions import SCHEMA
+from kvtier.inputs.keys import SCHEMA
 from kvtier.report import pages
 from kvtier.report.notebook import SET_NAME_PARAM, parameters_cell
 

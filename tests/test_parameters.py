@@ -123,7 +123,7 @@ def test_an_empty_directory_is_refused(tmp_path, capsys):
 
 
 def test_the_keys_list_is_the_schema_and_check_names_it_when_stale(pages_dir, capsys):
-    from kvtier.inputs.assumptions import SCHEMA
+    from kvtier.inputs.keys import SCHEMA
 
     script = _script()
     keys_page = pages_dir / "using" / "assumptions.md"

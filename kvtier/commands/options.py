@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kvtier.inputs.assumptions import SCHEMA
+from kvtier.inputs.keys import SCHEMA
 from kvtier.scenario import Scenario
 
 ENGINE_CHOICES: tuple[str, ...] = SCHEMA["engine"].choices

@@ -6,7 +6,8 @@ import argparse
 
 from kvtier.commands.options import add_assumption_options, add_placement_options, placement_json, placement_sets
 from kvtier.commands.output import emit
-from kvtier.inputs.assumptions import LAYOUTS, load_assumptions, parse_set_options
+from kvtier.inputs.assumptions import load_assumptions, parse_set_options
+from kvtier.inputs.keys import LAYOUTS
 from kvtier.scenario import Scenario
 from kvtier.units import format_bytes, format_quantity
 

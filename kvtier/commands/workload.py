@@ -21,7 +21,8 @@ from kvtier.formulas.cache.regen import RegenCosts
 from kvtier.formulas.cache.report import LinkSpec, report
 from kvtier.formulas.cache.trace import HIT_COUNTS
 from kvtier.inputs import distributed, traces
-from kvtier.inputs.assumptions import SCHEMA, load_assumptions, parse_set_options
+from kvtier.inputs.assumptions import load_assumptions, parse_set_options
+from kvtier.inputs.keys import SCHEMA
 from kvtier.report.words import no_duration, nothing_to_cache
 from kvtier.scenario import Scenario
 from kvtier.units import format_bytes, format_time, parse_quantity

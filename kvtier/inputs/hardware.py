@@ -7,7 +7,7 @@ An :class:`Accelerator` holds a dense peak compute rate (FLOP/s) and a device-me
 bandwidth (B/s); a :class:`Link` holds the per-direction bandwidth used in
 calculations (net of encoding where known, else the raw line rate; B/s).  The shipped
 presets carry no per-transfer latency: the report reads it from the assumption keys
-``tier_latency.*``, one per link class (:func:`kvtier.inputs.assumptions.tier_latency_key`,
+``tier_latency.*``, one per link class (:func:`kvtier.inputs.keys.tier_latency_key`,
 through :attr:`kvtier.scenario.Scenario.tier_links`); a user's preset file may still give one,
 and :attr:`Link.latency_s` is 0 where none is given.
 

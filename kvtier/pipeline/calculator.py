@@ -25,7 +25,8 @@ from typing import Any
 from kvtier.data import ENGINE_PRESETS
 from kvtier.formulas import tiering
 from kvtier.inputs import engines, hardware
-from kvtier.inputs.assumptions import (
+from kvtier.inputs.assumptions import AssumptionSet, seed
+from kvtier.inputs.keys import (
     BANDWIDTH_LABELS,
     COLLECTIVE_RANGES,
     MFU_LABELS,
@@ -33,8 +34,6 @@ from kvtier.inputs.assumptions import (
     SCHEMA,
     TIER_LATENCY_KEYS,
     UNCERTAIN_POINTS,
-    AssumptionSet,
-    seed,
     tier_latency_key,
 )
 from kvtier.inputs.models import PRESETS, ModelSpec, load_model

@@ -15,7 +15,8 @@ import textwrap
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from kvtier.inputs.assumptions import SCHEMA, Assumption
+from kvtier.inputs.assumptions import Assumption
+from kvtier.inputs.keys import SCHEMA
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -109,7 +110,7 @@ def add_footer(fig: Figure, records: Iterable[Assumption]) -> None:
 
 
 def _what(rec: Assumption) -> str:
-    """What ``rec`` is, in words: its key's :attr:`~kvtier.inputs.assumptions.KeySpec.help`, else its figure or key."""
+    """What ``rec`` is, in words: its key's :attr:`~kvtier.inputs.keys.KeySpec.help`, else its figure or key."""
     spec = SCHEMA.get(rec.key)
     return spec.help if spec is not None else rec.figure or rec.key
 

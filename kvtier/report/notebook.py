@@ -24,14 +24,8 @@ from typing import Any
 import numpy as np
 
 from kvtier.errors import KvtierError
-from kvtier.inputs.assumptions import (
-    SCHEMA,
-    AssumptionSet,
-    RestrictedAssumptionSet,
-    check_consistency,
-    describe,
-    make_assumption,
-)
+from kvtier.inputs.assumptions import AssumptionSet, RestrictedAssumptionSet, check_consistency, make_assumption
+from kvtier.inputs.keys import SCHEMA, describe
 from kvtier.report import pages, preview
 from kvtier.report.figures import SVG_PRINT, apply_style
 from kvtier.report.headers import header, soft_hyphenated

@@ -21,7 +21,7 @@ import numpy as np
 from kvtier.data import ENGINE_PRESETS
 from kvtier.formulas import tiering, ttft
 from kvtier.formulas.cache.report import TARGETS_PCT
-from kvtier.inputs.assumptions import TIER_LATENCY_KEYS, keys_in
+from kvtier.inputs.keys import TIER_LATENCY_KEYS, keys_in
 from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
 
 SHARES: tuple[float, ...] = (*(p / 100 for p in TARGETS_PCT), 1.0)

@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from kvtier.inputs import hardware
-from kvtier.inputs.assumptions import BANDWIDTH_LABELS
+from kvtier.inputs.keys import BANDWIDTH_LABELS
 from kvtier.scenario import Scenario
 
 

@@ -11,7 +11,7 @@ from kvtier import Scenario, load_assumptions
 from kvtier.data import ENGINE_PRESETS
 from kvtier.errors import KvtierError
 from kvtier.inputs import engines
-from kvtier.inputs.assumptions import SCHEMA
+from kvtier.inputs.keys import SCHEMA
 
 # (tokens per block, transfers, overlap), as engines.yaml reads them from each engine's code or documentation
 EXPECTED = {

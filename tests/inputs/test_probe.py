@@ -23,7 +23,8 @@ from kvtier.commands import measure as measure_command
 from kvtier.errors import KvtierError
 from kvtier.inputs import probe
 from kvtier.inputs import probe as measure
-from kvtier.inputs.assumptions import UNCERTAIN_POINTS, check_consistency, load_assumptions
+from kvtier.inputs.assumptions import check_consistency, load_assumptions
+from kvtier.inputs.keys import UNCERTAIN_POINTS
 from kvtier.report.pages import csv_texts
 from kvtier.scenario import Scenario
 from tests.conftest import ROOT, TINY

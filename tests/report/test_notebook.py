@@ -7,7 +7,8 @@ import re
 import pytest
 
 from kvtier.errors import KvtierError
-from kvtier.inputs.assumptions import describe, seed
+from kvtier.inputs.assumptions import seed
+from kvtier.inputs.keys import describe
 from kvtier.pipeline.build import declared_parameters, page_parameters, read_page
 from kvtier.report import notebook, pages
 from kvtier.scenario import seed_scenario

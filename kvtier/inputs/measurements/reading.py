@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from kvtier.errors import KvtierError, show
-from kvtier.inputs.measurements import schema
 from kvtier.inputs.measurements.records import (
     CITE,
     DATA_DIR,
@@ -30,6 +29,7 @@ from kvtier.inputs.measurements.records import (
     Shape,
     Timing,
 )
+from kvtier.inputs.measurements.schema import check
 from kvtier.inputs.provenance import Record
 from kvtier.inputs.readers import load_json
 from kvtier.units import MIB
@@ -49,7 +49,7 @@ class _Doc:
         if not isinstance(self.data, dict):
             raise KvtierError(f"{label}: expected a JSON object at the top level")
         self.clean()
-        found = schema.check(path.name, self.data)
+        found = check(path.name, self.data)
         if found is not None:
             raise self.fail(*found)
 

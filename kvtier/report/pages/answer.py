@@ -17,7 +17,7 @@ import pandas as pd
 from kvtier.deployment import Deployment
 from kvtier.inputs import hardware
 from kvtier.inputs import measurements as ms
-from kvtier.inputs.assumptions import LAYOUTS, TIER_LATENCY_KEYS, keys_in
+from kvtier.inputs.keys import LAYOUTS, TIER_LATENCY_KEYS, keys_in
 from kvtier.report import pages, words
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.scenario import POINT_KEYS, PRICE_KEYS, Scenario

@@ -6,7 +6,8 @@ from typing import Any
 
 import pandas as pd
 
-from kvtier.inputs.assumptions import PROVENANCE_CLASSES, SCHEMA
+from kvtier.inputs.assumptions import PROVENANCE_CLASSES
+from kvtier.inputs.keys import SCHEMA
 from kvtier.scenario import Scenario
 
 REFERENCE_PREFIX = "reference."

@@ -10,7 +10,7 @@ import pandas as pd
 
 from kvtier.inputs import chapter
 from kvtier.inputs import measurements as ms
-from kvtier.inputs.assumptions import BANDWIDTH_LABELS
+from kvtier.inputs.keys import BANDWIDTH_LABELS
 from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.scenario import PLACEMENT_KEYS, TRANSFER_KEYS, Scenario, seed_scenario

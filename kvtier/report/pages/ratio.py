@@ -11,7 +11,7 @@ import pandas as pd
 from kvtier.formulas import costs
 from kvtier.inputs import chapter
 from kvtier.inputs import measurements as ms
-from kvtier.inputs.assumptions import BANDWIDTH_LABELS, MFU_LABELS
+from kvtier.inputs.keys import BANDWIDTH_LABELS, MFU_LABELS
 from kvtier.report import words
 from kvtier.report.figures import finish, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario, seed_scenario

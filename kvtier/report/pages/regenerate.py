@@ -9,7 +9,7 @@ import pandas as pd
 
 from kvtier.formulas import costs
 from kvtier.inputs import chapter
-from kvtier.inputs.assumptions import MFU_LABELS
+from kvtier.inputs.keys import MFU_LABELS
 from kvtier.report import words
 from kvtier.scenario import PLACEMENT_KEYS, Scenario, seed_scenario
 

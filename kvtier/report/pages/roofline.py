@@ -10,7 +10,7 @@ import pandas as pd
 
 from kvtier.formulas import roofline as rl
 from kvtier.inputs import hardware
-from kvtier.inputs.assumptions import MFU_LABELS
+from kvtier.inputs.keys import MFU_LABELS
 from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.scenario import POINT_KEYS, Scenario
 

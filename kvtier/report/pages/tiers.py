@@ -9,7 +9,7 @@ import pandas as pd
 
 from kvtier.formulas import transfer
 from kvtier.inputs import hardware
-from kvtier.inputs.assumptions import BANDWIDTH_LABELS, LAYOUTS, TIER_LATENCY_KEYS, tier_latency_key
+from kvtier.inputs.keys import BANDWIDTH_LABELS, LAYOUTS, TIER_LATENCY_KEYS, tier_latency_key
 from kvtier.report import words
 from kvtier.report.figures import PALETTE, finish, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario
@@ -31,7 +31,7 @@ KEYS: tuple[str, ...] = (
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
 LAYOUT_SUFFIX: dict[str, str] = {"contiguous": "contiguous", "per-layer": "per_layer"}
-"""The column suffix of each layout (:data:`kvtier.inputs.assumptions.LAYOUTS`): ``fetch_us_per_layer`` ..."""
+"""The column suffix of each layout (:data:`kvtier.inputs.keys.LAYOUTS`): ``fetch_us_per_layer`` ..."""
 LAYOUT_WORDS: dict[str, str] = {"contiguous": "as one contiguous transfer", "per-layer": "per layer chunk"}
 """Each layout as the prose and the figure name it."""
 REGIME_PREFIX: dict[str, str] = {"batch": "", "lone": "lone_"}

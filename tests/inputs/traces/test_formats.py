@@ -15,7 +15,8 @@ from tests.conftest import write_trace
 
 
 def test_the_formats_are_the_keys_choices():
-    from kvtier.inputs.assumptions import SCHEMA, seed
+    from kvtier.inputs.assumptions import seed
+    from kvtier.inputs.keys import SCHEMA
 
     assert SCHEMA["workload.trace_format"].choices == tuple(traces.TRACE_FORMATS)
     assert seed().value("workload.trace_format") == traces.DEFAULT_FORMAT

@@ -7,7 +7,8 @@ import re
 import pytest
 import yaml
 
-from kvtier.inputs.assumptions import SCHEMA, seed
+from kvtier.inputs.assumptions import seed
+from kvtier.inputs.keys import SCHEMA
 from kvtier.pipeline.build import page_parameters
 from kvtier.report import notebook, pages
 from kvtier.scenario import Scenario

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kvtier.inputs.assumptions import TIER_LATENCY_KEYS, keys_in
+from kvtier.inputs.keys import TIER_LATENCY_KEYS, keys_in
 from kvtier.report.pages.cost.figures import interval_figure, mix_figure, tornado_figure
 from kvtier.report.pages.cost.glue import numbers
 from kvtier.report.pages.cost.hierarchy import hierarchy_table

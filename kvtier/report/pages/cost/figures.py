@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kvtier.inputs.assumptions import COST_RANGES
+from kvtier.inputs.keys import COST_RANGES
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.report.pages.cost.glue import numbers
 from kvtier.report.pages.cost.intervals import CXL_TIER, MEDIA, YEAR_S, block_sizes, intervals, long_table

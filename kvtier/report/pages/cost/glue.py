@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from kvtier.inputs import measurements as ms
-from kvtier.inputs.assumptions import SCHEMA
+from kvtier.inputs.keys import SCHEMA
 from kvtier.report import words
 from kvtier.report.pages.cost.hierarchy import hierarchy_numbers
 from kvtier.report.pages.cost.intervals import CXL_TIER, REGIMES, block_sizes, duration, finite_or_nan, intervals, mfu

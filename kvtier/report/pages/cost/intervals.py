@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from kvtier.formulas import tiering
-from kvtier.inputs.assumptions import COST_RANGES, SCHEMA
+from kvtier.inputs.keys import COST_RANGES, SCHEMA
 from kvtier.scenario import Scenario
 from kvtier.units import format_number, format_time
 

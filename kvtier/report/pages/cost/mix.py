@@ -14,7 +14,7 @@ import pandas as pd
 
 from kvtier.formulas import economics, tiering
 from kvtier.formulas.cache.curve import counted_percentiles
-from kvtier.inputs.assumptions import COST_RANGES, SCHEMA
+from kvtier.inputs.keys import COST_RANGES, SCHEMA
 from kvtier.report.pages.cost.intervals import MEDIA, REGIMES, block_sizes, duration, finite_or_nan
 from kvtier.report.pages.cost.tiers import LRU_TARGETS
 from kvtier.report.pages.cost.words import (

@@ -14,7 +14,7 @@ import pandas as pd
 
 from kvtier.formulas.cache.curve import LruHistogram, counted_percentiles
 from kvtier.formulas.tiering import MIX_MEDIA
-from kvtier.inputs.assumptions import SCHEMA
+from kvtier.inputs.keys import SCHEMA
 from kvtier.report.pages.cost.intervals import MEDIA, duration
 from kvtier.report.words import capitalized, listed, nothing_to_cache
 from kvtier.scenario import Scenario

@@ -8,7 +8,7 @@ prose quotes); this module is the page contract.
 
 from __future__ import annotations
 
-from kvtier.inputs.assumptions import TIER_LATENCY_KEYS, keys_in
+from kvtier.inputs.keys import TIER_LATENCY_KEYS, keys_in
 from kvtier.report.pages.workload.curve import (
     links_table,
     lru_curve,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kvtier.errors import KvtierError
-from kvtier.inputs.assumptions import COST_RANGES, load_assumptions, seed
+from kvtier.inputs.assumptions import load_assumptions, seed
+from kvtier.inputs.keys import COST_RANGES
 from kvtier.scenario import Scenario
 
 
