@@ -6,12 +6,16 @@
 - :func:`lru_hits`, the hits of an LRU cache of a given size, simulated block by block;
   :func:`optimum_hits`, the most hits any cache of that size can get (every choice tried);
   :func:`simulate_hierarchy`, a hierarchy of LRU tiers replayed block by block.
+- :func:`min_dict`, :func:`leaf_lru_dict` and :func:`s3fifo_dict`: Belady's MIN, leaf-first LRU and
+  S3-FIFO written plainly with Python's dicts, heaps and ordered dicts, against which the compiled
+  array loops of :mod:`kvtier.formulas.cache.policies` are checked.
 - :data:`HAND_RC`, recompute costs with round numbers, :func:`hand_link` a link with round numbers, and
   :func:`reuse_of`, a hand trace of block ids measured in memory.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections import OrderedDict
 from functools import cache
 
@@ -155,3 +159,90 @@ def simulate_hierarchy(blocks: list[int], capacity: list[int], mode: str) -> tup
                 if i + 1 < k:
                     dem[i + 1] += len(moving)
     return hits, adm, dem
+
+
+def min_dict(blocks: list[int], capacity: int) -> int:
+    """Belady's MIN with a dict of cached blocks' next uses and a heap (stale entries skipped)."""
+    n = len(blocks)
+    nxt, seen = [n] * n, {}
+    for i in range(n - 1, -1, -1):
+        nxt[i] = seen.get(blocks[i], n)
+        seen[blocks[i]] = i
+    cached: dict[int, int] = {}
+    heap: list[tuple[int, int]] = []
+    hits = 0
+    for b, nx in zip(blocks, nxt, strict=True):
+        if b in cached:
+            hits += 1
+        elif len(cached) >= capacity:
+            while -heap[0][0] != cached.get(heap[0][1], -1):
+                heapq.heappop(heap)
+            if nx >= -heap[0][0]:
+                continue
+            del cached[heapq.heappop(heap)[1]]
+        if nx >= n:
+            cached.pop(b, None)
+            continue
+        cached[b] = nx
+        heapq.heappush(heap, (-nx, b))
+    return hits
+
+
+def leaf_lru_dict(blocks: list[int], parent: list[int], capacity: int) -> int:
+    """Leaf-first LRU: scan the cached blocks for the least recently used one with no cached child."""
+    last: dict[int, int] = {}
+    hits = 0
+    for t, b in enumerate(blocks):
+        if b in last:
+            hits += 1
+        elif len(last) >= capacity:
+            with_child = {parent[x] for x in last}
+            leaf = min((u, x) for x, u in last.items() if x not in with_child)[1]
+            del last[leaf]
+        last[b] = t
+    return hits
+
+
+def s3fifo_dict(blocks: list[int], capacity: int, small_share: float = 0.1) -> int:
+    """S3-FIFO with three ordered dicts (small, main, ghost) and a dict of counters."""
+    small_cap = max(1, int(capacity * small_share))
+    main_cap = capacity - small_cap
+    small: OrderedDict[int, None] = OrderedDict()
+    main: OrderedDict[int, None] = OrderedDict()
+    ghost: OrderedDict[int, None] = OrderedDict()
+    freq: dict[int, int] = {}
+    hits = 0
+    for b in blocks:
+        if b in freq:
+            hits += 1
+            freq[b] = min(freq[b] + 1, 3)
+            continue
+        while len(small) + len(main) >= capacity:
+            if len(main) > main_cap or not small:
+                while main:
+                    x, _ = main.popitem(last=False)
+                    if freq[x] > 0:
+                        main[x] = None
+                        freq[x] -= 1
+                    else:
+                        del freq[x]
+                        break
+            else:
+                while small:
+                    x, _ = small.popitem(last=False)
+                    if freq[x] >= 2:
+                        main[x] = None
+                        freq[x] = 0
+                    else:
+                        del freq[x]
+                        ghost[x] = None
+                        if len(ghost) > main_cap:
+                            ghost.popitem(last=False)
+                        break
+        if b in ghost:
+            del ghost[b]
+            main[b] = None
+        else:
+            small[b] = None
+        freq[b] = 0
+    return hits

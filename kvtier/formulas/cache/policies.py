@@ -3,7 +3,9 @@
 LRU's hit ratio at every capacity comes from one pass of stack distances
 (:func:`kvtier.formulas.cache.distances.stack_distances`, :func:`lru_hits`).  The other policies are not
 stack algorithms in that sense, so each is replayed once per capacity (:func:`hit_counts` runs a
-list), in O(n log n) or O(n) per capacity:
+list), in O(n log n) or O(n) per capacity, by loops over arrays compiled with numba
+(:mod:`kvtier.formulas.jit`; ``tests/oracles.py`` holds the same policies written with dicts and heaps, which
+the tests check them against):
 
 - **leaf-first LRU** (:func:`leaf_lru_hits`), as radix-tree prefix caches evict (SGLang's
   RadixAttention, vLLM's prefix caching): a block is evicted only when no block chained after it
@@ -27,11 +29,11 @@ hits), and a cache of ``C`` blocks holds at most ``C``.  Counts are references (
 
 from __future__ import annotations
 
-import heapq
-from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
+
+from kvtier.formulas.jit import jit
 
 POLICIES: tuple[str, ...] = ("lru", "leaf_lru", "s3fifo", "min")
 """The policies compared, by the names the tables use: LRU, leaf-first LRU, S3-FIFO, Belady's MIN."""
@@ -103,41 +105,40 @@ def _check(capacity: int, least: int = 1) -> int:
     return c
 
 
+def _dense(blocks: np.ndarray) -> tuple[np.ndarray, int]:
+    """The ids as int64 and how many slots a per-block array needs (the largest id + 1)."""
+    b = np.ascontiguousarray(blocks, dtype=np.int64)
+    if b.size and int(b.min()) < 0:
+        raise ValueError("block ids must be dense, from 0")
+    return b, int(b.max()) + 1 if b.size else 0
+
+
 def min_hits(blocks: np.ndarray, capacity: int, nxt: np.ndarray | None = None) -> int:
     """Hits of Belady's MIN at ``capacity`` blocks: the most any policy can hit (references).
 
     On a miss with the cache full, the block whose next use is farthest among the cached ones and
     the incoming one is left out (a block never used again is farthest).  A heap keyed on next use,
-    with stale entries skipped: O(n log n).
+    with stale entries skipped: O(n log n), compiled (:func:`_min_loop`).
+
+    Parameters
+    ----------
+    blocks : ndarray of int
+        Dense block ids in reference order.
+    capacity : int
+        Cache size (blocks, >= 1).
+    nxt : ndarray of int, optional
+        :func:`next_reference` of ``blocks``, when the caller has it.
     """
     c = _check(capacity)
-    blocks = np.asarray(blocks, dtype=np.int64)
-    nxt = next_reference(blocks) if nxt is None else nxt
-    n = blocks.size
-    cached_next: dict[int, int] = {}  # block -> its next use while cached
-    heap: list[tuple[int, int]] = []  # (-next use, block); stale where it disagrees with cached_next
-    hits = 0
-    for b, nx in zip(blocks.tolist(), nxt.tolist(), strict=True):
-        if b in cached_next:
-            hits += 1
-        elif len(cached_next) >= c:
-            while -heap[0][0] != cached_next.get(heap[0][1], -1):
-                heapq.heappop(heap)
-            far = -heap[0][0]
-            if nx >= far:  # the incoming block is used last (or never): do not keep it
-                continue
-            _, out = heapq.heappop(heap)
-            del cached_next[out]
-        if nx >= n:  # never used again: nothing to gain by keeping it (its slot is the first to go)
-            cached_next.pop(b, None)
-            continue
-        cached_next[b] = nx
-        heapq.heappush(heap, (-nx, b))
-    return hits
+    b, slots = _dense(blocks)
+    nxt = next_reference(b) if nxt is None else np.ascontiguousarray(nxt, dtype=np.int64)
+    return int(_min_loop(b, nxt, c, slots))
 
 
 def leaf_lru_hits(blocks: np.ndarray, parent: np.ndarray, capacity: int) -> int:
     """Hits of leaf-first LRU at ``capacity`` blocks: evict the least recently used block with no cached child.
+
+    A heap of leaves keyed on last use, stale entries skipped: O(n log n), compiled (:func:`_leaf_lru_loop`).
 
     Parameters
     ----------
@@ -149,33 +150,8 @@ def leaf_lru_hits(blocks: np.ndarray, parent: np.ndarray, capacity: int) -> int:
         Cache size (blocks, >= 1).
     """
     c = _check(capacity)
-    parent_of = np.asarray(parent, dtype=np.int64).tolist()
-    last: dict[int, int] = {}  # cached block -> its last reference
-    children = [0] * len(parent_of)  # cached children per block
-    leaves: list[tuple[int, int]] = []  # (last use, block), stale where it disagrees
-    hits = 0
-    for t, b in enumerate(np.asarray(blocks, dtype=np.int64).tolist()):
-        if b in last:
-            hits += 1
-        else:
-            if len(last) >= c:
-                while True:
-                    used, x = heapq.heappop(leaves)
-                    if last.get(x) == used and children[x] == 0:
-                        break
-                del last[x]
-                p = parent_of[x]
-                if p >= 0:
-                    children[p] -= 1
-                    if children[p] == 0 and p in last:
-                        heapq.heappush(leaves, (last[p], p))
-            p = parent_of[b]
-            if p >= 0:
-                children[p] += 1
-        last[b] = t
-        if children[b] == 0:
-            heapq.heappush(leaves, (t, b))
-    return hits
+    b, _ = _dense(blocks)
+    return int(_leaf_lru_loop(b, np.ascontiguousarray(parent, dtype=np.int64), c))
 
 
 def s3fifo_hits(blocks: np.ndarray, capacity: int) -> int:
@@ -191,55 +167,201 @@ def s3fifo_hits(blocks: np.ndarray, capacity: int) -> int:
       id enters the ghost FIFO (which drops its oldest id beyond the main FIFO's share).
     - Evicting from the main FIFO takes its oldest block: with a counter above 0 it is reinserted
       with the counter less one and the next oldest is tried; else it leaves the cache.
+
+    O(n) amortized, compiled (:func:`_s3fifo_loop`).
     """
     c = _check(capacity, 2)
     small_cap = max(1, int(c * S3FIFO_SMALL_SHARE))
-    main_cap = c - small_cap
-    small: OrderedDict[int, None] = OrderedDict()  # oldest first
-    main: OrderedDict[int, None] = OrderedDict()
-    ghost: OrderedDict[int, None] = OrderedDict()
-    freq: dict[int, int] = {}
+    b, slots = _dense(blocks)
+    return int(_s3fifo_loop(b, c, small_cap, slots))
+
+
+# ---- the replay loops, compiled where numba is (kvtier.formulas.jit) -------------------------------------------
+# Per-block state lives in arrays indexed by the dense id; a heap is two arrays (key, block) with entries that
+# disagree with the state skipped when they reach the top.  Keys are reference indices, unique per entry that can
+# be current, so the order of equal keys never decides an eviction.
+
+
+@jit
+def _min_loop(blocks: np.ndarray, nxt: np.ndarray, capacity: int, slots: int) -> int:
+    n = blocks.size
+    cached = np.full(slots, -1, dtype=np.int64)  # a cached block's next use; -1: not cached
+    key = np.empty(n + 1, dtype=np.int64)  # max-heap on next use
+    val = np.empty(n + 1, dtype=np.int64)
+    size = 0
+    held = 0
     hits = 0
+    for i in range(n):
+        b = blocks[i]
+        nx = nxt[i]
+        if cached[b] >= 0:
+            hits += 1
+        elif held >= capacity:
+            while key[0] != cached[val[0]]:  # stale top: pop it
+                size -= 1
+                k, v, j = key[size], val[size], 0
+                while 2 * j + 1 < size:
+                    m = 2 * j + 1
+                    if m + 1 < size and key[m + 1] > key[m]:
+                        m += 1
+                    if key[m] <= k:
+                        break
+                    key[j], val[j] = key[m], val[m]
+                    j = m
+                key[j], val[j] = k, v
+            if nx >= key[0]:  # the incoming block is used last (or never): do not keep it
+                continue
+            cached[val[0]] = -1
+            held -= 1
+            size -= 1
+            k, v, j = key[size], val[size], 0
+            while 2 * j + 1 < size:
+                m = 2 * j + 1
+                if m + 1 < size and key[m + 1] > key[m]:
+                    m += 1
+                if key[m] <= k:
+                    break
+                key[j], val[j] = key[m], val[m]
+                j = m
+            key[j], val[j] = k, v
+        if nx >= n:  # never used again: nothing to gain by keeping it
+            if cached[b] >= 0:
+                cached[b] = -1
+                held -= 1
+            continue
+        if cached[b] < 0:
+            held += 1
+        cached[b] = nx
+        j = size  # push (nx, b)
+        size += 1
+        while j > 0 and key[(j - 1) // 2] < nx:
+            key[j], val[j] = key[(j - 1) // 2], val[(j - 1) // 2]
+            j = (j - 1) // 2
+        key[j], val[j] = nx, b
+    return hits
 
-    def evict_small() -> None:
-        while small:
-            x, _ = small.popitem(last=False)
-            if freq[x] >= S3FIFO_MOVE_AT:
-                main[x] = None
-                freq[x] = 0
-            else:
-                del freq[x]
-                ghost[x] = None
-                if len(ghost) > main_cap:
-                    ghost.popitem(last=False)
-                return
 
-    def evict_main() -> None:
-        while main:
-            x, _ = main.popitem(last=False)
-            if freq[x] > 0:
-                main[x] = None
-                freq[x] -= 1
-            else:
-                del freq[x]
-                return
+@jit
+def _leaf_lru_loop(blocks: np.ndarray, parent: np.ndarray, capacity: int) -> int:
+    n = blocks.size
+    slots = parent.size
+    last = np.full(slots, -1, dtype=np.int64)  # a cached block's last reference; -1: not cached
+    children = np.zeros(slots, dtype=np.int64)  # cached children per block
+    key = np.empty(2 * n + 1, dtype=np.int64)  # min-heap of leaves on last use
+    val = np.empty(2 * n + 1, dtype=np.int64)
+    size = 0
+    held = 0
+    hits = 0
+    for t in range(n):
+        b = blocks[t]
+        if last[b] >= 0:
+            hits += 1
+        else:
+            if held >= capacity:
+                x = -1
+                while x < 0:
+                    used, cand = key[0], val[0]  # pop the top
+                    size -= 1
+                    k, v, j = key[size], val[size], 0
+                    while 2 * j + 1 < size:
+                        m = 2 * j + 1
+                        if m + 1 < size and key[m + 1] < key[m]:
+                            m += 1
+                        if key[m] >= k:
+                            break
+                        key[j], val[j] = key[m], val[m]
+                        j = m
+                    key[j], val[j] = k, v
+                    if last[cand] == used and children[cand] == 0:
+                        x = cand
+                last[x] = -1
+                held -= 1
+                p = parent[x]
+                if p >= 0:
+                    children[p] -= 1
+                    if children[p] == 0 and last[p] >= 0:
+                        j = size  # push (last[p], p)
+                        size += 1
+                        while j > 0 and key[(j - 1) // 2] > last[p]:
+                            key[j], val[j] = key[(j - 1) // 2], val[(j - 1) // 2]
+                            j = (j - 1) // 2
+                        key[j], val[j] = last[p], p
+            p = parent[b]
+            if p >= 0:
+                children[p] += 1
+            held += 1
+        last[b] = t
+        if children[b] == 0:
+            j = size  # push (t, b)
+            size += 1
+            while j > 0 and key[(j - 1) // 2] > t:
+                key[j], val[j] = key[(j - 1) // 2], val[(j - 1) // 2]
+                j = (j - 1) // 2
+            key[j], val[j] = t, b
+    return hits
 
-    for b in np.asarray(blocks, dtype=np.int64).tolist():
-        if b in freq:
+
+@jit
+def _s3fifo_loop(blocks: np.ndarray, capacity: int, small_cap: int, slots: int) -> int:
+    n = blocks.size
+    main_cap = capacity - small_cap
+    freq = np.full(slots, -1, dtype=np.int64)  # a cached block's counter; -1: not cached
+    ghost_at = np.full(slots, -1, dtype=np.int64)  # where a ghost id's entry is in `ghost`; -1: not a ghost
+    small = np.empty(capacity, dtype=np.int64)  # ring buffers, oldest at the head
+    main = np.empty(capacity, dtype=np.int64)
+    ghost = np.empty(n, dtype=np.int64)  # ids in the order they entered; entries no longer current are skipped
+    s_head = s_len = m_head = m_len = g_head = g_end = g_len = 0
+    hits = 0
+    for i in range(n):
+        b = blocks[i]
+        if freq[b] >= 0:
             hits += 1
             if freq[b] < S3FIFO_FREQ_MAX:
                 freq[b] += 1
             continue
-        while len(small) + len(main) >= c:
-            if len(main) > main_cap or not small:
-                evict_main()
-            else:
-                evict_small()
-        if b in ghost:
-            del ghost[b]
-            main[b] = None
+        while s_len + m_len >= capacity:
+            if m_len > main_cap or s_len == 0:  # evict from the main FIFO
+                while m_len > 0:
+                    x = main[m_head]
+                    m_head = (m_head + 1) % capacity
+                    m_len -= 1
+                    if freq[x] > 0:  # reinsert, one count less
+                        main[(m_head + m_len) % capacity] = x
+                        m_len += 1
+                        freq[x] -= 1
+                    else:
+                        freq[x] = -1
+                        break
+            else:  # evict from the small FIFO
+                while s_len > 0:
+                    x = small[s_head]
+                    s_head = (s_head + 1) % capacity
+                    s_len -= 1
+                    if freq[x] >= S3FIFO_MOVE_AT:  # to the main FIFO
+                        main[(m_head + m_len) % capacity] = x
+                        m_len += 1
+                        freq[x] = 0
+                    else:  # out, its id to the ghost FIFO
+                        freq[x] = -1
+                        ghost[g_end] = x
+                        ghost_at[x] = g_end
+                        g_end += 1
+                        g_len += 1
+                        if g_len > main_cap:  # drop the oldest current id
+                            while ghost_at[ghost[g_head]] != g_head:
+                                g_head += 1
+                            ghost_at[ghost[g_head]] = -1
+                            g_head += 1
+                            g_len -= 1
+                        break
+        if ghost_at[b] >= 0:
+            ghost_at[b] = -1
+            g_len -= 1
+            main[(m_head + m_len) % capacity] = b
+            m_len += 1
         else:
-            small[b] = None
+            small[(s_head + s_len) % capacity] = b
+            s_len += 1
         freq[b] = 0
     return hits
 

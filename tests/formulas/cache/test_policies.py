@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from kvtier.formulas.cache import policies
 from kvtier.formulas.cache.distances import stack_distances
-from tests.oracles import lru_hits, optimum_hits
+from tests.oracles import leaf_lru_dict, lru_hits, min_dict, optimum_hits, s3fifo_dict
 
 A, B, C, D = 0, 1, 2, 3
 
@@ -130,3 +130,52 @@ def test_leaf_first_without_chains_is_lru(blocks, capacity):
     # one block per request: no block has a parent, every cached block is a leaf
     par = policies.parents(np.array(blocks), starts_of([1] * len(blocks)))
     assert policies.leaf_lru_hits(np.array(blocks), par, capacity) == lru_hits(blocks, capacity)
+
+
+chained = st.lists(
+    st.tuples(st.integers(0, 11), st.integers(1, 5)), min_size=1, max_size=40
+)  # (first block, length): a request references first, first + 1, ... as a prefix-chained prompt would
+
+
+@settings(max_examples=150, deadline=None)
+@given(reqs=chained, capacity=st.integers(2, 12))
+def test_compiled_loops_equal_the_plain_simulations(reqs, capacity):
+    # the compiled loops, the same loops run as written (numba missing), and the dict-and-heap oracles agree
+    lists = [list(range(f, f + k)) for f, k in reqs]
+    blocks = [b for r in lists for b in r]
+    arr = np.array(blocks, dtype=np.int64)
+    par = policies.parents(arr, starts_of([len(r) for r in lists]))
+    nxt = policies.next_reference(arr)
+    slots = int(arr.max()) + 1
+    small = max(1, int(capacity * policies.S3FIFO_SMALL_SHARE))
+    expected = {
+        "min": min_dict(blocks, capacity),
+        "leaf_lru": leaf_lru_dict(blocks, par.tolist(), capacity),
+        "s3fifo": s3fifo_dict(blocks, capacity),
+    }
+    compiled = {
+        "min": policies.min_hits(arr, capacity),
+        "leaf_lru": policies.leaf_lru_hits(arr, par, capacity),
+        "s3fifo": policies.s3fifo_hits(arr, capacity),
+    }
+    plain = {
+        "min": policies._min_loop.py_func(arr, nxt, capacity, slots),
+        "leaf_lru": policies._leaf_lru_loop.py_func(arr, par, capacity),
+        "s3fifo": policies._s3fifo_loop.py_func(arr, capacity, small, slots),
+    }
+    assert compiled == plain == expected
+
+
+def test_compiled_loops_on_a_long_skewed_trace():
+    # 4,000 requests, each a prefix chain first, first + 1, ... of 1-7 blocks, the first drawn from 2,000 with a
+    # Zipf-like skew (about 16,000 references), at three capacities: the compiled loops against the plain
+    # simulations (the ring buffers wrap, the ghost FIFO drops ids, leaves change as chains are evicted)
+    rng = np.random.default_rng(7)
+    firsts, lengths = rng.zipf(1.3, 4_000) % 2_000, rng.integers(1, 8, 4_000)
+    blocks = np.concatenate([np.arange(f, f + k) for f, k in zip(firsts, lengths, strict=True)]).astype(np.int64)
+    par = policies.parents(blocks, np.r_[0, np.cumsum(lengths)])
+    assert (par >= 0).sum() > 1_000  # chains: many blocks have a parent
+    for c in (3, 50, 400):
+        assert policies.min_hits(blocks, c) == min_dict(blocks.tolist(), c)
+        assert policies.s3fifo_hits(blocks, c) == s3fifo_dict(blocks.tolist(), c)
+        assert policies.leaf_lru_hits(blocks, par, c) == leaf_lru_dict(blocks.tolist(), par.tolist(), c)
