@@ -28,6 +28,7 @@ from weakref import WeakKeyDictionary
 import numpy as np
 from numpy.typing import NDArray
 
+from kvtier import analysis
 from kvtier.formulas import costs, tiering, transfer
 from kvtier.inputs.keys import LAYOUTS
 from kvtier.scenario import Placement, Scenario
@@ -169,9 +170,9 @@ class Deployment:
     def plan(self, regime: str = "batch", prices: tiering.Prices | None = None) -> list[tiering.LruTier]:
         """The LRU tier per medium sized for ``decision.hit_target`` of the trace's achievable hits.
 
-        :meth:`kvtier.scenario.Scenario.lru_plan`, the cost page's figures, at the set's target.
+        :func:`kvtier.analysis.lru_plan`, the cost page's figures, at the set's target.
         """
-        return self.scenario.lru_plan(self.scenario.v("decision.hit_target"), regime, prices)
+        return analysis.lru_plan(self.scenario, self.scenario.v("decision.hit_target"), regime, prices)
 
     def best_tier(self, regime: str = "batch") -> tuple[tiering.LruTier, bool]:
         """The LRU tier that saves the most and its device can carry, and whether any can.

@@ -4,7 +4,8 @@
 values from an :class:`~kvtier.inputs.assumptions.AssumptionSet`, loads the model, and calls
 the pure functions of :mod:`kvtier.formulas.costs` and :mod:`kvtier.formulas.capacity`, and
 gathers the inputs of the tier-pricing model (:mod:`kvtier.formulas.tiering`: prices, link
-presets, blocks, the workload trace's reuse).  Everything the notebooks, tables and CLI print
+presets, blocks) and what recomputing a reuse costs (:meth:`Scenario.regen_costs`), with which
+:mod:`kvtier.analysis` measures the workload trace.  Everything the notebooks, tables and CLI print
 comes through here.  Numbers only: the words that describe a scenario live in
 :mod:`kvtier.report.words`.
 """
@@ -12,16 +13,14 @@ comes through here.  Numbers only: the words that describe a scenario live in
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
-from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kvtier import store
 from kvtier.errors import KvtierError
-from kvtier.formulas import capacity, costs, economics, parallel, roofline, tiering, transfer
+from kvtier.formulas import capacity, costs, parallel, roofline, tiering, transfer
 from kvtier.formulas.cache.regen import RegenCosts
 from kvtier.inputs import engines, hardware
 from kvtier.inputs.assumptions import Assumption, AssumptionSet, load_assumptions, seed
@@ -35,15 +34,6 @@ from kvtier.inputs.keys import (
     tier_latency_key,
 )
 from kvtier.inputs.models import ModelSpec, dtype_bytes, load_model
-from kvtier.lazy import deferred
-
-if TYPE_CHECKING:
-    from kvtier.formulas.cache import replay
-    from kvtier.formulas.cache.curve import LruHistogram, Reuse
-    from kvtier.formulas.cache.stream import ChunkReuse
-    from kvtier.inputs import traces
-else:  # the trace reader and the replays: imported when a trace is analysed, not when a scenario is resolved
-    replay, traces = map(deferred, ("kvtier.formulas.cache.replay", "kvtier.inputs.traces"))
 
 PLACEMENT_KEYS: tuple[str, ...] = keys_in("placement")
 """The assumption keys the placement reads: its counts, the collectives' links and the fit check
@@ -114,35 +104,6 @@ class Placement:
             f"TP {self.tp} × PP {self.pp} × EP {self.ep} ({self.accelerators} accelerator"
             f"{'s' if self.accelerators > 1 else ''}), {self.gpus_per_link} per link"
         )
-
-
-@dataclass(frozen=True)
-class StreamedTrace:
-    """The workload trace measured in two streamed passes (:meth:`Scenario.trace_stream`).
-
-    Attributes
-    ----------
-    curve : LruHistogram
-        The exact LRU curve, what recomputing its hits costs and the trace's totals (first pass):
-        the workload page's report.
-    prefixes : HitPrefixes
-        The requests by hit prefix at each capacity asked for (second pass).
-    mixes : dict
-        The perfect-knowledge mix by (model, regime, ladder) (second pass).
-    distances : DistanceTally
-        The raw stack distances' histogram, with the set's model's recompute seconds inside a
-        batch at each (second pass): what a hierarchy is replayed from.
-    served : HitPrefixes
-        The requests by prompt and hit prefix up to their first miss, as serving engines match a
-        prompt, at each capacity asked for (second pass; ``prefixes`` itself when hits are so
-        counted): the serving page's time to first token.
-    """
-
-    curve: LruHistogram
-    prefixes: replay.HitPrefixes
-    mixes: dict[tuple[str, str, str], economics.Mix]
-    distances: replay.DistanceTally
-    served: replay.HitPrefixes
 
 
 class Scenario:
@@ -866,86 +827,6 @@ class Scenario:
         """The two blocks the tier model prices: the set's own and one of ``cost.large_block_tokens``."""
         return self.tier_block(), self.tier_block(int(self.v("cost.large_block_tokens")))
 
-    def trace_reuse(self) -> Reuse:
-        """The trace ``workload.trace`` with the reuse of its blocks measured (cached per file version)."""
-        return traces.analyse(
-            str(self.assumptions.value("workload.trace")),
-            int(self.v("workload.block_tokens")),
-            str(self.assumptions.value("workload.trace_format")),
-            str(self.assumptions.value("workload.hit_count")),
-        )
-
-    def trace_key(self) -> dict[str, Any] | None:
-        """What reading ``workload.trace`` depends on: the file (its path, size, time and content hash), the
-        tokens per block, the format and how hits are counted; None where no file can be read (the reader,
-        run, names the problem)."""
-        value = self.assumptions.value
-        version = traces.version_key(str(value("workload.trace")))
-        if version is None:
-            return None
-        return {
-            "trace": version,
-            "block_tokens": int(self.v("workload.block_tokens")),
-            "format": str(value("workload.trace_format")),
-            "count": str(value("workload.hit_count")),
-        }
-
-    def trace_curve(self) -> LruHistogram:
-        """The trace ``workload.trace`` streamed once: its exact LRU curve with what recomputing its hits costs.
-
-        :func:`kvtier.inputs.traces.stream_lru` with :meth:`regen_costs`, in memory bounded by
-        the trace's distinct blocks: the workload page's report, and :meth:`trace_stream`'s first
-        pass.  Computed once per trace version and recompute costs (:func:`kvtier.store.memoized`):
-        every scenario of a process, and every kernel of a build, shares it.
-        """
-        value = self.assumptions.value
-        rc = self.regen_costs()
-
-        def compute() -> LruHistogram:
-            return traces.stream_lru(
-                str(value("workload.trace")),
-                int(self.v("workload.block_tokens")),
-                trace_format=str(value("workload.trace_format")),
-                count=str(value("workload.hit_count")),
-                rc=rc,
-            )
-
-        key = self.trace_key()
-        return compute() if key is None else store.memoized("curve", {**key, "rc": rc}, compute)
-
-    def trace_stream(self, targets: Iterable[float] = (), models: Iterable[str] = ()) -> StreamedTrace:
-        """The trace ``workload.trace`` measured in two streamed passes, for ``targets`` and ``decision.hit_target``,
-        and the mixes of ``models`` (:meth:`_two_passes`).
-
-        Kept per scenario and file version; a call that asks for a target or a model the kept
-        passes did not count passes over the trace again, for everything asked so far.  The passes
-        are computed once per key (:func:`kvtier.store.memoized`): the trace's version, the targets,
-        and each model's recompute costs, block and prices.
-        """
-        value = self.assumptions.value
-        want_t = {float(self.v("decision.hit_target")), *(float(t) for t in targets)}
-        want_m = set(models)
-        version = traces.file_version(str(value("workload.trace")))
-        kept = getattr(self, "_stream", None)
-        if kept is not None and kept[0] == version:
-            if want_t <= kept[1] and want_m <= kept[2]:
-                return kept[3]
-            want_t, want_m = want_t | kept[1], want_m | kept[2]
-        t, m = sorted(want_t), sorted(want_m)
-        key = self.trace_key()
-        if key is None:
-            streamed = self._two_passes(t, m)
-        else:
-            key |= {
-                "rc": self.regen_costs(),
-                "targets": t,
-                "models": [[model, self.regen_costs(model), self.mix_block(model)] for model in m],
-                "prices": [self.tier_prices(), self.tier_links] if m else None,
-            }
-            streamed = store.memoized("two-passes", key, lambda: self._two_passes(t, m))
-        self._stream = (version, want_t, want_m, streamed)
-        return streamed
-
     # ---- the recompute cost of a reuse, and a realistic (LRU) tier --------------------
     def regen_costs(self, model: str | None = None, mfu_label: str | None = None) -> RegenCosts:
         """What recomputing or fetching a prompt prefix costs, for ``model`` (the set's own by default), placed.
@@ -989,98 +870,6 @@ class Scenario:
             min_transfer_s=sc.v("fetch.min_transfer_time"),
             link_efficiency=float(sc.link_efficiency),
             link_overhead_s=float(sc.link_overhead_s),
-        )
-
-    def _two_passes(self, targets: Iterable[float], models: Iterable[str]) -> StreamedTrace:
-        """The trace ``workload.trace`` measured in two streamed passes, in memory bounded by its distinct blocks.
-
-        The first (:meth:`trace_curve`, exact, with the recompute costs) gives the curve, so the
-        capacity for each share of ``targets``, and the trace's distinct blocks and instants; the
-        second replays the trace and tallies what :meth:`lru_traffic`, the cost page's mixes and
-        its hierarchies need (:mod:`kvtier.formulas.cache.replay`) for each of ``models``, in both
-        regimes and on both ladders, its tallies allocated once.  The same figures as the
-        in-memory path, for a trace of any length.
-        """
-        value = self.assumptions.value
-        name, bt = str(value("workload.trace")), int(self.v("workload.block_tokens"))
-        fmt, count = str(value("workload.trace_format")), str(value("workload.hit_count"))
-        curve = self.trace_curve()
-        caps = sorted({curve.capacity_for(t) for t in targets})
-        prefixes = replay.HitPrefixes(caps)
-        served = prefixes if count == "prefix" else replay.HitPrefixes(caps, prefix=True)
-        distances = replay.DistanceTally(self.regen_costs(), "batch", curve.n_unique)
-        tallies: dict[tuple[str, str, str], economics.MixTally] = {}
-        observers: list[Callable[[ChunkReuse], None]] = list(dict.fromkeys([prefixes, served, distances]))
-        for model in dict.fromkeys(models):  # the prices only where a mix is asked for
-            prices, links = self.tier_prices(), self.tier_links
-            block = self.mix_block(model)
-            by_regime: dict[str, list[economics.MixTally]] = {}
-            for regime in tiering.REGIMES:
-                for ladder, names in tiering.LADDERS.items():
-                    tallies[(model, regime, ladder)] = tiering.mix_tally(
-                        prices, links.pick(names), block, curve.instants
-                    )
-                    by_regime.setdefault(regime, []).append(tallies[(model, regime, ladder)])
-            observers.append(replay.MixObserver(self.regen_costs(model), prices.accelerator_usd_per_s, by_regime))
-        traces.stream_lru(name, bt, trace_format=fmt, count=count, observers=observers)
-        mixes = {k: t.mix(curve.duration_s) for k, t in tallies.items()}
-        return StreamedTrace(curve, prefixes, mixes, distances, served)
-
-    def lru_traffic(self, target_share: float, regime: str = "batch") -> tiering.LruTraffic:
-        """What an LRU tier sized for ``target_share`` of the achievable hits sees on the trace (totals).
-
-        Its capacity is :meth:`kvtier.formulas.cache.curve.LruHistogram.capacity_for` (the workload
-        page's), in blocks of ``workload.block_tokens`` tokens; the recomputation it avoids is
-        :func:`kvtier.formulas.cache.regen.saving`'s in ``regime``, the workload page's figure.  From the
-        trace's two streamed passes (:meth:`trace_stream`), bounded whatever the trace's length.
-        """
-        rc, streamed = self.regen_costs(), self.trace_stream([target_share])
-        h = streamed.curve
-        cap = h.capacity_for(target_share)
-        blocks, tokens, requests = streamed.prefixes.at(cap)
-        inputs, per_input = h.input_tokens[0].astype(float), h.input_tokens[1].astype(float)
-        return tiering.LruTraffic(
-            capacity_bytes=float(cap) * self.kv_bytes_per_token * int(self.v("workload.block_tokens")),
-            hit_ratio=float(h.hit_ratio(cap)),
-            hit_blocks=blocks,
-            hit_tokens=tokens,
-            miss_tokens=float(h.total["tokens"] - np.sum(tokens * requests)),
-            recompute_avoided_s=float(np.sum(rc.regen_s(tokens, regime) * requests)),
-            prefill_s=float(np.sum(rc.regen_s(inputs, regime) * per_input)),
-            duration_s=h.duration_s,
-            requests=requests,
-        )
-
-    def lru_plan(
-        self, target_share: float, regime: str = "batch", prices: tiering.Prices | None = None
-    ) -> list[tiering.LruTier]:
-        """An LRU tier for ``target_share`` of the trace's achievable hits in each medium of :data:`tiering.LRU_TIERS`.
-
-        Host DRAM over PCIe, a CXL expander, NVMe: each with its capacity (= peak occupancy),
-        holding, fetch and saving per second against recomputing the hits in ``regime``, its read
-        and write traffic against the device (NVMe writes against ``nvme.write_bandwidth``, DRAM
-        and CXL writes against the link's other direction) and, for NVMe, its wear against
-        ``nvme.endurance_dwpd`` over ``nvme.endurance_period`` (SI units; NaN for a trace of 0 s).
-        ``prices`` replaces the set's (:meth:`tier_prices`), to find the price at which a tier stops paying.
-        """
-        links = self.tier_links.pick(tiering.LRU_TIERS)
-        write_bw = np.where(
-            np.array(links.media) == "nvme", self.v("nvme.write_bandwidth"), links.bandwidth_bytes_per_s
-        )
-        return tiering.lru_tiers(
-            self.tier_prices() if prices is None else prices,
-            links,
-            write_bw,
-            self.lru_traffic(target_share, regime),
-            regime,
-            self.kv_bytes_per_token,
-            self.fetch_transfers,
-            self.v("nvme.endurance_dwpd"),
-            self.v("nvme.endurance_period"),
-            self.v("fetch.min_transfer_time"),
-            self.link_efficiency,
-            self.kv_bytes_per_token * self.fetch_bytes / self.block_bytes,
-            overhead_s=self.link_overhead_s,
         )
 
     # ---- capacity --------------------------------------------------------

@@ -10,7 +10,7 @@ prints the same in SI base units (seconds, USD, J).  A trace with no reuse has n
 cache (0 GiB, 0 USD/h, no shares to give); one that lasts 0 s has no GiB held or cost per
 hour but its costs over the whole trace and its saving; the text says so in words, and
 ``--json`` gives ``null`` with ``notes`` saying why.  The trace is read in two streamed passes
-(:meth:`kvtier.scenario.Scenario.trace_stream`), in memory bounded by its distinct blocks and
+(:func:`kvtier.analysis.stream`), in memory bounded by its distinct blocks and
 distinct instants, whatever its length.  Bad input (a price without its
 currency, a negative or zero price, an unknown key) raises
 :class:`~kvtier.errors.KvtierError`, which the command line prints on one line.
@@ -24,6 +24,7 @@ import math
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from kvtier import analysis
 from kvtier.commands.options import add_assumption_options
 from kvtier.formulas import tiering
 from kvtier.inputs.assumptions import check_consistency, load_assumptions, parse_set_options
@@ -90,7 +91,9 @@ def report(s: Scenario) -> dict[str, Any]:
     lru = {
         f"{target}%": [
             {**vars(b), "saved_lone_usd_per_s": lone.saved_usd_per_s}
-            for b, lone in zip(s.lru_plan(target / 100, "batch"), s.lru_plan(target / 100, "lone"), strict=True)
+            for b, lone in zip(
+                analysis.lru_plan(s, target / 100, "batch"), analysis.lru_plan(s, target / 100, "lone"), strict=True
+            )
         ]
         for target in cost.LRU_TARGETS
     }
@@ -99,7 +102,7 @@ def report(s: Scenario) -> dict[str, Any]:
         "lru": _finite(lru),
         "mix_model": own,
         "mix": mix,
-        "notes": _notes(s.trace_curve()),
+        "notes": _notes(analysis.curve(s)),
         "assumption_set": s.assumptions.name,
         "regimes": cost.REGIMES,
         "blocks": blocks,

@@ -4,7 +4,7 @@ The data a page shows as the TTFT distribution serving teams cite when they deci
 offloading: for the workload trace (``workload.trace``) and the build's deployment, one row
 per regime and tier: no tier (every prompt prefilled whole), then each medium of
 :data:`kvtier.formulas.tiering.LRU_TIERS` (host DRAM over PCIe, a CXL expander, NVMe) sized
-for each share of the trace's achievable hits (:data:`SHARES`, with ``decision.hit_target``,
+for each share of the trace's achievable hits (:data:`kvtier.analysis.SHARES`, with ``decision.hit_target``,
 the size :meth:`kvtier.deployment.Deployment.plan` buys).  The arithmetic is
 :mod:`kvtier.formulas.ttft`; the block, its transfers and whether the fetch overlaps the
 prefill layer by layer follow the set's ``engine`` (:attr:`kvtier.scenario.Scenario.fetch_transfers`,
@@ -18,14 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from kvtier import analysis
 from kvtier.data import ENGINE_PRESETS
 from kvtier.formulas import tiering, ttft
-from kvtier.formulas.cache.report import TARGETS_PCT
 from kvtier.inputs.keys import TIER_LATENCY_KEYS, keys_in
 from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
-
-SHARES: tuple[float, ...] = (*(p / 100 for p in TARGETS_PCT), 1.0)
-"""Shares of the trace's achievable hits the tiers are sized for (with ``decision.hit_target``)."""
 
 KEYS: tuple[str, ...] = (
     "model",
@@ -68,12 +65,12 @@ def fetch_of(s: Scenario, bandwidth_bytes_per_s: float, latency_s: float) -> ttf
 
 
 def shares(s: Scenario) -> tuple[float, ...]:
-    """:data:`SHARES` with the set's ``decision.hit_target``, ascending, without repeats."""
-    return tuple(sorted({*SHARES, s.v("decision.hit_target")}))
+    """:data:`kvtier.analysis.SHARES` with the set's ``decision.hit_target``, ascending, without repeats."""
+    return tuple(analysis.plan(s)[0])
 
 
 def _row(regime: str, tier: str, share: float, capacity_blocks: float, s: Scenario, t: ttft.Ttft) -> dict[str, Any]:
-    curve = s.trace_curve()
+    curve = analysis.curve(s)
     duration = curve.duration_s
     prompts, per_prompt = curve.input_tokens
     prompt_tokens = float(np.sum(prompts * per_prompt))
@@ -106,9 +103,9 @@ def ttft_rows(s: Scenario, regimes: tuple[str, ...] = ttft.REGIMES) -> list[dict
     (s), ``gpu_saved_s`` (prefill accelerator-seconds the tier saves over the trace) and
     ``gpu_saved_s_per_s`` (per second of trace: accelerators' worth; NaN for a trace of 0 s).
     From the requests counted by prompt and hit prefix as the trace streams past
-    (:meth:`kvtier.scenario.Scenario.trace_stream`), bounded whatever its length.
+    (:func:`kvtier.analysis.stream`), bounded whatever its length.
     """
-    streamed, rc = s.trace_stream(shares(s)), s.regen_costs()
+    streamed, rc = analysis.stream(s, shares(s)), s.regen_costs()
     prompts, per_prompt = (x.astype(float) for x in streamed.curve.input_tokens)
     links = s.tier_links.pick(tiering.LRU_TIERS)
     caps = {share: float(streamed.curve.capacity_for(share)) for share in shares(s)}

@@ -13,6 +13,7 @@ import json
 
 import pytest
 
+from kvtier import analysis
 from kvtier.commands import main
 from kvtier.errors import KvtierError
 from kvtier.formulas import tiering
@@ -123,7 +124,7 @@ def test_the_decisive_input_is_the_tornado_s_first(printed):
 def test_every_mix_is_the_model_s_mix_of_the_trace(printed):
     # the command streams the trace twice; here the same mixes from the trace held in memory, every reuse at once
     s = Scenario()
-    reuse, block = s.trace_reuse(), s.mix_block()
+    reuse, block = analysis.reuse(s), s.mix_block()
     t = reuse.trace
     at = (t.timestamps_s[t.request_of_ref] - t.timestamps_s[0])[reuse.prev >= 0]
     assert printed["mix_model"] == "llama-3-70b" and printed["trace"] == "conversation" and printed["notes"] == {}
@@ -163,7 +164,7 @@ def test_every_mix_is_the_model_s_mix_of_the_trace(printed):
 def test_the_lru_tiers_are_the_scenario_s_plan(printed):
     s = Scenario()
     for target in ("90%", "95%"):
-        plan = s.lru_plan(int(target[:-1]) / 100)
+        plan = analysis.lru_plan(s, int(target[:-1]) / 100)
         got = printed["lru"][target]
         assert [t["tier"] for t in got] == ["pcie5-x16", "cxl2-x8", "nvme-gen4-x4"]
         for row, tier in zip(got, plan, strict=True):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kvtier import Scenario, load_assumptions
+from kvtier import Scenario, analysis, load_assumptions
 from kvtier.formulas.cache.curve import percentiles
 from kvtier.inputs.assumptions import RestrictedAssumptionSet
 from kvtier.report import serving
@@ -73,7 +73,7 @@ def test_the_engine_sets_the_fetch(hand: Scenario) -> None:
 def test_the_seed_trace_agrees_with_the_workload_pages_recompute_cost() -> None:
     s = Scenario()
     rows = serving.ttft_rows(s)
-    r = s.trace_reuse()
+    r = analysis.reuse(s)
     prompts = r.trace.input_tokens.astype(float)
     for regime in ("lone", "batch"):
         none = _row(rows, regime, "none", 0.0)
@@ -118,7 +118,7 @@ def test_the_streamed_rows_are_the_per_request_figures() -> None:
 
     s = Scenario()
     rows = serving.ttft_rows(s, ("batch",))
-    r, rc = s.trace_reuse(), s.regen_costs()
+    r, rc = analysis.reuse(s), s.regen_costs()
     links = s.tier_links.pick(("pcie5-x16",))
     fetch = serving.fetch_of(s, float(links.bandwidth_bytes_per_s[0]), float(links.latency_s[0]))
     for share in serving.shares(s):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from kvtier import analysis
 from kvtier.deployment import Deployment
 from kvtier.inputs import hardware
 from kvtier.inputs import measurements as ms
@@ -371,7 +372,7 @@ def target_sentence(s: Scenario) -> str:
     target = s.v("decision.hit_target")
     parts = []
     for i, share in enumerate(sorted({0.5, target, 0.99})):
-        t = {x.tier: x for x in s.lru_plan(share, "batch")}[best.tier]
+        t = {x.tier: x for x in analysis.lru_plan(s, share, "batch")}[best.tier]
         size, saved = _tib(t.capacity_bytes), _usd_h(t.saved_usd_per_s)
         first = i == 0
         parts.append(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvtier import analysis
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.assumptions import load_assumptions
 from kvtier.report.pages import answer
@@ -97,7 +98,7 @@ def test_the_count_words():
 def test_the_plan_is_the_cost_pages_lru_tier_and_its_price_flips_by_hand():
     s = Scenario()
     flips = answer.price_flips(s).set_index(["tier", "input"])
-    host = {t.tier: t for t in s.lru_plan(0.9)}["pcie5-x16"]
+    host = {t.tier: t for t in analysis.lru_plan(s, 0.9)}["pcie5-x16"]
     hold_h, fetch_h = host.hold_usd_per_s * 3600, host.fetch_usd_per_s * 3600
     avoided_h = host.recompute_avoided_usd_per_s * 3600
     # holding = purchase written off + energy: 0.15 W/GB x capacity x 0.09 USD/kWh
@@ -122,7 +123,7 @@ def test_the_plan_is_the_cost_pages_lru_tier_and_its_price_flips_by_hand():
 
 def test_the_hit_target_is_an_input():
     s = Scenario(load_assumptions(sets={"decision.hit_target": "50%"}))
-    half = {t.tier: t for t in s.lru_plan(0.5)}["pcie5-x16"]
+    half = {t.tier: t for t in analysis.lru_plan(s, 0.5)}["pcie5-x16"]
     assert "serves 50 % of the achievable hits" in answer.plan_sentence(s)
     sentence = answer.target_sentence(s)
     # the target's sizes are the plan's: 50 % first, then 99 %

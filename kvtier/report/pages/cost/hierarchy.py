@@ -13,6 +13,7 @@ from weakref import WeakKeyDictionary
 import numpy as np
 import pandas as pd
 
+from kvtier import analysis
 from kvtier.formulas import tiering
 from kvtier.formulas.cache import hierarchy
 from kvtier.report.pages.cost.intervals import CXL_TIER
@@ -45,9 +46,9 @@ def hierarchy_sizes(s: Scenario) -> dict[str, Any]:
     - NVMe: inclusive, the capacity that catches every achievable hit; exclusive, what the tiers
       above leave of it (so that both hierarchies hold it in all).
     """
-    r = s.trace_curve()
+    r = analysis.curve(s)
     target = s.v("decision.hit_target")
-    n = s.lru_plan(target)[0].prefill_accelerators
+    n = analysis.lru_plan(s, target)[0].prefill_accelerators
     block_bytes = s.kv_bytes_per_token * s.v("workload.block_tokens")
     left = hierarchy.hbm_left_bytes(s.v("cost.hbm_capacity"), s.weight_bytes)
     hbm = int(n * left // block_bytes) if math.isfinite(n) and block_bytes > 0 else 0
@@ -74,7 +75,7 @@ def hierarchy_replays(s: Scenario) -> dict[str, Any]:
     if found is not None:
         return found
     sizes = hierarchy_sizes(s)
-    streamed, prices = s.trace_stream(), s.tier_prices()
+    streamed, prices = analysis.stream(s), s.tier_prices()
     dist, duration_s = streamed.distances, streamed.curve.duration_s
     hold = tiering.hold_usd_per_byte_s(prices)
     out: dict[Any, Any] = {"sizes": sizes}

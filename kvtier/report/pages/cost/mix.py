@@ -12,6 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from kvtier import analysis
+from kvtier.analysis import mix_models
 from kvtier.formulas import economics, tiering
 from kvtier.formulas.cache.curve import counted_percentiles
 from kvtier.inputs.keys import COST_RANGES, SCHEMA
@@ -32,22 +34,12 @@ from kvtier.report.pages.cost.words import (
 from kvtier.report.words import no_duration, nothing_to_cache
 from kvtier.scenario import Scenario
 
-MIX_MODELS = ("llama-3-70b", "llama-3-8b", "deepseek-v3")
-"""The models the mix is set out for, besides the set's own."""
-
-
 LADDERS = tiering.LADDERS
 """The tiers a block may be served from, fastest first: with room in host DRAM, and with none left."""
 
 
 MIX_MEDIA = tiering.MIX_MEDIA
 """The ways a mix serves a reuse, by medium, recomputation last."""
-
-
-def mix_models(s: Scenario) -> tuple[str, ...]:
-    """The set's model first, then the others of :data:`MIX_MODELS`."""
-    own = str(s.assumptions.value("model"))
-    return (own, *(m for m in MIX_MODELS if m != own))
 
 
 def model_label(model: str) -> str:
@@ -63,11 +55,11 @@ def trace_mixes(
 ) -> dict[tuple[str, str, str], tuple[economics.Mix, tiering.Block]]:
     """Every least-cost mix the page sets out, by (model, regime, ladder), with the block it priced.
 
-    The mixes of :meth:`kvtier.scenario.Scenario.trace_stream` (each reuse's interval and
+    The mixes of :func:`kvtier.analysis.stream` (each reuse's interval and
     recompute cost tallied as the trace streams past) for ``models`` (:func:`mix_models` by default).
     """
     models = mix_models(s) if models is None else models
-    streamed = s.trace_stream([t / 100 for t in LRU_TARGETS], models)
+    streamed = analysis.stream(s, [t / 100 for t in LRU_TARGETS], models)
     return {
         (model, regime, ladder): (streamed.mixes[(model, regime, ladder)], s.mix_block(model))
         for model in models
@@ -121,7 +113,7 @@ def mix_tornado_table(s: Scenario) -> pd.DataFrame:
     (:func:`kvtier.formulas.tiering.mix_tornado`).  A trace with no reuse costs nothing at any
     price, one of 0 s has no cost per hour: their swings are NaN.
     """
-    curve = s.trace_curve()
+    curve = analysis.curve(s)
     regime, ladder = "batch", "with host DRAM"
     rows = tiering.mix_tornado(
         s.tier_prices(),
@@ -164,7 +156,7 @@ def mix_numbers(s: Scenario) -> dict[str, Any]:
     its GiB held and costs per hour are undefined, while its shares, its totals over the
     trace (``mix_usd``, ``mix_recompute_usd``, USD) and its saving stand.
     """
-    t = s.trace_curve()
+    t = analysis.curve(s)
     values, counts = t.intervals  # the distinct reuse intervals, ascending, with their counts
     reuses = int(counts.sum())
     mixes = trace_mixes(s)
@@ -189,9 +181,7 @@ def mix_numbers(s: Scenario) -> dict[str, Any]:
         "trace_requests": int(t.n_requests),
         "trace_rate_per_s": t.n_requests / t.duration_s if t.duration_s > 0 else math.nan,
         "trace_reuses": reuses,
-        "trace_median_reuse": duration(counted_percentiles(values, counts, (50,))["p50"])
-        if reuses
-        else "none",
+        "trace_median_reuse": duration(counted_percentiles(values, counts, (50,))["p50"]) if reuses else "none",
         "trace_sentence": trace_sentence(str(s.assumptions.value("workload.trace")), t),
         "large_tokens": block_sizes(s)[1],
         "mix_model": own,

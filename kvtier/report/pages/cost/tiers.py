@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from kvtier import analysis
 from kvtier.formulas import tiering
 from kvtier.report.pages.cost.intervals import MEDIA, REGIMES
 from kvtier.report.pages.cost.words import lru_nvme_paragraph, lru_paragraph
@@ -18,8 +19,10 @@ LRU_TARGETS: tuple[int, ...] = (90, 95)
 
 
 def lru_plans(s: Scenario) -> dict[tuple[int, str], list[tiering.LruTier]]:
-    """:meth:`kvtier.scenario.Scenario.lru_plan` for each target of :data:`LRU_TARGETS` and each regime."""
-    return {(target, regime): s.lru_plan(target / 100, regime) for target in LRU_TARGETS for regime in REGIMES}
+    """:func:`kvtier.analysis.lru_plan` for each target of :data:`LRU_TARGETS` and each regime."""
+    return {
+        (target, regime): analysis.lru_plan(s, target / 100, regime) for target in LRU_TARGETS for regime in REGIMES
+    }
 
 
 def lru_table(s: Scenario) -> pd.DataFrame:

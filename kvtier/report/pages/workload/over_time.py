@@ -9,7 +9,7 @@ from weakref import WeakKeyDictionary
 import numpy as np
 import pandas as pd
 
-from kvtier import store
+from kvtier import analysis, store
 from kvtier.formulas.cache.curve import curve_error
 from kvtier.inputs import traces
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
@@ -48,7 +48,7 @@ def over_time_series(s: Scenario) -> dict[str, Any]:
     found = _OVER_TIME_CACHE.get(s)
     if found is not None:
         return found
-    r = s.trace_curve()
+    r = analysis.curve(s)
     window = over_time_window_s(r.duration_s)
     cap = decision_blocks(s)
     value = s.assumptions.value
@@ -67,7 +67,7 @@ def over_time_series(s: Scenario) -> dict[str, Any]:
     def both() -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
         return series(cap), series(math.inf)[2]
 
-    key = {"trace": s.trace_key(), "capacity_blocks": cap, "window_s": window}
+    key = {"trace": analysis.trace_key(s), "capacity_blocks": cap, "window_s": window}
     (start, refs, ratio), infinite = both() if key["trace"] is None else store.memoized("over-time", key, both)
     found = {
         "window_s": window,
@@ -165,11 +165,11 @@ def windows_table(s: Scenario) -> pd.DataFrame:
 
     :func:`kvtier.inputs.traces.stream_windows` on the build's trace (each window replayed on its
     own after its warm-up, the histograms added: :func:`kvtier.inputs.distributed.windowed`'s curve,
-    streamed) against the single pass (:meth:`kvtier.scenario.Scenario.trace_curve`), by
+    streamed) against the single pass (:func:`kvtier.analysis.curve`), by
     :func:`kvtier.formulas.cache.curve.curve_error`: the mean and largest gap in points of hit ratio.  A
     reuse that reaches back past a window's warm-up is a miss, so the gap is a loss.
     """
-    single = s.trace_curve()
+    single = analysis.curve(s)
 
     def rows() -> list[dict[str, Any]]:
         value = s.assumptions.value
@@ -189,7 +189,7 @@ def windows_table(s: Scenario) -> pd.DataFrame:
             )
         return found
 
-    key = {"trace": s.trace_key(), "windows_min": WINDOWS_MIN}
+    key = {"trace": analysis.trace_key(s), "windows_min": WINDOWS_MIN}
     return pd.DataFrame(rows() if key["trace"] is None else store.memoized("windows", key, rows))
 
 

@@ -9,7 +9,7 @@ from weakref import WeakKeyDictionary
 import numpy as np
 import pandas as pd
 
-from kvtier import store
+from kvtier import analysis, store
 from kvtier.formulas.cache import policies
 from kvtier.formulas.cache.curve import Reuse
 from kvtier.inputs import traces
@@ -45,7 +45,7 @@ def decision_blocks(s: Scenario) -> int:
     :meth:`kvtier.formulas.cache.curve.Reuse.capacity_for` on the build's trace, the landing page's tier
     (0 for a trace with nothing to cache).
     """
-    return int(s.trace_curve().capacity_for(s.v("decision.hit_target")))
+    return int(analysis.curve(s).capacity_for(s.v("decision.hit_target")))
 
 
 POLICY_SAMPLE_REFS = 1 << 24
@@ -72,7 +72,7 @@ def policy_replays(s: Scenario) -> dict[str, Any]:
     found = _POLICY_CACHE.get(s)
     if found is not None:
         return found
-    curve = s.trace_curve()
+    curve = analysis.curve(s)
     decision = max(decision_blocks(s), 2)
     caps = sorted({max(int(decision * f), 2) for f in POLICY_FRACTIONS})
     rate = POLICY_SAMPLE_REFS / curve.n_refs if curve.n_refs > traces.MAX_TRACE_REFS else 1.0
@@ -84,7 +84,7 @@ def policy_replays(s: Scenario) -> dict[str, Any]:
             t = traces.read_sample(trace_name(s), rate, curve.block_tokens, trace_format)
             r = Reuse.of(t, count)
         else:
-            r = s.trace_reuse()
+            r = analysis.reuse(s)
             t = r.trace
         hits = policies.hit_counts(t.blocks, t.starts, r.distance, [max(round(c * rate), 2) for c in caps])
         n_refs: float = t.n_refs
@@ -96,7 +96,7 @@ def policy_replays(s: Scenario) -> dict[str, Any]:
         return {"hits": hits, "n_refs": n_refs, "block_tokens": t.block_tokens}
 
     # the replays depend on the trace and the capacities alone, not on the model: one per key in a build
-    key = {"trace": s.trace_key(), "capacities": caps, "sample_rate": rate, "name": trace_name(s)}
+    key = {"trace": analysis.trace_key(s), "capacities": caps, "sample_rate": rate, "name": trace_name(s)}
     replayed = replay() if key["trace"] is None else store.memoized("policies", key, replay)
     found = {
         "capacities": caps,
@@ -159,7 +159,7 @@ _POLICY_STYLE = {"leaf_lru": ("s", PALETTE[3]), "s3fifo": ("^", PALETTE[4]), "mi
 def policies_figure(s: Scenario) -> tuple[Figure, str]:
     """LRU's exact curve against capacity, with leaf-first LRU, S3-FIFO and MIN at the capacities replayed."""
     p = policy_replays(s)
-    r = s.trace_curve()
+    r = analysis.curve(s)
     gib = p["block_bytes"] / 2**30
     fig, ax = new_figure(4.8, 3.6)
     caps, ratio = r.curve("blocks")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from kvtier import store
+from kvtier import analysis, store
 from kvtier.formulas.cache.curve import LruHistogram
 from kvtier.inputs import traces
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure, plain_log_ticks
@@ -38,7 +38,7 @@ def _sampling_rows(s: Scenario, rates: tuple[float, ...]) -> list[dict[str, Any]
     """
     count = str(s.assumptions.value("workload.hit_count"))
     key = {
-        "trace": s.trace_key(),
+        "trace": analysis.trace_key(s),
         "contrast": traces.version_key(contrast_name(s)),
         "contrast_name": contrast_name(s),
         "rates": rates,
@@ -98,7 +98,7 @@ def sampled_curve_of(s: Scenario, rate: float = SAMPLE_SHOWN_RATE) -> LruHistogr
             sample_rate=rate,
         )
 
-    key = {"trace": s.trace_key(), "sample_rate": rate}
+    key = {"trace": analysis.trace_key(s), "sample_rate": rate}
     return compute() if key["trace"] is None else store.memoized("sampled-curve", key, compute)
 
 
@@ -126,7 +126,7 @@ def sampled_figure(s: Scenario) -> tuple[Figure, str]:
     from matplotlib.ticker import LogLocator
 
     name = trace_name(s)
-    r = s.trace_curve()
+    r = analysis.curve(s)
     gib = s.kv_bytes_per_token * r.block_tokens / 2**30
     fig, ax = new_figure(4.8, 3.8)
     caps, ratio = r.curve("blocks")

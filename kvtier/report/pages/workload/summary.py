@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kvtier import store
+from kvtier import analysis, store
 from kvtier.formulas import roofline
 from kvtier.formulas.cache.curve import LruHistogram
 from kvtier.formulas.cache.regen import RegenCosts
@@ -51,20 +51,17 @@ def link_specs(s: Scenario) -> list[LinkSpec]:
     """
     tiers = s.tier_links
     order = sorted(range(len(tiers.names)), key=lambda i: (-tiers.bandwidth_bytes_per_s[i], tiers.names[i]))
-    return [
-        LinkSpec(tiers.names[i], float(tiers.bandwidth_bytes_per_s[i]), float(tiers.latency_s[i]))
-        for i in order
-    ]
+    return [LinkSpec(tiers.names[i], float(tiers.bandwidth_bytes_per_s[i]), float(tiers.latency_s[i])) for i in order]
 
 
 def curve(s: Scenario, trace: str) -> LruHistogram:
-    """The sized trace's streamed curve (:meth:`Scenario.trace_stream`), or the shipped contrast's, as published.
+    """The sized trace's streamed curve (:func:`kvtier.analysis.stream`), or the shipped contrast's, as published.
 
     Each with what recomputing its hits costs for the set's model, read in memory bounded by its
     distinct blocks, the way ``kvtier workload`` reads it.
     """
     if trace == trace_name(s):
-        return s.trace_curve()
+        return analysis.curve(s)
     count, rc = str(s.assumptions.value("workload.hit_count")), s.regen_costs()
 
     def compute() -> LruHistogram:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvtier import analysis
 from kvtier.report.pages.cost import hierarchy as cost_hierarchy
 from kvtier.report.pages.cost import tiers
 from kvtier.scenario import Scenario
@@ -18,8 +19,8 @@ def test_the_hierarchy_replayed_on_the_conversation_trace():
     # 327,680 B x 512 = 167,772,160 B; the middle tier is the decision's 90 % LRU tier
     assert sizes["hbm_left_bytes"] == pytest.approx(10e9)
     hbm = int(sizes["accelerators"] * 10e9 // 167_772_160)
-    mid = s.trace_reuse().capacity_for(0.9)
-    full = s.trace_reuse().capacity_for(1.0)
+    mid = analysis.reuse(s).capacity_for(0.9)
+    full = analysis.reuse(s).capacity_for(1.0)
     assert sizes[hierarchy.INCLUSIVE] == [hbm, mid, full]
     assert sizes[hierarchy.EXCLUSIVE] == [hbm, mid, full - hbm - mid]
     df = cost_hierarchy.hierarchy_table(s)
@@ -48,7 +49,7 @@ def test_the_hierarchy_from_the_streamed_histogram_is_the_replay_of_every_distan
     from kvtier.formulas.cache import hierarchy
 
     s = Scenario()
-    r = s.trace_reuse()
+    r = analysis.reuse(s)
     again = r.prev >= 0
     recompute = s.regen_costs().per_reference_s(r.trace, "batch")[again]
     rep = cost_hierarchy.hierarchy_replays(s)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvtier import analysis
 from kvtier.report.pages.workload import over_time, policies
 from kvtier.scenario import Scenario
 from tests.conftest import HAND, write_trace
@@ -61,7 +62,7 @@ def test_the_over_time_series_weighted_by_references_is_the_whole_trace_at_the_d
 
     s = Scenario()
     o = over_time.over_time_series(s)
-    r = s.trace_reuse()
+    r = analysis.reuse(s)
     # every reference falls in one window, so the windows' references add up to the trace's 288,500 and the
     # windows' hits (ratio x references) add up to the trace's hits at that capacity
     assert int(o["references"].sum()) == 288_500
@@ -97,10 +98,10 @@ def test_the_windowed_replay_loses_what_reaches_past_its_warm_up():
     assert f"brings that to {warm['mean_gap_pts']:.2g} ({warm['max_gap_pts']:.2g})" in sentence
     # the trace as one part replays to the trace's own exact curve, and one window warmed up by the whole trace before
     # it is the single pass (no reuse reaches back past it): gap 0
-    t = s.trace_reuse().trace
+    t = analysis.reuse(s).trace
     part = distributed.part_of(t)
     single = distributed.replay([part], t.block_tokens)
-    r = s.trace_reuse()
+    r = analysis.reuse(s)
     for cap in (1, 1000, 100_000):
         assert float(single.hit_ratio(cap)) == pytest.approx(float(r.hit_ratio(cap)), abs=1e-12)
     whole = distributed.windowed([part], 600.0, 1e9, t.block_tokens)

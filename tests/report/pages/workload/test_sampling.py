@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvtier import analysis
 from kvtier.report.pages.workload import sampling
 from kvtier.scenario import Scenario
 from tests.conftest import HAND, write_trace
@@ -44,7 +45,7 @@ def test_the_sampling_table_keeps_the_hashed_blocks_and_is_the_same_on_every_run
     assert df["sample_rate_pct"].tolist() == pytest.approx([10.0, 1.0, 0.1] * 2)
     assert df["block_references"].tolist() == [288_500] * 3 + [121_877] * 3
     # SHARDS keeps a reference when hash(id) mod P < R x P: counted here from the definition, independently
-    t = s.trace_reuse().trace
+    t = analysis.reuse(s).trace
     h = block_hash(t.blocks)
     kept = [int((h < sample_threshold(r)).sum()) for r in (0.1, 0.01, 0.001)]
     assert df["sampled_references"].tolist()[:3] == kept

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvtier import analysis
 from kvtier.report.pages import workload as page
 from kvtier.report.pages.workload import over_time, summary
 from kvtier.scenario import Scenario
@@ -32,7 +33,7 @@ def test_the_page_streams_the_trace_and_gets_the_in_memory_figures():
     from kvtier.report.pages import workload as page
 
     s = Scenario()
-    r, rc = s.trace_reuse(), s.regen_costs()
+    r, rc = analysis.reuse(s), s.regen_costs()
     streamed, whole = summary.report(s, "conversation"), workload_report(r, rc, summary.link_specs(s))
     for a, b in zip(streamed["tiers"], whole["tiers"], strict=True):
         assert a["capacity_blocks"] == b["capacity_blocks"]  # capacities: whole blocks, equal exactly

@@ -1,0 +1,263 @@
+"""A scenario's workload trace analysed: its reuse, LRU curve, two streamed passes and the LRU tiers it calls for.
+
+:class:`~kvtier.scenario.Scenario` resolves an assumption set into numbers (a reuse's recompute cost,
+:meth:`~kvtier.scenario.Scenario.regen_costs`; the tiers' prices and links); this module reads the trace
+``workload.trace`` names and measures it with them.  Every result is computed once per key
+(:func:`kvtier.store.memoized`): the trace file's version and exactly what shapes the result, so the
+scenarios of a process, and the build's process and its notebooks' kernels, share one analysis.
+
+- :func:`curve`: the exact LRU curve, streamed once (:func:`kvtier.inputs.traces.stream_lru`).
+- :func:`stream`: the curve and a second pass's tallies (the requests' hit prefixes at each capacity asked
+  for, the least-cost mixes of the models asked for, the distances' histogram), :class:`StreamedTrace`.
+  Inside a build (a store directory in use) a request within :func:`plan` is served by the passes for the
+  whole plan, what the book's pages ask between them, so that the build and its kernels stream the trace
+  twice in all whichever page asks first; a command asks for what it prints.
+- :func:`lru_traffic` and :func:`lru_plan`: an LRU tier sized for a share of the achievable hits, in each
+  medium, priced (the cost, answer and serving pages', and :class:`kvtier.deployment.Deployment`'s).
+- :func:`reuse`: the trace held in memory with each reference's stack distance (the policies' replays).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
+
+import numpy as np
+
+from kvtier import store
+from kvtier.formulas import economics, tiering
+from kvtier.formulas.cache.report import TARGETS_PCT
+from kvtier.lazy import deferred
+from kvtier.scenario import Scenario
+
+if TYPE_CHECKING:
+    from kvtier.formulas.cache import replay
+    from kvtier.formulas.cache.curve import LruHistogram, Reuse
+    from kvtier.formulas.cache.stream import ChunkReuse
+    from kvtier.inputs import traces
+else:  # the trace reader and the replays: imported when a trace is analysed, not when this module is
+    replay, traces = map(deferred, ("kvtier.formulas.cache.replay", "kvtier.inputs.traces"))
+
+SHARES: tuple[float, ...] = (*(p / 100 for p in TARGETS_PCT), 1.0)
+"""Shares of the trace's achievable hits the book sizes LRU tiers for (with ``decision.hit_target``): the
+serving page's tiers, of which the cost page's (90 and 95 %) are two."""
+
+MIX_MODELS: tuple[str, ...] = ("llama-3-70b", "llama-3-8b", "deepseek-v3")
+"""The models the cost page sets the trace's least-cost mix out for, besides the set's own."""
+
+
+def mix_models(s: Scenario) -> tuple[str, ...]:
+    """The set's model first, then the others of :data:`MIX_MODELS`."""
+    own = str(s.assumptions.value("model"))
+    return (own, *(m for m in MIX_MODELS if m != own))
+
+
+def plan(s: Scenario) -> tuple[list[float], list[str]]:
+    """What the book's pages ask of the trace's two passes between them: the shares (sorted) and the models.
+
+    :data:`SHARES` with ``decision.hit_target``, and :func:`mix_models`.
+    """
+    return sorted({*SHARES, float(s.v("decision.hit_target"))}), sorted(mix_models(s))
+
+
+@dataclass(frozen=True)
+class StreamedTrace:
+    """The workload trace measured in two streamed passes (:func:`stream`).
+
+    Attributes
+    ----------
+    curve : LruHistogram
+        The exact LRU curve, what recomputing its hits costs and the trace's totals (first pass):
+        the workload page's report.
+    prefixes : HitPrefixes
+        The requests by hit prefix at each capacity asked for (second pass).
+    mixes : dict
+        The perfect-knowledge mix by (model, regime, ladder) (second pass).
+    distances : DistanceTally
+        The raw stack distances' histogram, with the set's model's recompute seconds inside a
+        batch at each (second pass): what a hierarchy is replayed from.
+    served : HitPrefixes
+        The requests by prompt and hit prefix up to their first miss, as serving engines match a
+        prompt, at each capacity asked for (second pass; ``prefixes`` itself when hits are so
+        counted): the serving page's time to first token.
+    """
+
+    curve: LruHistogram
+    prefixes: replay.HitPrefixes
+    mixes: dict[tuple[str, str, str], economics.Mix]
+    distances: replay.DistanceTally
+    served: replay.HitPrefixes
+
+
+_KEPT: WeakKeyDictionary[Scenario, tuple[str | None, set[float], set[str], StreamedTrace]] = WeakKeyDictionary()
+
+
+def _trace(s: Scenario) -> tuple[str, int, str, str]:
+    """The trace's name, tokens per block, format and how hits are counted (``workload.*``)."""
+    value = s.assumptions.value
+    return (
+        str(value("workload.trace")),
+        int(s.v("workload.block_tokens")),
+        str(value("workload.trace_format")),
+        str(value("workload.hit_count")),
+    )
+
+
+def reuse(s: Scenario) -> Reuse:
+    """The trace ``workload.trace`` held in memory with the reuse of its blocks measured (cached per file version)."""
+    return traces.analyse(*_trace(s))
+
+
+def trace_key(s: Scenario) -> dict[str, Any] | None:
+    """What reading ``workload.trace`` depends on: the file (its path, size, time and content hash), the
+    tokens per block, the format and how hits are counted; None where no file can be read (the reader,
+    run, names the problem)."""
+    name, block_tokens, fmt, count = _trace(s)
+    version = traces.version_key(name)
+    if version is None:
+        return None
+    return {"trace": version, "block_tokens": block_tokens, "format": fmt, "count": count}
+
+
+def curve(s: Scenario) -> LruHistogram:
+    """The trace ``workload.trace`` streamed once: its exact LRU curve with what recomputing its hits costs.
+
+    :func:`kvtier.inputs.traces.stream_lru` with :meth:`~kvtier.scenario.Scenario.regen_costs`, in memory
+    bounded by the trace's distinct blocks: the workload page's report, and :func:`stream`'s first pass.
+    Computed once per trace version and recompute costs.
+    """
+    name, block_tokens, fmt, count = _trace(s)
+    rc = s.regen_costs()
+
+    def compute() -> LruHistogram:
+        return traces.stream_lru(name, block_tokens, trace_format=fmt, count=count, rc=rc)
+
+    key = trace_key(s)
+    return compute() if key is None else store.memoized("curve", {**key, "rc": rc}, compute)
+
+
+def stream(s: Scenario, targets: Iterable[float] = (), models: Iterable[str] = ()) -> StreamedTrace:
+    """The trace measured in two streamed passes, for ``targets`` and ``decision.hit_target``, and the mixes of
+    ``models`` (:func:`_two_passes`).
+
+    Kept per scenario and file version; a call that asks for a target or a model the kept passes did
+    not count passes over the trace again, for everything asked so far.  Inside a build (a store
+    directory in use, :func:`kvtier.store.directory`), a request within :func:`plan` is widened to the
+    whole plan.  The passes are computed once per key (:func:`kvtier.store.memoized`): the trace's
+    version, the targets, and each model's recompute costs, block and prices.
+    """
+    want_t = {float(s.v("decision.hit_target")), *(float(t) for t in targets)}
+    want_m = set(models)
+    version = traces.file_version(_trace(s)[0])
+    kept = _KEPT.get(s)
+    if kept is not None and kept[0] == version:
+        if want_t <= kept[1] and want_m <= kept[2]:
+            return kept[3]
+        want_t, want_m = want_t | kept[1], want_m | kept[2]
+    book_t, book_m = plan(s)
+    if store.directory() is not None and want_t <= set(book_t) and want_m <= set(book_m):
+        want_t, want_m = set(book_t), set(book_m)
+    t, m = sorted(want_t), sorted(want_m)
+    key = trace_key(s)
+    if key is None:
+        streamed = _two_passes(s, t, m)
+    else:
+        key |= {
+            "rc": s.regen_costs(),
+            "targets": t,
+            "models": [[model, s.regen_costs(model), s.mix_block(model)] for model in m],
+            "prices": [s.tier_prices(), s.tier_links] if m else None,
+        }
+        streamed = store.memoized("two-passes", key, lambda: _two_passes(s, t, m))
+    _KEPT[s] = (version, want_t, want_m, streamed)
+    return streamed
+
+
+def _two_passes(s: Scenario, targets: Iterable[float], models: Iterable[str]) -> StreamedTrace:
+    """The trace measured in two streamed passes, in memory bounded by its distinct blocks.
+
+    The first (:func:`curve`, exact, with the recompute costs) gives the curve, so the capacity for
+    each share of ``targets``, and the trace's distinct blocks and instants; the second replays the
+    trace and tallies what :func:`lru_traffic`, the cost page's mixes and its hierarchies need
+    (:mod:`kvtier.formulas.cache.replay`) for each of ``models``, in both regimes and on both ladders,
+    its tallies allocated once.  The same figures as the in-memory path, for a trace of any length.
+    """
+    name, block_tokens, fmt, count = _trace(s)
+    first = curve(s)
+    caps = sorted({first.capacity_for(t) for t in targets})
+    prefixes = replay.HitPrefixes(caps)
+    served = prefixes if count == "prefix" else replay.HitPrefixes(caps, prefix=True)
+    distances = replay.DistanceTally(s.regen_costs(), "batch", first.n_unique)
+    tallies: dict[tuple[str, str, str], economics.MixTally] = {}
+    observers: list[Callable[[ChunkReuse], None]] = list(dict.fromkeys([prefixes, served, distances]))
+    for model in dict.fromkeys(models):  # the prices only where a mix is asked for
+        prices, links = s.tier_prices(), s.tier_links
+        block = s.mix_block(model)
+        by_regime: dict[str, list[economics.MixTally]] = {}
+        for regime in tiering.REGIMES:
+            for ladder, names in tiering.LADDERS.items():
+                tallies[(model, regime, ladder)] = tiering.mix_tally(prices, links.pick(names), block, first.instants)
+                by_regime.setdefault(regime, []).append(tallies[(model, regime, ladder)])
+        observers.append(replay.MixObserver(s.regen_costs(model), prices.accelerator_usd_per_s, by_regime))
+    traces.stream_lru(name, block_tokens, trace_format=fmt, count=count, observers=observers)
+    mixes = {k: t.mix(first.duration_s) for k, t in tallies.items()}
+    return StreamedTrace(first, prefixes, mixes, distances, served)
+
+
+def lru_traffic(s: Scenario, target_share: float, regime: str = "batch") -> tiering.LruTraffic:
+    """What an LRU tier sized for ``target_share`` of the achievable hits sees on the trace (totals).
+
+    Its capacity is :meth:`kvtier.formulas.cache.curve.LruHistogram.capacity_for` (the workload page's), in
+    blocks of ``workload.block_tokens`` tokens; the recomputation it avoids is
+    :func:`kvtier.formulas.cache.regen.saving`'s in ``regime``, the workload page's figure.  From the trace's
+    two streamed passes (:func:`stream`), bounded whatever the trace's length.
+    """
+    rc, streamed = s.regen_costs(), stream(s, [target_share])
+    h = streamed.curve
+    cap = h.capacity_for(target_share)
+    blocks, tokens, requests = streamed.prefixes.at(cap)
+    inputs, per_input = h.input_tokens[0].astype(float), h.input_tokens[1].astype(float)
+    return tiering.LruTraffic(
+        capacity_bytes=float(cap) * s.kv_bytes_per_token * int(s.v("workload.block_tokens")),
+        hit_ratio=float(h.hit_ratio(cap)),
+        hit_blocks=blocks,
+        hit_tokens=tokens,
+        miss_tokens=float(h.total["tokens"] - np.sum(tokens * requests)),
+        recompute_avoided_s=float(np.sum(rc.regen_s(tokens, regime) * requests)),
+        prefill_s=float(np.sum(rc.regen_s(inputs, regime) * per_input)),
+        duration_s=h.duration_s,
+        requests=requests,
+    )
+
+
+def lru_plan(
+    s: Scenario, target_share: float, regime: str = "batch", prices: tiering.Prices | None = None
+) -> list[tiering.LruTier]:
+    """An LRU tier for ``target_share`` of the trace's achievable hits in each medium of :data:`tiering.LRU_TIERS`.
+
+    Host DRAM over PCIe, a CXL expander, NVMe: each with its capacity (= peak occupancy), holding, fetch
+    and saving per second against recomputing the hits in ``regime``, its read and write traffic against
+    the device (NVMe writes against ``nvme.write_bandwidth``, DRAM and CXL writes against the link's other
+    direction) and, for NVMe, its wear against ``nvme.endurance_dwpd`` over ``nvme.endurance_period`` (SI
+    units; NaN for a trace of 0 s).  ``prices`` replaces the set's
+    (:meth:`~kvtier.scenario.Scenario.tier_prices`), to find the price at which a tier stops paying.
+    """
+    links = s.tier_links.pick(tiering.LRU_TIERS)
+    write_bw = np.where(np.array(links.media) == "nvme", s.v("nvme.write_bandwidth"), links.bandwidth_bytes_per_s)
+    return tiering.lru_tiers(
+        s.tier_prices() if prices is None else prices,
+        links,
+        write_bw,
+        lru_traffic(s, target_share, regime),
+        regime,
+        s.kv_bytes_per_token,
+        s.fetch_transfers,
+        s.v("nvme.endurance_dwpd"),
+        s.v("nvme.endurance_period"),
+        s.v("fetch.min_transfer_time"),
+        s.link_efficiency,
+        s.kv_bytes_per_token * s.fetch_bytes / s.block_bytes,
+        overhead_s=s.link_overhead_s,
+    )
