@@ -91,6 +91,7 @@ def _wall_times(fn: Callable[[], Any], reps: int) -> Timing:
 
 
 def _rms(x: np.ndarray) -> np.ndarray:
+    """RMSNorm of ``x`` over its last axis, without a learned scale."""
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + 1e-5)
 
 
