@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 
 from kvtier.inputs import probe
+from kvtier.inputs.models import load_model
 
 
 def _out_file(text: str) -> Path:
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     force = bool(getattr(args, "force", False))
     probe.check_out(args.out, force)
     model = probe.resolve_model(args.model)
-    spec = probe.load_model(model)
+    spec = load_model(model)
     probe.check_model(spec)
     backend = probe.pick_backend(args.device)
     probe.plan_layers(spec, backend, args.layers, args.quick)

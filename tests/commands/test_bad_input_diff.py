@@ -4,10 +4,11 @@
 tests/commands/test_bad_input.py: the real CLI in a subprocess, exit status 2, stdout empty, stderr
 exactly one line ``kvtier: error: ...`` naming the file (or the source), no traceback, and
 nothing lost (every file under ``tmp_path``, git's objects included, byte-identical
-afterwards).  Tables are bounded before they are read (:data:`kvtier.report.diff.MAX_TABLE_BYTES`
-a table, :data:`~kvtier.report.diff.MAX_SOURCE_BYTES` and :data:`~kvtier.report.diff.MAX_TABLES` a
+afterwards).  Tables are bounded before they are read
+(:data:`kvtier.report.diff.loading.MAX_TABLE_BYTES` a table,
+:data:`~kvtier.report.diff.loading.MAX_SOURCE_BYTES` and :data:`~kvtier.report.diff.loading.MAX_TABLES` a
 source, from ``st_size`` or git's blob sizes) and while they are parsed
-(:data:`~kvtier.report.diff.MAX_CELLS`); the memory cases run under an ``RLIMIT_AS`` cap.
+(:data:`~kvtier.report.diff.loading.MAX_CELLS`); the memory cases run under an ``RLIMIT_AS`` cap.
 
 **PR comment** (``kvtier diff --format md``, which CI posts on a pull request): every text a
 table can carry into the comment (a table's name, a column's name, a row's key, an old or
@@ -37,7 +38,6 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from kvtier.errors import KvtierError
-from kvtier.report import diff
 from kvtier.report.diff import (
     MAX_CELLS,
     MAX_TABLE_BYTES,
@@ -45,6 +45,7 @@ from kvtier.report.diff import (
     CsvTable,
     diff_tables,
     format_markdown,
+    loading,
 )
 from tests.conftest import GIT_ENV, ROOT, run_cli
 
@@ -221,9 +222,9 @@ def test_diff_unlistable_directory_is_one_line(tmp_path: Path, monkeypatch: pyte
     def refuse(path: object) -> None:
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(diff.os, "scandir", refuse)
+    monkeypatch.setattr(loading.os, "scandir", refuse)
     with pytest.raises(KvtierError, match=r"/a: cannot list the directory \(Permission denied\)$"):
-        diff.load_tables(str(a))
+        loading.load_tables(str(a))
 
 
 def test_diff_table_at_the_byte_limit_is_read(tmp_path: Path) -> None:

@@ -23,15 +23,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kvtier.inputs import probe as measure
 from kvtier.inputs.models import PRESETS
+from kvtier.inputs.probe import writing
 from tests.conftest import ROOT, TINY, run_cli
 
 pytestmark = pytest.mark.surface("measure")
 
 HAND_WRITTEN = "# my lab's own numbers, typed by hand\nname: my-lab\nassumptions:\n  bandwidth.mid: 48 GB/s\n"
 """A user's hand-written assumption set: what `measure --out my-lab.yaml` silently overwrote."""
-OURS = measure.marked("name: measured-cpu\nassumptions:\n  bandwidth.mid: 10 GB/s\n")
+OURS = writing.marked("name: measured-cpu\nassumptions:\n  bandwidth.mid: 10 GB/s\n")
 """A file measure wrote (its mark is the hash of the lines below it)."""
 EDITED = OURS.replace("10 GB/s", "12 GB/s")
 """The same file after a user's edit: the mark no longer matches."""

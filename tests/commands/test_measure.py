@@ -1,7 +1,7 @@
 """`kvtier measure` from the command line: a model without dense attention refused, a set written.
 
 Refusals in the catalogue are in tests/commands/test_bad_input_measure.py; the measuring itself in
-tests/inputs/test_probe.py.
+tests/inputs/probe/.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import yaml
 
 from kvtier.commands import measure as measure_command
 from kvtier.errors import KvtierError
-from kvtier.inputs import probe as measure
+from kvtier.inputs.probe import measuring
 
 
 def test_the_command_line_refuses_a_model_without_dense_attention(tmp_path):
@@ -29,8 +29,8 @@ def test_the_command_line_refuses_a_model_without_dense_attention(tmp_path):
 
 
 def test_the_command_line_writes_a_set(tiny, tmp_path, monkeypatch):
-    monkeypatch.setattr(measure, "SIZES_QUICK", (4096, 2**20))
-    monkeypatch.setattr(measure, "SWEEP_QUICK", (1, 16))
+    monkeypatch.setattr(measuring, "SIZES_QUICK", (4096, 2**20))
+    monkeypatch.setattr(measuring, "SWEEP_QUICK", (1, 16))
     parser = argparse.ArgumentParser(prog="kvtier")
     measure_command.add_parser(parser.add_subparsers(dest="command", required=True))
     out = tmp_path / "m.yaml"
