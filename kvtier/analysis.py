@@ -8,7 +8,8 @@ scenarios of a process, and the build's process and its notebooks' kernels, shar
 
 - :func:`curve`: the exact LRU curve, streamed once (:func:`kvtier.inputs.traces.stream_lru`).
 - :func:`stream`: the curve and a second pass's tallies (the requests' hit prefixes at each capacity asked
-  for, the least-cost mixes of the models asked for, the distances' histogram), :class:`StreamedTrace`.
+  for, the least-cost mixes of the models asked for, the distances' histogram, the curve of the trace cut
+  into the time windows asked for), :class:`StreamedTrace`.
   Inside a build (a store directory in use) a request within :func:`plan` is served by the passes for the
   whole plan, what the book's pages ask between them, so that the build and its kernels stream the trace
   twice in all whichever page asks first; a command asks for what it prints.
@@ -48,18 +49,24 @@ MIX_MODELS: tuple[str, ...] = ("llama-3-70b", "llama-3-8b", "deepseek-v3")
 """The models the cost page sets the trace's least-cost mix out for, besides the set's own."""
 
 
+WINDOWS_MIN: tuple[tuple[float, float], ...] = ((5.0, 0.0), (5.0, 5.0), (15.0, 0.0), (15.0, 5.0))
+"""(window, warm-up) pairs in minutes the workload page replays the trace in (``kvtier workload --parts --window``)."""
+
+
 def mix_models(s: Scenario) -> tuple[str, ...]:
     """The set's model first, then the others of :data:`MIX_MODELS`."""
     own = str(s.assumptions.value("model"))
     return (own, *(m for m in MIX_MODELS if m != own))
 
 
-def plan(s: Scenario) -> tuple[list[float], list[str]]:
-    """What the book's pages ask of the trace's two passes between them: the shares (sorted) and the models.
+def plan(s: Scenario) -> tuple[list[float], list[str], list[tuple[float, float]]]:
+    """What the book's pages ask of the trace's two passes between them: the shares, the models and the windows.
 
-    :data:`SHARES` with ``decision.hit_target``, and :func:`mix_models`.
+    :data:`SHARES` with ``decision.hit_target`` (sorted), :func:`mix_models` (sorted) and :data:`WINDOWS_MIN`
+    in seconds.
     """
-    return sorted({*SHARES, float(s.v("decision.hit_target"))}), sorted(mix_models(s))
+    windows = [(w * 60, u * 60) for w, u in WINDOWS_MIN]
+    return sorted({*SHARES, float(s.v("decision.hit_target"))}), sorted(mix_models(s)), windows
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,9 @@ class StreamedTrace:
         The requests by prompt and hit prefix up to their first miss, as serving engines match a
         prompt, at each capacity asked for (second pass; ``prefixes`` itself when hits are so
         counted): the serving page's time to first token.
+    windows : dict
+        The curve of the trace replayed window by window after a warm-up, by (window, warm-up) in
+        seconds, for each pair asked for (second pass, :class:`~kvtier.formulas.cache.replay.WindowTally`).
     """
 
     curve: LruHistogram
@@ -89,9 +99,11 @@ class StreamedTrace:
     mixes: dict[tuple[str, str, str], economics.Mix]
     distances: replay.DistanceTally
     served: replay.HitPrefixes
+    windows: dict[tuple[float, float], replay.WindowTally]
 
 
-_KEPT: WeakKeyDictionary[Scenario, tuple[str | None, set[float], set[str], StreamedTrace]] = WeakKeyDictionary()
+_Wants = tuple[set[float], set[str], set[tuple[float, float]]]
+_KEPT: WeakKeyDictionary[Scenario, tuple[str | None, _Wants, StreamedTrace]] = WeakKeyDictionary()
 
 
 def _trace(s: Scenario) -> tuple[str, int, str, str]:
@@ -138,51 +150,64 @@ def curve(s: Scenario) -> LruHistogram:
     return compute() if key is None else store.memoized("curve", {**key, "rc": rc}, compute)
 
 
-def stream(s: Scenario, targets: Iterable[float] = (), models: Iterable[str] = ()) -> StreamedTrace:
-    """The trace measured in two streamed passes, for ``targets`` and ``decision.hit_target``, and the mixes of
-    ``models`` (:func:`_two_passes`).
+def stream(
+    s: Scenario,
+    targets: Iterable[float] = (),
+    models: Iterable[str] = (),
+    windows_s: Iterable[tuple[float, float]] = (),
+) -> StreamedTrace:
+    """The trace measured in two streamed passes, for ``targets`` and ``decision.hit_target``, the mixes of
+    ``models`` and the (window, warm-up) pairs ``windows_s`` in seconds (:func:`_two_passes`).
 
-    Kept per scenario and file version; a call that asks for a target or a model the kept passes did
-    not count passes over the trace again, for everything asked so far.  Inside a build (a store
-    directory in use, :func:`kvtier.store.directory`), a request within :func:`plan` is widened to the
-    whole plan.  The passes are computed once per key (:func:`kvtier.store.memoized`): the trace's
-    version, the targets, and each model's recompute costs, block and prices.
+    Kept per scenario and file version; a call that asks for a target, a model or a window the kept
+    passes did not count passes over the trace again, for everything asked so far.  Inside a build (a
+    store directory in use, :func:`kvtier.store.directory`), a request within :func:`plan` is widened to
+    the whole plan.  The passes are computed once per key (:func:`kvtier.store.memoized`): the trace's
+    version, the targets, each model's recompute costs, block and prices, and the windows.
     """
-    want_t = {float(s.v("decision.hit_target")), *(float(t) for t in targets)}
-    want_m = set(models)
+    want: _Wants = (
+        {float(s.v("decision.hit_target")), *(float(t) for t in targets)},
+        set(models),
+        {(float(w), float(u)) for w, u in windows_s},
+    )
     version = traces.file_version(_trace(s)[0])
     kept = _KEPT.get(s)
     if kept is not None and kept[0] == version:
-        if want_t <= kept[1] and want_m <= kept[2]:
-            return kept[3]
-        want_t, want_m = want_t | kept[1], want_m | kept[2]
-    book_t, book_m = plan(s)
-    if store.directory() is not None and want_t <= set(book_t) and want_m <= set(book_m):
-        want_t, want_m = set(book_t), set(book_m)
-    t, m = sorted(want_t), sorted(want_m)
+        if all(a <= b for a, b in zip(want, kept[1], strict=True)):
+            return kept[2]
+        want = (want[0] | kept[1][0], want[1] | kept[1][1], want[2] | kept[1][2])
+    book = tuple(set(x) for x in plan(s))
+    if store.directory() is not None and all(a <= b for a, b in zip(want, book, strict=True)):
+        want = (book[0], book[1], book[2])
+    t, m, w = sorted(want[0]), sorted(want[1]), sorted(want[2])
     key = trace_key(s)
     if key is None:
-        streamed = _two_passes(s, t, m)
+        streamed = _two_passes(s, t, m, w)
     else:
         key |= {
             "rc": s.regen_costs(),
             "targets": t,
             "models": [[model, s.regen_costs(model), s.mix_block(model)] for model in m],
             "prices": [s.tier_prices(), s.tier_links] if m else None,
+            "windows_s": w,
         }
-        streamed = store.memoized("two-passes", key, lambda: _two_passes(s, t, m))
-    _KEPT[s] = (version, want_t, want_m, streamed)
+        streamed = store.memoized("two-passes", key, lambda: _two_passes(s, t, m, w))
+    _KEPT[s] = (version, want, streamed)
     return streamed
 
 
-def _two_passes(s: Scenario, targets: Iterable[float], models: Iterable[str]) -> StreamedTrace:
+def _two_passes(
+    s: Scenario, targets: Iterable[float], models: Iterable[str], windows_s: Iterable[tuple[float, float]]
+) -> StreamedTrace:
     """The trace measured in two streamed passes, in memory bounded by its distinct blocks.
 
     The first (:func:`curve`, exact, with the recompute costs) gives the curve, so the capacity for
     each share of ``targets``, and the trace's distinct blocks and instants; the second replays the
     trace and tallies what :func:`lru_traffic`, the cost page's mixes and its hierarchies need
     (:mod:`kvtier.formulas.cache.replay`) for each of ``models``, in both regimes and on both ladders,
-    its tallies allocated once.  The same figures as the in-memory path, for a trace of any length.
+    its tallies allocated once, and the curve window by window for each of ``windows_s``
+    (:class:`~kvtier.formulas.cache.replay.WindowTally`).  The same figures as the in-memory path, for a
+    trace of any length.
     """
     name, block_tokens, fmt, count = _trace(s)
     first = curve(s)
@@ -191,7 +216,8 @@ def _two_passes(s: Scenario, targets: Iterable[float], models: Iterable[str]) ->
     served = prefixes if count == "prefix" else replay.HitPrefixes(caps, prefix=True)
     distances = replay.DistanceTally(s.regen_costs(), "batch", first.n_unique)
     tallies: dict[tuple[str, str, str], economics.MixTally] = {}
-    observers: list[Callable[[ChunkReuse], None]] = list(dict.fromkeys([prefixes, served, distances]))
+    windows = {(w, u): replay.WindowTally(first.first_s, w, u, count) for w, u in windows_s}
+    observers: list[Callable[[ChunkReuse], None]] = [*dict.fromkeys([prefixes, served, distances]), *windows.values()]
     for model in dict.fromkeys(models):  # the prices only where a mix is asked for
         prices, links = s.tier_prices(), s.tier_links
         block = s.mix_block(model)
@@ -203,7 +229,7 @@ def _two_passes(s: Scenario, targets: Iterable[float], models: Iterable[str]) ->
         observers.append(replay.MixObserver(s.regen_costs(model), prices.accelerator_usd_per_s, by_regime))
     traces.stream_lru(name, block_tokens, trace_format=fmt, count=count, observers=observers)
     mixes = {k: t.mix(first.duration_s) for k, t in tallies.items()}
-    return StreamedTrace(first, prefixes, mixes, distances, served)
+    return StreamedTrace(first, prefixes, mixes, distances, served, windows)
 
 
 def lru_traffic(s: Scenario, target_share: float, regime: str = "batch") -> tiering.LruTraffic:

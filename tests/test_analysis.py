@@ -20,14 +20,16 @@ def fresh_store():
 
 def test_the_plan_is_the_serving_shares_with_the_target_and_every_mix_model():
     # TARGETS_PCT 50, 80, 90, 95 % and the whole (1.0); the seed's decision.hit_target is 90 %, already there
-    shares, models = analysis.plan(Scenario())
+    shares, models, windows = analysis.plan(Scenario())
     assert shares == [0.5, 0.8, 0.9, 0.95, 1.0]
+    # WINDOWS_MIN (5, 0), (5, 5), (15, 0), (15, 5) minutes in seconds
+    assert windows == [(300.0, 0.0), (300.0, 300.0), (900.0, 0.0), (900.0, 300.0)]
     # the set's model (llama-3-70b) first in mix_models, then the others; the plan sorts them
     assert analysis.mix_models(Scenario()) == ("llama-3-70b", "llama-3-8b", "deepseek-v3")
     assert models == ["deepseek-v3", "llama-3-70b", "llama-3-8b"]
     # a target outside the shares joins them; a model outside MIX_MODELS leads the mix
     other = scenario(**{"decision.hit_target": "85%", "model": "llama-2-7b"})
-    assert analysis.plan(other) == ([0.5, 0.8, 0.85, 0.9, 0.95, 1.0], sorted(["llama-2-7b", *analysis.MIX_MODELS]))
+    assert analysis.plan(other)[:2] == ([0.5, 0.8, 0.85, 0.9, 0.95, 1.0], sorted(["llama-2-7b", *analysis.MIX_MODELS]))
 
 
 def test_a_command_streams_what_it_asks_for(fresh_store):
@@ -36,7 +38,7 @@ def test_a_command_streams_what_it_asks_for(fresh_store):
     streamed = analysis.stream(s, [0.95])
     h = streamed.curve
     assert streamed.prefixes.capacities == tuple(sorted({float(h.capacity_for(t)) for t in (0.9, 0.95)}))
-    assert streamed.mixes == {}
+    assert streamed.mixes == {} and streamed.windows == {}
     # asking for less is served by what is kept; asking for more streams again, for the union
     assert analysis.stream(s, [0.9]) is streamed
     more = analysis.stream(s, [0.5])
@@ -46,10 +48,10 @@ def test_a_command_streams_what_it_asks_for(fresh_store):
 def test_inside_a_build_every_request_within_the_plan_is_one_pair_of_passes(fresh_store, tmp_path: Path):
     with store.stored_in(tmp_path):
         first = analysis.stream(Scenario(), [0.95])  # the cost page's tier: the whole plan is streamed
-        shares, models = analysis.plan(Scenario())
+        shares, models, windows = analysis.plan(Scenario())
         h = first.curve
         assert first.prefixes.capacities == tuple(sorted({float(h.capacity_for(t)) for t in shares}))
-        assert {k[0] for k in first.mixes} == set(models)
+        assert {k[0] for k in first.mixes} == set(models) and sorted(first.windows) == windows
         # another kernel (a fresh process: nothing in memory) asking for a mix loads the same passes from disk
         store.clear()
         kernel = Scenario()

@@ -13,7 +13,10 @@ curve is.  Observers of a stream (:class:`~kvtier.formulas.cache.stream.ChunkReu
   and the time to first token (:func:`kvtier.formulas.ttft.ttft_counted`) need;
 - :class:`DistanceTally` keeps the histogram of the raw stack distances, with what recomputing
   the reuses at each costs: what :func:`kvtier.formulas.cache.hierarchy.replay_counts` replays a
-  hierarchy from.
+  hierarchy from;
+- :class:`WindowTally` keeps the hit-distance histogram of the trace cut into time windows, each
+  cache emptied before its warm-up: what replaying each window on its own
+  (:func:`kvtier.inputs.traces.stream_windows`) counts, without replaying it.
 
 Each gives what the in-memory path gives on the whole trace: counts exactly, sums of seconds
 and dollars to about 1e-12 of their value (the same terms added in another order).
@@ -21,10 +24,12 @@ and dollars to about 1e-12 of their value (the same terms added in another order
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
+from kvtier.formulas.cache.curve import hits_below
 from kvtier.formulas.cache.distances import hit_distances
 from kvtier.formulas.cache.regen import RegenCosts
 from kvtier.formulas.cache.stream import ChunkReuse
@@ -147,3 +152,54 @@ class DistanceTally:
     def seconds_beyond(self, distance: int) -> float:
         """Seconds recomputing the reuses at ``distance`` or more takes (s): those no tier that ends there serves."""
         return float(np.sum(self.seconds[max(int(distance), 0) :]))
+
+
+class WindowTally:
+    """The trace's LRU curve when each time window is replayed on its own after a warm-up, from the whole stream.
+
+    Window ``k`` covers ``[t0 + k W, t0 + (k + 1) W)``; its cache starts empty at ``t0 + k W - U`` (the
+    warm-up ``U``) and counts the references inside the window.  A reference's stack distance in that
+    replay is its distance in the whole trace when the block was referenced since the warm-up began
+    (every block referenced in between was too), and a first reference otherwise.  So the windows'
+    summed histogram is the whole stream's hit distances (:func:`hit_distances`, ``count``) with each
+    reference to a block last referenced before its window's warm-up made a first reference: what
+    :func:`kvtier.inputs.traces.stream_windows` counts, reference for reference.
+
+    Parameters
+    ----------
+    first_s : float
+        When the trace's first request comes (s): the first window's start.
+    window_s, warmup_s : float
+        The window and the warm-up before it (s).
+    count : str
+        How a request's hits are counted (:data:`kvtier.formulas.cache.distances.HIT_COUNTS`).
+    """
+
+    def __init__(self, first_s: float, window_s: float, warmup_s: float, count: str) -> None:
+        self.t0, self.window_s, self.warmup_s, self.count = float(first_s), float(window_s), float(warmup_s), count
+        self.counts = np.zeros(0, dtype=np.int64)
+        self.total = 0
+
+    def __call__(self, c: ChunkReuse) -> None:
+        """Add the chunk's references at their windowed hit distances."""
+        k = np.floor((c.at_s - self.t0) / self.window_s)
+        begin = self.t0 + k * self.window_s  # the window start at or before each reference, as the replay sets it
+        k -= begin > c.at_s
+        k += self.t0 + (k + 1) * self.window_s <= c.at_s
+        begin = self.t0 + k * self.window_s
+        inside = c.from_s >= begin - self.warmup_s  # NaN (a first reference) compares False
+        e = hit_distances(np.where(inside, c.distance, -1), c.starts, self.count)
+        found = np.bincount(e[e >= 0])
+        if found.size > self.counts.size:
+            self.counts = np.pad(self.counts, (0, found.size - self.counts.size))
+        self.counts[: found.size] += found
+        self.total += int(e.size)
+
+    def hit_ratio(self, capacity_blocks: float = math.inf, weighting: str = "blocks") -> float:
+        """Hit ratio of an LRU cache of ``capacity_blocks`` blocks over the windows (fraction of references).
+
+        Only ``weighting="blocks"`` (each reference counts one).
+        """
+        if weighting != "blocks":
+            raise ValueError("the windows are tallied by references: weighting must be 'blocks'")
+        return hits_below(self.counts.astype(float), capacity_blocks) / self.total if self.total else 0.0

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kvtier.formulas import economics
 from kvtier.formulas.cache import hierarchy, replay
 from kvtier.formulas.cache.stream import ChunkReuse, LruStream
+from kvtier.inputs import distributed
+from tests.conftest import trace_of
 
 # Four requests of 512-token blocks, prefix-chained ids: (1 2) at 0 s, (1 3) at 10 s, (1) at 10 s, (1 2) at 30 s.
 REQUESTS = [[1, 2], [1, 3], [1], [1, 2]]
@@ -157,3 +161,42 @@ def test_prefix_hits_stop_at_a_request_s_first_miss_whatever_the_stream_counts()
     assert [x.tolist() for x in per_block.by_prompt(5)] == [[0, 1], [0, 512], [1024, 1024], [1, 1]]
     assert [x.tolist() for x in prefix.by_prompt(5)] == [[0], [0], [1024], [2]]
     assert [x.tolist() for x in prefix.at(5)] == [[0], [0], [2]]
+
+
+def test_windows_by_hand():
+    # REQUESTS (1 2) at 0 s, (1 3) at 10 s, (1) at 10 s, (1 2) at 30 s; windows of 20 s from 0 s, no warm-up:
+    # window 0 [0, 20): 1 2 | 1 3 | 1 -> 1 hits at distance 1 (2 came after it), then 1 at distance 1 (3 after it)
+    # window 1 [20, 40): 1 2 -> both first references in the window (their last use, 10 s and 0 s, is before 20 s)
+    # so 2 hits at distance 1 out of 7 references; with a 10 s warm-up window 1 starts its cache at 10 s, where 1
+    # was used: 1 hits at distance 0 (the most recent), 2 (last used at 0 s) still misses
+    cold = replay.WindowTally(0.0, 20.0, 0.0, "per-block")
+    warm = replay.WindowTally(0.0, 20.0, 10.0, "per-block")
+    _stream(2, cold, warm)
+    assert cold.counts.tolist() == [0, 2] and cold.total == 7
+    assert warm.counts.tolist() == [1, 2] and warm.total == 7
+    assert cold.hit_ratio(1) == 0.0 and cold.hit_ratio(2) == pytest.approx(2 / 7)
+    assert warm.hit_ratio(1) == pytest.approx(1 / 7) and warm.hit_ratio() == pytest.approx(3 / 7)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    reqs=st.lists(st.lists(st.integers(0, 6), min_size=1, max_size=4), min_size=1, max_size=25),
+    gaps=st.lists(st.sampled_from([0.0, 1.0, 2.5, 5.0]), min_size=25, max_size=25),
+    window=st.sampled_from([1.0, 2.5, 4.0, 7.0]),
+    warmup=st.sampled_from([0.0, 1.0, 2.5, 6.0]),
+    count=st.sampled_from(["per-block", "prefix"]),
+)
+def test_windows_equal_replaying_each_window_on_its_own(reqs, gaps, window, warmup, count):
+    # distributed.windowed replays each window in its own cache after its warm-up; the tally reads the whole stream
+    times = np.cumsum(gaps[: len(reqs)]) * 1000.0  # ms
+    t = trace_of(reqs, times.tolist())
+    whole = distributed.windowed([distributed.part_of(t)], window, warmup, 1, count=count)
+    tally = replay.WindowTally(float(t.timestamps_s[0]), window, warmup, count)
+    stream = LruStream(count, observers=[tally])
+    stream.feed(t.blocks, t.starts, t.input_tokens, 1, timestamps_s=t.timestamps_s)
+    n = max(whole.counts["blocks"].size, tally.counts.size)
+    assert (
+        np.pad(tally.counts, (0, n - tally.counts.size)).tolist()
+        == np.pad(whole.counts["blocks"], (0, n - whole.counts["blocks"].size)).tolist()
+    )
+    assert tally.total == whole.total["blocks"]

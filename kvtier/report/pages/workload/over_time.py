@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from kvtier import analysis, store
+from kvtier.analysis import WINDOWS_MIN
 from kvtier.formulas.cache.curve import curve_error
 from kvtier.inputs import traces
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
@@ -156,41 +157,31 @@ def over_time_figure(s: Scenario) -> tuple[Figure, str]:
     )
 
 
-WINDOWS_MIN: tuple[tuple[float, float], ...] = ((5.0, 0.0), (5.0, 5.0), (15.0, 0.0), (15.0, 5.0))
-"""(window, warm-up) pairs in minutes the windowed replay is measured at (``kvtier workload --parts --window``)."""
-
-
 def windows_table(s: Scenario) -> pd.DataFrame:
-    """Per (window, warm-up) of :data:`WINDOWS_MIN`: the windowed exact curve's gap to the single pass.
+    """Per (window, warm-up) of :data:`kvtier.analysis.WINDOWS_MIN`: the windowed exact curve's gap to the single pass.
 
-    :func:`kvtier.inputs.traces.stream_windows` on the build's trace (each window replayed on its
-    own after its warm-up, the histograms added: :func:`kvtier.inputs.distributed.windowed`'s curve,
-    streamed) against the single pass (:func:`kvtier.analysis.curve`), by
+    The trace replayed window by window, each cache emptied before its warm-up and the histograms added
+    (:func:`kvtier.inputs.distributed.windowed`'s curve; tallied in the trace's second streamed pass,
+    :class:`kvtier.formulas.cache.replay.WindowTally`, what :func:`kvtier.inputs.traces.stream_windows`
+    counts) against the single pass (:func:`kvtier.analysis.curve`), by
     :func:`kvtier.formulas.cache.curve.curve_error`: the mean and largest gap in points of hit ratio.  A
     reuse that reaches back past a window's warm-up is a miss, so the gap is a loss.
     """
     single = analysis.curve(s)
-
-    def rows() -> list[dict[str, Any]]:
-        value = s.assumptions.value
-        fmt, count = str(value("workload.trace_format")), str(value("workload.hit_count"))
-        found = []
-        for window, warmup in WINDOWS_MIN:
-            h = traces.stream_windows(trace_name(s), window * 60, warmup * 60, single.block_tokens, fmt, count)
-            gap = curve_error(single, h)
-            found.append(
-                {
-                    "window_min": window,
-                    "warmup_min": warmup,
-                    "mean_gap_pts": gap["mean_abs"] * 100,
-                    "max_gap_pts": gap["max_abs"] * 100,
-                    "provenance": "derived",
-                }
-            )
-        return found
-
-    key = {"trace": analysis.trace_key(s), "windows_min": WINDOWS_MIN}
-    return pd.DataFrame(rows() if key["trace"] is None else store.memoized("windows", key, rows))
+    windows = analysis.stream(s, windows_s=[(w * 60, u * 60) for w, u in WINDOWS_MIN]).windows
+    rows = []
+    for window, warmup in WINDOWS_MIN:
+        gap = curve_error(single, windows[(window * 60, warmup * 60)])
+        rows.append(
+            {
+                "window_min": window,
+                "warmup_min": warmup,
+                "mean_gap_pts": gap["mean_abs"] * 100,
+                "max_gap_pts": gap["max_abs"] * 100,
+                "provenance": "derived",
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def window_numbers(s: Scenario) -> dict[str, Any]:
