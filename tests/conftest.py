@@ -23,7 +23,7 @@ from hypothesis import settings
 from kvtier import Scenario
 from kvtier.inputs import traces
 from kvtier.inputs.assumptions import load_assumptions
-from kvtier.pipeline.build import read_page
+from kvtier.pipeline.execution import read_page
 from kvtier.report import pages
 from kvtier.report.diff import Change
 

@@ -18,7 +18,8 @@ import pytest
 import yaml
 
 from kvtier.inputs.assumptions import load_assumptions
-from kvtier.pipeline.build import configure_source, read_page, source_info
+from kvtier.pipeline.build import configure_source, source_info
+from kvtier.pipeline.execution import read_page
 from kvtier.report import notebook, pages
 from kvtier.scenario import Scenario
 from tests.conftest import NOTEBOOKS, NUMBERS, ROOT, build, copy_project, glued_values, snapshot

@@ -6,14 +6,11 @@ import asyncio
 import json
 import os
 import signal
-import tempfile
 from pathlib import Path
 
-import nbformat
 import pytest
 from jupyter_client import AsyncKernelManager
 
-from kvtier.pipeline import build as pipeline
 from kvtier.pipeline.kernels import KernelGroup, kernel_manager_class
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="Unix sockets")
@@ -51,24 +48,6 @@ def test_a_directory_too_long_for_a_socket_path_keeps_tcp(tmp_path):
     assert kernel_manager_class(long_dir) is AsyncKernelManager
     # an 86-byte directory gives exactly 100: still Unix sockets
     assert kernel_manager_class(Path("/" + "d" * 85)) is not AsyncKernelManager
-
-
-@POSIX
-def test_execute_runs_the_page_and_removes_its_kernel_directory(tmp_path, monkeypatch):
-    temp = tmp_path / "temp"
-    temp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    page = tmp_path / "99_tiny.md"
-    page.write_text(
-        "---\njupytext:\n  text_representation:\n    format_name: myst\n"
-        "kernelspec:\n  name: python3\n  display_name: Python 3\n  language: python\n---\n\n"
-        "```{code-cell}\n:tags: [parameters]\nx = 1\n```\n\n```{code-cell}\nprint(6 * 7)\n```\n"
-    )
-    out = tmp_path / "out.ipynb"
-    pipeline.execute(pipeline.NotebookJob("99_tiny", page, {"x": 2}, "h"), out, tmp_path)
-    nb = nbformat.read(out, as_version=4)
-    assert nb.cells[-1].outputs[0]["text"] == "42\n"  # 6 x 7
-    assert list(temp.iterdir()) == []
 
 
 @POSIX

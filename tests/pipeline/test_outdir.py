@@ -314,32 +314,6 @@ def test_ctrl_c_or_sigterm_stops_the_kernels_cleans_up_and_says_so(small_build, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "tmp"], "staging and lock removed"
 
 
-class Stopped(BaseException):
-    """What the CLI's SIGTERM handler raises (kvtier.commands._Terminated), in this test."""
-
-
-def test_a_signal_while_publishing_acts_only_once_the_renames_are_done():
-    # the CLI raises on SIGTERM in the main thread: during publishing it waits for the renames to end, so that
-    # the line saying what was changed is true
-    done = []
-
-    def terminate(signum, frame):
-        raise Stopped
-
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        with pytest.raises(Stopped):
-            with pipeline.signals_held():
-                os.kill(os.getpid(), signal.SIGTERM)
-                done.append("first rename")
-                os.kill(os.getpid(), signal.SIGTERM)  # a second signal is the same request
-                done.append("second rename")
-        assert signal.getsignal(signal.SIGTERM) is terminate, "the caller's handler is back"
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    assert done == ["first rename", "second rename"]
-
-
 def test_a_notebook_that_raises_stops_the_other_kernels_and_leaves_nothing_beside_the_output(tmp_path):
     # with --jobs 2, 01 fails at once while 02 sleeps: 02's kernel is killed before the build removes its
     # staging directory, so it never wakes up to write into it

@@ -9,7 +9,8 @@ import pytest
 from kvtier.errors import KvtierError
 from kvtier.inputs.assumptions import seed
 from kvtier.inputs.keys import describe
-from kvtier.pipeline.build import declared_parameters, page_parameters, read_page
+from kvtier.pipeline.build import declared_parameters, page_parameters
+from kvtier.pipeline.execution import read_page
 from kvtier.report import notebook, pages
 from kvtier.scenario import seed_scenario
 from tests.conftest import NOTEBOOKS, ROOT, parameter_defaults
