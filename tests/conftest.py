@@ -464,12 +464,17 @@ def trace_of(blocks_per_request: list[list[int]], times_ms: list[float] | None =
 BOOK_FIXTURES = frozenset({"seed_build", "custom_build", "bandwidth_build", "small_build"})
 """Fixtures that build a book: a test that takes one is a ``book`` test."""
 
+XDIST_GROUPS: dict[str, str] = {"seed_build": "seed", "bandwidth_build": "seed", "custom_build": "custom"}
+"""Session fixtures that build a whole book, and the group of tests that take each: with ``pytest -n N --dist
+loadgroup`` (``scripts/test.sh``) one worker runs a group, so each book is built once, not once per worker."""
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that takes a built book ``book`` and every test that takes a browser ``browser``.
 
     ``pytest -m "not book and not browser"`` is then the edit loop: no book is built and no browser
-    started. A test that builds a book itself says so with ``@pytest.mark.book``.
+    started. A test that builds a book itself says so with ``@pytest.mark.book``.  Tests that share a
+    book built once a session join its :data:`XDIST_GROUPS` group.
     """
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
@@ -477,3 +482,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.book)
         if "browser" in names:
             item.add_marker(pytest.mark.browser)
+        group = next((g for fixture, g in XDIST_GROUPS.items() if fixture in names), None)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
