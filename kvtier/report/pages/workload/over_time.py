@@ -12,6 +12,7 @@ import pandas as pd
 from kvtier import store
 from kvtier.formulas.cache.curve import curve_error
 from kvtier.inputs import traces
+from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.report.pages.workload.curve import footer_records
 from kvtier.report.pages.workload.policies import decision_blocks
@@ -160,6 +161,16 @@ WINDOWS_MIN: tuple[tuple[float, float], ...] = ((5.0, 0.0), (5.0, 5.0), (15.0, 0
 """(window, warm-up) pairs in minutes the windowed replay is measured at (``kvtier workload --parts --window``)."""
 
 
+WINDOWS_COLUMNS = (
+    Column("window_min", "window", "min"),
+    Column("warmup_min", "warm-up before each window", "min"),
+    Column("mean_gap_pts", "mean gap to the single pass", "points"),
+    Column("max_gap_pts", "largest gap to the single pass", "points"),
+    *named("provenance"),
+)
+"""The columns of :func:`windows_table`, in words with their units."""
+
+
 def windows_table(s: Scenario) -> pd.DataFrame:
     """Per (window, warm-up) of :data:`WINDOWS_MIN`: the windowed exact curve's gap to the single pass.
 
@@ -190,7 +201,9 @@ def windows_table(s: Scenario) -> pd.DataFrame:
         return found
 
     key = {"trace": s.trace_key(), "windows_min": WINDOWS_MIN}
-    return pd.DataFrame(rows() if key["trace"] is None else store.memoized("windows", key, rows))
+    return declare(
+        pd.DataFrame(rows() if key["trace"] is None else store.memoized("windows", key, rows)), WINDOWS_COLUMNS
+    )
 
 
 def window_numbers(s: Scenario) -> dict[str, Any]:
