@@ -69,6 +69,10 @@ def test_the_declared_columns_are_the_committed_tables_columns(seed_tables):
         ("workload_tiers", "capacity_TiB", "capacity (TiB)"),  # the workload page's words for its columns
         ("workload_tiers", "hit_blocks_pct", "hits (% of blocks)"),
         ("decision", "tier", "tier"),
+        # a ratio, a source and a count, which the old parser gave the units J, tokens and %
+        ("cost_tornado", "swing_J", "swing, by energy"),
+        ("serving_engines", "source.block_tokens", "source of the block size"),
+        ("measured_validation_summary", "within_10_pct", "points within 10 %"),
     ],
 )
 def test_a_header_is_the_declared_words_with_the_unit(seed_tables, table, name, text):

@@ -153,9 +153,9 @@ ENGINES_COLUMNS = (
     Column("block_bytes", "block", "bytes"),
     Column("transfers_per_block", "transfers per block"),
     Column("layer_overlap", "loads layer by layer under the pass"),
-    Column("source.block_tokens", "source.block", "tokens"),
-    Column("source.transfers", "source.transfers"),
-    Column("source.layer_overlap", "source.layer overlap"),
+    Column("source.block_tokens", "source of the block size"),
+    Column("source.transfers", "source of the transfers per block"),
+    Column("source.layer_overlap", "source of the layer overlap"),
     *(
         column
         for tier in tiering.LRU_TIERS

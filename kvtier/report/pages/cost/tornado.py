@@ -26,7 +26,7 @@ TORNADO_COLUMNS = (
     *(Column(f"keep_usd_{end}_h", phrase("worth keeping by dollars", words), "h") for end, words in END_LABELS.items()),
     Column("swing_usd", "swing, by dollars"),
     *(Column(f"keep_J_{end}_h", phrase("worth keeping by energy", words), "h") for end, words in END_LABELS.items()),
-    Column("swing_J", "swing", "J"),
+    Column("swing_J", "swing, by energy"),
 )
 """The columns of :func:`tornado_table`, in words with their units: the intervals at each end of an input, by
 dollars and by energy (:data:`~kvtier.report.pages.cost.intervals.BY_LABELS`)."""

@@ -91,8 +91,8 @@ def validation_table(s: Scenario) -> pd.DataFrame:
 
 SUMMARY_COLUMNS = (
     *named("group", "sample", "points"),
-    Column("within_10_pct", "within 10", "%"),
-    Column("within_15_pct", "within 15", "%"),
+    Column("within_10_pct", "points within 10 %"),
+    Column("within_15_pct", "points within 15 %"),
     Column("worst_error_pct", "worst error", "%"),
     Column("worst_case", "worst case"),
 )
