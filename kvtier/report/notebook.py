@@ -27,9 +27,9 @@ from kvtier.errors import KvtierError
 from kvtier.inputs.assumptions import AssumptionSet, RestrictedAssumptionSet, check_consistency, make_assumption
 from kvtier.inputs.keys import SCHEMA, describe
 from kvtier.report import pages, preview
+from kvtier.report.columns import column_of, soft_hyphenated
 from kvtier.report.figures import SVG_PRINT, apply_style
-from kvtier.report.headers import header, soft_hyphenated
-from kvtier.report.tables import formatted
+from kvtier.report.tables import formatted, unit_in_cells
 from kvtier.scenario import Scenario, seed_scenario
 
 PROVENANCE_PARAM = "provenance"
@@ -226,13 +226,19 @@ def table_html(df: Any, columns: list[Any]) -> str:
     """The HTML table of ``columns`` of ``df``: human headers, the column's name in each header's title.
 
     Numbers are right-aligned under right-aligned headers (class ``kvtier-num``), text
-    left-aligned under left-aligned ones; each header is :func:`kvtier.report.headers.header`
-    of the column, its ``title`` the name in the table of record.
+    left-aligned under left-aligned ones; each header is the column's declared label and unit
+    (:meth:`kvtier.report.columns.Column.header`; no unit where each cell carries its own,
+    :func:`kvtier.report.tables.unit_in_cells`), its ``title`` the name in the table of record.
+
+    Raises
+    ------
+    TypeError
+        When a column is not declared where its table is built (:func:`kvtier.report.columns.column_of`).
     """
     from html import escape
 
     shown = formatted(df[columns])
-    names = [str(c) for c in shown.columns]  # a time column shown with per-cell units has lost its unit suffix
+    headers = [column_of(df, c).header(unit=not unit_in_cells(df, c)) for c in columns]
     numeric = [_is_numeric(df[c]) for c in columns]
     # a short first column (a name, a bracket) stays on one line; a long one may wrap
     short = shown[shown.columns[0]].astype(str).str.len().max() <= SHORT_FIRST_COLUMN if len(shown) else True
@@ -242,8 +248,8 @@ def table_html(df: Any, columns: list[Any]) -> str:
         return ' class="kvtier-num"' if numeric[i] else ""
 
     heads = "".join(
-        f'<th{cls(i)} title="{escape(str(c))}">{escape(soft_hyphenated(header(name, names)))}</th>'
-        for i, (c, name) in enumerate(zip(columns, names, strict=True))
+        f'<th{cls(i)} title="{escape(str(c))}">{escape(soft_hyphenated(text))}</th>'
+        for i, (c, text) in enumerate(zip(columns, headers, strict=True))
     )
     rows = "\n".join(
         "<tr>" + "".join(f"<td{cls(i)}>{escape(str(v))}</td>" for i, v in enumerate(row)) + "</tr>"
@@ -256,13 +262,13 @@ def show_table(df: Any, name: str, folded: str | None = None) -> Any:
     """An HTML display of the table of record ``name`` (rows of ``df``, its builder's output).
 
     The values to read come first (the table's shown columns, else every column but long
-    text), under headers in words with units (:mod:`kvtier.report.headers`; the column's
-    name in the CSV is each header's ``title``), in a box that scrolls sideways on a narrow
-    screen with its first column kept in view and a cue that it scrolls
-    (``book/_static/kvtier.js`` marks a box that overflows); the other columns (bases,
-    sources, notes, titles, SI duplicates) follow in a details block keyed by the table's
-    key columns; a link downloads the CSV of record (``tables/NAME.csv``, which the build
-    copies beside the pages).  Numbers show three significant figures
+    text), under headers in words with units (each column's :class:`~kvtier.report.columns.Column`,
+    declared where the table is built; the column's name in the CSV is each header's
+    ``title``), in a box that scrolls sideways on a narrow screen with its first column kept
+    in view and a cue that it scrolls (``book/_static/kvtier.js`` marks a box that
+    overflows); the other columns (bases, sources, notes, titles, SI duplicates) follow in a
+    details block keyed by the table's key columns; a link downloads the CSV of record
+    (``tables/NAME.csv``, which the build copies beside the pages).  Numbers show three significant figures
     (:func:`kvtier.report.tables.formatted`); the markup is deterministic.
 
     ``folded``, when given, folds the whole table (a long reference table the prose has
@@ -290,7 +296,7 @@ def show_table(df: Any, name: str, folded: str | None = None) -> Any:
     parts = [box(shown)]
     if detail:
         key = [c for c in table.key if c in shown]
-        names = [header(str(c), map(str, df.columns)) for c in detail]
+        names = [column_of(df, c).header() for c in detail]
         parts.append(
             f'<details class="kvtier-details"><summary>More columns: {escape(", ".join(names))}</summary>'
             f"{box(key + detail)}</details>"

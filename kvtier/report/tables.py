@@ -1,8 +1,9 @@
 """The machinery of the tables of record: CSV text, display formatting, writing.
 
 The tables themselves live with their pages (:mod:`kvtier.report.pages`): each builder takes a
-:class:`~kvtier.scenario.Scenario` and returns a DataFrame whose column names carry units
-and which has a ``provenance`` (or ``basis``) column.  The same builder feeds the book
+:class:`~kvtier.scenario.Scenario` and returns a DataFrame whose column names carry units,
+which has a ``provenance`` (or ``basis``) column, and whose every column is declared with its
+label and unit (:mod:`kvtier.report.columns`).  The same builder feeds the book
 (through the notebooks) and the CSV files under ``tables/``, so the two cannot disagree.
 CSVs are deterministic: fixed row order, ``%.10g`` floats, ``\\n`` line ends.
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kvtier.report.headers import bool_words
+from kvtier.report.columns import Column, column_of
 from kvtier.units import format_number, format_time
 
 
@@ -41,27 +42,32 @@ DISPLAY_DIGITS = 3
 
 
 def formatted(df: pd.DataFrame, digits: int = DISPLAY_DIGITS) -> pd.DataFrame:
-    """A display copy: every number by the one rule of :func:`kvtier.units.format_number`.
+    """A display copy of ``df``, its columns and their names kept: every number by the one rule of
+    :func:`kvtier.units.format_number`.
 
     Numbers show ``digits`` significant figures (a whole number, or one of ``digits`` or more
     integer digits, to the unit); an infinite one as "∞"; a boolean as the words its column
-    means (:func:`kvtier.report.headers.bool_words`: "fetch"/"regenerate", "yes"/"no"). A
-    missing value (NaN, None) shows as "n/a"; a time column any of whose values reaches a
-    minute gives each cell its own unit (:func:`kvtier.units.format_time`) and drops the unit
-    from its column name.
+    declares (:attr:`kvtier.report.columns.Column.words`: "fetch"/"regenerate", "yes"/"no"). A
+    missing value (NaN, None) shows as "n/a"; a time column (declared in s, ms or µs) any of
+    whose values reaches a minute gives each cell its own unit (:func:`kvtier.units.format_time`),
+    and its header then none (:func:`unit_in_cells`).
+
+    Raises
+    ------
+    TypeError
+        When a column of ``df`` is not declared (:func:`kvtier.report.columns.column_of`).
     """
     out = df.copy()
-    renames = {}
     for col in out.columns:
+        column = column_of(df, col)
         values = out[col]
-        seconds = _time_seconds(col, values)
+        seconds = _time_seconds(column, values)
         if seconds is not None:
             # "3.22 h", not "11,606,123.95 ms"
             out[col] = ["n/a" if pd.isna(x) else format_time(x) for x in seconds]
-            renames[col] = col[: col.rindex("_")]
             continue
         if _is_bool_column(values):
-            yes, no = bool_words(str(col))
+            yes, no = column.words
             out[col] = ["n/a" if _missing(x) else (yes if x else no) for x in values]
         elif (
             pd.api.types.is_numeric_dtype(values)
@@ -70,7 +76,7 @@ def formatted(df: pd.DataFrame, digits: int = DISPLAY_DIGITS) -> pd.DataFrame:
         ):
             numbers = pd.to_numeric(values, errors="coerce")
             out[col] = [_number(x, digits) for x in numbers]
-    return out.rename(columns=renames)
+    return out
 
 
 def _number(x: float, digits: int) -> str:
@@ -94,17 +100,25 @@ def _is_bool_column(values: pd.Series) -> bool:
     return values.dtype == object and bool(present) and all(isinstance(x, (bool, np.bool_)) for x in present)
 
 
-TIME_SUFFIXES = {"_s": 1.0, "_ms": 1e-3, "_us": 1e-6}
-"""Column-name suffixes of time columns in the tables of record and the seconds each unit is."""
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "µs": 1e-6}
+"""The declared units of time columns in the tables of record and the seconds each unit is."""
 
 
-def _time_seconds(col: str, values: pd.Series) -> pd.Series | None:
-    """``values`` in seconds when ``col`` is a numeric time column any of whose values reaches a minute."""
-    scale = next((v for k, v in TIME_SUFFIXES.items() if str(col).endswith(k)), None)
+def _time_seconds(column: Column, values: pd.Series) -> pd.Series | None:
+    """``values`` in seconds when ``column`` is a numeric time column any of whose values reaches a minute."""
+    scale = TIME_UNITS.get(column.unit)
     if scale is None or not pd.api.types.is_numeric_dtype(values):
         return None
     seconds = pd.to_numeric(values, errors="coerce") * scale
     return seconds if bool((seconds.abs() >= 60).any()) else None
+
+
+def unit_in_cells(df: pd.DataFrame, name: object) -> bool:
+    """Whether column ``name`` of ``df`` shows each cell with its own unit (a time column that reaches a minute).
+
+    Its header then shows no unit (:meth:`kvtier.report.columns.Column.header` with ``unit=False``).
+    """
+    return _time_seconds(column_of(df, name), df[name]) is not None
 
 
 def _is_number(x: object) -> bool:

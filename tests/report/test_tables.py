@@ -6,8 +6,9 @@ import re
 
 import pandas as pd
 
+from kvtier.report.columns import Column, column_of, declare
 from kvtier.report.pages import ratio
-from kvtier.report.tables import formatted
+from kvtier.report.tables import formatted, unit_in_cells
 from kvtier.scenario import seed_scenario
 from kvtier.units import format_number
 from tests.conftest import ROOT
@@ -51,13 +52,15 @@ def test_ratio_table_shows_the_illustrative_ratio_to_three_figures():
 
 
 def test_formatted_keeps_whole_columns_and_missing_values():
-    out = formatted(pd.DataFrame({"a": [1.0, 2.0], "b": [0.25, None]}))
+    df = pd.DataFrame({"a": [1.0, 2.0], "b": [0.25, None]})
+    out = formatted(declare(df, (Column("a", "a"), Column("b", "b"))))
     assert out["a"].tolist() == ["1", "2"]
     assert out["b"].tolist() == ["0.25", "n/a"]
 
 
 def test_formatted_shows_three_figures_integers_whole_and_infinity_as_a_sign():
-    out = formatted(pd.DataFrame({"x": [0.2925248706, 17879.52254, 5_242_880.0, float("inf")]}))
+    df = pd.DataFrame({"x": [0.2925248706, 17879.52254, 5_242_880.0, float("inf")]})
+    out = formatted(declare(df, (Column("x", "x", "GB/s"),)))
     # 0.29252 GB/s is known to a factor of two: 0.293; five integer digits stay to the unit, a count exact
     assert out["x"].tolist() == ["0.293", "17,880", "5,242,880", "∞"]
 
@@ -97,16 +100,21 @@ def test_time_columns_that_reach_hours_scale_their_unit():
     assert format_time(59.0) == "59.00 s"
     df = interior.table(seed_scenario())
     shown = formatted(df)
-    assert "regen" in shown.columns and "regen_ms" not in shown.columns
-    assert not any("," in cell and cell.endswith(" ms") for cell in shown["regen"])
+    assert list(shown.columns) == list(df.columns)  # the display copy keeps the table of record's names
+    assert not any("," in cell and cell.endswith(" ms") for cell in shown["regen_ms"])
     longest = df["regen_ms"].idxmax()
-    assert shown.loc[longest, "regen"] == format_time(df.loc[longest, "regen_ms"] * 1e-3)
-    assert shown.loc[0, "regen"] == "17.92 ms"
-    # the table of record keeps its unit column
-    assert "regen_ms" in df.columns
+    assert shown.loc[longest, "regen_ms"] == format_time(df.loc[longest, "regen_ms"] * 1e-3)
+    assert shown.loc[0, "regen_ms"] == "17.92 ms"
+    # each cell carries its unit, so the header drops it: "regeneration time, in a batch", not "(ms)"
+    assert unit_in_cells(df, "regen_ms")
+    assert column_of(df, "regen_ms").header(unit=False) == "regeneration time, in a batch"
     # a time column that stays under a minute keeps its header and plain numbers
-    small = formatted(pd.DataFrame({"fetch_us": [81.92, 163.84]}))
-    assert small["fetch_us"].tolist() == ["81.9", "164"]  # three significant figures
+    small = declare(pd.DataFrame({"fetch_us": [81.92, 163.84]}), (Column("fetch_us", "fetch time", "µs"),))
+    assert formatted(small)["fetch_us"].tolist() == ["81.9", "164"]  # three significant figures
+    assert not unit_in_cells(small, "fetch_us")
+    # the declared unit decides, not the name: a count per second is no time however large
+    count = declare(pd.DataFrame({"gpu_s_per_s": [90.0]}), (Column("gpu_s_per_s", "accelerators saved"),))
+    assert formatted(count)["gpu_s_per_s"].tolist() == ["90"] and not unit_in_cells(count, "gpu_s_per_s")
 
 
 def test_dgx_spark_measurement_is_described_in_our_own_words():

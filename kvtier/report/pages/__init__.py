@@ -25,9 +25,11 @@ module defines:
 ``TABLES``
     Its tables of record, each ``(name, builder, key columns)`` or ``(name, builder, key
     columns, shown columns)``: ``builder(s)`` returns a DataFrame whose column names carry
-    units, written as ``tables/NAME.csv``; the key columns identify a row, so that ``kvtier
-    diff`` can match rows of two runs; the shown columns, when given, are the ones the page
-    shows first (the rest sit in a details block under the table).
+    units and whose every column is declared with its header's words and unit
+    (:func:`kvtier.report.columns.declare`), written as ``tables/NAME.csv``; the key columns
+    identify a row, so that ``kvtier diff`` can match rows of two runs; the shown columns,
+    when given, are the ones the page shows first (the rest sit in a details block under
+    the table).
 ``FIGURES``
     Its figures, each ``(glue name, function)``: ``function(s)`` returns the figure, with
     the assumptions footer drawn, and its caption.

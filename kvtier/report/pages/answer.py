@@ -20,6 +20,7 @@ from kvtier.inputs import hardware
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.keys import LAYOUTS, TIER_LATENCY_KEYS, keys_in
 from kvtier.report import pages, words
+from kvtier.report.columns import VERDICT, Column, declare, named
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.scenario import POINT_KEYS, PRICE_KEYS, Scenario
 from kvtier.units import format_bandwidth, format_quantity
@@ -58,6 +59,21 @@ def _tier_titles() -> dict[str, str]:
     return {name: link.title for name, link in hardware.load_links().items()}
 
 
+DECISION_COLUMNS = (
+    *named("tier", "medium", "regime", "layout", "transfers"),
+    Column("bandwidth_GBps", "bandwidth", "GB/s"),
+    Column("latency_us", "latency", "µs"),
+    Column("fetch_us", "fetch time", "µs"),
+    Column("regen_ms", "regeneration time", "ms"),
+    Column("ratio", "regeneration / fetch", "×"),
+    Column("fetch_wins", "verdict", words=VERDICT),
+    Column("break_even_GBps", "break-even bandwidth", "GB/s"),
+    Column("break_even_latency_us", "break-even latency", "µs"),
+    Column("break_even_transfers", "break-even transfers"),
+)
+"""The columns of :func:`decision_table`, in words with their units (each row names its regime and layout)."""
+
+
 def decision_table(s: Scenario) -> pd.DataFrame:
     """Every tier in every regime and layout: fetch time, ratio, verdict and the values that would flip it.
 
@@ -94,7 +110,7 @@ def decision_table(s: Scenario) -> pd.DataFrame:
                         "break_even_transfers": float(n[i]),
                     }
                 )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), DECISION_COLUMNS)
 
 
 def measured_points(s: Scenario) -> dict[tuple[str, str], tuple[float, float]]:
@@ -131,6 +147,13 @@ def _span(lo: float, hi: float, fmt: str) -> str:
     return f"{a}×" if a == b else f"{a}–{b}×"
 
 
+MARGIN_COLUMNS = (
+    Column("bandwidth_margin", "bandwidth / break-even"),
+    Column("latency_margin", "break-even / latency"),
+)
+"""The columns :func:`closest_calls` adds to :data:`DECISION_COLUMNS`: how far each verdict is from flipping."""
+
+
 def closest_calls(s: Scenario) -> pd.DataFrame:
     """Every tier, regime and layout, the verdict nearest to flipping first (ratio nearest 1 on a log scale).
 
@@ -148,7 +171,8 @@ def closest_calls(s: Scenario) -> pd.DataFrame:
     df["distance"] = np.abs(np.log(df["ratio"]))
     df = df.sort_values(["distance", "tier", "regime", "layout"], kind="stable").drop(columns="distance")
     columns = ["tier", "regime", "layout", "ratio", "fetch_wins", "break_even_GBps", "bandwidth_margin"]
-    return df[[*columns, "break_even_latency_us", "latency_margin", "break_even_transfers"]].reset_index(drop=True)
+    out = df[[*columns, "break_even_latency_us", "latency_margin", "break_even_transfers"]].reset_index(drop=True)
+    return declare(out, (*(c for c in DECISION_COLUMNS if c.name in out.columns), *MARGIN_COLUMNS))
 
 
 def flip_position(s: Scenario, tier: str, regime: str, layout: str) -> float | None:
@@ -300,6 +324,16 @@ def plan_sentence(s: Scenario) -> str:
     return lead + "."
 
 
+PRICE_COLUMNS = (
+    *named("tier", "input", "value"),
+    Column("saved_usd_per_h", "saved", "USD/h"),
+    Column("flips_at", "flips at"),
+    Column("flips_at_times", "flips at", "× the value"),
+    Column("flips_at_si", "flips at", "SI units"),
+)
+"""The columns of :func:`price_flips`, in words with their units."""
+
+
 def price_flips(s: Scenario) -> pd.DataFrame:
     """Per LRU tier and price: the tier's net saving now and the price at which it would fall to zero.
 
@@ -328,7 +362,7 @@ def price_flips(s: Scenario) -> pd.DataFrame:
                     "flips_at_si": flip,
                 }
             )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), PRICE_COLUMNS)
 
 
 def prices_sentence(s: Scenario) -> str:

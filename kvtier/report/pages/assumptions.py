@@ -8,6 +8,7 @@ import pandas as pd
 
 from kvtier.inputs.assumptions import PROVENANCE_CLASSES
 from kvtier.inputs.keys import SCHEMA
+from kvtier.report.columns import Column, declare, named
 from kvtier.scenario import Scenario
 
 REFERENCE_PREFIX = "reference."
@@ -73,6 +74,15 @@ def _series(items: list[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
+COLUMNS = (
+    *named("key", "value"),
+    Column("value_si", "value in SI units"),
+    Column("unit_si", "SI unit"),
+    *named("provenance", "basis", "source"),
+)
+"""The columns of :func:`table`, in words."""
+
+
 def table(s: Scenario) -> pd.DataFrame:
     """Every assumption: value, unit, basis, provenance class and source."""
     rows = [
@@ -87,7 +97,7 @@ def table(s: Scenario) -> pd.DataFrame:
         }
         for rec in s.assumptions.values()
     ]
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), COLUMNS)
 
 
 TABLES = (("assumptions", table, ("key",)),)

@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from kvtier.inputs.models import dtype_bytes
+from kvtier.report.columns import declare, named
 from kvtier.scenario import Scenario
 from kvtier.units import MIB
 
@@ -53,6 +54,10 @@ def numbers(s: Scenario) -> dict[str, Any]:
     }
 
 
+COLUMNS = ("quantity", "value", "unit", "basis", "provenance")
+"""The columns of :func:`table`: words a reader reads as they are."""
+
+
 def table(s: Scenario) -> pd.DataFrame:
     """The block unit derived step by step: KV bytes per token, then the block."""
     m = s.model
@@ -81,7 +86,7 @@ def table(s: Scenario) -> pd.DataFrame:
         ("block_tokens", s.block_tokens, "tokens", s.a("block_tokens").basis, s.a("block_tokens").provenance),
         ("block", s.block_bytes, "B", "kv_per_token × block_tokens", "derived"),
     ]
-    return pd.DataFrame(rows, columns=["quantity", "value", "unit", "basis", "provenance"])
+    return declare(pd.DataFrame(rows, columns=list(COLUMNS)), named(*COLUMNS))
 
 
 TABLES = (("block_unit", table, ("quantity",)),)

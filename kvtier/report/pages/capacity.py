@@ -12,6 +12,7 @@ from kvtier.formulas import capacity
 from kvtier.inputs import chapter
 from kvtier.inputs.models import dtype_bytes
 from kvtier.report import words
+from kvtier.report.columns import BATCH, LONE, Column, declare, named, phrase
 from kvtier.report.figures import PALETTE, finish, keep_label_inside, mark_context_limit, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario, seed_scenario
 from kvtier.units import GIB
@@ -191,6 +192,23 @@ def seed_sentence(out: dict[str, Any]) -> str:
     )
 
 
+COLUMNS = (
+    Column("point", "point"),
+    Column("context_tokens", "context", "tokens"),
+    Column("kv_GiB", "KV cache", "GiB"),
+    Column("weights_GiB", "weights", "GiB"),
+    Column("kv_share_of_weights_pct", "KV cache / weights", "%"),
+    Column("reference", "reference"),
+    Column("last_block_in_batch_ms", phrase("regeneration time of the last block", BATCH), "ms"),
+    Column("last_block_lone_ms", phrase("regeneration time of the last block", LONE), "ms"),
+    Column("last_block_lone_bound", phrase("last block bound by", LONE)),
+    Column("last_block_in_batch_ratio", phrase("regeneration / fetch, last block", BATCH), "×"),
+    Column("last_block_lone_ratio", phrase("regeneration / fetch, last block", LONE), "×"),
+    *named("provenance"),
+)
+"""The columns of :func:`table`, in words with their units."""
+
+
 def table(s: Scenario) -> pd.DataFrame:
     """KV footprint of one sequence against context length, its share of the weights, and its last block.
 
@@ -243,7 +261,7 @@ def table(s: Scenario) -> pd.DataFrame:
                 "provenance": "derived",
             }
         )
-        return pd.DataFrame(rows).sort_values("context_tokens", kind="stable").reset_index(drop=True)
+        return declare(pd.DataFrame(rows).sort_values("context_tokens", kind="stable").reset_index(drop=True), COLUMNS)
     rows.append(
         {
             "point": "crossover",
@@ -256,7 +274,7 @@ def table(s: Scenario) -> pd.DataFrame:
             "provenance": "derived",
         }
     )
-    return pd.DataFrame(rows).sort_values("context_tokens", kind="stable").reset_index(drop=True)
+    return declare(pd.DataFrame(rows).sort_values("context_tokens", kind="stable").reset_index(drop=True), COLUMNS)
 
 
 def capacity_vs_context(s: Scenario) -> tuple[Figure, str]:

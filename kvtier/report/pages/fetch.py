@@ -12,6 +12,7 @@ from kvtier.inputs import chapter
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.keys import BANDWIDTH_LABELS
 from kvtier.report import words
+from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.scenario import PLACEMENT_KEYS, TRANSFER_KEYS, Scenario, seed_scenario
 from kvtier.units import MIB
@@ -74,6 +75,17 @@ def seed_sentence(out: dict[str, Any]) -> str:
     )
 
 
+COLUMNS = (
+    Column("bracket", "bracket"),
+    Column("bandwidth_GBps", "bandwidth", "GB/s"),
+    Column("block_MiB", "block", "MiB"),
+    Column("latency_us", "latency", "µs"),
+    Column("fetch_us", "fetch time", "µs"),
+    *named("hardware", "basis", "provenance"),
+)
+"""The columns of :func:`table`, in words with their units."""
+
+
 def table(s: Scenario) -> pd.DataFrame:
     """Fetch time of one block for each bandwidth bracket."""
     rows = []
@@ -91,7 +103,7 @@ def table(s: Scenario) -> pd.DataFrame:
                 "provenance": rec.provenance,
             }
         )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), COLUMNS)
 
 
 FIG_WIDTH_IN = 4.8

@@ -9,6 +9,7 @@ import pandas as pd
 
 from kvtier.formulas import costs
 from kvtier.report import words
+from kvtier.report.columns import Column, declare, named, twins
 from kvtier.report.figures import PALETTE, finish, keep_label_inside, mark_context_limit, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario
 from kvtier.units import format_time
@@ -93,6 +94,19 @@ def numbers(s: Scenario) -> dict[str, Any]:
     }
 
 
+COLUMNS = (
+    Column("upstream", "upstream"),
+    Column("position_tokens", "position", "tokens"),
+    Column("regen_TFLOP", "regeneration work", "TFLOP"),
+    *twins("regen_ms", "regeneration time", "ms"),
+    *twins("ratio_to_fetch", "regeneration / fetch", "×"),
+    Column("lone_bound", "bound by, lone block"),
+    *named("provenance"),
+)
+"""The columns of :func:`table`, in words with their units; the unprefixed ones are the in-batch twins of the
+``lone_`` ones."""
+
+
 def table(s: Scenario) -> pd.DataFrame:
     """Regeneration of a block by position, both upstream cases, attention included, in both regimes.
 
@@ -122,7 +136,7 @@ def table(s: Scenario) -> pd.DataFrame:
                     "provenance": "derived",
                 }
             )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), COLUMNS)
 
 
 def regen_vs_position(s: Scenario) -> tuple[Figure, str]:

@@ -9,6 +9,7 @@ import pandas as pd
 
 from kvtier.formulas import capacity
 from kvtier.inputs.models import PRESETS
+from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import PALETTE, finish, new_figure
 from kvtier.scenario import PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
 from kvtier.units import GIB, MIB
@@ -75,6 +76,27 @@ def numbers(s: Scenario) -> dict[str, Any]:
     }
 
 
+COLUMNS = (
+    *named("model", "attention"),
+    Column("moe", "experts", words=("mixture of experts", "dense")),
+    Column("layers", "layers"),
+    Column("kv_heads", "KV heads"),
+    Column("head_dim", "head dimension"),
+    Column("total_params_B", "parameters", "billions"),
+    Column("active_params_B", "active parameters", "billions"),
+    Column("kv_KiB_per_token", "KV cache", "KiB/token"),
+    Column("kv_fp8_KiB_per_token", "KV cache in FP8", "KiB/token"),
+    Column("block_MiB", "block", "MiB"),
+    Column("weights_GiB", "weights", "GiB"),
+    Column("crossover_tokens", "crossover context", "tokens"),
+    Column("crossover_fp8_kv_tokens", "crossover context, FP8 KV cache", "tokens"),
+    Column("max_positions", "longest context"),
+    Column("ratio_illustrative", "regeneration / fetch, illustrative point", "×"),
+    *named("note", "provenance"),
+)
+"""The columns of :func:`table`, in words with their units."""
+
+
 def table(s: Scenario) -> pd.DataFrame:
     """Every model preset side by side (exact parameter counts from the configs).
 
@@ -113,7 +135,7 @@ def table(s: Scenario) -> pd.DataFrame:
                 "provenance": f"published-spec ({m.model.source}); derived",
             }
         )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), COLUMNS)
 
 
 def _scenario_of(s: Scenario, name: str) -> Scenario:

@@ -13,6 +13,7 @@ from kvtier.inputs import chapter
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.keys import BANDWIDTH_LABELS, MFU_LABELS
 from kvtier.report import words
+from kvtier.report.columns import Column, declare, named, twins
 from kvtier.report.figures import finish, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario, seed_scenario
 
@@ -207,6 +208,24 @@ def numbers(s: Scenario) -> dict[str, Any]:
     return out
 
 
+COLUMNS = (
+    Column("bandwidth_bracket", "bandwidth bracket"),
+    Column("mfu_bracket", "MFU bracket"),
+    Column("bandwidth_GBps", "bandwidth", "GB/s"),
+    Column("mfu_pct", "MFU", "%"),
+    Column("fetch_us", "fetch time", "µs"),
+    *twins("regen_ms", "regeneration time", "ms"),
+    *twins("ratio", "regeneration / fetch", "×"),
+    *twins("orders_of_magnitude", "orders of magnitude"),
+    *twins("within_claim", "within the chapter's claim"),
+    Column("illustrative", "illustrative", words=("the illustrative point", "")),
+    Column("lone_bound", "bound by, lone block"),
+    *named("provenance"),
+)
+"""The columns of :func:`table`, in words with their units; the unprefixed ones are the in-batch twins of the
+``lone_`` ones."""
+
+
 def table(s: Scenario) -> pd.DataFrame:
     """Regenerate/fetch ratio over the cross product of bandwidth and MFU brackets, in both regimes.
 
@@ -244,7 +263,7 @@ def table(s: Scenario) -> pd.DataFrame:
                     "provenance": "derived",
                 }
             )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), COLUMNS)
 
 
 def ratio_ticks(vmin: float, vmax: float) -> list[float]:

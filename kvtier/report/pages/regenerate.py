@@ -11,6 +11,7 @@ from kvtier.formulas import costs
 from kvtier.inputs import chapter
 from kvtier.inputs.keys import MFU_LABELS
 from kvtier.report import words
+from kvtier.report.columns import Column, declare
 from kvtier.scenario import PLACEMENT_KEYS, Scenario, seed_scenario
 
 NOTEBOOK = "03_regenerate"
@@ -105,6 +106,18 @@ def numbers(s: Scenario) -> dict[str, Any]:
     return out
 
 
+COLUMNS = (
+    Column("bracket", "bracket"),
+    Column("mfu_pct", "MFU", "%"),
+    Column("peak_TFLOPps", "peak compute", "TFLOP/s"),
+    Column("block_TFLOP", "work per block", "TFLOP"),
+    Column("regen_ms", "regeneration time", "ms"),
+    Column("mfu_provenance", "MFU provenance"),
+    Column("peak_provenance", "peak provenance"),
+)
+"""The columns of :func:`table`, in words with their units."""
+
+
 def table(s: Scenario) -> pd.DataFrame:
     """Tail-block regeneration time for each MFU bracket (parameter FLOPs only)."""
     peak = s.a("peak_flops")
@@ -122,7 +135,7 @@ def table(s: Scenario) -> pd.DataFrame:
                 "peak_provenance": peak.provenance,
             }
         )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), COLUMNS)
 
 
 TABLES = (("regenerate", table, ("bracket",)),)

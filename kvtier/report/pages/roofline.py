@@ -11,6 +11,7 @@ import pandas as pd
 from kvtier.formulas import roofline as rl
 from kvtier.inputs import hardware
 from kvtier.inputs.keys import MFU_LABELS
+from kvtier.report.columns import Column, declare
 from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.scenario import POINT_KEYS, Scenario
 
@@ -77,6 +78,25 @@ def numbers(s: Scenario) -> dict[str, Any]:
             f" {', '.join(compute_at)} one(s)"
         )
     return out
+
+
+COLUMNS = (
+    Column("device", "device"),
+    Column("mfu_bracket", "MFU bracket"),
+    Column("mfu_pct", "MFU", "%"),
+    Column("peak_TFLOPps", "peak compute", "TFLOP/s"),
+    Column("mem_TBps", "memory bandwidth", "TB/s"),
+    Column("compute_ms", "compute time", "ms"),
+    Column("memory_ms", "memory time", "ms"),
+    Column("lone_block_ms", "regeneration time, lone block", "ms"),
+    Column("bound", "bound by"),
+    Column("compute_bound_batch_tokens", "smallest compute-bound batch", "tokens"),
+    Column("batch_tokens", "batch", "tokens"),
+    Column("batched_ms", "block inside the batch", "ms"),
+    Column("peak_provenance", "peak provenance"),
+    Column("mem_provenance", "memory bandwidth provenance"),
+)
+"""The columns of :func:`table`, in words with their units."""
 
 
 def table(s: Scenario) -> pd.DataFrame:
@@ -152,7 +172,7 @@ def table(s: Scenario) -> pd.DataFrame:
                     * 1e3,
                 )
             rows.append(row)
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), COLUMNS)
 
 
 def roofline_vs_batch(s: Scenario) -> tuple[Figure, str]:

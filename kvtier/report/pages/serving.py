@@ -17,6 +17,7 @@ import pandas as pd
 
 from kvtier.formulas import tiering
 from kvtier.report import placement, serving, words
+from kvtier.report.columns import LONE, VERDICT, Column, declare, named, phrase, twins
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.scenario import POINT_KEYS, Scenario
 from kvtier.units import format_number
@@ -61,28 +62,80 @@ KEYS: tuple[str, ...] = tuple(
 
 
 IN_BATCH_NAMES = {"batch_regen_ms": "regen_ms", "batch_ratio": "ratio", "batch_fetch_wins": "fetch_wins"}
-"""The in-batch columns of :mod:`kvtier.report.placement` renamed as the twins of their ``lone_`` columns,
-so that the headers read "..., in a batch" (:mod:`kvtier.report.headers`)."""
+"""The in-batch columns of :mod:`kvtier.report.placement` renamed as the twins of their ``lone_`` columns (the
+tables of record's names)."""
+
+
+TP = Column("tp", "tensor-parallel size")
+PP = Column("pp", "pipeline stages")
+ACCELERATORS = Column("accelerators", "accelerators")
+GPUS_PER_LINK = Column("gpus_per_link", "accelerators per link")
+FETCH = Column("fetch_us", "fetch time", "µs")
+RATIOS = twins("ratio", "regeneration / fetch", "×")
+
+
+PLACEMENT_COLUMNS = (
+    Column("model", "model"),
+    TP,
+    PP,
+    Column("ep", "expert-parallel size"),
+    GPUS_PER_LINK,
+    ACCELERATORS,
+    Column("shard_share", "share of the block per accelerator"),
+    Column("shard_KiB", "shard per accelerator", "KiB"),
+    Column("link_KiB", "bytes over one link", "KiB"),
+    FETCH,
+    *twins("regen_ms", "regeneration time", "ms"),
+    Column("lone_collectives_ms", phrase("collectives", LONE), "ms"),
+    Column("lone_collectives_share", phrase("collectives' share", LONE)),
+    *RATIOS,
+    Column("rank_memory_GB", "memory per accelerator", "GB"),
+    Column("fits", "fits in memory"),
+)
+"""The columns of :func:`placement_table`, in words with their units."""
 
 
 def placement_table(s: Scenario) -> pd.DataFrame:
     """The tail block under tensor parallelism of each size in :data:`TPS`, both regimes."""
-    return placement.ratio_table(s, TPS).rename(columns=IN_BATCH_NAMES)
+    return declare(placement.ratio_table(s, TPS).rename(columns=IN_BATCH_NAMES), PLACEMENT_COLUMNS)
+
+
+SHARING_COLUMNS = (
+    Column("tier", "tier"),
+    GPUS_PER_LINK,
+    Column("bandwidth_per_gpu_GBps", "bandwidth per accelerator", "GB/s"),
+    FETCH,
+    *RATIOS,
+    *twins("fetch_wins", "verdict", words=VERDICT),
+)
+"""The columns of :func:`sharing_table`, in words with their units."""
 
 
 def sharing_table(s: Scenario) -> pd.DataFrame:
     """Every tier's fetch and ratios when :data:`SHARING` accelerators share its link."""
-    return placement.link_sharing_table(s, SHARING).rename(columns=IN_BATCH_NAMES)
+    return declare(placement.link_sharing_table(s, SHARING).rename(columns=IN_BATCH_NAMES), SHARING_COLUMNS)
+
+
+MOE_COLUMNS = (
+    *PLACEMENT_COLUMNS,
+    Column("experts_touched", "experts touched per MoE layer"),
+    Column("lone_weights_read_GB", phrase("weights read per accelerator", LONE), "GB"),
+)
+"""The columns of :func:`moe_table`: :data:`PLACEMENT_COLUMNS` and what a lone block's tokens touch."""
 
 
 def moe_table(s: Scenario) -> pd.DataFrame:
     """:data:`MOE_MODEL` under tensor, pipeline and expert parallelism."""
-    return placement.moe_table(s, MOE_MODEL).rename(columns=IN_BATCH_NAMES)
+    return declare(placement.moe_table(s, MOE_MODEL).rename(columns=IN_BATCH_NAMES), MOE_COLUMNS)
 
 
 def capacity_key(s: Scenario) -> str:
     """The key giving one accelerator's memory: ``parallel.hbm_capacity`` when set, else ``cost.hbm_capacity``."""
     return "parallel.hbm_capacity" if s.assumptions.value("parallel.hbm_capacity") is not None else "cost.hbm_capacity"
+
+
+MIN_COLUMNS = (Column("model", "model"), Column("weights_GB", "weights", "GB"), ACCELERATORS, TP, PP)
+"""The columns of :func:`min_table`, in words with their units."""
 
 
 def min_table(s: Scenario) -> pd.DataFrame:
@@ -91,7 +144,29 @@ def min_table(s: Scenario) -> pd.DataFrame:
     Each must hold its weights and one sequence of ``context.long`` tokens' cache
     (:meth:`~kvtier.scenario.Scenario.min_accelerators`).
     """
-    return placement.min_accelerators_table(s, MIN_MODELS, s.v(capacity_key(s)))
+    return declare(placement.min_accelerators_table(s, MIN_MODELS, s.v(capacity_key(s))), MIN_COLUMNS)
+
+
+ENGINES_COLUMNS = (
+    Column("engine", "engine"),
+    Column("block_tokens", "block", "tokens"),
+    Column("block_bytes", "block", "bytes"),
+    Column("transfers_per_block", "transfers per block"),
+    Column("layer_overlap", "loads layer by layer under the pass"),
+    Column("source.block_tokens", "source of the block size"),
+    Column("source.transfers", "source of the transfers per block"),
+    Column("source.layer_overlap", "source of the layer overlap"),
+    *(
+        column
+        for tier in tiering.LRU_TIERS
+        for column in (
+            Column(f"fetch_per_token_us.{tier}", phrase("fetch per token", tier), "µs"),
+            Column(f"fetch_block_us.{tier}", phrase("fetch of one block", tier), "µs"),
+        )
+    ),
+)
+"""The columns of :func:`engines_table`, in words with their units: the engine's layout, the source of each of
+its values, and a block's fetch per LRU medium (:data:`kvtier.formulas.tiering.LRU_TIERS`)."""
 
 
 def engines_table(s: Scenario) -> pd.DataFrame:
@@ -104,12 +179,29 @@ def engines_table(s: Scenario) -> pd.DataFrame:
     for tier in tiering.LRU_TIERS:
         df[f"fetch_per_token_us.{tier}"] = df.pop(f"fetch_s_per_token.{tier}") * 1e6
         df[f"fetch_block_us.{tier}"] = df.pop(f"fetch_s.{tier}") * 1e6
-    return df
+    return declare(df, ENGINES_COLUMNS)
+
+
+TTFT_COLUMNS = (
+    *named("regime", "tier"),
+    Column("hit_share", "share of achievable hits"),
+    Column("capacity_blocks", "capacity in blocks"),
+    Column("capacity_bytes", "tier capacity", "bytes"),
+    Column("prefix_hit_token_share", "prompt tokens from the tier"),
+    *(
+        Column(f"ttft_{stat}_s", f"time to first token, {words}", "s")
+        for stat, words in (("p50", "median"), ("p90", "p90"), ("p99", "p99"), ("mean", "mean"))
+    ),
+    Column("fetch_mean_s", "fetch, mean", "s"),
+    Column("gpu_saved_s", "accelerator time saved", "s"),
+    Column("gpu_saved_s_per_s", "accelerators saved"),
+)
+"""The columns of :func:`ttft_table`, in words with their units."""
 
 
 def ttft_table(s: Scenario) -> pd.DataFrame:
     """TTFT percentiles with no tier and with each LRU medium at each size, both regimes."""
-    return pd.DataFrame(serving.ttft_rows(s))
+    return declare(pd.DataFrame(serving.ttft_rows(s)), TTFT_COLUMNS)
 
 
 def _pct_change(new: float, old: float) -> float:

@@ -11,6 +11,7 @@ from kvtier.formulas import transfer
 from kvtier.inputs import hardware
 from kvtier.inputs.keys import BANDWIDTH_LABELS, LAYOUTS, TIER_LATENCY_KEYS, tier_latency_key
 from kvtier.report import words
+from kvtier.report.columns import LAYOUT_LABELS, REGIME_LABELS, VERDICT, Column, declare, phrase
 from kvtier.report.figures import PALETTE, finish, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario
 from kvtier.units import format_bandwidth, format_time
@@ -328,6 +329,60 @@ def _ladder(s: Scenario) -> list[tuple[str, str, float, str, float, str, str, st
     return rows
 
 
+CASES: dict[str, str] = {
+    "tail": "",
+    "resident": "interior block, upstream resident",
+    "evicted": "interior block, upstream evicted",
+}
+"""The blocks the ratio columns regenerate (``ratio_tail``, ``ratio_resident``, ``ratio_evicted``), in words."""
+
+
+def _columns() -> tuple[Column, ...]:
+    """The columns of :func:`table` in words: the link, then each value per regime, then per regime and layout."""
+    columns = [
+        Column("link", "link"),
+        Column("title", "title"),
+        Column("bandwidth_GBps", "bandwidth", "GB/s"),
+        Column("raw_or_net", "raw or net bandwidth"),
+        Column("latency_us", "latency", "µs"),
+        Column("latency_key", "latency assumption"),
+        Column("layout", "layout"),
+        Column("transfers", "transfers"),
+        Column("fetch_us", "fetch time", "µs"),
+    ]
+    for regime, prefix in REGIME_PREFIX.items():
+        r = REGIME_LABELS[regime]
+        columns += [
+            *(Column(f"{prefix}ratio_{case}", phrase("regeneration / fetch", c, r), "×") for case, c in CASES.items()),
+            Column(f"{prefix}break_even_tail_GBps", phrase("break-even bandwidth", r), "GB/s"),
+            Column(f"{prefix}break_even_latency_tail_us", phrase("break-even latency", r), "µs"),
+            Column(f"{prefix}fetch_wins_tail", phrase("verdict", r), words=VERDICT),
+        ]
+    for each, suffix in LAYOUT_SUFFIX.items():
+        layout = LAYOUT_LABELS[each]
+        columns += [
+            Column(f"transfers_{suffix}", phrase("transfers", layout)),
+            Column(f"fetch_us_{suffix}", phrase("fetch time", layout), "µs"),
+        ]
+        for regime, prefix in REGIME_PREFIX.items():
+            r = REGIME_LABELS[regime]
+            columns += [
+                Column(f"{prefix}ratio_tail_{suffix}", phrase("regeneration / fetch", r, layout), "×"),
+                Column(f"{prefix}fetch_wins_tail_{suffix}", phrase("verdict", r, layout), words=VERDICT),
+                Column(f"{prefix}break_even_tail_GBps_{suffix}", phrase("break-even bandwidth", r, layout), "GB/s"),
+                Column(f"{prefix}break_even_latency_tail_us_{suffix}", phrase("break-even latency", r, layout), "µs"),
+            ]
+    return (
+        *columns,
+        Column("bandwidth_provenance", "bandwidth provenance"),
+        Column("latency_provenance", "latency provenance"),
+    )
+
+
+COLUMNS = _columns()
+"""The columns of :func:`table`, in words with their units."""
+
+
 def table(s: Scenario) -> pd.DataFrame:
     """Every link preset (and the set's three brackets): fetch time, ratio, break-even bandwidth and latency.
 
@@ -408,7 +463,7 @@ def table(s: Scenario) -> pd.DataFrame:
         row["bandwidth_provenance"] = bw_prov
         row["latency_provenance"] = lat_prov
         rows.append(row)
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), COLUMNS)
 
 
 SHORT_REGIME: dict[str, str] = {"batch": "in a batch", "lone": "lone block"}

@@ -16,6 +16,7 @@ import pandas as pd
 from kvtier.formulas import uncertainty as mc
 from kvtier.inputs import chapter
 from kvtier.inputs import measurements as ms
+from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.scenario import POINT_KEYS, Scenario
 
@@ -328,6 +329,10 @@ def _input_words(name: str) -> str:
     }[name]
 
 
+COLUMNS = named("statistic", "regime", "value", "unit", "basis", "provenance")
+"""The columns of :func:`table`: words a reader reads as they are (each row names its unit)."""
+
+
 def table(s: Scenario) -> pd.DataFrame:
     """Monte Carlo statistics of the tail block's ratio in both regimes (seeded, so reproducible)."""
     n = numbers(s)
@@ -355,7 +360,16 @@ def table(s: Scenario) -> pd.DataFrame:
             }
             for k, v, u in stats
         ]
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), COLUMNS)
+
+
+TORNADO_COLUMNS = (
+    *named("input", "regime", "unit", "low", "high"),
+    Column("ratio_at_low", "regeneration / fetch, input at its low end", "×"),
+    Column("ratio_at_high", "regeneration / fetch, input at its high end", "×"),
+    *named("swing", "provenance"),
+)
+"""The columns of :func:`tornado_table`, in words with their units (``low`` and ``high`` in each row's unit)."""
 
 
 def tornado_table(s: Scenario) -> pd.DataFrame:
@@ -377,7 +391,7 @@ def tornado_table(s: Scenario) -> pd.DataFrame:
                     "provenance": "derived",
                 }
             )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), TORNADO_COLUMNS)
 
 
 INPUT_COLORS: dict[str, str] = {

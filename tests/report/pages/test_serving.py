@@ -7,7 +7,7 @@ import pytest
 
 from kvtier.inputs.assumptions import load_assumptions
 from kvtier.report import words
-from kvtier.report.headers import header
+from kvtier.report.columns import column_of
 from kvtier.report.pages import answer, serving
 from kvtier.scenario import Scenario
 
@@ -39,8 +39,8 @@ def test_the_in_batch_columns_read_as_the_twins_of_the_lone_ones():
     df = serving.placement_table(Scenario())
     columns = list(df.columns)
     assert {"ratio", "lone_ratio", "regen_ms", "lone_regen_ms"} <= set(columns)
-    assert header("ratio", columns) == "regeneration / fetch, in a batch (×)"
-    assert header("lone_ratio", columns) == "regeneration / fetch, lone block (×)"
+    assert column_of(df, "ratio").header() == "regeneration / fetch, in a batch (×)"
+    assert column_of(df, "lone_ratio").header() == "regeneration / fetch, lone block (×)"
     # TP 1 is the seed's single accelerator: the chapter's 218.78x in a batch, 637.68x alone
     one = df.set_index("tp").loc[1]
     assert one["ratio"] == pytest.approx(218.78, abs=0.01) and one["lone_ratio"] == pytest.approx(637.68, abs=0.01)
@@ -49,9 +49,9 @@ def test_the_in_batch_columns_read_as_the_twins_of_the_lone_ones():
 def test_every_shown_header_is_words():
     s = Scenario()
     for name, build, _key, *shown in serving.TABLES:
-        columns = list(build(s).columns)
-        for c in shown[0] if shown else columns:
-            assert "_" not in header(c, columns), (name, c, header(c, columns))
+        df = build(s)
+        for c in [c for c in shown[0] if c in df.columns] if shown else df.columns:
+            assert "_" not in column_of(df, c).header(), (name, c, column_of(df, c).header())
 
 
 def test_the_ttft_numbers_are_the_tables():

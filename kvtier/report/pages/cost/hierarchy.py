@@ -16,6 +16,7 @@ import pandas as pd
 from kvtier import analysis
 from kvtier.formulas import tiering
 from kvtier.formulas.cache import hierarchy
+from kvtier.report.columns import Column, declare, named
 from kvtier.report.pages.cost.intervals import CXL_TIER
 from kvtier.report.pages.cost.mix import per_h, trace_mixes
 from kvtier.report.pages.cost.words import hierarchy_result_sentence, hierarchy_sizes_sentence
@@ -112,6 +113,27 @@ def hierarchy_replays(s: Scenario) -> dict[str, Any]:
     return out
 
 
+HIERARCHY_COLUMNS = (
+    *named("hierarchy", "mode", "tier", "medium"),
+    Column("capacity_GiB", "capacity", "GiB"),
+    Column("per_accelerator_GiB", "capacity per accelerator", "GiB"),
+    Column("hit_blocks_pct", "hits, share of blocks", "%"),
+    Column("read_GBps", "read bandwidth", "GB/s"),
+    Column("write_GBps", "write bandwidth", "GB/s"),
+    Column("read_busy_pct", "reads busy", "%"),
+    Column("write_busy_pct", "writes busy", "%"),
+    Column("drive_writes_per_day", "drive writes per day"),
+    Column("nvme_wear_pct", "NVMe wear", "%"),
+    Column("hold_usd_per_h", "holding", "USD/h"),
+    Column("fetch_usd_per_h", "fetching", "USD/h"),
+    Column("hierarchy_hit_blocks_pct", "whole hierarchy's hits", "%"),
+    Column("hierarchy_usd_per_h", "whole hierarchy's cost", "USD/h"),
+    Column("lower_bound_usd_per_h", "lower bound", "USD/h"),
+    *named("accelerators", "provenance"),
+)
+"""The columns of :func:`hierarchy_table`, in words with their units."""
+
+
 def hierarchy_table(s: Scenario) -> pd.DataFrame:
     """The hierarchy replayed: per hierarchy, kind and tier, its capacity in all and per accelerator, the references
     it serves, the bytes it reads and writes against its device, its wear and its cost; and the whole hierarchy's
@@ -155,7 +177,7 @@ def hierarchy_table(s: Scenario) -> pd.DataFrame:
                         "provenance": "derived",
                     }
                 )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), HIERARCHY_COLUMNS)
 
 
 def hierarchy_numbers(s: Scenario) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from kvtier.formulas import tiering
 from kvtier.inputs.keys import COST_RANGES, SCHEMA
+from kvtier.report.columns import REGIME_LABELS, Column, declare, named, phrase
 from kvtier.scenario import Scenario
 from kvtier.units import format_number, format_time
 
@@ -30,6 +31,15 @@ CXL_TIER = tiering.CXL_TIER
 
 
 YEAR_S = 365.25 * 86400.0
+
+
+BY_LABELS: dict[str, str] = {"usd": "dollars", "J": "energy"}
+"""What a break-even interval is priced by, as a column name spells it (``keep_usd_...``, ``keep_J_...``), in a
+header's words."""
+
+
+END_LABELS: dict[str, str] = {"at_low": "at the low end", "at_high": "at the high end", "base": "at the base value"}
+"""Where a tornado holds an input, as a column name spells it (``keep_usd_at_low_h``), in a header's words."""
 
 
 def duration(seconds: float) -> str:
@@ -105,6 +115,28 @@ def long_table(s: Scenario, overrides: Mapping[str, float] | None = None) -> pd.
     return pd.concat(parts, ignore_index=True)
 
 
+def _columns() -> tuple[Column, ...]:
+    """The columns of :func:`table` in words: the tier, then each block size's intervals by dollars and by energy in
+    each regime, and how long it is worth keeping in HBM over the tier."""
+    columns = [
+        *named("tier", "medium"),
+        Column("hold_usd_per_TB_month", "holding", "USD per TB-month"),
+        Column("hold_mW_per_GB", "holding power", "mW/GB"),
+        Column("fetch_us", "fetch time", "µs"),
+    ]
+    for size in ("small", "large"):
+        for regime in REGIMES:
+            for by, words in BY_LABELS.items():
+                label = phrase(f"worth keeping by {words}", f"{size} block", REGIME_LABELS[regime])
+                columns.append(Column(f"keep_{by}_{size}_{regime}_h", label, "h"))
+        columns.append(Column(f"hbm_over_tier_{size}_s", f"worth keeping in HBM over this tier, {size} block", "s"))
+    return tuple(columns)
+
+
+COLUMNS = _columns()
+"""The columns of :func:`table`, in words with their units."""
+
+
 def table(s: Scenario) -> pd.DataFrame:
     """One row per tier: its holding costs and how long a block is worth keeping there, both regimes, both sizes.
 
@@ -128,7 +160,18 @@ def table(s: Scenario) -> pd.DataFrame:
             out[f"keep_J_{label}_{regime}_h"] = part["keep_J_s"] / 3600
         part = df[(df["block_tokens"] == tokens) & (df["regime"] == "lone")].reset_index(drop=True)
         out[f"hbm_over_tier_{label}_s"] = part["hbm_over_tier_s"]
-    return out
+    return declare(out, COLUMNS)
+
+
+BLOCK_COLUMNS = (
+    Column("block_tokens", "block", "tokens"),
+    Column("regime", "regime"),
+    Column("block_MiB", "block", "MiB"),
+    Column("regen_ms", "regeneration time", "ms"),
+    Column("recompute_usd_per_1M", "one million recomputations", "USD"),
+    Column("recompute_J", "one recomputation", "J"),
+)
+"""The columns of :func:`block_table`, in words with their units (each row names its regime)."""
 
 
 def block_table(s: Scenario) -> pd.DataFrame:
@@ -138,7 +181,11 @@ def block_table(s: Scenario) -> pd.DataFrame:
     out = rows.drop_duplicates(["block_tokens", "regime"]).reset_index(drop=True)
     # per million recomputations, so that no price needs more than five decimals
     out.insert(4, "recompute_usd_per_1M", out.pop("recompute_usd") * 1e6)
-    return out
+    return declare(out, BLOCK_COLUMNS)
+
+
+INPUTS_COLUMNS = named("input", "value", "low", "high", "provenance", "what", "basis", "source")
+"""The columns of :func:`inputs_table`: words a reader reads as they are (each value carries its unit)."""
 
 
 def inputs_table(s: Scenario) -> pd.DataFrame:
@@ -165,4 +212,4 @@ def inputs_table(s: Scenario) -> pd.DataFrame:
                 "source": rec.source,
             }
         )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), INPUTS_COLUMNS)

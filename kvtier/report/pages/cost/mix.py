@@ -17,7 +17,8 @@ from kvtier.analysis import mix_models
 from kvtier.formulas import economics, tiering
 from kvtier.formulas.cache.curve import counted_percentiles
 from kvtier.inputs.keys import COST_RANGES, SCHEMA
-from kvtier.report.pages.cost.intervals import MEDIA, REGIMES, block_sizes, duration, finite_or_nan
+from kvtier.report.columns import Column, declare, named, phrase
+from kvtier.report.pages.cost.intervals import END_LABELS, MEDIA, REGIMES, block_sizes, duration, finite_or_nan
 from kvtier.report.pages.cost.tiers import LRU_TARGETS
 from kvtier.report.pages.cost.words import (
     NOTHING_HELD,
@@ -92,6 +93,24 @@ def _mix_row(model: str, regime: str, ladder: str, mix: economics.Mix, block: ti
     return row
 
 
+MEDIUM_LABELS: dict[str, str] = {"hbm": "HBM", "dram": "DRAM", "cxl": "CXL", "nvme": "NVMe", "recompute": "recompute"}
+"""The ways of :data:`MIX_MEDIA` as a header names them."""
+
+
+MIX_COLUMNS = (
+    *named("model", "regime", "ladder"),
+    Column("block_MiB", "block", "MiB"),
+    *(Column(f"share_{m}_pct", f"served by {MEDIUM_LABELS[m]}", "%") for m in MIX_MEDIA),
+    *(Column(f"{m}_GiB", f"{MEDIUM_LABELS[m]} held, mean", "GiB") for m in MIX_MEDIA[:-1]),
+    *(Column(f"{m}_peak_GiB", f"{MEDIUM_LABELS[m]} held, peak", "GiB") for m in MIX_MEDIA[:-1]),
+    Column("mix_usd_per_h", "mix cost", "USD/h"),
+    Column("recompute_all_usd_per_h", "recomputing every reuse", "USD/h"),
+    Column("saving_pct", "saving", "%"),
+)
+"""The columns of :func:`mix_table`, in words with their units: per medium, its share of the reuses and what it
+holds."""
+
+
 def mix_table(s: Scenario) -> pd.DataFrame:
     """Per model, regime and ladder: the share of reuses each tier serves, the GiB it holds, the cost per hour.
 
@@ -103,7 +122,18 @@ def mix_table(s: Scenario) -> pd.DataFrame:
     holds and costs nothing; one that lasts 0 s has no GiB or cost per hour (NaN), while its
     shares and its saving (a ratio of totals) stand.
     """
-    return pd.DataFrame([_mix_row(*key, mix, block) for key, (mix, block) in trace_mixes(s).items()])
+    return declare(
+        pd.DataFrame([_mix_row(*key, mix, block) for key, (mix, block) in trace_mixes(s).items()]), MIX_COLUMNS
+    )
+
+
+MIX_TORNADO_COLUMNS = (
+    Column("input", "input"),
+    *(Column(f"mix_usd_per_h_{end}", phrase("mix cost", words), "USD/h") for end, words in END_LABELS.items()),
+    Column("swing", "swing"),
+    *(Column(f"largest_tier_{end}", phrase("tier holding most", words)) for end, words in END_LABELS.items()),
+)
+"""The columns of :func:`mix_tornado_table`, in words with their units: the mix at each end of an input."""
 
 
 def mix_tornado_table(s: Scenario) -> pd.DataFrame:
@@ -125,20 +155,23 @@ def mix_tornado_table(s: Scenario) -> pd.DataFrame:
         curve.duration_s,
         weights=curve.intervals[1],
     )
-    return pd.DataFrame(
-        [
-            {
-                "input": r["input"],
-                "mix_usd_per_h_at_low": per_h(r["usd_per_s_at_low"]),
-                "mix_usd_per_h_at_high": per_h(r["usd_per_s_at_high"]),
-                "mix_usd_per_h_base": per_h(r["usd_per_s_base"]),
-                "swing": finite_or_nan(r["swing"]),
-                "largest_tier_at_low": medium_words(r["largest_at_low"]),
-                "largest_tier_at_high": medium_words(r["largest_at_high"]),
-                "largest_tier_base": medium_words(r["largest_base"]),
-            }
-            for r in rows
-        ]
+    return declare(
+        pd.DataFrame(
+            [
+                {
+                    "input": r["input"],
+                    "mix_usd_per_h_at_low": per_h(r["usd_per_s_at_low"]),
+                    "mix_usd_per_h_at_high": per_h(r["usd_per_s_at_high"]),
+                    "mix_usd_per_h_base": per_h(r["usd_per_s_base"]),
+                    "swing": finite_or_nan(r["swing"]),
+                    "largest_tier_at_low": medium_words(r["largest_at_low"]),
+                    "largest_tier_at_high": medium_words(r["largest_at_high"]),
+                    "largest_tier_base": medium_words(r["largest_base"]),
+                }
+                for r in rows
+            ]
+        ),
+        MIX_TORNADO_COLUMNS,
     )
 
 

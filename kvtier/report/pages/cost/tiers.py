@@ -10,6 +10,7 @@ import pandas as pd
 
 from kvtier import analysis
 from kvtier.formulas import tiering
+from kvtier.report.columns import REGIME_LABELS, Column, declare, named, phrase
 from kvtier.report.pages.cost.intervals import MEDIA, REGIMES
 from kvtier.report.pages.cost.words import lru_nvme_paragraph, lru_paragraph
 from kvtier.scenario import Scenario
@@ -23,6 +24,32 @@ def lru_plans(s: Scenario) -> dict[tuple[int, str], list[tiering.LruTier]]:
     return {
         (target, regime): analysis.lru_plan(s, target / 100, regime) for target in LRU_TARGETS for regime in REGIMES
     }
+
+
+LRU_COLUMNS = (
+    *named("target", "tier", "medium"),
+    Column("capacity_GiB", "capacity", "GiB"),
+    Column("hit_blocks_pct", "hits, share of blocks", "%"),
+    Column("hold_usd_per_h", "holding", "USD/h"),
+    Column("fetch_usd_per_h", "fetching", "USD/h"),
+    *(
+        Column(f"{name}_{regime}_usd_per_h", phrase(label, REGIME_LABELS[regime]), "USD/h")
+        for regime in ("batch", "lone")
+        for name, label in (("recompute_avoided", "recompute avoided"), ("saved", "saved"))
+    ),
+    Column("read_GBps", "read bandwidth", "GB/s"),
+    Column("write_GBps", "write bandwidth", "GB/s"),
+    Column("device_read_GBps", "device read bandwidth", "GB/s"),
+    Column("device_write_GBps", "device write bandwidth", "GB/s"),
+    Column("read_busy_pct", "reads busy", "%"),
+    Column("write_busy_pct", "writes busy", "%"),
+    Column("drive_writes_per_day", "drive writes per day"),
+    Column("nvme_wear_pct", "NVMe wear", "%"),
+    Column("saved_batch_accelerators", phrase("accelerators saved", REGIME_LABELS["batch"])),
+    Column("prefill_batch_accelerators", phrase("accelerators prefilling", REGIME_LABELS["batch"])),
+    *named("provenance"),
+)
+"""The columns of :func:`lru_table`, in words with their units."""
 
 
 def lru_table(s: Scenario) -> pd.DataFrame:
@@ -65,7 +92,7 @@ def lru_table(s: Scenario) -> pd.DataFrame:
                     "provenance": "derived",
                 }
             )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), LRU_COLUMNS)
 
 
 def lru_at(plan: list[tiering.LruTier], medium: str) -> tiering.LruTier:

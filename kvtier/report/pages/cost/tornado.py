@@ -7,7 +7,8 @@ from typing import Any
 import pandas as pd
 
 from kvtier.formulas import tiering
-from kvtier.report.pages.cost.intervals import CXL_TIER, finite_or_nan
+from kvtier.report.columns import Column, declare, phrase
+from kvtier.report.pages.cost.intervals import CXL_TIER, END_LABELS, finite_or_nan
 from kvtier.scenario import TORNADO_KEYS, Scenario
 
 
@@ -16,6 +17,19 @@ def tornado(s: Scenario) -> list[dict[str, float | str | None]]:
     return tiering.interval_tornado(
         s.tier_prices(), s.price_ends(TORNADO_KEYS), s.tier_links, s.tier_block(), CXL_TIER, "lone"
     )
+
+
+TORNADO_COLUMNS = (
+    Column("input", "input"),
+    Column("low_si", "low end", "SI units"),
+    Column("high_si", "high end", "SI units"),
+    *(Column(f"keep_usd_{end}_h", phrase("worth keeping by dollars", words), "h") for end, words in END_LABELS.items()),
+    Column("swing_usd", "swing, by dollars"),
+    *(Column(f"keep_J_{end}_h", phrase("worth keeping by energy", words), "h") for end, words in END_LABELS.items()),
+    Column("swing_J", "swing, by energy"),
+)
+"""The columns of :func:`tornado_table`, in words with their units: the intervals at each end of an input, by
+dollars and by energy (:data:`~kvtier.report.pages.cost.intervals.BY_LABELS`)."""
 
 
 def tornado_table(s: Scenario) -> pd.DataFrame:
@@ -33,4 +47,4 @@ def tornado_table(s: Scenario) -> pd.DataFrame:
                 row[f"keep_{col}_{end}_h"] = finite_or_nan(r[f"keep_{unit}_{end}_s"]) / 3600
             row[f"swing_{col}"] = finite_or_nan(r[f"swing_{unit}"])
         rows.append(row)
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), TORNADO_COLUMNS)

@@ -9,6 +9,7 @@ import pandas as pd
 
 from kvtier.formulas import costs
 from kvtier.inputs import measurements as ms
+from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import PALETTE, new_figure
 from kvtier.report.pages.measured.shipped import (
     BLOCK_BYTES,
@@ -24,6 +25,20 @@ from kvtier.units import MIB
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+
+FETCH_COLUMNS = (
+    *named("kind", "bytes", "size"),
+    Column("measured_us", "measured", "µs"),
+    Column("min_us", "fastest", "µs"),
+    Column("max_us", "slowest", "µs"),
+    Column("measured_GBps", "measured", "GB/s"),
+    Column("model_us", "model", "µs"),
+    Column("error_pct", "error", "%"),
+    Column("in_fit", "in the fit", words=("in the fit", "left out")),
+    *named("provenance"),
+)
+"""The columns of :func:`fetch_table`, in words with their units."""
 
 
 def fetch_table(s: Scenario) -> pd.DataFrame:
@@ -54,7 +69,7 @@ def fetch_table(s: Scenario) -> pd.DataFrame:
                     "provenance": "measured; model derived",
                 }
             )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), FETCH_COLUMNS)
 
 
 def layouts() -> list[dict[str, Any]]:
@@ -91,6 +106,19 @@ def layouts() -> list[dict[str, Any]]:
     ]  # type: ignore[return-value]
 
 
+LAYOUT_COLUMNS = (
+    *named("layout", "transfers", "bytes"),
+    Column("measured_us", "measured", "µs"),
+    Column("model_us", "model", "µs"),
+    Column("error_pct", "error", "%"),
+    Column("per_block_us", "per block", "µs"),
+    Column("lone_block_ratio", "regeneration / fetch, lone block", "×"),
+    Column("in_batch_ratio", "regeneration / fetch, in a batch", "×"),
+    *named("source"),
+)
+"""The columns of :func:`layout_table`, in words with their units."""
+
+
 def layout_table(s: Scenario) -> pd.DataFrame:
     """The block moved in each layout: transfers, measured time, the fitted model and the ratios it gives.
 
@@ -119,7 +147,7 @@ def layout_table(s: Scenario) -> pd.DataFrame:
                 "source": f"{ms.DATA_DIR}/{file}",
             }
         )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), LAYOUT_COLUMNS)
 
 
 def fetch_figure(s: Scenario) -> tuple[Figure, str]:

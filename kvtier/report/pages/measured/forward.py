@@ -9,6 +9,7 @@ import pandas as pd
 
 from kvtier.formulas import roofline
 from kvtier.inputs import measurements as ms
+from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import PALETTE, new_figure
 from kvtier.report.pages.measured.shipped import (
     ACCURACY_PCT,
@@ -70,6 +71,22 @@ def forward_rows() -> list[dict[str, Any]]:
     return rows
 
 
+FORWARD_COLUMNS = (
+    *named("shape", "runner", "tokens"),
+    Column("measured_ms", "measured", "ms"),
+    Column("min_ms", "fastest", "ms"),
+    Column("max_ms", "slowest", "ms"),
+    Column("compute_ms", "compute time", "ms"),
+    Column("floor_ms", "floor time", "ms"),
+    Column("roofline_ms", "roofline time", "ms"),
+    Column("blended_ms", "blended time", "ms"),
+    Column("roofline_error_pct", "roofline error", "%"),
+    Column("blended_error_pct", "blended error", "%"),
+    Column("bound", "bound by"),
+)
+"""The columns of :func:`forward_table`, in words with their units."""
+
+
 def forward_table(s: Scenario) -> pd.DataFrame:
     """Every measured forward pass against the compute-only, roofline and blended models, fitted.
 
@@ -79,13 +96,23 @@ def forward_table(s: Scenario) -> pd.DataFrame:
     :func:`kvtier.formulas.roofline.blended_time_s`.  The transformers cross-check (probe4) is set
     against the eager model fitted to the plain-PyTorch passes, not fitted itself.
     """
-    return pd.DataFrame(forward_rows())
+    return declare(pd.DataFrame(forward_rows()), FORWARD_COLUMNS)
 
 
 RESIDENT = "upstream resident"
 
 
 EVICTED = "upstream evicted: prefill to it"
+
+
+INTERIOR_COLUMNS = (
+    *named("upstream", "position"),
+    Column("tokens_computed", "tokens computed"),
+    Column("measured_ms", "measured", "ms"),
+    Column("model_ms", "model", "ms"),
+    Column("error_pct", "error", "%"),
+)
+"""The columns of :func:`interior_table`, in words with their units."""
 
 
 def interior_table(s: Scenario) -> pd.DataFrame:
@@ -102,19 +129,35 @@ def interior_table(s: Scenario) -> pd.DataFrame:
     for p in m.evicted:
         model = float(ms.forward_model_s(m, f, SHAPE70, p.tokens, "eager", logits_tokens=1)["blended"])
         rows.append((EVICTED, p.position, p.tokens, p.timing.median_s, model))
-    return pd.DataFrame(
-        [
-            {
-                "upstream": case,
-                "position": position,
-                "tokens_computed": tokens,
-                "measured_ms": t * 1e3,
-                "model_ms": model * 1e3,
-                "error_pct": error_pct(model, t),
-            }
-            for case, position, tokens, t, model in rows
-        ]
+    return declare(
+        pd.DataFrame(
+            [
+                {
+                    "upstream": case,
+                    "position": position,
+                    "tokens_computed": tokens,
+                    "measured_ms": t * 1e3,
+                    "model_ms": model * 1e3,
+                    "error_pct": error_pct(model, t),
+                }
+                for case, position, tokens, t, model in rows
+            ]
+        ),
+        INTERIOR_COLUMNS,
     )
+
+
+ATTENTION_COLUMNS = (
+    Column("position", "position"),
+    Column("kv_MiB_one_layer", "KV cache, one layer", "MiB"),
+    Column("no_mask_us", "attention, no mask", "µs"),
+    Column("causal_us", "attention, causal mask", "µs"),
+    Column("model_us", "model", "µs"),
+    Column("no_mask_over_model", "no mask / model", "×"),
+    Column("causal_over_model", "causal mask / model", "×"),
+    Column("no_mask_GBps", "attention, no mask", "GB/s"),
+)
+"""The columns of :func:`attention_table`, in words with their units."""
 
 
 def attention_table(s: Scenario) -> pd.DataFrame:
@@ -142,7 +185,7 @@ def attention_table(s: Scenario) -> pd.DataFrame:
                 "no_mask_GBps": kv_bytes / unmasked.median_s / 1e9,
             }
         )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), ATTENTION_COLUMNS)
 
 
 def forward_figure(s: Scenario) -> tuple[Figure, str]:

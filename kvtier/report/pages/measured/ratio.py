@@ -10,6 +10,7 @@ import pandas as pd
 from kvtier.formulas import costs
 from kvtier.inputs import chapter
 from kvtier.inputs import measurements as ms
+from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import PALETTE, new_figure, plain_log_ticks
 from kvtier.report.pages.measured.shipped import (
     BLOCK_BYTES,
@@ -118,6 +119,17 @@ def ratio_rows(s: Scenario, with_set: bool) -> list[dict[str, Any]]:
     ]
 
 
+RATIO_COLUMNS = (
+    *named("case", "regime", "layout"),
+    Column("regen_ms", "regeneration time", "ms"),
+    Column("fetch_us", "fetch time", "µs"),
+    Column("ratio", "regeneration / fetch", "×"),
+    *named("provenance"),
+)
+"""The columns of :func:`ratio_table` and :func:`comparison_table`, in words with their units (each row names its
+regime)."""
+
+
 def ratio_table(s: Scenario) -> pd.DataFrame:
     """The illustrative point measured: regenerate / fetch on the H200 beside the chapter's, its table of record.
 
@@ -127,12 +139,12 @@ def ratio_table(s: Scenario) -> pd.DataFrame:
     assumption set being built (the chapter's is the seed's), so that a rerun leaves this
     record alone; :func:`comparison_table` adds the set's own two rows for the page.
     """
-    return pd.DataFrame(ratio_rows(s, with_set=False))
+    return declare(pd.DataFrame(ratio_rows(s, with_set=False)), RATIO_COLUMNS)
 
 
 def comparison_table(s: Scenario) -> pd.DataFrame:
     """:func:`ratio_table` with this assumption set's in-batch and lone-block ratios after the chapter's row."""
-    return pd.DataFrame(ratio_rows(s, with_set=True))
+    return declare(pd.DataFrame(ratio_rows(s, with_set=True)), RATIO_COLUMNS)
 
 
 RATIO_LABELS = {

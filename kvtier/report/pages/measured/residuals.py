@@ -8,6 +8,7 @@ import pandas as pd
 
 from kvtier.formulas import costs
 from kvtier.inputs import measurements as ms
+from kvtier.report.columns import Column, declare, named
 from kvtier.report.pages.measured.fetch import layouts
 from kvtier.report.pages.measured.forward import EVICTED, RESIDENT, attention_table, interior_table, knee_probe_tokens
 from kvtier.report.pages.measured.shipped import (
@@ -180,6 +181,17 @@ def residual_rows() -> list[dict[str, Any]]:
     ]
 
 
+RESIDUAL_COLUMNS = (
+    *named("quantity", "model"),
+    Column("model_provenance", "model provenance"),
+    Column("model_ms", "model", "ms"),
+    Column("measured_ms", "measured", "ms"),
+    Column("measured_provenance", "measured provenance"),
+    Column("error_pct", "error", "%"),
+)
+"""The columns of :func:`residual_table`, in words with their units."""
+
+
 def residual_table(s: Scenario) -> pd.DataFrame:
     """Each modelled quantity: the model (and its provenance), its value, the measured value, the error in percent.
 
@@ -190,7 +202,15 @@ def residual_table(s: Scenario) -> pd.DataFrame:
     in-batch row, whose reference is the slope fitted to the measured sweep (``derived``),
     compared in-sample with a model fitted to the same passes.
     """
-    return pd.DataFrame(residual_rows())
+    return declare(pd.DataFrame(residual_rows()), RESIDUAL_COLUMNS)
+
+
+FITS_COLUMNS = (
+    *named("parameter", "value"),
+    Column("value_si", "value in SI units"),
+    *named("unit", "provenance", "basis", "source"),
+)
+"""The columns of :func:`fits_table`, in words."""
 
 
 def fits_table(s: Scenario) -> pd.DataFrame:
@@ -208,4 +228,4 @@ def fits_table(s: Scenario) -> pd.DataFrame:
                 "source": rec.source,
             }
         )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), FITS_COLUMNS)

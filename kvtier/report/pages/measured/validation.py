@@ -11,6 +11,7 @@ import pandas as pd
 
 from kvtier.formulas import roofline
 from kvtier.inputs import measurements as ms
+from kvtier.report.columns import Column, declare, named
 from kvtier.report.pages.measured.shipped import ACCURACY_PCT, BLOCK_BYTES, fits, measurements
 from kvtier.report.words import listed
 from kvtier.scenario import Scenario
@@ -57,6 +58,15 @@ def model_checks() -> tuple[ms.Check, ...]:
     return ms.forward_checks(m) + ms.copy_checks(m) + ms.transfer_checks(m)
 
 
+VALIDATION_COLUMNS = (
+    *named("group", "case", "sample"),
+    Column("measured_ms", "measured", "ms"),
+    Column("model_ms", "model", "ms"),
+    Column("error_pct", "error", "%"),
+)
+"""The columns of :func:`validation_table`, in words with their units."""
+
+
 def validation_table(s: Scenario) -> pd.DataFrame:
     """Every measurement against the package's model, in sample, leave-one-out and held out.
 
@@ -76,7 +86,17 @@ def validation_table(s: Scenario) -> pd.DataFrame:
         }
         for c in model_checks()
     ]
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), VALIDATION_COLUMNS)
+
+
+SUMMARY_COLUMNS = (
+    *named("group", "sample", "points"),
+    Column("within_10_pct", "points within 10 %"),
+    Column("within_15_pct", "points within 15 %"),
+    Column("worst_error_pct", "worst error", "%"),
+    Column("worst_case", "worst case"),
+)
+"""The columns of :func:`validation_summary`, in words with their units."""
 
 
 def validation_summary(s: Scenario) -> pd.DataFrame:
@@ -97,7 +117,23 @@ def validation_summary(s: Scenario) -> pd.DataFrame:
                 "worst_case": str(g["case"].iloc[worst]),
             }
         )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), SUMMARY_COLUMNS)
+
+
+PEER_COLUMNS = (
+    *named("tool", "tokens"),
+    Column("measured_ms", "measured", "ms"),
+    Column("default_ms", "default", "ms"),
+    Column("default_error_pct", "default error", "%"),
+    Column("calibrated_ms", "calibrated", "ms"),
+    Column("calibrated_error_pct", "calibrated error", "%"),
+    *named("calibration", "sample"),
+    Column("kvtier_ms", "kvtier", "ms"),
+    Column("kvtier_error_pct", "kvtier error", "%"),
+    Column("kvtier_sample", "kvtier sample"),
+    *named("command"),
+)
+"""The columns of :func:`peer_calibration_table`, in words with their units."""
 
 
 def peer_calibration_table(s: Scenario) -> pd.DataFrame:
@@ -166,7 +202,7 @@ def peer_calibration_table(s: Scenario) -> pd.DataFrame:
             "command": "kvtier.formulas.roofline.memory_time_s of the 8B weights at the 70B graph pass's efficiency",
         }
     )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), PEER_COLUMNS)
 
 
 def validation_numbers(s: Scenario) -> dict[str, Any]:

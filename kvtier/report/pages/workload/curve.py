@@ -9,6 +9,7 @@ import pandas as pd
 
 from kvtier.formulas.cache.curve import counted_percentiles
 from kvtier.formulas.cache.report import TARGETS_PCT
+from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.report.pages.workload.summary import SHOWN_TARGET, TIB, contrast_name, curve, link_specs, report, trace_name
 from kvtier.report.pages.workload.words import reuse_lead, targets_words, trace_nothing_to_cache
@@ -21,6 +22,22 @@ if TYPE_CHECKING:
 def target_label(target: float) -> str:
     """A hit-ratio target (% of the achievable hit ratio) as the tables name it: ``95%``."""
     return f"{target:g}%"
+
+
+TIERS_COLUMNS = (
+    Column("trace", "trace"),
+    Column("target", "share of the achievable hit ratio"),
+    Column("capacity_blocks", "capacity", "blocks"),
+    Column("capacity_TiB", "capacity", "TiB"),
+    Column("hit_blocks_pct", "hits", "% of blocks"),
+    Column("hit_tokens_pct", "hits", "% of tokens"),
+    Column("hit_GBps", "hits", "GB/s"),
+    Column("prefill_avoided_in_batch_gpus", "accelerators saved, in batch"),
+    Column("prefill_avoided_lone_gpus", "accelerators saved, lone"),
+    Column("lone_memory_bound_pct", "memory-bound, lone block", "%"),
+    *named("provenance"),
+)
+"""The columns of :func:`tiers_table`, in words with their units."""
 
 
 def tiers_table(s: Scenario) -> pd.DataFrame:
@@ -44,7 +61,21 @@ def tiers_table(s: Scenario) -> pd.DataFrame:
                     "provenance": "derived",
                 }
             )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), TIERS_COLUMNS)
+
+
+LINKS_COLUMNS = (
+    *named("trace", "target"),
+    Column("link", "link preset"),
+    Column("bandwidth_GBps", "bandwidth", "GB/s"),
+    Column("latency_us", "latency", "µs"),
+    Column("transfers", "transfers"),
+    Column("link_busy_pct", "link busy", "%"),
+    Column("recompute_over_fetch_in_batch", "recompute / fetch, in batch"),
+    Column("recompute_over_fetch_lone", "recompute / fetch, lone"),
+    *named("provenance"),
+)
+"""The columns of :func:`links_table`, in words with their units."""
 
 
 def links_table(s: Scenario) -> pd.DataFrame:
@@ -73,48 +104,37 @@ def links_table(s: Scenario) -> pd.DataFrame:
                         "provenance": "derived",
                     }
                 )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), LINKS_COLUMNS)
 
 
-TIER_COLUMNS = {
-    "target": "share of the achievable hit ratio",
-    "capacity_TiB": "capacity (TiB)",
-    "capacity_blocks": "capacity (blocks)",
-    "hit_blocks_pct": "hits (% of blocks)",
-    "hit_tokens_pct": "hits (% of tokens)",
-    "hit_GBps": "hits (GB/s)",
-    "prefill_avoided_in_batch_gpus": "accelerators saved, in batch",
-    "prefill_avoided_lone_gpus": "accelerators saved, lone",
-}
-"""The columns of :func:`tiers_table` the page shows, and their display names."""
+TIERS_SHOWN = (
+    "target",
+    "capacity_TiB",
+    "capacity_blocks",
+    "hit_blocks_pct",
+    "hit_tokens_pct",
+    "hit_GBps",
+    "prefill_avoided_in_batch_gpus",
+    "prefill_avoided_lone_gpus",
+)
+"""The columns of :func:`tiers_table` the page shows, in order (their headers: :data:`TIERS_COLUMNS`)."""
 
 
-LINK_COLUMNS = {
-    "link": "link preset",
-    "bandwidth_GBps": "bandwidth (GB/s)",
-    "link_busy_pct": "link busy (%)",
-    "recompute_over_fetch_in_batch": "recompute / fetch, in batch",
-    "recompute_over_fetch_lone": "recompute / fetch, lone",
-}
-"""The columns of :func:`links_table` the page shows, and their display names."""
+LINKS_SHOWN = ("link", "bandwidth_GBps", "link_busy_pct", "recompute_over_fetch_in_batch", "recompute_over_fetch_lone")
+"""The columns of :func:`links_table` the page shows, in order (their headers: :data:`LINKS_COLUMNS`)."""
 
 
 def shown_tiers(s: Scenario) -> pd.DataFrame:
     """The page's capacity table: the sized trace's rows of :func:`tiers_table`, display columns."""
     df = tiers_table(s)
-    return df.loc[df["trace"] == trace_name(s), list(TIER_COLUMNS)].reset_index(drop=True)
+    return df.loc[df["trace"] == trace_name(s), list(TIERS_SHOWN)].reset_index(drop=True)
 
 
 def shown_links(s: Scenario) -> pd.DataFrame:
     """The page's link table: the sized trace at the shown target, from :func:`links_table`, display columns."""
     df = links_table(s)
     keep = (df["trace"] == trace_name(s)) & (df["target"] == target_label(SHOWN_TARGET))
-    return df.loc[keep, list(LINK_COLUMNS)].reset_index(drop=True)
-
-
-def show(df: pd.DataFrame) -> pd.DataFrame:
-    """A shown table with its display column names."""
-    return df.rename(columns={**TIER_COLUMNS, **LINK_COLUMNS})
+    return df.loc[keep, list(LINKS_SHOWN)].reset_index(drop=True)
 
 
 def footer_records(s: Scenario, *keys: str) -> list:

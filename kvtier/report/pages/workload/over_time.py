@@ -13,6 +13,7 @@ from kvtier import analysis, store
 from kvtier.analysis import WINDOWS_MIN
 from kvtier.formulas.cache.curve import curve_error
 from kvtier.inputs import traces
+from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.report.pages.workload.curve import footer_records
 from kvtier.report.pages.workload.policies import decision_blocks
@@ -157,6 +158,16 @@ def over_time_figure(s: Scenario) -> tuple[Figure, str]:
     )
 
 
+WINDOWS_COLUMNS = (
+    Column("window_min", "window", "min"),
+    Column("warmup_min", "warm-up before each window", "min"),
+    Column("mean_gap_pts", "mean gap to the single pass", "points"),
+    Column("max_gap_pts", "largest gap to the single pass", "points"),
+    *named("provenance"),
+)
+"""The columns of :func:`windows_table`, in words with their units."""
+
+
 def windows_table(s: Scenario) -> pd.DataFrame:
     """Per (window, warm-up) of :data:`kvtier.analysis.WINDOWS_MIN`: the windowed exact curve's gap to the single pass.
 
@@ -181,7 +192,7 @@ def windows_table(s: Scenario) -> pd.DataFrame:
                 "provenance": "derived",
             }
         )
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), WINDOWS_COLUMNS)
 
 
 def window_numbers(s: Scenario) -> dict[str, Any]:

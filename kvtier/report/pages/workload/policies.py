@@ -13,6 +13,7 @@ from kvtier import analysis, store
 from kvtier.formulas.cache import policies
 from kvtier.formulas.cache.curve import Reuse
 from kvtier.inputs import traces
+from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.report.pages.workload.curve import footer_records
 from kvtier.report.pages.workload.summary import trace_name
@@ -110,6 +111,18 @@ def policy_replays(s: Scenario) -> dict[str, Any]:
     return found
 
 
+POLICIES_COLUMNS = (
+    Column("trace", "trace"),
+    Column("capacity_blocks", "capacity in blocks"),
+    Column("capacity_GiB", "capacity", "GiB"),
+    Column("decision", "decision", words=("the decision's capacity", "")),
+    *(Column(f"{name}_hit_pct", f"{POLICY_NAMES[name]} hits", "%") for name in policies.POLICIES),
+    Column("lru_of_min_pct", "LRU's share of MIN's hits", "%"),
+    *named("provenance"),
+)
+"""The columns of :func:`policies_table`, in words with their units: a hit ratio per policy."""
+
+
 def policies_table(s: Scenario) -> pd.DataFrame:
     """Per capacity: each policy's hit ratio on the build's trace, and LRU's as a share of the optimum's (MIN).
 
@@ -132,7 +145,7 @@ def policies_table(s: Scenario) -> pd.DataFrame:
         row["lru_of_min_pct"] = p["hits"]["lru"][i] / best * 100 if best else math.nan
         row["provenance"] = "derived"
         rows.append(row)
-    return pd.DataFrame(rows)
+    return declare(pd.DataFrame(rows), POLICIES_COLUMNS)
 
 
 def policy_numbers(s: Scenario) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import pandas as pd
 from kvtier import analysis, store
 from kvtier.formulas.cache.curve import LruHistogram
 from kvtier.inputs import traces
+from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.report.pages.workload.curve import footer_records
 from kvtier.report.pages.workload.summary import contrast_name, trace_name
@@ -73,6 +74,18 @@ def _rows(s: Scenario, rates: tuple[float, ...], count: str) -> list[dict[str, A
     return rows
 
 
+SAMPLING_COLUMNS = (
+    *named("trace", "role"),
+    Column("sample_rate_pct", "sampling rate", "%"),
+    Column("block_references", "block references"),
+    Column("sampled_references", "sampled references"),
+    Column("mean_abs_error_pts", "mean absolute error of the hit ratio", "points"),
+    Column("max_abs_error_pts", "largest absolute error of the hit ratio", "points"),
+    *named("provenance"),
+)
+"""The columns of :func:`sampling_table`, in words with their units."""
+
+
 def sampling_table(s: Scenario) -> pd.DataFrame:
     """Per trace and rate of :data:`SAMPLE_RATES`: the sampled references and the sampled curve's error.
 
@@ -82,7 +95,7 @@ def sampling_table(s: Scenario) -> pd.DataFrame:
     No wall-clock time: that is ``benchmarks/bench_scale.py``'s (tables of record are the same
     on every run).
     """
-    return pd.DataFrame(_sampling_rows(s, SAMPLE_RATES))
+    return declare(pd.DataFrame(_sampling_rows(s, SAMPLE_RATES)), SAMPLING_COLUMNS)
 
 
 def sampled_curve_of(s: Scenario, rate: float = SAMPLE_SHOWN_RATE) -> LruHistogram:

@@ -20,6 +20,7 @@ from kvtier.formulas.cache.regen import RegenCosts
 from kvtier.formulas.cache.report import LinkSpec
 from kvtier.formulas.cache.report import report as workload_report
 from kvtier.inputs import traces
+from kvtier.report.columns import Column, declare, named
 from kvtier.scenario import Scenario
 
 TIB = 2.0**40
@@ -158,30 +159,25 @@ def trace_summary(s: Scenario, name: str) -> dict[str, Any]:
 
 
 TRACE_COLUMNS = (
-    "trace",
-    "role",
-    "requests",
-    "duration_s",
-    "requests_per_second",
-    "input_p50_tokens",
-    "input_p90_tokens",
-    "input_p99_tokens",
-    "output_p50_tokens",
-    "block_references",
-    "unique_blocks",
-    "hit_infinite_blocks_pct",
-    "hit_infinite_tokens_pct",
-    "reuse_p50_s",
-    "reuse_p90_s",
-    "reuse_p99_s",
-    "requests_hit_after_miss",
-    "requests_distance_falls",
-    "provenance",
+    *named("trace", "role", "requests"),
+    Column("duration_s", "duration", "s"),
+    Column("requests_per_second", "requests per second"),
+    *(Column(f"input_p{q}_tokens", f"input p{q}", "tokens") for q in (50, 90, 99)),
+    Column("output_p50_tokens", "output p50", "tokens"),
+    Column("block_references", "block references"),
+    Column("unique_blocks", "unique blocks"),
+    Column("hit_infinite_blocks_pct", "hit infinite blocks", "%"),
+    Column("hit_infinite_tokens_pct", "hit infinite tokens", "%"),
+    *(Column(f"reuse_p{q}_s", f"reuse p{q}", "s") for q in (50, 90, 99)),
+    Column("requests_hit_after_miss", "requests hit after a miss"),
+    Column("requests_distance_falls", "requests whose reuse distance falls"),
+    *named("provenance"),
 )
-"""The columns of the traces table: the summary of :func:`trace_summary` but the longest wait and the TiB."""
+"""The columns of the traces table, in words with their units: the summary of :func:`trace_summary` but the
+longest wait and the TiB."""
 
 
 def traces_table(s: Scenario) -> pd.DataFrame:
     """One row per trace, the sized one first: its :func:`trace_summary`."""
     rows = [trace_summary(s, name) for name in (trace_name(s), contrast_name(s))]
-    return pd.DataFrame([{column: row[column] for column in TRACE_COLUMNS} for row in rows])
+    return declare(pd.DataFrame([{c.name: row[c.name] for c in TRACE_COLUMNS} for row in rows]), TRACE_COLUMNS)

@@ -17,7 +17,7 @@ def test_the_links_table_prices_each_tier_at_the_link_s_bandwidth_and_latency():
     assert (cxl["bandwidth_GBps"], cxl["latency_us"], cxl["transfers"]) == pytest.approx((31.5, 9.049, 1))
     # the page shows the sized trace at its 95 % target: the same links, in the same order, display columns only
     shown = curve.shown_links(s)
-    assert list(shown.columns) == list(curve.LINK_COLUMNS)
+    assert list(shown.columns) == list(curve.LINKS_SHOWN)
     assert shown["link"].tolist() == sized["link"].tolist()
 
 
@@ -25,6 +25,6 @@ def test_the_shown_tiers_are_the_sized_trace_s_rows_and_a_target_is_labelled_in_
     s = Scenario()
     tiers = curve.tiers_table(s)
     shown = curve.shown_tiers(s)
-    assert list(shown.columns) == list(curve.TIER_COLUMNS)
+    assert list(shown.columns) == list(curve.TIERS_SHOWN)
     assert shown["target"].tolist() == tiers[tiers["trace"] == "conversation"]["target"].tolist()
     assert (curve.target_label(95), curve.target_label(99.5)) == ("95%", "99.5%")
