@@ -9,10 +9,10 @@ scenarios of a process, and the build's process and its notebooks' kernels, shar
 - :func:`curve`: the exact LRU curve, streamed once (:func:`kvtier.inputs.traces.stream_lru`).
 - :func:`stream`: the curve and a second pass's tallies (the requests' hit prefixes at each capacity asked
   for, the least-cost mixes of the models asked for, the distances' histogram, the curve of the trace cut
-  into the time windows asked for), :class:`StreamedTrace`.
-  Inside a build (a store directory in use) a request within :func:`plan` is served by the passes for the
-  whole plan, what the book's pages ask between them, so that the build and its kernels stream the trace
-  twice in all whichever page asks first; a command asks for what it prints.
+  into the time windows asked for), :class:`StreamedTrace`, each part stored under a key of what it
+  depends on alone.  :func:`prime`, called by the build before the pages compute, streams the trace once
+  for every part the book asks for (:func:`plan`), so the build's process and its kernels find theirs
+  whichever page asks first, and each kernel reads only the parts its declared assumptions key.
 - :func:`lru_traffic` and :func:`lru_plan`: an LRU tier sized for a share of the achievable hits, in each
   medium, priced (the cost, answer and serving pages', and :class:`kvtier.deployment.Deployment`'s).
 - :func:`reuse`: the trace held in memory with each reference's stack distance (the policies' replays).
@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -102,10 +101,6 @@ class StreamedTrace:
     windows: dict[tuple[float, float], replay.WindowTally]
 
 
-_Wants = tuple[set[float], set[str], set[tuple[float, float]]]
-_KEPT: WeakKeyDictionary[Scenario, tuple[str | None, _Wants, StreamedTrace]] = WeakKeyDictionary()
-
-
 def _trace(s: Scenario) -> tuple[str, int, str, str]:
     """The trace's name, tokens per block, format and how hits are counted (``workload.*``)."""
     value = s.assumptions.value
@@ -157,79 +152,117 @@ def stream(
     windows_s: Iterable[tuple[float, float]] = (),
 ) -> StreamedTrace:
     """The trace measured in two streamed passes, for ``targets`` and ``decision.hit_target``, the mixes of
-    ``models`` and the (window, warm-up) pairs ``windows_s`` in seconds (:func:`_two_passes`).
+    ``models`` and the (window, warm-up) pairs ``windows_s`` in seconds.
 
-    Kept per scenario and file version; a call that asks for a target, a model or a window the kept
-    passes did not count passes over the trace again, for everything asked so far.  Inside a build (a
-    store directory in use, :func:`kvtier.store.directory`), a request within :func:`plan` is widened to
-    the whole plan.  The passes are computed once per key (:func:`kvtier.store.memoized`): the trace's
-    version, the targets, each model's recompute costs, block and prices, and the windows.
+    The second pass's results are stored part by part (:func:`kvtier.store.lookup`), each under a key of
+    what it depends on alone: the requests' hit prefixes at one capacity (the trace and the capacity), the
+    distances' histogram (the trace and the set's recompute costs), one model's mixes (its costs, block,
+    the prices and the links), one window (the trace).  A call streams the trace only for the parts not
+    stored yet, all of them in one pass (:func:`_second_pass`); :func:`prime` stores every part the book
+    asks for at once, so that the pages, in the build's process and in its kernels, find theirs.
     """
-    want: _Wants = (
-        {float(s.v("decision.hit_target")), *(float(t) for t in targets)},
-        set(models),
-        {(float(w), float(u)) for w, u in windows_s},
-    )
-    version = traces.file_version(_trace(s)[0])
-    kept = _KEPT.get(s)
-    if kept is not None and kept[0] == version:
-        if all(a <= b for a, b in zip(want, kept[1], strict=True)):
-            return kept[2]
-        want = (want[0] | kept[1][0], want[1] | kept[1][1], want[2] | kept[1][2])
-    book = tuple(set(x) for x in plan(s))
-    if store.directory() is not None and all(a <= b for a, b in zip(want, book, strict=True)):
-        want = (book[0], book[1], book[2])
-    t, m, w = sorted(want[0]), sorted(want[1]), sorted(want[2])
-    key = trace_key(s)
-    if key is None:
-        streamed = _two_passes(s, t, m, w)
+    first = curve(s)
+    caps = sorted({first.capacity_for(t) for t in {float(s.v("decision.hit_target")), *map(float, targets)}})
+    windows = sorted({(float(w), float(u)) for w, u in windows_s})
+    parts = _parts(s, caps, sorted(set(models)), windows)
+    if trace_key(s) is None:  # no file to key on: the reader, run, names the problem
+        found: dict[tuple[str, Any], Any] = {}
     else:
-        key |= {
-            "rc": s.regen_costs(),
-            "targets": t,
-            "models": [[model, s.regen_costs(model), s.mix_block(model)] for model in m],
-            "prices": [s.tier_prices(), s.tier_links] if m else None,
-            "windows_s": w,
-        }
-        streamed = store.memoized("two-passes", key, lambda: _two_passes(s, t, m, w))
-    _KEPT[s] = (version, want, streamed)
-    return streamed
+        found = {part: store.lookup(*key) for part, key in parts.items()}
+    missing = [part for part in parts if found.get(part, store.MISSING) is store.MISSING]
+    if missing:
+        computed = _second_pass(s, first, missing)
+        for part in missing:
+            found[part] = computed[part] if trace_key(s) is None else store.keep(*parts[part], computed[part])
+    prefixes = replay.HitPrefixes.joined([found[("prefixes", c)] for c in caps])
+    count = _trace(s)[3]
+    served = prefixes if count == "prefix" else replay.HitPrefixes.joined([found[("served", c)] for c in caps])
+    mixes = {
+        (m, regime, ladder): mix
+        for (kind, m), got in found.items()
+        if kind == "mix"
+        for (regime, ladder), mix in got.items()
+    }
+    return StreamedTrace(
+        first,
+        prefixes,
+        mixes,
+        found[("distances", None)],
+        served,
+        {w: found[("window", w)] for w in windows},
+    )
 
 
-def _two_passes(
-    s: Scenario, targets: Iterable[float], models: Iterable[str], windows_s: Iterable[tuple[float, float]]
-) -> StreamedTrace:
-    """The trace measured in two streamed passes, in memory bounded by its distinct blocks.
+def prime(s: Scenario) -> None:
+    """Stream the trace once for everything the book's pages ask of it (:func:`plan`), storing each part.
 
-    The first (:func:`curve`, exact, with the recompute costs) gives the curve, so the capacity for
-    each share of ``targets``, and the trace's distinct blocks and instants; the second replays the
-    trace and tallies what :func:`lru_traffic`, the cost page's mixes and its hierarchies need
-    (:mod:`kvtier.formulas.cache.replay`) for each of ``models``, in both regimes and on both ladders,
-    its tallies allocated once, and the curve window by window for each of ``windows_s``
-    (:class:`~kvtier.formulas.cache.replay.WindowTally`).  The same figures as the in-memory path, for a
-    trace of any length.
+    The build calls it before the pages compute their tables; a trace that cannot be read is left to the
+    pages, which name the problem.
+    """
+    if trace_key(s) is not None:
+        stream(s, *plan(s))
+
+
+def _parts(
+    s: Scenario, caps: list[int], models: list[str], windows: list[tuple[float, float]]
+) -> dict[tuple[str, Any], tuple[str, dict[str, Any]]]:
+    """Each part of the second pass asked for, by ``(kind, what)``, with its store kind and key."""
+    base = trace_key(s) or {}
+    count = base.get("count")
+    out: dict[tuple[str, Any], tuple[str, dict[str, Any]]] = {}
+    for c in caps:
+        out[("prefixes", c)] = ("hit-prefixes", {**base, "capacity": c, "prefix": False})
+        if count != "prefix":
+            out[("served", c)] = ("hit-prefixes", {**base, "capacity": c, "prefix": True})
+    out[("distances", None)] = ("distances", {**base, "rc": s.regen_costs()})
+    for m in models:
+        key = {"rc": s.regen_costs(m), "block": s.mix_block(m), "prices": s.tier_prices(), "links": s.tier_links}
+        out[("mix", m)] = ("mixes", {**base, "model": m, **key})
+    for w in windows:
+        out[("window", w)] = ("window", {**base, "window_s": w[0], "warmup_s": w[1]})
+    return out
+
+
+def _second_pass(s: Scenario, first: LruHistogram, parts: list[tuple[str, Any]]) -> dict[tuple[str, Any], Any]:
+    """The parts of the second pass asked for, tallied in one streamed pass over the trace.
+
+    The first pass (:func:`curve`, exact, with the recompute costs) gave the capacities, the trace's
+    distinct blocks and instants; this one replays the trace and feeds each part's observer
+    (:mod:`kvtier.formulas.cache.replay`): the requests' hit prefixes at each capacity, as the stream counts
+    hits and up to each request's first miss; the distances' histogram with the set's recompute seconds
+    inside a batch; each model's mixes in both regimes and on both ladders; each window's curve.  The same
+    figures as the in-memory path, for a trace of any length, in memory bounded by its distinct blocks.
     """
     name, block_tokens, fmt, count = _trace(s)
-    first = curve(s)
-    caps = sorted({first.capacity_for(t) for t in targets})
-    prefixes = replay.HitPrefixes(caps)
-    served = prefixes if count == "prefix" else replay.HitPrefixes(caps, prefix=True)
-    distances = replay.DistanceTally(s.regen_costs(), "batch", first.n_unique)
-    tallies: dict[tuple[str, str, str], economics.MixTally] = {}
-    windows = {(w, u): replay.WindowTally(first.first_s, w, u, count) for w, u in windows_s}
-    observers: list[Callable[[ChunkReuse], None]] = [*dict.fromkeys([prefixes, served, distances]), *windows.values()]
-    for model in dict.fromkeys(models):  # the prices only where a mix is asked for
-        prices, links = s.tier_prices(), s.tier_links
-        block = s.mix_block(model)
-        by_regime: dict[str, list[economics.MixTally]] = {}
-        for regime in tiering.REGIMES:
-            for ladder, names in tiering.LADDERS.items():
-                tallies[(model, regime, ladder)] = tiering.mix_tally(prices, links.pick(names), block, first.instants)
-                by_regime.setdefault(regime, []).append(tallies[(model, regime, ladder)])
-        observers.append(replay.MixObserver(s.regen_costs(model), prices.accelerator_usd_per_s, by_regime))
-    traces.stream_lru(name, block_tokens, trace_format=fmt, count=count, observers=observers)
-    mixes = {k: t.mix(first.duration_s) for k, t in tallies.items()}
-    return StreamedTrace(first, prefixes, mixes, distances, served, windows)
+    observers: dict[tuple[str, Any], Any] = {}
+    tallies: dict[str, dict[tuple[str, str], economics.MixTally]] = {}
+    for kind, what in parts:
+        if kind == "prefixes":
+            observers[(kind, what)] = replay.HitPrefixes([what])
+        elif kind == "served":
+            observers[(kind, what)] = replay.HitPrefixes([what], prefix=True)
+        elif kind == "distances":
+            observers[(kind, what)] = replay.DistanceTally(s.regen_costs(), "batch", first.n_unique)
+        elif kind == "window":
+            observers[(kind, what)] = replay.WindowTally(first.first_s, what[0], what[1], count)
+        else:
+            prices, links, block = s.tier_prices(), s.tier_links, s.mix_block(what)
+            mine = tallies[what] = {
+                (regime, ladder): tiering.mix_tally(prices, links.pick(names), block, first.instants)
+                for regime in tiering.REGIMES
+                for ladder, names in tiering.LADDERS.items()
+            }
+            by_regime = {r: [t for (regime, _), t in mine.items() if regime == r] for r in tiering.REGIMES}
+            observers[(kind, what)] = replay.MixObserver(s.regen_costs(what), prices.accelerator_usd_per_s, by_regime)
+    feed: list[Callable[[ChunkReuse], None]] = list(observers.values())
+    traces.stream_lru(name, block_tokens, trace_format=fmt, count=count, observers=feed)
+    out: dict[tuple[str, Any], Any] = {}
+    for part, observer in observers.items():
+        if part[0] == "mix":
+            out[part] = {k: t.mix(first.duration_s) for k, t in tallies[part[1]].items()}
+        else:
+            out[part] = observer
+    return out
 
 
 def lru_traffic(s: Scenario, target_share: float, regime: str = "batch") -> tiering.LruTraffic:

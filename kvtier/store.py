@@ -115,6 +115,45 @@ def digest(kind: str, key: Any) -> str:
     return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:32]}"
 
 
+MISSING: Any = object()
+"""What :func:`lookup` returns for a result not stored."""
+
+
+def lookup(kind: str, key: Any) -> Any:
+    """The result stored for ``(kind, key)``, from memory or the directory in use; :data:`MISSING` where none is."""
+    name = digest(kind, key)
+    if name in _memory:
+        _memory.move_to_end(name)
+        return _memory[name]
+    where = directory()
+    if where is not None:
+        try:
+            with open(where / f"{name}.pickle", "rb") as f:
+                value = pickle.load(f)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+            return MISSING
+        _remember(name, value)
+        return value
+    return MISSING
+
+
+def keep(kind: str, key: Any, value: T) -> T:
+    """Store ``value`` as the result for ``(kind, key)``: in memory, and in the directory in use if any."""
+    name = digest(kind, key)
+    where = directory()
+    if where is not None:
+        _write(where, name, value)
+    _remember(name, value)
+    return value
+
+
+def _remember(name: str, value: Any) -> None:
+    _memory[name] = value
+    _memory.move_to_end(name)
+    while len(_memory) > MAX_IN_MEMORY:
+        _memory.popitem(last=False)
+
+
 def memoized(kind: str, key: Any, compute: Callable[[], T]) -> T:
     """The result of ``compute()`` for ``(kind, key)``: from memory, else from the directory in use, else computed.
 
@@ -127,27 +166,8 @@ def memoized(kind: str, key: Any, compute: Callable[[], T]) -> T:
     compute : callable
         Computes the result; called at most once per key in a process.
     """
-    name = digest(kind, key)
-    if name in _memory:
-        _memory.move_to_end(name)
-        return _memory[name]
-    where = directory()
-    value: Any = None
-    found = False
-    if where is not None:
-        try:
-            with open(where / f"{name}.pickle", "rb") as f:
-                value, found = pickle.load(f), True
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
-            found = False
-    if not found:
-        value = compute()
-        if where is not None:
-            _write(where, name, value)
-    _memory[name] = value
-    while len(_memory) > MAX_IN_MEMORY:
-        _memory.popitem(last=False)
-    return value
+    found = lookup(kind, key)
+    return keep(kind, key, compute()) if found is MISSING else found
 
 
 def _write(where: Path, name: str, value: Any) -> None:

@@ -32,36 +32,58 @@ def test_the_plan_is_the_serving_shares_with_the_target_and_every_mix_model():
     assert analysis.plan(other)[:2] == ([0.5, 0.8, 0.85, 0.9, 0.95, 1.0], sorted(["llama-2-7b", *analysis.MIX_MODELS]))
 
 
-def test_a_command_streams_what_it_asks_for(fresh_store):
-    # no store directory: the 95 % tier and the set's 90 % target, no mixes
+def passes(monkeypatch) -> list[int]:
+    """Count the streamed passes over the trace (each call of traces.stream_lru) from now on."""
+    from kvtier.inputs import traces
+
+    calls: list[int] = []
+    real = traces.stream_lru
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(traces, "stream_lru", counted)
+    return calls
+
+
+def test_a_command_streams_what_it_asks_for_once(fresh_store, monkeypatch):
+    # the 95 % tier and the set's 90 % target, no mixes, no windows: the curve, then one second pass
     s = Scenario()
+    calls = passes(monkeypatch)
     streamed = analysis.stream(s, [0.95])
     h = streamed.curve
     assert streamed.prefixes.capacities == tuple(sorted({float(h.capacity_for(t)) for t in (0.9, 0.95)}))
     assert streamed.mixes == {} and streamed.windows == {}
-    # asking for less is served by what is kept; asking for more streams again, for the union
-    assert analysis.stream(s, [0.9]) is streamed
-    more = analysis.stream(s, [0.5])
-    assert more is not streamed and len(more.prefixes.capacities) == 3
+    assert len(calls) == 2
+    # asking for less reads the stored parts; asking for more streams once, for the new part only
+    assert analysis.stream(s, [0.9]).prefixes.capacities == (float(h.capacity_for(0.9)),)
+    assert len(calls) == 2
+    more = analysis.stream(s, [0.5, 0.95])
+    assert len(more.prefixes.capacities) == 3 and len(calls) == 3
+    assert more.prefixes.at(h.capacity_for(0.95))[2].tolist() == streamed.prefixes.at(h.capacity_for(0.95))[2].tolist()
 
 
-def test_inside_a_build_every_request_within_the_plan_is_one_pair_of_passes(fresh_store, tmp_path: Path):
+def test_primed_every_page_finds_its_parts_in_a_kernel(fresh_store, tmp_path: Path, monkeypatch):
     with store.stored_in(tmp_path):
-        first = analysis.stream(Scenario(), [0.95])  # the cost page's tier: the whole plan is streamed
+        analysis.prime(Scenario())  # the build, before the pages compute
         shares, models, windows = analysis.plan(Scenario())
-        h = first.curve
-        assert first.prefixes.capacities == tuple(sorted({float(h.capacity_for(t)) for t in shares}))
-        assert {k[0] for k in first.mixes} == set(models) and sorted(first.windows) == windows
-        # another kernel (a fresh process: nothing in memory) asking for a mix loads the same passes from disk
+        kinds = sorted(p.name.split("-")[0] for p in tmp_path.glob("*.pickle"))
+        # the curve; one hit-prefixes part per share's capacity (the seed counts hits by prefix, as the serving
+        # engines match a prompt: one count serves both); the distances; one mixes part per model; one per window
+        n_caps = len({analysis.curve(Scenario()).capacity_for(t) for t in shares})
+        assert kinds.count("hit") == n_caps == 5 and kinds.count("mixes") == len(models) == 3
+        assert kinds.count("window") == len(windows) == 4 and kinds.count("distances") == 1
+        # a kernel (nothing in memory) asking for any of it reads it: no pass over the trace
         store.clear()
+        calls = passes(monkeypatch)
         kernel = Scenario()
-        second = analysis.stream(kernel, [], ["llama-3-8b"])
-        assert second.prefixes.capacities == first.prefixes.capacities
-        assert sorted(p.name.split("-")[0] for p in tmp_path.glob("two-passes-*.pickle")) == ["two"]
-        # a share beyond the plan streams again, for the union of it and what the scenario holds
-        beyond = analysis.stream(kernel, [0.3])
-        assert len(beyond.prefixes.capacities) == len(first.prefixes.capacities) + 1
-        assert len(list(tmp_path.glob("two-passes-*.pickle"))) == 2
+        got = analysis.stream(kernel, [0.95], ["llama-3-8b"], windows[:1])
+        assert calls == [] and set(got.windows) == {windows[0]}
+        assert {k[0] for k in got.mixes} == {"llama-3-8b"}
+        # a share beyond the plan streams once more, for its own capacity only
+        analysis.stream(kernel, [0.3])
+        assert len(calls) == 1
 
 
 def test_the_lru_tiers_read_the_passes_capacity(fresh_store):

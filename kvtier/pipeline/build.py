@@ -45,6 +45,7 @@ from typing import Any
 import nbformat
 
 import kvtier
+from kvtier import analysis as trace_analysis
 from kvtier import store
 from kvtier.errors import KvtierError
 from kvtier.inputs.assumptions import AssumptionSet, check_consistency
@@ -589,6 +590,7 @@ def _build_locked(
         staged.append(staging)
         analysis = staging / ANALYSIS_DIR
         with store.stored_in(analysis):  # the trace's analysis, for the kernels to read instead of computing
+            trace_analysis.prime(scenario)  # every pass the pages ask of the trace, streamed once
             table_texts = pages.csv_texts(scenario)
         src = staging / "src"
         (src / "notebooks").mkdir(parents=True)

@@ -99,6 +99,17 @@ class HitPrefixes:
             for b, t, p, k in zip(*keys.tolist(), counts.tolist(), strict=True):
                 seen[(b, t, p)] = seen.get((b, t, p), 0) + k
 
+    @classmethod
+    def joined(cls, parts: Sequence[HitPrefixes]) -> HitPrefixes:
+        """One tally of every capacity of ``parts`` (each counted alike: all by the stream's hits, or all by prefix)."""
+        prefix = {p.prefix for p in parts}
+        if len(prefix) > 1:
+            raise ValueError("cannot join tallies counted by prefix with tallies counted by the stream's hits")
+        out = cls(sorted({c for p in parts for c in p.capacities}), prefix.pop() if prefix else False)
+        for p in parts:
+            out.seen.update(p.seen)
+        return out
+
     def by_prompt(self, capacity_blocks: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """At ``capacity_blocks``: each distinct hit prefix (blocks, tokens) and prompt (tokens), and its requests."""
         rows = sorted(self.seen[float(capacity_blocks)].items())
