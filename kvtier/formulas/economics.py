@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from kvtier.formulas.jit import jit
+
 FloatArray = NDArray[np.float64]
 
 
@@ -383,7 +385,7 @@ class MixTally:
             self.steps = grown
         held = choice < n
         tier, begin, end = choice[held], np.asarray(from_at)[held], np.asarray(to_at)[held]
-        np.add.at(self.steps.reshape(-1), tier * self.steps.shape[1] + begin, 1)  # anywhere in the trace so far
+        _count_at(self.steps.reshape(-1), tier * self.steps.shape[1] + begin)  # anywhere in the trace so far
         if end.size:  # the chunk's own instants: a short range
             lo = int(end.min())
             for i in range(n):
@@ -406,6 +408,13 @@ class MixTally:
             duration_s=float(duration_s),
             peak_bytes_held=peak,
         )
+
+
+@jit
+def _count_at(counts: NDArray[np.int32], at: NDArray[np.int64]) -> None:
+    """Add one to ``counts[i]`` for each ``i`` of ``at``, repeats included (``np.add.at(counts, at, 1)``, compiled)."""
+    for i in range(at.size):
+        counts[at[i]] += 1
 
 
 def peak_of_steps(steps: ArrayLike) -> float:

@@ -82,3 +82,12 @@ def test_distinct_intervals_with_their_counts_make_the_same_mix():
     assert (counted.reuses, counted.usd) == (5, pytest.approx(each.usd))
     with pytest.raises(ValueError, match="not weights"):
         economics.MixTally(1.0, [1.0], [0.0], peak=True).add([1.0], 1.0, weights=[2.0])
+
+
+def test_count_at_adds_one_per_index_repeats_included():
+    # indices 0, 2, 2, 5, 2: counts[0] = 1, counts[2] = 3, counts[5] = 1, as np.add.at(counts, at, 1) gives
+    at = np.array([0, 2, 2, 5, 2], dtype=np.int64)
+    for kernel in (economics._count_at, economics._count_at.py_func):
+        counts = np.zeros(6, dtype=np.int32)
+        kernel(counts, at)
+        assert counts.tolist() == [1, 0, 3, 0, 0, 1]

@@ -84,20 +84,29 @@ class HitPrefixes:
         self.capacities = tuple(float(c) for c in capacities_blocks)
         self.prefix = prefix
         self.seen: dict[float, dict[tuple[float, float, float], int]] = {c: {} for c in self.capacities}
+        self._rows: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def __call__(self, c: ChunkReuse) -> None:
         """Count the chunk's requests by their prompt and hit prefix at each capacity."""
+        self._rows.clear()
         n = c.input_tokens.size
+        if not n:
+            return
         e = hit_distances(c.distance, c.starts, "prefix") if self.prefix else c.hit_distance
         prompt = c.input_tokens.astype(float)
         for cap in self.capacities:
             hit = (e >= 0) & (e < cap)
             blocks = np.bincount(c.request, weights=hit, minlength=n)
             tokens = np.bincount(c.request, weights=hit * c.tokens, minlength=n)
-            keys, counts = np.unique(np.stack([blocks, tokens, prompt]), axis=1, return_counts=True)
+            # the distinct (blocks, tokens, prompt) triples and their requests: sorted, then cut where one changes
+            order = np.lexsort((prompt, tokens, blocks))
+            b, t, p = blocks[order], tokens[order], prompt[order]
+            first = np.flatnonzero(np.r_[True, (b[1:] != b[:-1]) | (t[1:] != t[:-1]) | (p[1:] != p[:-1])])
+            counts = np.diff(np.r_[first, n])
             seen = self.seen[cap]
-            for b, t, p, k in zip(*keys.tolist(), counts.tolist(), strict=True):
-                seen[(b, t, p)] = seen.get((b, t, p), 0) + k
+            keys = zip(b[first].tolist(), t[first].tolist(), p[first].tolist(), strict=True)
+            for key, k in zip(keys, counts.tolist(), strict=True):
+                seen[key] = seen.get(key, 0) + k
 
     @classmethod
     def joined(cls, parts: Sequence[HitPrefixes]) -> HitPrefixes:
@@ -111,10 +120,16 @@ class HitPrefixes:
         return out
 
     def by_prompt(self, capacity_blocks: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """At ``capacity_blocks``: each distinct hit prefix (blocks, tokens) and prompt (tokens), and its requests."""
-        rows = sorted(self.seen[float(capacity_blocks)].items())
-        cols = np.array([[*k, v] for k, v in rows], dtype=float).reshape(-1, 4).T
-        return cols[0], cols[1], cols[2], cols[3]
+        """At ``capacity_blocks``: each distinct hit prefix (blocks, tokens) and prompt (tokens), and its requests.
+
+        Sorted by blocks, then tokens, then prompt; kept until the tally is fed again.
+        """
+        cap = float(capacity_blocks)
+        if cap not in self._rows:
+            rows = sorted(self.seen[cap].items())
+            cols = np.array([[*k, v] for k, v in rows], dtype=float).reshape(-1, 4).T
+            self._rows[cap] = (cols[0], cols[1], cols[2], cols[3])
+        return tuple(col.copy() for col in self._rows[cap])  # type: ignore[return-value]
 
     def at(self, capacity_blocks: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """At ``capacity_blocks``: each distinct hit prefix, blocks and tokens in order, and its requests."""
