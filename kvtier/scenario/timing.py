@@ -1,0 +1,400 @@
+"""A block fetched and regenerated: its bytes, the links' transfer times, the forward pass in both regimes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from kvtier.errors import KvtierError
+from kvtier.formulas import costs, parallel, roofline, transfer
+from kvtier.inputs import engines
+from kvtier.inputs.keys import BANDWIDTH_LABELS, LAYOUTS, MFU_LABELS, keys_in
+from kvtier.scenario.placement import Placed
+
+FORWARD_KEYS: tuple[str, ...] = keys_in("forward")
+"""The assumption keys of the forward-pass model beyond the compute side (:meth:`Scenario.regen_time_s`,
+:func:`kvtier.formulas.roofline.forward_pass_time_s`): every page that times a lone block declares them."""
+
+TRANSFER_KEYS: tuple[str, ...] = keys_in("transfer")
+"""The assumption keys of the transfer model beyond latency and bandwidth (:meth:`Scenario.fetch_s`,
+:func:`kvtier.formulas.transfer.fetch_time_s`)."""
+
+POINT_KEYS: tuple[str, ...] = keys_in("point", "placement", "forward", "transfer")
+"""The assumption keys the illustrative tail block reads: its fetch (either layout) and its regeneration
+in both regimes.  Pages that show the point declare these and add their own (``KEYS``)."""
+
+
+class Timed(Placed):
+    """A scenario's block: its fetch over each link and its regeneration, a lone block's and inside a batch."""
+
+    # ---- the block -------------------------------------------------------
+    @property
+    def block_tokens(self) -> int:
+        """Tokens in one KV block."""
+        return int(self.v("block_tokens"))
+
+    @property
+    def block_bytes(self) -> float:
+        """Bytes of one KV block (B)."""
+        return float(costs.block_bytes(self.kv_bytes_per_token, self.block_tokens))
+
+    # ---- fetch and regenerate ---------------------------------------------
+    def bandwidth(self, label: str) -> float:
+        """The bandwidth bracket ``label`` (optimistic, mid, pessimistic), B/s."""
+        return self.v(f"bandwidth.{label}")
+
+    def mfu(self, label: str) -> float:
+        """The MFU bracket ``label`` (optimistic, typical, conservative), fraction."""
+        return self.v(f"mfu.{label}")
+
+    @property
+    def layer_chunks(self) -> int:
+        """Chunks one accelerator's shard of a block lies in, as a paged cache stores it (count).
+
+        Per layer of the largest pipeline stage one for K and one for V (one latent under MLA);
+        every layer on one pipeline stage.
+        """
+        layers = int(parallel.stage_layers(self.model.n_layers, self.placement.pp))
+        return layers * (1 if self.model.attention == "MLA" else 2)
+
+    def transfers(self, layout: str) -> int:
+        """Transfers that fetch one block laid out as ``layout`` (:data:`LAYOUTS`): 1, or :attr:`layer_chunks`."""
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout {layout!r} is not one of {LAYOUTS}")
+        return 1 if layout == "contiguous" else self.layer_chunks
+
+    @property
+    def engine(self) -> engines.Engine | None:
+        """The serving engine named by the ``engine`` key (:mod:`kvtier.inputs.engines`); None for ``none``."""
+        return engines.engine_named(str(self.assumptions.value("engine")))
+
+    @property
+    def fetch_transfers(self) -> int:
+        """Transfers that fetch one block: the ``engine``'s layout, else ``fetch_layout``'s (:meth:`transfers`)."""
+        engine = self.engine
+        if engine is not None:
+            # under pipeline parallelism each stage's accelerators move the layers of their stage
+            stage = int(parallel.stage_layers(self.model.n_layers, self.placement.pp))
+            return engine.transfers_per_block(stage, self.layer_chunks)
+        return self.transfers(str(self.assumptions.value("fetch_layout")))
+
+    @property
+    def layer_overlap(self) -> bool:
+        """Whether a fetch is loaded layer by layer under the forward pass: the ``engine``'s; False for ``none``."""
+        engine = self.engine
+        return bool(engine is not None and engine.layer_overlap)
+
+    @property
+    def block_latency_s(self) -> float:
+        """The latency one block's fetch pays: per-transfer latency x :attr:`fetch_transfers` (s)."""
+        return self.v("fetch_latency") * self.fetch_transfers
+
+    @property
+    def link_efficiency(self) -> float:
+        """Share of the link's pinned, one-way rate a fetch reaches (:func:`kvtier.formulas.transfer.link_efficiency`).
+
+        ``fetch.pageable_efficiency`` when ``fetch.host_memory`` is pageable, times
+        ``fetch.duplex_efficiency`` when ``fetch.contention`` is duplex; 1 for neither.  A KV pool is
+        far larger than the host CPU's cache (``fetch.host_cache``), so a pageable fetch is staged from
+        DRAM: :func:`kvtier.formulas.transfer.staging_efficiency` of a source beyond the cache is the cold
+        share ``fetch.pageable_efficiency``, whatever the cache (``fetch.pageable_warm_efficiency`` and
+        ``fetch.host_cache`` describe only a buffer copied again and again, as the measured page's
+        benchmark did, and are not read here).
+        """
+        return float(
+            transfer.link_efficiency(
+                self.assumptions.value("fetch.host_memory") == "pageable",
+                self.v("fetch.pageable_efficiency"),  # staging_efficiency of a pool beyond any cache: the cold share
+                self.assumptions.value("fetch.contention") == "duplex",
+                self.v("fetch.duplex_efficiency"),
+            )
+        )
+
+    @property
+    def link_overhead_s(self) -> float:
+        """Fixed time each transfer of a fetch adds to its latency (s): ``fetch.pageable_overhead`` when
+        ``fetch.host_memory`` is pageable, else 0."""
+        return self.v("fetch.pageable_overhead") if self.assumptions.value("fetch.host_memory") == "pageable" else 0.0
+
+    def link_fetch_s(
+        self,
+        n_bytes: float | np.ndarray,
+        bandwidth_bytes_per_s: float | np.ndarray,
+        latency_s: float | np.ndarray,
+        transfers: float | np.ndarray = 1,
+    ) -> np.ndarray:
+        """Time to move ``n_bytes`` over a link in ``transfers`` transfers under the set's transfer model (s).
+
+        :func:`kvtier.formulas.transfer.fetch_time_s` with ``fetch.min_transfer_time`` as the floor,
+        :attr:`link_efficiency` as the share of the rate reached and :attr:`link_overhead_s` added to
+        each transfer's latency: the one fetch every page and command times (the chapter's
+        ``transfers x latency + bytes / bandwidth`` at the seed's 0, 1 and 0).
+        """
+        return transfer.fetch_time_s(
+            n_bytes,
+            bandwidth_bytes_per_s,
+            latency_s,
+            transfers,
+            self.v("fetch.min_transfer_time"),
+            self.link_efficiency,
+            self.link_overhead_s,
+        )
+
+    def fetch_s(self, bandwidth_bytes_per_s: float | np.ndarray) -> np.ndarray:
+        """Fetch time of one block over ``bandwidth`` (s), its transfers' latency included.
+
+        :meth:`link_fetch_s` of :attr:`fetch_bytes` at ``fetch_latency`` in :attr:`fetch_transfers`.
+        """
+        return self.link_fetch_s(self.fetch_bytes, bandwidth_bytes_per_s, self.v("fetch_latency"), self.fetch_transfers)
+
+    @property
+    def block_flops(self) -> float:
+        """Parameter FLOPs to regenerate one tail block (FLOP)."""
+        return float(costs.forward_flops(self.block_tokens, self.active_params, self.v("flops_per_param_token")))
+
+    def regen_s(self, mfu: float | np.ndarray) -> np.ndarray:
+        """Tail-block regeneration time at ``mfu`` of ``peak_flops``, inside a batch (s).
+
+        The block's FLOPs over every accelerator of the placement, plus the bytes its tokens add
+        to the collectives (their latency shared by the batch): :meth:`in_batch_compute_s`.
+        """
+        return self.in_batch_compute_s(self.block_flops, mfu)
+
+    def in_batch_compute_s(
+        self, flops: float | np.ndarray, mfu: float | np.ndarray, peak_flop_per_s: float | np.ndarray | None = None
+    ) -> np.ndarray:
+        """Marginal time of ``flops`` of a block inside a batch under the placement (s).
+
+        ``flops / (accelerators x peak x mfu)``: a full pipeline keeps every accelerator busy, so the
+        block's work spreads over all of them; plus the bytes its tokens add to the collectives over
+        the stages, their latency shared by the batch (``latency_share = 0``), ``/ pp``.  On one
+        accelerator exactly the source chapter's ``flops / (peak x mfu)``.
+        """
+        peak = self.v("peak_flops") if peak_flop_per_s is None else peak_flop_per_s
+        p = self.placement
+        comm = self.collectives_s(self.block_tokens, 0.0) / p.pp
+        return costs.compute_time_s(flops, peak * p.accelerators, mfu) + comm
+
+    def fetch_by_label(self) -> dict[str, float]:
+        """Fetch time (s) for each bandwidth bracket."""
+        return {label: float(self.fetch_s(self.bandwidth(label))) for label in BANDWIDTH_LABELS}
+
+    def regen_by_label(self) -> dict[str, float]:
+        """Tail regeneration time (s) for each MFU bracket."""
+        return {label: float(self.regen_s(self.mfu(label))) for label in MFU_LABELS}
+
+    @property
+    def illustrative(self) -> dict[str, float | str]:
+        """The illustrative point: its labels, bandwidth, MFU, fetch and regen times, ratio."""
+        b = str(self.assumptions.value("illustrative.bandwidth"))
+        m = str(self.assumptions.value("illustrative.mfu"))
+        fetch = float(self.fetch_s(self.bandwidth(b)))
+        regen = float(self.regen_s(self.mfu(m)))
+        return {
+            "bandwidth_label": b,
+            "mfu_label": m,
+            "bandwidth_bytes_per_s": self.bandwidth(b),
+            "mfu": self.mfu(m),
+            "fetch_s": fetch,
+            "regen_s": regen,
+            "ratio": regen / fetch,
+        }
+
+    # ---- interior blocks ------------------------------------------------------
+    def interior_flops(self, position: float | np.ndarray, upstream: str) -> np.ndarray:
+        """FLOPs to regenerate the block at ``position``, attention included (FLOP)."""
+        return costs.regen_flops(
+            position,
+            self.block_tokens,
+            self.active_params,
+            self.model.attention_flops_per_position(),
+            upstream,
+            self.v("interior.anchor_every"),
+            self.v("flops_per_param_token"),
+        )
+
+    def interior_regen_s(self, position: float | np.ndarray, upstream: str, mfu: float | np.ndarray) -> np.ndarray:
+        """Regeneration time of the block at ``position`` at ``mfu`` of the peak, inside a batch (s)."""
+        return self.in_batch_compute_s(self.interior_flops(position, upstream), mfu)
+
+    # ---- regeneration models: MFU (the chapter) or roofline ---------------------
+    @property
+    def batch_tokens(self) -> int:
+        """Tokens in the forward pass that regenerates the block: ``regen.batch_tokens``, at least the block."""
+        return max(int(self.v("regen.batch_tokens")), self.block_tokens)
+
+    @property
+    def kv_rank_bytes_per_token(self) -> float:
+        """KV bytes per token one rank of the placement holds over all the layers (B)."""
+        m = self.model  # one rank's KV heads over all the layers: the stages are crossed one after another
+        heads = parallel.kv_shard_share(m.n_kv_heads, m.n_layers, self.placement.tp, 1, m.attention == "MLA")
+        return self.kv_bytes_per_token * float(heads)
+
+    def regen_bytes(
+        self,
+        position: float | np.ndarray,
+        upstream: str,
+        batch_tokens: float | np.ndarray | None = None,
+        with_kv: bool = True,
+    ) -> np.ndarray:
+        """Bytes one accelerator reads from device memory on the block's account when regenerating it (B).
+
+        The recomputed tokens (the block, or the prefix from the nearest anchor) share the
+        weight read with the rest of the batch; attention reads the KV cached before them.
+        Under a placement: what the busiest rank reads over every stage the pass crosses, its
+        share of the dense weights and of the KV.  For a mixture-of-experts model only the
+        experts the pass's tokens are routed to (:meth:`touched_weight_bytes`, uniform routing).
+        ``with_kv=False`` leaves the cached KV out (serial attention reads it, :meth:`attention_s`).
+        """
+        first, n = costs.recompute_span(position, self.block_tokens, upstream, self.v("interior.anchor_every"))
+        batch = self.batch_tokens if batch_tokens is None else batch_tokens
+        pass_tokens = np.maximum(batch, n)
+        kv_rank = self.kv_rank_bytes_per_token if with_kv else 0.0
+        return roofline.regen_bytes_read(self.touched_weight_bytes(pass_tokens), n, pass_tokens, kv_rank, first)
+
+    def regen_time_s(
+        self,
+        position: float | np.ndarray,
+        upstream: str,
+        mfu: float | np.ndarray,
+        *,
+        model: str | None = None,
+        peak_flop_per_s: float | np.ndarray | None = None,
+        mem_bandwidth_bytes_per_s: float | np.ndarray | None = None,
+        batch_tokens: float | np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Regeneration time of the block at ``position`` under the ``regen.model`` (s).
+
+        ``mfu``: FLOPs / (peak x MFU), the source chapter's model.  ``roofline``: the larger
+        of that and the bytes read over the device-memory bandwidth x efficiency.  The
+        keyword arguments override the assumption set's peak, memory bandwidth and batch.
+        """
+        model = model or str(self.assumptions.value("regen.model"))
+        peak = self.v("peak_flops") if peak_flop_per_s is None else peak_flop_per_s
+        flops = self.interior_flops(position, upstream)
+        if model == "mfu":
+            return self.in_batch_compute_s(flops, mfu, peak)
+        bw = self.v("regen.mem_bandwidth") if mem_bandwidth_bytes_per_s is None else mem_bandwidth_bytes_per_s
+        serial = str(self.assumptions.value("regen.attention")) == "serial"
+        nbytes = self.regen_bytes(position, upstream, batch_tokens, with_kv=not serial)
+        rank_flops = flops * self.compute_share
+        first, n = costs.recompute_span(position, self.block_tokens, upstream, self.v("interior.anchor_every"))
+        batch = self.batch_tokens if batch_tokens is None else batch_tokens
+        attention = self.attention_s(first) if serial else 0.0
+        time = roofline.forward_pass_time_s(
+            rank_flops,
+            nbytes,
+            peak,
+            mfu,
+            bw,
+            self.v("regen.mem_efficiency"),
+            layers=self.model.n_layers,
+            mem_overhead_per_layer_s=self.v("regen.mem_overhead_per_layer"),
+            launch_floor_per_layer_s=self.v("regen.launch_floor_per_layer"),
+            sharpness=self.knee_sharpness,
+            share=n / np.maximum(batch, n),
+            serial_s=attention,
+        )
+        return time + self._pass_collectives_s(position, upstream, batch_tokens)
+
+    @property
+    def knee_sharpness(self) -> float:
+        """The exponent of the knee blend, ``regen.knee_sharpness``; its 0 is the plain maximum, ``inf``."""
+        p = self.v("regen.knee_sharpness")
+        if p == 0:
+            return math.inf
+        if p < 1:
+            raise KvtierError(f"key 'regen.knee_sharpness' must be 0 (the plain maximum) or at least 1, got {p:g}")
+        return p
+
+    def attention_s(self, context_positions: float | np.ndarray) -> np.ndarray:
+        """One rank's serial attention over ``context_positions`` cached positions, every layer (s).
+
+        :func:`kvtier.formulas.roofline.attention_time_s` of the rank's cached KV bytes over the
+        model's layers, at ``regen.attention_fixed_per_layer`` and ``regen.attention_efficiency``
+        of ``regen.mem_bandwidth``: what a block's attention adds when ``regen.attention`` is serial.
+        """
+        return roofline.attention_time_s(
+            self.kv_rank_bytes_per_token * np.asarray(context_positions, dtype=np.float64),
+            self.model.n_layers,
+            self.v("regen.attention_fixed_per_layer"),
+            self.v("regen.mem_bandwidth"),
+            self.v("regen.attention_efficiency"),
+        )
+
+    def _pass_collectives_s(
+        self, position: float | np.ndarray, upstream: str, batch_tokens: float | np.ndarray | None
+    ) -> np.ndarray:
+        """The collectives a roofline pass charges the block: its tokens' bytes, the latency shared by the pass (s).
+
+        A pass over ``n`` recomputed tokens among ``batch`` pays each operation's latency once; the
+        block's share is ``n / batch`` (all of it for a lone block), and the stages are crossed one
+        after another.  0 on one accelerator.
+        """
+        if self.placement.accelerators == 1:
+            return np.zeros(np.shape(position))
+        _, n = costs.recompute_span(position, self.block_tokens, upstream, self.v("interior.anchor_every"))
+        batch = self.batch_tokens if batch_tokens is None else batch_tokens
+        return self.collectives_s(n, n / np.maximum(batch, n))
+
+    def regen_bound(
+        self,
+        position: float | np.ndarray,
+        upstream: str,
+        mfu: float | np.ndarray,
+        *,
+        peak_flop_per_s: float | np.ndarray | None = None,
+        mem_bandwidth_bytes_per_s: float | np.ndarray | None = None,
+        batch_tokens: float | np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Which side of the roofline binds the block's regeneration: ``"compute"`` or ``"memory"``.
+
+        The compute side at ``mfu`` of the peak against the bytes of :meth:`regen_bytes` over
+        the device-memory bandwidth x ``regen.mem_efficiency`` (:func:`kvtier.formulas.roofline.bound`),
+        whatever ``regen.model`` says.  The keyword arguments override the assumption set's
+        peak (FLOP/s), memory bandwidth (B/s) and batch (tokens), as in :meth:`regen_time_s`.
+        """
+        peak = self.v("peak_flops") if peak_flop_per_s is None else peak_flop_per_s
+        bw = self.v("regen.mem_bandwidth") if mem_bandwidth_bytes_per_s is None else mem_bandwidth_bytes_per_s
+        flops = self.interior_flops(position, upstream) * self.compute_share
+        nbytes = self.regen_bytes(position, upstream, batch_tokens)
+        return roofline.bound(flops, nbytes, peak, mfu, bw, self.v("regen.mem_efficiency"))
+
+    # ---- the two regimes: a lone block and a block inside a batch ------------------
+    def in_batch_regen_s(self, position: float | np.ndarray, upstream: str, mfu: float | np.ndarray) -> np.ndarray:
+        """Regeneration time *inside a batch*: the block's marginal compute, FLOPs / (peak x MFU) (s).
+
+        The block's tokens ride along a forward pass large enough to be compute-bound, so the
+        weight read is shared and only its FLOPs count: the source chapter's model.
+        """
+        return self.regen_time_s(position, upstream, mfu, model="mfu")
+
+    def lone_regen_s(
+        self,
+        position: float | np.ndarray,
+        upstream: str,
+        mfu: float | np.ndarray,
+        *,
+        peak_flop_per_s: float | np.ndarray | None = None,
+        mem_bandwidth_bytes_per_s: float | np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Regeneration time of a *lone block*: its tokens are the whole forward pass (s).
+
+        The roofline ``max(FLOPs / (peak x MFU), bytes read / (regen.mem_bandwidth x
+        regen.mem_efficiency))`` with no other tokens sharing the weight read: the batch is
+        the recomputed tokens themselves (the block, or the prefix from the nearest anchor).
+        """
+        return self.regen_time_s(
+            position,
+            upstream,
+            mfu,
+            model="roofline",
+            peak_flop_per_s=peak_flop_per_s,
+            mem_bandwidth_bytes_per_s=mem_bandwidth_bytes_per_s,
+            batch_tokens=self.block_tokens,
+        )
+
+    def lone_bound(self, position: float | np.ndarray, upstream: str, mfu: float | np.ndarray) -> np.ndarray:
+        """Which side of the roofline binds a lone block's regeneration: ``"compute"`` or ``"memory"``."""
+        return self.regen_bound(position, upstream, mfu, batch_tokens=self.block_tokens)

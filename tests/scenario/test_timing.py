@@ -1,0 +1,80 @@
+"""kvtier.scenario.timing: the block fetched and regenerated, checked by hand on the seed set.
+
+The seed set: Llama-3-70B (80 layers, 8 KV heads of 128, bf16), 16-token blocks, 70e9 parameters,
+500 TFLOP/s dense peak, brackets of 121/64/32 GB/s and 50/40/25 % MFU, no per-transfer latency.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtier import Scenario, load_assumptions
+
+
+def test_the_seed_block_by_hand(seed_scenario):
+    s = seed_scenario
+    # K and V: 2 x 80 layers x 8 heads x 128 dims x 2 B = 327,680 B per token
+    assert s.kv_bytes_per_token == 327_680
+    assert s.block_tokens == 16
+    assert s.block_bytes == 5_242_880  # 16 x 327,680 B = 5 MiB
+    assert s.params == 70e9 and s.params_source == "assumption"
+    assert s.weight_bytes == 140e9  # 70e9 parameters x 2 B (bf16)
+
+
+def test_the_illustrative_point_by_hand(seed_scenario):
+    point = seed_scenario.illustrative
+    assert (point["bandwidth_label"], point["mfu_label"]) == ("mid", "conservative")
+    assert point["fetch_s"] == pytest.approx(81.92e-6, rel=1e-12)  # 5,242,880 B / 64e9 B/s
+    # 2 FLOP x 70e9 x 16 tokens = 2.24e12 FLOP at 25 % of 500e12 FLOP/s = 125e12 FLOP/s
+    assert seed_scenario.block_flops == pytest.approx(2.24e12, rel=1e-12)
+    assert point["regen_s"] == pytest.approx(17.92e-3, rel=1e-12)
+    assert point["ratio"] == pytest.approx(218.75, rel=1e-12)  # 17.92 ms / 81.92 µs
+
+
+def test_the_brackets_by_hand(seed_scenario):
+    fetch = seed_scenario.fetch_by_label()
+    assert fetch["optimistic"] == pytest.approx(5_242_880 / 121e9, rel=1e-12)  # 43.33 µs
+    assert fetch["pessimistic"] == pytest.approx(163.84e-6, rel=1e-12)  # 5,242,880 / 32e9
+    regen = seed_scenario.regen_by_label()
+    assert regen["optimistic"] == pytest.approx(8.96e-3, rel=1e-12)  # 2.24e12 / (0.5 x 500e12)
+    assert regen["typical"] == pytest.approx(11.2e-3, rel=1e-12)  # 2.24e12 / (0.4 x 500e12)
+
+
+def test_a_per_layer_layout_pays_one_latency_per_chunk():
+    s = Scenario(load_assumptions(sets={"fetch_layout": "per-layer", "fetch_latency": "5us"}))
+    assert s.layer_chunks == 160  # 80 layers x (K, V)
+    assert s.fetch_transfers == 160
+    assert s.block_latency_s == pytest.approx(800e-6, rel=1e-12)  # 160 x 5 µs
+    # 800 µs + 81.92 µs over the mid link
+    assert float(s.fetch_s(64e9)) == pytest.approx(881.92e-6, rel=1e-12)
+
+
+def test_transfers_by_layout_whatever_the_set_says():
+    s = Scenario(load_assumptions())  # the seed set is contiguous
+    assert (s.transfers("contiguous"), s.transfers("per-layer")) == (1, 160)  # 80 layers x (K, V)
+    mla = Scenario(load_assumptions(sets={"model": "deepseek-v3", "param_count": "null"}))
+    assert mla.transfers("per-layer") == 61  # 61 layers, one latent each under MLA
+    with pytest.raises(ValueError, match="paged"):
+        s.transfers("paged")
+
+
+def test_a_contiguous_block_is_one_transfer_whatever_the_model():
+    s = Scenario(load_assumptions(sets={"fetch_latency": "5us"}))
+    assert s.fetch_transfers == 1
+    assert float(s.fetch_s(64e9)) == pytest.approx(86.92e-6, rel=1e-12)  # 5 µs + 81.92 µs
+
+
+def test_a_per_layer_fetch_over_the_measured_host_link_by_hand():
+    from tests.conftest import ROOT
+
+    m = Scenario(load_assumptions(ROOT / "kvtier" / "data" / "h200-measured.yaml", {"fetch_layout": "per-layer"}))
+    tiers = m.tier_links
+    i = tiers.names.index("pcie5-x16")
+    # the measured set states the fit: 9.049 us a copy, the same as its fetch_latency
+    assert tiers.latency_s[i] == m.v("fetch_latency") == 9.049e-6
+    # 160 layer chunks (2 x 80 layers) x 9.049 us = 1,447.84 us; + 5,242,880 B / 63e9 B/s = 83.22 us
+    from kvtier.formulas import tiering
+
+    fetch = tiering.fetch_s(tiers.pick(["pcie5-x16"]), m.block_bytes, m.fetch_transfers)
+    assert m.fetch_transfers * tiers.latency_s[i] == pytest.approx(1_447.84e-6, rel=1e-12)
+    assert float(fetch[0]) == pytest.approx(1_447.84e-6 + 5_242_880 / 63e9, rel=1e-12)
