@@ -22,7 +22,7 @@ import pytest
 
 from kvtier.errors import KvtierError
 from kvtier.pipeline import build as pipeline
-from kvtier.pipeline import outdir
+from kvtier.pipeline import execution, outdir
 from tests.conftest import ROOT, build, copy_project, copy_small_project, run_cli, snapshot
 
 pytestmark = pytest.mark.surface("build")
@@ -312,6 +312,32 @@ def test_ctrl_c_or_sigterm_stops_the_kernels_cleans_up_and_says_so(small_build, 
     assert list(tmpdir.iterdir()) == [], "the kernels' directories are removed"
     assert snapshot(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "tmp"], "staging and lock removed"
+
+
+class Stopped(BaseException):
+    """What the CLI's SIGTERM handler raises (kvtier.commands._Terminated), in this test."""
+
+
+def test_a_signal_while_publishing_acts_only_once_the_renames_are_done():
+    # the CLI raises on SIGTERM in the main thread: during publishing it waits for the renames to end, so that
+    # the line saying what was changed is true
+    done = []
+
+    def terminate(signum, frame):
+        raise Stopped
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        with pytest.raises(Stopped):
+            with execution.signals_held():
+                os.kill(os.getpid(), signal.SIGTERM)
+                done.append("first rename")
+                os.kill(os.getpid(), signal.SIGTERM)  # a second signal is the same request
+                done.append("second rename")
+        assert signal.getsignal(signal.SIGTERM) is terminate, "the caller's handler is back"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert done == ["first rename", "second rename"]
 
 
 def test_a_notebook_that_raises_stops_the_other_kernels_and_leaves_nothing_beside_the_output(tmp_path):

@@ -446,7 +446,7 @@ TABLES = (
             "block_tokens",
             "transfers_per_block",
             "layer_overlap",
-            *(f"fetch_s_per_token.{t}" for t in tiering.LRU_TIERS),
+            *(f"fetch_per_token_us.{t}" for t in tiering.LRU_TIERS),
         ),
     ),
     (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import re
 
 import pytest
@@ -104,3 +105,12 @@ def test_a_page_that_is_a_package_is_found_by_its_init():
     assert importlib.import_module(page.module).__file__.endswith("cost/__init__.py")
     modules = {p.module for p in pages.PAGES}
     assert "kvtier.report.pages.cost.mix" not in modules and len(modules) == len(pages.PAGES)
+
+
+@pytest.mark.parametrize("table", pages.TABLES, ids=lambda t: t.name)
+def test_every_key_and_shown_column_is_a_column_of_its_table(table):
+    # a shown column the table does not have would be left out of the page without a word (the renderer keeps the
+    # shown columns the frame has); the committed tables of record are the seed's columns
+    with (ROOT / "book" / "tables" / f"{table.name}.csv").open(encoding="utf-8") as f:
+        header = next(csv.reader(f))
+    assert [c for c in (*table.key, *table.shown) if c not in header] == []
