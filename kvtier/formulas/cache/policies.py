@@ -197,8 +197,15 @@ def _min_loop(blocks: np.ndarray, nxt: np.ndarray, capacity: int, slots: int) ->
         if cached[b] >= 0:
             hits += 1
         elif held >= capacity:
-            while key[0] != cached[val[0]]:  # stale top: pop it
-                size -= 1
+            evicted = False
+            while not evicted:  # pop stale tops, then the farthest cached block unless the incoming one is farther
+                if key[0] == cached[val[0]]:
+                    if nx >= key[0]:  # the incoming block is used last (or never): do not keep it
+                        break
+                    cached[val[0]] = -1
+                    held -= 1
+                    evicted = True
+                size -= 1  # pop the top
                 k, v, j = key[size], val[size], 0
                 while 2 * j + 1 < size:
                     m = 2 * j + 1
@@ -209,21 +216,8 @@ def _min_loop(blocks: np.ndarray, nxt: np.ndarray, capacity: int, slots: int) ->
                     key[j], val[j] = key[m], val[m]
                     j = m
                 key[j], val[j] = k, v
-            if nx >= key[0]:  # the incoming block is used last (or never): do not keep it
+            if not evicted:
                 continue
-            cached[val[0]] = -1
-            held -= 1
-            size -= 1
-            k, v, j = key[size], val[size], 0
-            while 2 * j + 1 < size:
-                m = 2 * j + 1
-                if m + 1 < size and key[m + 1] > key[m]:
-                    m += 1
-                if key[m] <= k:
-                    break
-                key[j], val[j] = key[m], val[m]
-                j = m
-            key[j], val[j] = k, v
         if nx >= n:  # never used again: nothing to gain by keeping it
             if cached[b] >= 0:
                 cached[b] = -1
