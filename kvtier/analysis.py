@@ -207,8 +207,7 @@ def _parts(
     s: Scenario, caps: list[int], models: list[str], windows: list[tuple[float, float]]
 ) -> dict[tuple[str, Any], tuple[str, dict[str, Any]]]:
     """Each part of the second pass asked for, by ``(kind, what)``, with its store kind and key."""
-    base = trace_key(s) or {}
-    count = base.get("count")
+    base, count = trace_key(s) or {}, _trace(s)[3]
     out: dict[tuple[str, Any], tuple[str, dict[str, Any]]] = {}
     for c in caps:
         out[("prefixes", c)] = ("hit-prefixes", {**base, "capacity": c, "prefix": False})
