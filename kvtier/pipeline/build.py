@@ -37,7 +37,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -592,30 +591,23 @@ def _build_locked(
         analysis = staging / ANALYSIS_DIR
         with store.stored_in(analysis):  # the trace's analysis, for the kernels to read instead of computing
             trace_analysis.prime(scenario)  # every pass the pages ask of the trace, streamed once
-        # the tables of record are computed while the notebooks run (the kernels are processes of their own);
-        # the build waits for them before it goes on, and before it removes what it staged
-        tables_pool = ThreadPoolExecutor(max_workers=1)
-        try:
-            computing = tables_pool.submit(_table_texts, scenario, analysis)
-            src = staging / "src"
-            (src / "notebooks").mkdir(parents=True)
-            for name in BOOK_FILES:
-                shutil.copy2(root / name, src / name)
-            configure_source(src / "_config.yml", source_info())
-            for d in BOOK_DIRS:
-                shutil.copytree(root / d, src / d, ignore=shutil.ignore_patterns("tables", ".tables.*", "__pycache__"))
-            # the calculator starts from the build's own set (the committed copy is the seed's)
-            (src / "book" / "_static" / calculator.FILE).write_text(calculator_js, encoding="utf-8", newline="\n")
-            for job in fresh:
-                shutil.copy2(out / "notebooks" / f"{job.name}.ipynb", src / "notebooks" / f"{job.name}.ipynb")
-                log(f"[reuse] {job.name}.ipynb: inputs unchanged")
-            home = staging / KERNEL_HOME
-            if stale:
-                with _kernel_environment(home, analysis):
-                    execute_all(stale, src / "notebooks", Path.cwd(), jobs, log)
-            table_texts = computing.result()
-        finally:
-            tables_pool.shutdown(wait=True)
+            table_texts = pages.csv_texts(scenario)
+        src = staging / "src"
+        (src / "notebooks").mkdir(parents=True)
+        for name in BOOK_FILES:
+            shutil.copy2(root / name, src / name)
+        configure_source(src / "_config.yml", source_info())
+        for d in BOOK_DIRS:
+            shutil.copytree(root / d, src / d, ignore=shutil.ignore_patterns("tables", ".tables.*", "__pycache__"))
+        # the calculator starts from the build's own set (the committed copy is the seed's)
+        (src / "book" / "_static" / calculator.FILE).write_text(calculator_js, encoding="utf-8", newline="\n")
+        for job in fresh:
+            shutil.copy2(out / "notebooks" / f"{job.name}.ipynb", src / "notebooks" / f"{job.name}.ipynb")
+            log(f"[reuse] {job.name}.ipynb: inputs unchanged")
+        home = staging / KERNEL_HOME
+        if stale:
+            with _kernel_environment(home, analysis):
+                execute_all(stale, src / "notebooks", Path.cwd(), jobs, log)
         shutil.rmtree(analysis, ignore_errors=True)
 
         log("writing tables of record and figures")
@@ -660,13 +652,6 @@ def _build_locked(
         f" book at {out / 'html' / 'index.html'}"
     )
     return BuildResult(out, [job.name for job in stale], [job.name for job in fresh], False)
-
-
-def _table_texts(scenario: Scenario, analysis: Path) -> dict[str, str]:
-    """Every table of record's CSV text (:func:`kvtier.report.pages.csv_texts`), the trace's results stored in
-    ``analysis`` for the kernels."""
-    with store.stored_in(analysis):
-        return pages.csv_texts(scenario)
 
 
 def _stopped_note(out: Path, tables: Path | None, staged: list[Path], published: bool) -> str:
