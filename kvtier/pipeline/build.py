@@ -5,9 +5,11 @@ Steps, each of which can fail without touching the last good output:
 1. load and validate the assumption set (seed + file + ``--set``);
 2. read every notebook's ``parameters`` cell and compute its parameters (unknown
    parameter names are rejected);
-3. execute with papermill the notebooks whose inputs changed (notebook source, its
-   parameter values, the kvtier package), in parallel, reusing the others from the
-   previous build; strip volatile metadata;
+3. stream the workload trace once for every part the pages ask of it
+   (:func:`kvtier.analysis.prime`) and compute the tables of record, the trace's results
+   stored where the kernels read them; execute with papermill the notebooks whose inputs
+   changed (notebook source, its parameter values, the kvtier package), in parallel, reusing
+   the others from the previous build; strip volatile metadata;
 4. write the tables of record (CSV) of every page in :data:`kvtier.report.pages.PAGES` and the
    figures (SVG) extracted from the notebooks;
 5. build the HTML with Jupyter Book 1.x (execution off, warnings and missing
