@@ -164,16 +164,14 @@ def stream(
     first = curve(s)
     caps = sorted({first.capacity_for(t) for t in {float(s.v("decision.hit_target")), *map(float, targets)}})
     windows = sorted({(float(w), float(u)) for w, u in windows_s})
-    parts = _parts(s, caps, sorted(set(models)), windows)
-    if trace_key(s) is None:  # no file to key on: the reader, run, names the problem
-        found: dict[tuple[str, Any], Any] = {}
-    else:
-        found = {part: store.lookup(*key) for part, key in parts.items()}
+    base = trace_key(s)  # None: no file to key on (the reader, run, names the problem)
+    parts = _parts(s, base or {}, caps, sorted(set(models)), windows)
+    found = {} if base is None else {part: store.lookup(*key) for part, key in parts.items()}
     missing = [part for part in parts if found.get(part, store.MISSING) is store.MISSING]
     if missing:
         computed = _second_pass(s, first, missing)
         for part in missing:
-            found[part] = computed[part] if trace_key(s) is None else store.keep(*parts[part], computed[part])
+            found[part] = computed[part] if base is None else store.keep(*parts[part], computed[part])
     prefixes = replay.HitPrefixes.joined([found[("prefixes", c)] for c in caps])
     count = _trace(s)[3]
     served = prefixes if count == "prefix" else replay.HitPrefixes.joined([found[("served", c)] for c in caps])
@@ -204,10 +202,11 @@ def prime(s: Scenario) -> None:
 
 
 def _parts(
-    s: Scenario, caps: list[int], models: list[str], windows: list[tuple[float, float]]
+    s: Scenario, base: dict[str, Any], caps: list[int], models: list[str], windows: list[tuple[float, float]]
 ) -> dict[tuple[str, Any], tuple[str, dict[str, Any]]]:
-    """Each part of the second pass asked for, by ``(kind, what)``, with its store kind and key."""
-    base, count = trace_key(s) or {}, _trace(s)[3]
+    """Each part of the second pass asked for, by ``(kind, what)``, with its store kind and key (``base``: the
+    trace's, :func:`trace_key`)."""
+    count = _trace(s)[3]
     out: dict[tuple[str, Any], tuple[str, dict[str, Any]]] = {}
     for c in caps:
         out[("prefixes", c)] = ("hit-prefixes", {**base, "capacity": c, "prefix": False})

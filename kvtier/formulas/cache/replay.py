@@ -16,7 +16,7 @@ curve is.  Observers of a stream (:class:`~kvtier.formulas.cache.stream.ChunkReu
   hierarchy from;
 - :class:`WindowTally` keeps the hit-distance histogram of the trace cut into time windows, each
   cache emptied before its warm-up: what replaying each window on its own
-  (:func:`kvtier.inputs.traces.stream_windows`) counts, without replaying it.
+  (:func:`kvtier.inputs.distributed.windowed`) counts, without replaying it.
 
 Each gives what the in-memory path gives on the whole trace: counts exactly, sums of seconds
 and dollars to about 1e-12 of their value (the same terms added in another order).
@@ -189,7 +189,7 @@ class WindowTally:
     (every block referenced in between was too), and a first reference otherwise.  So the windows'
     summed histogram is the whole stream's hit distances (:func:`hit_distances`, ``count``) with each
     reference to a block last referenced before its window's warm-up made a first reference: what
-    :func:`kvtier.inputs.traces.stream_windows` counts, reference for reference.
+    :func:`kvtier.inputs.distributed.windowed` counts, reference for reference.
 
     Parameters
     ----------

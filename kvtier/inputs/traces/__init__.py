@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from kvtier.inputs.traces.generate import generate_trace, to_jsonl
     from kvtier.inputs.traces.load import MAX_TRACE_BYTES, MAX_TRACE_REFS, analyse, parse_trace, read_trace
     from kvtier.inputs.traces.sample import SAMPLE_RATES, read_sample, sampling_error
-    from kvtier.inputs.traces.stream import RequestChunks, check_window, feed_requests, stream_lru, stream_windows
+    from kvtier.inputs.traces.stream import RequestChunks, check_window, feed_requests, stream_lru
 
 _HOME = {
     **dict.fromkeys(
@@ -52,7 +52,7 @@ _HOME = {
     **dict.fromkeys(("generate_trace", "to_jsonl"), "generate"),
     **dict.fromkeys(("MAX_TRACE_BYTES", "MAX_TRACE_REFS", "analyse", "parse_trace", "read_trace"), "load"),
     **dict.fromkeys(("SAMPLE_RATES", "read_sample", "sampling_error"), "sample"),
-    **dict.fromkeys(("RequestChunks", "check_window", "feed_requests", "stream_lru", "stream_windows"), "stream"),
+    **dict.fromkeys(("RequestChunks", "check_window", "feed_requests", "stream_lru"), "stream"),
 }
 """The module of each re-exported name: imported when the name is first read (PEP 562), so that reading
 the registry of formats (``kvtier.inputs.traces.formats``) does not load the reader and the scanner."""
@@ -87,7 +87,6 @@ __all__ = [
     "shadows_shipped",
     "split_lines",
     "stream_lru",
-    "stream_windows",
     "to_jsonl",
     "trace_lines",
     "trace_path",

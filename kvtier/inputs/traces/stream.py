@@ -2,7 +2,7 @@
 
 :class:`RequestChunks` walks the file (validated as :func:`~kvtier.inputs.traces.load.read_trace`
 validates it); :func:`stream_lru` feeds :class:`~kvtier.formulas.cache.stream.LruStream` in memory
-proportional to the distinct blocks; :func:`stream_windows` measures time windows with a warm-up.
+proportional to the distinct blocks; :func:`check_window` checks a time window and its warm-up.
 """
 
 from __future__ import annotations
@@ -117,71 +117,6 @@ def stream_lru(
     for ids, starts, inputs, outputs, stamps in chunks:
         stream.feed(ids, starts, inputs, chunks.block_tokens, outputs, stamps)
     return stream.histogram(chunks.where, chunks.n_requests, chunks.fmt.name, chunks.block_tokens)
-
-
-def stream_windows(
-    name: str | os.PathLike[str],
-    window_s: float,
-    warmup_s: float,
-    block_tokens: int = TRACE_BLOCK_TOKENS,
-    trace_format: str = DEFAULT_FORMAT,
-    count: str = DEFAULT_HIT_COUNT,
-    chunk_refs: int = 1 << 20,
-) -> LruHistogram:
-    """The exact curve by time windows with a warm-up, read in one streamed pass: what
-    :func:`kvtier.inputs.distributed.windowed` gives of the trace as one part, bounded.
-
-    Window ``k`` covers ``[t0 + k W, t0 + (k + 1) W)`` from the first request ``t0``; its stream
-    is fed the ``warmup_s`` before it, its counts then reset, and is added to the others once the
-    trace has passed its end.  At most ``ceil(warmup_s / window_s) + 1`` windows are open at once,
-    each holding the distinct blocks of its own span.
-    """
-    check_window(window_s, warmup_s)
-    chunks = RequestChunks(name, block_tokens, trace_format, lambda: chunk_refs)
-    bt = chunks.block_tokens
-    open_: dict[int, tuple[LruStream, list[bool]]] = {}  # window -> its stream, whether its counts were reset
-    total: LruStream | None = None
-    t0 = last = math.nan
-    next_k = 0
-
-    def close(k: int) -> None:
-        nonlocal total
-        stream, reset = open_.pop(k)
-        if not reset[0]:
-            stream.reset_counts()
-        if total is None:
-            total = stream
-        else:
-            total.add(stream)
-
-    for ids, starts, inputs, outputs, stamps in chunks:
-        if math.isnan(t0):
-            t0 = float(stamps[0])
-        last = float(stamps[-1])
-        top = int((last - t0 + warmup_s) // window_s)  # the last window these requests warm up or fill
-        for k in range(next_k, top + 1):
-            open_[k] = (LruStream(count), [False])
-        next_k = max(next_k, top + 1)
-        for k in sorted(open_):
-            stream, reset = open_[k]
-            begin = t0 + k * window_s
-            w0, w1, w2 = (int(x) for x in np.searchsorted(stamps, [begin - warmup_s, begin, begin + window_s]))
-            if not reset[0]:
-                feed_requests(stream, ids, starts, inputs, outputs, stamps, bt, w0, w1)
-                if last >= begin:
-                    stream.reset_counts()
-                    reset[0] = True
-            if reset[0]:
-                feed_requests(stream, ids, starts, inputs, outputs, stamps, bt, w1, w2)
-            if last >= begin + window_s:
-                close(k)
-    for k in sorted(open_):
-        if t0 + k * window_s <= last:  # a window the trace reaches; one it only warms up is not one
-            close(k)
-    assert total is not None
-    return total.histogram(
-        f"{chunks.where}, windows of {window_s:g} s, warm-up {warmup_s:g} s", total.n_requests, chunks.fmt.name, bt
-    )
 
 
 def check_window(window_s: float, warmup_s: float) -> None:

@@ -294,22 +294,19 @@ def test_the_stream_feeds_the_same_chunks_as_the_line_by_line_reader(tmp_path, m
 
 @pytest.mark.parametrize(("window_min", "warmup_min"), [(5.0, 0.0), (5.0, 5.0), (1.0, 3.0)])
 def test_windows_streamed_are_the_windows_of_the_trace_in_memory(window_min, warmup_min):
-    # one pass over the file in small chunks (1,000 references, so windows and warm-ups straddle them), against
-    # distributed.windowed on the trace as one part in memory: the same histograms, count for count
+    # one pass over the file in small chunks (1,000 references, so windows and warm-ups straddle them) feeding the
+    # windows' tally, against distributed.windowed replaying each window of the trace in memory: the same
+    # histogram, count for count
+    from kvtier.formulas.cache.replay import WindowTally
+    from kvtier.formulas.cache.trace import DEFAULT_HIT_COUNT
     from kvtier.inputs import distributed
 
     t = traces.read_trace("conversation")
     whole = distributed.windowed([distributed.part_of(t)], window_min * 60, warmup_min * 60, t.block_tokens)
-    streamed = traces.stream_windows("conversation", window_min * 60, warmup_min * 60, chunk_refs=1_000)
-    for key in ("blocks", "tokens"):
-        assert streamed.counts[key].tolist() == whole.counts[key].tolist()
-    assert (streamed.total, streamed.n_refs, streamed.n_requests, streamed.n_unique) == (
-        whole.total,
-        whole.n_refs,
-        whole.n_requests,
-        whole.n_unique,
-    )
+    tally = WindowTally(float(t.timestamps_s[0]), window_min * 60, warmup_min * 60, DEFAULT_HIT_COUNT)
+    traces.stream_lru("conversation", chunk_refs=1_000, observers=[tally])
+    assert tally.counts.astype(float).tolist() == whole.counts["blocks"].tolist()
     # 288,500 references in all, whichever window counts them
-    assert streamed.n_refs == 288_500
+    assert tally.total == whole.total["blocks"] == whole.n_refs == 288_500
     with pytest.raises(KvtierError, match="--window"):
-        traces.stream_windows("conversation", 0.0, 0.0)
+        traces.check_window(0.0, 0.0)

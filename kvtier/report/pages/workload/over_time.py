@@ -173,8 +173,7 @@ def windows_table(s: Scenario) -> pd.DataFrame:
 
     The trace replayed window by window, each cache emptied before its warm-up and the histograms added
     (:func:`kvtier.inputs.distributed.windowed`'s curve; tallied in the trace's second streamed pass,
-    :class:`kvtier.formulas.cache.replay.WindowTally`, what :func:`kvtier.inputs.traces.stream_windows`
-    counts) against the single pass (:func:`kvtier.analysis.curve`), by
+    :class:`kvtier.formulas.cache.replay.WindowTally`) against the single pass (:func:`kvtier.analysis.curve`), by
     :func:`kvtier.formulas.cache.curve.curve_error`: the mean and largest gap in points of hit ratio.  A
     reuse that reaches back past a window's warm-up is a miss, so the gap is a loss.
     """
