@@ -9,8 +9,9 @@ from kvtier.commands.options import add_assumption_options, add_placement_option
 from kvtier.commands.output import emit, record_json
 from kvtier.errors import KvtierError
 from kvtier.formulas import transfer
-from kvtier.inputs import hardware
+from kvtier.inputs import hardware, kernels
 from kvtier.inputs.assumptions import load_assumptions, parse_set_options
+from kvtier.inputs.provenance import Record
 from kvtier.scenario import Scenario
 from kvtier.units import format_bytes, format_quantity, format_time
 
@@ -34,9 +35,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--position", metavar="P", help="regenerate the block starting at token P (attention included)")
     p.add_argument("--upstream", choices=("resident", "evicted"), help="is the KV before the block still cached?")
     p.add_argument("--anchor-every", metavar="N", help="resident anchors every N tokens for --upstream evicted")
-    p.add_argument("--regen-model", choices=("mfu", "roofline"), help="compute-only (the chapter) or roofline")
     p.add_argument(
-        "--accelerator", metavar="NAME", help="accelerator preset for peak, memory bandwidth and memory (fit check)"
+        "--regen-model",
+        choices=("mfu", "roofline", "engine"),
+        help="compute-only (the chapter), roofline, or an engine's measured kernels (--accelerator, --engine)",
+    )
+    p.add_argument(
+        "--accelerator",
+        metavar="NAME",
+        help="accelerator preset for peak, memory bandwidth, memory (fit check) and kernel tables (engine model)",
     )
     p.add_argument("--batch-tokens", metavar="N", help="tokens sharing the regenerating forward pass")
     add_placement_options(p)
@@ -80,12 +87,33 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
             records["peak_flops"] = acc.peak_record
         elif args.peak_flops is None:
             acc.require_peak()  # raises: this preset publishes no peak, --peak-flops is required
+        system = kernels.ACCELERATOR_SYSTEMS.get(acc.name)
+        if system is not None:
+            records["regen.system"] = _system_record(acc.name, system)
+        elif "engine" in (args.regen_model, base.value("regen.model")):
+            raise KvtierError(
+                f"--accelerator {acc.name}: no measured kernel tables for it (regen.model engine); tables exist for"
+                f" {', '.join(kernels.ACCELERATOR_SYSTEMS)} (or set regen.system)"
+            )
         if acc.memory_record is not None and base.value("parallel.hbm_capacity") is None:
             # the accelerator's memory: a placement whose weights and one long sequence do not fit is refused
             records["parallel.hbm_capacity"] = acc.memory_record
         base = base.with_records(records)
     sets = _compare_overrides(args, Scenario(base))
     return Scenario(base.with_values(sets, source="command line")) if sets else Scenario(base)
+
+
+def _system_record(accelerator: str, system: str) -> Record:
+    """``regen.system`` as ``--accelerator`` sets it: the system the preset's kernel tables are filed under."""
+    return Record(
+        "regen.system",
+        system,
+        "choice",
+        system,
+        "published-spec",
+        f"the kernel tables of the accelerator preset {accelerator} (aiconfigurator-core files them as {system})",
+        f"command line (--accelerator {accelerator})",
+    )
 
 
 def regen_point(scenario: Scenario, position: float | None, upstream: str) -> dict[str, Any]:
@@ -104,7 +132,34 @@ def regen_point(scenario: Scenario, position: float | None, upstream: str) -> di
         "fetch_transfers": scenario.fetch_transfers,
         "regen_model": model,
     }
-    if position is None and model == "mfu":
+    if model == "engine":
+        p = 0.0 if position is None else position
+        regen_s = float(scenario.regen_time_s(p, upstream, point["mfu"]))
+        first, n = (float(x) for x in scenario.recompute_span(p, upstream))
+        batch = scenario.v("regen.batch_tokens")
+        regime = (
+            f"a lone pass of {n:,.0f} tokens after {first:,.0f} cached"
+            if batch <= n
+            else f"inside a batch: its share of a {batch:,.0f}-token step, its own attention after {first:,.0f} cached"
+        )
+        tables = scenario.kernel_tables
+        out.update(
+            regen_case=f"block at position {p:,.0f}, upstream {upstream}: {regime}",
+            regen_regime="lone" if batch <= n else "batch",
+            position_tokens=p,
+            upstream=upstream,
+            recomputed_tokens=n,
+            batch_tokens=batch,
+            kernel_tables={
+                "system": tables.system,
+                "engine": tables.engine,
+                "engine_version": tables.version,
+                "package": f"{kernels.PACKAGE} {tables.package_version}",
+                "files": [{"path": path, "sha256": digest} for path, digest in tables.files],
+            },
+        )
+        flops = float(scenario.interior_flops(p, upstream))
+    elif position is None and model == "mfu":
         regen_s = point["regen_s"]
         flops = scenario.block_flops
         out.update(regen_case="tail block, parameter FLOPs only (attention term excluded)", position_tokens=None)
@@ -169,6 +224,11 @@ def run(args: argparse.Namespace) -> int:
     ]
     if position is not None:
         used_keys += ["interior.position", "interior.anchor_every"]
+    if result["regen_model"] == "engine":
+        used_keys.remove("peak_flops")
+        used_keys.remove(f"mfu.{point['mfu_label']}")
+        used_keys += ["regen.batch_tokens", "weight_dtype", "engine", "regen.system", "regen.engine"]
+        used_keys += ["regen.engine_version"]
     if result["regen_model"] == "roofline":
         used_keys += ["regen.batch_tokens", "regen.mem_bandwidth", "regen.mem_efficiency", "weight_dtype"]
         # the forward-pass model's other keys (kvtier.formulas.roofline.forward_pass_time_s)
@@ -182,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
         used_keys += ["fetch.pageable_efficiency", "fetch.pageable_overhead"]  # a pool beyond the host cache
     if scenario.assumptions.value("fetch.contention") == "duplex":
         used_keys += ["fetch.duplex_efficiency"]
-    if scenario.engine is not None:
+    if scenario.engine is not None and "engine" not in used_keys:
         used_keys.insert(used_keys.index("fetch_layout"), "engine")
     if scenario.placement.accelerators > 1 or scenario.placement.gpus_per_link > 1:
         used_keys += [
@@ -197,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
             "collective.ib_latency",
         ]
     used = scenario.used(*used_keys)
+    if result["regen_model"] == "engine":
+        used.append(scenario.kernel_tables.record)
     payload = {
         "model": scenario.model.name,
         "kv_bytes_per_token": scenario.kv_bytes_per_token,
@@ -211,6 +273,8 @@ def run(args: argparse.Namespace) -> int:
         f"{result['regen_flops']:.4g} FLOP at {format_quantity(point['mfu'], 'fraction')} MFU"
         f" of {format_quantity(scenario.v('peak_flops'), 'flop_rate')}"
     )
+    if result["regen_model"] == "engine":
+        regen_detail = f"{scenario.kernel_tables.label} kernels, measured; {result['regen_case'].split(': ', 1)[1]}"
     if result["regen_model"] == "roofline":
         regen_detail += (
             f"; roofline: {format_bytes(result['bytes_read'])} read"

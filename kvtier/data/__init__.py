@@ -28,3 +28,21 @@ SHIPPED_TRACES: dict[str, str] = {
 
 ENGINE_PRESETS: tuple[str, ...] = ("vllm", "sglang", "tensorrt-llm", "lmcache", "lmcache-layerwise", "mooncake")
 """Serving-engine layout presets (``kvtier/data/engines.yaml``), the values of the ``engine`` key besides ``none``."""
+
+KERNEL_SYSTEMS: tuple[str, ...] = (
+    "a100_sxm",
+    "h100_sxm",
+    "h200_sxm",
+    "b200_sxm",
+    "b300_sxm",
+    "gb200",
+    "gb300",
+    "l40s",
+    "rtx_pro_6000_server",
+    "b60",
+)
+"""Systems ``aiconfigurator-core`` 0.12 ships measured kernel tables for (the values of ``regen.system``;
+:mod:`kvtier.inputs.kernels`)."""
+
+KERNEL_ENGINES: tuple[str, ...] = ("vllm", "sglang", "trtllm")
+"""Engines whose kernels those tables time (the values of ``regen.engine`` besides ``auto``)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvtier.data import ENGINE_PRESETS
+from kvtier.data import ENGINE_PRESETS, KERNEL_ENGINES, KERNEL_SYSTEMS
 from kvtier.errors import KvtierError, show
 from kvtier.inputs import engines
 from kvtier.inputs.traces.formats import TRACE_FORMATS
@@ -252,8 +252,9 @@ SCHEMA: dict[str, KeySpec] = {
     ),
     "regen.model": KeySpec(
         "choice",
-        "regeneration time model: compute only (mfu) or bounded by memory reads too (roofline)",
-        choices=("mfu", "roofline"),
+        "regeneration time model: compute only (mfu), bounded by memory reads too (roofline), or an engine's"
+        " measured kernels (engine)",
+        choices=("mfu", "roofline", "engine"),
     ),
     "regen.batch_tokens": KeySpec(
         "tokens",
@@ -327,6 +328,28 @@ SCHEMA: dict[str, KeySpec] = {
         "fraction",
         "share of the device-memory bandwidth attention's KV read reaches (serial attention)",
         groups=("forward",),
+    ),
+    "regen.system": KeySpec(
+        "choice",
+        "the accelerator system whose measured kernel tables time regeneration (engine model)",
+        choices=KERNEL_SYSTEMS,
+        groups=("kernels",),
+    ),
+    "regen.engine": KeySpec(
+        "choice",
+        "the serving engine whose kernels time regeneration (engine model; auto: the engine key's)",
+        choices=("auto", *KERNEL_ENGINES),
+        groups=("kernels",),
+    ),
+    "regen.engine_version": KeySpec(
+        "text", "version of that engine's kernel tables (engine model; newest: the newest shipped)", groups=("kernels",)
+    ),
+    "regen.step_tokens": KeySpec(
+        "tokens",
+        "tokens of the batched forward step a block shares inside a batch (engine model)",
+        low="1",
+        integer=True,
+        groups=("kernels",),
     ),
     "uncertainty.distribution": KeySpec(
         "choice",
@@ -553,6 +576,7 @@ GROUPS: dict[str, str] = {
     "transfer": "the transfer model beyond latency and bandwidth: the floor, pageable memory, a busy link",
     "price": "the tier-pricing model: prices and their ranges, powers, the NVMe drive an LRU tier writes to",
     "trace": "what shapes a trace's analysis: the file, its format, its tokens per block, how hits are counted",
+    "kernels": "the engine model's measured kernel tables: the system, the engine and its version, the batched step",
 }
 """The groups a key may belong to (:attr:`KeySpec.groups`), with what each holds."""
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from kvtier.errors import KvtierError
 from kvtier.formulas import costs, parallel, roofline, transfer
-from kvtier.inputs import engines
+from kvtier.inputs import engines, kernels
 from kvtier.inputs.keys import BANDWIDTH_LABELS, LAYOUTS, MFU_LABELS, keys_in
 from kvtier.scenario.placement import Placed
 
@@ -159,6 +159,8 @@ class Timed(Placed):
         The block's FLOPs over every accelerator of the placement, plus the bytes its tokens add
         to the collectives (their latency shared by the batch): :meth:`in_batch_compute_s`.
         """
+        if self.assumptions.value("regen.model") == "engine":
+            return self.engine_regen_s(0, "resident", self.v("regen.step_tokens"))
         return self.in_batch_compute_s(self.block_flops, mfu)
 
     def in_batch_compute_s(
@@ -202,6 +204,13 @@ class Timed(Placed):
         }
 
     # ---- interior blocks ------------------------------------------------------
+    def recompute_span(self, position: float | np.ndarray, upstream: str) -> tuple[np.ndarray, np.ndarray]:
+        """First token and count of the tokens recomputed to regenerate the block at ``position`` (tokens).
+
+        :func:`kvtier.formulas.costs.recompute_span` of the set's block and ``interior.anchor_every``.
+        """
+        return costs.recompute_span(position, self.block_tokens, upstream, self.v("interior.anchor_every"))
+
     def interior_flops(self, position: float | np.ndarray, upstream: str) -> np.ndarray:
         """FLOPs to regenerate the block at ``position``, attention included (FLOP)."""
         return costs.regen_flops(
@@ -247,7 +256,7 @@ class Timed(Placed):
         experts the pass's tokens are routed to (:meth:`touched_weight_bytes`, uniform routing).
         ``with_kv=False`` leaves the cached KV out (serial attention reads it, :meth:`attention_s`).
         """
-        first, n = costs.recompute_span(position, self.block_tokens, upstream, self.v("interior.anchor_every"))
+        first, n = self.recompute_span(position, upstream)
         batch = self.batch_tokens if batch_tokens is None else batch_tokens
         pass_tokens = np.maximum(batch, n)
         kv_rank = self.kv_rank_bytes_per_token if with_kv else 0.0
@@ -271,6 +280,8 @@ class Timed(Placed):
         keyword arguments override the assumption set's peak, memory bandwidth and batch.
         """
         model = model or str(self.assumptions.value("regen.model"))
+        if model == "engine":
+            return self.engine_regen_s(position, upstream, batch_tokens)
         peak = self.v("peak_flops") if peak_flop_per_s is None else peak_flop_per_s
         flops = self.interior_flops(position, upstream)
         if model == "mfu":
@@ -279,7 +290,7 @@ class Timed(Placed):
         serial = str(self.assumptions.value("regen.attention")) == "serial"
         nbytes = self.regen_bytes(position, upstream, batch_tokens, with_kv=not serial)
         rank_flops = flops * self.compute_share
-        first, n = costs.recompute_span(position, self.block_tokens, upstream, self.v("interior.anchor_every"))
+        first, n = self.recompute_span(position, upstream)
         batch = self.batch_tokens if batch_tokens is None else batch_tokens
         attention = self.attention_s(first) if serial else 0.0
         time = roofline.forward_pass_time_s(
@@ -334,7 +345,7 @@ class Timed(Placed):
         """
         if self.placement.accelerators == 1:
             return np.zeros(np.shape(position))
-        _, n = costs.recompute_span(position, self.block_tokens, upstream, self.v("interior.anchor_every"))
+        _, n = self.recompute_span(position, upstream)
         batch = self.batch_tokens if batch_tokens is None else batch_tokens
         return self.collectives_s(n, n / np.maximum(batch, n))
 
@@ -366,8 +377,12 @@ class Timed(Placed):
         """Regeneration time *inside a batch*: the block's marginal compute, FLOPs / (peak x MFU) (s).
 
         The block's tokens ride along a forward pass large enough to be compute-bound, so the
-        weight read is shared and only its FLOPs count: the source chapter's model.
+        weight read is shared and only its FLOPs count: the source chapter's model.  Under the
+        engine model, the block's share of a batched step of ``regen.step_tokens`` tokens
+        (:meth:`engine_regen_s`).
         """
+        if self.assumptions.value("regen.model") == "engine":
+            return self.engine_regen_s(position, upstream, self.v("regen.step_tokens"))
         return self.regen_time_s(position, upstream, mfu, model="mfu")
 
     def lone_regen_s(
@@ -384,7 +399,10 @@ class Timed(Placed):
         The roofline ``max(FLOPs / (peak x MFU), bytes read / (regen.mem_bandwidth x
         regen.mem_efficiency))`` with no other tokens sharing the weight read: the batch is
         the recomputed tokens themselves (the block, or the prefix from the nearest anchor).
+        Under the engine model, the engine's measured pass of those tokens alone (:meth:`engine_regen_s`).
         """
+        if self.assumptions.value("regen.model") == "engine":
+            return self.engine_regen_s(position, upstream, self.block_tokens)
         return self.regen_time_s(
             position,
             upstream,
@@ -398,3 +416,96 @@ class Timed(Placed):
     def lone_bound(self, position: float | np.ndarray, upstream: str, mfu: float | np.ndarray) -> np.ndarray:
         """Which side of the roofline binds a lone block's regeneration: ``"compute"`` or ``"memory"``."""
         return self.regen_bound(position, upstream, mfu, batch_tokens=self.block_tokens)
+
+    # ---- the engine model: a serving engine's measured kernels ------------------------
+    @property
+    def kernel_engine(self) -> str:
+        """The engine whose kernel tables time regeneration: ``regen.engine``, or for ``auto`` the ``engine``
+        key's (vLLM for ``none``, and for LMCache and Mooncake, which run under vLLM)."""
+        chosen = str(self.assumptions.value("regen.engine"))
+        if chosen != "auto":
+            return chosen
+        name = str(self.assumptions.value("engine"))
+        return next((kernel for prefix, kernel in _ENGINE_KERNELS if name.startswith(prefix)), "vllm")
+
+    @property
+    def kernel_tables(self) -> kernels.Tables:
+        """The table set of ``regen.system``, :attr:`kernel_engine` and ``regen.engine_version``."""
+        return kernels.tables(
+            str(self.assumptions.value("regen.system")),
+            self.kernel_engine,
+            str(self.assumptions.value("regen.engine_version")),
+        )
+
+    @property
+    def kernel_estimator(self) -> kernels.Estimator:
+        """The model's forward pass compiled for :attr:`kernel_tables` under the placement's TP, PP and EP."""
+        p = self.placement
+        return kernels.estimator(
+            kernels.model_config(str(self.assumptions.value("model"))),
+            self.model.name,
+            self.kernel_tables,
+            tp=p.tp,
+            pp=p.pp,
+            ep=p.ep,
+            kv_dtype=self.kv_dtype,
+            weight_dtype=str(self.assumptions.value("weight_dtype")),
+        )
+
+    def engine_regen_s(
+        self, position: float | np.ndarray, upstream: str, batch_tokens: float | np.ndarray | None = None
+    ) -> np.ndarray:
+        """Regeneration time of the block at ``position`` from an engine's measured kernels (s).
+
+        The tokens recomputed (:func:`kvtier.formulas.costs.recompute_span`: the block after its
+        cached prefix, or for an evicted prefix everything from the nearest anchor) are timed by
+        ``aiconfigurator-core``'s estimator over :attr:`kernel_tables`:
+
+        - **a lone pass** (``batch_tokens`` at most the recomputed tokens): the estimator's own
+          prefill step of one sequence, the recomputed tokens after the cached ones;
+        - **inside a batch** (more ``batch_tokens``): composed here from its per-operation times.
+          The block's share ``n / batch_tokens`` of the non-attention operations (GEMMs, norms,
+          MoE, collectives) of a one-sequence step of ``batch_tokens`` tokens, plus its own
+          attention: the attention operations (``context_attention``, or MLA's
+          ``context_mla_block``) of a step of ``batch_tokens / n`` sequences like it (at most the
+          table's batch), per sequence.  A marginal cost (the step with the block minus without)
+          would be the textbook definition, but differences of interpolated tables swing by 2x
+          between neighbouring batches; the share is smooth.
+
+        The placement's collectives are the estimator's (its all-reduce and pipeline tables), not
+        :meth:`collectives_s`.  A pass outside the tables' measured grid raises one line
+        (:meth:`kvtier.inputs.kernels.Estimator.check`).
+        """
+        first, n = self.recompute_span(position, upstream)
+        batch = self.v("regen.batch_tokens") if batch_tokens is None else batch_tokens
+        first_b, n_b, batch_b = np.broadcast_arrays(first, n, np.asarray(batch, dtype=np.float64))
+        est = self.kernel_estimator
+        out = np.empty(first_b.shape)
+        for index in np.ndindex(first_b.shape):
+            out[index] = _engine_pass_ms(est, int(first_b[index]), int(n_b[index]), int(batch_b[index])) / 1e3
+        return out if out.ndim else out[()]
+
+
+_ENGINE_KERNELS: tuple[tuple[str, str], ...] = (
+    ("vllm", "vllm"),
+    ("lmcache", "vllm"),
+    ("mooncake", "vllm"),
+    ("sglang", "sglang"),
+    ("tensorrt-llm", "trtllm"),
+)
+"""Whose kernels an ``engine`` preset runs, by the preset name's start (``regen.engine: auto``)."""
+
+_ATTENTION_OPS = ("context_attention", "context_mla_block")
+"""The estimator's operations that attend over a sequence's cached prefix (MLA's block holds its projections too)."""
+
+
+def _engine_pass_ms(est: kernels.Estimator, first: int, n: int, batch: int) -> float:
+    """A block's regeneration in ms: ``n`` tokens after ``first`` cached ones, alone or in a step of ``batch``
+    (:meth:`Timed.engine_regen_s`)."""
+    if batch <= n:
+        return est.pass_ms(1, first + n, first)
+    step = est.op_ms(1, batch, 0)
+    shared = sum(ms for op, ms in step.items() if op not in _ATTENTION_OPS) * n / batch
+    sequences = max(1, min(est.tables.max_batch, batch // n))
+    own = est.op_ms(sequences, first + n, first)
+    return shared + sum(own.get(op, 0.0) for op in _ATTENTION_OPS) / sequences

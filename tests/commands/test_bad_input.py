@@ -356,6 +356,7 @@ SET_OPTIONS = [
     ("bare-bandwidth", "bandwidth.mid=64e9", ["key 'bandwidth.mid' = '64e9' needs a unit, for example 64GB/s"]),
     ("bare-peak", "peak_flops=5e14", ["key 'peak_flops' = '5e14' needs a unit, for example 500TFLOP/s"]),
     ("bare-latency", "fetch_latency=5", ["key 'fetch_latency' = '5' needs a unit, for example 5us"]),
+    ("regen-system-unknown", "regen.system=h300", ["key 'regen.system' must be one of a100_sxm, h100_sxm"]),
 ]
 
 # The set as a whole: every uncertainty range holds the values it stands for (the bandwidth and MFU
@@ -634,6 +635,37 @@ CASES = [
         {},
         ["command line: key 'peak_flops' = '989e12' needs a unit, for example 500TFLOP/s"],
         id="compare-peak-bare",
+    ),
+    # the engine model: outside the measured grid, an accelerator or version without tables, a model it cannot build
+    pytest.param(
+        ("compare", "--regen-model", "engine", "--model", "llama-3-8b", "--position", "20000"),
+        {},
+        ["regen.model engine: a sequence of 20,016 tokens (context attention measured to 16,384) is outside"],
+        id="compare-engine-outside-the-grid",
+    ),
+    pytest.param(
+        ("compare", "--regen-model", "engine", "--accelerator", "dgx-spark-gb10", "--peak-flops", "100TFLOP/s"),
+        {},
+        ["--accelerator dgx-spark-gb10: no measured kernel tables for it (regen.model engine)"],
+        id="compare-engine-accelerator-without-tables",
+    ),
+    pytest.param(
+        ("compare", "--regen-model", "engine", "--model", "llama-3-8b", "--set", "regen.engine_version=0.1"),
+        {},
+        ["key 'regen.engine_version': aiconfigurator-core", "has no vllm 0.1 tables for h200_sxm"],
+        id="compare-engine-version-absent",
+    ),
+    pytest.param(
+        ("compare", "--regen-model", "engine", "--model", "mistral-7b"),
+        {},
+        ["model mistral-7b: aiconfigurator-core cannot build its forward pass on h200_sxm vllm"],
+        id="compare-engine-model-unsupported",
+    ),
+    pytest.param(
+        ("compare", "--regen-model", "engine", "--model", "llama-3-8b", "--kv-dtype", "fp32"),
+        {},
+        ["key 'kv_dtype': the engine model times bf16, fp16, fp8 KV caches, not fp32"],
+        id="compare-engine-kv-fp32",
     ),
     # build's own options
     pytest.param(("build", "--jobs", "0"), {}, ["--jobs must be at least 1, got 0"], id="build-jobs-0"),

@@ -38,17 +38,19 @@ TRACE_CODE = (
     "kvtier.formulas.cache.hierarchy",
 )
 """What only the analysis of a trace needs: numba, Dask, the trace reader and the cache simulations."""
-BUILD = ("pandas", "matplotlib", "papermill", "nbformat")
-"""What only the tables, figures and the build need."""
+ENGINE_MODEL = ("aiconfigurator_core",)
+"""What only the engine model's measured kernels need (kvtier.inputs.kernels)."""
+BUILD = ("pandas", "pyarrow", "matplotlib", "papermill", "nbformat")
+"""What only the tables, figures and the build need (pandas loads pyarrow where it is installed)."""
 
 
 @pytest.mark.parametrize(
     ("argv", "absent"),
     [
-        (["compare"], TRACE_CODE + BUILD),
-        (["model", "llama-3-70b"], TRACE_CODE + BUILD),
+        (["compare"], TRACE_CODE + BUILD + ENGINE_MODEL),
+        (["model", "llama-3-70b"], TRACE_CODE + BUILD + ENGINE_MODEL),
         # the tier ladder is a table of its page: pandas, but no figure, no trace, no other page
-        (["tiers"], (*TRACE_CODE, "matplotlib", "papermill", "nbformat", "kvtier.report.pages.cost")),
+        (["tiers"], (*TRACE_CODE, *ENGINE_MODEL, "matplotlib", "papermill", "nbformat", "kvtier.report.pages.cost")),
     ],
     ids=lambda v: v[0] if isinstance(v, list) else None,
 )

@@ -190,3 +190,60 @@ def test_compare_a_pageable_pool_under_the_measured_set_breaks_even_at_the_link_
     regen = out["regen_time_s"]
     expected = 5_242_880 / (regen - (9.049e-6 + 15.26e-6)) / 0.1638
     assert out["break_even_bandwidth_bytes_per_s"] == pytest.approx(expected, rel=1e-3)
+
+
+def test_compare_with_an_engines_measured_kernels():
+    # the spelling scripts rely on: --regen-model engine --accelerator NAME --engine NAME
+    out = run_cli_json(
+        "compare", "--regen-model", "engine", "--accelerator", "h100-sxm", "--engine", "vllm", "--model", "llama-3-8b"
+    )
+    tables = out["kernel_tables"]
+    assert (tables["system"], tables["engine"]) == ("h100_sxm", "vllm")
+    assert out["regen_regime"] == "lone" and out["recomputed_tokens"] == 16
+    assert out["assumptions"]["regen.kernel_tables"]["provenance"] == "measured"
+    assert out["assumptions"]["regen.system"]["source"] == "command line (--accelerator h100-sxm)"
+    assert "peak_flops" not in out["assumptions"]  # the kernels are measured: no peak, no MFU
+    # the ratio is the regeneration over the fetch the output states
+    assert out["regen_to_fetch_ratio"] == pytest.approx(out["regen_time_s"] / out["fetch_time_s"], rel=1e-12)
+    # a whole 4,096-token prefill run alone: --tokens N --position 0 --batch-tokens N
+    whole = run_cli_json(
+        "compare",
+        "--regen-model",
+        "engine",
+        "--model",
+        "llama-3-8b",
+        "--tokens",
+        "4096",
+        "--position",
+        "0",
+        "--batch-tokens",
+        "4096",
+    )
+    assert whole["regen_case"] == "block at position 0, upstream resident: a lone pass of 4,096 tokens after 0 cached"
+    from kvtier.inputs import kernels
+
+    est = kernels.estimator(kernels.model_config("llama-3-8b"), "llama-3-8b", kernels.tables("h200_sxm", "vllm"))
+    assert whole["regen_time_s"] == est.pass_ms(1, 4096, 0) / 1e3
+    # tensor parallel across two: the estimator's own all-reduces
+    tp2 = run_cli_json(
+        "compare",
+        "--regen-model",
+        "engine",
+        "--model",
+        "llama-3-8b",
+        "--tokens",
+        "4096",
+        "--position",
+        "0",
+        "--batch-tokens",
+        "4096",
+        "--tp",
+        "2",
+    )
+    assert whole["regen_time_s"] / 2 < tp2["regen_time_s"] < whole["regen_time_s"]
+    assert tp2["placement"]["tp"] == 2
+    # a block inside a batch of 4,096 tokens: its share, far below the lone pass
+    batch = run_cli_json(
+        "compare", "--regen-model", "engine", "--model", "llama-3-8b", "--batch-tokens", "4096", "--position", "1024"
+    )
+    assert batch["regen_regime"] == "batch" and batch["regen_time_s"] < out["regen_time_s"] / 10

@@ -67,8 +67,8 @@ def test_a_key_is_one_record():
         # a choice lists its values; a text is any non-empty string
         (
             "regen.model",
-            "regeneration time model: compute only (mfu) or bounded by memory reads too (roofline);"
-            " one of mfu, roofline",
+            "regeneration time model: compute only (mfu), bounded by memory reads too (roofline), or an engine's"
+            " measured kernels (engine); one of mfu, roofline, engine",
         ),
         ("model", "the model: a preset name or the path of a Hugging Face config.json; a non-empty string"),
     ],

@@ -6,6 +6,7 @@ The seed set: Llama-3-70B (80 layers, 8 KV heads of 128, bf16), 16-token blocks,
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from kvtier import Scenario, load_assumptions
@@ -78,3 +79,72 @@ def test_a_per_layer_fetch_over_the_measured_host_link_by_hand():
     fetch = tiering.fetch_s(tiers.pick(["pcie5-x16"]), m.block_bytes, m.fetch_transfers)
     assert m.fetch_transfers * tiers.latency_s[i] == pytest.approx(1_447.84e-6, rel=1e-12)
     assert float(fetch[0]) == pytest.approx(1_447.84e-6 + 5_242_880 / 63e9, rel=1e-12)
+
+
+# ---- the engine model: an engine's measured kernels (kvtier.inputs.kernels) ----------------------------------
+def engine_scenario(**sets: str) -> Scenario:
+    return Scenario(load_assumptions(sets={"regen.model": "engine", "model": "llama-3-8b", **sets}))
+
+
+def test_the_engine_model_times_a_lone_block_and_an_evicted_prefix_with_the_estimators_pass():
+    s = engine_scenario(**{"interior.anchor_every": "1024"})
+    est = s.kernel_estimator
+    # a lone 16-token block after 4,080 cached tokens: one sequence of 4,096, the first 4,080 cached
+    assert float(s.lone_regen_s(4080, "resident", 0.25)) == est.pass_ms(1, 4096, 4080) / 1e3
+    # evicted, anchors every 1,024: recompute from 4,096 - 1,024 = 3,072 through 4,095, 1,024 tokens
+    assert float(s.lone_regen_s(4080, "evicted", 0.25)) == est.pass_ms(1, 4096, 3072) / 1e3
+    # the MFU is not read: the kernels are measured
+    assert float(s.lone_regen_s(0, "resident", 0.5)) == float(s.lone_regen_s(0, "resident", 0.25))
+    # vectorized over positions, one pass each
+    both = s.lone_regen_s(np.array([0, 4080]), "resident", 0.25)
+    assert both.tolist() == [est.pass_ms(1, 16, 0) / 1e3, est.pass_ms(1, 4096, 4080) / 1e3]
+
+
+def test_inside_a_batch_the_block_pays_its_share_of_the_step_and_its_own_attention():
+    s = engine_scenario(**{"regen.step_tokens": "4096"})
+    est = s.kernel_estimator
+    step = est.op_ms(1, 4096, 0)
+    # 16 of the step's 4,096 tokens: 16 / 4,096 of every operation but attention ...
+    shared = (sum(step.values()) - step["context_attention"]) * 16 / 4096
+    # ... plus attention of 4,096 / 16 = 256 sequences like it (the table's largest batch), per sequence
+    own = est.op_ms(256, 2016, 2000)["context_attention"] / 256
+    assert float(s.in_batch_regen_s(2000, "resident", 0.25)) == pytest.approx((shared + own) / 1e3, rel=1e-12)
+    # the chapter's tail block inside a batch is the same block at position 0
+    assert s.regen_s(0.25) == pytest.approx(float(s.in_batch_regen_s(0, "resident", 0.25)), rel=1e-12)
+    # cheaper than the block alone, which reads every weight for 16 tokens
+    assert s.regen_s(0.25) < float(s.lone_regen_s(0, "resident", 0.25)) / 10
+    # regen.batch_tokens above the recomputed tokens makes regen_time_s the in-batch share too
+    assert float(s.regen_time_s(2000, "resident", 0.25, batch_tokens=4096)) == float(
+        s.in_batch_regen_s(2000, "resident", 0.25)
+    )
+
+
+@pytest.mark.parametrize(
+    ("engine", "regen_engine", "kernels"),
+    [
+        ("none", "auto", "vllm"),
+        ("vllm", "auto", "vllm"),
+        ("lmcache", "auto", "vllm"),
+        ("mooncake", "auto", "vllm"),
+        ("sglang", "auto", "sglang"),
+        ("tensorrt-llm", "auto", "trtllm"),
+        ("sglang", "trtllm", "trtllm"),  # named, it wins over the engine key's
+    ],
+)
+def test_whose_kernels_time_regeneration(engine, regen_engine, kernels):
+    assert engine_scenario(engine=engine, **{"regen.engine": regen_engine}).kernel_engine == kernels
+
+
+def test_the_seed_set_never_compiles_an_estimator():
+    # the MFU model reads no table: the seed's numbers cannot move when the package does
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from kvtier.scenario import Scenario; s = Scenario(); s.illustrative;"
+        "s.lone_regen_s(0, 'resident', 0.25); print('aiconfigurator_core' in sys.modules)"
+    )
+    from tests.conftest import ROOT
+
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.stdout.strip() == "False", proc.stderr

@@ -1,0 +1,136 @@
+"""NVIDIA's measured kernel tables through aiconfigurator-core's estimator (:mod:`kvtier.inputs.kernels`).
+
+The expected latencies are the estimator's over the tables of aiconfigurator-core 0.12.0 (the version
+pyproject.toml pins a range around): measured by NVIDIA, not derivable by hand.  What is checked by hand
+is what kvtier adds: the table set it picks, its grid and provenance, the refusals, and that the numbers sit
+where physics puts them (above the time the accelerator's datasheet peaks allow).
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import metadata
+
+import pytest
+
+from kvtier.errors import KvtierError
+from kvtier.inputs import kernels
+from tests.conftest import ROOT
+
+PINNED = metadata.version("aiconfigurator-core") == "0.12.0"
+"""The pinned latencies below are those of 0.12.0's tables; another release is checked for its shape only."""
+
+
+def llama(name: str = "llama-3-8b") -> dict:
+    return json.loads((ROOT / "kvtier" / "data" / "models" / f"{name}.json").read_text())
+
+
+def test_the_newest_table_set_its_grid_and_its_files():
+    t = kernels.tables("h200_sxm", "vllm")
+    assert (t.system, t.engine) == ("h200_sxm", "vllm")
+    assert t.version == kernels.versions("h200_sxm", "vllm")[-1]
+    if PINNED:
+        # 0.12.0 ships one vLLM version for the H200, measured to 16,384-token sequences, 256 of them, 32,768-row GEMMs
+        assert t.version == "0.24.0"
+        assert (t.max_sequence_tokens, t.max_batch, t.max_gemm_tokens) == (16_384, 256, 32_768)
+    paths = [path for path, _ in t.files]
+    assert paths == [
+        f"systems/data/h200_sxm/gemm/vllm/{t.version}/gemm_perf.parquet",
+        f"systems/data/h200_sxm/attention/vllm/{t.version}/context_attention_perf.parquet",
+    ]
+    assert all(len(digest) == 64 and int(digest, 16) >= 0 for _, digest in t.files)
+    rec = t.record
+    assert rec.key == "regen.kernel_tables" and rec.provenance == "measured"
+    assert rec.text == f"aiconfigurator-core {t.package_version}: h200_sxm vllm {t.version}"
+    assert paths[0] in rec.source and "refused outside it" in rec.basis
+
+
+def test_versions_sort_as_versions_not_as_text():
+    # "0.5.6.post2" sorts after "0.5.14" as text; as a version it comes first
+    assert kernels._version_key("0.5.6.post2") < kernels._version_key("0.5.14")
+    assert kernels._version_key("1.3.0rc20") < kernels._version_key("1.3.0")
+
+
+@pytest.mark.parametrize(
+    ("call", "needle"),
+    [
+        (lambda: kernels.tables("h300", "vllm"), "key 'regen.system': 'h300' is not one of a100_sxm, h100_sxm"),
+        (lambda: kernels.tables("h200_sxm", "tgi"), "key 'regen.engine': 'tgi' is not one of vllm, sglang, trtllm"),
+        (lambda: kernels.tables("h200_sxm", "vllm", "0.1"), "has no vllm 0.1 tables for h200_sxm; it has "),
+        (lambda: kernels.tables("b60", "sglang"), "has no sglang tables for b60 (systems with sglang tables: "),
+    ],
+)
+def test_a_table_set_the_package_lacks_is_refused_in_one_line(call, needle):
+    with pytest.raises(KvtierError) as err:
+        call()
+    assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_pass_sums_its_operations_and_sits_above_the_peak_bound():
+    est = kernels.estimator(llama(), "llama-3-8b", kernels.tables("h200_sxm", "vllm"))
+    whole = est.pass_ms(1, 4096, 0)
+    ops = est.op_ms(1, 4096, 0)
+    # the estimator's step is the sum of its operations
+    assert sum(ops.values()) == pytest.approx(whole, rel=1e-9)
+    assert {"context_qkv_gemm", "context_attention", "context_gate_ffn1_gemm"} <= set(ops)
+    # 4,096 tokens x 2 x 8,030,261,248 parameters = 6.578e13 FLOP at the H200's 989e12 FLOP/s: 66.5 ms at least
+    assert whole > 4096 * 2 * 8_030_261_248 / 989e12 * 1e3
+    if PINNED:
+        assert whole == pytest.approx(92.8253, rel=1e-5)  # about 87 ms by the issue's own composition of the tables
+        assert est.pass_ms(1, 16, 0) == pytest.approx(5.5717, rel=1e-4)
+
+
+def test_a_cached_prefix_is_not_recomputed():
+    est = kernels.estimator(llama(), "llama-3-8b", kernels.tables("h200_sxm", "vllm"))
+    # 512 new tokens after 3,584 cached cost a fraction of the 4,096-token prefill, more than 16 new tokens
+    whole, tail, block = est.pass_ms(1, 4096, 0), est.pass_ms(1, 4096, 3584), est.pass_ms(1, 4096, 4080)
+    assert block < tail < whole / 4
+
+
+@pytest.mark.parametrize(
+    ("batch", "sequence", "cached", "needle"),
+    [
+        (1, 16_385, 0, "a sequence of 16,385 tokens (context attention measured to 16,384)"),
+        (257, 32, 16, "257 sequences in one pass (context attention measured to 256)"),
+        (3, 11_000, 0, "33,000 tokens in one pass (GEMMs measured to 32,768 rows)"),
+    ],
+)
+def test_a_pass_outside_the_measured_grid_is_refused(batch, sequence, cached, needle):
+    if not PINNED:
+        pytest.skip("the grid of another release")
+    est = kernels.estimator(llama(), "llama-3-8b", kernels.tables("h200_sxm", "vllm"))
+    with pytest.raises(KvtierError) as err:
+        est.pass_ms(batch, sequence, cached)
+    assert str(err.value) == (
+        f"regen.model engine: {needle} is outside the measured grid of h200_sxm vllm 0.24.0"
+        " (aiconfigurator-core 0.12.0)"
+    )
+
+
+def test_what_the_estimator_cannot_time_is_one_line():
+    t = kernels.tables("h200_sxm", "vllm")
+    with pytest.raises(KvtierError, match=r"^key 'kv_dtype': the engine model times bf16, fp16, fp8 KV caches"):
+        kernels.estimator(llama(), "x", t, kv_dtype="fp32")
+    with pytest.raises(KvtierError, match=r"^key 'parallel.ep': the engine model needs ep \(3\) to divide tp \(4\)"):
+        kernels.estimator(llama(), "x", t, tp=4, ep=3)
+    # an architecture it has no model of: its own message, without its list of thirty supported ones
+    with pytest.raises(KvtierError) as err:
+        kernels.estimator(llama("mistral-7b"), "mistral-7b", t)
+    assert str(err.value) == (
+        "model mistral-7b: aiconfigurator-core cannot build its forward pass on h200_sxm vllm 0.24.0:"
+        " The model's architecture MistralForCausalLM is not supported."
+    )
+
+
+def test_tensor_parallelism_shortens_the_pass():
+    t = kernels.tables("h200_sxm", "vllm")
+    one = kernels.estimator(llama(), "llama-3-8b", t).pass_ms(1, 4096, 0)
+    two = kernels.estimator(llama(), "llama-3-8b", t, tp=2).pass_ms(1, 4096, 0)
+    # half the GEMM work per GPU plus two all-reduces a layer: faster than one GPU, slower than half of it
+    assert one / 2 < two < one
+
+
+def test_a_presets_config_and_a_users_file_read_the_same(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(llama()))
+    assert kernels.model_config(str(path)) == kernels.model_config("llama-3-8b") == llama()
