@@ -192,20 +192,6 @@ def tables(system: str, engine: str, version: str = "newest") -> Tables:
     )
 
 
-def _model_dir(config: dict[str, Any]) -> str:
-    """A directory holding ``config`` as ``config.json``, named by its content (the estimator reads a directory;
-    given a bare file path it would try to download from the Hugging Face hub)."""
-    text = json.dumps(config, sort_keys=True)
-    folder = Path(tempfile.gettempdir()) / "kvtier-models" / hashlib.sha256(text.encode()).hexdigest()[:16]
-    target = folder / "config.json"
-    if not target.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = folder / f"config.json.{os.getpid()}"
-        partial.write_text(text)
-        partial.replace(target)
-    return str(folder)
-
-
 @dataclass(frozen=True)
 class Estimator:
     """A model's forward pass compiled for one table set and placement.
@@ -326,18 +312,22 @@ def _compile(
     level = quiet.level
     quiet.setLevel(logging.ERROR)  # it logs every fallback table it reads at WARNING
     try:
-        handle = EngineHandle.compile(
-            _model_dir(json.loads(config_text)),
-            t.system,
-            t.engine,
-            backend_version=t.version,
-            tp_size=tp,
-            pp_size=pp,
-            moe_tp_size=tp // ep,
-            moe_ep_size=ep,
-            kvcache_quant_mode=kv_mode,
-            gemm_quant_mode=gemm_mode,
-        )
+        # the estimator reads a directory holding config.json (given a file path it would try the Hugging Face hub);
+        # it reads it while compiling, so the directory is removed right after
+        with tempfile.TemporaryDirectory(prefix="kvtier-model-") as folder:
+            Path(folder, "config.json").write_text(config_text)
+            handle = EngineHandle.compile(
+                folder,
+                t.system,
+                t.engine,
+                backend_version=t.version,
+                tp_size=tp,
+                pp_size=pp,
+                moe_tp_size=tp // ep,
+                moe_ep_size=ep,
+                kvcache_quant_mode=kv_mode,
+                gemm_quant_mode=gemm_mode,
+            )
     except Exception as exc:  # the estimator raises its own types; one line, the cause kept
         text = str(exc).strip() or type(exc).__name__
         first = text.splitlines()[0].split(" Supported architectures:")[0]  # not the list of 30 names

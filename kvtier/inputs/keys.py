@@ -255,6 +255,7 @@ SCHEMA: dict[str, KeySpec] = {
         "regeneration time model: compute only (mfu), bounded by memory reads too (roofline), or an engine's"
         " measured kernels (engine)",
         choices=("mfu", "roofline", "engine"),
+        groups=("point",),
     ),
     "regen.batch_tokens": KeySpec(
         "tokens",

@@ -20,7 +20,7 @@ TRANSFER_KEYS: tuple[str, ...] = keys_in("transfer")
 """The assumption keys of the transfer model beyond latency and bandwidth (:meth:`Scenario.fetch_s`,
 :func:`kvtier.formulas.transfer.fetch_time_s`)."""
 
-POINT_KEYS: tuple[str, ...] = keys_in("point", "placement", "forward", "transfer")
+POINT_KEYS: tuple[str, ...] = keys_in("point", "placement", "forward", "transfer", "kernels")
 """The assumption keys the illustrative tail block reads: its fetch (either layout) and its regeneration
 in both regimes.  Pages that show the point declare these and add their own (``KEYS``)."""
 

@@ -23,6 +23,7 @@ TITLE = "many models"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (
+    "regen.model",
     "bandwidth.mid",
     "bandwidth.optimistic",
     "bandwidth.pessimistic",

@@ -20,6 +20,7 @@ TITLE = "regenerating a block"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 KEYS: tuple[str, ...] = (
+    "regen.model",
     "block_tokens",
     "flops_per_param_token",
     "mfu.conservative",

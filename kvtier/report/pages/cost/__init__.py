@@ -46,6 +46,7 @@ TITLE = "what it costs"
 KEYS: tuple[str, ...] = (
     *keys_in("price", "trace", "placement", "forward", "transfer"),
     *TIER_LATENCY_KEYS,
+    "regen.model",
     "block_tokens",
     "decision.hit_target",
     "engine",

@@ -14,6 +14,7 @@ set changes on other pages), :mod:`.words` and :mod:`.glue`; this module is the 
 from __future__ import annotations
 
 from kvtier.report.pages.measured.changes import changes_under_measured_set, compared_pages, measured_set
+from kvtier.report.pages.measured.engines import engine_table
 from kvtier.report.pages.measured.fetch import fetch_figure, fetch_table, layout_table, numbers_fetch_max
 from kvtier.report.pages.measured.forward import (
     attention_table,
@@ -56,6 +57,12 @@ TABLES = (
         ("group", "sample", "points", "within_10_pct", "within_15_pct", "worst_error_pct"),
     ),
     (
+        "measured_engines",
+        engine_table,
+        ("id",),
+        ("id", "accelerator", "engine", "model", "tp", "tokens", "measured_ms", "reading", "model_ms", "error_pct"),
+    ),
+    (
         "measured_peer_calibration",
         peer_calibration_table,
         ("tool", "tokens"),
@@ -93,6 +100,7 @@ __all__ = [
     "measured_set",
     "numbers",
     "numbers_fetch_max",
+    "engine_table",
     "peer_calibration_table",
     "ratio_figure",
     "ratio_table",

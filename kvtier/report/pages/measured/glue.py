@@ -6,6 +6,7 @@ from typing import Any
 
 from kvtier.inputs import measurements as ms
 from kvtier.report.pages.measured.changes import changes_under_measured_set
+from kvtier.report.pages.measured.engines import engine_numbers
 from kvtier.report.pages.measured.fetch import fetch_numbers, layout_numbers, layout_table
 from kvtier.report.pages.measured.forward import (
     forward_numbers,
@@ -40,6 +41,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     }
     out["measured_set_sentence"] = measured_set_sentence(changes_under_measured_set())
     out.update(validation_numbers(s))
+    out.update(engine_numbers(s))
     return out
 
 

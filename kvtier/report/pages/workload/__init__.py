@@ -32,6 +32,7 @@ TITLE = "the workload"
 
 
 KEYS: tuple[str, ...] = (
+    "regen.model",
     "decision.hit_target",
     "engine",
     "fetch_layout",
