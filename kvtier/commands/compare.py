@@ -88,7 +88,6 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
     return Scenario(base.with_values(sets, source="command line")) if sets else Scenario(base)
 
 
-
 def copies_line(scenario: Scenario) -> list[str]:
     """The line saying how many copies a fetch takes and how each is issued; none where no copy method applies.
 
@@ -104,6 +103,7 @@ def copies_line(scenario: Scenario) -> list[str]:
         f"copies           {n:,} per block ({layout}), {method}:"
         f" {format_time(scenario.transfer_latency_s)} each ({scenario.transfer_latency_key})"
     ]
+
 
 def regen_point(scenario: Scenario, position: float | None, upstream: str) -> dict[str, Any]:
     """Fetch vs regenerate for one block at the illustrative bandwidth and MFU (SI base units).

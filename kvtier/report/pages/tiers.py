@@ -78,6 +78,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out: dict[str, Any] = {
         "regen_model": "the block's marginal compute (FLOPs over peak × MFU, the source chapter's model)",
         "lone_device": words.lone_device(s),
+        "copy_method_sentence": words.copy_method_sentence(s),
         "lone_n_fetch_wins": int(presets["lone_fetch_wins_tail"].sum()),
         "lone_min_ratio_tail": float(presets["lone_ratio_tail"].min()),
         "lone_max_ratio_tail": float(presets["lone_ratio_tail"].max()),
