@@ -133,8 +133,8 @@ def engine_rows(s: Scenario) -> list[dict[str, Any]]:
     ``transfers_per_block``, ``copy_method`` (how each copy is issued), ``layer_overlap``, and per medium of
     :data:`kvtier.formulas.tiering.LRU_TIERS` ``fetch_s.TIER`` (one block: transfers x the medium's own
     ``tier_latency.*`` + bytes / bandwidth, s: the copy method's cost replaces only the brackets'
-    ``fetch_latency``, :attr:`kvtier.scenario.Scenario.transfer_latency_s`) and ``fetch_s_per_token.TIER`` (s, the same per token, to compare blocks
-    of different sizes); ``source.FIELD`` the source of each of the three values.
+    ``fetch_latency``, :attr:`kvtier.scenario.Scenario.transfer_latency_s`) and ``fetch_s_per_token.TIER`` (s, the
+    same per token, to compare blocks of different sizes); ``source.FIELD`` the source of each of the four values.
     """
     links = s.tier_links.pick(tiering.LRU_TIERS)
     rows = []

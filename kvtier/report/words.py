@@ -234,6 +234,7 @@ def copy_method_sentence(s: Scenario) -> str:
     engine = s.engine
     who = f"Under engine {engine.name} ({engine.version}) a" if engine is not None else "In this set a"
     return (
-        f"{ladder} {who} {s.model.name} block moves in {n:,} cop{'y' if n == 1 else 'ies'}, {'issued' if n == 1 else 'each issued'} as"
-        f" {method} at {latency} ({s.transfer_latency_key}), which replaces fetch_latency at the bracket bandwidths."
+        f"{ladder} {who} {s.model.name} block moves in {n:,} cop{'y' if n == 1 else 'ies'},"
+        f" {'issued' if n == 1 else 'each issued'} as {method} at {latency} ({s.transfer_latency_key}),"
+        " which replaces fetch_latency at the bracket bandwidths."
     )
