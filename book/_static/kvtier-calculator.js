@@ -319,6 +319,10 @@
         minTransfer: keyOr("fetch.min_transfer_time", 0), hostMemory: keyOr("fetch.host_memory", "pinned"),
         pageableEfficiency: keyOr("fetch.pageable_efficiency", 1), pageableOverhead: keyOr("fetch.pageable_overhead", 0),
         contention: keyOr("fetch.contention", "none"), duplexEfficiency: keyOr("fetch.duplex_efficiency", 1),
+        // how each copy is issued (fetch.copy_method) and each method's per-copy cost (fetch.copy_cost.*)
+        copyMethod: keyOr("fetch.copy_method", "none"),
+        copyCosts: {"lone-dma": keyOr("fetch.copy_cost.lone_dma", 0), "batched-dma": keyOr("fetch.copy_cost.batched_dma", 0),
+          kernel: keyOr("fetch.copy_cost.kernel", 0)},
       };
     }
 

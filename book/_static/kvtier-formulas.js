@@ -188,7 +188,9 @@ const KvtierFormulas = (() => {
   const fits = (rankBytes, capacityBytes) => rankBytes <= capacityBytes;
 
   // kvtier.inputs.engines.Engine.transfers_per_block: copies one block's fetch takes under an engine's layout
-  const engineTransfers = (mode, nLayers, layerChunks) => ({one: 1, "per-layer": nLayers, "per-layer-kv": layerChunks})[mode];
+  // (one-unless-mla: one cross-layer copy, or one per layer under MLA)
+  const engineTransfers = (mode, nLayers, layerChunks, mla = layerChunks === nLayers) =>
+    mode === "one-unless-mla" ? (mla ? nLayers : 1) : ({one: 1, "per-layer": nLayers, "per-layer-kv": layerChunks})[mode];
 
   // ---- 2. kvtier.scenario.Scenario ---------------------------------------------------------------
 
@@ -310,8 +312,21 @@ const KvtierFormulas = (() => {
     // Scenario.fetch_transfers: the engine's layout, else fetch_layout's
     get fetchTransfers() {
       const e = this.i.engine;
-      if (e) return engineTransfers(e.transfers, stageLayers(this.m.layers, this.placement.pp), this.layerChunks);
+      if (e) return engineTransfers(e.transfers, stageLayers(this.m.layers, this.placement.pp), this.layerChunks, this.m.mla);
       return this.transfers(this.i.layout);
+    }
+
+    // Scenario.copy_method: fetch.copy_method, or under "engine" the engine's (none without one)
+    get copyMethod() {
+      const method = this.i.copyMethod || "none";
+      if (method !== "engine") return method;
+      return this.i.engine ? this.i.engine.copy_method : "none";
+    }
+
+    // Scenario.transfer_latency_s: the copy method's per-copy cost replaces fetch_latency where one applies (s)
+    get transferLatency() {
+      const method = this.copyMethod;
+      return method === "none" ? this.i.latency : this.i.copyCosts[method];
     }
 
     // Scenario.block_latency_s: per-transfer latency x transfers (s)
@@ -331,7 +346,7 @@ const KvtierFormulas = (() => {
     }
 
     // Scenario.fetch_s at the typed bandwidth (s)
-    get fetchS() { return this.linkFetchS(this.fetchBytes, this.i.bandwidth, this.i.latency, this.fetchTransfers); }
+    get fetchS() { return this.linkFetchS(this.fetchBytes, this.i.bandwidth, this.transferLatency, this.fetchTransfers); }
 
     // Scenario.interior_flops(position, "resident") (FLOP)
     interiorFlops(position) {
@@ -422,7 +437,7 @@ const KvtierFormulas = (() => {
       fetch_time_s: fetch,
       regen_to_fetch_ratio: regen / fetch,
       // compare: transfer.break_even_bandwidth(fetch_bytes, regen, latency, transfers, floor, share, overhead)
-      break_even_bandwidth_bytes_per_s: transferBreakEvenBandwidth(s.fetchBytes, regen, s.i.latency,
+      break_even_bandwidth_bytes_per_s: transferBreakEvenBandwidth(s.fetchBytes, regen, s.transferLatency,
         s.fetchTransfers, s.i.minTransfer, s.linkEfficiency, s.linkOverheadS),
       // Deployment.break_even_latency at the typed bandwidth: transfer.break_even_latency, the tier's own share
       break_even_latency_s: transferBreakEvenLatency(s.fetchBytes, s.i.bandwidth, regen, s.fetchTransfers,

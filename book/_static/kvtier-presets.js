@@ -52,7 +52,9 @@ window.KVTIER_PRESETS = {
  },
  "engine_presets": [
   "vllm",
+  "vllm-0.11",
   "sglang",
+  "sglang-layer-first",
   "tensorrt-llm",
   "lmcache",
   "lmcache-layerwise",
@@ -61,37 +63,57 @@ window.KVTIER_PRESETS = {
  "engines": {
   "lmcache": {
    "block_tokens": 256,
+   "copy_method": "kernel",
    "description": "LMCache (its default, use_layerwise false) under vLLM",
    "layer_overlap": false,
    "transfers": "one"
   },
   "lmcache-layerwise": {
    "block_tokens": 256,
+   "copy_method": "kernel",
    "description": "LMCache with use_layerwise true under vLLM",
    "layer_overlap": true,
    "transfers": "per-layer"
   },
   "mooncake": {
    "block_tokens": 512,
+   "copy_method": "batched-dma",
    "description": "Mooncake (store and transfer engine), layer-wise KV load as in its FAST'25 design",
    "layer_overlap": true,
    "transfers": "per-layer"
   },
   "sglang": {
    "block_tokens": 64,
-   "description": "SGLang with HiCache (hierarchical cache, host memory as L2), layer_first host layout",
+   "copy_method": "kernel",
+   "description": "SGLang HiCache (host memory as L2) as its best-practice guide configures it: page_first host layout, --hicache-io-backend kernel",
+   "layer_overlap": true,
+   "transfers": "per-layer"
+  },
+  "sglang-layer-first": {
+   "block_tokens": 64,
+   "copy_method": "batched-dma",
+   "description": "SGLang HiCache with its layer_first host layout and --hicache-io-backend direct",
    "layer_overlap": true,
    "transfers": "per-layer-kv"
   },
   "tensorrt-llm": {
    "block_tokens": 32,
+   "copy_method": "batched-dma",
    "description": "TensorRT-LLM's KV cache manager with host offloading (secondary block pool)",
    "layer_overlap": false,
    "transfers": "one"
   },
   "vllm": {
    "block_tokens": 16,
-   "description": "vLLM with its native CPU offloading (OffloadingConnector), FlashAttention backend",
+   "copy_method": "batched-dma",
+   "description": "vLLM's native CPU offloading (OffloadingConnector) as it is since 0.12: a uniform attention model's KV cache is allocated cross-layer, so a block's every layer, K and V lie in one contiguous region",
+   "layer_overlap": false,
+   "transfers": "one-unless-mla"
+  },
+  "vllm-0.11": {
+   "block_tokens": 16,
+   "copy_method": "batched-dma",
+   "description": "vLLM's native CPU offloading (OffloadingConnector) up to 0.11, per-layer KV tensors, FlashAttention backend",
    "layer_overlap": false,
    "transfers": "per-layer-kv"
   }
@@ -288,7 +310,9 @@ window.KVTIER_PRESETS = {
    "choices": [
     "none",
     "vllm",
+    "vllm-0.11",
     "sglang",
+    "sglang-layer-first",
     "tensorrt-llm",
     "lmcache",
     "lmcache-layerwise",
@@ -314,6 +338,55 @@ window.KVTIER_PRESETS = {
    "seed_value": "none",
    "text": "none",
    "value": "none"
+  },
+  "fetch.copy_cost.batched_dma": {
+   "high": 10.0,
+   "integer": false,
+   "kind": "time",
+   "low": 0.0,
+   "optional": false,
+   "seed_text": "6 us",
+   "seed_value": 6e-06,
+   "text": "6 us",
+   "value": 6e-06
+  },
+  "fetch.copy_cost.kernel": {
+   "high": 10.0,
+   "integer": false,
+   "kind": "time",
+   "low": 0.0,
+   "optional": false,
+   "seed_text": "0.5 us",
+   "seed_value": 5e-07,
+   "text": "0.5 us",
+   "value": 5e-07
+  },
+  "fetch.copy_cost.lone_dma": {
+   "high": 10.0,
+   "integer": false,
+   "kind": "time",
+   "low": 0.0,
+   "optional": false,
+   "seed_text": "9.049 us",
+   "seed_value": 9.049e-06,
+   "text": "9.049 us",
+   "value": 9.049e-06
+  },
+  "fetch.copy_method": {
+   "choices": [
+    "engine",
+    "none",
+    "lone-dma",
+    "batched-dma",
+    "kernel"
+   ],
+   "integer": false,
+   "kind": "choice",
+   "optional": false,
+   "seed_text": "engine",
+   "seed_value": "engine",
+   "text": "engine",
+   "value": "engine"
   },
   "fetch.duplex_efficiency": {
    "high": 1.0,

@@ -116,6 +116,23 @@ def _system_record(accelerator: str, system: str) -> Record:
     )
 
 
+def copies_line(scenario: Scenario) -> list[str]:
+    """The line saying how many copies a fetch takes and how each is issued; none where no copy method applies.
+
+    ``copies  1 per block (one-unless-mla, engine vllm), batched-dma: 6 µs each (fetch.copy_cost.batched_dma)``.
+    """
+    method = scenario.copy_method
+    if method == "none":
+        return []
+    n = scenario.fetch_transfers
+    engine = scenario.engine
+    layout = f"{engine.transfers}, engine {engine.name}" if engine is not None else "fetch_layout"
+    return [
+        f"copies           {n:,} per block ({layout}), {method}:"
+        f" {format_time(scenario.transfer_latency_s)} each ({scenario.transfer_latency_key})"
+    ]
+
+
 def regen_point(scenario: Scenario, position: float | None, upstream: str) -> dict[str, Any]:
     """Fetch vs regenerate for one block at the illustrative bandwidth and MFU (SI base units).
 
@@ -130,6 +147,8 @@ def regen_point(scenario: Scenario, position: float | None, upstream: str) -> di
         "mfu": point["mfu"],
         "fetch_time_s": point["fetch_s"],
         "fetch_transfers": scenario.fetch_transfers,
+        "copy_method": scenario.copy_method,
+        "transfer_latency_s": scenario.transfer_latency_s,
         "regen_model": model,
     }
     if model == "engine":
@@ -189,7 +208,7 @@ def regen_point(scenario: Scenario, position: float | None, upstream: str) -> di
             transfer.break_even_bandwidth(
                 scenario.fetch_bytes,
                 regen_s,
-                scenario.v("fetch_latency"),
+                scenario.transfer_latency_s,
                 scenario.fetch_transfers,
                 scenario.v("fetch.min_transfer_time"),
                 scenario.link_efficiency,
@@ -244,6 +263,9 @@ def run(args: argparse.Namespace) -> int:
         used_keys += ["fetch.duplex_efficiency"]
     if scenario.engine is not None and "engine" not in used_keys:
         used_keys.insert(used_keys.index("fetch_layout"), "engine")
+    if scenario.copy_method != "none":  # its per-copy cost replaces fetch_latency (Scenario.transfer_latency_s)
+        used_keys[used_keys.index("fetch_latency")] = scenario.transfer_latency_key
+        used_keys.insert(used_keys.index("fetch_layout"), "fetch.copy_method")
     if scenario.placement.accelerators > 1 or scenario.placement.gpus_per_link > 1:
         used_keys += [
             "parallel.tp",
@@ -298,10 +320,11 @@ def run(args: argparse.Namespace) -> int:
         f"fetch            {format_time(point['fetch_s'])}"
         f"  at {format_quantity(point['bandwidth_bytes_per_s'], 'bandwidth')}"
         + (
-            f", {scenario.fetch_transfers} transfers × {format_time(scenario.v('fetch_latency'))}"
+            f", {scenario.fetch_transfers} transfers × {format_time(scenario.transfer_latency_s)}"
             if scenario.fetch_transfers > 1
             else ""
         ),
+        *copies_line(scenario),
         f"regenerate       {format_time(result['regen_time_s'])}  ({regen_detail})",
         f"case             {result['regen_case']}",
         f"ratio            {result['regen_to_fetch_ratio']:.2f}×  (regenerate / fetch)",

@@ -26,7 +26,16 @@ SHIPPED_TRACES: dict[str, str] = {
 }
 """The shipped traces by name (files under :data:`TRACE_DIR`): Mooncake's FAST'25 conversation and synthetic traces."""
 
-ENGINE_PRESETS: tuple[str, ...] = ("vllm", "sglang", "tensorrt-llm", "lmcache", "lmcache-layerwise", "mooncake")
+ENGINE_PRESETS: tuple[str, ...] = (
+    "vllm",
+    "vllm-0.11",
+    "sglang",
+    "sglang-layer-first",
+    "tensorrt-llm",
+    "lmcache",
+    "lmcache-layerwise",
+    "mooncake",
+)
 """Serving-engine layout presets (``kvtier/data/engines.yaml``), the values of the ``engine`` key besides ``none``."""
 
 KERNEL_SYSTEMS: tuple[str, ...] = (

@@ -1,12 +1,16 @@
 """Serving-engine layout presets: how vLLM, SGLang, TensorRT-LLM, LMCache and Mooncake lay a KV block out and move it.
 
 The presets live in ``kvtier/data/engines.yaml``, one per name of
-:data:`kvtier.data.ENGINE_PRESETS`.  Each gives three values, each a
+:data:`kvtier.data.ENGINE_PRESETS`.  Each names the engine ``version`` range it describes and
+the ``date`` its sources were read, and gives four values, each a
 :class:`~kvtier.inputs.provenance.Record` (named ``ENGINE.FIELD``) with its provenance, basis
 and source (the engine's repository, file, version or commit, and date):
 
 - ``block_tokens``: tokens in the block, page or chunk the engine stores in a tier and fetches;
-- ``transfers``: how one block's fetch is split into copies, one of :data:`TRANSFER_MODES`;
+- ``transfers``: how one block's fetch is split into copies, one of :data:`TRANSFER_MODES`
+  (``one-unless-mla`` depends on the model's attention);
+- ``copy_method``: how each copy is issued, one of :data:`COPY_METHODS`; its fixed cost per copy
+  is the assumption key ``fetch.copy_cost.METHOD`` (:data:`COPY_COST_KEYS`);
 - ``layer_overlap``: whether the engine loads the fetched KV layer by layer while the forward
   pass computes the layers before it.
 
@@ -16,6 +20,8 @@ The assumption key ``engine`` names one (or ``none``: the set's own ``block_toke
 
 from __future__ import annotations
 
+import datetime
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -27,16 +33,29 @@ from kvtier.errors import KvtierError, show
 from kvtier.inputs.provenance import PROVENANCE_CLASSES, Record
 from kvtier.inputs.readers import load_yaml
 
-TRANSFER_MODES: tuple[str, ...] = ("one", "per-layer", "per-layer-kv")
+TRANSFER_MODES: tuple[str, ...] = ("one", "per-layer", "per-layer-kv", "one-unless-mla")
 """How one block's fetch is split: one contiguous copy; one copy per layer (K and V together);
-one per layer for K and one for V (one per layer under MLA, whose latent has no separate V)."""
+one per layer for K and one for V (one per layer under MLA, whose latent has no separate V); one
+copy for an MHA/GQA model (its layers in one cross-layer region, as vLLM >= 0.12 allocates them)
+and one per layer under MLA."""
+
+COPY_METHODS: tuple[str, ...] = ("lone-dma", "batched-dma", "kernel")
+"""How an engine issues each copy of a fetch: one ``cudaMemcpyAsync`` synchronised before the next
+(``lone-dma``), copies issued back to back on one stream or in one ``cudaMemcpyBatchAsync``
+(``batched-dma``), or a gather/scatter kernel moving the chunks with the GPU's threads (``kernel``)."""
+
+COPY_COST_KEYS: dict[str, str] = {method: f"fetch.copy_cost.{method.replace('-', '_')}" for method in COPY_METHODS}
+"""The assumption key holding each copy method's fixed cost per copy (s): ``fetch.copy_cost.lone_dma``,
+``.batched_dma``, ``.kernel``."""
 
 NO_ENGINE = "none"
 """The ``engine`` value that applies no preset."""
 
-_FIELDS = ("block_tokens", "transfers", "layer_overlap")
+_FIELDS = ("block_tokens", "transfers", "copy_method", "layer_overlap")
+_TEXT_FIELDS = ("description", "version", "date")
 _RECORD_FIELDS = ("value", "provenance", "basis", "source")
 _FILE = "engines.yaml"
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 @dataclass(frozen=True)
@@ -56,7 +75,13 @@ class Engine:
     layer_overlap : bool
         Whether fetched KV is loaded layer by layer, overlapped with the forward pass.
     records : dict of str to Record
-        The three values with their provenance, by field.
+        The four values with their provenance, by field.
+    copy_method : str
+        One of :data:`COPY_METHODS`: how each copy is issued.
+    version : str
+        The engine versions the preset describes (``">= 0.12"``).
+    date : str
+        When the preset's sources were last read (``YYYY-MM-DD``).
     """
 
     name: str
@@ -65,18 +90,27 @@ class Engine:
     transfers: str
     layer_overlap: bool
     records: dict[str, Record]
+    copy_method: str = "batched-dma"
+    version: str = ""
+    date: str = ""
 
-    def transfers_per_block(self, n_layers: int, layer_chunks: int) -> int:
+    def transfers_per_block(self, n_layers: int, layer_chunks: int, mla: bool | None = None) -> int:
         """Copies one block's fetch takes (dimensionless).
 
         Parameters
         ----------
         n_layers : int
-            The model's transformer layers.
+            The model's transformer layers (of one pipeline stage).
         layer_chunks : int
             Chunks per block when K and V of each layer are apart: ``2 x n_layers``, or
             ``n_layers`` under MLA (:attr:`kvtier.scenario.Scenario.layer_chunks`).
+        mla : bool, optional
+            Whether the model's attention is MLA; None reads it from ``layer_chunks == n_layers``.
+            Only ``one-unless-mla`` reads it (1 copy, or ``n_layers`` under MLA).
         """
+        if self.transfers == "one-unless-mla":
+            mla = layer_chunks == n_layers if mla is None else mla
+            return n_layers if mla else 1
         return {"one": 1, "per-layer": n_layers, "per-layer-kv": layer_chunks}[self.transfers]
 
 
@@ -100,14 +134,35 @@ def _record(where: str, name: str, field: str, raw: Any) -> Record:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise KvtierError(f"{at}: value must be a whole number of tokens >= 1")
         return Record(f"{name}.{field}", float(value), "tokens", f"{value} tokens", provenance, basis, source)
-    if field == "transfers":
-        if value not in TRANSFER_MODES:
-            raise KvtierError(f"{at}: value must be one of {', '.join(TRANSFER_MODES)}")
+    if field in ("transfers", "copy_method"):
+        modes = TRANSFER_MODES if field == "transfers" else COPY_METHODS
+        if value not in modes:
+            raise KvtierError(f"{at}: value must be one of {', '.join(modes)}")
         return Record(f"{name}.{field}", value, "choice", value, provenance, basis, source)
     if not isinstance(value, bool):
         raise KvtierError(f"{at}: value must be true or false")
     text = "true" if value else "false"
     return Record(f"{name}.{field}", text, "choice", text, provenance, basis, source)
+
+
+def _check_text(where: str, name: str, entry: Mapping[str, Any]) -> None:
+    """A preset's ``version`` (non-empty text) and ``date`` (``YYYY-MM-DD``), or one line naming the field."""
+    at = f"{where}: engine {show(name, quote=True)} field"
+    version = entry["version"]
+    if not isinstance(version, str) or not version.strip():
+        raise KvtierError(f"{at} 'version' must be the engine versions it describes, as text (\">= 0.12\")")
+    date = entry["date"]
+    if not isinstance(date, str) or not _DATE.fullmatch(date) or not _valid_date(date):
+        raise KvtierError(f"{at} 'date' must be the day its sources were read, as text YYYY-MM-DD")
+
+
+def _valid_date(text: str) -> bool:
+    """Whether ``text`` (``YYYY-MM-DD``) is a calendar day."""
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_engines(data: Any, where: str) -> dict[str, Engine]:
@@ -133,14 +188,15 @@ def parse_engines(data: Any, where: str) -> dict[str, Engine]:
         entry = engines[name]
         if not isinstance(entry, Mapping):
             raise KvtierError(f"{where}: engine {show(name, quote=True)} must be a mapping")
-        extra = [k for k in entry if k not in (*_FIELDS, "description")]
+        extra = [k for k in entry if k not in (*_FIELDS, *_TEXT_FIELDS)]
         if extra:
             raise KvtierError(
                 f"{where}: engine {show(name, quote=True)} has unknown field {show(extra[0], quote=True)}"
             )
-        missing = [f for f in _FIELDS if f not in entry]
+        missing = [f for f in (*_FIELDS, "version", "date") if f not in entry]
         if missing:
             raise KvtierError(f"{where}: engine {show(name, quote=True)} is missing field '{missing[0]}'")
+        _check_text(where, name, entry)
         records = {field: _record(where, name, field, entry[field]) for field in _FIELDS}
         out[name] = Engine(
             name=name,
@@ -149,6 +205,9 @@ def parse_engines(data: Any, where: str) -> dict[str, Engine]:
             transfers=str(records["transfers"].value),
             layer_overlap=records["layer_overlap"].value == "true",
             records=records,
+            copy_method=str(records["copy_method"].value),
+            version=str(entry["version"]),
+            date=str(entry["date"]),
         )
     return out
 

@@ -205,6 +205,25 @@ SCHEMA: dict[str, KeySpec] = {
         choices=(engines.NO_ENGINE, *ENGINE_PRESETS),
         groups=("point",),
     ),
+    # ---- how each copy of a fetch is issued (kvtier.inputs.engines.COPY_METHODS) and its fixed cost ----------
+    "fetch.copy_method": KeySpec(
+        "choice",
+        "how each copy of a fetch is issued, whose per-copy cost then replaces fetch_latency: engine (the engine"
+        " preset's method; none under engine none), none (fetch_latency per copy), lone-dma, batched-dma, kernel",
+        choices=("engine", "none", *engines.COPY_METHODS),
+        groups=("transfer",),
+    ),
+    "fetch.copy_cost.lone_dma": KeySpec(
+        "time",
+        "fixed cost of one copy issued as a lone cudaMemcpyAsync, synchronised before the next",
+        groups=("transfer",),
+    ),
+    "fetch.copy_cost.batched_dma": KeySpec(
+        "time", "fixed cost of one copy among copies issued back to back on one stream", groups=("transfer",)
+    ),
+    "fetch.copy_cost.kernel": KeySpec(
+        "time", "fixed cost of one chunk moved by a gather/scatter copy kernel", groups=("transfer",)
+    ),
     "tier_latency.hbm": KeySpec(
         "time", "fixed latency of one transfer from the accelerator's own HBM (never fetched from)"
     ),

@@ -183,6 +183,7 @@ def presets(assumptions: AssumptionSet) -> dict[str, Any]:
             "description": e.description,
             "block_tokens": e.block_tokens,
             "transfers": e.transfers,
+            "copy_method": e.copy_method,
             "layer_overlap": e.layer_overlap,
         }
         for name, e in engines.load_engines().items()

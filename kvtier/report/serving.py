@@ -129,10 +129,12 @@ def engine_rows(s: Scenario) -> list[dict[str, Any]]:
     """The serving engines' layouts side by side, for the set's model, with a block's fetch from each LRU medium.
 
     One row per preset of :data:`kvtier.data.ENGINE_PRESETS`: ``engine``, ``block_tokens``
-    (tokens), ``block_bytes`` (B), ``transfers_per_block``, ``layer_overlap``, and per medium of
-    :data:`kvtier.formulas.tiering.LRU_TIERS` ``fetch_s.TIER`` (one block: transfers x latency +
-    bytes / bandwidth, s) and ``fetch_s_per_token.TIER`` (s, the same per token, to compare blocks
-    of different sizes); ``source.FIELD`` the source of each of the three values.
+    (tokens), ``block_bytes`` (B), ``version`` (the engine versions the preset describes),
+    ``transfers_per_block``, ``copy_method`` (how each copy is issued), ``layer_overlap``, and per medium of
+    :data:`kvtier.formulas.tiering.LRU_TIERS` ``fetch_s.TIER`` (one block: transfers x the medium's own
+    ``tier_latency.*`` + bytes / bandwidth, s: the copy method's cost replaces only the brackets'
+    ``fetch_latency``, :attr:`kvtier.scenario.Scenario.transfer_latency_s`) and ``fetch_s_per_token.TIER`` (s, the
+    same per token, to compare blocks of different sizes); ``source.FIELD`` the source of each of the four values.
     """
     links = s.tier_links.pick(tiering.LRU_TIERS)
     rows = []
@@ -145,7 +147,9 @@ def engine_rows(s: Scenario) -> list[dict[str, Any]]:
             "engine": name,
             "block_tokens": sc.block_tokens,
             "block_bytes": sc.block_bytes,
+            "version": engine.version,
             "transfers_per_block": sc.fetch_transfers,
+            "copy_method": engine.copy_method,
             "layer_overlap": sc.layer_overlap,
         }
         for tier, f in zip(links.names, fetch, strict=True):

@@ -207,3 +207,34 @@ def deployment_words(s: Scenario) -> str:
     if p.gpus_per_link > 1:
         words += f", {p.gpus_per_link} sharing each link"
     return words
+
+
+def copy_method_sentence(s: Scenario) -> str:
+    """Which copy method the page's verdicts assume, from the set's ``engine`` and ``fetch.copy_method``.
+
+    The tier ladder's per-layer verdicts charge each tier's own ``tier_latency.*`` per chunk copy (over
+    the host link, the H200's lone synchronised copy); the brackets' fetch charges
+    :attr:`~kvtier.scenario.Scenario.transfer_latency_s` per transfer: the copy method's per-copy cost
+    where one applies, else ``fetch_latency``.
+    """
+    chunks = s.layer_chunks
+    ladder = (
+        f"The tiers' verdicts in the per-layer layout charge each of the {chunks:,} chunk copies the tier's own"
+        " per-copy latency (tier_latency.*; over the host link a lone synchronised cudaMemcpyAsync, lone-dma),"
+        " those in one piece one copy."
+    )
+    method = s.copy_method
+    latency = f"{s.transfer_latency_s * 1e6:.3g} µs"
+    if method == "none":
+        return (
+            f"{ladder} This set names no copy method (engine {s.assumptions.value('engine')}), so a fetch at the"
+            f" bracket bandwidths pays fetch_latency, {latency}, per transfer."
+        )
+    n = s.fetch_transfers
+    engine = s.engine
+    who = f"Under engine {engine.name} ({engine.version}) a" if engine is not None else "In this set a"
+    return (
+        f"{ladder} {who} {s.model.name} block moves in {n:,} cop{'y' if n == 1 else 'ies'},"
+        f" {'issued' if n == 1 else 'each issued'} as {method} at {latency} ({s.transfer_latency_key}),"
+        " which replaces fetch_latency at the bracket bandwidths."
+    )

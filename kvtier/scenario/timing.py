@@ -76,7 +76,7 @@ class Timed(Placed):
         if engine is not None:
             # under pipeline parallelism each stage's accelerators move the layers of their stage
             stage = int(parallel.stage_layers(self.model.n_layers, self.placement.pp))
-            return engine.transfers_per_block(stage, self.layer_chunks)
+            return engine.transfers_per_block(stage, self.layer_chunks, self.model.attention == "MLA")
         return self.transfers(str(self.assumptions.value("fetch_layout")))
 
     @property
@@ -86,9 +86,42 @@ class Timed(Placed):
         return bool(engine is not None and engine.layer_overlap)
 
     @property
+    def copy_method(self) -> str:
+        """How each copy of a fetch is issued: one of :data:`kvtier.inputs.engines.COPY_METHODS`, or ``"none"``.
+
+        ``fetch.copy_method`` when it names a method (or ``none``); under its seed value ``engine`` the
+        engine preset's ``copy_method``, and ``"none"`` under ``engine: none`` (the chapter's fetch).
+        """
+        method = str(self.assumptions.value("fetch.copy_method"))
+        if method != "engine":
+            return method
+        engine = self.engine
+        return engine.copy_method if engine is not None else "none"
+
+    @property
+    def transfer_latency_s(self) -> float:
+        """The fixed latency each transfer of a fetch pays at the bandwidth brackets (s).
+
+        Where a copy method applies (:attr:`copy_method`), its per-copy cost
+        ``fetch.copy_cost.METHOD`` (:data:`kvtier.inputs.engines.COPY_COST_KEYS`) *replaces*
+        ``fetch_latency``: the cost of issuing and completing one copy over the host link is the
+        whole of a copy's fixed time there (the measured ``fetch_latency`` of the h200-measured set
+        is itself a lone copy's, ``fetch.copy_cost.lone_dma``), so adding the two would count it
+        twice.  Under ``copy_method`` ``none`` (the seed's ``engine: none``) it is ``fetch_latency``,
+        the chapter's term.  The tier ladder's links keep their own ``tier_latency.*`` per copy.
+        """
+        return self.v(self.transfer_latency_key)
+
+    @property
+    def transfer_latency_key(self) -> str:
+        """The key :attr:`transfer_latency_s` reads: ``fetch_latency``, or ``fetch.copy_cost.METHOD``."""
+        method = self.copy_method
+        return "fetch_latency" if method == "none" else engines.COPY_COST_KEYS[method]
+
+    @property
     def block_latency_s(self) -> float:
-        """The latency one block's fetch pays: per-transfer latency x :attr:`fetch_transfers` (s)."""
-        return self.v("fetch_latency") * self.fetch_transfers
+        """The latency one block's fetch pays: :attr:`transfer_latency_s` x :attr:`fetch_transfers` (s)."""
+        return self.transfer_latency_s * self.fetch_transfers
 
     @property
     def link_efficiency(self) -> float:
@@ -144,9 +177,10 @@ class Timed(Placed):
     def fetch_s(self, bandwidth_bytes_per_s: float | np.ndarray) -> np.ndarray:
         """Fetch time of one block over ``bandwidth`` (s), its transfers' latency included.
 
-        :meth:`link_fetch_s` of :attr:`fetch_bytes` at ``fetch_latency`` in :attr:`fetch_transfers`.
+        :meth:`link_fetch_s` of :attr:`fetch_bytes` at :attr:`transfer_latency_s` (``fetch_latency``, or
+        the copy method's per-copy cost) in :attr:`fetch_transfers`.
         """
-        return self.link_fetch_s(self.fetch_bytes, bandwidth_bytes_per_s, self.v("fetch_latency"), self.fetch_transfers)
+        return self.link_fetch_s(self.fetch_bytes, bandwidth_bytes_per_s, self.transfer_latency_s, self.fetch_transfers)
 
     @property
     def block_flops(self) -> float:

@@ -357,6 +357,19 @@ SET_OPTIONS = [
     ("bare-peak", "peak_flops=5e14", ["key 'peak_flops' = '5e14' needs a unit, for example 500TFLOP/s"]),
     ("bare-latency", "fetch_latency=5", ["key 'fetch_latency' = '5' needs a unit, for example 5us"]),
     ("regen-system-unknown", "regen.system=h300", ["key 'regen.system' must be one of a100_sxm, h100_sxm"]),
+    # how each copy is issued, and its per-copy cost; an engine version the presets do not describe
+    (
+        "copy-method-unknown",
+        "fetch.copy_method=cudaMemcpy",
+        ["key 'fetch.copy_method' must be one of engine, none, lone-dma, batched-dma, kernel, got 'cudaMemcpy'"],
+    ),
+    (
+        "copy-cost-negative",
+        "fetch.copy_cost.kernel=-1us",
+        ["key 'fetch.copy_cost.kernel' = '-1us' is out of range; allowed: time in [0 s, 10 s]"],
+    ),
+    ("copy-cost-bare", "fetch.copy_cost.batched_dma=6", ["key 'fetch.copy_cost.batched_dma' = '6' needs a unit"]),
+    ("engine-old-version", "engine=vllm-0.10", ["key 'engine' must be one of none, vllm, vllm-0.11, sglang,"]),
 ]
 
 # The set as a whole: every uncertainty range holds the values it stands for (the bandwidth and MFU

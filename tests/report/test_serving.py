@@ -43,8 +43,9 @@ def test_the_hand_trace_with_vllms_layout(hand: Scenario) -> None:
     assert row["capacity_blocks"] == 4 and row["capacity_bytes"] == 4 * 4 * kv
     # r1 takes 8 tokens, r3 7 of its 8 (the last is computed): 15 of the 34 prompt tokens
     assert row["prefix_hit_token_share"] == pytest.approx(15 / 34)
-    # vLLM: 16-token blocks in 160 copies (80 layers x K, V): 8 or 7 tokens are one block, 160 transfers
-    f1, f3 = 160 * lat + 8 * kv / bw, 160 * lat + 7 * kv / bw
+    # vLLM >= 0.12: 16-token blocks in one cross-layer copy: 8 or 7 tokens are one block, 1 transfer of the
+    # tier's own latency (the copy method replaces only the brackets' fetch_latency)
+    f1, f3 = lat + 8 * kv / bw, lat + 7 * kv / bw
     assert row["fetch_mean_s"] == pytest.approx((f1 + f3) / 4)
     # batch: the hit prefix's FLOPs are what the tier saves, prefix_flops(8) + prefix_flops(7) at peak x MFU
     rc = hand.regen_costs()
@@ -93,17 +94,36 @@ def test_keys_name_everything_the_rows_read() -> None:
 
 def test_the_engines_side_by_side() -> None:
     rows = {r["engine"]: r for r in serving.engine_rows(Scenario())}
-    assert list(rows) == ["vllm", "sglang", "tensorrt-llm", "lmcache", "lmcache-layerwise", "mooncake"]
+    assert list(rows) == [
+        "vllm",
+        "vllm-0.11",
+        "sglang",
+        "sglang-layer-first",
+        "tensorrt-llm",
+        "lmcache",
+        "lmcache-layerwise",
+        "mooncake",
+    ]
     kv, bw, lat = 327_680, 63e9, 9.049e-6  # Llama-3-70B bf16 per token; PCIe 5.0 x16 net; the host-link latency
-    v = rows["vllm"]
-    # 16 tokens = 5,242,880 B in 160 copies: 160 x 9.049 us + 5,242,880 / 63e9 = 1,447.84 + 83.22 = 1,531.06 us
-    assert (v["block_tokens"], v["block_bytes"], v["transfers_per_block"], v["layer_overlap"]) == (
+    old = rows["vllm-0.11"]
+    # 0.11: 16 tokens = 5,242,880 B in 160 copies: 160 x 9.049 us + 5,242,880 / 63e9 = 1,447.84 + 83.22 = 1,531.06 us
+    assert (old["block_tokens"], old["block_bytes"], old["transfers_per_block"], old["layer_overlap"]) == (
         16,
         16 * kv,
         160,
         False,
     )
-    assert v["fetch_s.pcie5-x16"] == pytest.approx(160 * lat + 16 * kv / bw)
+    assert old["fetch_s.pcie5-x16"] == pytest.approx(160 * lat + 16 * kv / bw)
+    # >= 0.12: the same block in one cross-layer copy: 9.049 + 83.22 = 92.27 us, issued back to back
+    v = rows["vllm"]
+    assert (v["transfers_per_block"], v["copy_method"], v["version"]) == (1, "batched-dma", ">= 0.12")
+    assert v["fetch_s.pcie5-x16"] == pytest.approx(lat + 16 * kv / bw)
+    # SGLang: page_first through its kernel, one launch per layer (80); layer_first + direct, K and V apart (160)
+    assert (rows["sglang"]["transfers_per_block"], rows["sglang"]["copy_method"]) == (80, "kernel")
+    assert (rows["sglang-layer-first"]["transfers_per_block"], rows["sglang-layer-first"]["copy_method"]) == (
+        160,
+        "batched-dma",
+    )
     # LMCache: 256 tokens = 80 MiB in one copy: 9.049 us + 83,886,080 / 63e9 = 1,331.5 us, 5.2 us a token
     lm = rows["lmcache"]
     assert lm["fetch_s.pcie5-x16"] == pytest.approx(lat + 256 * kv / bw)

@@ -66,3 +66,22 @@ def test_a_list_in_words_and_a_capital_first_letter():
     # only the first letter changes: str.capitalize would lower the rest ("Cxl expander")
     assert words.capitalized("the CXL expander") == "The CXL expander"
     assert words.capitalized("") == ""
+
+
+def test_the_copy_method_sentence_names_the_method_each_verdict_assumes() -> None:
+    from kvtier import Scenario, load_assumptions
+    from kvtier.report.words import copy_method_sentence
+
+    # the seed: no copy method, fetch_latency (0 us) per transfer; the ladder's 160 chunk copies (80 layers x K, V)
+    seed = copy_method_sentence(Scenario())
+    assert "each of the 160 chunk copies the tier's own per-copy latency" in seed
+    assert seed.endswith(
+        "This set names no copy method (engine none), so a fetch at the bracket bandwidths pays"
+        " fetch_latency, 0 µs, per transfer."
+    )
+    # vLLM >= 0.12: one cross-layer copy issued back to back at 6 us
+    vllm = copy_method_sentence(Scenario(load_assumptions(sets={"engine": "vllm"})))
+    assert "Under engine vllm (>= 0.12) a llama-3-70b block moves in 1 copy, issued as batched-dma at 6 µs" in vllm
+    # SGLang on DeepSeek-V3 (MLA, 61 layers): 61 chunk copies, 61 kernel launches of 0.5 us
+    mla = copy_method_sentence(Scenario(load_assumptions(sets={"engine": "sglang", "model": "deepseek-v3"})))
+    assert "each of the 61 chunk copies" in mla and "moves in 61 copies, each issued as kernel at 0.5 µs" in mla

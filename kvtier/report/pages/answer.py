@@ -440,6 +440,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "prices_sentence": prices_sentence(s),
         "target_sentence": target_sentence(s),
         "decision_measured": measured_sentence(s),
+        "copy_method_sentence": words.copy_method_sentence(s),
         "n_tiers": n,
         "block_mib": d.block.block_bytes / 2**20,
         "chunks": d.transfers["per-layer"],

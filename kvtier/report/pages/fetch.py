@@ -44,7 +44,7 @@ KEYS: tuple[str, ...] = (
 
 def numbers(s: Scenario) -> dict[str, Any]:
     """Fetch time of one block for each bandwidth bracket, beside the chapter's figures."""
-    out: dict[str, Any] = {"block_mib": s.block_bytes / MIB, "latency_us": s.v("fetch_latency") * 1e6}
+    out: dict[str, Any] = {"block_mib": s.block_bytes / MIB, "latency_us": s.transfer_latency_s * 1e6}
     for label, fetch_s in s.fetch_by_label().items():
         out[f"bandwidth_{label}_gbps"] = s.bandwidth(label) / 1e9
         out[f"fetch_{label}_us"] = fetch_s * 1e6
@@ -96,7 +96,7 @@ def table(s: Scenario) -> pd.DataFrame:
                 "bracket": label,
                 "bandwidth_GBps": rec.value / 1e9,
                 "block_MiB": s.block_bytes / MIB,
-                "latency_us": s.v("fetch_latency") * 1e6,
+                "latency_us": s.transfer_latency_s * 1e6,
                 "fetch_us": float(s.fetch_s(rec.value)) * 1e6,
                 "hardware": words.bracket_hardware(s, label) or "no link preset at this bandwidth",
                 "basis": rec.basis,
@@ -114,10 +114,11 @@ padding, so that 9 pt text is still 9 px where a 420 px screen shows the figure 
 def layout_latency(s: Scenario) -> tuple[float, str]:
     """The per-transfer latency the layouts are compared at, and where it comes from, in words.
 
-    The set's ``fetch_latency`` where it is above zero; otherwise (the source chapter's zero) the
-    per-transfer latency fitted to one H200's pinned host copies, as the ratio page does.
+    The set's per-transfer latency (``fetch_latency``, or the copy method's per-copy cost:
+    :attr:`~kvtier.scenario.Scenario.transfer_latency_s`) where it is above zero; otherwise (the source
+    chapter's zero) the per-transfer latency fitted to one H200's pinned host copies, as the ratio page does.
     """
-    latency = s.v("fetch_latency")
+    latency = s.transfer_latency_s
     if latency > 0:
         return latency, "this set's fetch_latency"
     rec = ms.shipped_fits().records["h2d_pinned_latency"]
@@ -138,7 +139,7 @@ def fetch_vs_bandwidth(s: Scenario) -> tuple[Figure, str]:
     contiguous = s.link_fetch_s(s.block_bytes, bw, latency, 1)
     per_layer = s.link_fetch_s(s.block_bytes, bw, latency, chunks)
     own_layout = str(s.assumptions.value("fetch_layout"))
-    set_latency = s.v("fetch_latency")
+    set_latency = s.transfer_latency_s
     # the set's own fetch (the table's values), then the layouts at the compared latency where they differ from it
     ax.loglog(
         bw / 1e9,

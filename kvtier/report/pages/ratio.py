@@ -72,12 +72,13 @@ def seed_sentence(out: dict[str, Any]) -> str:
 def layout_numbers(s: Scenario) -> dict[str, Any]:
     """The illustrative block fetched contiguously and as a paged cache lays it out, one transfer per chunk.
 
-    Each transfer pays the set's ``fetch_latency``; where that is zero (the source chapter's
+    Each transfer pays the set's per-transfer latency (:attr:`~kvtier.scenario.Scenario.transfer_latency_s`:
+    ``fetch_latency``, or the copy method's per-copy cost); where that is zero (the source chapter's
     choice) the per-transfer latency fitted to the H200's pinned copies stands in for it, and
     the sentence says so.
     """
     point = s.illustrative
-    per_transfer = s.v("fetch_latency")
+    per_transfer = s.transfer_latency_s
     if per_transfer > 0:
         source = f"this set's {per_transfer * 1e6:g} µs fetch latency"
     else:

@@ -151,10 +151,13 @@ ENGINES_COLUMNS = (
     Column("engine", "engine"),
     Column("block_tokens", "block", "tokens"),
     Column("block_bytes", "block", "bytes"),
+    Column("version", "engine versions"),
     Column("transfers_per_block", "transfers per block"),
+    Column("copy_method", "how each copy is issued"),
     Column("layer_overlap", "loads layer by layer under the pass"),
     Column("source.block_tokens", "source of the block size"),
     Column("source.transfers", "source of the transfers per block"),
+    Column("source.copy_method", "source of the copy method"),
     Column("source.layer_overlap", "source of the layer overlap"),
     *(
         column
@@ -443,8 +446,10 @@ TABLES = (
         ("engine",),
         (
             "engine",
+            "version",
             "block_tokens",
             "transfers_per_block",
+            "copy_method",
             "layer_overlap",
             *(f"fetch_per_token_us.{t}" for t in tiering.LRU_TIERS),
         ),

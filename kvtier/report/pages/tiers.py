@@ -78,6 +78,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out: dict[str, Any] = {
         "regen_model": "the block's marginal compute (FLOPs over peak × MFU, the source chapter's model)",
         "lone_device": words.lone_device(s),
+        "copy_method_sentence": words.copy_method_sentence(s),
         "lone_n_fetch_wins": int(presets["lone_fetch_wins_tail"].sum()),
         "lone_min_ratio_tail": float(presets["lone_ratio_tail"].min()),
         "lone_max_ratio_tail": float(presets["lone_ratio_tail"].max()),
@@ -129,7 +130,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
                 transfer.break_even_bandwidth(
                     s.fetch_bytes,
                     t,
-                    s.v("fetch_latency"),
+                    s.transfer_latency_s,
                     s.fetch_transfers,
                     s.v("fetch.min_transfer_time"),
                     s.link_efficiency,
@@ -302,10 +303,10 @@ def _ladder(s: Scenario) -> list[tuple[str, str, float, str, float, str, str, st
             f"the assumption set's {label} bandwidth",
             s.bandwidth(label),
             "as stated",
-            s.v("fetch_latency"),
+            s.transfer_latency_s,
             s.a(f"bandwidth.{label}").provenance,
-            s.a("fetch_latency").provenance,
-            "fetch_latency",
+            s.a(s.transfer_latency_key).provenance,
+            s.transfer_latency_key,
         )
         for label in BANDWIDTH_LABELS
     ]

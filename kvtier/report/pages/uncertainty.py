@@ -296,7 +296,7 @@ def held_fixed(s: Scenario) -> dict[str, Any]:
         "top_input": top.name,
         "held": (
             f"the regime, the block's layout ({layout}, {transfers:,} transfer{'s' if transfers != 1 else ''} per"
-            f" block) and the per-transfer latency ({s.v('fetch_latency') * 1e6:g} µs)"
+            f" block) and the per-transfer latency ({s.transfer_latency_s * 1e6:g} µs)"
         ),
     }
 

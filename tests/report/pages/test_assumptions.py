@@ -41,10 +41,11 @@ def test_what_was_measured_follows_the_provenance_classes():
     # 86 - 3 = 83 inputs; 18 more for the placement (parallel.*, collective.*) and 2 for the workload
     # (workload.hit_count, workload.sample_rate): 106 records, 103 inputs; 11 more (six regen.* forward-pass
     # terms, five fetch.* transfer terms): 117 records, 114 inputs; 3 more for pageable copies (fetch.pageable_overhead,
-    # fetch.pageable_warm_efficiency, fetch.host_cache): 120 records, 117 inputs
-    assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (120, 3, 2, 2)
+    # fetch.pageable_warm_efficiency, fetch.host_cache): 120 records, 117 inputs; 4 more for how each copy is issued
+    # (fetch.copy_method, fetch.copy_cost.lone_dma, .batched_dma, .kernel): 124 records, 121 inputs
+    assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (124, 3, 2, 2)
     assert n["answer_measured"].startswith(
-        "Of the 117 inputs that enter a calculation, 2 of them measured (the serving trace the tier is sized for;"
+        "Of the 121 inputs that enter a calculation, 2 of them measured (the serving trace the tier is sized for;"
         " accelerator board power while it regenerates a lone block): 2 measured,"
     )
     # the 2 measured reference figures are "another 2", not "the 2 measured figures" after "2 of them measured"

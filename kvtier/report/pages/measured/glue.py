@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvtier.inputs import measurements as ms
+from kvtier.report import words
 from kvtier.report.pages.measured.changes import changes_under_measured_set
 from kvtier.report.pages.measured.engines import engine_numbers
 from kvtier.report.pages.measured.fetch import fetch_numbers, layout_numbers, layout_table
@@ -40,6 +41,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         **context_numbers(s),
     }
     out["measured_set_sentence"] = measured_set_sentence(changes_under_measured_set())
+    out["copy_method_sentence"] = words.copy_method_sentence(s)
     out.update(validation_numbers(s))
     out.update(engine_numbers(s))
     return out
