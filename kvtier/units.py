@@ -60,7 +60,15 @@ GIB = 2.0**30
 """One gibibyte (bytes)."""
 
 DTYPE_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1}
-"""Bytes per element of each KV-cache and weight element type kvtier accepts."""
+"""Bytes per element of each KV-cache, activation and weight element type kvtier accepts."""
+
+WEIGHT_DTYPE_BYTES: dict[str, float] = {**DTYPE_BYTES, "int8": 1, "int4": 0.5}
+"""Bytes per weight of each element type weights may be stored in: :data:`DTYPE_BYTES` and the integer formats
+that weight-only quantization publishes (AWQ, GPTQ, bitsandbytes: 8 or 4 bits a weight; their scales and zero
+points, a few bytes per group of 32 to 128 weights, are not counted)."""
+
+AUTO_DTYPE = "auto"
+"""The ``weight_dtype`` that means the model's published element type (from its ``config.json``)."""
 
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _BINARY = {"Ki": 2.0**10, "Mi": MIB, "Gi": GIB, "Ti": 2.0**40, "Pi": 2.0**50}

@@ -150,7 +150,7 @@ def test_lone_block_pays_the_collective_latency_floor():
 def test_moe_lone_block_reads_only_the_experts_its_tokens_touch():
     # DeepSeek-V3 bf16 on one accelerator: dense 34.235 GB + routed 1,307.818 GB x 101.962 / 256
     # = 34.235 + 520.890 = 555.126 GB read by a lone 16-token block (not all 1,342 GB)
-    s = _s(model="deepseek-v3", **H200)
+    s = _s(model="deepseek-v3", weight_dtype="bf16", **H200)
     dense, routed = s.weight_split()
     assert dense + routed == pytest.approx(s.weight_bytes, rel=1e-15)
     assert float(s.touched_weight_bytes(16)) == pytest.approx(dense + routed * 101.96216 / 256, rel=1e-6)
@@ -158,6 +158,11 @@ def test_moe_lone_block_reads_only_the_experts_its_tokens_touch():
     # ep 8 spreads the experts over 8 GPUs: each reads dense + routed x 101.96 / 256 / 8
     e = s.with_placement(ep=8)
     assert float(e.touched_weight_bytes(16)) == pytest.approx(dense + routed * 101.96216 / 256 / 8, rel=1e-6)
+    # the model alone brings its published fp8 (quantization_config fp8 e4m3): 1 B a weight, half of every term,
+    # 17.118 + 260.445 = 277.563 GB read by the same block
+    fp8 = _s(model="deepseek-v3", **H200)
+    assert fp8.weight_dtype == "fp8" and fp8.weight_bytes == 671_026_419_200
+    assert float(fp8.touched_weight_bytes(16)) / 1e9 == pytest.approx(555.1255 / 2, rel=1e-6)
 
 
 def test_placements_that_cannot_exist_are_refused():
@@ -186,9 +191,12 @@ def test_a_placement_that_does_not_fit_is_refused_naming_the_keys():
 def test_min_accelerators():
     # DeepSeek-V3 in bf16 (1,342 GB) on 141 GB H200s: 8 hold 167.8 GB of weights each, too much;
     # 16 (tp 8, pp 2) hold 83.9 GB + the latent of one 128K sequence over 31 of 61 layers (4.7 GB)
-    assert _s(model="deepseek-v3").min_accelerators(141e9) == (16, 8, 2)
-    # in fp8 its 671 GB fit 8 (83.9 GB + 9.2 GB of latent each)
+    assert _s(model="deepseek-v3", weight_dtype="bf16").min_accelerators(141e9) == (16, 8, 2)
+    # in fp8 its 671 GB fit 8 (83.9 GB + 9.2 GB of latent each): the dtype it publishes, so what the model
+    # alone brings (weight_dtype follows the model to auto), and what auto and fp8 give
     assert _s(model="deepseek-v3", weight_dtype="fp8").min_accelerators(141e9) == (8, 8, 1)
+    assert _s(model="deepseek-v3").min_accelerators(141e9) == (8, 8, 1)
+    assert _s(model="deepseek-v3", weight_dtype="auto").min_accelerators(141e9) == (8, 8, 1)
     with pytest.raises(KvtierError, match="parallel.hbm_capacity"):
         Scenario().min_accelerators()
 

@@ -160,7 +160,10 @@
       this.field(modelSet, "model", "Model", this.select(modelNames.map((n) => [n, p.models[n].name]), k.model.value));
       const dtypes = Object.keys(p.dtype_bytes).map((d) => [d, `${d} (${p.dtype_bytes[d]} B)`]);
       this.field(modelSet, "kv_dtype", "KV-cache element type", this.select(dtypes, k.kv_dtype.value));
-      this.field(modelSet, "weight_dtype", "Weight element type", this.select(dtypes, k.weight_dtype.value));
+      // auto: the model's published weight dtype (its config's quantization_config or torch_dtype), as the package
+      const weightDtypes = [["auto", "auto (the model's published)"],
+        ...Object.keys(p.weight_dtype_bytes).map((d) => [d, `${d} (${p.weight_dtype_bytes[d]} B)`])];
+      this.field(modelSet, "weight_dtype", "Weight element type", this.select(weightDtypes, k.weight_dtype.value));
       this.field(modelSet, "param_count", NUMBER_FIELDS.param_count.label, this.text("param_count", this.numberStart("param_count")));
       this.facts = el("p", {class: "kvtier-calc-facts", id: this.fid("facts"), "aria-live": "polite"});
       modelSet.append(this.facts);
@@ -234,7 +237,10 @@
     changed(name) {
       const p = P();
       const i = this.inputs;
-      if (name === "model") i.param_count.value = ""; // a new model brings its own parameter count (_follow_model)
+      if (name === "model") { // a new model brings its own parameter count and weight dtype (_follow_model)
+        i.param_count.value = "";
+        i.weight_dtype.value = "auto";
+      }
       if (name === "engine") { // a new engine brings its own block (_follow_engine); none: the seed's
         const e = p.engines[i.engine.value];
         i.block_tokens.value = e ? String(e.block_tokens) : shortest(p.keys.block_tokens.seed_value);
@@ -298,7 +304,7 @@
       return {
         model,
         kvDtypeBytes: p.dtype_bytes[i.kv_dtype.value],
-        weightDtypeBytes: p.dtype_bytes[i.weight_dtype.value],
+        weightDtypeBytes: p.weight_dtype_bytes[this.weightDtype(model)],
         paramCount: values.param_count === null ? null : v("param_count"),
         blockTokens: v("block_tokens"),
         flopsPerParamToken: k.flops_per_param_token.value,
@@ -326,6 +332,12 @@
       };
     }
 
+    // the weight element type counted: the field's, or for auto the model's published one (resolve_weight_dtype)
+    weightDtype(model) {
+      const d = this.inputs.weight_dtype.value;
+      return d === "auto" ? model.weight_dtype || "bf16" : d;
+    }
+
     // ---- the answer ------------------------------------------------------------------------------------
     update() {
       const p = P();
@@ -339,6 +351,7 @@
       this.facts.textContent = `${m.name}: ${m.layers} layers, ${m.kv_heads} KV heads (${m.attention}), ` +
         `${fmtCount(m.total_params)} parameters in its config${m.routed_experts ? ` (${fmtCount(m.active_params)} active a token)` : ""}, ` +
         `${fmtBytes(kvBytes)} of KV per token in ${this.inputs.kv_dtype.value}, ` +
+        `weights in ${this.weightDtype(m)}${this.inputs.weight_dtype.value === "auto" ? " (as published)" : ""}, ` +
         (m.max_positions ? `a context window of ${m.max_positions.toLocaleString("en-US")} tokens.` : "no context window stated.");
       this.out.textContent = "";
       this.tiers.textContent = "";
@@ -354,7 +367,7 @@
         const cap = s.i.hbmCapacity;
         const [n, tp, pp] = s.minAccelerators(cap);
         const fix = n ? `at least ${n} accelerators (e.g. tensor-parallel ${tp}, ${pp} pipeline stage${pp > 1 ? "s" : ""})` : "more than 1,024 accelerators";
-        this.messages.tp.textContent = `Each accelerator must hold ${fmtGB(s.rankMemoryBytes())} (its weights and one sequence of ` +
+        this.messages.tp.textContent = `Each accelerator must hold ${fmtGB(s.rankMemoryBytes())} (its weights in ${this.weightDtype(m)} and one sequence of ` +
           `${s.i.contextLong.toLocaleString("en-US")} tokens of KV), more than its ${fmtGB(cap)} of memory; ${m.name} needs ${fix}, ` +
           "or empty the memory field to price it on fewer anyway.";
         this.out.append(el("p", {class: "kvtier-calc-refused", text: "No answer: the placement does not fit its accelerators' memory."}));
@@ -429,7 +442,7 @@
     // ---- the command that rebuilds the book with these values ---------------------------------------
     // `kvtier build --set ...` starts from the seed set, so the command names every key whose value here
     // differs from the seed's (the book's own set where no field stands for the key), follows the package's
-    // rules (a new model brings its own parameter count, a new engine its block), and moves a bracket or an
+    // rules (a new model brings its own parameter count and weight dtype, a new engine its block), and moves a bracket or an
     // uncertainty range where a typed value would fall outside it (the build checks the set as a whole).
     command(values) {
       const p = P();
@@ -467,6 +480,7 @@
       // what the seed would give for the keys that follow others
       const implied = {};
       implied.param_count = eff.model !== k.model.seed_value ? null : k.param_count.seed_value;
+      implied.weight_dtype = eff.model !== k.model.seed_value ? "auto" : k.weight_dtype.seed_value;
       const engine = p.engines[eff.engine];
       implied.block_tokens = eff.engine !== k.engine.seed_value ? (engine ? engine.block_tokens : k.block_tokens.seed_value) : k.block_tokens.seed_value;
       const parts = ["kvtier", "build"];

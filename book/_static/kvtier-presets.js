@@ -915,10 +915,13 @@ window.KVTIER_PRESETS = {
   },
   "weight_dtype": {
    "choices": [
+    "auto",
     "bf16",
     "fp16",
     "fp32",
-    "fp8"
+    "fp8",
+    "int8",
+    "int4"
    ],
    "integer": false,
    "kind": "choice",
@@ -963,7 +966,8 @@ window.KVTIER_PRESETS = {
    "routed_active_params": 20434649088,
    "routed_experts": 256,
    "routed_params": 653908770816,
-   "total_params": 671026419200
+   "total_params": 671026419200,
+   "weight_dtype": "fp8"
   },
   "llama-2-7b": {
    "active_params": 6738415616,
@@ -982,7 +986,8 @@ window.KVTIER_PRESETS = {
    "routed_active_params": 0,
    "routed_experts": 0,
    "routed_params": 0,
-   "total_params": 6738415616
+   "total_params": 6738415616,
+   "weight_dtype": "fp16"
   },
   "llama-3-70b": {
    "active_params": 70553706496,
@@ -1001,7 +1006,8 @@ window.KVTIER_PRESETS = {
    "routed_active_params": 0,
    "routed_experts": 0,
    "routed_params": 0,
-   "total_params": 70553706496
+   "total_params": 70553706496,
+   "weight_dtype": "bf16"
   },
   "llama-3-8b": {
    "active_params": 8030261248,
@@ -1020,7 +1026,8 @@ window.KVTIER_PRESETS = {
    "routed_active_params": 0,
    "routed_experts": 0,
    "routed_params": 0,
-   "total_params": 8030261248
+   "total_params": 8030261248,
+   "weight_dtype": "bf16"
   },
   "llama-3.1-405b": {
    "active_params": 405853388800,
@@ -1039,7 +1046,8 @@ window.KVTIER_PRESETS = {
    "routed_active_params": 0,
    "routed_experts": 0,
    "routed_params": 0,
-   "total_params": 405853388800
+   "total_params": 405853388800,
+   "weight_dtype": "bf16"
   },
   "llama-3.1-70b": {
    "active_params": 70553706496,
@@ -1058,7 +1066,8 @@ window.KVTIER_PRESETS = {
    "routed_active_params": 0,
    "routed_experts": 0,
    "routed_params": 0,
-   "total_params": 70553706496
+   "total_params": 70553706496,
+   "weight_dtype": "bf16"
   },
   "mistral-7b": {
    "active_params": 7241732096,
@@ -1077,7 +1086,8 @@ window.KVTIER_PRESETS = {
    "routed_active_params": 0,
    "routed_experts": 0,
    "routed_params": 0,
-   "total_params": 7241732096
+   "total_params": 7241732096,
+   "weight_dtype": "bf16"
   },
   "mixtral-8x7b": {
    "active_params": 12879925248,
@@ -1096,7 +1106,8 @@ window.KVTIER_PRESETS = {
    "routed_active_params": 11274289152,
    "routed_experts": 8,
    "routed_params": 45097156608,
-   "total_params": 46702792704
+   "total_params": 46702792704,
+   "weight_dtype": "bf16"
   },
   "qwen2.5-72b": {
    "active_params": 72706203648,
@@ -1115,7 +1126,8 @@ window.KVTIER_PRESETS = {
    "routed_active_params": 0,
    "routed_experts": 0,
    "routed_params": 0,
-   "total_params": 72706203648
+   "total_params": 72706203648,
+   "weight_dtype": "bf16"
   }
  },
  "set_name": "seed",
@@ -1211,5 +1223,13 @@ window.KVTIER_PRESETS = {
   "peak": [
    "peak_flops"
   ]
+ },
+ "weight_dtype_bytes": {
+  "bf16": 2,
+  "fp16": 2,
+  "fp32": 4,
+  "fp8": 1,
+  "int4": 0.5,
+  "int8": 1
  }
 };

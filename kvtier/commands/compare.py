@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kvtier.commands.options import add_assumption_options, add_placement_options, placement_json, placement_sets
+from kvtier.commands.options import (
+    add_assumption_options,
+    add_placement_options,
+    add_weight_dtype_option,
+    placement_json,
+    placement_sets,
+    weight_dtype_sets,
+)
 from kvtier.commands.output import emit, record_json
 from kvtier.errors import KvtierError
 from kvtier.formulas import transfer
@@ -26,6 +33,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--peak-flops", help="accelerator dense peak, e.g. 500TFLOP/s")
     p.add_argument("--tokens", help="tokens per block, e.g. 16")
     p.add_argument("--kv-dtype", help="KV-cache dtype: bf16, fp16, fp32, fp8")
+    add_weight_dtype_option(p)
     p.add_argument("--latency", help="fixed per-transfer latency, e.g. 2us")
     p.add_argument(
         "--layout",
@@ -74,6 +82,7 @@ def _compare_overrides(args: argparse.Namespace, base: Scenario) -> dict[str, st
         if option is not None:
             sets[key] = option
     sets.update(placement_sets(args))
+    sets.update(weight_dtype_sets(args))
     return sets
 
 
@@ -241,6 +250,8 @@ def run(args: argparse.Namespace) -> int:
         f"mfu.{point['mfu_label']}",
         "regen.model",
     ]
+    if result["regen_model"] == "roofline" or scenario.assumptions.value("parallel.hbm_capacity") is not None:
+        used_keys += ["weight_dtype"]  # the bytes a regeneration reads, and what the fit check holds
     if position is not None:
         used_keys += ["interior.position", "interior.anchor_every"]
     if result["regen_model"] == "engine":
@@ -249,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
         used_keys += ["regen.batch_tokens", "weight_dtype", "engine", "regen.system", "regen.engine"]
         used_keys += ["regen.engine_version"]
     if result["regen_model"] == "roofline":
-        used_keys += ["regen.batch_tokens", "regen.mem_bandwidth", "regen.mem_efficiency", "weight_dtype"]
+        used_keys += ["regen.batch_tokens", "regen.mem_bandwidth", "regen.mem_efficiency"]
         # the forward-pass model's other keys (kvtier.formulas.roofline.forward_pass_time_s)
         used_keys += ["regen.mem_overhead_per_layer", "regen.launch_floor_per_layer", "regen.knee_sharpness"]
         used_keys += ["regen.attention"]

@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from kvtier import analysis
-from kvtier.commands.options import add_assumption_options
+from kvtier.commands.options import add_assumption_options, add_weight_dtype_option, weight_dtype_sets
 from kvtier.formulas import tiering
 from kvtier.inputs.assumptions import check_consistency, load_assumptions, parse_set_options
 from kvtier.report.words import no_duration, nothing_to_cache
@@ -55,6 +55,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         " keys (cost.*, energy.*), e.g. --set cost.accelerator_hour=4USD/h.",
     )
     add_assumption_options(p)
+    add_weight_dtype_option(p)
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
     p.set_defaults(func=run)
     return p
@@ -242,7 +243,8 @@ def _mix_lines(rep: dict[str, Any]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``kvtier cost``; return the exit status (0), or raise KvtierError on bad input."""
-    assumptions = load_assumptions(getattr(args, "assumptions", None), parse_set_options(getattr(args, "set", None)))
+    sets = {**parse_set_options(getattr(args, "set", None)), **weight_dtype_sets(args)}
+    assumptions = load_assumptions(getattr(args, "assumptions", None), sets)
     check_consistency(assumptions)
     rep = report(Scenario(assumptions))
     if args.json:

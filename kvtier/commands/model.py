@@ -7,8 +7,8 @@ from typing import Any
 
 from kvtier.commands.output import emit
 from kvtier.formulas import capacity, costs
-from kvtier.inputs.models import ModelSpec, dtype_bytes, load_model
-from kvtier.units import format_bytes
+from kvtier.inputs.models import ModelSpec, dtype_bytes, load_model, resolve_weight_dtype, weight_dtype_bytes
+from kvtier.units import AUTO_DTYPE, WEIGHT_DTYPE_BYTES, format_bytes
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -16,7 +16,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p = subparsers.add_parser("model", help="derived quantities of a model (preset name or config.json path)")
     p.add_argument("spec", help="preset name or path to a Hugging Face config.json")
     p.add_argument("--kv-dtype", default="bf16", help="KV-cache dtype: bf16, fp16, fp32, fp8 (default bf16)")
-    p.add_argument("--weight-dtype", default="bf16", help="weight dtype (default bf16)")
+    p.add_argument(
+        "--weight-dtype",
+        default=AUTO_DTYPE,
+        help="weight dtype: auto (default: the published one, from the config's quantization_config, else its"
+        " torch_dtype, else bf16) or one of " + ", ".join(WEIGHT_DTYPE_BYTES),
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
     p.set_defaults(func=run)
     return p
@@ -35,8 +40,12 @@ def _attention_geometry(model: ModelSpec) -> dict[str, int]:
     return {"kv_heads": model.n_kv_heads, "head_dim": model.head_dim}
 
 
-def model_summary(model: ModelSpec, kv_dtype: str, weight_dtype: str) -> dict[str, Any]:
+def model_summary(model: ModelSpec, kv_dtype: str, weight_dtype: str = AUTO_DTYPE) -> dict[str, Any]:
     """The derived quantities of ``model`` as a JSON-ready dict (SI base units).
+
+    ``weight_dtype`` ``auto`` counts the weights in the model's published element type
+    (:func:`kvtier.inputs.models.resolve_weight_dtype`); ``weight_dtype_source`` says where the
+    type came from (the config's field, or ``--weight-dtype``).
 
     Under MLA the attention geometry is MLA's own (``kv_lora_rank``, ``q_lora_rank``,
     ``qk_rope_head_dim``, ``qk_nope_head_dim``, ``v_head_dim``); ``kv_heads`` and
@@ -44,6 +53,13 @@ def model_summary(model: ModelSpec, kv_dtype: str, weight_dtype: str) -> dict[st
     """
     total, active = model.param_counts()
     kv = model.kv_bytes_per_token(kv_dtype)
+    dtype = resolve_weight_dtype(model, weight_dtype, "--weight-dtype")
+    if weight_dtype != AUTO_DTYPE:
+        source = "--weight-dtype"
+    elif model.weight_dtype_provenance == "published-spec":
+        source = f"published: {model.weight_dtype_basis}"
+    else:
+        source = model.weight_dtype_basis
     out: dict[str, Any] = {
         "name": model.name,
         "source": model.source,
@@ -62,8 +78,9 @@ def model_summary(model: ModelSpec, kv_dtype: str, weight_dtype: str) -> dict[st
         "kv_bytes_per_token": kv,
         "total_params": total,
         "active_params": active,
-        "weight_dtype": weight_dtype,
-        "weight_bytes": float(capacity.weight_bytes(total, dtype_bytes(weight_dtype, "--weight-dtype"))),
+        "weight_dtype": dtype,
+        "weight_dtype_source": source,
+        "weight_bytes": float(capacity.weight_bytes(total, weight_dtype_bytes(dtype, "--weight-dtype"))),
         "param_flops_per_token": float(costs.forward_flops(1, active)),
         "attention_flops_per_token_per_position": model.attention_flops_per_position(),
     }
@@ -102,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         f" ({args.kv_dtype})",
         f"parameters          {s['total_params']:,} total, {s['active_params']:,} active",
         f"weights             {format_bytes(s['weight_bytes'], binary=False)}"
-        f" = {format_bytes(s['weight_bytes'])} ({args.weight_dtype})",
+        f" = {format_bytes(s['weight_bytes'])} ({s['weight_dtype']}; {s['weight_dtype_source']})",
         f"FLOPs per token     {s['param_flops_per_token']:.4g} (2 x active parameters)"
         f" + {s['attention_flops_per_token_per_position']:,} per cached position (attention term)",
     ]

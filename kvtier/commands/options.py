@@ -1,9 +1,10 @@
 """The options every command that reads an assumption set shares: ``--assumptions`` and ``--set``.
 
 Declared here once, so that ``compare``, ``tiers``, ``build``, ``workload`` and ``cost``
-spell and explain them the same way; and the placement options ``--tp``, ``--pp``, ``--ep``,
+spell and explain them the same way; the placement options ``--tp``, ``--pp``, ``--ep``,
 ``--gpus-per-link`` that ``compare`` and ``tiers`` share (each an alias of ``--set`` on its
-``parallel.*`` key).
+``parallel.*`` key); and ``--weight-dtype`` (``weight_dtype``), which every command that places
+and regenerates a model takes.
 """
 
 from __future__ import annotations
@@ -21,6 +22,31 @@ def add_assumption_options(p: argparse.ArgumentParser) -> None:
     """``--assumptions FILE`` and repeatable ``--set KEY=VALUE``, shared by every command that reads a set."""
     p.add_argument("--assumptions", metavar="FILE", help="YAML assumption set layered on the seed set")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override one assumption (repeatable)")
+
+
+WEIGHT_DTYPE_CHOICES: tuple[str, ...] = SCHEMA["weight_dtype"].choices
+
+
+def add_weight_dtype_option(p: argparse.ArgumentParser) -> None:
+    """``--weight-dtype D``: the element type the weights are counted in (an alias of ``--set weight_dtype=D``).
+
+    Shared by the commands that place and regenerate a model (``compare``, ``tiers``, ``cost``, ``workload``),
+    so that the fit check, the placement and the bytes a regeneration reads take the same weights.
+    """
+    p.add_argument(
+        "--weight-dtype",
+        metavar="D",
+        help="element type of the weights (weight_dtype): auto, the model's published one (its config.json's"
+        " quantization_config, else torch_dtype, else bf16), or one of "
+        + ", ".join(d for d in WEIGHT_DTYPE_CHOICES if d != "auto")
+        + "; default: the set's (a --model or --set model=... brings auto)",
+    )
+
+
+def weight_dtype_sets(args: argparse.Namespace) -> dict[str, str]:
+    """``{"weight_dtype": D}`` when ``--weight-dtype D`` is given, else nothing."""
+    value = getattr(args, "weight_dtype", None)
+    return {} if value is None else {"weight_dtype": str(value)}
 
 
 PLACEMENT_OPTIONS: dict[str, str] = {

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from kvtier.commands.options import add_assumption_options, add_placement_options, placement_json, placement_sets
+from kvtier.commands.options import (
+    add_assumption_options,
+    add_placement_options,
+    add_weight_dtype_option,
+    placement_json,
+    placement_sets,
+    weight_dtype_sets,
+)
 from kvtier.commands.output import emit
 from kvtier.inputs.assumptions import load_assumptions, parse_set_options
 from kvtier.inputs.keys import LAYOUTS
@@ -23,6 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="the layouts whose fetch, ratios and break-even latency the text shows (default both; --json has all)",
     )
     add_placement_options(p)
+    add_weight_dtype_option(p)
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
     p.set_defaults(func=run)
     return p
@@ -68,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
     sets = parse_set_options(args.set)
     sets.update(placement_sets(args))
+    sets.update(weight_dtype_sets(args))
     scenario = Scenario(load_assumptions(args.assumptions, sets))
     scenario.check_fit()
     df = tiers.table(scenario)

@@ -13,7 +13,7 @@ import json
 import math
 from typing import Any
 
-from kvtier.commands.options import add_assumption_options
+from kvtier.commands.options import add_assumption_options, add_weight_dtype_option, weight_dtype_sets
 from kvtier.data import SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
 from kvtier.formulas.cache.curve import curve_error
@@ -53,6 +53,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         + ". Sets the block size too, unless --block-tokens is given",
     )
     p.add_argument("--model", metavar="SPEC", help="preset name or config.json path (default: the set's model)")
+    add_weight_dtype_option(p)
     p.add_argument(
         "--block-tokens",
         metavar="N",
@@ -130,6 +131,7 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     sets = parse_set_options(getattr(args, "set", None))
     if getattr(args, "model", None):
         sets["model"] = args.model
+    sets.update(weight_dtype_sets(args))
     if getattr(args, "count", None) is not None:
         sets["workload.hit_count"] = args.count
     if getattr(args, "sample", None) is not None:

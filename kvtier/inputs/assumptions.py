@@ -24,7 +24,7 @@ from kvtier.inputs import engines
 from kvtier.inputs.keys import BANDWIDTH_LABELS, COLLECTIVE_RANGES, COST_RANGES, MFU_LABELS, SCHEMA, UNCERTAIN_POINTS
 from kvtier.inputs.provenance import PROVENANCE_CLASSES, Record
 from kvtier.inputs.readers import load_yaml
-from kvtier.units import is_bare_number, parse_quantity
+from kvtier.units import AUTO_DTYPE, is_bare_number, parse_quantity
 
 Assumption = Record
 """An assumption is a :class:`~kvtier.inputs.provenance.Record` whose key is a key of :data:`SCHEMA`."""
@@ -161,19 +161,32 @@ class AssumptionSet(Mapping[str, Assumption]):
         )
 
     def _follow_model(self, records: dict[str, Assumption], changed: set[str]) -> dict[str, Assumption]:
-        """A new model brings its own parameter count unless ``param_count`` is also given.
+        """A new model brings its own parameter count and weight dtype unless ``param_count``/``weight_dtype`` is given.
 
-        The seed's nominal 70e9 belongs to Llama-3 70B; carrying it to another model
-        would silently mix two models.
+        The seed's nominal 70e9 and its bf16 weights belong to the chapter's Llama-3 70B; carrying
+        them to another model would silently mix two models (DeepSeek-V3 publishes fp8 weights, half
+        the bytes of bf16).  The weight dtype becomes ``auto``: the new model's published one.
         """
-        if "model" in changed and "param_count" not in changed and records["model"].value != self["model"].value:
+        if "model" not in changed or records["model"].value == self["model"].value:
+            return records
+        source = f"config of {records['model'].value}"
+        if "param_count" not in changed:
             records["param_count"] = make_assumption(
                 "param_count",
                 None,
                 basis="exact parameter count of the model's config (follows the model)",
                 provenance="derived",
-                source=f"config of {records['model'].value}",
+                source=source,
                 where="param_count",
+            )
+        if "weight_dtype" not in changed:
+            records["weight_dtype"] = make_assumption(
+                "weight_dtype",
+                AUTO_DTYPE,
+                basis="the model's published weight dtype (follows the model)",
+                provenance="derived",
+                source=source,
+                where="weight_dtype",
             )
         return records
 

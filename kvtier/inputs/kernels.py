@@ -45,8 +45,15 @@ ACCELERATOR_SYSTEMS: dict[str, str] = {"h100-sxm": "h100_sxm", "h200": "h200_sxm
 KV_MODES: dict[str, str] = {"bf16": "bfloat16", "fp16": "bfloat16", "fp8": "fp8"}
 """The estimator's KV-cache mode for each ``kv_dtype`` it has tables for (fp16 timed as bf16: same bytes)."""
 
-WEIGHT_MODES: dict[str, str] = {"bf16": "bfloat16", "fp16": "bfloat16", "fp8": "fp8"}
-"""The estimator's GEMM mode for each ``weight_dtype`` it has tables for (fp16 timed as bf16)."""
+WEIGHT_MODES: dict[str, str] = {
+    "bf16": "bfloat16",
+    "fp16": "bfloat16",
+    "fp8": "fp8",
+    "int8": "int8_wo",
+    "int4": "int4_wo",
+}
+"""The estimator's GEMM mode for each weight type (the resolved ``weight_dtype``; fp16 timed as bf16, int8 and int4
+as weight-only quantized GEMMs)."""
 
 _TABLES = ("gemm/gemm_perf.parquet", "attention/context_attention_perf.parquet")
 """The two tables whose grids bound every dense pass: the GEMMs and the context (prefill) attention."""
@@ -109,6 +116,8 @@ class Tables:
         Most rows (tokens) of a measured GEMM (count).
     files : tuple of (str, str)
         Each table's path under ``aiconfigurator_core/`` and its SHA-256.
+    gemm_modes : tuple of str
+        The GEMM element types the GEMM table measured (``bfloat16``, ``fp8``, ...).
     """
 
     system: str
@@ -119,6 +128,7 @@ class Tables:
     max_batch: int
     max_gemm_tokens: int
     files: tuple[tuple[str, str], ...]
+    gemm_modes: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -141,6 +151,14 @@ class Tables:
             f" GEMMs up to {self.max_gemm_tokens:,} rows) and refused outside it",
             f"PyPI {PACKAGE} {self.package_version} (Apache-2.0), aiconfigurator_core/{files}",
         )
+
+
+def _column_values(path: Path, column: str) -> tuple[str, ...]:
+    """The distinct values of ``column`` in a parquet table, sorted."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    return tuple(sorted(str(v) for v in pc.unique(pq.read_table(path, columns=[column])[column]).to_pylist()))
 
 
 def _column_max(path: Path, column: str) -> int:
@@ -188,6 +206,7 @@ def tables(system: str, engine: str, version: str = "newest") -> Tables:
         max_sequence_tokens=_column_max(attention, "isl"),
         max_batch=_column_max(attention, "batch_size"),
         max_gemm_tokens=_column_max(gemm, "m"),
+        gemm_modes=_column_values(gemm, "gemm_dtype"),
         files=tuple((str(p.relative_to(root)), hashlib.sha256(p.read_bytes()).hexdigest()) for p in (gemm, attention)),
     )
 
@@ -243,14 +262,26 @@ class Estimator:
         return _op_ms(self, batch, sequence_tokens, cached_tokens)
 
 
+def _one_line(exc: Exception, est: Estimator) -> KvtierError:
+    """The estimator's own error as one line naming the table set (its messages run to several)."""
+    text = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+    return KvtierError(f"regen.model engine: {PACKAGE} cannot time the pass on {est.tables.label}: {text}")
+
+
 @cache
 def _pass_ms(est: Estimator, batch: int, sequence_tokens: int, cached_tokens: int) -> float:
-    return float(est.handle.predict_prefill_latency(batch, sequence_tokens, cached_tokens))
+    try:
+        return float(est.handle.predict_prefill_latency(batch, sequence_tokens, cached_tokens))
+    except Exception as exc:  # its own error types, a missing table among them
+        raise _one_line(exc, est) from exc
 
 
 @cache
 def _op_ms(est: Estimator, batch: int, sequence_tokens: int, cached_tokens: int) -> dict[str, float]:
-    ops, _ = est.handle.run_static_per_op(batch_size=batch, isl=sequence_tokens, osl=1, prefix=cached_tokens)
+    try:
+        ops, _ = est.handle.run_static_per_op(batch_size=batch, isl=sequence_tokens, osl=1, prefix=cached_tokens)
+    except Exception as exc:
+        raise _one_line(exc, est) from exc
     out: dict[str, float] = {}
     for op in ops:
         out[op[0]] = out.get(op[0], 0.0) + float(op[1])
@@ -293,6 +324,12 @@ def estimator(
     if weight_dtype not in WEIGHT_MODES:
         raise KvtierError(
             f"key 'weight_dtype': the engine model times {', '.join(WEIGHT_MODES)} weights, not {weight_dtype}"
+        )
+    mode = WEIGHT_MODES[weight_dtype]
+    if mode not in tables_.gemm_modes:
+        raise KvtierError(
+            f"key 'weight_dtype': {tables_.label} has GEMM tables for {', '.join(tables_.gemm_modes)}, not"
+            f" {weight_dtype} ({mode})"
         )
     if tp % ep:
         raise KvtierError(f"key 'parallel.ep': the engine model needs ep ({ep}) to divide tp ({tp})")

@@ -11,7 +11,7 @@ from kvtier.data import ENGINE_PRESETS, KERNEL_ENGINES, KERNEL_SYSTEMS
 from kvtier.errors import KvtierError, show
 from kvtier.inputs import engines
 from kvtier.inputs.traces.formats import TRACE_FORMATS
-from kvtier.units import DTYPE_BYTES, KINDS, Bounds
+from kvtier.units import AUTO_DTYPE, DTYPE_BYTES, KINDS, WEIGHT_DTYPE_BYTES, Bounds
 
 
 @dataclass(frozen=True)
@@ -171,7 +171,11 @@ SCHEMA: dict[str, KeySpec] = {
         "choice", "element type the KV cache is stored in", choices=tuple(DTYPE_BYTES), groups=("point",)
     ),
     "weight_dtype": KeySpec(
-        "choice", "element type the weights are stored in", choices=tuple(DTYPE_BYTES), groups=("point",)
+        "choice",
+        "element type the weights are stored in (auto: the model's published one, from its config's"
+        " quantization_config, else its torch_dtype, else bf16; a new model brings auto)",
+        choices=(AUTO_DTYPE, *WEIGHT_DTYPE_BYTES),
+        groups=("point",),
     ),
     "param_count": KeySpec(
         "count",

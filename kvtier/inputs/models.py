@@ -17,6 +17,12 @@ Conventions
 - FLOPs per token: ``flops_per_param_token x active parameters`` (2 by convention) plus,
   as a separate component, the attention-score term ``2 x layers x heads x (d_qk + d_v)``
   per cached position attended to.
+- The published weight element type (:attr:`ModelSpec.weight_dtype`, what ``weight_dtype: auto`` reads):
+  the format ``quantization_config`` names (fp8; AWQ, GPTQ or bitsandbytes at 8 or 4 bits: int8, int4;
+  compressed-tensors whose groups agree), else ``torch_dtype`` (``dtype`` in newer configs: bfloat16,
+  float16, float32), else bf16, assumed.  Every weight is counted at that type: the tensors a
+  checkpoint leaves unquantized (DeepSeek-V3's embeddings, LM head and norms, about 0.3 % of its
+  bytes) and the quantization scales (one fp32 per 128 x 128 block there, 0.02 %) are not counted apart.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from typing import Any
 from kvtier.data import MODEL_PRESETS
 from kvtier.errors import KvtierError, show
 from kvtier.inputs.readers import load_json
-from kvtier.units import DTYPE_BYTES
+from kvtier.units import AUTO_DTYPE, DTYPE_BYTES, WEIGHT_DTYPE_BYTES
 
 PRESETS: tuple[str, ...] = MODEL_PRESETS
 """Shipped preset names; each is a published ``config.json`` under ``kvtier/data/models``."""
@@ -75,6 +81,11 @@ class ModelSpec:
     sliding_window: int = 0
     sliding_layers: int = 0
     weight_quantization: str = ""
+    # the published weight element type (a key of WEIGHT_DTYPE_BYTES; "" when the config names one kvtier does
+    # not know), what in the config says so, and that statement's provenance class
+    weight_dtype: str = "bf16"
+    weight_dtype_basis: str = "the config states no weight dtype: bf16 assumed"
+    weight_dtype_provenance: str = "assumed"
 
     # ---- classification -------------------------------------------------
     @property
@@ -214,6 +225,49 @@ def dtype_bytes(dtype: str, key: str = "dtype") -> int:
         return DTYPE_BYTES[dtype]
     except KeyError:
         raise KvtierError(f"{key} must be one of {', '.join(DTYPE_BYTES)}, got {dtype!r}") from None
+
+
+def weight_dtype_bytes(dtype: str, key: str = "weight_dtype") -> float:
+    """Bytes per weight of ``dtype`` (B; 0.5 for int4); KvtierError naming ``key`` if unknown.
+
+    ``auto`` is no element type: resolve it first with :func:`resolve_weight_dtype`.
+    """
+    try:
+        return WEIGHT_DTYPE_BYTES[dtype]
+    except KeyError:
+        raise KvtierError(f"{key} must be one of {', '.join(WEIGHT_DTYPE_BYTES)}, got {dtype!r}") from None
+
+
+def resolve_weight_dtype(model: ModelSpec, dtype: str, key: str = "weight_dtype") -> str:
+    """The element type the weights of ``model`` are counted in: ``dtype``, or the published one for ``auto``.
+
+    Parameters
+    ----------
+    model : ModelSpec
+        The model whose published type (:attr:`ModelSpec.weight_dtype`) ``auto`` reads.
+    dtype : str
+        ``auto`` or a key of :data:`kvtier.units.WEIGHT_DTYPE_BYTES` (a concrete type wins over the config).
+    key : str
+        The key or option named in an error (``weight_dtype``, ``--weight-dtype``).
+
+    Raises
+    ------
+    KvtierError
+        An unknown ``dtype``, or ``auto`` for a config whose quantization kvtier cannot read, naming the
+        config and the key to set.
+    """
+    if dtype != AUTO_DTYPE:
+        if dtype not in WEIGHT_DTYPE_BYTES:
+            raise KvtierError(
+                f"{key} must be {AUTO_DTYPE} or one of {', '.join(WEIGHT_DTYPE_BYTES)}, got {show(dtype, quote=True)}"
+            )
+        return dtype
+    if not model.weight_dtype:
+        raise KvtierError(
+            f"{model.source}: {key} is auto but {model.weight_dtype_basis} names no weight dtype kvtier knows;"
+            f" set {key} to one of {', '.join(WEIGHT_DTYPE_BYTES)}"
+        )
+    return model.weight_dtype
 
 
 MAX_CONFIG_INT = 10**12
@@ -420,6 +474,7 @@ def from_config(config: dict[str, Any], name: str, where: str) -> ModelSpec:
         sliding_window=window if sliding_layers else 0,
         sliding_layers=sliding_layers,
         weight_quantization=_quantization(config, where),
+        **_published_weight_dtype(config),
     )
 
 
@@ -460,6 +515,74 @@ def _quantization(config: dict[str, Any], where: str) -> str:
     if not isinstance(q, dict):
         raise KvtierError(f"{where}: field 'quantization_config' must be a JSON object")
     return " ".join(str(q[k]) for k in ("quant_method", "fmt") if q.get(k))
+
+
+_TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+"""``torch_dtype`` names of a config and the weight element types they are."""
+
+_QUANT_BITS = {8: "int8", 4: "int4"}
+"""Bits per weight of an integer weight-only quantization and its element type."""
+
+
+def _bits_dtype(bits: object) -> str:
+    """int8 or int4 for a JSON integer of 8 or 4 bits per weight; ``""`` for anything else."""
+    return _QUANT_BITS.get(bits, "") if isinstance(bits, int) and not isinstance(bits, bool) else ""
+
+
+def _quantized_dtype(q: dict[str, Any]) -> str:
+    """The element type ``quantization_config`` ``q`` stores weights in, or ``""`` when it names none kvtier knows.
+
+    fp8 (``quant_method`` fp8 or fbgemm_fp8, or a ``fmt`` of e4m3 or e5m2); ``bits`` (AWQ, GPTQ; ``w_bit`` in
+    AWQ's own files) or bitsandbytes' ``load_in_8bit``/``load_in_4bit``: int8 or int4; compressed-tensors:
+    the ``weights`` of every ``config_groups`` entry, when they agree (8-bit float: fp8, 8- or 4-bit int).
+    """
+    method = str(q.get("quant_method", "")).lower()
+    if method in ("fp8", "fbgemm_fp8") or str(q.get("fmt", "")).lower() in ("e4m3", "e5m2"):
+        return "fp8"
+    if q.get("load_in_8bit") is True or q.get("load_in_4bit") is True:
+        return "int8" if q.get("load_in_8bit") is True else "int4"
+    bits = q.get("bits", q.get("w_bit"))
+    if bits is not None:
+        return _bits_dtype(bits)
+    groups = q.get("config_groups")
+    if method == "compressed-tensors" and isinstance(groups, dict) and groups:
+        found = set()
+        for group in groups.values():
+            weights = group.get("weights") if isinstance(group, dict) else None
+            if not isinstance(weights, dict):
+                return ""
+            kind, n = weights.get("type"), weights.get("num_bits")
+            found.add("fp8" if (kind, n) == ("float", 8) else _bits_dtype(n) if kind == "int" else "")
+        return found.pop() if len(found) == 1 else ""
+    return ""
+
+
+def _published_weight_dtype(config: dict[str, Any]) -> dict[str, str]:
+    """The :class:`ModelSpec` fields of the published weight element type: its name, basis and provenance class.
+
+    From ``quantization_config`` (see :func:`_quantized_dtype`), else ``torch_dtype`` (or ``dtype``),
+    else bf16, assumed.  A format kvtier does not know leaves the type empty, with a basis that says
+    what the config names: ``weight_dtype: auto`` refuses it (:func:`resolve_weight_dtype`), a concrete
+    ``weight_dtype`` does not need it.
+    """
+    q = config.get("quantization_config")
+    if isinstance(q, dict):
+        shown = ", ".join(f"{k} {show(q[k], limit=20)}" for k in ("quant_method", "fmt", "bits") if k in q)
+        return {
+            "weight_dtype": _quantized_dtype(q),
+            "weight_dtype_basis": f"its quantization_config ({shown or 'no quant_method'})",
+            "weight_dtype_provenance": "published-spec",
+        }
+    for key in ("torch_dtype", "dtype"):
+        if config.get(key) is not None:
+            raw = config[key]
+            name = raw.removeprefix("torch.") if isinstance(raw, str) else ""
+            return {
+                "weight_dtype": _TORCH_DTYPES.get(name, ""),
+                "weight_dtype_basis": f"its {key} ({show(raw, quote=True, limit=20)})",
+                "weight_dtype_provenance": "published-spec",
+            }
+    return {}
 
 
 def config_path(spec: str) -> Path | None:

@@ -38,7 +38,7 @@ from kvtier.inputs.keys import (
 )
 from kvtier.inputs.models import PRESETS, ModelSpec, load_model
 from kvtier.scenario import FORWARD_KEYS, TRANSFER_KEYS, Scenario
-from kvtier.units import DTYPE_BYTES, parse_quantity
+from kvtier.units import DTYPE_BYTES, WEIGHT_DTYPE_BYTES, parse_quantity
 
 FILE = "kvtier-presets.js"
 """The script's name under ``_static/`` (``book/_static/`` in the sources, ``html/_static/`` in a build)."""
@@ -95,7 +95,9 @@ def model_record(m: ModelSpec) -> dict[str, Any]:
     ``kv_elements_per_token`` times the KV dtype's bytes is
     :meth:`~kvtier.inputs.models.ModelSpec.kv_bytes_per_token`; the parameter counts are
     :meth:`~kvtier.inputs.models.ModelSpec.param_counts` and
-    :meth:`~kvtier.inputs.models.ModelSpec.routed_param_counts`.
+    :meth:`~kvtier.inputs.models.ModelSpec.routed_param_counts`; ``weight_dtype`` is the published
+    element type ``weight_dtype: auto`` resolves to (:attr:`~kvtier.inputs.models.ModelSpec.weight_dtype`,
+    empty when kvtier cannot read it).
     """
     total, active = m.param_counts()
     routed, routed_active = m.routed_param_counts()
@@ -117,6 +119,7 @@ def model_record(m: ModelSpec) -> dict[str, Any]:
         "moe_layers": m.n_moe_layers,
         "attention_flops_per_position": m.attention_flops_per_position(),
         "max_positions": m.max_positions,
+        "weight_dtype": m.weight_dtype,
     }
 
 
@@ -192,6 +195,7 @@ def presets(assumptions: AssumptionSet) -> dict[str, Any]:
     return {
         "set_name": assumptions.name,
         "dtype_bytes": dict(DTYPE_BYTES),
+        "weight_dtype_bytes": dict(WEIGHT_DTYPE_BYTES),
         "bandwidth_labels": list(BANDWIDTH_LABELS),
         "mfu_labels": list(MFU_LABELS),
         "uncertain_points": {name: list(points) for name, points in UNCERTAIN_POINTS.items()},

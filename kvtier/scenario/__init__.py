@@ -111,8 +111,12 @@ class Scenario(Priced):
 
     # ---- provenance ------------------------------------------------------
     def used(self, *keys: str) -> list[Assumption]:
-        """The assumption records behind a number, for labels and tables."""
-        return [self.assumptions[key] for key in keys]
+        """The assumption records behind a number, for labels and tables.
+
+        ``weight_dtype`` is its resolved record (:attr:`weight_dtype_record`): ``auto`` shows the
+        model's published type and where its config states it.
+        """
+        return [self.weight_dtype_record if key == "weight_dtype" else self.assumptions[key] for key in keys]
 
 
 @cache

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cached_property
 
 from kvtier.formulas import capacity
 from kvtier.inputs.assumptions import Assumption, AssumptionSet, load_assumptions
-from kvtier.inputs.models import ModelSpec, dtype_bytes, load_model
+from kvtier.inputs.models import ModelSpec, load_model, resolve_weight_dtype, weight_dtype_bytes
+from kvtier.units import AUTO_DTYPE
 
 
 class Resolved:
@@ -69,7 +71,36 @@ class Resolved:
         """``assumption`` when ``param_count`` overrides the config, else ``config``."""
         return "config" if self.assumptions.value("param_count") is None else "assumption"
 
+    @cached_property
+    def weight_dtype(self) -> str:
+        """The element type the weights are counted in: ``weight_dtype``, or the model's published one for ``auto``.
+
+        :func:`kvtier.inputs.models.resolve_weight_dtype`; the fit check, the placement and the
+        regeneration's bytes read all take it through :attr:`weight_bytes`.
+        """
+        return resolve_weight_dtype(self.model, str(self.assumptions.value("weight_dtype")))
+
+    @property
+    def weight_dtype_record(self) -> Assumption:
+        """The ``weight_dtype`` record with its value resolved: for ``auto``, the published type and where it is stated.
+
+        A concrete value is its own record.  ``auto`` becomes the model's type, provenance
+        ``published-spec`` when its config states it (``quantization_config`` or ``torch_dtype``),
+        ``assumed`` (bf16) when it states none; the record's text stays ``auto``.
+        """
+        rec = self.a("weight_dtype")
+        if rec.value != AUTO_DTYPE:
+            return rec
+        m = self.model
+        if m.weight_dtype_provenance == "published-spec":
+            basis = f"auto: the weights' published dtype, from {m.weight_dtype_basis}"
+        else:
+            basis = f"auto: {m.weight_dtype_basis}"
+        return replace(
+            rec, value=self.weight_dtype, provenance=m.weight_dtype_provenance, basis=basis, source=f"{m.source}"
+        )
+
     @property
     def weight_bytes(self) -> float:
-        """Bytes of the weights (B)."""
-        return float(capacity.weight_bytes(self.params, dtype_bytes(str(self.assumptions.value("weight_dtype")))))
+        """Bytes of the weights (B): :attr:`params` x the bytes of :attr:`weight_dtype` (0.5 for int4)."""
+        return float(capacity.weight_bytes(self.params, weight_dtype_bytes(self.weight_dtype)))

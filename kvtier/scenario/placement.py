@@ -199,7 +199,8 @@ class Placed(Resolved):
             fix = f"at least {n} accelerators (e.g. --tp {tp} --pp {pp})" if n else "more than 1,024 accelerators"
             raise KvtierError(
                 f"keys 'parallel.tp' ({self.placement.tp}), 'parallel.pp' ({self.placement.pp}) and 'parallel.ep'"
-                f" ({self.placement.ep}): each accelerator must hold {need / 1e9:,.1f} GB (its weights and one"
+                f" ({self.placement.ep}): each accelerator must hold {need / 1e9:,.1f} GB (its weights in"
+                f" {self.weight_dtype} and one"
                 f" sequence of 'context.long' tokens of KV), above 'parallel.hbm_capacity'"
                 f" ({float(cap) / 1e9:,.1f} GB); {self.model.name} needs {fix}, or"
                 " --set parallel.hbm_capacity=null to price it on fewer anyway"

@@ -483,7 +483,7 @@ class Timed(Placed):
             pp=p.pp,
             ep=p.ep,
             kv_dtype=self.kv_dtype,
-            weight_dtype=str(self.assumptions.value("weight_dtype")),
+            weight_dtype=self.weight_dtype,
         )
 
     def engine_regen_s(

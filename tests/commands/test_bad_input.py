@@ -574,6 +574,26 @@ MODELS = [
         CONFIG,
         [f"{CONFIG}: field 'layer_types' must be a list of 2 strings, one per layer"],
     ),
+    # weight_dtype auto (what a new model brings) and a published format kvtier cannot count: refused, naming the
+    # config and the key to set, never read as bf16
+    (
+        "quantization-unknown",
+        config(quantization_config={"quant_method": "mxfp4"}),
+        CONFIG,
+        [f"{CONFIG}: ", "is auto but its quantization_config (quant_method mxfp4) names no weight dtype kvtier knows"],
+    ),
+    (
+        "quantization-3-bits",
+        config(quantization_config={"quant_method": "gptq", "bits": 3}),
+        CONFIG,
+        [f"{CONFIG}: ", "is auto but its quantization_config (quant_method gptq, bits 3) names no weight dtype"],
+    ),
+    (
+        "torch-dtype-unknown",
+        config(torch_dtype="float64"),
+        CONFIG,
+        [f"{CONFIG}: ", "is auto but its torch_dtype ('float64') names no weight dtype kvtier knows; set"],
+    ),
     # a newline in the path: the message shows it escaped and stays one line
     ("newline-in-path", None, "{tmp}/a\nb/config.json", ["{tmp}/a\\nb/config.json: model config file not found"]),
 ]
@@ -680,6 +700,12 @@ CASES = [
         ["key 'kv_dtype': the engine model times bf16, fp16, fp8 KV caches, not fp32"],
         id="compare-engine-kv-fp32",
     ),
+    pytest.param(
+        ("compare", "--regen-model", "engine", "--model", "llama-3-8b", "--weight-dtype", "int4"),
+        {},
+        ["key 'weight_dtype': h200_sxm vllm", "has GEMM tables for bfloat16, fp8, fp8_block, not int4 (int4_wo)"],
+        id="compare-engine-weights-int4",
+    ),
     # build's own options
     pytest.param(("build", "--jobs", "0"), {}, ["--jobs must be at least 1, got 0"], id="build-jobs-0"),
     pytest.param(("build", "--jobs", "-1"), {}, ["--jobs must be at least 1, got -1"], id="build-jobs-negative"),
@@ -692,6 +718,22 @@ CASES = [
         {},
         ["--kv-dtype must be one of bf16, fp16, fp32, fp8, got 'int3'"],
         id="model-kv-dtype-int3",
+    ),
+    pytest.param(
+        ("model", "llama-3-8b", "--weight-dtype", "int3"),
+        {},
+        ["--weight-dtype must be auto or one of bf16, fp16, fp32, fp8, int8, int4, got 'int3'"],
+        id="model-weight-dtype-int3",
+    ),
+    # --weight-dtype of the commands that place and regenerate a model: an alias of --set weight_dtype=D
+    *(
+        pytest.param(
+            (cmd, "--weight-dtype", "fp4"),
+            {},
+            ["key 'weight_dtype' must be one of auto, bf16, fp16, fp32, fp8, int8, int4, got 'fp4'"],
+            id=f"{cmd}-weight-dtype-fp4",
+        )
+        for cmd in ("compare", "tiers", "cost")
     ),
     pytest.param(("model",), {}, ["the following arguments are required: spec"], id="model-no-spec"),
     # the set as a whole

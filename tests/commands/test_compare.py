@@ -150,21 +150,45 @@ def test_compare_deepseek_reads_only_the_touched_experts_and_refuses_what_does_n
     # (+ no cached KV at position 0) at 4.8 TB/s x 80 %: 144.56 ms, not the 349 ms of reading every expert
     out = run_cli_json(
         "compare", "--model", "deepseek-v3", "--regen-model", "roofline", "--accelerator", "h200",
-        "--set", "parallel.hbm_capacity=null",
+        "--set", "parallel.hbm_capacity=null", "--weight-dtype", "bf16",
     )  # fmt: skip
     assert out["bytes_read"] / 1e9 == pytest.approx(555.1255, rel=1e-6)
     assert out["regen_time_s"] == pytest.approx(555.1255e9 / 3.84e12, rel=1e-6)
-    # the preset brings the H200's 141 GB: one accelerator is refused in one line naming the keys
-    proc = run_cli("compare", "--model", "deepseek-v3", "--accelerator", "h200")
+    assert out["assumptions"]["weight_dtype"]["value"] == "bf16"
+    # without --weight-dtype the model brings the fp8 its config publishes (quantization_config fp8 e4m3), 1 B a
+    # weight: every term halves, 277.56 GB read in 72.28 ms; the record says auto resolved, and from what
+    fp8 = run_cli_json(
+        "compare", "--model", "deepseek-v3", "--regen-model", "roofline", "--accelerator", "h200",
+        "--set", "parallel.hbm_capacity=null",
+    )  # fmt: skip
+    assert fp8["bytes_read"] / 1e9 == pytest.approx(555.1255 / 2, rel=1e-6)
+    assert fp8["regen_time_s"] == pytest.approx(555.1255e9 / 2 / 3.84e12, rel=1e-6)
+    rec = fp8["assumptions"]["weight_dtype"]
+    assert (rec["value"], rec["provenance"]) == ("fp8", "published-spec") and "quantization_config" in rec["basis"]
+    assert fp8 == run_cli_json(
+        "compare", "--model", "deepseek-v3", "--regen-model", "roofline", "--accelerator", "h200",
+        "--set", "parallel.hbm_capacity=null", "--weight-dtype", "auto",
+    )  # fmt: skip
+    # the preset brings the H200's 141 GB: one accelerator is refused in one line naming the keys; in bf16 it must
+    # hold 1,342.05 + 9.21 GB of latent (131,072 x 70,272 B) = 1,351.3 GB, and 8 still hold 167.8 GB of weights
+    # each: 16 (tp 8, pp 2)
+    proc = run_cli("compare", "--model", "deepseek-v3", "--accelerator", "h200", "--weight-dtype", "bf16")
     assert proc.returncode == 2
     assert "'parallel.tp' (1)" in proc.stderr and "'parallel.hbm_capacity' (141.0 GB)" in proc.stderr
+    assert "must hold 1,351.3 GB (its weights in bf16" in proc.stderr
     assert "at least 16 accelerators (e.g. --tp 8 --pp 2)" in proc.stderr and len(proc.stderr.splitlines()) == 1
+    # in its published fp8: 671.03 + 9.21 = 680.2 GB on one; 8 hold 671.03 / 8 = 83.9 GB + 9.2 GB each
+    proc = run_cli("compare", "--model", "deepseek-v3", "--accelerator", "h200")
+    assert proc.returncode == 2 and "must hold 680.2 GB (its weights in fp8" in proc.stderr
+    assert "at least 8 accelerators (e.g. --tp 8 --pp 1)" in proc.stderr and len(proc.stderr.splitlines()) == 1
     # 8 H200s with the experts spread over them (fp8 weights): 83.9 GB + 9.2 GB of latent each, fits
-    ok = run_cli_json(
-        "compare", "--model", "deepseek-v3", "--regen-model", "roofline", "--accelerator", "h200",
-        "--tp", "8", "--ep", "8", "--set", "weight_dtype=fp8", "--set", "parallel.hbm_capacity=141GB",
-    )  # fmt: skip
-    assert ok["placement"]["accelerators"] == 8 and ok["placement"]["min_accelerators"]["accelerators"] == 8
+    for dtype in (["--set", "weight_dtype=fp8"], ["--weight-dtype", "fp8"], []):
+        ok = run_cli_json(
+            "compare", "--model", "deepseek-v3", "--regen-model", "roofline", "--accelerator", "h200",
+            "--tp", "8", "--ep", "8", "--set", "parallel.hbm_capacity=141GB", *dtype,
+        )  # fmt: skip
+        assert ok["placement"]["accelerators"] == 8 and ok["placement"]["min_accelerators"]["accelerators"] == 8
+        assert ok["placement"]["rank_memory_bytes"] == pytest.approx(671_026_419_200 / 8 + 131_072 * 70_272)
 
 
 def test_compare_engine_option_is_the_engine_key():

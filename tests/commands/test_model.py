@@ -22,6 +22,20 @@ def test_model_json_llama3_70b():
     assert out["attention_flops_per_token_per_position"] == 2_621_440
 
 
+def test_model_weights_in_the_published_dtype_unless_weight_dtype_names_one():
+    # DeepSeek-V3 publishes fp8 weights (quantization_config fp8 e4m3): 671,026,419,200 params x 1 B = 671.03 GB,
+    # not the 1,342.05 GB of bf16; --weight-dtype overrides it (int4: 0.5 B a weight, 335.51 GB)
+    out = run_cli_json("model", "deepseek-v3")
+    assert (out["weight_dtype"], out["weight_bytes"]) == ("fp8", 671_026_419_200)
+    assert out["weight_dtype_source"] == "published: its quantization_config (quant_method fp8, fmt e4m3)"
+    assert run_cli_json("model", "deepseek-v3", "--weight-dtype", "bf16")["weight_bytes"] == 2 * 671_026_419_200
+    int4 = run_cli_json("model", "deepseek-v3", "--weight-dtype", "int4")
+    assert (int4["weight_bytes"], int4["weight_dtype_source"]) == (671_026_419_200 / 2, "--weight-dtype")
+    # Llama-3 70B's torch_dtype bfloat16: 2 B; the text names the dtype and where it came from
+    proc = run_cli("model", "llama-3-70b")
+    assert "141.11 GB = 131.42 GiB (bf16; published: its torch_dtype ('bfloat16'))" in proc.stdout
+
+
 def test_model_text_and_moe():
     proc = run_cli("model", "mixtral-8x7b")
     assert proc.returncode == 0

@@ -134,3 +134,18 @@ def test_a_presets_config_and_a_users_file_read_the_same(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(llama()))
     assert kernels.model_config(str(path)) == kernels.model_config("llama-3-8b") == llama()
+
+
+def test_weights_are_timed_in_their_dtype_where_the_tables_have_it():
+    t = kernels.tables("h200_sxm", "vllm")
+    bf16 = kernels.estimator(llama(), "llama-3-8b", t).pass_ms(1, 16, 0)
+    fp8 = kernels.estimator(llama(), "llama-3-8b", t, weight_dtype="fp8").pass_ms(1, 16, 0)
+    # a lone 16-token pass streams the weights: fp8 reads half the bytes of bf16, so it is faster, not twice as fast
+    assert bf16 / 2 < fp8 < bf16
+    if PINNED:
+        assert t.gemm_modes == ("bfloat16", "fp8", "fp8_block")
+        with pytest.raises(KvtierError) as err:
+            kernels.estimator(llama(), "x", t, weight_dtype="int4")
+        assert str(err.value) == (
+            "key 'weight_dtype': h200_sxm vllm 0.24.0 has GEMM tables for bfloat16, fp8, fp8_block, not int4 (int4_wo)"
+        )

@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from kvtier import KvtierError, load_model
-from kvtier.inputs.models import PRESETS, config_path, dtype_bytes, from_config
+from kvtier.inputs.models import (
+    PRESETS,
+    config_path,
+    dtype_bytes,
+    from_config,
+    resolve_weight_dtype,
+    weight_dtype_bytes,
+)
 from tests.conftest import raw_config
 
 
@@ -186,6 +193,67 @@ def test_context_limits_and_weight_format_are_read():
     # Qwen2.5 states a window but switches it off (use_sliding_window: false)
     assert load_model("qwen2.5-72b").sliding_window == 0
     assert load_model("deepseek-v3").weight_quantization == "fp8 e4m3"
+
+
+def test_the_published_weight_dtype_of_each_preset():
+    # DeepSeek-V3's config.json: quantization_config {quant_method fp8, fmt e4m3, weight_block_size [128, 128]}
+    # beside torch_dtype bfloat16: the quantization wins, 1 B a weight; Llama-2 7B's float16, the rest bfloat16
+    published = {name: load_model(name).weight_dtype for name in PRESETS}
+    assert published == {name: "bf16" for name in PRESETS} | {"deepseek-v3": "fp8", "llama-2-7b": "fp16"}
+    ds = load_model("deepseek-v3")
+    assert ds.weight_dtype_provenance == "published-spec"
+    assert ds.weight_dtype_basis == "its quantization_config (quant_method fp8, fmt e4m3)"
+    assert resolve_weight_dtype(ds, "auto") == "fp8" and resolve_weight_dtype(ds, "int4") == "int4"
+    # bytes a weight: fp8 1, int8 1, int4 0.5 (two to a byte), bf16 2
+    assert [weight_dtype_bytes(d) for d in ("fp8", "int8", "int4", "bf16")] == [1, 1, 0.5, 2]
+
+
+@pytest.mark.parametrize(
+    ("fields", "dtype"),
+    [
+        ({"quantization_config": {"quant_method": "fp8", "fmt": "e4m3"}, "torch_dtype": "bfloat16"}, "fp8"),
+        ({"quantization_config": {"quant_method": "fbgemm_fp8"}}, "fp8"),
+        ({"quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}}, "int4"),
+        ({"quantization_config": {"quant_method": "gptq", "bits": 8}}, "int8"),
+        ({"quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": True}}, "int4"),
+        ({"quantization_config": {"quant_method": "bitsandbytes", "load_in_8bit": True}}, "int8"),
+        (
+            {
+                "quantization_config": {
+                    "quant_method": "compressed-tensors",
+                    "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "float"}}},
+                }
+            },
+            "fp8",
+        ),
+        ({"torch_dtype": "float16"}, "fp16"),
+        ({"torch_dtype": "float32"}, "fp32"),
+        ({"dtype": "bfloat16"}, "bf16"),  # transformers >= 4.56 writes dtype
+        ({}, "bf16"),  # states none: bf16, assumed
+    ],
+)
+def test_the_published_weight_dtype_is_read_from_the_config(fields, dtype):
+    m = from_config({**BASE, **fields}, "q", "q.json")
+    assert resolve_weight_dtype(m, "auto") == dtype
+    assert m.weight_dtype_provenance == ("published-spec" if fields else "assumed")
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({"quantization_config": {"quant_method": "gptq", "bits": 3}}, "quant_method gptq, bits 3"),
+        ({"quantization_config": {"quant_method": "mxfp4"}}, "quant_method mxfp4"),
+        ({"torch_dtype": "float64"}, "torch_dtype ('float64')"),
+    ],
+)
+def test_a_quantization_kvtier_cannot_read_is_refused_only_under_auto(fields, named):
+    m = from_config({**BASE, **fields}, "q", "q.json")  # loads: a concrete weight_dtype does not need it
+    assert resolve_weight_dtype(m, "bf16") == "bf16"
+    with pytest.raises(KvtierError, match="^q.json: weight_dtype is auto but its ") as err:
+        resolve_weight_dtype(m, "auto")
+    assert named in str(err.value) and "set weight_dtype to one of bf16, fp16, fp32, fp8, int8, int4" in str(err.value)
+    with pytest.raises(KvtierError, match="^--weight-dtype must be auto or one of bf16, .*, got 'int3'$"):
+        resolve_weight_dtype(m, "int3", "--weight-dtype")
 
 
 @pytest.mark.parametrize(

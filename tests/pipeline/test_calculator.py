@@ -214,7 +214,8 @@ def random_case(rng: random.Random, presets: dict) -> list[tuple[str, str]]:
     model = presets["models"][model_name]
     case = [("model", model_name)]
     case.append(("kv_dtype", rng.choice(["bf16", "fp16", "fp8", "fp32"])))
-    case.append(("weight_dtype", rng.choice(["bf16", "fp8", "fp16"])))
+    # after the model, which brings auto (its published dtype: fp8 for DeepSeek-V3), as _follow_model does
+    case.append(("weight_dtype", rng.choice(["auto", "bf16", "fp8", "fp16", "int8", "int4"])))
     if rng.random() < 0.25:
         case.append(("param_count", f"{rng.uniform(1, 900):.3g}e9"))
     engine = rng.choice(["none"] * 4 + presets["engine_presets"])
@@ -411,32 +412,46 @@ def kvtier_refuses(argv: list[str]) -> str:
     return buf.getvalue()
 
 
-def test_the_h200_preset_brings_its_memory_and_one_cannot_hold_deepseek_v3(page):
+def test_the_h200_preset_brings_its_memory_and_one_cannot_hold_deepseek_v3_in_its_published_fp8(page):
     page.evaluate(SET_FIELDS, [("model", "deepseek-v3"), ("accelerator", "h200")])
+    assert page.input_value('#kvtier-calculator [name="weight_dtype"]') == "auto"  # the model brings its own
+    message = tp_message(page.evaluate(READ_OUTPUTS))
+    # its config's fp8 (quantization_config fp8 e4m3): 671,026,419,200 x 1 B + 9,210,691,584 B of latent
+    # = 680,237,110,784 B = 680.2 GB on one; TP 8 holds 83.9 + 9.2 GB each
+    assert refusal_figures(message) == ("680.2", 8, 8, 1) and "(its weights in fp8 and" in message
+    refusal = kvtier_refuses(["compare", "--model", "deepseek-v3", "--accelerator", "h200"])
+    assert "must hold 680.2 GB" in refusal and "at least 8 accelerators (e.g. --tp 8 --pp 1)" in refusal
+
+
+def test_the_h200_preset_brings_its_memory_and_one_cannot_hold_deepseek_v3_in_bf16(page):
+    page.evaluate(SET_FIELDS, [("model", "deepseek-v3"), ("weight_dtype", "bf16"), ("accelerator", "h200")])
     assert page.input_value(HBM) == "141"  # hardware.yaml: h200.memory 141 GB, filled beside peak and bandwidth
     out = page.evaluate(READ_OUTPUTS)
     assert out["state"] == "refused" and out["values"] == {}
     assert "(the placement does not fit" in out["command"]
     message = tp_message(out)
-    # the seed's DeepSeek-V3 at TP 1: its config's 671,026,419,200 parameters x 2 B (bf16) = 1,342,052,838,400 B of
+    # DeepSeek-V3 in bf16 at TP 1: its config's 671,026,419,200 parameters x 2 B (bf16) = 1,342,052,838,400 B of
     # weights, plus one sequence of context.long = 131,072 tokens x 61 layers x (512 + 64) latent x 2 B = 70,272 B
     # a token = 9,210,691,584 B of KV: 1,351,263,529,984 B = 1,351.3 GB, above the 141 GB of one H200
-    s = Scenario(load_assumptions(sets={"model": "deepseek-v3", "parallel.hbm_capacity": "141GB"}))
+    sets = {"model": "deepseek-v3", "weight_dtype": "bf16", "parallel.hbm_capacity": "141GB"}
+    s = Scenario(load_assumptions(sets=sets))
     assert s.rank_memory_bytes() == 671_026_419_200 * 2 + 131_072 * 70_272 == 1_351_263_529_984
     assert "must hold 1,351.3 GB" in message and "131,072 tokens of KV" in message and "141.0 GB of memory" in message
     # the fewest that hold it: TP 8 x PP 2 = 16 (TP 8 alone keeps 1,342.05 / 8 = 167.8 GB of weights, too many)
     assert refusal_figures(message) == ("1,351.3", 16, 8, 2)
     # the command's own refusal, word for word where the two say the same thing
-    refusal = kvtier_refuses(["compare", "--model", "deepseek-v3", "--accelerator", "h200"])
+    refusal = kvtier_refuses(["compare", "--model", "deepseek-v3", "--accelerator", "h200", "--weight-dtype", "bf16"])
     assert "must hold 1,351.3 GB" in refusal and "(141.0 GB)" in refusal
     assert "at least 16 accelerators (e.g. --tp 8 --pp 2)" in refusal
 
 
 def test_the_h200_holds_deepseek_v3_at_tp_8_and_pp_2(page):
-    page.evaluate(SET_FIELDS, [("model", "deepseek-v3"), ("accelerator", "h200"), ("tp", "8"), ("pp", "2")])
+    fields = [("model", "deepseek-v3"), ("weight_dtype", "bf16"), ("accelerator", "h200"), ("tp", "8"), ("pp", "2")]
+    page.evaluate(SET_FIELDS, fields)
     out = page.evaluate(READ_OUTPUTS)
     assert out["state"] == "answered", out["messages"]
     sets = sets_of(out["command"])
+    assert sets["weight_dtype"] == "bf16"  # not the model's own (auto): the command says so
     assert sets["parallel.hbm_capacity"] == "141GB" and (sets["parallel.tp"], sets["parallel.pp"]) == ("8", "2")
     # the busiest rank: 1,342,052,838,400 B / (8 x 2) = 83,878,302,400 B of weights, plus the KV of its 31 of 61
     # layers (ceil(61 / 2); MLA's latent is whole on every TP rank): 9,210,691,584 x 31 / 61 = 4,680,843,264 B;

@@ -53,10 +53,13 @@ def test_moe_table_deepseek():
 def test_min_accelerators_table():
     df = placement.min_accelerators_table(Scenario(), ["llama-3.1-405b", "deepseek-v3"], 141e9).set_index("model")
     # 405B bf16: 811.7 GB / 8 = 101.46 GB + 131,072 x 516,096 B / 8 = 8.46 GB -> 109.9 GB fits 141 GB
-    # (4 GPUs hold 202.9 GB of weights each: no); DeepSeek-V3 bf16 needs 16 (tp 8, pp 2)
+    # (4 GPUs hold 202.9 GB of weights each: no); DeepSeek-V3 in its published fp8 (a new model brings its own
+    # weight dtype): 671,026,419,200 params x 1 B = 671.0 GB / 8 = 83.88 GB + its whole MLA latent on every rank,
+    # 131,072 x 70,272 B = 9.21 GB -> 93.09 GB fits 141 GB at tp 8 (4 GPUs: 167.8 GB of weights each, no)
     assert df.loc["llama-3.1-405b", "accelerators"] == 8
+    assert df.loc["deepseek-v3", "weights_GB"] == pytest.approx(671.0264192, rel=1e-12)
     assert (df.loc["deepseek-v3", "accelerators"], df.loc["deepseek-v3", "tp"], df.loc["deepseek-v3", "pp"]) == (
-        16,
         8,
-        2,
+        8,
+        1,
     )

@@ -10,7 +10,7 @@ import pandas as pd
 
 from kvtier.formulas import capacity
 from kvtier.inputs import chapter
-from kvtier.inputs.models import dtype_bytes
+from kvtier.inputs.models import weight_dtype_bytes
 from kvtier.report import words
 from kvtier.report.columns import BATCH, LONE, Column, declare, named, phrase
 from kvtier.report.figures import PALETTE, finish, keep_label_inside, mark_context_limit, new_figure
@@ -70,7 +70,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     """KV footprint at the reference contexts, the weights, and the crossover."""
     short, long = s.v("context.short"), s.v("context.long")
     exact_total, _ = s.model.param_counts()
-    weight_elem = dtype_bytes(str(s.assumptions.value("weight_dtype")), "weight_dtype")
+    weight_elem = weight_dtype_bytes(s.weight_dtype)
     exact_crossover = float(
         capacity.crossover_context_tokens(capacity.weight_bytes(exact_total, weight_elem), s.kv_bytes_per_token)
     )
@@ -157,7 +157,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "crossover_tokens": s.crossover_tokens,
         "crossover_exact_tokens": exact_crossover,
         "crossover_shift_tokens": exact_crossover - s.crossover_tokens,
-        "weight_dtype": str(s.assumptions.value("weight_dtype")),
+        "weight_dtype": s.weight_dtype,  # auto resolved: the model's published type
         "chapter_crossover_tokens": chapter.CROSSOVER_TOKENS.value,
         "seed_crossover_tokens": seed_scenario().crossover_tokens,
         "seed_share_short_pct": float(seed_scenario().kv_share(seed_scenario().v("context.short"))) * 100,

@@ -12,7 +12,7 @@ from kvtier.inputs.models import PRESETS
 from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import PALETTE, finish, new_figure
 from kvtier.scenario import PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
-from kvtier.units import GIB, MIB
+from kvtier.units import AUTO_DTYPE, GIB, MIB
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -178,10 +178,13 @@ def model_note(s: Scenario) -> str:
         )
     if m.max_positions and s.crossover_tokens > m.max_positions:
         notes.append(f"crossover beyond the {m.max_positions:,} positions the config allows")
-    if m.weight_quantization:
+    if m.weight_quantization and s.assumptions.value("weight_dtype") == AUTO_DTYPE:
         notes.append(
-            f"weights published as {m.weight_quantization}; weights_GiB assumes"
-            f" weight_dtype = {s.assumptions.value('weight_dtype')}"
+            f"weights_GiB in {s.weight_dtype}, the dtype its weights are published in ({m.weight_quantization})"
+        )
+    elif m.weight_quantization:
+        notes.append(
+            f"weights published as {m.weight_quantization}; weights_GiB assumes weight_dtype = {s.weight_dtype}"
         )
     return "; ".join(notes)
 
@@ -286,7 +289,8 @@ def models_crossover(s: Scenario) -> tuple[Figure, str]:
             if capped
             else "."
         ),
-        extra="parameters and geometry from each published config.json [published-spec]",
+        extra="parameters, geometry and the other models' weight dtypes (auto) from each published config.json"
+        " [published-spec]",
         lead=lead,
         drivers=("kv_dtype", "weight_dtype"),
     )

@@ -19,6 +19,11 @@ def test_models_side_by_side_by_hand():
     # DeepSeek-V3 (MLA): 61 layers x (512 + 64) x 2 B = 70,272 B = 68.625 KiB per token; fp8 halves it
     assert rows["deepseek-v3"]["kv_KiB_per_token"] == 68.625
     assert rows["deepseek-v3"]["kv_fp8_KiB_per_token"] == 68.625 / 2
+    # DeepSeek-V3's weights in the fp8 its config publishes (quantization_config fp8 e4m3): 671,026,419,200 x 1 B
+    # = 624.94 GiB, not the 1,249.88 GiB of bf16; Llama-2 7B's torch_dtype float16 is 2 B, as bf16
+    assert rows["deepseek-v3"]["weights_GiB"] == pytest.approx(671_026_419_200 / 2**30, rel=1e-12)
+    assert "weights_GiB in fp8, the dtype its weights are published in (fp8 e4m3)" in rows["deepseek-v3"]["note"]
+    assert rows["llama-2-7b"]["weights_GiB"] == pytest.approx(6_738_415_616 * 2 / 2**30, rel=1e-12)
     # Llama-3 70B with its exact 70,553,706,496 parameters: 141,107,412,992 B / 327,680 B = 430,625.65 tokens
     assert rows["llama-3-70b"]["crossover_tokens"] == pytest.approx(430_625.65, rel=1e-8)
     # Llama-3 8B at the illustrative point: 2 x 8,030,261,248 x 16 / 1.25e14 = 2.0557 ms over
@@ -36,5 +41,6 @@ def test_the_models_figure_ticks_each_context_limit_and_counts_those_past_the_cr
     assert len(ticks) == 9
     # the smallest crossover, Llama-2 7B's 25,705 tokens, lies past its 4,096 positions: no limit reaches one
     assert "no context limit reaches the crossover" in caption
-    assert "from 25,705 tokens (llama-2-7b) to 19,097,974 (deepseek-v3)" in caption
+    # DeepSeek-V3's in its published fp8: 671,026,419,200 params x 1 B / 70,272 B a token (61 x 576 x 2) = 9,548,987
+    assert "from 25,705 tokens (llama-2-7b) to 9,548,987 (deepseek-v3)" in caption
     plt.close(fig)
