@@ -25,7 +25,7 @@ ALLOWED: tuple[tuple[str, str], ...] = (
     (r"\bLlama-\d+(?:\.\d+)?(?:-\d+B)?\b", "a model's name (Llama-3-70B, Llama-3.1, Llama-2)"),
     (r"\b\d+B\b", "a model size in a model's name (7B, 8B, 70B shapes)"),
     (r"\bDeepSeek-V\d+\b", "a model's name"),
-    (r"\b[HB]\d{3}\b", "an accelerator's name (H100, H200, B200)"),
+    (r"\b[AHB]\d{3}s?\b", "an accelerator's name (A800, H100, H200, B200; H800s)"),
     (r"\b(?:bf|fp|FP|int|INT)\d+\b", "a number format's name (bf16, fp8, FP4)"),
     (r"\bPCIe(?: Gen| )?\d+(?:\.\d+)?\b", "a link standard's version (PCIe 5.0, PCIe Gen5)"),
     (r"\bCXL\s+\d+\.\d+\b", "a link standard's version (CXL 2.0)"),

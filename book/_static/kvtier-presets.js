@@ -2,6 +2,12 @@
 // the calculator's starting values and presets, in SI base units. Do not edit by hand.
 window.KVTIER_PRESETS = {
  "accelerators": {
+  "a100-sxm": {
+   "mem_bandwidth": 2039000000000.0,
+   "memory": 80000000000.0,
+   "peak_flops": 312000000000000.0,
+   "title": "NVIDIA A100 SXM4 80GB"
+  },
   "b200": {
    "mem_bandwidth": 8000000000000.0,
    "memory": 180000000000.0,
@@ -37,6 +43,12 @@ window.KVTIER_PRESETS = {
    "memory": 141000000000.0,
    "peak_flops": 989000000000000.0,
    "title": "NVIDIA H200 SXM 141GB"
+  },
+  "l40s": {
+   "mem_bandwidth": 864000000000.0,
+   "memory": 48000000000.0,
+   "peak_flops": 362050000000000.0,
+   "title": "NVIDIA L40S 48GB"
   }
  },
  "bandwidth_labels": [

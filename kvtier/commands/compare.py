@@ -184,6 +184,7 @@ def regen_point(scenario: Scenario, position: float | None, upstream: str) -> di
                 "engine_version": tables.version,
                 "package": f"{kernels.PACKAGE} {tables.package_version}",
                 "files": [{"path": path, "sha256": digest} for path, digest in tables.files],
+                "timed_as": scenario.kernel_estimator.timed_as,
             },
         )
         flops = float(scenario.interior_flops(p, upstream))
@@ -338,6 +339,11 @@ def run(args: argparse.Namespace) -> int:
         *copies_line(scenario),
         f"regenerate       {format_time(result['regen_time_s'])}  ({regen_detail})",
         f"case             {result['regen_case']}",
+        *(
+            [f"architecture     {result['kernel_tables']['timed_as']}"]
+            if result["regen_model"] == "engine" and result["kernel_tables"]["timed_as"]
+            else []
+        ),
         f"ratio            {result['regen_to_fetch_ratio']:.2f}×  (regenerate / fetch)",
         f"break-even       {format_quantity(result['break_even_bandwidth_bytes_per_s'], 'bandwidth')}"
         "  (links slower than this make regenerating faster)",

@@ -26,7 +26,7 @@ import json
 import logging
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import metadata, resources
 from pathlib import Path
@@ -39,7 +39,14 @@ from kvtier.inputs.provenance import Record
 PACKAGE = "aiconfigurator-core"
 """The distribution that ships the tables and the estimator."""
 
-ACCELERATOR_SYSTEMS: dict[str, str] = {"h100-sxm": "h100_sxm", "h200": "h200_sxm", "b200": "b200_sxm", "gb200": "gb200"}
+ACCELERATOR_SYSTEMS: dict[str, str] = {
+    "a100-sxm": "a100_sxm",
+    "h100-sxm": "h100_sxm",
+    "h200": "h200_sxm",
+    "b200": "b200_sxm",
+    "gb200": "gb200",
+    "l40s": "l40s",
+}
 """kvtier's accelerator presets (``kvtier/data/hardware.yaml``) with a table set: the system it is filed under."""
 
 KV_MODES: dict[str, str] = {"bf16": "bfloat16", "fp16": "bfloat16", "fp8": "fp8"}
@@ -57,6 +64,17 @@ as weight-only quantized GEMMs)."""
 
 _TABLES = ("gemm/gemm_perf.parquet", "attention/context_attention_perf.parquet")
 """The two tables whose grids bound every dense pass: the GEMMs and the context (prefill) attention."""
+
+
+ARCHITECTURE_ALIASES: dict[str, tuple[str, str]] = {
+    "MistralForCausalLM": (
+        "LlamaForCausalLM",
+        "timed as LlamaForCausalLM, whose layers it shares (aiconfigurator-core has no Mistral model); a sliding"
+        " attention window, where the config sets one, is not modelled, so a sequence longer than it is timed with"
+        " full attention",
+    ),
+}
+"""Architectures the estimator has no model of, timed as the one with the same layers, and what that leaves out."""
 
 
 def _package_root() -> Path:
@@ -221,10 +239,14 @@ class Estimator:
         The table set it times with.
     handle : Any
         The package's ``EngineHandle``.
+    timed_as : str
+        How the model's architecture was timed where the estimator has no model of its own name
+        (:data:`ARCHITECTURE_ALIASES`); empty when it has one.
     """
 
     tables: Tables
     handle: Any
+    timed_as: str = ""
 
     def check(self, batch: int, sequence_tokens: int, new_tokens: int) -> None:
         """Refuse a pass outside the measured grid: one line naming the table set and the bound crossed.
@@ -333,8 +355,15 @@ def estimator(
         )
     if tp % ep:
         raise KvtierError(f"key 'parallel.ep': the engine model needs ep ({ep}) to divide tp ({tp})")
+    config = dict(config)
+    timed_as = ""
+    architectures = config.get("architectures") or []
+    if architectures and architectures[0] in ARCHITECTURE_ALIASES:
+        alias, timed_as = ARCHITECTURE_ALIASES[architectures[0]]
+        config["architectures"] = [alias, *architectures[1:]]
     text = json.dumps(config, sort_keys=True)
-    return _compile(text, model_name, tables_, tp, pp, ep, KV_MODES[kv_dtype], WEIGHT_MODES[weight_dtype])
+    est = _compile(text, model_name, tables_, tp, pp, ep, KV_MODES[kv_dtype], WEIGHT_MODES[weight_dtype])
+    return replace(est, timed_as=timed_as) if timed_as else est
 
 
 @cache

@@ -477,7 +477,7 @@ class Timed(Placed):
         p = self.placement
         return kernels.estimator(
             kernels.model_config(str(self.assumptions.value("model"))),
-            self.model.name,
+            str(self.assumptions.value("model")),  # the preset's name or the config's path, for messages
             self.kernel_tables,
             tp=p.tp,
             pp=p.pp,

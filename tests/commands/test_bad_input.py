@@ -689,9 +689,9 @@ CASES = [
         id="compare-engine-version-absent",
     ),
     pytest.param(
-        ("compare", "--regen-model", "engine", "--model", "mistral-7b"),
-        {},
-        ["model mistral-7b: aiconfigurator-core cannot build its forward pass on h200_sxm vllm"],
+        ("compare", "--regen-model", "engine", "--model", CONFIG),
+        {"config.json": json.dumps({**GOOD_CONFIG, "architectures": ["FalconForCausalLM"]})},
+        [f"model {CONFIG}: aiconfigurator-core cannot build its forward pass on h200_sxm vllm", "FalconForCausalLM"],
         id="compare-engine-model-unsupported",
     ),
     pytest.param(

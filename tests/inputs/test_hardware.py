@@ -24,6 +24,8 @@ def test_preset_names_in_file_order():
         "h200",
         "b200",
         "gb200",
+        "a100-sxm",
+        "l40s",
         "dgx-spark-gb10",
         "chapter-implied",
     ]
@@ -51,9 +53,9 @@ def test_every_record_has_valid_provenance_and_text():
     ]
     for name, link in hardware.load_links().items():
         records += [(name, r) for r in (link.bandwidth_record, link.raw_bandwidth_record, link.latency_record) if r]
-    # 6 accelerators x 2 records + 5 memory sizes (all but the chapter's unnamed one) + 11 links x (bandwidth +
-    # latency) + 9 net links with a raw bandwidth (pcie5, pcie6, 4 cxl, 2 nvme, rdma) = 12 + 5 + 22 + 9 = 48
-    assert len(records) == 6 * 2 + 5 + 11 * 2 + 9
+    # 8 accelerators x 2 records + 7 memory sizes (all but the chapter's unnamed one) + 11 links x (bandwidth +
+    # latency) + 9 net links with a raw bandwidth (pcie5, pcie6, 4 cxl, 2 nvme, rdma) = 16 + 7 + 22 + 9 = 54
+    assert len(records) == 8 * 2 + 7 + 11 * 2 + 9
     for name, record in records:
         assert record.key.startswith(f"{name}."), record.key
         if record.value is None:  # a figure nobody publishes carries no class
@@ -82,6 +84,9 @@ def test_accelerator_values():
     assert acc["gb200"].peak_flop_per_s == 2.5e15
     assert acc["gb200"].peak_record.provenance == "derived"
     # DGX Spark: 273 GB/s LPDDR5x, no bf16 peak
+    # A100 SXM4 80GB and L40S: dense bf16 312 and 362.05 TFLOP/s (half their sparse figures), 2,039 and 864 GB/s
+    assert (acc["a100-sxm"].peak_flop_per_s, acc["a100-sxm"].mem_bandwidth_bytes_per_s) == (312e12, 2.039e12)
+    assert (acc["l40s"].peak_flop_per_s, acc["l40s"].mem_bandwidth_bytes_per_s) == (362.05e12, 864e9)
     assert acc["dgx-spark-gb10"].peak_flop_per_s is None
     assert acc["dgx-spark-gb10"].mem_bandwidth_bytes_per_s == 273e9
     assert acc["dgx-spark-gb10"].peak_record.display == "not published"
@@ -99,6 +104,8 @@ def test_accelerator_values():
         "h200": 141e9,
         "b200": 180e9,
         "gb200": 186e9,
+        "a100-sxm": 80e9,
+        "l40s": 48e9,
         "dgx-spark-gb10": 128e9,
         "chapter-implied": None,
     }

@@ -114,12 +114,23 @@ def test_what_the_estimator_cannot_time_is_one_line():
     with pytest.raises(KvtierError, match=r"^key 'parallel.ep': the engine model needs ep \(3\) to divide tp \(4\)"):
         kernels.estimator(llama(), "x", t, tp=4, ep=3)
     # an architecture it has no model of: its own message, without its list of thirty supported ones
+    falcon = {**llama(), "architectures": ["FalconForCausalLM"]}
     with pytest.raises(KvtierError) as err:
-        kernels.estimator(llama("mistral-7b"), "mistral-7b", t)
+        kernels.estimator(falcon, "falcon", t)
     assert str(err.value) == (
-        "model mistral-7b: aiconfigurator-core cannot build its forward pass on h200_sxm vllm 0.24.0:"
-        " The model's architecture MistralForCausalLM is not supported."
+        "model falcon: aiconfigurator-core cannot build its forward pass on h200_sxm vllm 0.24.0:"
+        " The model's architecture FalconForCausalLM is not supported."
     )
+
+
+def test_mistral_is_timed_as_llama_and_says_so():
+    t = kernels.tables("h200_sxm", "vllm")
+    mistral = kernels.estimator(llama("mistral-7b"), "mistral-7b", t)
+    assert mistral.timed_as.startswith("timed as LlamaForCausalLM") and "sliding attention window" in mistral.timed_as
+    # the same layers under Llama's name time the same
+    as_llama = {**llama("mistral-7b"), "architectures": ["LlamaForCausalLM"]}
+    assert mistral.pass_ms(1, 1024, 0) == kernels.estimator(as_llama, "m", t).pass_ms(1, 1024, 0)
+    assert kernels.estimator(llama(), "llama-3-8b", t).timed_as == ""
 
 
 def test_tensor_parallelism_shortens_the_pass():

@@ -100,8 +100,8 @@ def test_the_roofline_figure_gives_each_device_a_marker():
     fig, caption = page.roofline_vs_batch(Scenario())
     lines = [line for line in fig.axes[0].get_lines() if line.get_label() and not line.get_label().startswith("_")]
     markers = [line.get_marker() for line in lines]
-    # the set's own device and the four presets with a dense peak: five lines, five markers
-    assert len(markers) == 5 and len(set(markers)) == 5
+    # the set's own device and the six presets with a dense peak: seven lines, seven markers
+    assert len(markers) == 7 and len(set(markers)) == 7
     # 140e9 B / (3.35e12 x 0.8) = 52.2 ms against 17.9 ms of compute at 25 % MFU
     assert caption.startswith("A lone block is memory-bound on this set's device: its 16-token pass takes 52.2 ms")
     plt.close(fig)

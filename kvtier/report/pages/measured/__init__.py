@@ -60,7 +60,7 @@ TABLES = (
         "measured_engines",
         engine_table,
         ("id",),
-        ("id", "accelerator", "engine", "model", "tp", "tokens", "measured_ms", "reading", "model_ms", "error_pct"),
+        ("id", "model", "tp", "tokens", "measured_ms", "model_ms", "error_pct"),
     ),
     (
         "measured_peer_calibration",

@@ -119,8 +119,9 @@ MOONCAKE = {
     "a": 4,
     "b": 22,
     "prefix_tokens": 8192,
-    "a800_flop_per_s": 8 * 312e12,
-    "h800_flop_per_s": 8 * 989e12,
+    "gpus": 8,
+    "a800_flop_per_s": 312e12,
+    "h800_flop_per_s": 989e12,
     "published_a800_gbps": 6,
     "published_h800_gbps": 19,
 }
@@ -151,6 +152,10 @@ def mooncake_numbers() -> dict[str, Any]:
     ours = float(s.interior_flops(0, "resident"))  # the prefix recomputed: parameters and causal attention
     linear_ours = float(costs.forward_flops(p, s.active_params, s.v("flops_per_param_token")))
     return {
+        "mc_prefix_tokens": p,
+        "mc_a": m["a"],
+        "mc_b": m["b"],
+        "mc_gpus": m["gpus"],
         "mc_flops_extra_pct": (ours / theirs - 1) * 100,
         "mc_linear_extra_pct": (linear_ours / (layers * m["b"] * p * d * d) - 1) * 100,
         "mc_attention_share_pct": (ours - linear_ours) / (layers * m["a"] * p * p * d) * 100,
@@ -163,10 +168,10 @@ def mooncake_numbers() -> dict[str, Any]:
         "mc_linear_ours": linear_ours,
         "mc_attention_theirs": layers * m["a"] * p * p * d,
         "mc_attention_ours": ours - linear_ours,
-        "mc_a800_theirs_gbps": mooncake_min_bandwidth(theirs, kv_bytes, m["a800_flop_per_s"]) / 1e9,
-        "mc_h800_theirs_gbps": mooncake_min_bandwidth(theirs, kv_bytes, m["h800_flop_per_s"]) / 1e9,
-        "mc_a800_ours_gbps": mooncake_min_bandwidth(ours, kv_bytes, m["a800_flop_per_s"]) / 1e9,
-        "mc_h800_ours_gbps": mooncake_min_bandwidth(ours, kv_bytes, m["h800_flop_per_s"]) / 1e9,
+        "mc_a800_theirs_gbps": mooncake_min_bandwidth(theirs, kv_bytes, m["gpus"] * m["a800_flop_per_s"]) / 1e9,
+        "mc_h800_theirs_gbps": mooncake_min_bandwidth(theirs, kv_bytes, m["gpus"] * m["h800_flop_per_s"]) / 1e9,
+        "mc_a800_ours_gbps": mooncake_min_bandwidth(ours, kv_bytes, m["gpus"] * m["a800_flop_per_s"]) / 1e9,
+        "mc_h800_ours_gbps": mooncake_min_bandwidth(ours, kv_bytes, m["gpus"] * m["h800_flop_per_s"]) / 1e9,
         "mc_a800_published_gbps": m["published_a800_gbps"],
         "mc_h800_published_gbps": m["published_h800_gbps"],
     }
