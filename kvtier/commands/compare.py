@@ -8,17 +8,18 @@ from typing import Any
 from kvtier.commands.options import (
     add_assumption_options,
     add_placement_options,
+    add_regeneration_options,
     add_weight_dtype_option,
     placement_json,
     placement_sets,
     weight_dtype_sets,
+    with_accelerator,
 )
 from kvtier.commands.output import emit, record_json
 from kvtier.errors import KvtierError
 from kvtier.formulas import transfer
-from kvtier.inputs import hardware, kernels
+from kvtier.inputs import kernels
 from kvtier.inputs.assumptions import load_assumptions, parse_set_options
-from kvtier.inputs.provenance import Record
 from kvtier.scenario import Scenario
 from kvtier.units import format_bytes, format_quantity, format_time
 
@@ -43,16 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--position", metavar="P", help="regenerate the block starting at token P (attention included)")
     p.add_argument("--upstream", choices=("resident", "evicted"), help="is the KV before the block still cached?")
     p.add_argument("--anchor-every", metavar="N", help="resident anchors every N tokens for --upstream evicted")
-    p.add_argument(
-        "--regen-model",
-        choices=("mfu", "roofline", "engine"),
-        help="compute-only (the chapter), roofline, or an engine's measured kernels (--accelerator, --engine)",
-    )
-    p.add_argument(
-        "--accelerator",
-        metavar="NAME",
-        help="accelerator preset for peak, memory bandwidth, memory (fit check) and kernel tables (engine model)",
-    )
+    add_regeneration_options(p)
     p.add_argument("--batch-tokens", metavar="N", help="tokens sharing the regenerating forward pass")
     add_placement_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
@@ -88,41 +80,9 @@ def _compare_overrides(args: argparse.Namespace, base: Scenario) -> dict[str, st
 
 def _scenario_from_args(args: argparse.Namespace) -> Scenario:
     """The assumption set of a quick-answer command: file, accelerator preset, then options."""
-    base = load_assumptions(args.assumptions)
-    if getattr(args, "accelerator", None):
-        acc = hardware.accelerator(args.accelerator)
-        records = {"regen.mem_bandwidth": acc.mem_bandwidth_record}
-        if acc.peak_flop_per_s is not None:
-            records["peak_flops"] = acc.peak_record
-        elif args.peak_flops is None:
-            acc.require_peak()  # raises: this preset publishes no peak, --peak-flops is required
-        system = kernels.ACCELERATOR_SYSTEMS.get(acc.name)
-        if system is not None:
-            records["regen.system"] = _system_record(acc.name, system)
-        elif "engine" in (args.regen_model, base.value("regen.model")):
-            raise KvtierError(
-                f"--accelerator {acc.name}: no measured kernel tables for it (regen.model engine); tables exist for"
-                f" {', '.join(kernels.ACCELERATOR_SYSTEMS)} (or set regen.system)"
-            )
-        if acc.memory_record is not None and base.value("parallel.hbm_capacity") is None:
-            # the accelerator's memory: a placement whose weights and one long sequence do not fit is refused
-            records["parallel.hbm_capacity"] = acc.memory_record
-        base = base.with_records(records)
+    base = with_accelerator(load_assumptions(args.assumptions), args)
     sets = _compare_overrides(args, Scenario(base))
     return Scenario(base.with_values(sets, source="command line")) if sets else Scenario(base)
-
-
-def _system_record(accelerator: str, system: str) -> Record:
-    """``regen.system`` as ``--accelerator`` sets it: the system the preset's kernel tables are filed under."""
-    return Record(
-        "regen.system",
-        system,
-        "choice",
-        system,
-        "published-spec",
-        f"the kernel tables of the accelerator preset {accelerator} (aiconfigurator-core files them as {system})",
-        f"command line (--accelerator {accelerator})",
-    )
 
 
 def copies_line(scenario: Scenario) -> list[str]:
@@ -162,7 +122,7 @@ def regen_point(scenario: Scenario, position: float | None, upstream: str) -> di
     }
     if model == "engine":
         p = 0.0 if position is None else position
-        regen_s = float(scenario.regen_time_s(p, upstream, point["mfu"]))
+        regen_s = float(scenario.engine_regen_s(p, upstream, strict=True))  # a pass outside the grid: refused
         first, n = (float(x) for x in scenario.recompute_span(p, upstream))
         batch = scenario.v("regen.batch_tokens")
         regime = (

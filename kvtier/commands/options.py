@@ -3,8 +3,8 @@
 Declared here once, so that ``compare``, ``tiers``, ``build``, ``workload`` and ``cost``
 spell and explain them the same way; the placement options ``--tp``, ``--pp``, ``--ep``,
 ``--gpus-per-link`` that ``compare`` and ``tiers`` share (each an alias of ``--set`` on its
-``parallel.*`` key); and ``--weight-dtype`` (``weight_dtype``), which every command that places
-and regenerates a model takes.
+``parallel.*`` key); ``--weight-dtype`` (``weight_dtype``), which every command that places
+and regenerates a model takes; and ``--regen-model`` with ``--accelerator``, which ``compare`` and ``tiers`` share.
 """
 
 from __future__ import annotations
@@ -12,7 +12,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from kvtier.errors import KvtierError
+from kvtier.inputs import hardware, kernels
+from kvtier.inputs.assumptions import AssumptionSet
 from kvtier.inputs.keys import SCHEMA
+from kvtier.inputs.provenance import Record
 from kvtier.scenario import Scenario
 
 ENGINE_CHOICES: tuple[str, ...] = SCHEMA["engine"].choices
@@ -114,3 +118,65 @@ def placement_json(scenario: Scenario) -> dict[str, Any]:
         "hbm_capacity_bytes": cap,
         "min_accelerators": fewest,
     }
+
+
+def add_regeneration_options(p: argparse.ArgumentParser) -> None:
+    """``--regen-model`` and ``--accelerator``: how regeneration is timed, and on which accelerator."""
+    p.add_argument(
+        "--regen-model",
+        choices=SCHEMA["regen.model"].choices,
+        help="compute-only (the chapter), roofline, or an engine's measured kernels (--accelerator, --engine)",
+    )
+    p.add_argument(
+        "--accelerator",
+        metavar="NAME",
+        help="accelerator preset for peak, memory bandwidth, memory (fit check) and kernel tables (engine model)",
+    )
+
+
+def _system_record(accelerator: str, system: str) -> Record:
+    """``regen.system`` as ``--accelerator`` sets it: the system the preset's kernel tables are filed under."""
+    return Record(
+        "regen.system",
+        system,
+        "choice",
+        system,
+        "published-spec",
+        f"the kernel tables of the accelerator preset {accelerator} (aiconfigurator-core files them as {system})",
+        f"command line (--accelerator {accelerator})",
+    )
+
+
+def with_accelerator(base: AssumptionSet, args: argparse.Namespace) -> AssumptionSet:
+    """``base`` with the ``--accelerator`` preset's records: its peak, memory bandwidth, memory and kernel tables.
+
+    The peak (``peak_flops``) and memory bandwidth (``regen.mem_bandwidth``) always; its memory as
+    ``parallel.hbm_capacity`` unless the set gives one, so that a placement that does not fit is refused;
+    ``regen.system`` where the preset has kernel tables (:data:`kvtier.inputs.kernels.ACCELERATOR_SYSTEMS`).
+
+    Raises
+    ------
+    KvtierError
+        A preset with no published peak and no ``--peak-flops``; the engine model on a preset with no kernel tables.
+    """
+    name = getattr(args, "accelerator", None)
+    if not name:
+        return base
+    acc = hardware.accelerator(name)
+    records = {"regen.mem_bandwidth": acc.mem_bandwidth_record}
+    if acc.peak_flop_per_s is not None:
+        records["peak_flops"] = acc.peak_record
+    elif getattr(args, "peak_flops", None) is None:
+        acc.require_peak()  # raises: this preset publishes no peak, --peak-flops is required
+    system = kernels.ACCELERATOR_SYSTEMS.get(acc.name)
+    if system is not None:
+        records["regen.system"] = _system_record(acc.name, system)
+    elif "engine" in (getattr(args, "regen_model", None), base.value("regen.model")):
+        raise KvtierError(
+            f"--accelerator {acc.name}: no measured kernel tables for it (regen.model engine); tables exist for"
+            f" {', '.join(kernels.ACCELERATOR_SYSTEMS)} (or set regen.system)"
+        )
+    if acc.memory_record is not None and base.value("parallel.hbm_capacity") is None:
+        # the accelerator's memory: a placement whose weights and one long sequence do not fit is refused
+        records["parallel.hbm_capacity"] = acc.memory_record
+    return base.with_records(records)

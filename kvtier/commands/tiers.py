@@ -7,10 +7,12 @@ import argparse
 from kvtier.commands.options import (
     add_assumption_options,
     add_placement_options,
+    add_regeneration_options,
     add_weight_dtype_option,
     placement_json,
     placement_sets,
     weight_dtype_sets,
+    with_accelerator,
 )
 from kvtier.commands.output import emit
 from kvtier.inputs.assumptions import load_assumptions, parse_set_options
@@ -31,6 +33,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     add_placement_options(p)
     add_weight_dtype_option(p)
+    add_regeneration_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
     p.set_defaults(func=run)
     return p
@@ -77,7 +80,10 @@ def run(args: argparse.Namespace) -> int:
     sets = parse_set_options(args.set)
     sets.update(placement_sets(args))
     sets.update(weight_dtype_sets(args))
-    scenario = Scenario(load_assumptions(args.assumptions, sets))
+    if args.regen_model is not None:
+        sets["regen.model"] = args.regen_model
+    base = with_accelerator(load_assumptions(args.assumptions), args)
+    scenario = Scenario(base.with_values(sets, source="command line") if sets else base)
     scenario.check_fit()
     df = tiers.table(scenario)
     rows = [
@@ -95,10 +101,18 @@ def run(args: argparse.Namespace) -> int:
         "tiers": rows,
     }
     layouts = LAYOUTS if args.layout == "both" else (args.layout,)
+    if scenario.assumptions.value("regen.model") == "engine":
+        how = (
+            f" regeneration from {scenario.kernel_tables.label}'s measured kernels: inside a batch its share of a"
+            f" {scenario.v('regen.step_tokens'):,.0f}-token step, alone the engine's pass"
+        )
+    else:
+        how = (
+            f" regeneration at {format_quantity(point['mfu'], 'fraction')} MFU: inside a batch its marginal compute,"
+            " alone the roofline"
+        )
     lines = [
-        f"{scenario.block_tokens}-token block of {scenario.model.name} ({format_bytes(scenario.block_bytes)});"
-        f" regeneration at {format_quantity(point['mfu'], 'fraction')} MFU: inside a batch its marginal compute,"
-        " alone the roofline",
+        f"{scenario.block_tokens}-token block of {scenario.model.name} ({format_bytes(scenario.block_bytes)});{how}",
         f"placement: {scenario.placement.label}; each accelerator fetches {scenario.shard_share:.4g} of the"
         f" block, {format_bytes(scenario.fetch_bytes)} over each shared link",
         f"layouts: contiguous = 1 transfer per block; per-layer = {scenario.layer_chunks} transfers"
@@ -123,8 +137,13 @@ def run(args: argparse.Namespace) -> int:
         lines.append(line)
     lines += [
         "",
-        "x batch / x lone: regenerate time / fetch time of the tail block, inside a batch (its marginal compute)"
-        " and as a lone block; b-e lat: the per-transfer latency at which the fetch takes as long as regenerating"
+        "x batch / x lone: regenerate time / fetch time of the tail block, inside a batch"
+        + (
+            " (its share of the step)"
+            if scenario.assumptions.value("regen.model") == "engine"
+            else " (its marginal compute)"
+        )
+        + " and as a lone block; b-e lat: the per-transfer latency at which the fetch takes as long as regenerating"
         " (the break-even latency; break-even bandwidths are in --json); latency per transfer: the set's"
         " tier_latency.* keys (fetch_latency for the brackets)",
     ]

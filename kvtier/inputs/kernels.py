@@ -77,6 +77,10 @@ ARCHITECTURE_ALIASES: dict[str, tuple[str, str]] = {
 """Architectures the estimator has no model of, timed as the one with the same layers, and what that leaves out."""
 
 
+class OutsideGrid(KvtierError):
+    """A pass outside a table set's measured grid: refused, not extrapolated (:meth:`Estimator.check`)."""
+
+
 def _package_root() -> Path:
     """Where ``aiconfigurator_core`` is installed; KvtierError naming the package when it is not."""
     try:
@@ -267,7 +271,7 @@ class Estimator:
             (batch * new_tokens, t.max_gemm_tokens, "{:,} tokens in one pass (GEMMs measured to {:,} rows)"),
         ):
             if value > bound:
-                raise KvtierError(
+                raise OutsideGrid(
                     f"regen.model engine: {what.format(value, bound)} is outside the measured grid of {t.label}"
                     f" ({PACKAGE} {t.package_version})"
                 )
@@ -332,7 +336,9 @@ def estimator(
     tables_ : Tables
         The table set (:func:`tables`).
     tp, pp, ep : int
-        Tensor-, pipeline- and expert-parallel sizes; the MoE layers run ``tp / ep``-way tensor parallel.
+        Tensor-, pipeline- and expert-parallel sizes (``pp x max(tp, ep)`` accelerators, as
+        :class:`kvtier.scenario.placement.Placement` counts them): the MoE layers run ``tp / ep``-way tensor
+        parallel, and for ``ep`` above ``tp`` attention runs ``ep / tp`` data-parallel replicas.
     kv_dtype, weight_dtype : str
         Element types of the KV cache and the weights (:data:`KV_MODES`, :data:`WEIGHT_MODES`).
 
@@ -353,8 +359,8 @@ def estimator(
             f"key 'weight_dtype': {tables_.label} has GEMM tables for {', '.join(tables_.gemm_modes)}, not"
             f" {weight_dtype} ({mode})"
         )
-    if tp % ep:
-        raise KvtierError(f"key 'parallel.ep': the engine model needs ep ({ep}) to divide tp ({tp})")
+    if max(tp, ep) % min(tp, ep):
+        raise KvtierError(f"key 'parallel.ep': the engine model needs ep ({ep}) and tp ({tp}) to divide one another")
     config = dict(config)
     timed_as = ""
     architectures = config.get("architectures") or []
@@ -389,7 +395,9 @@ def _compile(
                 backend_version=t.version,
                 tp_size=tp,
                 pp_size=pp,
-                moe_tp_size=tp // ep,
+                # ep above tp: attention runs ep / tp data-parallel replicas over the same accelerators
+                attention_dp_size=max(1, ep // tp),
+                moe_tp_size=max(1, tp // ep),
                 moe_ep_size=ep,
                 kvcache_quant_mode=kv_mode,
                 gemm_quant_mode=gemm_mode,

@@ -21,10 +21,11 @@ from kvtier.formulas.cache.regen import RegenCosts
 from kvtier.inputs.assumptions import Assumption, seed
 from kvtier.scenario.placement import PLACEMENT_KEYS, Placement
 from kvtier.scenario.prices import PRICE_KEYS, TORNADO_KEYS, Priced
-from kvtier.scenario.timing import FORWARD_KEYS, POINT_KEYS, TRANSFER_KEYS
+from kvtier.scenario.timing import ENGINE_KEYS, FORWARD_KEYS, POINT_KEYS, TRANSFER_KEYS
 
 __all__ = [
     "FORWARD_KEYS",
+    "ENGINE_KEYS",
     "PLACEMENT_KEYS",
     "POINT_KEYS",
     "PRICE_KEYS",

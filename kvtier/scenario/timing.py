@@ -20,6 +20,21 @@ TRANSFER_KEYS: tuple[str, ...] = keys_in("transfer")
 """The assumption keys of the transfer model beyond latency and bandwidth (:meth:`Scenario.fetch_s`,
 :func:`kvtier.formulas.transfer.fetch_time_s`)."""
 
+ENGINE_KEYS: tuple[str, ...] = (
+    "regen.model",
+    *keys_in("kernels"),
+    "engine",
+    "model",
+    "kv_dtype",
+    "weight_dtype",
+    "interior.anchor_every",
+    "regen.batch_tokens",
+    *keys_in("placement"),
+)
+"""The assumption keys the engine model reads (:meth:`Timed.engine_regen_s`): its tables, the model, its types and
+placement, the recomputed span.  A page that times regeneration declares them, so that it builds under
+``regen.model: engine``."""
+
 POINT_KEYS: tuple[str, ...] = keys_in("point", "placement", "forward", "transfer", "kernels")
 """The assumption keys the illustrative tail block reads: its fetch (either layout) and its regeneration
 in both regimes.  Pages that show the point declare these and add their own (``KEYS``)."""
@@ -258,7 +273,12 @@ class Timed(Placed):
         )
 
     def interior_regen_s(self, position: float | np.ndarray, upstream: str, mfu: float | np.ndarray) -> np.ndarray:
-        """Regeneration time of the block at ``position`` at ``mfu`` of the peak, inside a batch (s)."""
+        """Regeneration time of the block at ``position`` at ``mfu`` of the peak, inside a batch (s).
+
+        Under the engine model, :meth:`in_batch_regen_s`: its share of a batched step, from measured kernels.
+        """
+        if self.assumptions.value("regen.model") == "engine":
+            return self.in_batch_regen_s(position, upstream, mfu)
         return self.in_batch_compute_s(self.interior_flops(position, upstream), mfu)
 
     # ---- regeneration models: MFU (the chapter) or roofline ---------------------
@@ -487,7 +507,12 @@ class Timed(Placed):
         )
 
     def engine_regen_s(
-        self, position: float | np.ndarray, upstream: str, batch_tokens: float | np.ndarray | None = None
+        self,
+        position: float | np.ndarray,
+        upstream: str,
+        batch_tokens: float | np.ndarray | None = None,
+        *,
+        strict: bool = False,
     ) -> np.ndarray:
         """Regeneration time of the block at ``position`` from an engine's measured kernels (s).
 
@@ -507,8 +532,9 @@ class Timed(Placed):
           between neighbouring batches; the share is smooth.
 
         The placement's collectives are the estimator's (its all-reduce and pipeline tables), not
-        :meth:`collectives_s`.  A pass outside the tables' measured grid raises one line
-        (:meth:`kvtier.inputs.kernels.Estimator.check`).
+        :meth:`collectives_s`.  A pass outside the tables' measured grid is not extrapolated: it is
+        NaN, so that a page's sweep shows where the tables end, or with ``strict`` it raises one line
+        naming the bound (:meth:`kvtier.inputs.kernels.Estimator.check`), as a command does.
         """
         first, n = self.recompute_span(position, upstream)
         batch = self.v("regen.batch_tokens") if batch_tokens is None else batch_tokens
@@ -516,7 +542,12 @@ class Timed(Placed):
         est = self.kernel_estimator
         out = np.empty(first_b.shape)
         for index in np.ndindex(first_b.shape):
-            out[index] = _engine_pass_ms(est, int(first_b[index]), int(n_b[index]), int(batch_b[index])) / 1e3
+            try:
+                out[index] = _engine_pass_ms(est, int(first_b[index]), int(n_b[index]), int(batch_b[index])) / 1e3
+            except kernels.OutsideGrid:
+                if strict:
+                    raise
+                out[index] = np.nan
         return out if out.ndim else out[()]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import csv_rows, run_cli_json
+from tests.conftest import csv_rows, run_cli, run_cli_json
 
 
 def test_tiers_json_agrees_with_the_tiers_table():
@@ -51,3 +51,24 @@ def test_tiers_follow_the_placement():
     # pp 2: each stage's shard has 40 of the 80 layers: 80 layer chunks per transfer, not 160
     staged = run_cli_json("tiers", "--pp", "2")
     assert staged["layer_chunks"] == 80 and staged["placement"]["shard_bytes"] == 2_621_440.0
+
+
+def test_the_ladder_under_an_engines_measured_kernels():
+    out = run_cli_json(
+        "tiers", "--regen-model", "engine", "--accelerator", "h100-sxm", "--engine", "vllm", "--set", "model=llama-3-8b"
+    )
+    from kvtier import Scenario, load_assumptions
+
+    s = Scenario(
+        load_assumptions(
+            sets={"regen.model": "engine", "regen.system": "h100_sxm", "engine": "vllm", "model": "llama-3-8b"}
+        )
+    )
+    hbm = next(t for t in out["tiers"] if t["link"] == "hbm")
+    # the lone ratio: the engine's pass of the 16-token tail block over the fetch from HBM, both as the scenario times
+    lone = float(s.lone_regen_s(0, "resident", 0.25))
+    assert hbm["lone_ratio_tail_contiguous"] == pytest.approx(lone / hbm["fetch_time_s_contiguous"], rel=1e-9)
+    # inside a batch: the block's share of an 8,192-token step, far less than alone
+    assert hbm["ratio_tail_contiguous"] < hbm["lone_ratio_tail_contiguous"] / 10
+    text = run_cli("tiers", "--regen-model", "engine", "--accelerator", "h100-sxm", "--set", "model=llama-3-8b")
+    assert "regeneration from h100_sxm vllm 0.24.0's measured kernels" in text.stdout.splitlines()[0]

@@ -148,3 +148,14 @@ def test_the_seed_set_never_compiles_an_estimator():
 
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+def test_beyond_the_tables_grid_a_sweep_is_nan_and_a_strict_call_refuses():
+    s = engine_scenario()
+    # 16,368 + 16 = 16,384 tokens is the grid's last sequence; 16,369 + 16 is one past it
+    inside, beyond = s.lone_regen_s(np.array([16_368, 16_369]), "resident", 0.25)
+    assert inside > 0 and np.isnan(beyond)
+    from kvtier.inputs.kernels import OutsideGrid
+
+    with pytest.raises(OutsideGrid, match="a sequence of 16,385 tokens"):
+        s.engine_regen_s(16_369, "resident", strict=True)

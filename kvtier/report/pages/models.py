@@ -11,7 +11,7 @@ from kvtier.formulas import capacity
 from kvtier.inputs.models import PRESETS
 from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import PALETTE, finish, new_figure
-from kvtier.scenario import PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
+from kvtier.scenario import ENGINE_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
 from kvtier.units import AUTO_DTYPE, GIB, MIB
 
 if TYPE_CHECKING:
@@ -22,28 +22,32 @@ NOTEBOOK = "09_models"
 TITLE = "many models"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
-KEYS: tuple[str, ...] = (
-    "regen.model",
-    "bandwidth.mid",
-    "bandwidth.optimistic",
-    "bandwidth.pessimistic",
-    "block_tokens",
-    "fetch_latency",
-    "engine",
-    "fetch_layout",
-    "flops_per_param_token",
-    "illustrative.bandwidth",
-    "illustrative.mfu",
-    "kv_dtype",
-    "mfu.conservative",
-    "mfu.optimistic",
-    "mfu.typical",
-    "model",
-    "param_count",
-    "peak_flops",
-    "weight_dtype",
-    *PLACEMENT_KEYS,
-    *TRANSFER_KEYS,
+KEYS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        (
+            "bandwidth.mid",
+            "bandwidth.optimistic",
+            "bandwidth.pessimistic",
+            "block_tokens",
+            "fetch_latency",
+            "engine",
+            "fetch_layout",
+            "flops_per_param_token",
+            "illustrative.bandwidth",
+            "illustrative.mfu",
+            "kv_dtype",
+            "mfu.conservative",
+            "mfu.optimistic",
+            "mfu.typical",
+            "model",
+            "param_count",
+            "peak_flops",
+            "weight_dtype",
+            *PLACEMENT_KEYS,
+            *TRANSFER_KEYS,
+            *ENGINE_KEYS,
+        )
+    )
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 

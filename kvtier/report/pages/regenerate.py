@@ -12,24 +12,28 @@ from kvtier.inputs import chapter
 from kvtier.inputs.keys import MFU_LABELS
 from kvtier.report import words
 from kvtier.report.columns import Column, declare
-from kvtier.scenario import PLACEMENT_KEYS, Scenario, seed_scenario
+from kvtier.scenario import ENGINE_KEYS, PLACEMENT_KEYS, Scenario, seed_scenario
 
 NOTEBOOK = "03_regenerate"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
 TITLE = "regenerating a block"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
-KEYS: tuple[str, ...] = (
-    "regen.model",
-    "block_tokens",
-    "flops_per_param_token",
-    "mfu.conservative",
-    "mfu.optimistic",
-    "mfu.typical",
-    "model",
-    "param_count",
-    "peak_flops",
-    *PLACEMENT_KEYS,
+KEYS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        (
+            "block_tokens",
+            "flops_per_param_token",
+            "mfu.conservative",
+            "mfu.optimistic",
+            "mfu.typical",
+            "model",
+            "param_count",
+            "peak_flops",
+            *PLACEMENT_KEYS,
+            *ENGINE_KEYS,
+        )
+    )
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 

@@ -34,7 +34,7 @@ from kvtier.report.pages.cost.intervals import CXL_TIER, MEDIA, REGIMES, block_t
 from kvtier.report.pages.cost.mix import mix_table, mix_tornado_table, trace_mixes
 from kvtier.report.pages.cost.tiers import LRU_TARGETS, lru_table
 from kvtier.report.pages.cost.tornado import tornado_table
-from kvtier.scenario import Scenario
+from kvtier.scenario import ENGINE_KEYS, Scenario
 
 NOTEBOOK = "13_cost"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
@@ -43,26 +43,30 @@ TITLE = "what it costs"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 
-KEYS: tuple[str, ...] = (
-    *keys_in("price", "trace", "placement", "forward", "transfer"),
-    *TIER_LATENCY_KEYS,
-    "regen.model",
-    "block_tokens",
-    "decision.hit_target",
-    "engine",
-    "fetch_layout",
-    "flops_per_param_token",
-    "illustrative.mfu",
-    "interior.anchor_every",
-    "kv_dtype",
-    "mfu.conservative",
-    "mfu.optimistic",
-    "mfu.typical",
-    "model",
-    "param_count",
-    "peak_flops",
-    "reference.h200_forward16_energy",
-    "weight_dtype",
+KEYS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        (
+            *keys_in("price", "trace", "placement", "forward", "transfer"),
+            *TIER_LATENCY_KEYS,
+            "block_tokens",
+            "decision.hit_target",
+            "engine",
+            "fetch_layout",
+            "flops_per_param_token",
+            "illustrative.mfu",
+            "interior.anchor_every",
+            "kv_dtype",
+            "mfu.conservative",
+            "mfu.optimistic",
+            "mfu.typical",
+            "model",
+            "param_count",
+            "peak_flops",
+            "reference.h200_forward16_energy",
+            "weight_dtype",
+            *ENGINE_KEYS,
+        )
+    )
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 

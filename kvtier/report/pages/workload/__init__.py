@@ -22,7 +22,7 @@ from kvtier.report.pages.workload.over_time import over_time_figure, windows_tab
 from kvtier.report.pages.workload.policies import policies_figure, policies_table
 from kvtier.report.pages.workload.sampling import sampled_figure, sampling_table
 from kvtier.report.pages.workload.summary import contrast_name, report, trace_name, traces_table
-from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS
+from kvtier.scenario import ENGINE_KEYS, FORWARD_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS
 
 NOTEBOOK = "12_workload"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
@@ -31,26 +31,30 @@ TITLE = "the workload"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
 
-KEYS: tuple[str, ...] = (
-    "regen.model",
-    "decision.hit_target",
-    "engine",
-    "fetch_layout",
-    "flops_per_param_token",
-    "illustrative.mfu",
-    "kv_dtype",
-    "mfu.conservative",
-    "mfu.optimistic",
-    "mfu.typical",
-    "model",
-    "param_count",
-    "peak_flops",
-    *FORWARD_KEYS,
-    "weight_dtype",
-    *keys_in("trace"),
-    *TIER_LATENCY_KEYS,
-    *PLACEMENT_KEYS,
-    *TRANSFER_KEYS,
+KEYS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        (
+            "decision.hit_target",
+            "engine",
+            "fetch_layout",
+            "flops_per_param_token",
+            "illustrative.mfu",
+            "kv_dtype",
+            "mfu.conservative",
+            "mfu.optimistic",
+            "mfu.typical",
+            "model",
+            "param_count",
+            "peak_flops",
+            *FORWARD_KEYS,
+            "weight_dtype",
+            *keys_in("trace"),
+            *TIER_LATENCY_KEYS,
+            *PLACEMENT_KEYS,
+            *TRANSFER_KEYS,
+            *ENGINE_KEYS,
+        )
+    )
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
