@@ -340,7 +340,8 @@ def estimator(
         :class:`kvtier.scenario.placement.Placement` counts them): the MoE layers run ``tp / ep``-way tensor
         parallel, and for ``ep`` above ``tp`` attention runs ``ep / tp`` data-parallel replicas.
     kv_dtype, weight_dtype : str
-        Element types of the KV cache and the weights (:data:`KV_MODES`, :data:`WEIGHT_MODES`).
+        Element types of the KV cache and the weights (:data:`KV_MODES`, :data:`WEIGHT_MODES`); ``auto`` weights
+        leave the estimator to read the config's ``quantization_config`` (block-scaled fp8 for DeepSeek-V3).
 
     Raises
     ------
@@ -349,12 +350,12 @@ def estimator(
     """
     if kv_dtype not in KV_MODES:
         raise KvtierError(f"key 'kv_dtype': the engine model times {', '.join(KV_MODES)} KV caches, not {kv_dtype}")
-    if weight_dtype not in WEIGHT_MODES:
+    if weight_dtype != "auto" and weight_dtype not in WEIGHT_MODES:
         raise KvtierError(
             f"key 'weight_dtype': the engine model times {', '.join(WEIGHT_MODES)} weights, not {weight_dtype}"
         )
-    mode = WEIGHT_MODES[weight_dtype]
-    if mode not in tables_.gemm_modes:
+    mode = WEIGHT_MODES.get(weight_dtype)  # None for auto: the estimator infers it from quantization_config
+    if mode is not None and mode not in tables_.gemm_modes:
         raise KvtierError(
             f"key 'weight_dtype': {tables_.label} has GEMM tables for {', '.join(tables_.gemm_modes)}, not"
             f" {weight_dtype} ({mode})"
@@ -368,13 +369,13 @@ def estimator(
         alias, timed_as = ARCHITECTURE_ALIASES[architectures[0]]
         config["architectures"] = [alias, *architectures[1:]]
     text = json.dumps(config, sort_keys=True)
-    est = _compile(text, model_name, tables_, tp, pp, ep, KV_MODES[kv_dtype], WEIGHT_MODES[weight_dtype])
+    est = _compile(text, model_name, tables_, tp, pp, ep, KV_MODES[kv_dtype], mode)
     return replace(est, timed_as=timed_as) if timed_as else est
 
 
 @cache
 def _compile(
-    config_text: str, model_name: str, t: Tables, tp: int, pp: int, ep: int, kv_mode: str, gemm_mode: str
+    config_text: str, model_name: str, t: Tables, tp: int, pp: int, ep: int, kv_mode: str, gemm_mode: str | None
 ) -> Estimator:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for the network
     _package_root()

@@ -503,7 +503,8 @@ class Timed(Placed):
             pp=p.pp,
             ep=p.ep,
             kv_dtype=self.kv_dtype,
-            weight_dtype=self.weight_dtype,
+            # auto: the estimator reads the config's quantization_config itself (DeepSeek-V3's block-scaled fp8)
+            weight_dtype="auto" if self.assumptions.value("weight_dtype") == "auto" else self.weight_dtype,
         )
 
     def engine_regen_s(

@@ -107,6 +107,31 @@ def engine_numbers(s: Scenario) -> dict[str, Any]:
         "engine_engines": len(set(counted["engine"])),
         "engine_package": f"{kernels.PACKAGE} {kernels.package_version()}",
         **mooncake_numbers(),
+        **position_numbers(),
+    }
+
+
+POSITION_PROBE = {"model": "llama-3-8b", "regen.model": "engine", "regen.system": "h200_sxm", "engine": "vllm"}
+"""The block the position check times: a lone 16-token Llama-3-8B block on the H200's vLLM tables."""
+
+
+@cache
+def position_numbers() -> dict[str, Any]:
+    """A lone block's engine-model time at three positions, where the tables have no cached-prefix axis (ms)."""
+    s = Scenario(load_assumptions(sets=POSITION_PROBE))
+    t = s.kernel_tables
+    block = s.block_tokens
+    last = t.max_sequence_tokens - block
+    times = s.lone_regen_s(np.array([0, 4096 - block, last]), "resident", 0.0) * 1e3
+    return {
+        "pos_tables": t.label,
+        "pos_block_tokens": block,
+        "pos_mid": 4096 - block,
+        "pos_last": last,
+        "pos_first_ms": float(times[0]),
+        "pos_mid_ms": float(times[1]),
+        "pos_last_ms": float(times[2]),
+        "pos_mid_drop_pct": float((1 - times[1] / times[0]) * 100),
     }
 
 

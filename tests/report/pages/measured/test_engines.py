@@ -53,3 +53,16 @@ def test_mooncakes_equation_2_by_hand():
     # more FLOPs, lower bandwidth: 5.386 and 17.07 GB/s
     assert n["mc_a800_ours_gbps"] == pytest.approx(n["mc_a800_theirs_gbps"] / n["mc_flops_ratio"], rel=1e-12)
     assert 5.3 < n["mc_a800_ours_gbps"] < 5.5 and 17.0 < n["mc_h800_ours_gbps"] < 17.2
+
+
+def test_the_position_check_is_the_estimators_lone_pass():
+    from kvtier.inputs import kernels
+
+    n = engines.position_numbers()
+    est = kernels.estimator(kernels.model_config("llama-3-8b"), "llama-3-8b", kernels.tables("h200_sxm", "vllm"))
+    # 16 tokens after 0, 4,080 and 16,368 cached (16,384 - 16: the last block the grid holds)
+    assert (n["pos_mid"], n["pos_last"]) == (4080, 16_368)
+    assert n["pos_first_ms"] == est.pass_ms(1, 16, 0)
+    assert n["pos_mid_ms"] == est.pass_ms(1, 4096, 4080)
+    assert n["pos_last_ms"] == est.pass_ms(1, 16_384, 16_368)
+    assert n["pos_mid_drop_pct"] == pytest.approx((1 - n["pos_mid_ms"] / n["pos_first_ms"]) * 100, rel=1e-12)
