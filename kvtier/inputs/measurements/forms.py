@@ -39,11 +39,11 @@ from kvtier.inputs.measurements.records import (
 from kvtier.inputs.measurements.validation import (
     FIT_SHAPE,
     HELD_OUT_SHAPE,
+    IN_SAMPLE,
+    LEAVE_ONE_OUT,
     ForwardFit,
     TransferFit,
     _fetch,
-    IN_SAMPLE,
-    LEAVE_ONE_OUT,
     fit_forward,
     fit_transfer,
     forward_checks,
@@ -113,8 +113,10 @@ def _eager(ff: ForwardFit, m: Measurements, tokens: list[int]) -> tuple[float, .
 def knee_group(m: Measurements, ff: ForwardFit | None = None) -> int:
     """The eager 70B pass the plain maximum (no knee blend, floor refitted) misses most: the knee's point (tokens)."""
     plain = fit_forward(m, sharpness=math.inf) if ff is None else ff
-    errors = {p.tokens: abs(float(pass_s(plain, m.shapes[FIT_SHAPE], p.tokens, "eager")) / p.timing.median_s - 1)
-              for p in m.sweeps[FIT_SHAPE]}
+    errors = {
+        p.tokens: abs(float(pass_s(plain, m.shapes[FIT_SHAPE], p.tokens, "eager")) / p.timing.median_s - 1)
+        for p in m.sweeps[FIT_SHAPE]
+    }
     return max(errors, key=errors.__getitem__)
 
 
@@ -283,7 +285,12 @@ def form_checks(m: Measurements) -> tuple[FormCheck, ...]:
         replace(ff, launch_floor_per_layer_s=0.0),
     )
     blend = _sweep_form(
-        m, "knee blend", "regen.knee_sharpness", f"{issue}: the knee pass short under max(compute, floor)", [knee], plain
+        m,
+        "knee blend",
+        "regen.knee_sharpness",
+        f"{issue}: the knee pass short under max(compute, floor)",
+        [knee],
+        plain,
     )
     both = _sweep_form(
         m,
@@ -365,7 +372,9 @@ def peer_checks(m: Measurements) -> tuple[PeerCheck, ...]:
         out.append(PeerCheck(group, case, kv.measured_s, kv.model_s, peer, LEAVE_ONE_OUT))
     group = f"{FIT_SHAPE} CUDA-graph pass"
     kv = checks[(group, "16 tokens", IN_SAMPLE)]
-    out.append(PeerCheck(group, "16 tokens", kv.measured_s, kv.model_s, full.pass_s(m, FIT_SHAPE, 16, "graph"), IN_SAMPLE))
+    out.append(
+        PeerCheck(group, "16 tokens", kv.measured_s, kv.model_s, full.pass_s(m, FIT_SHAPE, 16, "graph"), IN_SAMPLE)
+    )
     group = f"{HELD_OUT_SHAPE} passes from {FIT_SHAPE} fits"
     for (g, case, sample), kv in checks.items():
         if g != group:

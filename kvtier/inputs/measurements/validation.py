@@ -260,9 +260,7 @@ def forward_checks(m: Measurements) -> tuple[Check, ...]:
             return pass_s(f, s70, n, "eager")
 
         out.append(Check(group, case, t, float(predict(ff)), IN_SAMPLE, p.timing))
-        out.append(
-            Check(group, case, t, leave_one_out_s(m, ("sweep", p.tokens), predict), LEAVE_ONE_OUT, p.timing)
-        )
+        out.append(Check(group, case, t, leave_one_out_s(m, ("sweep", p.tokens), predict), LEAVE_ONE_OUT, p.timing))
     g16 = m.tail16[(FIT_SHAPE, "graph")]
     model16 = float(pass_s(ff, s70, 16, "graph"))
     out.append(Check(f"{FIT_SHAPE} CUDA-graph pass", "16 tokens", g16.median_s, model16, IN_SAMPLE, g16))
@@ -301,7 +299,9 @@ def forward_checks(m: Measurements) -> tuple[Check, ...]:
     for p in m.evicted:
         model = float(pass_s(ff, s70, p.tokens, "eager", 0, 1))
         out.append(
-            Check(group, f"at {p.tokens - 16:,}, upstream evicted (prefill)", p.timing.median_s, model, HELD_OUT, p.timing)
+            Check(
+                group, f"at {p.tokens - 16:,}, upstream evicted (prefill)", p.timing.median_s, model, HELD_OUT, p.timing
+            )
         )
     for shape_name in SHAPES:
         group = f"{shape_name} through transformers"

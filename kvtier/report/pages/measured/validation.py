@@ -238,7 +238,7 @@ def _worst(err: np.ndarray) -> float:
 
 
 def form_table(s: Scenario) -> pd.DataFrame:
-    """Each form of the model against the group it was chosen for (:func:`kvtier.inputs.measurements.forms.form_checks`).
+    """Each form of the model against the group it was chosen for (:func:`forms.form_checks`).
 
     The group's worst error without the form (the residual it was chosen after), with it fitted on
     every point, and the range of its errors with the whole group left out of the fit.  Does not
@@ -343,7 +343,9 @@ def form_numbers(s: Scenario) -> dict[str, Any]:
     out["peer_eq_lost_groups"] = listed(
         [
             f"{g} ({k} of {n} against {p})"
-            for g, n, k, p in zip(lost["group"], lost["points"], lost["kvtier_within"], lost["peer_within"], strict=True)
+            for g, n, k, p in zip(
+                lost["group"], lost["points"], lost["kvtier_within"], lost["peer_within"], strict=True
+            )
         ]
     )
     return out
