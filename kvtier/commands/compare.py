@@ -19,7 +19,7 @@ from kvtier.commands.output import emit, record_json
 from kvtier.errors import KvtierError
 from kvtier.formulas import transfer
 from kvtier.inputs import kernels
-from kvtier.inputs.assumptions import load_assumptions, parse_set_options
+from kvtier.inputs.assumptions import AssumptionSet, load_assumptions, parse_set_options
 from kvtier.scenario import Scenario
 from kvtier.units import format_bytes, format_quantity, format_time
 
@@ -46,10 +46,32 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--anchor-every", metavar="N", help="resident anchors every N tokens for --upstream evicted")
     add_regeneration_options(p)
     p.add_argument("--batch-tokens", metavar="N", help="tokens sharing the regenerating forward pass")
+    p.add_argument(
+        "--host-memory",
+        choices=HOST_MEMORY_CHOICES,
+        help="host memory fetched from: pinned, pageable (a KV pool, staged from DRAM: fetch.pageable_efficiency),"
+        " or pageable-warm (a buffer the host cache holds: fetch.pageable_warm_efficiency)",
+    )
     add_placement_options(p)
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
     p.set_defaults(func=run)
     return p
+
+
+HOST_MEMORY_CHOICES = ("pinned", "pageable", "pageable-warm")
+"""``--host-memory``: pinned, pageable from a KV pool (the cold share every page uses), or pageable from a
+buffer the host CPU's cache holds (the warm share, as the measured probe copied one buffer again and again)."""
+
+
+def _warm_share(args: argparse.Namespace, base: AssumptionSet) -> AssumptionSet:
+    """Under ``--host-memory pageable-warm``, the set whose ``fetch.pageable_efficiency`` is the warm share.
+
+    The one share a pageable fetch reads (:attr:`Scenario.link_efficiency`) becomes the record of
+    ``fetch.pageable_warm_efficiency``, adopted under the key it stands for (its basis names it).
+    """
+    if getattr(args, "host_memory", None) != "pageable-warm":
+        return base
+    return base.with_records({"fetch.pageable_efficiency": base["fetch.pageable_warm_efficiency"]})
 
 
 def _compare_overrides(args: argparse.Namespace, base: Scenario) -> dict[str, str]:
@@ -70,6 +92,7 @@ def _compare_overrides(args: argparse.Namespace, base: Scenario) -> dict[str, st
         (args.anchor_every, "interior.anchor_every"),
         (args.regen_model, "regen.model"),
         (args.batch_tokens, "regen.batch_tokens"),
+        (None if args.host_memory is None else args.host_memory.removesuffix("-warm"), "fetch.host_memory"),
     ):
         if option is not None:
             sets[key] = option
@@ -80,7 +103,7 @@ def _compare_overrides(args: argparse.Namespace, base: Scenario) -> dict[str, st
 
 def _scenario_from_args(args: argparse.Namespace) -> Scenario:
     """The assumption set of a quick-answer command: file, accelerator preset, then options."""
-    base = with_accelerator(load_assumptions(args.assumptions), args)
+    base = _warm_share(args, with_accelerator(load_assumptions(args.assumptions), args))
     sets = _compare_overrides(args, Scenario(base))
     return Scenario(base.with_values(sets, source="command line")) if sets else Scenario(base)
 

@@ -295,3 +295,23 @@ def test_compare_with_an_engines_measured_kernels():
         "compare", "--regen-model", "engine", "--model", "llama-3-8b", "--batch-tokens", "4096", "--position", "1024"
     )
     assert batch["regen_regime"] == "batch" and batch["regen_time_s"] < out["regen_time_s"] / 10
+
+
+def test_compare_host_memory_selects_the_pageable_share():
+    # the measured set: 9.049 us latency, 55.14 GB/s, 15.26 us pageable overhead, the 5 MiB block (5,242,880 B);
+    # pageable (a KV pool, staged from DRAM): 16.38 % of the rate, 5,242,880 / (55.14e9 x 0.1638) = 580.48 us,
+    # + 24.31 us = 604.79 us; pageable-warm (a buffer the host cache holds): 26.37 %, 360.57 + 24.31 = 384.88 us
+    measured = str(ROOT / "kvtier" / "data" / "h200-measured.yaml")
+    pool = run_cli_json("compare", "--assumptions", measured, "--host-memory", "pageable")
+    warm = run_cli_json("compare", "--assumptions", measured, "--host-memory", "pageable-warm")
+    pinned = run_cli_json("compare", "--assumptions", measured, "--host-memory", "pinned")
+    assert pool["fetch_time_s"] == pytest.approx(604.79e-6, rel=2e-4)
+    assert warm["fetch_time_s"] == pytest.approx(384.88e-6, rel=2e-4)
+    # pinned: 9.049 us + 5,242,880 / 55.14e9 = 9.05 + 95.08 = 104.13 us
+    assert pinned["fetch_time_s"] == pytest.approx(104.13e-6, rel=2e-4)
+    share = warm["assumptions"]["fetch.pageable_efficiency"]
+    assert share["value"] == pytest.approx(0.2637) and "pageable_warm_efficiency" in share["basis"]
+    assert warm["assumptions"]["fetch.host_memory"]["value"] == "pageable"
+    bad = run_cli("compare", "--host-memory", "warm")
+    assert bad.returncode == 2 and "invalid choice: 'warm'" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1

@@ -480,6 +480,10 @@ def read(directory: str | Path) -> Measurements:
         if p4.count(f"{hf}.params") != shapes[shape].params:
             raise p4.fail(f"{hf}.params", f"disagrees with the {shape} shapes of the plain-PyTorch passes")
 
+    duplex = {}
+    for direction in ("h2d", "d2h"):
+        times = [p3.field(r, f"{direction}_together_s") for r in p3.get("bidirectional.runs")]
+        duplex[f"{direction}_together"] = Timing(float(np.median(times)), min(times), max(times), len(times))
     values = _Values()
     _timing_values(values, p1, copies, block, tail16)
     _energy_values(values, p1, p2)
@@ -500,6 +504,7 @@ def read(directory: str | Path) -> Measurements:
         attention=tuple(attention),
         hf_sweeps=hf_sweeps,
         values=values,
+        duplex=duplex,
     )
 
 

@@ -6,7 +6,7 @@ scalar as a ``measured`` :class:`~kvtier.inputs.provenance.Record`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -197,6 +197,9 @@ class Measurements:
         The cross-check through transformers' ``LlamaForCausalLM`` (probe4).
     values : dict of str to Record
         Every other scalar, by name (see :meth:`record`).
+    duplex : dict of str to Timing
+        256 MiB each way at once, ``"h2d_together"`` and ``"d2h_together"``: the runs of probe3.json
+        ``bidirectional.runs[*]`` as one timing each (median, fastest, slowest, runs).
     """
 
     name: str
@@ -213,6 +216,7 @@ class Measurements:
     attention: tuple[tuple[int, int, Timing, Timing], ...]
     hf_sweeps: dict[str, tuple[Pass, ...]]
     values: dict[str, Record]
+    duplex: dict[str, Timing] = field(default_factory=dict)
 
     def record(self, key: str) -> Record:
         """The measured scalar ``key`` with its provenance (``measured``, basis naming file and field)."""

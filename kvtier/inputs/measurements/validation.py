@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -24,6 +25,7 @@ from kvtier.inputs.measurements.records import (
     FloatArray,
     Measurements,
     Shape,
+    Timing,
 )
 from kvtier.units import MIB
 
@@ -68,7 +70,10 @@ class ForwardFit:
 
 
 def fit_forward(
-    m: Measurements, shape_name: str = FIT_SHAPE, drop: frozenset[tuple[str, int]] = frozenset()
+    m: Measurements,
+    shape_name: str = FIT_SHAPE,
+    drop: frozenset[tuple[str, int]] = frozenset(),
+    sharpness: float | None = None,
 ) -> ForwardFit:
     """Fit the package's forward-pass model to one shape's passes, leaving out the points ``drop`` names.
 
@@ -83,7 +88,8 @@ def fit_forward(
       against the cached KV bytes it reads (probe1.json attention_vs_position).
 
     ``drop`` holds ``("sweep", tokens)`` and ``("attention", position)`` points to leave out
-    (a leave-one-out refit).
+    (a leave-one-out refit).  ``sharpness`` fixes ``p`` instead of fitting it (``inf``: the plain
+    maximum, the model without the knee blend).
     """
     shape = m.shapes[shape_name]
     eff = m.v("hbm_copy_rate") / H200_MEM_BANDWIDTH
@@ -97,7 +103,8 @@ def fit_forward(
     mfu = fit_rate_fraction(flops[bound], t[bound], H200_PEAK_FLOP_PER_S)
     compute = flops / (H200_PEAK_FLOP_PER_S * mfu)
     memory = np.full_like(t, stream + overhead * shape.layers)
-    per_p = [fit_floor(compute, memory, t, p) for p in BLEND_GRID]
+    grid = BLEND_GRID if sharpness is None else np.array([sharpness])
+    per_p = [fit_floor(compute, memory, t, p) for p in grid]
     best = int(np.argmin([cost for _, cost in per_p]))
     points = [(pos, kv, masked) for pos, kv, masked, _ in m.attention if ("attention", pos) not in drop]
     fixed, rate = fit_latency_bandwidth([kv for _, kv, _ in points], [t.median_s for _, _, t in points])
@@ -106,7 +113,7 @@ def fit_forward(
         mem_efficiency=eff,
         mem_overhead_per_layer_s=overhead,
         launch_floor_per_layer_s=per_p[best][0] / shape.layers,
-        sharpness=float(BLEND_GRID[best]),
+        sharpness=float(grid[best]),
         attention_fixed_per_layer_s=fixed,
         attention_efficiency=rate / H200_MEM_BANDWIDTH,
     )
@@ -178,6 +185,8 @@ class Check:
     """One measurement against the model: its group, case, measured and modelled time (s), and how.
 
     ``sample`` is one of :data:`SAMPLES`; ``error_pct`` is ``(model / measured - 1) x 100``.
+    ``spread`` is the measurement's repetitions (median, fastest, slowest, how many), ``measured_s``
+    their median.
     """
 
     group: str
@@ -185,11 +194,40 @@ class Check:
     measured_s: float
     model_s: float
     sample: str
+    spread: Timing | None = None
 
     @property
     def error_pct(self) -> float:
         """Error of the model (percent; negative: the model is short)."""
         return (self.model_s / self.measured_s - 1.0) * 100.0
+
+
+STACK_FLOOR_GRID = np.exp(np.linspace(np.log(0.25), np.log(4.0), 401))
+"""The launch floors per layer :func:`fit_stack_floor` tries, as multiples of the plain-PyTorch one."""
+
+
+def fit_stack_floor(m: Measurements, ff: ForwardFit, drop: frozenset[tuple[str, int]] = frozenset()) -> float:
+    """The launch floor per layer of transformers' ``LlamaForCausalLM``, fitted on its own eager passes (s).
+
+    A launch floor belongs to the software stack it was measured on: the fitted
+    ``ff.launch_floor_per_layer_s`` is plain PyTorch's (the probe's own decoder), and transformers
+    launches other kernels from other Python.  The floor per layer on :data:`STACK_FLOOR_GRID` (times
+    the PyTorch one) with the least squared log residuals of :func:`pass_s` over transformers' passes of
+    both shapes (probe4.json), every other value as ``ff``; ``drop`` holds ``(shape, tokens)`` passes to
+    leave out (a leave-one-out refit).
+    """
+    grid = ff.launch_floor_per_layer_s * STACK_FLOOR_GRID
+    cost = np.zeros_like(grid)
+    for shape_name in SHAPES:
+        passes = [p for p in m.hf_sweeps[shape_name] if (shape_name, p.tokens) not in drop]
+        if not passes:
+            continue
+        tokens = np.array([p.tokens for p in passes], dtype=np.float64)
+        measured = np.array([p.timing.median_s for p in passes])
+        trial = replace(ff, launch_floor_per_layer_s=grid[:, None])  # type: ignore[arg-type]  # a grid, broadcast
+        model = pass_s(trial, m.shapes[shape_name], tokens[None, :], "eager")
+        cost += np.sum(np.log(model / measured[None, :]) ** 2, axis=1)
+    return float(grid[int(np.argmin(cost))])
 
 
 def leave_one_out_s(m: Measurements, point: tuple[str, int], predict: Any) -> float:
@@ -204,8 +242,11 @@ def forward_checks(m: Measurements) -> tuple[Check, ...]:
     - the 70B 16-token CUDA-graph pass: in sample only (it alone fixes the memory overhead per layer);
     - one layer's masked attention by position: in sample and leave-one-out;
     - held out, no fitted value sees them: every 8B pass, the 70B interior blocks with the upstream
-      resident (eager, serial attention) and evicted (a prefill, logits for the last token), and
-      both shapes through transformers' ``LlamaForCausalLM`` (eager).
+      resident (eager, serial attention) and evicted (a prefill, logits for the last token);
+    - both shapes through transformers' ``LlamaForCausalLM`` (eager): leave-one-out, under transformers'
+      own launch floor (:func:`fit_stack_floor` without the pass), never plain PyTorch's.
+
+    Each check carries its measurement's repetitions (:attr:`Check.spread`).
     """
     ff = fit_forward(m)
     s70, s8 = m.shapes[FIT_SHAPE], m.shapes[HELD_OUT_SHAPE]
@@ -218,10 +259,11 @@ def forward_checks(m: Measurements) -> tuple[Check, ...]:
         def predict(f: ForwardFit, n: int = p.tokens) -> FloatArray:
             return pass_s(f, s70, n, "eager")
 
-        out.append(Check(group, case, t, float(predict(ff)), IN_SAMPLE))
-        out.append(Check(group, case, t, leave_one_out_s(m, ("sweep", p.tokens), predict), LEAVE_ONE_OUT))
-    g16 = m.tail16[(FIT_SHAPE, "graph")].median_s
-    out.append(Check(f"{FIT_SHAPE} CUDA-graph pass", "16 tokens", g16, float(pass_s(ff, s70, 16, "graph")), IN_SAMPLE))
+        out.append(Check(group, case, t, float(predict(ff)), IN_SAMPLE, p.timing))
+        out.append(Check(group, case, t, leave_one_out_s(m, ("sweep", p.tokens), predict), LEAVE_ONE_OUT, p.timing))
+    g16 = m.tail16[(FIT_SHAPE, "graph")]
+    model16 = float(pass_s(ff, s70, 16, "graph"))
+    out.append(Check(f"{FIT_SHAPE} CUDA-graph pass", "16 tokens", g16.median_s, model16, IN_SAMPLE, g16))
     group = "one layer's attention, 16 queries, masked"
     for pos, kv, masked, _ in m.attention:
         case = f"{pos:,} positions"
@@ -231,8 +273,9 @@ def forward_checks(m: Measurements) -> tuple[Check, ...]:
                 b, 1, f.attention_fixed_per_layer_s, H200_MEM_BANDWIDTH, f.attention_efficiency
             )
 
-        out.append(Check(group, case, masked.median_s, float(attn(ff)), IN_SAMPLE))
-        out.append(Check(group, case, masked.median_s, leave_one_out_s(m, ("attention", pos), attn), LEAVE_ONE_OUT))
+        out.append(Check(group, case, masked.median_s, float(attn(ff)), IN_SAMPLE, masked))
+        loo = leave_one_out_s(m, ("attention", pos), attn)
+        out.append(Check(group, case, masked.median_s, loo, LEAVE_ONE_OUT, masked))
     group = f"{HELD_OUT_SHAPE} passes from {FIT_SHAPE} fits"
     for p in m.sweeps[HELD_OUT_SHAPE]:
         out.append(
@@ -242,26 +285,31 @@ def forward_checks(m: Measurements) -> tuple[Check, ...]:
                 p.timing.median_s,
                 float(pass_s(ff, s8, p.tokens, "eager")),
                 HELD_OUT,
+                p.timing,
             )
         )
     for mode in ("eager", "graph"):
-        t = m.tail16[(HELD_OUT_SHAPE, mode)].median_s
+        tail = m.tail16[(HELD_OUT_SHAPE, mode)]
         case = "16 tokens, graph" if mode == "graph" else "16 tokens, eager, tail loop"  # the sweep has its own 16
-        out.append(Check(group, case, t, float(pass_s(ff, s8, 16, mode)), HELD_OUT))
+        out.append(Check(group, case, tail.median_s, float(pass_s(ff, s8, 16, mode)), HELD_OUT, tail))
     group = f"{FIT_SHAPE} interior blocks"
     for p in m.resident:
         model = float(pass_s(ff, s70, p.tokens, "eager", p.position))
-        out.append(Check(group, f"at {p.position:,}, upstream resident", p.timing.median_s, model, HELD_OUT))
+        out.append(Check(group, f"at {p.position:,}, upstream resident", p.timing.median_s, model, HELD_OUT, p.timing))
     for p in m.evicted:
         model = float(pass_s(ff, s70, p.tokens, "eager", 0, 1))
         out.append(
-            Check(group, f"at {p.tokens - 16:,}, upstream evicted (prefill)", p.timing.median_s, model, HELD_OUT)
+            Check(
+                group, f"at {p.tokens - 16:,}, upstream evicted (prefill)", p.timing.median_s, model, HELD_OUT, p.timing
+            )
         )
     for shape_name in SHAPES:
         group = f"{shape_name} through transformers"
         for p in m.hf_sweeps[shape_name]:
-            model = float(pass_s(ff, m.shapes[shape_name], p.tokens, "eager"))
-            out.append(Check(group, f"{p.tokens:,} tokens, eager", p.timing.median_s, model, HELD_OUT))
+            # transformers' own launch floor, refitted on its passes without this one: not plain PyTorch's
+            own = replace(ff, launch_floor_per_layer_s=fit_stack_floor(m, ff, frozenset({(shape_name, p.tokens)})))
+            model = float(pass_s(own, m.shapes[shape_name], p.tokens, "eager"))
+            out.append(Check(group, f"{p.tokens:,} tokens, eager", p.timing.median_s, model, LEAVE_ONE_OUT, p.timing))
     return tuple(out)
 
 
@@ -284,8 +332,8 @@ def copy_checks(m: Measurements) -> tuple[Check, ...]:
         for c, held in zip(pts, loo, strict=True):
             case = f"{c.n_bytes / MIB:g} MiB"
             group = f"copies, {kind.replace('_', ' ')}"
-            out.append(Check(group, case, c.timing.median_s, predict((latency, bw), c.n_bytes), IN_SAMPLE))
-            out.append(Check(group, case, c.timing.median_s, float(held), LEAVE_ONE_OUT))
+            out.append(Check(group, case, c.timing.median_s, predict((latency, bw), c.n_bytes), IN_SAMPLE, c.timing))
+            out.append(Check(group, case, c.timing.median_s, float(held), LEAVE_ONE_OUT, c.timing))
     return tuple(out)
 
 
@@ -376,53 +424,58 @@ def _fetch(
     )
 
 
+POOL_GROUP = "copies, h2d pageable, from a KV pool (compare's pageable)"
+"""The validation group of every pageable copy under the share a KV pool sees (the DRAM-staged one)."""
+
+
 def transfer_checks(m: Measurements) -> tuple[Check, ...]:
     """The copies the plain ``latency + bytes / bandwidth`` leaves out, under the transfer model.
 
     - pinned host-to-device copies below a mebibyte: in sample (their median is the floor) and
       leave-one-out; device to host: held out (the floor is fitted on the other direction);
-    - every pageable copy (below a mebibyte in their own group), each from the buffer it copies again
-      and again, staged from the host cache up to :data:`HOST_CACHE_BYTES` and from DRAM beyond it:
-      in sample and leave-one-out;
+    - every pageable copy (below a mebibyte in their own group) as the probe took it, one buffer
+      copied again and again, staged from the host cache up to :data:`HOST_CACHE_BYTES` and from
+      DRAM beyond it (``kvtier compare --host-memory pageable-warm`` within the cache): in sample and
+      leave-one-out;
+    - the same copies as a KV pool far larger than the host cache would see them, every one staged from
+      DRAM (:data:`POOL_GROUP`, ``kvtier compare --host-memory pageable``, what every page uses):
+      leave-one-out;
     - the 5 MiB block in one copy per 32 KiB chunk (probe1 and probe2): held out;
     - 256 MiB each way at once: host to device in sample, device to host held out.
+
+    Each check carries its measurement's repetitions (:attr:`Check.spread`).
     """
     tf = fit_transfer(m)
     out: list[Check] = []
     for c in m.copies_of("h2d_pinned"):
         if c.n_bytes < FETCH_FIT_MIN_BYTES:
-            case = f"{c.n_bytes // 1024} KiB"
+            case, group = f"{c.n_bytes // 1024} KiB", "small copies, h2d pinned"
             loo = fit_transfer(m, frozenset({("h2d_pinned", c.n_bytes)}))
-            out.append(Check("small copies, h2d pinned", case, c.timing.median_s, _fetch(tf, c.n_bytes), IN_SAMPLE))
-            out.append(
-                Check("small copies, h2d pinned", case, c.timing.median_s, _fetch(loo, c.n_bytes), LEAVE_ONE_OUT)
-            )
+            out.append(Check(group, case, c.timing.median_s, _fetch(tf, c.n_bytes), IN_SAMPLE, c.timing))
+            out.append(Check(group, case, c.timing.median_s, _fetch(loo, c.n_bytes), LEAVE_ONE_OUT, c.timing))
     for c in m.copies_of("d2h_pinned"):
         if c.n_bytes < FETCH_FIT_MIN_BYTES:
-            out.append(
-                Check(
-                    "small copies, d2h pinned",
-                    f"{c.n_bytes // 1024} KiB",
-                    c.timing.median_s,
-                    _fetch(tf, c.n_bytes),
-                    HELD_OUT,
-                )
-            )
+            case, group = f"{c.n_bytes // 1024} KiB", "small copies, d2h pinned"
+            out.append(Check(group, case, c.timing.median_s, _fetch(tf, c.n_bytes), HELD_OUT, c.timing))
+    pool: list[Check] = []
     for c in m.copies_of("h2d_pageable"):
         big = c.n_bytes >= FETCH_FIT_MIN_BYTES
         case = f"{c.n_bytes / MIB:g} MiB" if big else f"{c.n_bytes // 1024} KiB"
         group = "copies, h2d pageable" if big else "small copies, h2d pageable"
         loo = fit_transfer(m, frozenset({("h2d_pageable", c.n_bytes)}))
-        out.append(Check(group, case, c.timing.median_s, tf.pageable_s(c.n_bytes), IN_SAMPLE))
-        out.append(Check(group, case, c.timing.median_s, loo.pageable_s(c.n_bytes), LEAVE_ONE_OUT))
+        t = c.timing.median_s
+        out.append(Check(group, case, t, tf.pageable_s(c.n_bytes), IN_SAMPLE, c.timing))
+        out.append(Check(group, case, t, loo.pageable_s(c.n_bytes), LEAVE_ONE_OUT, c.timing))
+        pool.append(Check(POOL_GROUP, case, t, loo.pageable_s(c.n_bytes, math.inf), LEAVE_ONE_OUT, c.timing))
+    out += pool
     block = m.chunk_bytes * m.chunks
     for probe in ("probe1", "probe2"):
-        measured = m.v(f"block_per_chunk_{probe}")
+        t = m.block[f"per_chunk_{probe}"]
         model = _fetch(tf, block, m.chunks)
-        out.append(Check("a block in per-layer chunks", f"{m.chunks} copies, {probe}", measured, model, HELD_OUT))
+        out.append(Check("a block in per-layer chunks", f"{m.chunks} copies, {probe}", t.median_s, model, HELD_OUT, t))
     each = m.v("bidirectional_bytes")
     for direction, sample in (("h2d", IN_SAMPLE), ("d2h", HELD_OUT)):
-        measured = m.v(f"bidirectional_{direction}_together_s")
+        t = m.duplex[f"{direction}_together"]
         model = _fetch(tf, each, efficiency=tf.duplex_efficiency)
-        out.append(Check("both directions at once", f"{direction}, {each / MIB:g} MiB", measured, model, sample))
+        out.append(Check("both directions at once", f"{direction}, {each / MIB:g} MiB", t.median_s, model, sample, t))
     return tuple(out)

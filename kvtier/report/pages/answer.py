@@ -422,9 +422,10 @@ def measured_sentence(s: Scenario) -> str:
     pts = measured_points(s)
     chunks = ms.load().chunks
     return (
-        "Measured on one H200, regenerating a lone 16-token Llama-3-70B block took"
+        "Measured on one H200, regenerating a lone 16-token Llama-3-70B block as a CUDA-graph pass took"
         f" {_span(*pts[('lone', 'contiguous')], ',.0f')} as long as fetching it from pinned host memory in one copy"
-        f" and {_span(*pts[('lone', 'per-layer')], ',.1f')} as {chunks} chunk copies; inside a batch,"
+        f" and {_span(*pts[('lone', 'per-layer')], ',.1f')} as {chunks} chunk copies; inside a batch, at the"
+        " per-token slope fitted to the eager passes (no pass measured one block's marginal cost),"
         f" {_span(*pts[('batch', 'contiguous')], ',.1f')} and {_span(*pts[('batch', 'per-layer')], ',.1f')}."
     )
 

@@ -26,7 +26,13 @@ from kvtier.report.pages.measured.forward import (
 from kvtier.report.pages.measured.glue import numbers
 from kvtier.report.pages.measured.ratio import comparison_table, ratio_figure, ratio_table
 from kvtier.report.pages.measured.residuals import fits_table, residual_table
-from kvtier.report.pages.measured.validation import peer_calibration_table, validation_summary, validation_table
+from kvtier.report.pages.measured.validation import (
+    form_table,
+    peer_calibration_table,
+    peer_form_table,
+    validation_summary,
+    validation_table,
+)
 from kvtier.scenario import POINT_KEYS
 
 NOTEBOOK = "11_measured"
@@ -62,6 +68,8 @@ TABLES = (
         ("id",),
         ("id", "model", "tp", "tokens", "measured_ms", "model_ms", "error_pct"),
     ),
+    ("measured_forms", form_table, ("form",)),
+    ("measured_peer_forms", peer_form_table, ("group",)),
     (
         "measured_peer_calibration",
         peer_calibration_table,
@@ -92,6 +100,7 @@ __all__ = [
     "fetch_figure",
     "fetch_table",
     "fits_table",
+    "form_table",
     "forward_figure",
     "forward_table",
     "interior_table",
@@ -102,6 +111,7 @@ __all__ = [
     "numbers_fetch_max",
     "engine_table",
     "peer_calibration_table",
+    "peer_form_table",
     "ratio_figure",
     "ratio_table",
     "residual_table",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,9 +48,12 @@ def forward_rows() -> list[dict[str, Any]]:
         graph = m.tail16[(shape, "graph")]
         runs.append((shape, "CUDA graph", "graph", (ms.Pass(BLOCK_TOKENS, 0, graph),)))
         runs.append((shape, "transformers eager (cross-check)", "eager", m.hf_sweeps[shape]))
+    # a launch floor belongs to its software stack: transformers' passes get transformers' own, refitted on them
+    per_layer = ms.fit_stack_floor(m, ms.shipped_forward_fit())
+    hf = replace(f, eager_floor_s={name: per_layer * m.shapes[name].layers for name in ms.SHAPES})
     for shape, runner, mode, passes in runs:
         for p in passes:
-            model = ms.forward_model_s(m, f, shape, p.tokens, mode)
+            model = ms.forward_model_s(m, hf if runner.startswith("transformers") else f, shape, p.tokens, mode)
             t = p.timing.median_s
             rows.append(
                 {
@@ -94,7 +98,8 @@ def forward_table(s: Scenario) -> pd.DataFrame:
     memory efficiency, or in eager mode the fitted launch floor where that is slower;
     ``roofline_ms`` their maximum; ``blended_ms`` the package's model,
     :func:`kvtier.formulas.roofline.blended_time_s`.  The transformers cross-check (probe4) is set
-    against the eager model fitted to the plain-PyTorch passes, not fitted itself.
+    against the eager model with transformers' own launch floor, refitted on its passes
+    (:func:`kvtier.inputs.measurements.fit_stack_floor`): plain PyTorch's floor is not carried onto it.
     """
     return declare(pd.DataFrame(forward_rows()), FORWARD_COLUMNS)
 

@@ -11,6 +11,7 @@ import pandas as pd
 
 from kvtier.formulas import roofline
 from kvtier.inputs import measurements as ms
+from kvtier.inputs.measurements import forms
 from kvtier.report.columns import Column, declare, named
 from kvtier.report.pages.measured.shipped import ACCURACY_PCT, BLOCK_BYTES, fits, measurements
 from kvtier.report.words import listed
@@ -19,6 +20,10 @@ from kvtier.units import MIB
 
 HELD_OUT_PCT = 15.0
 """The issue's goal for a shape predicted from another shape's fits (percent either way)."""
+
+
+P8_MISS_TOKENS = 64
+"""The 8B eager pass the 70B fits miss, slower than the pass of twice its tokens: reported with its spread."""
 
 
 GOAL_COPY_BYTES = 256 * 2**10
@@ -44,6 +49,7 @@ GROUP_SLUGS = {
     "small copies, h2d pinned": "small_h2d",
     "small copies, d2h pinned": "small_d2h",
     "copies, h2d pageable": "pageable",
+    ms.POOL_GROUP: "pool",
     "small copies, h2d pageable": "small_pageable",
     "a block in per-layer chunks": "chunks",
     "both directions at once": "duplex",
@@ -61,6 +67,9 @@ def model_checks() -> tuple[ms.Check, ...]:
 VALIDATION_COLUMNS = (
     *named("group", "case", "sample"),
     Column("measured_ms", "measured", "ms"),
+    Column("fastest_ms", "fastest", "ms"),
+    Column("slowest_ms", "slowest", "ms"),
+    Column("repetitions", "repetitions"),
     Column("model_ms", "model", "ms"),
     Column("error_pct", "error", "%"),
 )
@@ -81,6 +90,9 @@ def validation_table(s: Scenario) -> pd.DataFrame:
             "case": c.case,
             "sample": c.sample,
             "measured_ms": c.measured_s * 1e3,
+            "fastest_ms": c.spread.min_s * 1e3 if c.spread else math.nan,
+            "slowest_ms": c.spread.max_s * 1e3 if c.spread else math.nan,
+            "repetitions": c.spread.reps if c.spread else 0,
             "model_ms": c.model_s * 1e3,
             "error_pct": c.error_pct,
         }
@@ -205,6 +217,144 @@ def peer_calibration_table(s: Scenario) -> pd.DataFrame:
     return declare(pd.DataFrame(rows), PEER_COLUMNS)
 
 
+@cache
+def _forms() -> tuple[forms.FormCheck, ...]:
+    return forms.form_checks(measurements())
+
+
+FORM_COLUMNS = (
+    *named("form", "key"),
+    Column("introduced", "introduced after"),
+    Column("group", "held-out group"),
+    *named("points"),
+    Column("repetitions", "repetitions each"),
+    Column("without_worst_pct", "without the form, worst", "%"),
+    Column("in_sample_worst_pct", "with it, in sample, worst", "%"),
+    Column("left_out_min_pct", "group left out, from", "%"),
+    Column("left_out_max_pct", "group left out, to", "%"),
+    Column("refit", "the fit without the group"),
+)
+"""The columns of :func:`form_table`, in words with their units."""
+
+
+def _worst(err: np.ndarray) -> float:
+    return float(err[int(np.argmax(np.abs(err)))])
+
+
+def form_table(s: Scenario) -> pd.DataFrame:
+    """Each form of the model against the group it was chosen for (:func:`forms.form_checks`).
+
+    The group's worst error without the form (the residual it was chosen after), with it fitted on
+    every point, and the range of its errors with the whole group left out of the fit.  Does not
+    depend on the assumption set.
+    """
+    rows = []
+    for f in _forms():
+        left = f.errors_pct("left_out")
+        reps = sorted(set(f.reps))
+        rows.append(
+            {
+                "form": f.form,
+                "key": f.key,
+                "introduced": f.introduced,
+                "group": f.group,
+                "points": len(f.cases),
+                "repetitions": "–".join(str(r) for r in (reps[0], reps[-1])) if len(reps) > 1 else str(reps[0]),
+                "without_worst_pct": _worst(f.errors_pct("without")),
+                "in_sample_worst_pct": _worst(f.errors_pct("in_sample")),
+                "left_out_min_pct": float(left.min()),
+                "left_out_max_pct": float(left.max()),
+                "refit": f.refit,
+            }
+        )
+    return declare(pd.DataFrame(rows), FORM_COLUMNS)
+
+
+PEER_FORM_COLUMNS = (
+    *named("group", "sample", "points"),
+    Column("kvtier_within", "kvtier within 10 %"),
+    Column("peer_within", "peers' form within 10 %"),
+    Column("kvtier_worst_pct", "kvtier worst", "%"),
+    Column("peer_worst_pct", "peers' form worst", "%"),
+)
+"""The columns of :func:`peer_form_table`, in words with their units."""
+
+
+@cache
+def _peer_checks() -> tuple[forms.PeerCheck, ...]:
+    return forms.peer_checks(measurements())
+
+
+def peer_form_table(s: Scenario) -> pd.DataFrame:
+    """kvtier against the peers' form given the same calibration data, per group of passes (counts, worst errors).
+
+    :func:`kvtier.inputs.measurements.forms.peer_checks`: the peers' ``max(compute, memory)`` with
+    kvtier's MFU, the 70B graph pass's memory efficiency and one eager floor per pass, each refitted
+    the way kvtier's own values are.
+    """
+    df = pd.DataFrame(
+        [
+            {
+                "group": c.group,
+                "sample": c.sample,
+                "kvtier": (c.kvtier_s / c.measured_s - 1) * 100,
+                "peer": (c.peer_s / c.measured_s - 1) * 100,
+            }
+            for c in _peer_checks()
+        ]
+    )
+    rows = []
+    for group, g in df.groupby("group", sort=False):
+        rows.append(
+            {
+                "group": group,
+                "sample": listed(list(dict.fromkeys(g["sample"]))),
+                "points": len(g),
+                "kvtier_within": int((g["kvtier"].abs() <= ACCURACY_PCT).sum()),
+                "peer_within": int((g["peer"].abs() <= ACCURACY_PCT).sum()),
+                "kvtier_worst_pct": _worst(g["kvtier"].to_numpy()),
+                "peer_worst_pct": _worst(g["peer"].to_numpy()),
+            }
+        )
+    return declare(pd.DataFrame(rows), PEER_FORM_COLUMNS)
+
+
+def form_numbers(s: Scenario) -> dict[str, Any]:
+    """The forms' glue: per form, its group's errors without it, in sample and left out; the peers on equal terms."""
+    out: dict[str, Any] = {}
+    slugs = ("floor", "knee", "overhead", "attention", "cache", "floor_knee")
+    for slug, f in zip(slugs, _forms(), strict=True):
+        left, without = f.errors_pct("left_out"), f.errors_pct("without")
+        out.update(
+            {
+                f"form_{slug}_n": len(f.cases),
+                f"form_{slug}_group": f.group,
+                f"form_{slug}_without_min_pct": float(without.min()),
+                f"form_{slug}_without_max_pct": float(without.max()),
+                f"form_{slug}_out_min_pct": float(left.min()),
+                f"form_{slug}_out_max_pct": float(left.max()),
+                f"form_{slug}_out_worst_abs_pct": float(np.abs(left).max()),
+            }
+        )
+    peers = peer_form_table(s)
+    out.update(
+        peer_eq_n=int(peers["points"].sum()),
+        peer_eq_kvtier_within=int(peers["kvtier_within"].sum()),
+        peer_eq_peer_within=int(peers["peer_within"].sum()),
+        peer_eq_floor_ms=forms.fit_peer(measurements()).floor_s * 1e3,
+    )
+    lost = peers[peers["peer_within"] < peers["kvtier_within"]]
+    out["peer_eq_lost_groups"] = listed(
+        [
+            f"{g} ({k} of {n} against {p})"
+            for g, n, k, p in zip(
+                lost["group"], lost["points"], lost["kvtier_within"], lost["peer_within"], strict=True
+            )
+        ]
+    )
+    return out
+
+
 def validation_numbers(s: Scenario) -> dict[str, Any]:
     """The validation's glue: per group slug and sample, points, within 10 % and 15 %, the worst error."""
     out: dict[str, Any] = {"held_out_pct": HELD_OUT_PCT}
@@ -287,6 +437,40 @@ def validation_numbers(s: Scenario) -> dict[str, Any]:
         pageable_goal_loo_worst_abs_pct=float(np.abs(goal["error_pct"]).max()),
         pageable_goal_loo_worst_case=str(goal["case"].iloc[worst]),
     )
+    pool = validation_table(s)
+    pool = pool[(pool["group"] == ms.POOL_GROUP) & (pool["sample"] == ms.LEAVE_ONE_OUT)]
+    big = pool[np.array([case_bytes(c) for c in pool["case"]]) >= GOAL_COPY_BYTES]
+    warm = big[np.array([case_bytes(c) for c in big["case"]]) <= tf.host_cache_bytes]
+    out.update(
+        pool_warm_min_pct=float(warm["error_pct"].min()),
+        pool_warm_max_pct=float(warm["error_pct"].max()),
+        pool_warm_n=len(warm),
+    )
+    # what the out-of-sample claim rests on: distinct measured points, each a median of its repetitions
+    table = validation_table(s)
+    out_of_sample = table[(table["sample"] != ms.IN_SAMPLE) & (table["group"] != ms.POOL_GROUP)]
+    distinct = out_of_sample.drop_duplicates(["group", "case"])
+    counted = distinct[distinct["repetitions"] > 0]
+    out.update(
+        val_independent_points=len(distinct),
+        val_reps_min=int(counted["repetitions"].min()),
+        val_reps_max=int(counted["repetitions"].max()),
+        hf_floor_per_layer_us=ms.fit_stack_floor(m, ff) * 1e6,
+        pytorch_floor_per_layer_us=ff.launch_floor_per_layer_s * 1e6,
+    )
+    # the 8B 64-token pass: its miss and its repetitions, reported, not excluded
+    p8_64 = table[(table["group"] == f"{ms.HELD_OUT_SHAPE} passes from {ms.FIT_SHAPE} fits")]
+    p8_64 = p8_64[p8_64["case"] == f"{P8_MISS_TOKENS} tokens, eager"].iloc[0]
+    out.update(
+        p8_64_error_pct=float(p8_64["error_pct"]),
+        p8_64_error_vs_fastest_pct=float((p8_64["model_ms"] / p8_64["fastest_ms"] - 1) * 100),
+        p8_64_fastest_ms=float(p8_64["fastest_ms"]),
+        p8_64_slowest_ms=float(p8_64["slowest_ms"]),
+        p8_64_median_ms=float(p8_64["measured_ms"]),
+        p8_64_reps=int(p8_64["repetitions"]),
+        p8_64_tokens=P8_MISS_TOKENS,
+    )
+    out.update(form_numbers(s))
     peers = peer_calibration_table(s)
     out["peer_cal_max_abs_pct"] = float(np.max(np.abs(peers["calibrated_error_pct"].iloc[:-1])))
     out["peer_single_8b_pct"] = float(peers["calibrated_error_pct"].iloc[-1])
