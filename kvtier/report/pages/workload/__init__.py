@@ -64,7 +64,7 @@ TABLES = (
     ("workload_policies", policies_table, ("trace", "capacity_blocks")),
     ("workload_sampling", sampling_table, ("trace", "sample_rate_pct")),
     ("workload_windows", windows_table, ("window_min", "warmup_min")),
-    ("workload_mooncake", mooncake_table, ("trace", "figure")),
+    ("workload_mooncake", mooncake_table, ("trace", "quantity")),
 )
 """The page's tables of record: (name, builder, key columns)."""
 

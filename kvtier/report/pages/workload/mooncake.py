@@ -58,7 +58,9 @@ def figure_label(quantity: str) -> str:
 
 
 MOONCAKE_COLUMNS = (
-    *named("trace", "figure", "unit"),
+    *named("trace"),
+    Column("quantity", "published figure"),
+    *named("unit"),
     Column("published", "published"),
     Column("recomputed", "recomputed"),
     Column("difference", "recomputed less published"),
@@ -79,7 +81,7 @@ def mooncake_table(s: Scenario) -> pd.DataFrame:
         rows.append(
             {
                 "trace": f.trace,
-                "figure": figure_label(f.quantity),
+                "quantity": figure_label(f.quantity),
                 "unit": f.unit,
                 "published": f.value,
                 "recomputed": value,

@@ -30,9 +30,9 @@ EXPECTED = {
 
 def test_the_table_sets_each_published_figure_beside_the_trace_s():
     t = mooncake.mooncake_table(Scenario())
-    assert list(zip(t["trace"], t["figure"], strict=True)) == list(EXPECTED)  # the file's order
+    assert list(zip(t["trace"], t["quantity"], strict=True)) == list(EXPECTED)  # the file's order
     for row in t.itertuples():
-        published, recomputed = EXPECTED[(row.trace, row.figure)]
+        published, recomputed = EXPECTED[(row.trace, row.quantity)]
         assert row.published == published and row.recomputed == pytest.approx(recomputed, abs=0.005)
         assert row.difference == row.recomputed - row.published  # recomputed less published, points for a %
         assert row.provenance == "published-spec"
