@@ -2,7 +2,9 @@
 
 :func:`report` gathers the curve, the capacities for :data:`TARGETS_PCT` of the achievable hits,
 reuse intervals, the prefill work the hits avoid in both regimes and the time to fetch them over each
-:class:`LinkSpec`; :func:`count_difference` compares the two hit counts.
+:class:`LinkSpec`; :func:`count_difference` compares the two hit counts; :func:`cache_figures` gives a trace's
+statistics and cache figures as Mooncake's FAST'25 paper states them (its cache ratio, and the share of it an LRU
+cache of a given number of tokens reaches).
 """
 
 from __future__ import annotations
@@ -181,3 +183,104 @@ def count_difference(reuse: Reuse | LruHistogram, capacities: Sequence[float]) -
         "capacity_blocks": [float(c) for c in capacities],
         "other_minus_this": diff,
     }
+
+
+# ---------------------------------------------------------------------------
+# a trace's cache figures as Mooncake (FAST'25) publishes them
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CacheFigures:
+    """A trace's workload statistics and cache figures as Mooncake's FAST'25 paper states them (Table 2, Figure 9).
+
+    Attributes
+    ----------
+    requests : int
+        Requests in the trace.
+    mean_input_tokens, mean_output_tokens : float
+        Mean prompt and output length (tokens).
+    cache_ratio : float
+        Share of the prompt tokens an unbounded cache serves: every token of a block whose prefix was seen
+        before, a prompt's partial last block by its own tokens (fraction; Table 2's "cache ratio").
+    cache_ratio_blocks : float
+        The same share counted in block references (fraction).
+    capacity_blocks : ndarray of int
+        The whole blocks each capacity holds (``capacity_tokens // block_tokens``).
+    hit_ratio : ndarray of float
+        Share of the prompt tokens an LRU cache of each capacity serves, hits counted as the curve counts them
+        (fraction).
+    share_of_max : ndarray of float
+        ``hit_ratio / cache_ratio``: how much of the unbounded cache's hits each capacity reaches (fraction;
+        NaN where the trace reuses nothing; Figure 9's annotations).
+    """
+
+    requests: int
+    mean_input_tokens: float
+    mean_output_tokens: float
+    cache_ratio: float
+    cache_ratio_blocks: float
+    capacity_blocks: np.ndarray
+    hit_ratio: np.ndarray
+    share_of_max: np.ndarray
+
+
+def cache_figures(reuse: Reuse | LruHistogram, capacity_tokens: float | Sequence[float] | np.ndarray) -> CacheFigures:
+    """The workload statistics and cache figures of a measured trace, at each of ``capacity_tokens`` (tokens).
+
+    Read off the exact LRU curve (in memory or streamed, :func:`report`'s input): the unbounded cache's token
+    hit ratio is Mooncake's cache ratio; an LRU cache of ``C`` tokens holds ``C // block_tokens`` whole blocks
+    (a prompt's partial last block takes a whole one) and hits the references whose stack distance is below
+    that.  Vectorized over the capacities.
+
+    Parameters
+    ----------
+    reuse : Reuse or LruHistogram
+        The measured trace; it says its tokens per block.
+    capacity_tokens : float or array_like
+        Cache capacities (tokens, at least 0); a scalar is one capacity (each result an array of one).
+
+    Raises
+    ------
+    ValueError
+        A negative capacity, or a streamed curve that does not say its tokens per block.
+    """
+    caps = np.atleast_1d(np.asarray(capacity_tokens, dtype=float))
+    if np.any(~(caps >= 0)):
+        raise ValueError(f"capacities must be at least 0 tokens, got {capacity_tokens!r}")
+    if isinstance(reuse, LruHistogram):
+        block_tokens = reuse.block_tokens
+        cum = np.cumsum(reuse.counts["tokens"])
+        total = reuse.total["tokens"]
+        inputs, outputs = counted_stats(*reuse.input_tokens)["mean"], counted_stats(*reuse.output_tokens)["mean"]
+        requests = reuse.n_requests
+    else:
+        t = reuse.trace
+        block_tokens = t.block_tokens
+        inputs = float(np.mean(t.input_tokens)) if t.n_requests else math.nan
+        outputs = float(np.mean(t.output_tokens)) if t.n_requests else math.nan
+        requests = t.n_requests
+    if not block_tokens > 0:
+        raise ValueError("the curve does not say its tokens per block")
+    blocks = np.floor(caps / block_tokens).astype(np.int64)
+    if isinstance(reuse, LruHistogram):
+        upto = np.minimum(blocks, cum.size)  # hits: the weight at distances below the capacity
+        hits = np.where(upto > 0, cum[np.maximum(upto, 1) - 1] if cum.size else 0.0, 0.0)
+        hit = hits / total if total else np.zeros_like(caps)
+        if reuse.sample_rate < 1:
+            hit = np.clip(hit, 0.0, 1.0)
+    else:
+        hit = np.asarray(reuse.hit_ratio(blocks.astype(float), weighting="tokens"), dtype=float)
+    ratio = float(reuse.hit_ratio(weighting="tokens"))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(ratio > 0, hit / ratio, math.nan)
+    return CacheFigures(
+        requests=requests,
+        mean_input_tokens=inputs,
+        mean_output_tokens=outputs,
+        cache_ratio=ratio,
+        cache_ratio_blocks=float(reuse.hit_ratio()),
+        capacity_blocks=blocks,
+        hit_ratio=hit,
+        share_of_max=share,
+    )

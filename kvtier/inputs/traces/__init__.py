@@ -10,7 +10,9 @@ One module per job:
 - :mod:`.load`, a file read whole into a :class:`~kvtier.formulas.cache.trace.Trace`, and measured;
 - :mod:`.stream`, a file read in chunks of whole requests: the exact LRU curve, and by windows;
 - :mod:`.sample`, the spatially hashed sample (SHARDS) and its error;
-- :mod:`.generate`, a seeded generator of traces for benchmarks at scale.
+- :mod:`.generate`, a seeded generator of traces for benchmarks at scale;
+- :mod:`.published`, what the shipped traces' authors published about them (Mooncake FAST'25's Table 2 and
+  Figure 9), which the workload page recomputes.
 
 The names a command or a page uses are re-exported here (``from kvtier.inputs import traces``).
 Times are seconds, sizes bytes, unless a name says otherwise.
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     )
     from kvtier.inputs.traces.generate import generate_trace, to_jsonl
     from kvtier.inputs.traces.load import MAX_TRACE_BYTES, MAX_TRACE_REFS, analyse, parse_trace, read_trace
+    from kvtier.inputs.traces.published import published_cache
     from kvtier.inputs.traces.sample import SAMPLE_RATES, read_sample, sampling_error
     from kvtier.inputs.traces.stream import RequestChunks, check_window, feed_requests, stream_lru
 
@@ -52,6 +55,7 @@ _HOME = {
     **dict.fromkeys(("generate_trace", "to_jsonl"), "generate"),
     **dict.fromkeys(("MAX_TRACE_BYTES", "MAX_TRACE_REFS", "analyse", "parse_trace", "read_trace"), "load"),
     **dict.fromkeys(("SAMPLE_RATES", "read_sample", "sampling_error"), "sample"),
+    "published_cache": "published",
     **dict.fromkeys(("RequestChunks", "check_window", "feed_requests", "stream_lru"), "stream"),
 }
 """The module of each re-exported name: imported when the name is first read (PEP 562), so that reading
@@ -81,6 +85,7 @@ __all__ = [
     "format_named",
     "generate_trace",
     "parse_trace",
+    "published_cache",
     "read_sample",
     "read_trace",
     "sampling_error",

@@ -9,12 +9,12 @@ import pytest
 
 from kvtier.formulas.cache.curve import Reuse
 from kvtier.formulas.cache.regen import RegenCosts
-from kvtier.formulas.cache.report import LinkSpec, count_difference, report
+from kvtier.formulas.cache.report import LinkSpec, cache_figures, count_difference, report
 from kvtier.formulas.cache.stream import histogram_of
 from kvtier.formulas.cache.trace import HIT_COUNTS, Trace
 from kvtier.inputs import traces
-from tests.conftest import trace_of
-from tests.oracles import HAND_RC, hand_link, reuse_of
+from tests.conftest import trace_of, trace_text
+from tests.oracles import HAND_RC, hand_link, reuse_of, row
 
 
 def test_the_report_by_hand():
@@ -136,3 +136,70 @@ def test_the_streamed_report_is_the_in_memory_one():
         for part in ("input_tokens", "output_tokens"):
             assert b["trace"][part] == pytest.approx(a["trace"][part], rel=1e-12)
         assert b["blocks"]["reuse_interval_s"] == pytest.approx(a["blocks"]["reuse_interval_s"], rel=1e-12)
+
+
+# Mooncake's cache figures on a hand trace at 4 tokens a block, each prompt's last block partial where its length
+# says so (hit tokens in brackets):
+#   r0  [1, 2]     8 tokens  4 + 4       both new          (0)
+#   r1  [1, 2, 3]  10 tokens 4 + 4 + 2   1 and 2 hit       (8)  stack distances 1 and 1
+#   r2  [4]        3 tokens  3           new               (0)
+#   r3  [1, 5]     7 tokens  4 + 3       1 hits, 5 new     (4)  distance 3 (2, 3 and 4 used since)
+# cache ratio = (8 + 4) / (8 + 10 + 3 + 7) = 12 / 28 = 3/7; by block references 3 of 8
+MOONCAKE_HAND = [row(0, [1, 2], 8), row(1, [1, 2, 3], 10), row(2, [4], 3), row(3, [1, 5], 7)]
+
+
+def test_the_cache_figures_by_hand():
+    t = traces.parse_trace(trace_text(MOONCAKE_HAND), "t", 4)
+    f = cache_figures(Reuse.of(t), [0, 4, 8, 11, 16])
+    assert (f.requests, f.mean_input_tokens, f.mean_output_tokens) == (4, 7.0, 1.0)  # 28 / 4; one output token each
+    assert f.cache_ratio == pytest.approx(3 / 7) and f.cache_ratio_blocks == pytest.approx(3 / 8)
+    # C tokens hold C // 4 whole blocks: 0, 1, 2, 2, 4
+    assert f.capacity_blocks.tolist() == [0, 1, 2, 2, 4]
+    # 1 block: no distance below 1; 2 blocks: r1's two hits (8 tokens); 4 blocks: all three (12 tokens)
+    assert f.hit_ratio == pytest.approx([0, 0, 8 / 28, 8 / 28, 12 / 28])
+    assert f.share_of_max == pytest.approx([0, 0, 2 / 3, 2 / 3, 1])  # (8/28) / (12/28)
+    # streamed, the same figures
+    g = cache_figures(histogram_of(t), [0, 4, 8, 11, 16])
+    assert (g.requests, g.mean_input_tokens, g.mean_output_tokens) == (4, 7.0, 1.0)
+    assert (g.cache_ratio, g.cache_ratio_blocks) == pytest.approx((3 / 7, 3 / 8))
+    assert g.capacity_blocks.tolist() == f.capacity_blocks.tolist()
+    assert g.hit_ratio == pytest.approx(f.hit_ratio) and g.share_of_max == pytest.approx(f.share_of_max)
+    # a scalar capacity is an array of one
+    assert cache_figures(Reuse.of(t), 8).hit_ratio == pytest.approx(8 / 28)
+
+
+def test_the_cache_figures_of_a_trace_without_reuse_and_bad_capacities():
+    # every block new: the cache ratio is 0 and no capacity has a share of it
+    t = traces.parse_trace(trace_text([row(0, [1], 4), row(1, [2], 4)]), "t", 4)
+    for measured in (Reuse.of(t), histogram_of(t)):
+        f = cache_figures(measured, [4, 1e9])
+        assert f.cache_ratio == 0 and f.hit_ratio.tolist() == [0, 0]
+        assert np.isnan(f.share_of_max).all()
+    with pytest.raises(ValueError, match="at least 0 tokens"):
+        cache_figures(Reuse.of(t), [-1])
+    with pytest.raises(ValueError, match="at least 0 tokens"):
+        cache_figures(Reuse.of(t), [math.nan])
+    h = histogram_of(t)
+    h.block_tokens = 0  # a curve that does not say its block
+    with pytest.raises(ValueError, match="tokens per block"):
+        cache_figures(h, [4])
+
+
+def test_the_cache_figures_of_the_shipped_traces():
+    # Mooncake FAST'25 Table 2 prints 12031 and 3993 requests, mean input 12035 and 15325 tokens, mean output 343 and
+    # 149, cache ratios 40 % and 66 %; Figure 9 marks 41 % and 46 % of the maximum at 3M tokens.  The traces give
+    # the same counts and means to the paper's whole tokens; the cache ratio, by tokens, 37.36 % and 65.12 %
+    # (by blocks 36.64 % and 63.96 %); at 3,000,000 // 512 = 5,859 blocks, LRU serves 13.82 % and 31.51 % of the
+    # input tokens, 36.98 % and 48.38 % of the cache ratio (checked by an OrderedDict LRU over the JSON lines)
+    expected = {
+        "conversation": (12031, 12035.06, 342.62, 37.362, 36.641, 13.818, 36.982),
+        "synthetic": (3993, 15325.48, 149.12, 65.124, 63.960, 31.509, 48.383),
+    }
+    for name, (n, mean_in, mean_out, ratio, blocks, hit, share) in expected.items():
+        f = cache_figures(traces.stream_lru(name, 512), 3e6)
+        assert f.requests == n and f.capacity_blocks.tolist() == [5859]
+        assert (f.mean_input_tokens, f.mean_output_tokens) == pytest.approx((mean_in, mean_out), abs=0.005)
+        assert f.cache_ratio * 100 == pytest.approx(ratio, abs=5e-4)
+        assert f.cache_ratio_blocks * 100 == pytest.approx(blocks, abs=5e-4)
+        assert f.hit_ratio[0] * 100 == pytest.approx(hit, abs=5e-4)
+        assert f.share_of_max[0] * 100 == pytest.approx(share, abs=5e-4)

@@ -2,7 +2,8 @@
 
 The page is a package, one module per job: :mod:`.summary` (the sized trace and its contrast,
 reported and summarised once), :mod:`.curve` (the LRU curve, its tiers and links), :mod:`.policies`,
-:mod:`.sampling`, :mod:`.over_time`, :mod:`.words` (its sentences) and :mod:`.glue` (every number the
+:mod:`.sampling`, :mod:`.over_time`, :mod:`.mooncake` (the traces' published cache figures, recomputed),
+:mod:`.words` (its sentences) and :mod:`.glue` (every number the
 prose quotes); this module is the page contract.
 """
 
@@ -18,6 +19,7 @@ from kvtier.report.pages.workload.curve import (
     tiers_table,
 )
 from kvtier.report.pages.workload.glue import numbers
+from kvtier.report.pages.workload.mooncake import mooncake_table
 from kvtier.report.pages.workload.over_time import over_time_figure, windows_table
 from kvtier.report.pages.workload.policies import policies_figure, policies_table
 from kvtier.report.pages.workload.sampling import sampled_figure, sampling_table
@@ -66,6 +68,7 @@ TABLES = (
     ("workload_policies", policies_table, ("trace", "capacity_blocks")),
     ("workload_sampling", sampling_table, ("trace", "sample_rate_pct")),
     ("workload_windows", windows_table, ("window_min", "warmup_min")),
+    ("workload_mooncake", mooncake_table, ("trace", "quantity")),
 )
 """The page's tables of record: (name, builder, key columns)."""
 
@@ -88,6 +91,7 @@ __all__ = [
     "contrast_name",
     "links_table",
     "lru_curve",
+    "mooncake_table",
     "numbers",
     "over_time_figure",
     "policies_figure",

@@ -277,3 +277,91 @@ def over_time_sentence(name: str, n: dict[str, Any]) -> str:
             " drift, not a warm-up."
         )
     )
+
+
+def _gap(diff_pts: float) -> str:
+    """A recomputed share against a published one printed to a whole percent: agreement, or the points between."""
+    if abs(diff_pts) < 0.5:
+        return "the same to the paper's whole percent"
+    return f"{abs(diff_pts):.1f} points {'below' if diff_pts < 0 else 'above'}"
+
+
+COUNT_WORDS = {
+    "prefix": "A request's hits count up to its first miss, as a prefix cache serves them.",
+    "per-block": "Every cached block of a request counts as a hit, even after a miss.",
+}
+"""How the curve counts a request's hits (``workload.hit_count``), as the Mooncake paragraph says it."""
+
+
+def mooncake_paragraph(n: dict[str, Any], traces: tuple[str, ...], count: str) -> str:
+    """Where the recomputed Mooncake figures (``n``'s ``mc_*``) agree with the published ones, and where and why not."""
+
+    def off(t: str, q: str) -> float:
+        return abs(n[f"mc_{t}_{q}"] - n[f"mc_{t}_{q}_published"])
+
+    same = all(
+        off(t, "requests") == 0 and off(t, "mean_input_tokens") <= 0.5 and off(t, "mean_output_tokens") <= 0.5
+        for t in traces
+    )
+    names = " and ".join(traces)
+    stats = (
+        f"The request counts and mean input and output lengths of the {names} traces are the paper's, to its whole"
+        " tokens: these are the traces it measured."
+        if same
+        else f"The request counts or mean lengths of the {names} traces differ from the paper's (the table): the"
+        " shipped files may not be the traces it measured."
+    )
+    ratio = ", and ".join(
+        f"{n[f'mc_{t}_cache_ratio_pct']:.1f} % of the {t} trace's input tokens against the paper's"
+        f" {n[f'mc_{t}_cache_ratio_pct_published']:g} % ({_gap(n[f'mc_{t}_cache_ratio_diff_pts'])})"
+        for t in traces
+    )
+    blocks = " and ".join(f"{n[f'mc_{t}_cache_ratio_blocks_pct']:.1f} %" for t in traces)
+    published = "cache_ratio_pct_published"
+    far = [t for t in traces if min(abs(n[f"mc_{t}_{k}"] - n[f"mc_{t}_{published}"]) for k in RATIO_KEYS) >= 0.5]
+    gaps = "gaps" if len(far) > 1 else "gap"
+    unexplained = (
+        f" Neither count gives the {' or the '.join(far)} trace's published ratio to its whole percent, and the paper"
+        f" ({n['mc_ratio_where']}) says no more of how its ratio is counted or what it divides by, so the {gaps} cannot"
+        f" be traced from the trace alone."
+        if far
+        else ""
+    )
+    shares = ", and ".join(
+        f"{n[f'mc_{t}_hit_pct']:.1f} % of the {t} trace's input tokens, {n[f'mc_{t}_share_of_max_pct']:.1f} % of its"
+        f" cache ratio, against the paper's {n[f'mc_{t}_share_of_max_pct_published']:g} %"
+        f" ({_gap(n[f'mc_{t}_share_of_max_diff_pts'])})"
+        for t in traces
+    )
+    reach = [n[f"mc_{t}_reach_mtokens"] for t in traces]
+    local = n["mc_local_mtokens"]
+    steep = ""
+    if all(r is not None for r in reach):
+        where = " and ".join(f"{r:.2f} M tokens on the {t} trace" for r, t in zip(reach, traces, strict=True))
+        apart = min(reach) < local < max(reach)
+        steep = f" The curve is steep there: it reaches the published shares at {where}" + (
+            ", on either side of the paper's capacity, so no one capacity gives both." if apart else "."
+        )
+    under = [t for t in traces if n[f"mc_{t}_share_of_max_pct"] < 50]
+    on = "both traces" if len(under) == len(traces) == 2 else "the " + " and the ".join(under) + " trace"
+    verdict = (
+        f" What the recomputation confirms is the figure's point: a local cache that size serves under half of what"
+        f" an unbounded one would, on {on}."
+        if under
+        else " The recomputation does not confirm the figure's point: a local cache that size serves half or more of"
+        " what an unbounded one would, on every shipped trace."
+    )
+    return (
+        f"{stats} An unbounded cache serves {ratio}. Counted in block references instead of tokens, the ratios are"
+        f" {blocks}.{unexplained} An LRU cache the size of the paper's local cache, {local:g} M tokens or"
+        f" {n['mc_local_blocks']:,} whole blocks of {n['mc_block_tokens']:,} tokens (the trace's own block: its hash"
+        f" ids allow no other), serves {shares}.{steep} {COUNT_WORDS[count]} The"
+        f" paper's figure ({n['mc_share_where']}) replays only the sequence of requests, but names no eviction policy,"
+        " does not say whether its capacity counts whole blocks or tokens, and prints its shares to a whole percent;"
+        " the recomputation is LRU over whole blocks, a prompt's partial last block taking a whole one, so it checks"
+        f" the figure's shape rather than its points.{verdict}"
+    )
+
+
+RATIO_KEYS = ("cache_ratio_pct", "cache_ratio_blocks_pct")
+"""The two counts of the cache ratio the paragraph sets against the published one: by tokens and by blocks."""

@@ -46,3 +46,62 @@ def test_a_trace_with_nothing_to_cache_has_an_empty_tier_of_every_size():
         "There are no reuse intervals to measure: every block is referenced once (the synthetic trace's are drawn"
         " for contrast)."
     )
+
+
+def mooncake_numbers(**changes: float | None) -> dict:
+    """The Mooncake paragraph's numbers for one trace, t: published 10 requests of 100 and 20 tokens, a cache ratio of
+    40 % and a share of 50 % at a local cache of 2 M tokens (4 blocks of 512 tokens)."""
+    n = {
+        "mc_local_mtokens": 2.0,
+        "mc_local_blocks": 4,
+        "mc_block_tokens": 512,
+        "mc_ratio_where": "Table A",
+        "mc_share_where": "Figure B",
+        "mc_t_requests": 10.0,
+        "mc_t_requests_published": 10.0,
+        "mc_t_mean_input_tokens": 100.4,
+        "mc_t_mean_input_tokens_published": 100.0,
+        "mc_t_mean_output_tokens": 20.0,
+        "mc_t_mean_output_tokens_published": 20.0,
+        "mc_t_cache_ratio_pct": 40.3,
+        "mc_t_cache_ratio_pct_published": 40.0,
+        "mc_t_cache_ratio_blocks_pct": 38.0,
+        "mc_t_hit_pct": 16.0,
+        "mc_t_share_of_max_pct": 40.0,
+        "mc_t_share_of_max_pct_published": 50.0,
+        "mc_t_reach_mtokens": 2.5,
+    }
+    n.update(changes)
+    for q in ("cache_ratio", "share_of_max"):
+        n[f"mc_t_{q}_diff_pts"] = n[f"mc_t_{q}_pct"] - n[f"mc_t_{q}_pct_published"]
+    return n
+
+
+def test_the_mooncake_paragraph_says_where_the_figures_agree_and_where_not():
+    text = words.mooncake_paragraph(mooncake_numbers(), ("t",), "prefix")
+    # 100.4 tokens against 100 is within the paper's whole tokens; 40.3 % against 40 % within its whole percent
+    assert text.startswith("The request counts and mean input and output lengths of the t traces are the paper's")
+    assert (
+        "40.3 % of the t trace's input tokens against the paper's 40 % (the same to the paper's whole percent)" in text
+    )
+    assert "Neither count" not in text  # the token count gives the published ratio
+    # 40 % of the cache ratio against 50 %: 10 points below; reached at 2.5 M tokens, beyond the 2 M of the paper
+    assert "40.0 % of its cache ratio, against the paper's 50 % (10.0 points below)" in text
+    assert "it reaches the published shares at 2.50 M tokens on the t trace." in text
+    assert "2 M tokens or 4 whole blocks of 512 tokens" in text
+    assert "A request's hits count up to its first miss" in text
+    assert text.endswith("serves under half of what an unbounded one would, on the t trace.")
+
+
+def test_the_mooncake_paragraph_names_a_gap_it_cannot_trace_and_other_traces():
+    # 37 % and 38 % against 40 %: neither count within half a point; 0.6 tokens off the mean: not the paper's traces
+    n = mooncake_numbers(mc_t_cache_ratio_pct=37.0, mc_t_mean_output_tokens=20.6, mc_t_share_of_max_pct=55.0)
+    text = words.mooncake_paragraph(n, ("t",), "per-block")
+    assert "differ from the paper's (the table): the shipped files may not be the traces it measured" in text
+    assert "(3.0 points below)" in text and "(5.0 points above)" in text
+    assert "Neither count gives the t trace's published ratio to its whole percent, and the paper (Table A)" in text
+    assert "so the gap cannot be traced from the trace alone" in text
+    assert "Every cached block of a request counts as a hit, even after a miss." in text
+    assert text.endswith("serves half or more of what an unbounded one would, on every shipped trace.")
+    # with no reuse, no capacity reaches a share: the sentence on the curve's steepness is left out
+    assert "steep" not in words.mooncake_paragraph(mooncake_numbers(mc_t_reach_mtokens=None), ("t",), "prefix")
