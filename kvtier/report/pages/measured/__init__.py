@@ -66,9 +66,14 @@ TABLES = (
         "measured_engines",
         engine_table,
         ("id",),
-        ("id", "model", "tp", "tokens", "measured_ms", "model_ms", "error_pct"),
+        ("id", "model", "tokens", "measured_ms", "model_ms", "error_pct", "status"),
     ),
-    ("measured_forms", form_table, ("form",)),
+    (
+        "measured_forms",
+        form_table,
+        ("form",),
+        ("form", "points", "without_worst_pct", "in_sample_worst_pct", "left_out_min_pct", "left_out_max_pct"),
+    ),
     ("measured_peer_forms", peer_form_table, ("group",)),
     (
         "measured_peer_calibration",

@@ -26,6 +26,7 @@ ENGINE_COLUMNS = (
     Column("error_pct", "error", "%"),
     Column("tables", "kernel tables"),
     *named("status"),
+    Column("why", "why not counted"),
     Column("engine_setup", "engine measured"),
     *named("source", "date", "command"),
 )
@@ -53,11 +54,12 @@ def _engine_rows() -> tuple[dict[str, Any], ...]:
         engine = Scenario(load_assumptions(sets={"engine": r.engine})).kernel_engine
         tables = kernels.tables(system, engine)
         if r.excluded:
-            status = f"not counted: {r.excluded}"
+            status, why = "unreadable", r.excluded
         elif np.isnan(model_s):
-            status = f"not counted: {r.tokens:,} tokens are beyond the tables' {tables.max_sequence_tokens:,}"
+            status = "beyond the grid"
+            why = f"{r.tokens:,} tokens are beyond the tables' {tables.max_sequence_tokens:,}: the model refuses"
         else:
-            status = "counted"
+            status, why = "counted", ""
         rows.append(
             {
                 "id": r.id,
@@ -72,6 +74,7 @@ def _engine_rows() -> tuple[dict[str, Any], ...]:
                 "error_pct": (model_s * 1e3 / r.value_ms - 1) * 100,
                 "tables": tables.label,
                 "status": status,
+                "why": why,
                 "engine_setup": r.engine_setup,
                 "source": " ".join(r.source.split()),
                 "date": r.date,

@@ -22,7 +22,12 @@ def test_each_counted_row_is_what_its_command_prints(seed_scenario):
         assert row["status"] == "counted"
     # a prompt beyond the tables' 16,384 tokens is refused by the model, shown and not counted
     beyond = df.loc["vllm-offload-h100-20k"]
-    assert math.isnan(beyond["model_ms"]) and "20,000 tokens are beyond the tables' 16,384" in beyond["status"]
+    assert math.isnan(beyond["model_ms"]) and beyond["status"] == "beyond the grid"
+    assert beyond["why"] == "20,000 tokens are beyond the tables' 16,384: the model refuses"
+    assert (
+        df.loc["vllm-fp8kv-b200-16k", "status"] == "unreadable"
+        and "off an axis" in df.loc["vllm-fp8kv-b200-16k", "why"]
+    )
 
 
 def test_the_engine_numbers_count_only_counted_rows(seed_scenario):
