@@ -254,40 +254,15 @@ def test_compare_with_an_engines_measured_kernels():
     # the ratio is the regeneration over the fetch the output states
     assert out["regen_to_fetch_ratio"] == pytest.approx(out["regen_time_s"] / out["fetch_time_s"], rel=1e-12)
     # a whole 4,096-token prefill run alone: --tokens N --position 0 --batch-tokens N
-    whole = run_cli_json(
-        "compare",
-        "--regen-model",
-        "engine",
-        "--model",
-        "llama-3-8b",
-        "--tokens",
-        "4096",
-        "--position",
-        "0",
-        "--batch-tokens",
-        "4096",
-    )
+    prefill = ("compare", "--regen-model", "engine", "--model", "llama-3-8b", "--tokens", "4096", "--position", "0")
+    whole = run_cli_json(*prefill, "--batch-tokens", "4096")
     assert whole["regen_case"] == "block at position 0, upstream resident: a lone pass of 4,096 tokens after 0 cached"
     from kvtier.inputs import kernels
 
     est = kernels.estimator(kernels.model_config("llama-3-8b"), "llama-3-8b", kernels.tables("h200_sxm", "vllm"))
     assert whole["regen_time_s"] == est.pass_ms(1, 4096, 0) / 1e3
     # tensor parallel across two: the estimator's own all-reduces
-    tp2 = run_cli_json(
-        "compare",
-        "--regen-model",
-        "engine",
-        "--model",
-        "llama-3-8b",
-        "--tokens",
-        "4096",
-        "--position",
-        "0",
-        "--batch-tokens",
-        "4096",
-        "--tp",
-        "2",
-    )
+    tp2 = run_cli_json(*prefill, "--batch-tokens", "4096", "--tp", "2")
     assert whole["regen_time_s"] / 2 < tp2["regen_time_s"] < whole["regen_time_s"]
     assert tp2["placement"]["tp"] == 2
     # a block inside a batch of 4,096 tokens: its share, far below the lone pass
