@@ -14,7 +14,7 @@ set changes on other pages), :mod:`.words` and :mod:`.glue`; this module is the 
 from __future__ import annotations
 
 from kvtier.report.pages.measured.changes import changes_under_measured_set, compared_pages, measured_set
-from kvtier.report.pages.measured.engines import engine_table
+from kvtier.report.pages.measured.engines import engine_table, stack_table
 from kvtier.report.pages.measured.fetch import fetch_figure, fetch_table, layout_table, numbers_fetch_max
 from kvtier.report.pages.measured.forward import (
     attention_table,
@@ -61,6 +61,12 @@ TABLES = (
         validation_summary,
         ("group", "sample"),
         ("group", "sample", "points", "within_10_pct", "within_15_pct", "worst_error_pct"),
+    ),
+    (
+        "measured_stack",
+        stack_table,
+        ("shape", "runner", "tokens"),
+        ("shape", "runner", "tokens", "measured_ms", "engine_ms", "slower"),
     ),
     (
         "measured_engines",
@@ -115,6 +121,7 @@ __all__ = [
     "numbers",
     "numbers_fetch_max",
     "engine_table",
+    "stack_table",
     "peer_calibration_table",
     "peer_form_table",
     "ratio_figure",

@@ -111,6 +111,7 @@ def engine_numbers(s: Scenario) -> dict[str, Any]:
         "engine_package": f"{kernels.PACKAGE} {kernels.package_version()}",
         **mooncake_numbers(),
         **position_numbers(),
+        **stack_numbers(s),
     }
 
 
@@ -135,6 +136,75 @@ def position_numbers() -> dict[str, Any]:
         "pos_mid_ms": float(times[1]),
         "pos_last_ms": float(times[2]),
         "pos_mid_drop_pct": float((1 - times[1] / times[0]) * 100),
+    }
+
+
+# ---- the same passes, the measured stack against an engine's kernels ---------------------------------------
+STACK_RUNNERS = ("eager", "CUDA graph")
+"""The measured page's own passes compared with the engine's kernels: plain PyTorch, eager and as a CUDA graph."""
+
+STACK_COLUMNS = (
+    *named("shape", "runner", "tokens"),
+    Column("measured_ms", "plain PyTorch, measured", "ms"),
+    Column("engine_ms", "vLLM's kernels, engine model", "ms"),
+    Column("slower", "measured / engine model", "×"),
+    *named("tables"),
+)
+"""The columns of :func:`stack_table`, in words with their units."""
+
+
+@cache
+def _stack_rows() -> tuple[dict[str, Any], ...]:
+    from kvtier.report.pages.measured.forward import forward_table
+
+    passes = forward_table(Scenario())
+    rows = []
+    for shape, runner, tokens, measured_ms in passes[["shape", "runner", "tokens", "measured_ms"]].itertuples(
+        index=False
+    ):
+        if runner not in STACK_RUNNERS:
+            continue
+        sets = {"model": shape, "regen.model": "engine", "regen.system": "h200_sxm", "engine": "vllm"}
+        sets |= {"block_tokens": str(tokens), "parallel.hbm_capacity": "null"}
+        e = Scenario(load_assumptions(sets=sets))
+        engine_ms = float(e.lone_regen_s(0, "resident", 0.0)) * 1e3
+        rows.append(
+            {
+                "shape": shape,
+                "runner": runner,
+                "tokens": int(tokens),
+                "measured_ms": float(measured_ms),
+                "engine_ms": engine_ms,
+                "slower": float(measured_ms) / engine_ms,
+                "tables": e.kernel_tables.label,
+            }
+        )
+    return tuple(rows)
+
+
+def stack_table(s: Scenario) -> pd.DataFrame:
+    """The H200's measured plain-PyTorch passes against vLLM's kernels on the same accelerator (engine model).
+
+    Each pass the page measured (eager and CUDA graph; the transformers cross-check aside), timed again by the
+    engine model as a lone pass of the same tokens with the H200's vLLM tables: how much of a measured time is
+    the software stack.  The assumption set is not read.
+    """
+    return declare(pd.DataFrame(list(_stack_rows())), STACK_COLUMNS)
+
+
+def stack_numbers(s: Scenario) -> dict[str, Any]:
+    """The stack comparison in numbers: the compute-bound passes' range and the CUDA-graph 16-token passes (×)."""
+    df = stack_table(s)
+    bound = df[(df["runner"] == "eager") & (df["tokens"] >= 1024)]
+    graph = df[df["runner"] == "CUDA graph"].set_index("shape")
+    return {
+        "stack_long_tokens": int(bound["tokens"].min()),
+        "stack_long_min": float(bound["slower"].min()),
+        "stack_long_max": float(bound["slower"].max()),
+        "stack_graph70": float(graph.loc["llama-3-70b", "slower"]),
+        "stack_graph8": float(graph.loc["llama-3-8b", "slower"]),
+        "stack_graph70_engine_ms": float(graph.loc["llama-3-70b", "engine_ms"]),
+        "stack_graph70_ms": float(graph.loc["llama-3-70b", "measured_ms"]),
     }
 
 

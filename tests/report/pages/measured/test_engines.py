@@ -71,3 +71,21 @@ def test_the_position_check_is_the_estimators_lone_pass():
     assert n["pos_mid_ms"] == est.pass_ms(1, 4096, 4080)
     assert n["pos_last_ms"] == est.pass_ms(1, 16_384, 16_368)
     assert n["pos_mid_drop_pct"] == pytest.approx((1 - n["pos_mid_ms"] / n["pos_first_ms"]) * 100, rel=1e-12)
+
+
+def test_the_stack_comparison_is_each_measured_pass_over_the_engines(seed_scenario):
+    from kvtier.inputs import kernels
+
+    df = engines.stack_table(seed_scenario).set_index(["shape", "runner", "tokens"])
+    est = kernels.estimator(kernels.model_config("llama-3-70b"), "llama-3-70b", kernels.tables("h200_sxm", "vllm"))
+    row = df.loc[("llama-3-70b", "eager", 4096)]
+    # the measured 1,070.2 ms eager pass over the engine's lone 4,096-token pass (832.4 ms with 0.12.0's tables)
+    assert row["engine_ms"] == est.pass_ms(1, 4096, 0)
+    assert row["slower"] == pytest.approx(row["measured_ms"] / row["engine_ms"], rel=1e-12)
+    assert 1.0 < row["slower"] < 2.0
+    # only plain PyTorch's passes (eager and CUDA graph): 12 + 1 of 70B, 8 + 1 of 8B
+    assert len(df) == 22 and set(df.index.get_level_values("runner")) == {"eager", "CUDA graph"}
+    n = engines.stack_numbers(seed_scenario)
+    long = df[(df.index.get_level_values("runner") == "eager") & (df.index.get_level_values("tokens") >= 1024)]
+    assert (n["stack_long_min"], n["stack_long_max"]) == (long["slower"].min(), long["slower"].max())
+    assert n["stack_graph70"] == df.loc[("llama-3-70b", "CUDA graph", 16), "slower"]
