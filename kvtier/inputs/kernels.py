@@ -15,8 +15,8 @@ interpolating between the measured shapes.  This module is kvtier's one door to 
 - :meth:`Estimator.pass_ms` is one forward step's latency (the estimator's own step, ms) and
   :meth:`Estimator.op_ms` its per-operation breakdown, both refused outside the measured grid.
 
-The package is imported on first use (:mod:`kvtier.lazy`), so that a quick answer under the MFU or
-roofline model does not load it.
+The package (and pyarrow) is imported inside the functions that need it, so that a quick answer under the MFU or
+roofline model does not load it (``tests/commands/test_commands.py`` checks).
 """
 
 from __future__ import annotations
