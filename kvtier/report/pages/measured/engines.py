@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kvtier.errors import KvtierError
 from kvtier.formulas import costs
 from kvtier.inputs import kernels
 from kvtier.inputs.assumptions import load_assumptions
@@ -33,26 +32,20 @@ ENGINE_COLUMNS = (
 """The columns of :func:`engine_table`, in words with their units."""
 
 
-def predicted_s(row: Published) -> float:
-    """The engine model's time of ``row``'s prefill, run alone (s); NaN outside the tables' measured grid."""
-    base = load_assumptions(sets={**row.sets, "regen.system": kernels.ACCELERATOR_SYSTEMS[row.accelerator]})
-    s = Scenario(base.with_values({"parallel.hbm_capacity": "null"}, source="engine check"))
-    try:
-        return float(s.lone_regen_s(0, "resident", 0.0))
-    except KvtierError as exc:
-        if "outside the measured grid" not in str(exc):
-            raise
-        return float("nan")
+def published_scenario(row: Published) -> Scenario:
+    """The set that times ``row``'s prefill under the engine model: its model, engine, placement and types, on the
+    kernel tables of its accelerator (no fit check: the published run fitted)."""
+    system = kernels.ACCELERATOR_SYSTEMS[row.accelerator]
+    return Scenario(load_assumptions(sets={**row.sets, "regen.system": system, "parallel.hbm_capacity": "null"}))
 
 
 @cache
 def _engine_rows() -> tuple[dict[str, Any], ...]:
     rows = []
     for r in published_measurements():
-        model_s = predicted_s(r)
-        system = kernels.ACCELERATOR_SYSTEMS[r.accelerator]
-        engine = Scenario(load_assumptions(sets={"engine": r.engine})).kernel_engine
-        tables = kernels.tables(system, engine)
+        s = published_scenario(r)
+        model_s = float(s.lone_regen_s(0, "resident", 0.0))  # NaN beyond the tables' grid (Timed.engine_regen_s)
+        tables = s.kernel_tables
         if r.excluded:
             status, why = "unreadable", r.excluded
         elif np.isnan(model_s):
