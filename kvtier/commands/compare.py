@@ -12,6 +12,7 @@ from kvtier.commands.options import (
     add_weight_dtype_option,
     placement_json,
     placement_sets,
+    regeneration_sets,
     weight_dtype_sets,
     with_accelerator,
 )
@@ -90,12 +91,12 @@ def _compare_overrides(args: argparse.Namespace, base: Scenario) -> dict[str, st
         (args.layout, "fetch_layout"),
         (args.position, "interior.position"),
         (args.anchor_every, "interior.anchor_every"),
-        (args.regen_model, "regen.model"),
         (args.batch_tokens, "regen.batch_tokens"),
         (None if args.host_memory is None else args.host_memory.removesuffix("-warm"), "fetch.host_memory"),
     ):
         if option is not None:
             sets[key] = option
+    sets.update(regeneration_sets(args))
     sets.update(placement_sets(args))
     sets.update(weight_dtype_sets(args))
     return sets
@@ -154,8 +155,10 @@ def regen_point(scenario: Scenario, position: float | None, upstream: str) -> di
             else f"inside a batch: its share of a {batch:,.0f}-token step, its own attention after {first:,.0f} cached"
         )
         tables = scenario.kernel_tables
+        beyond = scenario.engine_extrapolated(p, upstream)  # empty inside the grid (a refusal above otherwise)
         out.update(
             regen_case=f"block at position {p:,.0f}, upstream {upstream}: {regime}",
+            beyond_grid=beyond or None,
             regen_regime="lone" if batch <= n else "batch",
             position_tokens=p,
             upstream=upstream,
@@ -242,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
         used_keys.remove("peak_flops")
         used_keys.remove(f"mfu.{point['mfu_label']}")
         used_keys += ["regen.batch_tokens", "weight_dtype", "engine", "regen.system", "regen.engine"]
-        used_keys += ["regen.engine_version"]
+        used_keys += ["regen.engine_version", "regen.beyond_grid"]
     if result["regen_model"] == "roofline":
         used_keys += ["regen.batch_tokens", "regen.mem_bandwidth", "regen.mem_efficiency"]
         # the forward-pass model's other keys (kvtier.formulas.roofline.forward_pass_time_s)
@@ -291,7 +294,8 @@ def run(args: argparse.Namespace) -> int:
         f" of {format_quantity(scenario.v('peak_flops'), 'flop_rate')}"
     )
     if result["regen_model"] == "engine":
-        regen_detail = f"{scenario.kernel_tables.label} kernels, measured; {result['regen_case'].split(': ', 1)[1]}"
+        how = f"extrapolated beyond the measured grid: {result['beyond_grid']}" if result["beyond_grid"] else "measured"
+        regen_detail = f"{scenario.kernel_tables.label} kernels, {how}; {result['regen_case'].split(': ', 1)[1]}"
     if result["regen_model"] == "roofline":
         regen_detail += (
             f"; roofline: {format_bytes(result['bytes_read'])} read"

@@ -121,7 +121,7 @@ def placement_json(scenario: Scenario) -> dict[str, Any]:
 
 
 def add_regeneration_options(p: argparse.ArgumentParser) -> None:
-    """``--regen-model`` and ``--accelerator``: how regeneration is timed, and on which accelerator."""
+    """``--regen-model``, ``--accelerator`` and ``--beyond-grid``: how regeneration is timed, on which accelerator."""
     p.add_argument(
         "--regen-model",
         choices=SCHEMA["regen.model"].choices,
@@ -132,6 +132,17 @@ def add_regeneration_options(p: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="accelerator preset for peak, memory bandwidth, memory (fit check) and kernel tables (engine model)",
     )
+    p.add_argument(
+        "--beyond-grid",
+        choices=SCHEMA["regen.beyond_grid"].choices,
+        help="engine model: refuse a pass beyond the kernel tables' measured grid (default), or extrapolate it",
+    )
+
+
+def regeneration_sets(args: argparse.Namespace) -> dict[str, str]:
+    """The ``regen.*`` values ``--regen-model`` and ``--beyond-grid`` set (:func:`add_regeneration_options`)."""
+    options = ((args.regen_model, "regen.model"), (args.beyond_grid, "regen.beyond_grid"))
+    return {key: value for value, key in options if value is not None}
 
 
 def _system_record(accelerator: str, system: str) -> Record:

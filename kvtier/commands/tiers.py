@@ -11,6 +11,7 @@ from kvtier.commands.options import (
     add_weight_dtype_option,
     placement_json,
     placement_sets,
+    regeneration_sets,
     weight_dtype_sets,
     with_accelerator,
 )
@@ -80,8 +81,7 @@ def run(args: argparse.Namespace) -> int:
     sets = parse_set_options(args.set)
     sets.update(placement_sets(args))
     sets.update(weight_dtype_sets(args))
-    if args.regen_model is not None:
-        sets["regen.model"] = args.regen_model
+    sets.update(regeneration_sets(args))
     base = with_accelerator(load_assumptions(args.assumptions), args)
     scenario = Scenario(base.with_values(sets, source="command line") if sets else base)
     scenario.check_fit()

@@ -252,8 +252,8 @@ class Estimator:
     handle: Any
     timed_as: str = ""
 
-    def check(self, batch: int, sequence_tokens: int, new_tokens: int) -> None:
-        """Refuse a pass outside the measured grid: one line naming the table set and the bound crossed.
+    def crossed(self, batch: int, sequence_tokens: int, new_tokens: int) -> str:
+        """The first bound of the measured grid a pass crosses, in words; empty inside the grid.
 
         Parameters
         ----------
@@ -271,20 +271,34 @@ class Estimator:
             (batch * new_tokens, t.max_gemm_tokens, "{:,} tokens in one pass (GEMMs measured to {:,} rows)"),
         ):
             if value > bound:
-                raise OutsideGrid(
-                    f"regen.model engine: {what.format(value, bound)} is outside the measured grid of {t.label}"
-                    f" ({PACKAGE} {t.package_version})"
-                )
+                return what.format(value, bound)
+        return ""
 
-    def pass_ms(self, batch: int, sequence_tokens: int, cached_tokens: int) -> float:
+    def check(self, batch: int, sequence_tokens: int, new_tokens: int) -> None:
+        """Refuse a pass outside the measured grid (:meth:`crossed`): one line naming the table set and the bound."""
+        what = self.crossed(batch, sequence_tokens, new_tokens)
+        if what:
+            raise OutsideGrid(
+                f"regen.model engine: {what} is outside the measured grid of {self.tables.label}"
+                f" ({PACKAGE} {self.tables.package_version}); regen.beyond_grid=extrapolate"
+                " (--beyond-grid extrapolate) times it by the package's extrapolation"
+            )
+
+    def pass_ms(self, batch: int, sequence_tokens: int, cached_tokens: int, extrapolate: bool = False) -> float:
         """One prefill step's latency by the estimator (ms): ``batch`` sequences of ``sequence_tokens``
-        tokens each, the first ``cached_tokens`` of each already cached."""
-        self.check(batch, sequence_tokens, sequence_tokens - cached_tokens)
+        tokens each, the first ``cached_tokens`` of each already cached.  Outside the measured grid
+        it refuses (:meth:`check`) unless ``extrapolate``, when the package's engine extrapolates its
+        tables (context attention grows as the square of the sequence, a GEMM with its rows)."""
+        if not extrapolate:
+            self.check(batch, sequence_tokens, sequence_tokens - cached_tokens)
         return _pass_ms(self, batch, sequence_tokens, cached_tokens)
 
-    def op_ms(self, batch: int, sequence_tokens: int, cached_tokens: int) -> dict[str, float]:
+    def op_ms(
+        self, batch: int, sequence_tokens: int, cached_tokens: int, extrapolate: bool = False
+    ) -> dict[str, float]:
         """The same step's latency per operation (ms), by the estimator's operation name (``context_attention``...)."""
-        self.check(batch, sequence_tokens, sequence_tokens - cached_tokens)
+        if not extrapolate:
+            self.check(batch, sequence_tokens, sequence_tokens - cached_tokens)
         return _op_ms(self, batch, sequence_tokens, cached_tokens)
 
 

@@ -375,6 +375,12 @@ SCHEMA: dict[str, KeySpec] = {
         integer=True,
         groups=("kernels",),
     ),
+    "regen.beyond_grid": KeySpec(
+        "choice",
+        "a pass beyond the kernel tables' measured grid: refused, or the package's extrapolation (engine model)",
+        choices=("refuse", "extrapolate"),
+        groups=("kernels",),
+    ),
     "uncertainty.distribution": KeySpec(
         "choice",
         "how each uncertain input is drawn between its low and high values",

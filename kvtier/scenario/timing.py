@@ -533,23 +533,41 @@ class Timed(Placed):
           between neighbouring batches; the share is smooth.
 
         The placement's collectives are the estimator's (its all-reduce and pipeline tables), not
-        :meth:`collectives_s`.  A pass outside the tables' measured grid is not extrapolated: it is
-        NaN, so that a page's sweep shows where the tables end, or with ``strict`` it raises one line
-        naming the bound (:meth:`kvtier.inputs.kernels.Estimator.check`), as a command does.
+        :meth:`collectives_s`.  A pass outside the tables' measured grid is, under ``regen.beyond_grid:
+        refuse``, NaN, so that a page's sweep shows where the tables end, or with ``strict`` one line
+        naming the bound (:meth:`kvtier.inputs.kernels.Estimator.check`), as a command does; under
+        ``extrapolate`` it is the package's extrapolation (:meth:`engine_extrapolated` says where).
         """
         first, n = self.recompute_span(position, upstream)
         batch = self.v("regen.batch_tokens") if batch_tokens is None else batch_tokens
         first_b, n_b, batch_b = np.broadcast_arrays(first, n, np.asarray(batch, dtype=np.float64))
         est = self.kernel_estimator
+        extrapolate = self.assumptions.value("regen.beyond_grid") == "extrapolate"
         out = np.empty(first_b.shape)
         for index in np.ndindex(first_b.shape):
             try:
-                out[index] = _engine_pass_ms(est, int(first_b[index]), int(n_b[index]), int(batch_b[index])) / 1e3
+                args = int(first_b[index]), int(n_b[index]), int(batch_b[index])
+                out[index] = _engine_pass_ms(est, *args, extrapolate=extrapolate) / 1e3
             except kernels.OutsideGrid:
                 if strict:
                     raise
                 out[index] = np.nan
         return out if out.ndim else out[()]
+
+    def engine_extrapolated(
+        self, position: float | np.ndarray, upstream: str, batch_tokens: float | np.ndarray | None = None
+    ) -> str:
+        """The first bound of the kernel tables' grid that :meth:`engine_regen_s` of these blocks crosses, in
+        words (:meth:`kvtier.inputs.kernels.Estimator.crossed`); empty where every pass is inside the grid."""
+        first, n = self.recompute_span(position, upstream)
+        batch = self.v("regen.batch_tokens") if batch_tokens is None else batch_tokens
+        first_b, n_b, batch_b = np.broadcast_arrays(first, n, np.asarray(batch, dtype=np.float64))
+        est = self.kernel_estimator
+        for f, k, b in zip(first_b.ravel(), n_b.ravel(), batch_b.ravel(), strict=True):
+            what = _engine_crossed(est, int(f), int(k), int(b))
+            if what:
+                return what
+        return ""
 
 
 _ENGINE_KERNELS: tuple[tuple[str, str], ...] = (
@@ -565,13 +583,32 @@ _ATTENTION_OPS = ("context_attention", "context_mla_block")
 """The estimator's operations that attend over a sequence's cached prefix (MLA's block holds its projections too)."""
 
 
-def _engine_pass_ms(est: kernels.Estimator, first: int, n: int, batch: int) -> float:
-    """A block's regeneration in ms: ``n`` tokens after ``first`` cached ones, alone or in a step of ``batch``
-    (:meth:`Timed.engine_regen_s`)."""
+def _engine_passes(est: kernels.Estimator, first: int, n: int, batch: int) -> tuple[tuple[int, int, int], ...]:
+    """The estimator's passes (sequences, sequence tokens, cached tokens) that time a block's regeneration:
+    ``n`` tokens after ``first`` cached ones, alone or in a step of ``batch`` (:meth:`Timed.engine_regen_s`)."""
     if batch <= n:
-        return est.pass_ms(1, first + n, first)
-    step = est.op_ms(1, batch, 0)
-    shared = sum(ms for op, ms in step.items() if op not in _ATTENTION_OPS) * n / batch
+        return ((1, first + n, first),)
     sequences = max(1, min(est.tables.max_batch, batch // n))
-    own = est.op_ms(sequences, first + n, first)
+    return ((1, batch, 0), (sequences, first + n, first))
+
+
+def _engine_crossed(est: kernels.Estimator, first: int, n: int, batch: int) -> str:
+    """The first grid bound :func:`_engine_pass_ms`'s passes cross, in words; empty inside the grid."""
+    for sequences, tokens, cached in _engine_passes(est, first, n, batch):
+        what = est.crossed(sequences, tokens, tokens - cached)
+        if what:
+            return what
+    return ""
+
+
+def _engine_pass_ms(est: kernels.Estimator, first: int, n: int, batch: int, *, extrapolate: bool = False) -> float:
+    """A block's regeneration in ms: ``n`` tokens after ``first`` cached ones, alone or in a step of ``batch``
+    (:meth:`Timed.engine_regen_s`); beyond the grid refused unless ``extrapolate``."""
+    passes = _engine_passes(est, first, n, batch)
+    if len(passes) == 1:
+        return est.pass_ms(*passes[0], extrapolate=extrapolate)
+    step = est.op_ms(*passes[0], extrapolate=extrapolate)
+    shared = sum(ms for op, ms in step.items() if op not in _ATTENTION_OPS) * n / batch
+    sequences = passes[1][0]
+    own = est.op_ms(*passes[1], extrapolate=extrapolate)
     return shared + sum(own.get(op, 0.0) for op in _ATTENTION_OPS) / sequences

@@ -270,6 +270,24 @@ def test_compare_with_an_engines_measured_kernels():
         "compare", "--regen-model", "engine", "--model", "llama-3-8b", "--batch-tokens", "4096", "--position", "1024"
     )
     assert batch["regen_regime"] == "batch" and batch["regen_time_s"] < out["regen_time_s"] / 10
+    assert whole["beyond_grid"] is None  # inside the grid
+
+
+def test_compare_beyond_the_kernel_grid_refuses_unless_told_to_extrapolate():
+    prefill = ("compare", "--regen-model", "engine", "--model", "llama-3-8b", "--position", "0")
+    long = (*prefill, "--tokens", "20000", "--batch-tokens", "20000")
+    proc = run_cli(*long)
+    assert proc.returncode != 0 and proc.stderr.count("\n") == 1 and "--beyond-grid extrapolate" in proc.stderr
+    out = run_cli_json(*long, "--beyond-grid", "extrapolate")
+    assert out["beyond_grid"] == "a sequence of 20,000 tokens (context attention measured to 16,384)"
+    assert out["assumptions"]["regen.beyond_grid"]["value"] == "extrapolate"
+    from kvtier.inputs import kernels
+
+    est = kernels.estimator(kernels.model_config("llama-3-8b"), "llama-3-8b", kernels.tables("h200_sxm", "vllm"))
+    assert out["regen_time_s"] == est.pass_ms(1, 20000, 0, extrapolate=True) / 1e3
+    # 20,000 tokens cost more than the grid's last 16,384 and less than (20,000 / 16,384)^2 = 1.49x as much
+    edge = est.pass_ms(1, 16384, 0) / 1e3
+    assert edge < out["regen_time_s"] < 1.49 * edge
 
 
 def test_compare_host_memory_selects_the_pageable_share():

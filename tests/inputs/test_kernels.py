@@ -103,8 +103,22 @@ def test_a_pass_outside_the_measured_grid_is_refused(batch, sequence, cached, ne
         est.pass_ms(batch, sequence, cached)
     assert str(err.value) == (
         f"regen.model engine: {needle} is outside the measured grid of h200_sxm vllm 0.24.0"
-        " (aiconfigurator-core 0.12.0)"
+        " (aiconfigurator-core 0.12.0); regen.beyond_grid=extrapolate (--beyond-grid extrapolate) times it by the"
+        " package's extrapolation"
     )
+    # extrapolate: the same pass is timed, and crossed() names the same bound
+    assert est.crossed(batch, sequence, sequence - cached) == needle
+    assert est.pass_ms(batch, sequence, cached, extrapolate=True) > 0
+
+
+def test_beyond_the_grid_attention_grows_as_the_square_of_the_sequence():
+    # the package's extrapolation, as the seed's regen.beyond_grid basis describes it: doubling a sequence past the
+    # 16,384-token grid multiplies context attention by (32,768 / 16,384)^2 = 4, the FLOPs' form (within 5 %)
+    est = kernels.estimator(llama(), "llama-3-8b", kernels.tables("h200_sxm", "vllm"))
+    at = {n: est.op_ms(1, n, 0, extrapolate=True)["context_attention"] for n in (16_384, 32_768, 65_536)}
+    assert at[32_768] / at[16_384] == pytest.approx(4.0, rel=0.05)
+    assert at[65_536] / at[32_768] == pytest.approx(4.0, rel=0.05)
+    assert est.crossed(1, 16_384, 16_384) == ""  # the grid's last sequence is inside it
 
 
 def test_what_the_estimator_cannot_time_is_one_line():

@@ -159,3 +159,10 @@ def test_beyond_the_tables_grid_a_sweep_is_nan_and_a_strict_call_refuses():
 
     with pytest.raises(OutsideGrid, match="a sequence of 16,385 tokens"):
         s.engine_regen_s(16_369, "resident", strict=True)
+    # regen.beyond_grid extrapolate: the same block is timed, just past the last one inside, and said to be beyond
+    x = engine_scenario(**{"regen.beyond_grid": "extrapolate"})
+    past = float(x.engine_regen_s(16_369, "resident", strict=True))
+    assert past == pytest.approx(float(inside), rel=0.01)
+    crossed = "a sequence of 16,385 tokens (context attention measured to 16,384)"
+    assert x.engine_extrapolated(16_369, "resident") == crossed
+    assert x.engine_extrapolated(16_368, "resident") == ""
