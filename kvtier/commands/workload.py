@@ -321,11 +321,28 @@ def _span(tr: dict[str, Any]) -> str:
     return "at one timestamp (0 s: no rate per second)" if tr["requests"] > 1 else "(0 s: no rate per second)"
 
 
+def _regen_lines(rep: dict[str, Any]) -> list[str]:
+    """How the report times a recomputed prefix: the MFU and the roofline, or an engine's measured kernels."""
+    regen, engine = rep["regen"], rep.get("engine")
+    head = f"{rep['model']}, {rep['kv_dtype']} KV: {format_bytes(rep['block_bytes'])} a block;"
+    if engine:
+        return [
+            f"{head} regeneration by {engine['tables']}'s measured kernels (regen.model engine)",
+            "  in batch: the prefix's share of a batched step; lone: its own pass;"
+            f" {_pct(engine['prompts_beyond_grid'])} of the prompts are longer than the {engine['grid_tokens']:,.0f}"
+            " tokens the tables measured and are extrapolated",
+        ]
+    return [
+        f"{head} regeneration at {regen['mfu'] * 100:g} % MFU of {regen['peak_flop_per_s'] / 1e12:g} TFLOP/s",
+        "  in batch: marginal compute; lone: the request's hit prefix recomputed as its own pass, roofline with"
+        f" {regen['mem_bandwidth_bytes_per_s'] / 1e12:g} TB/s × {regen['mem_efficiency'] * 100:g} %",
+    ]
+
+
 def lines(rep: dict[str, Any]) -> list[str]:
     """The report as text for a terminal; an undefined figure reads ``n/a``, with a line saying why."""
     tr, bl, pf = rep["trace"], rep["blocks"], rep["prefix"]
     ins, outs, ri = tr["input_tokens"], tr["output_tokens"], bl["reuse_interval_s"]
-    regen = rep["regen"]
     empty = nothing_to_cache(bl["references"], bl["hit_ratio_infinite_blocks"])
     reuse = (
         f"  reuse interval p50 {format_time(ri['p50'])}  p90 {format_time(ri['p90'])}  p99 {format_time(ri['p99'])}"
@@ -347,10 +364,7 @@ def lines(rep: dict[str, Any]) -> list[str]:
         *_count_lines(rep),
         *_parts_lines(rep),
         "",
-        f"{rep['model']}, {rep['kv_dtype']} KV: {format_bytes(rep['block_bytes'])} a block;"
-        f" regeneration at {regen['mfu'] * 100:g} % MFU of {regen['peak_flop_per_s'] / 1e12:g} TFLOP/s",
-        "  in batch: marginal compute; lone: the request's hit prefix recomputed as its own pass, roofline with"
-        f" {regen['mem_bandwidth_bytes_per_s'] / 1e12:g} TB/s × {regen['mem_efficiency'] * 100:g} %",
+        *_regen_lines(rep),
         "",
     ]
     if empty:

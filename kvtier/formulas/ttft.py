@@ -164,7 +164,9 @@ def rest_prefill_s(rc: RegenCosts, prompt_tokens: np.ndarray, hit_tokens: np.nda
     (:meth:`kvtier.formulas.cache.regen.RegenCosts.pass_latency_s`), which reads the weights and the
     prefix's KV once: on one accelerator with the plain roofline ``max(FLOPs / (peak x MFU),
     (weights + kv_bytes_per_token x hit) / (memory bandwidth x efficiency))``.  Under a
-    placement, the busiest rank's share plus the collectives.  0 where nothing is left.
+    placement, the busiest rank's share plus the collectives.  0 where nothing is left.  Under
+    ``regen.model: engine`` the measured kernels' curves instead
+    (:meth:`kvtier.formulas.cache.regen.RegenCosts.rest_wall_s`).
 
     Parameters
     ----------
@@ -177,13 +179,7 @@ def rest_prefill_s(rc: RegenCosts, prompt_tokens: np.ndarray, hit_tokens: np.nda
     """
     if regime not in REGIMES:
         raise ValueError(f"regime must be one of {REGIMES}, got {regime!r}")
-    prompt = np.asarray(prompt_tokens, dtype=float)
-    hit = np.asarray(hit_tokens, dtype=float)
-    flops = rc.prefix_flops(prompt) - rc.prefix_flops(hit)
-    rest = prompt - hit
-    if regime == "batch":
-        return np.where(rest > 0, rc.in_batch_latency_s(flops, rest), 0.0)
-    return np.where(rest > 0, rc.pass_latency_s(flops, np.maximum(rest, 1.0), hit), 0.0)
+    return rc.rest_wall_s(prompt_tokens, hit_tokens, regime)
 
 
 def overlapped_s(fetch_s: np.ndarray, compute_s: np.ndarray, stages: int) -> np.ndarray:

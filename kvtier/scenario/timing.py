@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -554,6 +556,21 @@ class Timed(Placed):
                 out[index] = np.nan
         return out if out.ndim else out[()]
 
+    def engine_curves(self) -> dict[str, Any]:
+        """The engine model's prefix curves, as :class:`kvtier.formulas.cache.regen.RegenCosts` takes them.
+
+        A prompt prefix of ``n`` tokens recomputed from its start (:meth:`engine_regen_s` at position 0,
+        ``n`` tokens, no cached prefix), tabulated at 0 and at ``n`` from 1 token up, eight points an
+        octave and the grid's last sequence: alone (the estimator's pass, split into attention and
+        the other operations, each a running maximum over the lengths) and inside a batch (its share
+        of a ``regen.step_tokens`` step).  Up to
+        the tables' measured grid under ``regen.beyond_grid: refuse``, up to
+        :data:`ENGINE_TABLE_TOKENS` tokens under ``extrapolate``.
+        """
+        est = self.kernel_estimator
+        extrapolate = self.assumptions.value("regen.beyond_grid") == "extrapolate"
+        return _engine_curves(est, int(self.v("regen.step_tokens")), extrapolate)
+
     def engine_extrapolated(
         self, position: float | np.ndarray, upstream: str, batch_tokens: float | np.ndarray | None = None
     ) -> str:
@@ -568,6 +585,37 @@ class Timed(Placed):
             if what:
                 return what
         return ""
+
+
+ENGINE_TABLE_TOKENS = 2**21
+"""The longest prompt prefix the engine model's curves reach under ``regen.beyond_grid: extrapolate`` (tokens)."""
+
+
+@cache
+def _engine_curves(est: kernels.Estimator, step_tokens: int, extrapolate: bool) -> dict[str, Any]:
+    """:meth:`Timed.engine_curves` of one estimator, batched step and choice beyond the grid (cached per process)."""
+    grid = est.tables.max_sequence_tokens
+    top = ENGINE_TABLE_TOKENS if extrapolate else grid
+    octaves = math.log2(top)
+    tokens = np.unique(np.r_[np.round(np.geomspace(1, top, int(8 * octaves) + 1)), grid]).astype(int)
+    tokens = tokens[tokens <= top]
+    linear, attention, batch = [0.0], [0.0], [0.0]
+    for n in tokens:
+        ops = est.op_ms(1, int(n), 0, extrapolate=extrapolate)
+        own = sum(ops.get(op, 0.0) for op in _ATTENTION_OPS)
+        linear.append((sum(ops.values()) - own) / 1e3)
+        attention.append(own / 1e3)
+        batch.append(_engine_pass_ms(est, 0, int(n), step_tokens, extrapolate=extrapolate) / 1e3)
+    # the tables' noise at a few tokens (a 3-token pass timed below a 2-token one) is flattened by a running
+    # maximum: a longer prefix never costs less, and no block's share of its prompt's recomputation is negative
+    return {
+        "engine_tokens": (0.0, *(float(n) for n in tokens)),
+        "engine_linear_s": tuple(np.maximum.accumulate(linear).tolist()),
+        "engine_attention_s": tuple(np.maximum.accumulate(attention).tolist()),
+        "engine_batch_s": tuple(batch),
+        "engine_label": est.tables.label,
+        "engine_grid_tokens": float(grid),
+    }
 
 
 _ENGINE_KERNELS: tuple[tuple[str, str], ...] = (

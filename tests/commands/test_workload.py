@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+import numpy as np
 import pytest
 
 from kvtier.commands import workload as workload_cli
@@ -90,6 +91,30 @@ def test_the_command_prints_text_and_takes_another_model(hand, capsys):
     assert "llama-3-8b, bf16 KV: 512.00 KiB a block" in out
     assert "blocks: 11 references, 5 unique; an infinite cache hits 54.5 % of blocks, 56.4 % of tokens" in out
     assert "5 of 5 requests have stack distances that never fall" in out
+
+
+def test_the_engine_model_prices_the_hits_with_the_measured_kernels(hand, capsys):
+    from kvtier import Scenario, load_assumptions
+
+    engine = ["--set", "regen.model=engine", "--model", "llama-3-8b"]
+    status, out, err = cli([str(hand), "--block-tokens", "4", *engine, "--json"], capsys)
+    assert (status, err) == (0, "")
+    rep = json.loads(out)
+    # every prompt of the hand trace is a few blocks of 4 tokens, far inside the 16,384-token grid
+    assert rep["engine"] == {"tables": "h200_sxm vllm 0.24.0", "grid_tokens": 16384.0, "prompts_beyond_grid": 0.0}
+    # the hits' prefill alone is the estimator's pass of each hit prefix (R2 h = 8, R5 h = 4 at C = 2), over 5 s
+    rc = Scenario(load_assumptions(sets={"regen.model": "engine", "model": "llama-3-8b"})).regen_costs()
+    tiers = {t["target_pct"]: t for t in rep["tiers"]}
+    assert tiers[50]["lone_gpu_s_per_s"] == pytest.approx(float(rc.lone_s(np.array([8.0, 4.0])).sum()) / 5)
+    status, out, _ = cli([str(hand), "--block-tokens", "4", *engine], capsys)
+    assert "regeneration by h200_sxm vllm 0.24.0's measured kernels (regen.model engine)" in out
+    assert "0.0 % of the prompts are longer than the 16,384 tokens the tables measured" in out
+
+
+def test_the_engine_model_refuses_a_trace_past_its_grid_unless_told_to_extrapolate(capsys):
+    status, _, err = cli(["conversation", "--set", "regen.model=engine"], capsys)
+    assert status == 2 and err.count("\n") == 1
+    assert "a prompt prefix of 122,880 tokens is longer than 16,384 on h200_sxm vllm 0.24.0" in err
 
 
 def test_the_command_runs_the_shipped_trace_by_name(capsys):

@@ -157,7 +157,30 @@ def report(
         "block_bytes": block_bytes,
         "kv_bytes_per_token": rc.kv_bytes_per_token,
         "regen": vars(rc).copy(),
+        "engine": _engine_part(reuse, rc),
         "tiers": tiers,
+    }
+
+
+def _engine_part(reuse: Reuse | LruHistogram, rc: RegenCosts) -> dict[str, Any] | None:
+    """Under the engine model: its tables, their grid and the share of the trace's prompts longer than it; else None.
+
+    A prompt longer than the grid is priced by the package's extrapolation (``regen.beyond_grid:
+    extrapolate``; under ``refuse`` such a trace is refused before this).
+    """
+    if not rc.engine:
+        return None
+    if isinstance(reuse, LruHistogram):
+        values, counts = (np.asarray(x, dtype=float) for x in reuse.input_tokens)
+    else:
+        values = np.asarray(reuse.trace.input_tokens, dtype=float)
+        counts = np.ones_like(values)
+    total = float(counts.sum())
+    beyond = float(counts[rc.engine_beyond_grid(values)].sum())
+    return {
+        "tables": rc.engine_label,
+        "grid_tokens": rc.engine_grid_tokens,
+        "prompts_beyond_grid": beyond / total if total else 0.0,
     }
 
 

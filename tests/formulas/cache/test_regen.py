@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from kvtier.errors import KvtierError
 from kvtier.formulas.cache.curve import Reuse
 from kvtier.formulas.cache.regen import RegenCosts, saving
 from kvtier.formulas.cache.report import report
@@ -164,3 +165,56 @@ def test_a_prefix_fetch_pays_the_transfer_model():
     sets = {"fetch.host_memory": "pageable", "fetch.pageable_overhead": "15 us", "fetch.pageable_efficiency": "20 %"}
     placed = Scenario(load_assumptions(None, sets)).regen_costs(mfu_label="conservative")
     assert (placed.link_overhead_s, placed.link_efficiency) == (pytest.approx(15e-6), pytest.approx(0.2))
+
+
+# the engine model's curves (regen.model engine), by hand: three tabulated prefixes of 0, 10 and 20 tokens
+HAND_ENGINE = RegenCosts(
+    **{
+        **vars(HAND_RC),
+        "engine_tokens": (0.0, 10.0, 20.0),
+        "engine_linear_s": (0.0, 1.0, 2.0),
+        "engine_attention_s": (0.0, 0.5, 2.0),
+        "engine_batch_s": (0.0, 0.4, 1.0),
+        "engine_label": "hand tables",
+        "engine_grid_tokens": 10.0,
+    }
+)
+
+
+def test_the_engine_curves_price_a_prefix_alone_and_inside_a_batch():
+    assert HAND_ENGINE.engine and not HAND_RC.engine
+    # 15 tokens alone: linear halfway from 1 to 2 = 1.5, attention halfway from 0.5 to 2 = 1.25: 2.75 s; none: 0
+    assert HAND_ENGINE.lone_s(np.array([0.0, 15.0])).tolist() == pytest.approx([0.0, 2.75])
+    # inside a batch: halfway from 0.4 to 1.0 = 0.7 s
+    assert HAND_ENGINE.regen_s(np.array([15.0]), "batch").tolist() == pytest.approx([0.7])
+    # a block's share of its prompt: through 20 less through 10, alone (2 + 2) - (1 + 0.5) = 2.5 s
+    assert HAND_ENGINE.share_s(np.array([20.0]), np.array([10.0]), "lone").tolist() == pytest.approx([2.5])
+    # on 8 accelerators in 2 stages a pass keeps one stage's 4 busy: accelerator time 4 x 2.75 = 11 s
+    placed = RegenCosts(**{**vars(HAND_ENGINE), "accelerators": 8, "pipeline_stages": 2})
+    assert placed.lone_s(np.array([15.0])).tolist() == pytest.approx([11.0])
+    assert placed.in_batch_s(np.array([15.0])).tolist() == pytest.approx([2.8])  # 4 x 0.7
+
+
+def test_the_engine_curves_price_the_rest_of_a_prompt_after_its_hit():
+    prompt, hit = np.array([20.0, 20.0, 10.0]), np.array([10.0, 0.0, 10.0])
+    # lone: the rest's 10 tokens' other operations (1 s) plus attention of 20 less of 10 (2 - 0.5): 2.5 s;
+    # nothing cached: the whole prompt's pass, 2 + 2 = 4 s, as lone_s; nothing left: 0
+    assert HAND_ENGINE.rest_wall_s(prompt, hit, "lone").tolist() == pytest.approx([2.5, 4.0, 0.0])
+    # inside a batch: the batched curve's 1.0 - 0.4 = 0.6 s, and 1.0 with nothing cached
+    assert HAND_ENGINE.rest_wall_s(prompt, hit, "batch").tolist() == pytest.approx([0.6, 1.0, 0.0])
+
+
+def test_a_prefix_past_the_engine_curves_is_refused_in_one_line():
+    # the hand tables' grid is 10 tokens, and they stop at 20: 25 is past both, 15 is past the grid only
+    with pytest.raises(KvtierError) as err:
+        HAND_ENGINE.lone_s(np.array([5.0, 25.0]))
+    assert str(err.value) == (
+        "regen.model engine: a prompt prefix of 25 tokens is longer than 20 on hand tables (the extrapolated range"
+        " the report tabulates ends there)"
+    )
+    assert HAND_ENGINE.engine_beyond_grid(np.array([10.0, 15.0])).tolist() == [False, True]
+    assert HAND_RC.engine_beyond_grid(np.array([1e9])).tolist() == [False]  # the analytic model has no grid
+    # tables that stop at their grid (regen.beyond_grid refuse) say so, and how to go past it
+    at_grid = RegenCosts(**{**vars(HAND_ENGINE), "engine_grid_tokens": 20.0})
+    with pytest.raises(KvtierError, match=r"measured grid ends there; regen.beyond_grid=extrapolate prices it"):
+        at_grid.lone_s(np.array([25.0]))
