@@ -2,7 +2,8 @@
 
 The scenario (:class:`~kvtier.scenario.Scenario`) holds numbers only; the pages and the
 commands that describe its hardware in English call these.  Each function takes a scenario
-and returns text: the device a lone block is regenerated on (:func:`lone_device`), the link
+and returns text: the device a lone block is regenerated on (:func:`lone_device`), how a recomputed
+prefix is priced (:func:`regen_pricing`), the link
 presets a bandwidth bracket stands for (:func:`bracket_hardware`), what the accelerator's own
 host link means for the brackets (:func:`host_link_note`), whether the lowest bracket is
 the realistic case for a CXL tier (:func:`realistic_note`), and whether a position lies within the
@@ -35,6 +36,31 @@ def lone_device(s: Scenario) -> str:
         f"{what}{peak / 1e12:g} TFLOP/s and {bw / 1e12:g} TB/s at"
         f" {s.v('regen.mem_efficiency') * 100:g} % memory efficiency"
     )
+
+
+def regen_pricing(s: Scenario) -> dict[str, str]:
+    """How the trace pages price a recomputed prefix, in words: ``pricing`` (after "priced"), ``batch_how`` and
+    ``lone_how`` (what each regime's time is).
+
+    The analytic model: at the MFU of the peak, the marginal compute inside a batch and the roofline of
+    :func:`lone_device` alone.  ``regen.model: engine``: the measured kernel tables, a prefix's share of a
+    ``regen.step_tokens`` step inside a batch and its own pass alone
+    (:meth:`kvtier.scenario.Scenario.engine_curves`).
+    """
+    if s.assumptions.value("regen.model") == "engine":
+        t = s.kernel_tables
+        return {
+            "pricing": f"with the kernels NVIDIA measured for {t.engine} {t.version} on {t.system}"
+            f" (aiconfigurator-core {t.package_version}; regen.model engine)",
+            "batch_how": f"its share of a step of {s.v('regen.step_tokens'):,.0f} tokens",
+            "lone_how": "its own pass on those kernels",
+        }
+    return {
+        "pricing": f"at {s.mfu(str(s.assumptions.value('illustrative.mfu'))) * 100:g} % MFU of"
+        f" {s.v('peak_flops') / 1e12:g} TFLOP/s",
+        "batch_how": "marginal compute",
+        "lone_how": f"roofline on {lone_device(s)}",
+    }
 
 
 def bracket_hardware(s: Scenario, label: str) -> str:

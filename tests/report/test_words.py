@@ -85,3 +85,18 @@ def test_the_copy_method_sentence_names_the_method_each_verdict_assumes() -> Non
     # SGLang on DeepSeek-V3 (MLA, 61 layers): 61 chunk copies, 61 kernel launches of 0.5 us
     mla = copy_method_sentence(Scenario(load_assumptions(sets={"engine": "sglang", "model": "deepseek-v3"})))
     assert "each of the 61 chunk copies" in mla and "moves in 61 copies, each issued as kernel at 0.5 µs" in mla
+
+
+def test_how_a_recomputed_prefix_is_priced_follows_the_regeneration_model() -> None:
+    # the seed: 25 % (illustrative.mfu conservative) of the implied 500 TFLOP/s, the roofline alone
+    seed = words.regen_pricing(Scenario(load_assumptions()))
+    assert seed["pricing"] == "at 25 % MFU of 500 TFLOP/s"
+    assert seed["batch_how"] == "marginal compute"
+    assert seed["lone_how"] == "roofline on " + words.lone_device(Scenario(load_assumptions()))
+    engine = words.regen_pricing(Scenario(load_assumptions(sets={"regen.model": "engine"})))
+    assert engine == {
+        "pricing": "with the kernels NVIDIA measured for vllm 0.24.0 on h200_sxm (aiconfigurator-core 0.12.0;"
+        " regen.model engine)",
+        "batch_how": "its share of a step of 8,192 tokens",  # regen.step_tokens
+        "lone_how": "its own pass on those kernels",
+    }

@@ -31,6 +31,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "large_tokens": large,
         "mfu_pct": mfu(s) * 100,
         "lone_device": words.lone_device(s),
+        **{f"regen_{k}": v for k, v in words.regen_pricing(s).items()},
         "n_tiers": len(grid[(small, "lone")].tiers),
         "accelerator_hour_text": s.a("cost.accelerator_hour").text,
         "hbm_share_pct": s.v("cost.hbm_share") * 100,

@@ -87,6 +87,23 @@ def link_of(tier: dict[str, Any], name: str) -> dict[str, Any]:
     return next(k for k in tier["links"] if k["link"] == name)
 
 
+def engine_grid_sentence(rep: dict[str, Any]) -> str:
+    """Under the engine model, how many of the trace's prompts are longer than its kernel tables measured; else ''."""
+    engine = rep.get("engine")
+    if not engine:
+        return ""
+    share = engine["prompts_beyond_grid"] * 100
+    if not share:
+        return (
+            f"Every prompt of the trace is inside the {engine['grid_tokens']:,.0f} tokens the kernel tables measured."
+        )
+    return (
+        f"{share:.1f} % of the trace's prompts are longer than the {engine['grid_tokens']:,.0f} tokens the kernel"
+        " tables measured; their prefixes are priced by aiconfigurator-core's extrapolation (regen.beyond_grid"
+        " extrapolate: attention grows as the square of the sequence)."
+    )
+
+
 def lone_numbers(s: Scenario, rep: dict[str, Any]) -> dict[str, Any]:
     """One trace block recomputed alone: its compute against one read of the weights, and where they meet."""
     rc = RegenCosts(**rep["regen"])
@@ -102,10 +119,22 @@ def lone_numbers(s: Scenario, rep: dict[str, Any]) -> dict[str, Any]:
         rc.active_params,
         rc.flops_per_param_token,
     )
+    if rc.engine:  # the measured kernels: the block alone and inside a batch, no roofline
+        alone, inside = (float(rc.regen_s(np.array(block), regime)) for regime in ("lone", "batch"))
+        clause = (
+            f"alone, one such block takes {alone * 1e3:,.0f} ms as its own pass and {inside * 1e3:,.0f} ms as its"
+            " share of a batched step."
+        )
+    else:
+        clause = (
+            f"alone, one such block takes {compute * 1e3:,.0f} ms of compute against {weights * 1e3:.1f} ms to stream"
+            f" the weights once, and a lone pass turns compute-bound past about {float(meet):.0f} tokens."
+        )
     return {
         "lone_block_compute_ms": compute * 1e3,
         "lone_weights_read_ms": weights * 1e3,
         "lone_meet_tokens": float(meet),
+        "lone_block_clause": clause,
     }
 
 

@@ -112,10 +112,12 @@ def saving_words(
     s: Scenario, rep: dict[str, Any], n: dict[str, Any], empty: str | None, still: str | None
 ) -> dict[str, str]:
     """What recomputing the hits would keep busy, and what the shown tier saves and fetches; or why not."""
+    bound = (  # the roofline's side of each lone prefix; the measured kernels have no such split
+        "" if rep.get("engine") else f" with {n['lone_memory_bound_pct']:.1f} % of lone prefixes memory-bound,"
+    )
     regimes = (
-        f"the lone figure {n['lone_over_in_batch']:.2f} times the in-batch one with"
-        f" {n['lone_memory_bound_pct']:.1f} % of lone prefixes memory-bound, because the trace's unit is a"
-        f" {n['trace_block_tokens']:,}-token block:"
+        f"the lone figure {n['lone_over_in_batch']:.2f} times the in-batch one{bound or ','} because the trace's unit"
+        f" is a {n['trace_block_tokens']:,}-token block:"
     )
     if empty:
         return {

@@ -84,3 +84,19 @@ def test_the_traces_table_and_the_numbers_read_one_summary():
     assert n["unique_tib"] == sized["unique_tib"] == pytest.approx(182_790 * 160 / 2**20)
     assert n["reuse_max_min"] == sized["reuse_max_s"] / 60
     assert n["contrast_requests"] == contrast["requests"] and n["contrast_unique_tib"] == contrast["unique_tib"]
+
+
+def test_the_engine_models_words_say_how_many_prompts_are_extrapolated():
+    from kvtier.report.pages.workload.summary import engine_grid_sentence
+
+    assert engine_grid_sentence({"engine": None}) == ""
+    # 2 of 8 prompts past a 16,384-token grid: 25.0 %
+    rep = {"engine": {"tables": "t", "grid_tokens": 16384.0, "prompts_beyond_grid": 0.25}}
+    assert engine_grid_sentence(rep).startswith(
+        "25.0 % of the trace's prompts are longer than the 16,384 tokens the kernel tables measured; their prefixes"
+        " are priced by aiconfigurator-core's extrapolation"
+    )
+    rep["engine"]["prompts_beyond_grid"] = 0.0
+    assert (
+        engine_grid_sentence(rep) == "Every prompt of the trace is inside the 16,384 tokens the kernel tables measured."
+    )
