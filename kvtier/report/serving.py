@@ -22,7 +22,7 @@ from kvtier import analysis
 from kvtier.data import ENGINE_PRESETS
 from kvtier.formulas import tiering, ttft
 from kvtier.inputs.keys import TIER_LATENCY_KEYS, keys_in
-from kvtier.scenario import FORWARD_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
+from kvtier.scenario import ENGINE_KEYS, FORWARD_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
 
 KEYS: tuple[str, ...] = (
     "model",
@@ -44,6 +44,7 @@ KEYS: tuple[str, ...] = (
     *TIER_LATENCY_KEYS,
     *keys_in("trace"),
     "decision.hit_target",
+    *ENGINE_KEYS,  # the TTFT's recomputation under regen.model engine (Scenario.regen_costs)
 )
 """The assumption keys :func:`ttft_rows` reads (for a page's ``KEYS``)."""
 

@@ -269,7 +269,7 @@ def rule_sentence(s: Scenario) -> str:
     flip = " or ".join(flips) if flips else "at no bandwidth or latency"
     return (
         f"Served on {words.deployment_words(s)}, fetching a {d.block.tokens:,}-token block of {s.model.name} beats"
-        f" regenerating it {_wins_words(d)}; the"
+        f" regenerating it {words.regen_pricing(s)['pricing']} {_wins_words(d)}; the"
         f" closest call is {near['tier']} {layout}, regenerated {regime}, which {verb} at {near['ratio']:.3g}× and"
         f" flips {flip}."
     )

@@ -46,6 +46,10 @@ def test_the_closest_call_comes_first_and_the_rule_names_it():
     assert "regenerating is quicker than fetching from nvme-gen4-x4 and nvme-gen5-x4 inside a batch as one copy" in rule
     # the seed's tiers all win: no such clause
     assert "quicker than fetching" not in answer.rule_sentence(Scenario())
+    # the rule names how regeneration is timed: the seed's 25 % MFU of 500 TFLOP/s, or an engine's measured kernels
+    assert "beats regenerating it at 25 % MFU of 500 TFLOP/s from all 10 tiers" in answer.rule_sentence(Scenario())
+    engine = answer.rule_sentence(Scenario(load_assumptions(sets={"regen.model": "engine"})))
+    assert "beats regenerating it with the kernels NVIDIA measured for vllm 0.24.0 on h200_sxm" in engine
 
 
 def test_the_measured_points_are_the_measured_pages_runs():
