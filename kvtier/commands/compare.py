@@ -219,6 +219,10 @@ def run(args: argparse.Namespace) -> int:
     if args.upstream is not None and args.position is None:
         raise KvtierError("--upstream needs --position (the block's position in tokens)")
     scenario = _scenario_from_args(args)
+    if scenario.assumptions.value("regen.model") == "engine":
+        # an architecture the engine model cannot time is refused as such before the model is read for the fit check
+        spec = str(scenario.assumptions.value("model"))
+        kernels.engine_config(kernels.model_config(spec), spec)
     scenario.check_fit()
     position = scenario.v("interior.position") if args.position is not None else None
     upstream = args.upstream or "resident"
@@ -244,7 +248,8 @@ def run(args: argparse.Namespace) -> int:
     if result["regen_model"] == "engine":
         used_keys.remove("peak_flops")
         used_keys.remove(f"mfu.{point['mfu_label']}")
-        used_keys += ["regen.batch_tokens", "weight_dtype", "engine", "regen.system", "regen.engine"]
+        used_keys += ["regen.batch_tokens", *(["weight_dtype"] if "weight_dtype" not in used_keys else [])]
+        used_keys += ["engine", "regen.system", "regen.engine"]
         used_keys += ["regen.engine_version", "regen.beyond_grid"]
     if result["regen_model"] == "roofline":
         used_keys += ["regen.batch_tokens", "regen.mem_bandwidth", "regen.mem_efficiency"]

@@ -63,6 +63,15 @@ PLACEMENT_OPTIONS: dict[str, str] = {
 """Each placement option's ``argparse`` destination and the assumption key it sets."""
 
 
+ENGINE_SPELLINGS: dict[str, str] = {"trtllm": "tensorrt-llm"}
+"""Other spellings ``--engine`` takes for an engine preset: TensorRT-LLM's kernel-table name (``regen.engine``)."""
+
+
+def _engine_name(text: str) -> str:
+    """An ``--engine`` value as the ``engine`` key spells it (:data:`ENGINE_SPELLINGS`)."""
+    return ENGINE_SPELLINGS.get(text, text)
+
+
 def add_placement_options(p: argparse.ArgumentParser) -> None:
     """``--tp N``, ``--pp N``, ``--ep N``, ``--gpus-per-link N``, ``--engine NAME``: the deployment served."""
     g = p.add_argument_group("the deployment: placement across accelerators and engine (aliases of --set KEY=VALUE)")
@@ -75,8 +84,9 @@ def add_placement_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--engine",
         metavar="NAME",
+        type=_engine_name,
         help="a serving engine's block layout: its tokens per block, copies per block and layer overlap (engine;"
-        " one of " + ", ".join(ENGINE_CHOICES) + ")",
+        " one of " + ", ".join(ENGINE_CHOICES) + "; trtllm is read as tensorrt-llm)",
     )
 
 

@@ -25,6 +25,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import tempfile
 from dataclasses import dataclass, replace
 from functools import cache
@@ -66,15 +67,101 @@ _TABLES = ("gemm/gemm_perf.parquet", "attention/context_attention_perf.parquet")
 """The two tables whose grids bound every dense pass: the GEMMs and the context (prefill) attention."""
 
 
+_NO_WINDOW = (
+    "; a sliding attention window, where the config sets one, is not modelled, so a sequence longer than it is"
+    " timed with full attention"
+)
+
 ARCHITECTURE_ALIASES: dict[str, tuple[str, str]] = {
     "MistralForCausalLM": (
         "LlamaForCausalLM",
-        "timed as LlamaForCausalLM, whose layers it shares (aiconfigurator-core has no Mistral model); a sliding"
-        " attention window, where the config sets one, is not modelled, so a sequence longer than it is timed with"
-        " full attention",
+        "timed as LlamaForCausalLM, whose layers it shares (aiconfigurator-core has no Mistral model)" + _NO_WINDOW,
+    ),
+    "Phi3ForCausalLM": (
+        "LlamaForCausalLM",
+        "timed as LlamaForCausalLM, whose layers it shares (Phi-3's fused QKV and gate-up projections have Llama's"
+        " shapes; aiconfigurator-core has no Phi-3 model)" + _NO_WINDOW,
+    ),
+    "GemmaForCausalLM": (
+        "LlamaForCausalLM",
+        "timed as LlamaForCausalLM, whose layers it shares (Gemma's GeGLU MLP has SwiGLU's shapes, its head_dim is"
+        " read from the config; aiconfigurator-core has no Gemma model)",
     ),
 }
 """Architectures the estimator has no model of, timed as the one with the same layers, and what that leaves out."""
+
+_DEEPSEEK_MLA: dict[str, int] = {
+    "q_lora_rank": 1536,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "n_shared_experts": 1,
+}
+"""The MLA and shared-expert sizes aiconfigurator-core's DeepSeek model builds whatever the config says (DeepSeek-V3's,
+R1's and Kimi-K2's); a DeepseekV3ForCausalLM config with others is refused rather than timed with these."""
+
+
+def _supported() -> tuple[str, ...]:
+    """The architectures the installed estimator has a model of (its ``ARCHITECTURE_TO_MODEL_FAMILY``)."""
+    _package_root()
+    from aiconfigurator_core.sdk.common import ARCHITECTURE_TO_MODEL_FAMILY
+
+    return tuple(ARCHITECTURE_TO_MODEL_FAMILY)
+
+
+def engine_config(config: dict[str, Any], model_name: str) -> tuple[dict[str, Any], str]:
+    """The config the estimator is given for a model's ``config.json``, and how it is timed where not as itself.
+
+    An architecture the estimator has no model of is timed as one whose layers it shares
+    (:data:`ARCHITECTURE_ALIASES`, said in the second element); one it has a model of but would
+    time with other shapes than the config's is refused, as is one it has no model of.
+
+    Raises
+    ------
+    KvtierError
+        One line naming the architecture (or the config field) and what the engine model times.
+    """
+    architectures = config.get("architectures")
+    arch = architectures[0] if isinstance(architectures, list) and architectures else None
+    supported = _supported()
+    times = ", ".join(sorted({*supported, *ARCHITECTURE_ALIASES}))
+    if not isinstance(arch, str):
+        raise KvtierError(
+            f"model {model_name}: its config.json names no architecture (field 'architectures'), which the engine"
+            f" model needs to pick {PACKAGE}'s model of it; it times {times}"
+        )
+    where = f"model {model_name}: the engine model cannot time {arch}"
+    timed_as = ""
+    if arch in ARCHITECTURE_ALIASES:
+        alias, timed_as = ARCHITECTURE_ALIASES[arch]
+        config = {**config, "architectures": [alias, *architectures[1:]]}
+    elif arch not in supported:
+        raise KvtierError(f"{where}: {PACKAGE} {package_version()} has no model of it; it times {times}")
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    if arch == "Qwen2MoeForCausalLM" and (text.get("shared_expert_intermediate_size") or 0) > 0:
+        raise KvtierError(
+            f"{where}: its shared expert (shared_expert_intermediate_size"
+            f" {text['shared_expert_intermediate_size']}) is left out by {PACKAGE}'s MoE model"
+        )
+    if text.get("mlp_only_layers") or (text.get("decoder_sparse_step") or 1) != 1:
+        raise KvtierError(
+            f"{where}: dense layers among its MoE layers (mlp_only_layers {text.get('mlp_only_layers') or []},"
+            f" decoder_sparse_step {text.get('decoder_sparse_step')}) are not modelled by {PACKAGE}, which makes every"
+            " layer MoE"
+        )
+    if arch in ("DeepseekV3ForCausalLM", "DeepSeekForCausalLM"):
+        other = [
+            f"{key} {text.get(key)} (not {value})"
+            for key, value in _DEEPSEEK_MLA.items()
+            if key in text and text.get(key) != value
+        ]
+        if other:
+            raise KvtierError(
+                f"{where}: {PACKAGE}'s DeepSeek model builds DeepSeek-V3's attention and shared expert, and this"
+                f" config's differ: {', '.join(other)}"
+            )
+    return config, timed_as
 
 
 class OutsideGrid(KvtierError):
@@ -305,6 +392,8 @@ class Estimator:
 def _one_line(exc: Exception, est: Estimator) -> KvtierError:
     """The estimator's own error as one line naming the table set (its messages run to several)."""
     text = (str(exc).strip() or type(exc).__name__).splitlines()[0]
+    # a missing table's path in the installed package (its key names it) and the fallbacks it tried
+    text = re.sub(r" at /\S+", "", text).split(": tried lane_order")[0]
     return KvtierError(f"regen.model engine: {PACKAGE} cannot time the pass on {est.tables.label}: {text}")
 
 
@@ -376,12 +465,7 @@ def estimator(
         )
     if max(tp, ep) % min(tp, ep):
         raise KvtierError(f"key 'parallel.ep': the engine model needs ep ({ep}) and tp ({tp}) to divide one another")
-    config = dict(config)
-    timed_as = ""
-    architectures = config.get("architectures") or []
-    if architectures and architectures[0] in ARCHITECTURE_ALIASES:
-        alias, timed_as = ARCHITECTURE_ALIASES[architectures[0]]
-        config["architectures"] = [alias, *architectures[1:]]
+    config, timed_as = engine_config(config, model_name)
     text = json.dumps(config, sort_keys=True)
     est = _compile(text, model_name, tables_, tp, pp, ep, KV_MODES[kv_dtype], mode)
     return replace(est, timed_as=timed_as) if timed_as else est

@@ -354,10 +354,11 @@ def _kv_heads(config: dict[str, Any], n_heads: int, where: str) -> int:
 def _experts(config: dict[str, Any], where: str) -> tuple[int, int]:
     """(routed experts, experts per token); (0, 0) for a dense model.
 
-    The experts are ``n_routed_experts`` (DeepSeek) or ``num_local_experts`` (Mixtral); a
+    The experts are ``n_routed_experts`` (DeepSeek), ``num_local_experts`` (Mixtral, gpt-oss) or ``num_experts``
+    (Qwen2-MoE, Qwen3-MoE); a
     token cannot be routed to more of them than there are.
     """
-    for key in ("n_routed_experts", "num_local_experts"):
+    for key in ("n_routed_experts", "num_local_experts", "num_experts"):
         n_routed = _int(config, key, where, default=0)
         if n_routed:
             break

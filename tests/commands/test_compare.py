@@ -308,3 +308,53 @@ def test_compare_host_memory_selects_the_pageable_share():
     bad = run_cli("compare", "--host-memory", "warm")
     assert bad.returncode == 2 and "invalid choice: 'warm'" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+CONFIGS = ROOT / "tests" / "inputs" / "configs"
+ENGINE_PREFILL = ("compare", "--regen-model", "engine", "--accelerator", "h100-sxm", "--engine", "vllm")
+ENGINE_PREFILL += ("--tokens", "4096", "--position", "0", "--batch-tokens", "4096")
+
+
+@pytest.mark.parametrize(
+    ("name", "needle"),
+    [
+        # kvtier's own reading of Falcon's config would fail first on a missing intermediate_size: the architecture
+        # is what the engine model cannot time, and the refusal says so
+        ("falcon-7b", "the engine model cannot time FalconForCausalLM: aiconfigurator-core"),
+        ("gemma-3-27b", "the engine model cannot time Gemma3ForConditionalGeneration: aiconfigurator-core"),
+        ("qwen2-57b-a14b", "the engine model cannot time Qwen2MoeForCausalLM: its shared expert"),
+    ],
+)
+def test_compare_refuses_an_architecture_the_engine_model_cannot_time_in_one_line(name, needle):
+    path = str(CONFIGS / f"{name}.json")
+    proc = run_cli(*ENGINE_PREFILL, "--model", path, "--tp", "8")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.startswith(f"kvtier: error: model {path}: {needle}") and proc.stderr.count("\n") == 1
+
+
+def test_compare_a_qwen3_moe_is_held_to_all_its_experts_weights():
+    # Qwen3-235B-A22B (experts under num_experts) was read as a dense 22-billion model and fitted one H100.  By hand:
+    # 94 layers of hidden 4096; attention 4096 x 8192 x 2 (64 heads of 128) + 2 x 4096 x 512 (4 KV heads)
+    # = 71,303,168; 128 experts of 3 x 4096 x 1536 = 18,874,368 each = 2,415,919,104; router 4096 x 128 = 524,288;
+    # norms 8,192: 2,487,754,752 a layer x 94 = 233,848,946,688, embeddings 2 x 151,936 x 4096 = 1,244,659,712,
+    # final norm 4,096: 235,093,610,496 weights x 2 B (bf16) = 470.19 GB; with the KV of one 131,072-token sequence
+    # (context.long) at 94 x 2 x 4 x 128 x 2 B = 192,512 B a token, 25.23 GB: 495.4 GB, above the H100's 80 GB
+    path = str(CONFIGS / "qwen3-235b-a22b.json")
+    proc = run_cli(*ENGINE_PREFILL, "--model", path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "each accelerator must hold 495.4 GB" in proc.stderr
+    assert "above 'parallel.hbm_capacity' (80.0 GB)" in proc.stderr
+    out = run_cli_json("compare", "--model", path)
+    assert out["params"] == 235_093_610_496
+
+
+def test_compare_engine_trtllm_is_tensorrt_llm():
+    # the kernel tables call TensorRT-LLM trtllm; --engine takes that spelling for the tensorrt-llm preset
+    short = run_cli_json(*ENGINE_PREFILL[:6], "trtllm", *ENGINE_PREFILL[7:], "--model", "llama-3-8b")
+    long = run_cli_json(*ENGINE_PREFILL[:6], "tensorrt-llm", *ENGINE_PREFILL[7:], "--model", "llama-3-8b")
+    assert short == long and short["kernel_tables"]["engine"] == "trtllm"
+
+
+def test_compare_engine_lists_weight_dtype_once():
+    out = run_cli(*ENGINE_PREFILL, "--model", "llama-3-8b").stdout
+    assert out.count("\n  weight_dtype ") == 1

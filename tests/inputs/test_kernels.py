@@ -9,6 +9,7 @@ where physics puts them (above the time the accelerator's datasheet peaks allow)
 from __future__ import annotations
 
 import json
+import re
 from importlib import metadata
 
 import pytest
@@ -129,14 +130,116 @@ def test_what_the_estimator_cannot_time_is_one_line():
         KvtierError, match=r"^key 'parallel.ep': the engine model needs ep \(3\) and tp \(4\) to divide"
     ):
         kernels.estimator(llama(), "x", t, tp=4, ep=3)
-    # an architecture it has no model of: its own message, without its list of thirty supported ones
+    # an architecture it has no model of: named, with the ones the engine model times, in one line
     falcon = {**llama(), "architectures": ["FalconForCausalLM"]}
     with pytest.raises(KvtierError) as err:
         kernels.estimator(falcon, "falcon", t)
-    assert str(err.value) == (
-        "model falcon: aiconfigurator-core cannot build its forward pass on h200_sxm vllm 0.24.0:"
-        " The model's architecture FalconForCausalLM is not supported."
+    text = str(err.value)
+    assert (
+        text.startswith("model falcon: the engine model cannot time FalconForCausalLM: aiconfigurator-core")
+        and "has no model of it; it times " in text
     )
+    assert "\n" not in text and "LlamaForCausalLM, " in text and "Phi3ForCausalLM" in text
+
+
+def config(name: str) -> dict:
+    """A published config.json under tests/inputs/configs (copied from the Hugging Face hub's)."""
+    return json.loads((ROOT / "tests" / "inputs" / "configs" / f"{name}.json").read_text())
+
+
+@pytest.mark.parametrize(
+    ("name", "needle"),
+    [
+        # the estimator has no model of these: named, with the list of what it times (not the estimator's own words)
+        ("gemma-2-9b", "the engine model cannot time Gemma2ForCausalLM: aiconfigurator-core"),
+        ("gemma-3-1b", "the engine model cannot time Gemma3ForCausalLM: aiconfigurator-core"),
+        ("gemma-3-27b", "the engine model cannot time Gemma3ForConditionalGeneration: aiconfigurator-core"),
+        ("deepseek-v2-lite", "the engine model cannot time DeepseekV2ForCausalLM: aiconfigurator-core"),
+        ("falcon-7b", "the engine model cannot time FalconForCausalLM: aiconfigurator-core"),
+        # it has a model, but one that would leave out what the config has: Qwen2-MoE's shared expert
+        (
+            "qwen2-57b-a14b",
+            "the engine model cannot time Qwen2MoeForCausalLM: its shared expert (shared_expert_intermediate_size"
+            " 20480) is left out by aiconfigurator-core's MoE model",
+        ),
+    ],
+)
+def test_an_architecture_the_estimator_cannot_time_is_refused_in_one_line(name, needle):
+    with pytest.raises(KvtierError) as err:
+        kernels.engine_config(config(name), name)
+    assert str(err.value).startswith(f"model {name}: {needle}") and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("fields", "needle"),
+    [
+        # Qwen3-MoE with dense layers among its MoE ones: the estimator makes every layer MoE
+        ({"mlp_only_layers": [0, 1]}, "dense layers among its MoE layers (mlp_only_layers [0, 1]"),
+        ({"decoder_sparse_step": 2}, "decoder_sparse_step 2) are not modelled"),
+    ],
+)
+def test_moe_layers_the_estimator_would_time_as_moe_are_refused(fields, needle):
+    with pytest.raises(KvtierError, match=re.escape(needle)):
+        kernels.engine_config({**config("qwen3-30b-a3b"), **fields}, "q")
+
+
+def test_a_deepseek_config_with_other_mla_sizes_is_refused_not_timed_as_v3():
+    # aiconfigurator-core's DeepSeek model builds q_lora_rank 1536, kv_lora_rank 512 and one shared expert whatever
+    # the config says; DeepSeek-V3's own config passes, one with a smaller latent is refused naming the field
+    assert kernels.engine_config(config("deepseek-v3"), "v3") == (config("deepseek-v3"), "")
+    with pytest.raises(KvtierError) as err:
+        kernels.engine_config({**config("deepseek-v3"), "kv_lora_rank": 256, "n_shared_experts": 2}, "small")
+    assert str(err.value) == (
+        "model small: the engine model cannot time DeepseekV3ForCausalLM: aiconfigurator-core's DeepSeek model builds"
+        " DeepSeek-V3's attention and shared expert, and this config's differ: kv_lora_rank 256 (not 512),"
+        " n_shared_experts 2 (not 1)"
+    )
+
+
+def test_a_config_naming_no_architecture_is_refused_in_one_line():
+    fields = {k: v for k, v in llama().items() if k != "architectures"}
+    with pytest.raises(KvtierError, match=r"^model x: its config.json names no architecture \(field 'architectures'\)"):
+        kernels.engine_config(fields, "x")
+
+
+@pytest.mark.parametrize(
+    ("name", "said", "tp", "floor_ms"),
+    [
+        # Phi-4 on 8 accelerators (its 10 KV heads on one are not in the attention table: refused below): per layer
+        # attention 5120 x 5120 x 2 (q, o) + 2 x 5120 x 1280 (k, v; 10 KV heads of 128) = 65,536,000, MLP
+        # 3 x 5120 x 17920 = 275,251,200, norms 10,240: 340,797,440 x 40 layers = 13,631,897,600 weights;
+        # 2 x 13,631,897,600 x 4,096 tokens / 8 accelerators = 1.3959e13 FLOP each / 989e12 FLOP/s = 14.11 ms
+        ("phi-4", "Phi-3's fused QKV", 8, 14.11),
+        # Gemma-7B: attention 4 x 3072 x 4096 (16 heads of 256, as many KV heads) = 50,331,648, GeGLU MLP
+        # 3 x 3072 x 24576 = 226,492,416, norms 6,144: 276,830,208 x 28 layers = 7,751,245,824 weights;
+        # 2 x 7,751,245,824 x 4,096 / 989e12 = 64.20 ms
+        ("gemma-7b", "Gemma's GeGLU MLP", 1, 64.20),
+    ],
+)
+def test_phi3_and_gemma_are_timed_as_llama_whose_layers_they_share_and_say_so(name, said, tp, floor_ms):
+    t = kernels.tables("h200_sxm", "vllm")
+    est = kernels.estimator(config(name), name, t, tp=tp)
+    assert est.timed_as.startswith("timed as LlamaForCausalLM, whose layers it shares") and said in est.timed_as
+    as_llama = {**config(name), "architectures": ["LlamaForCausalLM"]}
+    ms = est.pass_ms(1, 4096, 0)
+    assert ms == kernels.estimator(as_llama, "l", t, tp=tp).pass_ms(1, 4096, 0)
+    # above what the H200's dense bf16 peak (989 TFLOP/s) allows for the layers' weights, and not far above it
+    assert floor_ms < ms < 5 * floor_ms
+    if name == "phi-4":
+        with pytest.raises(KvtierError, match=r"context attention data missing .* n_kv_lookup: 10, head_size: 128"):
+            kernels.estimator(config(name), name, t).pass_ms(1, 4096, 0)
+
+
+def test_a_missing_table_is_one_line_without_the_packages_path():
+    # SGLang's H200 tables have no context attention over an fp8 KV cache: the estimator's message names the key,
+    # then the path of the table it looked in and the kernels it tried; kvtier keeps the key only
+    t = kernels.tables("h200_sxm", "sglang")
+    with pytest.raises(KvtierError) as err:
+        kernels.estimator(llama(), "x", t, kv_dtype="fp8").pass_ms(1, 4096, 0)
+    text = str(err.value)
+    assert text.startswith("regen.model engine: aiconfigurator-core cannot time the pass on h200_sxm sglang")
+    assert "context attention data missing" in text and 'kv_quant: "fp8"' in text
+    assert " at /" not in text and "lane_order" not in text and "\n" not in text
 
 
 def test_mistral_is_timed_as_llama_and_says_so():

@@ -19,7 +19,9 @@ from kvtier.inputs.models import (
     resolve_weight_dtype,
     weight_dtype_bytes,
 )
-from tests.conftest import raw_config
+from tests.conftest import ROOT, raw_config
+
+CONFIGS = ROOT / "tests" / "inputs" / "configs"
 
 
 def layer_by_layer_kv_bytes(cfg: dict, dtype_bytes: int) -> int:
@@ -715,3 +717,17 @@ def test_non_mla_configs_leave_the_mla_fields_zero():
     assert (plain.q_lora_rank, plain.qk_rope_head_dim, plain.qk_nope_head_dim, plain.v_head_dim) == (0, 0, 0, 0)
     # no max_position_embeddings: 0 (unknown), not 1
     assert plain.max_positions == 0
+
+
+def test_qwen3_moe_experts_are_read_from_num_experts():
+    # Qwen2-MoE and Qwen3-MoE name their experts num_experts (not num_local_experts nor n_routed_experts); read as
+    # dense, Qwen3-30B-A3B counted 3.3 billion weights, and Qwen3-235B-A22B fitted one 80 GB accelerator.
+    # Qwen3-30B-A3B by hand: 48 layers of hidden 2048; attention 2048 x 4096 x 2 (q, o; 32 heads of 128)
+    # + 2 x 2048 x 512 (k, v; 4 KV heads) = 18,874,368; an expert 3 x 2048 x 768 = 4,718,592; router 2048 x 128
+    # = 262,144; norms 4,096.  Total a layer 18,874,368 + 128 x 4,718,592 + 262,144 + 4,096 = 623,120,384;
+    # active 18,874,368 + 8 x 4,718,592 + 262,144 + 4,096 = 56,889,344.  Untied embeddings 2 x 151,936 x 2048
+    # = 622,329,856, final norm 2,048: total 48 x 623,120,384 + 622,331,904 = 30,532,110,336, active
+    # 48 x 56,889,344 + 622,331,904 = 3,353,020,416 (the published 30.5B and 3.3B)
+    spec = load_model(str(CONFIGS / "qwen3-30b-a3b.json"))
+    assert (spec.n_routed_experts, spec.experts_per_token) == (128, 8)
+    assert spec.param_counts() == (30_532_110_336, 3_353_020_416)
