@@ -357,10 +357,10 @@ window.KVTIER_PRESETS = {
    "kind": "time",
    "low": 0.0,
    "optional": false,
-   "seed_text": "6 us",
-   "seed_value": 6e-06,
-   "text": "6 us",
-   "value": 6e-06
+   "seed_text": "3.53 us",
+   "seed_value": 3.5299999999999997e-06,
+   "text": "3.53 us",
+   "value": 3.5299999999999997e-06
   },
   "fetch.copy_cost.kernel": {
    "high": 10.0,

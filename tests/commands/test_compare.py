@@ -194,30 +194,31 @@ def test_compare_deepseek_reads_only_the_touched_experts_and_refuses_what_does_n
 def test_compare_engine_option_is_the_engine_key():
     # --engine mooncake is --set engine=mooncake: Mooncake's 512-token block of Llama-3-70B is
     # 512 x 327,680 B = 167,772,160 B, moved as one copy per layer (80 transfers) issued back to back
-    # (batched-dma, 6 us each, in place of the chapter's zero fetch_latency); at 64 GB/s that is
-    # 80 x 6 us + 167,772,160 / 64e9 = 480 us + 2,621.44 us = 3,101.44 us
+    # (batched-dma, 3.53 us each, in place of the chapter's zero fetch_latency); at 64 GB/s that is
+    # 80 x 3.53 us + 167,772,160 / 64e9 = 282.4 us + 2,621.44 us = 2,903.84 us
     out = run_cli_json("compare", "--engine", "mooncake")
     assert out["assumptions"]["engine"]["value"] == "mooncake"
     assert out["block_bytes"] == 167_772_160
-    assert (out["fetch_transfers"], out["copy_method"], out["transfer_latency_s"]) == (80, "batched-dma", 6e-6)
-    assert out["fetch_time_s"] == pytest.approx(80 * 6e-6 + 167_772_160 / 64e9, rel=1e-12)
+    assert (out["fetch_transfers"], out["copy_method"]) == (80, "batched-dma")
+    assert out["transfer_latency_s"] == pytest.approx(3.53e-6, rel=1e-12)
+    assert out["fetch_time_s"] == pytest.approx(80 * 3.53e-6 + 167_772_160 / 64e9, rel=1e-12)
     # the per-copy cost's record replaces fetch_latency's among the assumptions used
     assert "fetch.copy_cost.batched_dma" in out["assumptions"] and "fetch_latency" not in out["assumptions"]
     assert out == run_cli_json("compare", "--set", "engine=mooncake")
 
 
 def test_compare_says_how_many_copies_and_how_each_is_issued():
-    # vLLM >= 0.12: Llama-3-70B's 5 MiB block in one cross-layer copy, issued back to back at 6 us:
-    # 6 + 5,242,880 / 64e9 = 6 + 81.92 = 87.92 us
+    # vLLM >= 0.12: Llama-3-70B's 5 MiB block in one cross-layer copy, issued back to back at 3.53 us:
+    # 3.53 + 5,242,880 / 64e9 = 3.53 + 81.92 = 85.45 us
     out = run_cli("compare", "--engine", "vllm")
     assert out.returncode == 0
-    assert "copies           1 per block (one-unless-mla, engine vllm), batched-dma: 6.00 µs each" in out.stdout
-    assert "fetch            87.92 µs  at 64 GB/s\n" in out.stdout
-    # vLLM 0.11 on DeepSeek-V3 (MLA): 61 copies, one latent per layer; 61 x 6 us = 366 us + 1,124,352 / 64e9
-    # = 17.57 us: 383.57 us
+    assert "copies           1 per block (one-unless-mla, engine vllm), batched-dma: 3.53 µs each" in out.stdout
+    assert "fetch            85.45 µs  at 64 GB/s\n" in out.stdout
+    # vLLM 0.11 on DeepSeek-V3 (MLA): 61 copies, one latent per layer; 61 x 3.53 us = 215.33 us + 1,124,352 / 64e9
+    # = 17.57 us: 232.90 us
     old = run_cli("compare", "--engine", "vllm-0.11", "--model", "deepseek-v3")
-    assert "copies           61 per block (per-layer-kv, engine vllm-0.11), batched-dma: 6.00 µs each" in old.stdout
-    assert "fetch            383.57 µs  at 64 GB/s, 61 transfers × 6.00 µs" in old.stdout
+    assert "copies           61 per block (per-layer-kv, engine vllm-0.11), batched-dma: 3.53 µs each" in old.stdout
+    assert "fetch            232.90 µs  at 64 GB/s, 61 transfers × 3.53 µs" in old.stdout
     # SGLang's kernel: 80 launches of 0.5 us = 40 us + 20,971,520 / 64e9 = 327.68 us: 367.68 us
     sg = run_cli("compare", "--engine", "sglang")
     assert "copies           80 per block (per-layer, engine sglang), kernel: 500.00 ns each" in sg.stdout

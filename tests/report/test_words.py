@@ -79,9 +79,9 @@ def test_the_copy_method_sentence_names_the_method_each_verdict_assumes() -> Non
         "This set names no copy method (engine none), so a fetch at the bracket bandwidths pays"
         " fetch_latency, 0 µs, per transfer."
     )
-    # vLLM >= 0.12: one cross-layer copy issued back to back at 6 us
+    # vLLM >= 0.12: one cross-layer copy issued back to back at 3.53 us (fetch.copy_cost.batched_dma)
     vllm = copy_method_sentence(Scenario(load_assumptions(sets={"engine": "vllm"})))
-    assert "Under engine vllm (>= 0.12) a llama-3-70b block moves in 1 copy, issued as batched-dma at 6 µs" in vllm
+    assert "Under engine vllm (>= 0.12) a llama-3-70b block moves in 1 copy, issued as batched-dma at 3.53 µs" in vllm
     # SGLang on DeepSeek-V3 (MLA, 61 layers): 61 chunk copies, 61 kernel launches of 0.5 us
     mla = copy_method_sentence(Scenario(load_assumptions(sets={"engine": "sglang", "model": "deepseek-v3"})))
     assert "each of the 61 chunk copies" in mla and "moves in 61 copies, each issued as kernel at 0.5 µs" in mla
