@@ -24,7 +24,8 @@ from typing import Any
 
 from kvtier.data import ENGINE_PRESETS
 from kvtier.formulas import tiering
-from kvtier.inputs import engines, hardware
+from kvtier.errors import KvtierError
+from kvtier.inputs import engines, hardware, kernels
 from kvtier.inputs.assumptions import AssumptionSet, seed
 from kvtier.inputs.keys import (
     BANDWIDTH_LABELS,
@@ -67,6 +68,9 @@ KEYS: tuple[str, ...] = (
     *(f"mfu.{m}" for m in MFU_LABELS),
     "illustrative.bandwidth",
     "illustrative.mfu",
+    "regen.model",
+    "regen.system",
+    "regen.engine",
     "regen.mem_bandwidth",
     "regen.mem_efficiency",
     *PARALLEL_KEYS,
@@ -147,6 +151,71 @@ def _key_record(a: AssumptionSet, base: AssumptionSet, key: str) -> dict[str, An
     return out
 
 
+KERNEL_ENGINES_SHOWN: tuple[str, ...] = ("vllm", "sglang", "trtllm")
+"""The engines whose measured kernels the calculator offers for each accelerator with tables."""
+
+
+def engine_kernels(s: Scenario) -> list[dict[str, Any]]:
+    """The engine model's regeneration curves for the build's model and placement, one per accelerator and engine.
+
+    For each accelerator preset with kernel tables (:data:`kvtier.inputs.kernels.ACCELERATOR_SYSTEMS`) and each
+    of :data:`KERNEL_ENGINES_SHOWN` whose tables time the build's model, :meth:`kvtier.scenario.Scenario.engine_curves`
+    at position 0: a block of ``n`` tokens alone (``lone``, s: the estimator's pass) and inside a batch (``batch``,
+    s: its share of a ``regen.step_tokens`` step), at ``tokens`` (tokens) up to the grid, the build's block among
+    them exactly.  The calculator interpolates between them (:meth:`kvtier.formulas.cache.regen.RegenCosts.engine_curve`)
+    for the model, placement and element types it was tabulated for (``for``), and refuses others.  A table set that
+    cannot time the model (an element type or an architecture it lacks) is left out.
+    """
+    out = []
+    block = s.block_tokens
+    for accelerator, system in kernels.ACCELERATOR_SYSTEMS.items():
+        for engine in KERNEL_ENGINES_SHOWN:
+            sets = {"regen.model": "engine", "regen.system": system, "regen.engine": engine}
+            sc = Scenario(s.assumptions.with_values(sets, source="the calculator's kernel presets"))
+            try:
+                c = sc.engine_curves()
+                exact = {
+                    "lone": float(sc.lone_regen_s(0, "resident", 1.0)),
+                    "batch": float(sc.in_batch_regen_s(0, "resident", 1.0)),
+                }
+            except KvtierError:
+                continue
+            tokens = list(c["engine_tokens"])
+            lone = [a + b for a, b in zip(c["engine_linear_s"], c["engine_attention_s"], strict=True)]
+            batch = list(c["engine_batch_s"])
+            if block <= tokens[-1]:  # the build's block exactly, as kvtier compare times it
+                at = next(i for i, n in enumerate(tokens) if n >= block)
+                if tokens[at] != block:
+                    tokens.insert(at, float(block))
+                    lone.insert(at, 0.0)
+                    batch.insert(at, 0.0)
+                lone[at], batch[at] = exact["lone"], exact["batch"]
+            t = sc.kernel_tables
+            p = sc.placement
+            out.append(
+                {
+                    "accelerator": accelerator,
+                    "system": system,
+                    "engine": engine,
+                    "version": t.version,
+                    "package": f"{kernels.PACKAGE} {t.package_version}",
+                    "for": {
+                        "model": str(s.assumptions.value("model")),
+                        "tp": p.tp,
+                        "pp": p.pp,
+                        "ep": p.ep,
+                        "kv_dtype": sc.kv_dtype,
+                        "weight_dtype": sc.weight_dtype,
+                        "step_tokens": int(sc.v("regen.step_tokens")),
+                    },
+                    "tokens": tokens,
+                    "lone": [_finite(x) for x in lone],
+                    "batch": [_finite(x) for x in batch],
+                }
+            )
+    return out
+
+
 def presets(assumptions: AssumptionSet) -> dict[str, Any]:
     """The calculator's data for ``assumptions`` (JSON-ready; SI base units).
 
@@ -205,6 +274,7 @@ def presets(assumptions: AssumptionSet) -> dict[str, Any]:
         "engines": engine_presets,
         "engine_presets": list(ENGINE_PRESETS),
         "tiers": tiers,
+        "engine_kernels": engine_kernels(s),
         "keys": {key: _key_record(assumptions, base, key) for key in KEYS},
     }
 

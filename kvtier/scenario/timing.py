@@ -564,7 +564,8 @@ class Timed(Placed):
         octave and the grid's last sequence: alone (the estimator's pass, split into attention and
         the other operations, each a running maximum over the lengths) and inside a batch (its share
         of a ``regen.step_tokens`` step).  Up to
-        the tables' measured grid under ``regen.beyond_grid: refuse``, up to
+        the tables' measured grid under ``regen.beyond_grid: refuse`` (the longest sequence, or the most GEMM
+        rows where fewer: A100's vLLM tables stop at 8,192), up to
         :data:`ENGINE_TABLE_TOKENS` tokens under ``extrapolate``.
         """
         est = self.kernel_estimator
@@ -594,7 +595,8 @@ ENGINE_TABLE_TOKENS = 2**21
 @cache
 def _engine_curves(est: kernels.Estimator, step_tokens: int, extrapolate: bool) -> dict[str, Any]:
     """:meth:`Timed.engine_curves` of one estimator, batched step and choice beyond the grid (cached per process)."""
-    grid = est.tables.max_sequence_tokens
+    # a lone pass of n tokens is n GEMM rows and a sequence of n: inside the grid up to the smaller bound
+    grid = min(est.tables.max_sequence_tokens, est.tables.max_gemm_tokens)
     top = ENGINE_TABLE_TOKENS if extrapolate else grid
     octaves = math.log2(top)
     tokens = np.unique(np.r_[np.round(np.geomspace(1, top, int(8 * octaves) + 1)), grid]).astype(int)

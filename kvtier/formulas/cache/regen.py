@@ -81,7 +81,8 @@ class RegenCosts:
     engine_label : str
         The kernel tables (``h200_sxm vllm 0.24.0``), for messages.
     engine_grid_tokens : float
-        The longest sequence the tables measured (tokens); past it the curves are the package's
+        The longest lone pass inside the tables' measured grid, its sequence and its GEMM rows (tokens);
+        past it the curves are the package's
         extrapolation, when ``engine_tokens`` reaches further at all; 0 for the analytic model.
     """
 
