@@ -73,6 +73,7 @@ def flop_floor_ms(row: Published, s: Scenario) -> float:
     return float(flops) / (row.tp * peak) * 1e3
 
 
+@cache
 def _grid_tokens() -> tuple[int, ...]:
     """Each row's kernel tables' longest measured sequence (tokens), in the file's order."""
     return tuple(published_scenario(r).kernel_tables.max_sequence_tokens for r in published_measurements())
