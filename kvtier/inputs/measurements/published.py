@@ -2,7 +2,7 @@
 
 Read from ``kvtier/data/engine-measurements.yaml`` (its header says what each field means).  Each row is
 a :class:`Published` measurement with its source, setup and date; the measured page times each with the
-engine model (``regen.model: engine``) and shows the error, and :attr:`Published.command` is the
+engine model (``regen.model: engine``) and shows the error, and :meth:`Published.command` is the
 ``kvtier compare`` call that reproduces the prediction.
 """
 
@@ -65,13 +65,14 @@ class Published:
             "interior.position": "0",
         }
 
-    @property
-    def command(self) -> str:
-        """The ``kvtier compare`` call that prints the engine model's prediction of this measurement."""
+    def command(self, extrapolate: bool = False) -> str:
+        """The ``kvtier compare`` call that prints the engine model's prediction of this measurement; with
+        ``extrapolate`` (a prompt past the kernel tables' measured grid) it asks for the package's extrapolation."""
         return (
             f"kvtier compare --regen-model engine --accelerator {self.accelerator} --engine {self.engine}"
             f" --model {self.model} --tp {self.tp} --tokens {self.tokens} --position 0 --batch-tokens {self.tokens}"
             f" --kv-dtype {self.kv_dtype} --set weight_dtype={self.weight_dtype} --set parallel.hbm_capacity=null"
+            + (" --beyond-grid extrapolate" if extrapolate else "")
         )
 
 

@@ -29,18 +29,33 @@ measurements:
 
 def test_the_shipped_rows_each_name_a_source_a_date_and_a_setup():
     rows = published_measurements()
-    assert len(rows) == 6 and len({r.id for r in rows}) == 6
+    # 6 rows, then the charts' points past 16,384 tokens: 8 more of the offloading blog's H100 series (30K to 100K)
+    # and 7 each of the FP8 KV blog's H100 and B200 series (32,768 to 131,072 in steps of 16,384)
+    assert len(rows) == 6 + 8 + 7 + 7 == 28 and len({r.id for r in rows}) == 28
     nim = next(r for r in rows if r.id == "nim-h100-tp2-500")
     assert (nim.value_ms, nim.tokens, nim.tp, nim.weight_dtype, nim.reading) == (47.77, 500, 2, "fp8", "quoted")
     assert nim.date == "2026-07-20" and "docs.nvidia.com/nim" in nim.source
     # the command that reproduces the prediction, spelled as kvtier compare takes it
-    assert nim.command == (
+    assert nim.command() == (
         "kvtier compare --regen-model engine --accelerator h100-sxm --engine tensorrt-llm --model llama-3.1-70b"
         " --tp 2 --tokens 500 --position 0 --batch-tokens 500 --kv-dtype bf16 --set weight_dtype=fp8"
         " --set parallel.hbm_capacity=null"
     )
-    # two chart readings too small to read are shown, not counted
-    assert [r.id for r in rows if r.excluded] == ["vllm-fp8kv-h100-16k", "vllm-fp8kv-b200-16k"]
+    # past the kernel tables' grid the command asks for the extrapolation
+    assert nim.command(extrapolate=True) == nim.command() + " --beyond-grid extrapolate"
+    last = next(r for r in rows if r.id == "vllm-fp8kv-b200-128k")
+    assert (last.accelerator, last.tokens, last.value_ms, last.reading, last.date) == (
+        "b200",
+        131_072,
+        4860,
+        "plot",
+        "2026-04-22",
+    )
+    assert [r.tokens for r in rows if r.id.startswith("vllm-fp8kv-h100")] == [16_384 * k for k in range(1, 9)]
+    assert [r.tokens for r in rows if r.id.startswith("vllm-offload")] == [10_000 * k for k in range(1, 11)]
+    # one chart reading too small to read is shown, not counted (the page finds the other 16,384-token reading
+    # below its FLOP floor)
+    assert [r.id for r in rows if r.excluded] == ["vllm-fp8kv-b200-16k"]
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ set changes on other pages), :mod:`.words` and :mod:`.glue`; this module is the 
 from __future__ import annotations
 
 from kvtier.report.pages.measured.changes import changes_under_measured_set, compared_pages, measured_set
-from kvtier.report.pages.measured.engines import engine_table, stack_table
+from kvtier.report.pages.measured.engines import engine_group_table, engine_table, stack_table
 from kvtier.report.pages.measured.fetch import fetch_figure, fetch_table, layout_table, numbers_fetch_max
 from kvtier.report.pages.measured.forward import (
     attention_table,
@@ -72,7 +72,13 @@ TABLES = (
         "measured_engines",
         engine_table,
         ("id",),
-        ("id", "model", "tokens", "measured_ms", "model_ms", "error_pct", "status"),
+        ("id", "model", "tokens", "group", "measured_ms", "model_ms", "error_pct", "status"),
+    ),
+    (
+        "measured_engine_groups",
+        engine_group_table,
+        ("group",),
+        ("group", "points", "accelerators", "err_min_pct", "err_median_pct", "err_max_pct"),
     ),
     (
         "measured_forms",
@@ -120,6 +126,7 @@ __all__ = [
     "measured_set",
     "numbers",
     "numbers_fetch_max",
+    "engine_group_table",
     "engine_table",
     "stack_table",
     "peer_calibration_table",

@@ -10,20 +10,24 @@ import numpy as np
 import pandas as pd
 
 from kvtier.formulas import costs
-from kvtier.inputs import kernels
+from kvtier.inputs import hardware, kernels
 from kvtier.inputs.assumptions import load_assumptions
 from kvtier.inputs.measurements.published import Published, published_measurements
+from kvtier.report import words
 from kvtier.report.columns import Column, declare, named
 from kvtier.scenario import Scenario
 
 ENGINE_COLUMNS = (
     *named("id", "accelerator", "engine", "model", "tp"),
     Column("tokens", "prompt", "tokens"),
+    *named("group"),
     Column("measured_ms", "published", "ms"),
     *named("reading"),
     Column("model_ms", "engine model", "ms"),
     Column("error_pct", "error", "%"),
+    Column("floor_ms", "FLOP floor", "ms"),
     Column("tables", "kernel tables"),
+    Column("beyond", "grid bound crossed"),
     *named("status"),
     Column("why", "why not counted"),
     Column("engine_setup", "engine measured"),
@@ -31,12 +35,48 @@ ENGINE_COLUMNS = (
 )
 """The columns of :func:`engine_table`, in words with their units."""
 
+IN_GRID = "inside the measured grid"
+PAST_GRID = "past the measured grid, extrapolated"
+GROUPS = (IN_GRID, PAST_GRID)
+"""The engine check's two groups: passes the kernel tables measured, and passes timed by the package's extrapolation
+(``regen.beyond_grid: extrapolate``, context attention grown as the square of the sequence)."""
+
+FLOOR_DTYPES = ("bf16", "fp16")
+"""Weight types whose FLOP floor the datasheet peak in ``kvtier/data/hardware.yaml`` (dense bf16) bounds; a row with
+others (fp8 runs at a higher peak, which no preset states) has no floor."""
+
 
 def published_scenario(row: Published) -> Scenario:
     """The set that times ``row``'s prefill under the engine model: its model, engine, placement and types, on the
-    kernel tables of its accelerator (no fit check: the published run fitted)."""
+    kernel tables of its accelerator (no fit check: the published run fitted), a prompt past the tables' grid timed
+    by the package's extrapolation (``regen.beyond_grid: extrapolate``; inside the grid it changes nothing)."""
     system = kernels.ACCELERATOR_SYSTEMS[row.accelerator]
-    return Scenario(load_assumptions(sets={**row.sets, "regen.system": system, "parallel.hbm_capacity": "null"}))
+    sets = {**row.sets, "regen.system": system, "parallel.hbm_capacity": "null", "regen.beyond_grid": "extrapolate"}
+    return Scenario(load_assumptions(sets=sets))
+
+
+def layer_params(s: Scenario) -> float:
+    """The parameters every prompt token passes through in a prefill: the active ones less the embedding table and
+    the LM head (a lookup, and a head an engine applies to the last token only)."""
+    m = s.model
+    return s.active_params - m.vocab_size * m.hidden_size * (1 if m.tie_embeddings else 2)
+
+
+def flop_floor_ms(row: Published, s: Scenario) -> float:
+    """The least time any engine can take for ``row``'s prefill (ms): the layers' weight FLOPs of its prompt
+    (``flops_per_param_token x`` :func:`layer_params` ``x tokens``, attention left out) at the accelerator's
+    datasheet dense bf16 peak on each of its ``tp`` accelerators; NaN for weights not in :data:`FLOOR_DTYPES`."""
+    if row.weight_dtype not in FLOOR_DTYPES:
+        return float("nan")
+    peak = hardware.accelerator(row.accelerator).require_peak()
+    flops = costs.forward_flops(row.tokens, layer_params(s), s.v("flops_per_param_token"))
+    return float(flops) / (row.tp * peak) * 1e3
+
+
+@cache
+def _grid_tokens() -> tuple[int, ...]:
+    """Each row's kernel tables' longest measured sequence (tokens), in the file's order."""
+    return tuple(published_scenario(r).kernel_tables.max_sequence_tokens for r in published_measurements())
 
 
 @cache
@@ -44,13 +84,22 @@ def _engine_rows() -> tuple[dict[str, Any], ...]:
     rows = []
     for r in published_measurements():
         s = published_scenario(r)
-        model_s = float(s.lone_regen_s(0, "resident", 0.0))  # NaN beyond the tables' grid (Timed.engine_regen_s)
+        model_s = float(s.lone_regen_s(0, "resident", 0.0))
+        beyond = s.engine_extrapolated(0, "resident", s.block_tokens)  # the grid bound crossed, empty inside
+        floor_ms = flop_floor_ms(r, s)
         tables = s.kernel_tables
         if r.excluded:
             status, why = "unreadable", r.excluded
+        elif r.value_ms < floor_ms:
+            status = "below the FLOP floor"
+            peak = hardware.accelerator(r.accelerator).require_peak()
+            why = (
+                f"{r.value_ms:,.0f} ms is less than the {floor_ms:,.0f} ms that {layer_params(s) / 1e9:.2f} billion"
+                f" layer parameters x {r.tokens:,} tokens take at {peak / 1e12:,.0f} TFLOP/s ({r.accelerator}"
+                " dense bf16 peak), attention aside: no engine is that fast"
+            )
         elif np.isnan(model_s):
-            status = "beyond the grid"
-            why = f"{r.tokens:,} tokens are beyond the tables' {tables.max_sequence_tokens:,}: the model refuses"
+            status, why = "not timed", "the engine model gives no time"
         else:
             status, why = "counted", ""
         rows.append(
@@ -61,19 +110,23 @@ def _engine_rows() -> tuple[dict[str, Any], ...]:
                 "model": r.model,
                 "tp": r.tp,
                 "tokens": r.tokens,
+                "group": PAST_GRID if beyond else IN_GRID,
                 "measured_ms": r.value_ms,
                 "reading": r.reading,
                 "model_ms": model_s * 1e3,
                 "error_pct": (model_s * 1e3 / r.value_ms - 1) * 100,
+                "floor_ms": floor_ms,
                 "tables": tables.label,
+                "beyond": beyond,
                 "status": status,
                 "why": why,
                 "engine_setup": r.engine_setup,
                 "source": " ".join(r.source.split()),
                 "date": r.date,
-                "command": r.command,
+                "command": r.command(extrapolate=bool(beyond)),
             }
         )
+    rows.sort(key=lambda row: GROUPS.index(row["group"]))  # stable: the file's order inside each group
     return tuple(rows)
 
 
@@ -81,31 +134,91 @@ def engine_table(s: Scenario) -> pd.DataFrame:
     """Each published engine measurement against the engine model's prediction; the assumption set is not read.
 
     A time to first token includes what a prefill does not (the client, tokenization, scheduling), so
-    the model should sit a little below it.  A row is counted unless the file excludes it (a value
-    unreadable off its chart) or its prompt lies beyond the kernel tables' measured grid, where the
-    engine model refuses.
+    the model should sit a little below it.  The rows come in two groups: prompts inside the kernel
+    tables' measured grid, and prompts past it, timed by the package's extrapolation
+    (``regen.beyond_grid: extrapolate``; each such row's command says so).  A row is counted unless the
+    file excludes it (a value unreadable off its chart) or its value is below its FLOP floor
+    (:func:`flop_floor_ms`), which no engine can beat.
     """
     return declare(pd.DataFrame(list(_engine_rows())), ENGINE_COLUMNS)
 
 
+GROUP_COLUMNS = (
+    *named("group"),
+    Column("points", "points counted"),
+    Column("rows", "rows shown"),
+    *named("accelerators", "engines"),
+    Column("tokens_min", "shortest prompt", "tokens"),
+    Column("tokens_max", "longest prompt", "tokens"),
+    Column("err_min_pct", "lowest error", "%"),
+    Column("err_median_pct", "median error", "%"),
+    Column("err_max_pct", "highest error", "%"),
+)
+"""The columns of :func:`engine_group_table`, in words with their units."""
+
+
+def engine_group_table(s: Scenario) -> pd.DataFrame:
+    """The engine check by group (:data:`GROUPS`): the counted points, the accelerators and engines they ran on,
+    their prompts' range and the errors' range and median; the assumption set is not read."""
+    df = engine_table(s)
+    rows = []
+    for group in GROUPS:
+        shown = df[df["group"] == group]
+        counted = shown[shown["status"] == "counted"]
+        err = counted["error_pct"].to_numpy()
+        rows.append(
+            {
+                "group": group,
+                "points": len(counted),
+                "rows": len(shown),
+                "accelerators": words.listed(sorted(set(counted["accelerator"]))),
+                "engines": words.listed(sorted(set(counted["engine"]))),
+                "tokens_min": int(counted["tokens"].min()),
+                "tokens_max": int(counted["tokens"].max()),
+                "err_min_pct": float(err.min()),
+                "err_median_pct": float(np.median(err)),
+                "err_max_pct": float(err.max()),
+            }
+        )
+    return declare(pd.DataFrame(rows), GROUP_COLUMNS)
+
+
 def engine_numbers(s: Scenario) -> dict[str, Any]:
-    """The engine check in numbers: points counted and shown, the errors' range, the systems and engines."""
+    """The engine check in numbers: points counted and shown, per group (``engine_in_*`` inside the tables' grid,
+    ``engine_past_*`` past it) the errors' range and median, the accelerators and engines; the rows left out."""
     df = engine_table(s)
     counted = df[df["status"] == "counted"]
     err = counted["error_pct"].to_numpy()
-    return {
+    out: dict[str, Any] = {
         "engine_points": len(counted),
         "engine_rows": len(df),
-        "engine_err_min_pct": float(err.min()),
-        "engine_err_max_pct": float(err.max()),
+        "engine_left_out": len(df) - len(counted),
+        "engine_below_floor": int((df["status"] == "below the FLOP floor").sum()),
+        "engine_unreadable": int((df["status"] == "unreadable").sum()),
         "engine_worst_abs_pct": float(np.abs(err).max()),
         "engine_accelerators": len(set(counted["accelerator"])),
+        "engine_accelerator_names": words.listed(sorted(set(counted["accelerator"]))),
         "engine_engines": len(set(counted["engine"])),
         "engine_package": f"{kernels.PACKAGE} {kernels.package_version()}",
-        **mooncake_numbers(),
-        **position_numbers(),
-        **stack_numbers(s),
+        "engine_grid_tokens": words.listed(f"{n:,}" for n in sorted(set(_grid_tokens()))),
     }
+    for prefix, row in zip(("engine_in", "engine_past"), engine_group_table(s).itertuples(index=False), strict=True):
+        out |= {
+            f"{prefix}_points": int(row.points),
+            f"{prefix}_accelerators": row.accelerators,
+            f"{prefix}_accelerator_count": len(set(counted[counted["group"] == row.group]["accelerator"])),
+            f"{prefix}_plot_points": int(((counted["group"] == row.group) & (counted["reading"] == "plot")).sum()),
+            f"{prefix}_engines": row.engines,
+            f"{prefix}_tokens_min": int(row.tokens_min),
+            f"{prefix}_tokens_max": int(row.tokens_max),
+            f"{prefix}_err_min_pct": float(row.err_min_pct),
+            f"{prefix}_err_median_pct": float(row.err_median_pct),
+            f"{prefix}_err_max_pct": float(row.err_max_pct),
+        }
+    inside = set(counted[counted["group"] == IN_GRID]["accelerator"])
+    past = set(counted[counted["group"] == PAST_GRID]["accelerator"])
+    out["engine_past_only_accelerators"] = words.listed(sorted(past - inside))
+    return {**out, **mooncake_numbers(), **position_numbers(), **stack_numbers(s)}
 
 
 POSITION_PROBE = {"model": "llama-3-8b", "regen.model": "engine", "regen.system": "h200_sxm", "engine": "vllm"}
