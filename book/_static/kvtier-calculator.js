@@ -189,6 +189,13 @@
       for (const n of ["launch_floor", "mem_overhead", "knee"]) {
         if (NUMBER_FIELDS[n].key() in k) this.field(accSet, n, NUMBER_FIELDS[n].label, this.text(n, this.numberStart(n)));
       }
+      // regen.model: the MFU of the peak (and the roofline alone), or an engine's measured kernels on an accelerator
+      // preset, tabulated for this book's model and placement (kvtier.pipeline.calculator.engine_kernels)
+      const regenOptions = [["mfu", "MFU of the peak"],
+        ...p.engine_kernels.map((c, j) => [String(j), `${c.accelerator}: ${c.engine} ${c.version}`])];
+      const regenStart = p.engine_kernels_start === null ? "mfu" : String(p.engine_kernels_start);
+      this.field(accSet, "regen", "Regeneration timed by (the chapter's MFU, or an engine's measured kernels)",
+        this.select(regenOptions, regenStart));
 
       const parSet = el("fieldset", {}, el("legend", {text: "Placement across accelerators"}));
       for (const n of ["tp", "pp", "ep", "gpus_per_link"]) this.field(parSet, n, NUMBER_FIELDS[n].label, this.text(n, this.numberStart(n)));
@@ -293,10 +300,26 @@
       if (pp !== null && pp > model.layers) errors.pp = `At most the model's ${model.layers} layers.`;
       const knee = num("knee"); // Scenario.knee_sharpness
       if (knee !== null && knee !== 0 && knee < 1) errors.knee = "0 (the plain maximum) or at least 1.";
-      return {values, errors, model};
+      const kernels = i.regen.value === "mfu" ? null : p.engine_kernels[Number(i.regen.value)];
+      if (kernels) { // the curves hold for the model, placement and element types they were tabulated for
+        const f = kernels.for;
+        const top = kernels.tokens[kernels.tokens.length - 1];
+        const block = num("block_tokens");
+        const other = [];
+        if (i.model.value !== f.model) other.push(`the model ${p.models[f.model] ? p.models[f.model].name : f.model}`);
+        if (tp !== f.tp || pp !== f.pp || ep !== f.ep) other.push(`tensor-parallel ${f.tp}, ${f.pp} pipeline stage${f.pp > 1 ? "s" : ""}, expert-parallel ${f.ep}`);
+        if (i.kv_dtype.value !== f.kv_dtype) other.push(`a ${f.kv_dtype} KV cache`);
+        if (this.weightDtype(model) !== f.weight_dtype) other.push(`${f.weight_dtype} weights`);
+        if (block !== null && block > top) other.push(`blocks of at most ${top.toLocaleString("en-US")} tokens (the tables' grid)`);
+        if (other.length) {
+          errors.regen = `These kernels are tabulated for ${other.join(", ")}; for these values run kvtier compare` +
+            ` --regen-model engine --accelerator ${kernels.accelerator} --engine ${kernels.engine}.`;
+        }
+      }
+      return {values, errors, model, kernels};
     }
 
-    inputsFor(values, model) {
+    inputsFor(values, model, kernels = null) {
       const p = P();
       const i = this.inputs;
       const k = p.keys;
@@ -326,6 +349,7 @@
         pageableEfficiency: keyOr("fetch.pageable_efficiency", 1), pageableOverhead: keyOr("fetch.pageable_overhead", 0),
         contention: keyOr("fetch.contention", "none"), duplexEfficiency: keyOr("fetch.duplex_efficiency", 1),
         // how each copy is issued (fetch.copy_method) and each method's per-copy cost (fetch.copy_cost.*)
+        engineKernels: kernels, // the engine model's curves (null: the MFU and the roofline)
         copyMethod: keyOr("fetch.copy_method", "none"),
         copyCosts: {"lone-dma": keyOr("fetch.copy_cost.lone_dma", 0), "batched-dma": keyOr("fetch.copy_cost.batched_dma", 0),
           kernel: keyOr("fetch.copy_cost.kernel", 0)},
@@ -341,7 +365,7 @@
     // ---- the answer ------------------------------------------------------------------------------------
     update() {
       const p = P();
-      const {values, errors, model} = this.read();
+      const {values, errors, model, kernels} = this.read();
       for (const [name, msg] of Object.entries(this.messages)) {
         msg.textContent = errors[name] || "";
         this.inputs[name].setAttribute("aria-invalid", errors[name] ? "true" : "false");
@@ -362,7 +386,7 @@
         this.root.dataset.state = "refused";
         return;
       }
-      const s = new (F().Scenario)(this.inputsFor(values, model));
+      const s = new (F().Scenario)(this.inputsFor(values, model, kernels));
       if (!s.fitsMemory()) { // Scenario.check_fit's refusal and its figures (GB, one decimal)
         const cap = s.i.hbmCapacity;
         const [n, tp, pp] = s.minAccelerators(cap);
@@ -387,7 +411,7 @@
         ["transfers", "Transfers per fetch", s.fetchTransfers, (x) => String(x)],
         ["fetch-time", "Fetch time", pt.fetch_time_s, fmtTime],
         ["regen-batch", "Regeneration inside a batch", s.batchRegenS, fmtTime],
-        ["regen-lone", `Regeneration as a lone block (${s.loneBound}-bound)`, s.loneRegenS, fmtTime],
+        ["regen-lone", `Regeneration as a lone block (${kernels ? `${kernels.system} ${kernels.engine} kernels` : `${s.loneBound}-bound`})`, s.loneRegenS, fmtTime],
         ["ratio", `Regenerate / fetch, ${words[regime]}`, pt.regen_to_fetch_ratio, fmtRatio],
         ["ratio-other", `Regenerate / fetch, ${words[other]}`, ptOther.regen_to_fetch_ratio, fmtRatio],
         ["break-even-bandwidth", `Break-even bandwidth, ${words[regime]}`, pt.break_even_bandwidth_bytes_per_s,
@@ -451,6 +475,11 @@
       const text = {};
       for (const [key, rec] of Object.entries(k)) { eff[key] = rec.value; text[key] = rec.text; }
       for (const [name, key] of Object.entries(CHOICE_FIELDS)) { eff[key] = this.inputs[name].value; text[key] = this.inputs[name].value; }
+      const kernels = this.inputs.regen.value === "mfu" ? null : p.engine_kernels[Number(this.inputs.regen.value)];
+      if (kernels) { // the engine model on that accelerator's tables (regen.model, regen.system, regen.engine)
+        const pick = {"regen.model": "engine", "regen.system": kernels.system, "regen.engine": kernels.engine};
+        for (const [key, value] of Object.entries(pick)) { eff[key] = value; text[key] = value; }
+      } else if (eff["regen.model"] === "engine") { eff["regen.model"] = "mfu"; text["regen.model"] = "mfu"; }
       for (const [name, f] of present()) {
         const key = f.key();
         const val = values[name];

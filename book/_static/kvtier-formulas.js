@@ -53,6 +53,21 @@ const KvtierFormulas = (() => {
   // kvtier.formulas.costs.compute_time_s: flops / (peak x mfu) (s)
   const computeTimeS = (flops, peak, mfu) => flops / (peak * mfu);
 
+  // kvtier.formulas.cache.regen.RegenCosts.engine_curve (numpy.interp): a tabulated curve at x, linear between its
+  // points (xs increasing), its ends held beyond them (the calculator refuses a block past the last point)
+  const engineCurve = (xs, ys, x) => {
+    if (x <= xs[0]) return ys[0];
+    const last = xs.length - 1;
+    if (x >= xs[last]) return ys[last];
+    let lo = 0;
+    let hi = last;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (xs[mid] <= x) lo = mid; else hi = mid;
+    }
+    return ys[lo] + (ys[hi] - ys[lo]) * (x - xs[lo]) / (xs[hi] - xs[lo]);
+  };
+
   // kvtier.formulas.costs.ratio: regen / fetch (dimensionless)
   const ratio = (regenS, fetchS) => regenS / fetchS;
 
@@ -410,11 +425,19 @@ const KvtierFormulas = (() => {
       return time + this.passCollectivesS(position, batchTokens);
     }
 
-    // Scenario.in_batch_regen_s(0, "resident", mfu): the block's marginal compute inside a batch (s)
-    get batchRegenS() { return this.regenTimeS(0, "mfu", this.i.blockTokens); }
+    // Scenario.in_batch_regen_s(0, "resident", mfu): the block's marginal compute inside a batch (s); under the
+    // engine model (i.engineKernels, kvtier.pipeline.calculator.engine_kernels) its share of a batched step
+    get batchRegenS() {
+      const k = this.i.engineKernels;
+      return k ? engineCurve(k.tokens, k.batch, this.i.blockTokens) : this.regenTimeS(0, "mfu", this.i.blockTokens);
+    }
 
-    // Scenario.lone_regen_s(0, "resident", mfu): the roofline with the block as the whole pass (s)
-    get loneRegenS() { return this.regenTimeS(0, "roofline", this.i.blockTokens); }
+    // Scenario.lone_regen_s(0, "resident", mfu): the roofline with the block as the whole pass (s); under the
+    // engine model the measured kernels' pass of the block alone
+    get loneRegenS() {
+      const k = this.i.engineKernels;
+      return k ? engineCurve(k.tokens, k.lone, this.i.blockTokens) : this.regenTimeS(0, "roofline", this.i.blockTokens);
+    }
 
     // Scenario.lone_bound(0, "resident", mfu): which side of the roofline binds a lone block
     get loneBound() {
@@ -471,7 +494,7 @@ const KvtierFormulas = (() => {
     blockBytes, fetchTimeS, transferFetchTimeS, linkEfficiency, transferBreakEvenBandwidth, transferBreakEvenLatency,
     forwardFlops, attentionFlops, computeTimeS, ratio, regenFlops, bandwidthForRatio,
     latencyForRatio, weightBytes, kvBytes, regenBytesRead, memoryTimeS, rooflineTimeS, blendedTimeS, attentionTimeS,
-    forwardPassTimeS, bound, breakEvenBandwidth,
+    forwardPassTimeS, bound, breakEvenBandwidth, engineCurve,
     groupSize, accelerators, kvHeadsPerRank, stageLayers, kvShardShare, linkBytes, distinctExperts, rankWeightBytes,
     computeShare, allreduceTimeS, allToAllTimeS, collectivesTimeS, fits, engineTransfers, Scenario, point, tierLadder,
   };

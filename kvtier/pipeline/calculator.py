@@ -261,6 +261,11 @@ def presets(assumptions: AssumptionSet) -> dict[str, Any]:
         for name, e in engines.load_engines().items()
     }
     base = seed()
+    kernel_list = engine_kernels(s)
+    start = None  # the build's own engine model, where it is one of the list
+    if assumptions.value("regen.model") == "engine":
+        mine = (s.kernel_tables.system, s.kernel_engine)
+        start = next((j for j, c in enumerate(kernel_list) if (c["system"], c["engine"]) == mine), None)
     return {
         "set_name": assumptions.name,
         "dtype_bytes": dict(DTYPE_BYTES),
@@ -274,7 +279,8 @@ def presets(assumptions: AssumptionSet) -> dict[str, Any]:
         "engines": engine_presets,
         "engine_presets": list(ENGINE_PRESETS),
         "tiers": tiers,
-        "engine_kernels": engine_kernels(s),
+        "engine_kernels": kernel_list,
+        "engine_kernels_start": start,
         "keys": {key: _key_record(assumptions, base, key) for key in KEYS},
     }
 

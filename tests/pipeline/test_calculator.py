@@ -23,6 +23,7 @@ import shlex
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kvtier.commands import main
@@ -93,6 +94,34 @@ def test_the_presets_follow_the_build_set():
     # deterministic: the same set, the same bytes
     assert calculator.presets_js(a) == calculator.presets_js(a)
     assert "NaN" not in calculator.presets_js(a) and "Infinity" not in calculator.presets_js(a)
+
+
+def test_the_presets_carry_the_engine_models_curves_for_the_builds_model_and_placement():
+    data = calculator.presets(seed())
+    kernels_ = {(c["accelerator"], c["engine"]): c for c in data["engine_kernels"]}
+    # six accelerator presets with tables (a100-sxm, h100-sxm, h200, b200, gb200, l40s) x vllm, sglang, trtllm
+    assert len(kernels_) == 18 and data["engine_kernels_start"] is None  # the seed times regeneration by MFU
+    h200 = kernels_[("h200", "vllm")]
+    assert h200["for"] == {
+        "model": "llama-3-70b",
+        "tp": 1,
+        "pp": 1,
+        "ep": 1,
+        "kv_dtype": "bf16",
+        "weight_dtype": "bf16",
+        "step_tokens": 8192,
+    }
+    # the build's 16-token block, exactly as the engine model times it: the estimator's pass of 16 tokens
+    s = Scenario(load_assumptions(sets={"regen.model": "engine"}))
+    at = h200["tokens"].index(16.0)
+    assert h200["lone"][at] == s.kernel_estimator.pass_ms(1, 16, 0) / 1e3
+    assert h200["batch"][at] == float(s.in_batch_regen_s(0, "resident", 1.0))
+    # the curves end at the grid: 16,384 tokens, or A100's vLLM GEMMs at 8,192 rows
+    assert h200["tokens"][-1] == 16_384 and kernels_[("a100-sxm", "vllm")]["tokens"][-1] == 8192
+    # a build under the engine model starts the calculator on its own tables
+    built = calculator.presets(load_assumptions(sets={"regen.model": "engine", "regen.system": "h100_sxm"}))
+    start = built["engine_kernels"][built["engine_kernels_start"]]
+    assert (start["accelerator"], start["engine"]) == ("h100-sxm", "vllm")
 
 
 # ---------------------------------------------------------------------------
@@ -410,6 +439,60 @@ def kvtier_refuses(argv: list[str]) -> str:
     with contextlib.redirect_stderr(buf), contextlib.redirect_stdout(io.StringIO()):
         assert main(argv) == 2, argv
     return buf.getvalue()
+
+
+def kernel_option(presets_data: dict, accelerator: str, engine: str) -> str:
+    """The calculator's ``regen`` option for an accelerator preset's and an engine's measured kernels."""
+    kernels_ = presets_data["engine_kernels"]
+    return str(next(j for j, c in enumerate(kernels_) if (c["accelerator"], c["engine"]) == (accelerator, engine)))
+
+
+def test_an_engines_measured_kernels_time_the_block_as_the_package_does(page):
+    data = calculator.presets(seed())
+    page.evaluate(SET_FIELDS, [("regen", kernel_option(data, "h100-sxm", "vllm"))])
+    out = page.evaluate(READ_OUTPUTS)
+    assert out["state"] == "answered"
+    # the command is the engine model on the H100's vLLM tables
+    assert sorted(set_options(out["command"])) == ["regen.engine=vllm", "regen.model=engine", "regen.system=h100_sxm"]
+    s = Scenario(load_assumptions(sets=sets_of(out["command"])))
+    d = Deployment.of(s)
+    # the seed's 16-token block: alone the estimator's pass of 16 tokens, inside a batch its share of an 8,192-token
+    # step; the build's block is tabulated exactly, so the two agree to the last digit
+    est = s.kernel_estimator
+    assert d.regen_s("lone") == est.pass_ms(1, 16, 0) / 1e3
+    close(out["values"]["regen-lone"], d.regen_s("lone"), "lone regeneration")
+    close(out["values"]["regen-batch"], d.regen_s("batch"), "batch regeneration")
+    # every tier's verdict and ratio in both regimes, as the tier ladder of that build
+    for j, name in enumerate(d.tiers.names):
+        for regime in ("batch", "lone"):
+            close(out["tiers"][name][regime][1], float(d.ratio(regime, "contiguous")[j]), f"{name} {regime}")
+    assert "Regeneration as a lone block (h100_sxm vllm kernels)" in out["text"]
+    # a 512-token block: between two tabulated lengths, interpolated as RegenCosts.engine_curve does
+    page.evaluate(SET_FIELDS, [("block_tokens", "512")])
+    rc = s.regen_costs()
+    lone = float(rc.lone_s(np.array(512.0)))
+    close(page.evaluate(READ_OUTPUTS)["values"]["regen-lone"], lone, "lone regeneration, 512 tokens")
+
+
+def test_measured_kernels_are_refused_for_what_they_were_not_tabulated_for(page):
+    data = calculator.presets(seed())
+    option = kernel_option(data, "h200", "sglang")
+    page.evaluate(SET_FIELDS, [("regen", option), ("tp", "2")])
+    out = page.evaluate(READ_OUTPUTS)
+    assert out["state"] == "refused" and out["values"] == {}
+    [message] = [text for id_, text in out["messages"].items() if id_.endswith("-regen-msg")]
+    assert message == (
+        "These kernels are tabulated for tensor-parallel 1, 1 pipeline stage, expert-parallel 1; for these values run"
+        " kvtier compare --regen-model engine --accelerator h200 --engine sglang."
+    )
+    # a block past the tables' grid (16,384 tokens on the H200's SGLang tables)
+    page.evaluate(SET_FIELDS, [("tp", "1"), ("block_tokens", "20000")])
+    out = page.evaluate(READ_OUTPUTS)
+    assert "blocks of at most 16,384 tokens (the tables' grid)" in " ".join(out["messages"].values())
+    # back to the MFU: answered again, and the command drops the engine model
+    page.evaluate(SET_FIELDS, [("regen", "mfu"), ("block_tokens", "16")])
+    out = page.evaluate(READ_OUTPUTS)
+    assert out["state"] == "answered" and out["command"] == "kvtier build --out runs/mine"
 
 
 def test_the_h200_preset_brings_its_memory_and_one_cannot_hold_deepseek_v3_in_its_published_fp8(page):
