@@ -297,8 +297,9 @@ def lru_plan(
     Host DRAM over PCIe, a CXL expander, NVMe: each with its capacity (= peak occupancy), holding, fetch
     and saving per second against recomputing the hits in ``regime``, its read and write traffic against
     the device (NVMe writes against ``nvme.write_bandwidth``, DRAM and CXL writes against the link's other
-    direction) and, for NVMe, its wear against ``nvme.endurance_dwpd`` over ``nvme.endurance_period`` (SI
-    units; NaN for a trace of 0 s).  ``prices`` replaces the set's
+    direction) and, for NVMe, its wear against ``nvme.endurance_dwpd`` over ``nvme.endurance_period`` and the
+    whole drives of ``nvme.drive_capacity`` it buys for its size, writes and wear (SI units; NaN for a trace of
+    0 s).  ``prices`` replaces the set's
     (:meth:`~kvtier.scenario.Scenario.tier_prices`), to find the price at which a tier stops paying.
     """
     links = s.tier_links.pick(tiering.LRU_TIERS)
@@ -317,4 +318,5 @@ def lru_plan(
         s.link_efficiency,
         s.kv_bytes_per_token * s.fetch_bytes / s.block_bytes,
         overhead_s=s.link_overhead_s,
+        drive_bytes=s.v("nvme.drive_capacity"),
     )

@@ -177,13 +177,17 @@ class Deployment:
     def best_tier(self, regime: str = "batch") -> tuple[tiering.LruTier, bool]:
         """The LRU tier that saves the most and its device can carry, and whether any can.
 
-        A tier can carry its traffic when its reads and writes keep the device at most fully
-        busy and, for flash, its writes stay within the rated endurance.  Where none can, the
-        one that saves the most, with ``False``.
+        A tier can carry its traffic when its reads keep its link at most fully busy and its
+        writes its device: for flash, the drives it buys (:func:`kvtier.formulas.tiering.flash_drives`)
+        take its writes and their wear by construction, priced in its holding; flash priced by the
+        byte alone must also stay within one drive's write bandwidth and its rated endurance.  Where
+        none can, the one that saves the most, with ``False``.
         """
         plan = self.plan(regime)
 
         def fits(t: tiering.LruTier) -> bool:
+            if t.drives is not None and np.isfinite(t.drives.count):
+                return bool(t.read_busy <= 1.0)
             worn = t.endurance_used if np.isfinite(t.endurance_used) else 0.0
             return bool(t.read_busy <= 1.0 and t.write_busy <= 1.0 and worn <= 1.0)
 

@@ -30,6 +30,7 @@ from kvtier.formulas import tiering
 from kvtier.inputs.assumptions import check_consistency, load_assumptions, parse_set_options
 from kvtier.report.words import no_duration, nothing_to_cache
 from kvtier.scenario import TORNADO_KEYS, Scenario
+from kvtier.units import format_time
 
 if TYPE_CHECKING:
     from kvtier.formulas.cache.curve import LruHistogram
@@ -91,7 +92,11 @@ def report(s: Scenario) -> dict[str, Any]:
     }
     lru = {
         f"{target}%": [
-            {**vars(b), "saved_lone_usd_per_s": lone.saved_usd_per_s}
+            {
+                **vars(b),
+                "drives": None if b.drives is None else vars(b.drives),  # NVMe: the drives it buys
+                "saved_lone_usd_per_s": lone.saved_usd_per_s,
+            }
             for b, lone in zip(
                 analysis.lru_plan(s, target / 100, "batch"), analysis.lru_plan(s, target / 100, "lone"), strict=True
             )
@@ -135,6 +140,13 @@ def _lru_lines(rep: dict[str, Any]) -> list[str]:
                 )
                 continue
             wear = "" if t["endurance_used"] is None else f", wear {t['endurance_used'] * 100:,.0f} % of rated"
+            d = t["drives"]
+            if d is not None and d["count"] is not None:  # NVMe: the drives bought, and why
+                wear += (
+                    f"; buys {d['count']:,.0f} drives ({d['for_capacity']:,.0f} to hold it, {d['for_bandwidth']:,.0f}"
+                    f" for its writes, {d['for_endurance']:,.0f} for their wear); flash of its own size would wear"
+                    f" out in {format_time(d['wearout_s'])}"
+                )
             out.append(
                 f"  {target} {t['tier']:<13} {t['capacity_bytes'] / 2**40:,.2f} TiB (peak occupancy);"
                 f" holds {t['hold_usd_per_s'] * 3600:.3g} + fetches {t['fetch_usd_per_s'] * 3600:.3g} USD/h;"

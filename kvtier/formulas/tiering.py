@@ -587,6 +587,9 @@ class LruTier:
     prefill_accelerators : float
         Accelerator-seconds per second the trace's whole prefill takes with no cache in ``regime``: the
         accelerators the trace keeps busy prefilling, to state capacity per accelerator.
+    drives : FlashDrives or None
+        For NVMe, the drives it buys for its capacity, its write rate and its wear (:func:`flash_drives`),
+        whose capacity :attr:`hold_usd_per_s` pays for; None for DRAM and CXL memory.
     """
 
     tier: str
@@ -608,6 +611,62 @@ class LruTier:
     endurance_used: float
     saved_accelerators: float
     prefill_accelerators: float
+    drives: FlashDrives | None = None
+
+
+@dataclass(frozen=True)
+class FlashDrives:
+    """The NVMe drives a flash tier must buy: for its capacity, its write rate and its writes' wear.
+
+    Attributes
+    ----------
+    for_capacity, for_bandwidth, for_endurance : float
+        Drives whose capacity holds the tier, whose write bandwidth takes its writes, and whose rated
+        drive writes a day absorb them (count; NaN where the write rate is undefined).
+    count : float
+        Drives bought: the most of the three (count).
+    flash_bytes : float
+        Their capacity, what is bought and held (B).
+    wearout_s : float
+        How long flash of the tier's own capacity lasts at its write rate: its rated writes (drive
+        writes a day x capacity x rated period) over the write rate (s; inf for no writes).
+    """
+
+    for_capacity: float
+    for_bandwidth: float
+    for_endurance: float
+    count: float
+    flash_bytes: float
+    wearout_s: float
+
+
+def flash_drives(
+    capacity_bytes: float,
+    write_bytes_per_s: float,
+    drive_bytes: float,
+    drive_write_bandwidth_bytes_per_s: float,
+    endurance_dwpd: float,
+    endurance_period_s: float,
+) -> FlashDrives:
+    """The drives an NVMe tier needs (:class:`FlashDrives`): ``ceil`` of capacity, write rate and wear, each per drive.
+
+    Capacity: ``capacity / drive_bytes``.  Bandwidth: ``write / drive_write_bandwidth``.  Endurance: a
+    drive takes ``endurance_dwpd x drive_bytes`` bytes a day within its rating, so ``write x 86,400 /
+    (endurance_dwpd x drive_bytes)``.  Buying the most of the three keeps every drive within its write
+    bandwidth and its rated wear for the rating's period; a tier that writes faster than its own
+    capacity can absorb is priced for the drives it wears through, not for its capacity.
+    """
+    rated_per_s = endurance_dwpd * drive_bytes / 86400.0
+    need = (
+        capacity_bytes / drive_bytes,
+        write_bytes_per_s / drive_write_bandwidth_bytes_per_s,
+        write_bytes_per_s / rated_per_s,
+    )
+    counts = [float(math.ceil(x - 1e-9)) if math.isfinite(x) else math.nan for x in need]
+    count = max(counts) if all(math.isfinite(c) for c in counts) else math.nan
+    rated = endurance_dwpd * capacity_bytes * endurance_period_s / 86400.0
+    wearout = rated / write_bytes_per_s if write_bytes_per_s > 0 else (math.inf if write_bytes_per_s == 0 else math.nan)
+    return FlashDrives(*counts, count=count, flash_bytes=count * drive_bytes, wearout_s=wearout)
 
 
 @dataclass(frozen=True)
@@ -666,6 +725,7 @@ def lru_tiers(
     efficiency: float = 1.0,
     link_bytes_per_token: float | None = None,
     overhead_s: float = 0.0,
+    drive_bytes: float = math.inf,
 ) -> list[LruTier]:
     """An LRU tier of ``traffic.capacity_bytes`` in each of ``tiers``: its holding, fetches, saving, reads and writes.
 
@@ -704,6 +764,9 @@ def lru_tiers(
         Bytes that cross one link per fetched token (B): under a placement one accelerator's shard
         times the accelerators sharing the link (:attr:`kvtier.scenario.Scenario.fetch_bytes` per
         token); ``kv_bytes_per_token`` by default.  The tier still holds, reads and writes whole blocks.
+    drive_bytes : float, optional
+        One NVMe drive's capacity (B): an NVMe tier buys and holds the drives :func:`flash_drives` counts
+        (its capacity, write rate and wear); infinite by default, which holds the capacity alone.
     """
     t = traffic
     link_bytes = kv_bytes_per_token if link_bytes_per_token is None else link_bytes_per_token
@@ -729,7 +792,19 @@ def lru_tiers(
     rated = endurance_dwpd * t.capacity_bytes * endurance_period_s / 86400.0
     out = []
     for i, (name, m) in enumerate(zip(tiers.names, tiers.media, strict=True)):
-        hold_usd = hold[m] * t.capacity_bytes
+        drives = None
+        held = t.capacity_bytes
+        if m == "nvme" and math.isfinite(drive_bytes):
+            drives = flash_drives(
+                t.capacity_bytes,
+                write,
+                drive_bytes,
+                float(write_bandwidth_bytes_per_s[i]),
+                endurance_dwpd,
+                endurance_period_s,
+            )
+            held = drives.flash_bytes if math.isfinite(drives.flash_bytes) else t.capacity_bytes
+        hold_usd = hold[m] * held
         fetch_usd = float(fetch_link_s[i]) * accel
         wear = write * prices.amortisation_s / rated if (m == "nvme" and rated > 0) else math.nan
         out.append(
@@ -753,6 +828,7 @@ def lru_tiers(
                 endurance_used=wear,
                 saved_accelerators=t.recompute_avoided_s * per_s,
                 prefill_accelerators=t.prefill_s * per_s,
+                drives=drives,
             )
         )
     return out

@@ -539,6 +539,11 @@ SCHEMA: dict[str, KeySpec] = {
     "nvme.endurance_period": KeySpec(
         "period", "period the NVMe drive's rated drive writes per day hold for", groups=("price",)
     ),
+    "nvme.drive_capacity": KeySpec(
+        "bytes",
+        "capacity of one NVMe drive of the tier: the unit an NVMe tier buys for its size, write rate and wear",
+        groups=("price",),
+    ),
     "parallel.tp": KeySpec(
         "count",
         "tensor-parallel size: accelerators each layer's heads and matrices are split over",

@@ -23,8 +23,8 @@ import math
 from typing import Any
 
 from kvtier.data import ENGINE_PRESETS
-from kvtier.formulas import tiering
 from kvtier.errors import KvtierError
+from kvtier.formulas import tiering
 from kvtier.inputs import engines, hardware, kernels
 from kvtier.inputs.assumptions import AssumptionSet, seed
 from kvtier.inputs.keys import (
@@ -162,8 +162,9 @@ def engine_kernels(s: Scenario) -> list[dict[str, Any]]:
     of :data:`KERNEL_ENGINES_SHOWN` whose tables time the build's model, :meth:`kvtier.scenario.Scenario.engine_curves`
     at position 0: a block of ``n`` tokens alone (``lone``, s: the estimator's pass) and inside a batch (``batch``,
     s: its share of a ``regen.step_tokens`` step), at ``tokens`` (tokens) up to the grid, the build's block among
-    them exactly.  The calculator interpolates between them (:meth:`kvtier.formulas.cache.regen.RegenCosts.engine_curve`)
-    for the model, placement and element types it was tabulated for (``for``), and refuses others.  A table set that
+    them exactly.  The calculator interpolates between them
+    (:meth:`kvtier.formulas.cache.regen.RegenCosts.engine_curve`) for the model, placement and element types it
+    was tabulated for (``for``), and refuses others.  A table set that
     cannot time the model (an element type or an architecture it lacks) is left out.
     """
     out = []

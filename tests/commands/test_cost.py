@@ -172,6 +172,16 @@ def test_the_lru_tiers_are_the_scenario_s_plan(printed):
             assert row["write_bytes_per_s"] == tier.write_bytes_per_s
     # DRAM and CXL memory do not wear: null in JSON
     assert printed["lru"]["95%"][0]["endurance_used"] is None
+    assert printed["lru"]["95%"][0]["drives"] is None  # nor buy drives
+    # NVMe buys whole drives: the 90 % tier's 8.90 GB/s of writes wear through 51 drives of 15.36 TB a day's rating
+    # (8.903e9 x 86,400 / 15.36e12 = 50.08), where 1 holds its 4.82 TiB and 2 take its writes at 5.6 GB/s each
+    drives = printed["lru"]["90%"][2]["drives"]
+    assert (drives["count"], drives["for_capacity"], drives["for_bandwidth"], drives["for_endurance"]) == (51, 1, 2, 51)
+    # and its holding pays for them: 51 x 15.36e12 B at the flash's price per byte-second
+    plan = {t.tier: t for t in analysis.lru_plan(s, 0.9)}["nvme-gen4-x4"]
+    hold = tiering.hold_usd_per_byte_s(s.tier_prices())["nvme"]
+    assert printed["lru"]["90%"][2]["hold_usd_per_s"] == pytest.approx(hold * 51 * 15.36e12, rel=1e-12)
+    assert plan.drives.flash_bytes == 51 * 15.36e12
 
 
 def test_the_cost_command_reads_a_trace_past_the_in_memory_limit(monkeypatch, capsys):

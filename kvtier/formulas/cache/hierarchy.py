@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kvtier.formulas import transfer
+from kvtier.formulas import tiering, transfer
 
 INCLUSIVE = "inclusive"
 EXCLUSIVE = "exclusive"
@@ -251,6 +251,7 @@ def tiers_traffic(
     efficiency: float = 1.0,
     link_block_bytes: float | None = None,
     overhead_s: float = 0.0,
+    drive_bytes: float = math.inf,
 ) -> list[TierTraffic]:
     """Each tier of a replayed hierarchy set against its device: traffic, busy shares, drive writes, cost per second.
 
@@ -291,6 +292,10 @@ def tiers_traffic(
     link_block_bytes : float, optional
         Bytes one block's fetch moves over one link (B): under a placement one accelerator's shard
         times the accelerators sharing the link; ``block_bytes`` by default.
+    drive_bytes : float, optional
+        One NVMe drive's capacity (B): an ``nvme`` tier holds the drives it must buy for its capacity,
+        writes and wear (:func:`kvtier.formulas.tiering.flash_drives`), as the LRU tiers do; infinite by
+        default, which holds the capacity alone.
     """
     link_bytes = block_bytes if link_block_bytes is None else link_block_bytes
     per_s = 1.0 / duration_s if duration_s > 0 else math.nan
@@ -311,6 +316,12 @@ def tiers_traffic(
         read_s = 0.0 if local else hits * float(one)
         write = writes * block_bytes * per_s
         rated = endurance_dwpd * cap * endurance_period_s / 86400.0
+        held = cap
+        if m == "nvme" and math.isfinite(drive_bytes):
+            drives = tiering.flash_drives(
+                cap, write, drive_bytes, float(write_bandwidth_bytes_per_s[i]), endurance_dwpd, endurance_period_s
+            )
+            held = drives.flash_bytes if math.isfinite(drives.flash_bytes) else cap
         out.append(
             TierTraffic(
                 name=name,
@@ -323,7 +334,7 @@ def tiers_traffic(
                 write_busy=write / float(write_bandwidth_bytes_per_s[i]),
                 drive_writes_per_day=write * 86400.0 / cap if cap > 0 else math.nan,
                 endurance_used=write * amortisation_s / rated if (m == "nvme" and rated > 0) else math.nan,
-                hold_usd_per_s=float(hold_usd_per_byte_s[i]) * cap,
+                hold_usd_per_s=float(hold_usd_per_byte_s[i]) * held,
                 fetch_usd_per_s=read_s * per_s * accelerator_usd_per_s,
             )
         )

@@ -41,6 +41,7 @@ KEYS: tuple[str, ...] = (
     "nvme.write_bandwidth",
     "nvme.endurance_dwpd",
     "nvme.endurance_period",
+    "nvme.drive_capacity",
     *TIER_LATENCY_KEYS,
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
@@ -312,9 +313,20 @@ def plan_sentence(s: Scenario) -> str:
         f" {target * 100:g} % of the achievable hits for {_usd_h(cost)} of holding and fetching and {verb}"
         f" {_usd_h(abs(best.saved_usd_per_s))} net against recomputing them inside a batch"
     )
-    others = [t for t in d.plan("batch") if t is not best and t.write_busy > 1.0]
     if not feasible:
         return lead + f", though its device cannot carry the traffic ({best.write_busy * 100:,.0f} % of its writes)."
+    worn = [  # flash that must buy drives for its writes, beyond those that hold it
+        t for t in d.plan("batch") if t is not best and t.drives is not None and t.drives.count > t.drives.for_capacity
+    ]
+    if worn:
+        t = worn[0]
+        return lead + (
+            f"; on {MEDIUM_WORDS[t.medium]} the same tier would need {t.drives.count:,.0f} drives of"
+            f" {s.a('nvme.drive_capacity').text} for its writes where {t.drives.for_capacity:,.0f} would hold it"
+            f" (flash of its own size would wear out in {t.drives.wearout_s / 86400:,.1f} days), and would save"
+            f" {_usd_h(t.saved_usd_per_s)} with them."
+        )
+    others = [t for t in d.plan("batch") if t is not best and t.write_busy > 1.0]
     if others:
         worst = max(others, key=lambda t: t.write_busy)
         return (

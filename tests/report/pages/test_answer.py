@@ -120,8 +120,17 @@ def test_the_plan_is_the_cost_pages_lru_tier_and_its_price_flips_by_hand():
     plan = answer.plan_sentence(s)
     assert f"an LRU tier of {host.capacity_bytes / 2**40:.3g} TiB in host DRAM" in plan
     assert "serves 90 % of the achievable hits" in plan and f"saves {saved_h:.3g} USD/h net" in plan
-    # NVMe would admit the same 8.90 GB/s of misses against a 5.6 GB/s drive: 159 %
-    assert "on NVMe flash the same tier would write 159 % of what one drive can take" in plan
+    # NVMe would admit the same 8.90 GB/s of misses: 8.903e9 x 86,400 = 7.69e14 B a day over a 15.36 TB drive rated
+    # for 1 drive write a day is 50.08, so 51 drives where 1 holds the 4.82 TiB; 1 x 4.82 TiB x 1,826.25 days /
+    # 8.90 GB/s = 12.6 days for flash of its own size (nvme.endurance_period 5 y)
+    nvme = {t.tier: t for t in analysis.lru_plan(s, 0.9)}["nvme-gen4-x4"]
+    assert nvme.write_bytes_per_s * 86400 / 15.36e12 == pytest.approx(50.08, abs=0.01)
+    assert (nvme.drives.count, nvme.drives.for_capacity, nvme.drives.for_bandwidth) == (51, 1, 2)
+    assert nvme.drives.wearout_s / 86400 == pytest.approx(
+        nvme.capacity_bytes * 5 * 365.25 / nvme.write_bytes_per_s / 86400, rel=1e-3
+    )
+    assert "on NVMe flash the same tier would need 51 drives of 15.36 TB for its writes where 1 would hold it" in plan
+    assert "(flash of its own size would wear out in 12.6 days)" in plan
     assert "47.5-fold, to 475.1 USD/GB" in answer.prices_sentence(s)
 
 

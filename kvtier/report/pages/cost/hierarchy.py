@@ -105,6 +105,7 @@ def hierarchy_replays(s: Scenario) -> dict[str, Any]:
                 s.link_efficiency,
                 sizes["block_bytes"] * s.fetch_bytes / s.block_bytes,
                 overhead_s=s.link_overhead_s,
+                drive_bytes=s.v("nvme.drive_capacity"),
             )
             missed_s = dist.seconds_beyond(int(hierarchy.bounds(sizes[mode], mode)[-1]))  # past the last tier
             cost = hierarchy.hierarchy_cost(traffic, missed_s, prices.accelerator_usd_per_s, duration_s)

@@ -133,9 +133,14 @@ def lru_numbers(s: Scenario, mix: Mapping[str, Any]) -> dict[str, Any]:
         out[f"lru{target}_write_gbps"] = nv.write_bytes_per_s / 1e9
         out[f"lru{target}_dwpd"] = nv.drive_writes_per_day
         out[f"lru{target}_nvme_wear_pct"] = nv.endurance_used * 100
+        drives = nv.drives
+        for what in ("count", "for_capacity", "for_bandwidth", "for_endurance"):
+            out[f"lru{target}_nvme_drives_{what}"] = math.nan if drives is None else getattr(drives, what)
+        out[f"lru{target}_nvme_wearout_days"] = math.nan if drives is None else drives.wearout_s / 86400
     out["nvme_write_text"] = s.a("nvme.write_bandwidth").text
     out["nvme_dwpd_text"] = s.a("nvme.endurance_dwpd").text
     out["nvme_period_text"] = s.a("nvme.endurance_period").text
+    out["nvme_drive_text"] = s.a("nvme.drive_capacity").text
     out["amortisation_text"] = s.a("cost.amortisation").text
     clean = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
     clean["lru_paragraph"] = lru_paragraph(clean, mix)

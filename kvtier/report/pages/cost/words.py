@@ -76,8 +76,25 @@ def lru_nvme_paragraph(n: Mapping[str, Any], mix: Mapping[str, Any]) -> str:
         f" {n['nvme_write_text']} sequential write: {verdict}. Written over {n[f'lru{hi}_dwpd']:,.0f} times a day,"
         f" against a rating of {n['nvme_dwpd_text']} drive writes a day for {n['nvme_period_text']}, the flash"
         f" {lasts}: over the {n['amortisation_text']} amortisation it takes {wear:,.0f} % of its rated writes."
+        f"{_drives_sentence(n, hi)}"
         f" In host DRAM the same writes keep the PCIe link's other direction {n[f'lru{hi}_dram_write_busy_pct']:.1f} %"
         " busy, and DRAM does not wear."
+    )
+
+
+def _drives_sentence(n: Mapping[str, Any], hi: Any) -> str:
+    """The drives an NVMe tier buys and why, with the wear-out time of flash of its own size; '' where none apply."""
+    count = n.get(f"lru{hi}_nvme_drives_count")
+    if count is None:
+        return ""
+    days = n[f"lru{hi}_nvme_wearout_days"]
+    held = n[f"lru{hi}_nvme_drives_for_capacity"]
+    lasts = f"would wear out in {days:,.1f} days" if days is not None else "would never wear"
+    return (
+        f" Flash of the tier's own size {lasts} at this write rate, so the tier is priced for the drives of"
+        f" {n['nvme_drive_text']} it must buy: {count:,.0f} in all, {held:,.0f} to hold it,"
+        f" {n[f'lru{hi}_nvme_drives_for_bandwidth']:,.0f} for its write bandwidth and"
+        f" {n[f'lru{hi}_nvme_drives_for_endurance']:,.0f} to absorb its writes within the rating."
     )
 
 
