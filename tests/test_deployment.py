@@ -175,10 +175,10 @@ def test_placements_that_cannot_exist_are_refused():
 
 
 def test_a_placement_that_does_not_fit_is_refused_naming_the_keys():
-    # Llama-3-70B exact count 70,553,706,496 x 2 B = 141.1 GB, plus 131,072 x 327,680 B = 42.9 GB of KV:
-    # 184.06 GB on one 141 GB H200 does not fit; tp 2 holds 70.55 + 21.47 = 92.03 GB and does
+    # Llama-3-70B exact count 70,553,706,496 x 2 B = 141.1 GB, plus one sequence of its 8,192-token window (context.long
+    # is 131,072) x 327,680 B = 2.68 GB of KV: 143.79 GB on one 141 GB H200 does not fit; tp 2 holds 71.9 GB and does
     s = _s(param_count="null", parallel__hbm_capacity="141GB")
-    assert s.rank_memory_bytes() / 1e9 == pytest.approx(141.1074 + 42.9497, rel=1e-5)
+    assert s.rank_memory_bytes() / 1e9 == pytest.approx(141.1074 + 2.6844, rel=1e-5)
     with pytest.raises(KvtierError, match="'parallel.hbm_capacity' \\(141.0 GB\\).*at least 2 accelerators"):
         s.check_fit()
     with pytest.raises(KvtierError, match="parallel.tp"):

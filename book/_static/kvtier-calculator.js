@@ -338,7 +338,7 @@
         activationBytes: p.dtype_bytes[k["parallel.activation_dtype"].value],
         nvlinkBandwidth: k["collective.nvlink_bandwidth"].value, nvlinkLatency: k["collective.nvlink_latency"].value,
         ibBandwidth: k["collective.ib_bandwidth"].value, ibLatency: k["collective.ib_latency"].value,
-        hbmCapacity: values.hbm_capacity === null ? null : v("hbm_capacity"), contextLong: k["context.long"].value,
+        hbmCapacity: values.hbm_capacity === null ? null : v("hbm_capacity"), contextLong: model.max_positions ? Math.min(k["context.long"].value, model.max_positions) : k["context.long"].value,
         // the forward-pass model's terms (regen.*): a set without a key has the plain roofline's value
         memOverheadPerLayer: values.mem_overhead ? v("mem_overhead") : 0,
         launchFloorPerLayer: values.launch_floor ? v("launch_floor") : 0,

@@ -214,7 +214,7 @@ const KvtierFormulas = (() => {
   //   config's), blockTokens, flopsPerParamToken, peak, mfu, memBandwidth, memEfficiency, bandwidth, latency,
   //   layout ("contiguous" | "per-layer"), engine (a record of .engines or null), tp, pp, ep, gpusPerLink,
   //   activationBytes, nvlinkBandwidth, nvlinkLatency, ibBandwidth, ibLatency, hbmCapacity (null: not
-  //   checked), contextLong; the forward-pass model's terms memOverheadPerLayer, launchFloorPerLayer (s),
+  //   checked), contextLong (context.long, at most the model's window: Scenario.long_sequence_tokens); the forward-pass model's terms memOverheadPerLayer, launchFloorPerLayer (s),
   //   kneeSharpness (0: the plain maximum), attention ("streamed" | "serial"), attentionFixedPerLayer (s),
   //   attentionEfficiency (their regen.* keys; a set without them has the plain roofline: 0, 0, 0, "streamed").
   class Scenario {

@@ -135,12 +135,23 @@ def min_accelerators_table(
 ) -> pd.DataFrame:
     """The fewest accelerators of ``capacity_bytes`` each that hold each model and one sequence's KV.
 
-    :meth:`~kvtier.scenario.Scenario.min_accelerators` per model (``kv_tokens``: ``context.long``
-    by default): the count and the (tp, pp) that reaches it, 0 where none up to 1,024 does.
+    :meth:`~kvtier.scenario.Scenario.min_accelerators` per model (``kv_tokens``: each model's own
+    :attr:`~kvtier.scenario.Scenario.long_sequence_tokens` by default, ``context.long`` at most its window): the
+    sequence held, the count and the (tp, pp) that reaches it, 0 where none up to 1,024 does.
     """
     rows = []
     for name in models:
         sc = s.with_block(s.block_tokens, name)
         n, tp, pp = sc.min_accelerators(capacity_bytes, kv_tokens)
-        rows.append({"model": name, "weights_GB": sc.weight_bytes / 1e9, "accelerators": n, "tp": tp, "pp": pp})
+        tokens = sc.long_sequence_tokens if kv_tokens is None else kv_tokens
+        rows.append(
+            {
+                "model": name,
+                "weights_GB": sc.weight_bytes / 1e9,
+                "sequence_tokens": tokens,
+                "accelerators": n,
+                "tp": tp,
+                "pp": pp,
+            }
+        )
     return pd.DataFrame(rows)

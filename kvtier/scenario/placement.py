@@ -168,20 +168,32 @@ class Placed(Resolved):
             latency_share,
         )
 
+    @property
+    def long_sequence_tokens(self) -> float:
+        """The long sequence a placement must hold (tokens): ``context.long``, at most the model's context window.
+
+        A model cannot hold a sequence longer than its window, so the fit check and the fewest
+        accelerators are for ``min(context.long, max_positions)``; ``context.long`` where the model's
+        config states no window.
+        """
+        window = self.model.max_positions
+        return min(self.v("context.long"), float(window)) if window else self.v("context.long")
+
     def rank_memory_bytes(self, kv_tokens: float | None = None) -> float:
         """What one accelerator must hold (B): its weights plus its share of one sequence's KV.
 
-        The sequence is ``kv_tokens`` long, ``context.long`` by default; the busiest stage's
+        The sequence is ``kv_tokens`` long, :attr:`long_sequence_tokens` by default; the busiest stage's
         weights, :func:`kvtier.formulas.parallel.rank_weight_bytes`.
         """
-        tokens = self.v("context.long") if kv_tokens is None else kv_tokens
+        tokens = self.long_sequence_tokens if kv_tokens is None else kv_tokens
         p = self.placement
         dense, routed = self.weight_split()
         weights = float(parallel.rank_weight_bytes(dense, routed, p.tp, p.group, p.pp))
         return weights + float(self.kv_bytes(tokens)) * self.shard_share
 
     def check_fit(self) -> None:
-        """Refuse a placement whose accelerators cannot hold their weights and one sequence at ``context.long``.
+        """Refuse a placement whose accelerators cannot hold their weights and one long sequence
+        (:attr:`long_sequence_tokens`).
 
         Checked against ``parallel.hbm_capacity``; nothing when that key is null (the seed's).
 
@@ -200,8 +212,8 @@ class Placed(Resolved):
             raise KvtierError(
                 f"keys 'parallel.tp' ({self.placement.tp}), 'parallel.pp' ({self.placement.pp}) and 'parallel.ep'"
                 f" ({self.placement.ep}): each accelerator must hold {need / 1e9:,.1f} GB (its weights in"
-                f" {self.weight_dtype} and one"
-                f" sequence of 'context.long' tokens of KV), above 'parallel.hbm_capacity'"
+                f" {self.weight_dtype} and one sequence of {self.long_sequence_tokens:,.0f} tokens of KV,"
+                " 'context.long' at most the model's window), above 'parallel.hbm_capacity'"
                 f" ({float(cap) / 1e9:,.1f} GB); {self.model.name} needs {fix}, or"
                 " --set parallel.hbm_capacity=null to price it on fewer anyway"
             )
@@ -214,12 +226,12 @@ class Placed(Resolved):
         Tries ``tp`` in 1, 2, 4, 8 (one NVLink domain; experts spread over the same group, ``ep =
         tp``, for an MoE model) and ``pp`` in powers of two up to the layers, the fewest accelerators
         first and the smallest ``pp`` among equals.  Capacity: ``parallel.hbm_capacity`` by default;
-        KV: one sequence of ``context.long`` tokens.  (0, 0, 0) when none of them fits.
+        KV: one sequence of :attr:`long_sequence_tokens`.  (0, 0, 0) when none of them fits.
         """
         cap = self.assumptions.value("parallel.hbm_capacity") if capacity_bytes is None else capacity_bytes
         if cap is None:
             raise KvtierError("key 'parallel.hbm_capacity' is null: give the accelerator's memory to size a placement")
-        tokens = self.v("context.long") if kv_tokens is None else kv_tokens
+        tokens = self.long_sequence_tokens if kv_tokens is None else kv_tokens
         moe = self.model.is_moe
         options = []
         pp = 1

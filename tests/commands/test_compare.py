@@ -12,12 +12,13 @@ from tests.conftest import ROOT, run_cli, run_cli_json, scenario, write_config
 
 
 def test_compare_roofline_with_an_accelerator_preset():
-    # the preset's 80 GB: Llama-3-70B's 140 GB of bf16 weights plus 131,072 x 327,680 B = 42.9 GB of one long
-    # sequence's KV do not fit one H100, so the preset refuses it in one line; TP 4 holds 45.7 GB each
+    # the preset's 80 GB: Llama-3-70B's 140 GB of bf16 weights plus one sequence of its 8,192-token window (context.long
+    # is longer), 8,192 x 327,680 B = 2.68 GB of KV, do not fit one H100, so the preset refuses it in one line;
+    # TP 2 holds 70 + 1.34 = 71.3 GB each
     proc = run_cli("compare", "--regen-model", "roofline", "--accelerator", "h100-sxm")
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
-    assert "must hold 182.9 GB" in proc.stderr and "'parallel.hbm_capacity' (80.0 GB)" in proc.stderr
-    assert "at least 4 accelerators (e.g. --tp 4 --pp 1)" in proc.stderr
+    assert "must hold 142.7 GB" in proc.stderr and "'parallel.hbm_capacity' (80.0 GB)" in proc.stderr
+    assert "at least 2 accelerators (e.g. --tp 2 --pp 1)" in proc.stderr
     what_if = ("--set", "parallel.hbm_capacity=null")  # the check off: one accelerator priced anyway
     out = run_cli_json(
         "compare", "--regen-model", "roofline", "--accelerator", "h100-sxm", "--batch-tokens", "64", *what_if
@@ -338,12 +339,12 @@ def test_compare_a_qwen3_moe_is_held_to_all_its_experts_weights():
     # 94 layers of hidden 4096; attention 4096 x 8192 x 2 (64 heads of 128) + 2 x 4096 x 512 (4 KV heads)
     # = 71,303,168; 128 experts of 3 x 4096 x 1536 = 18,874,368 each = 2,415,919,104; router 4096 x 128 = 524,288;
     # norms 8,192: 2,487,754,752 a layer x 94 = 233,848,946,688, embeddings 2 x 151,936 x 4096 = 1,244,659,712,
-    # final norm 4,096: 235,093,610,496 weights x 2 B (bf16) = 470.19 GB; with the KV of one 131,072-token sequence
-    # (context.long) at 94 x 2 x 4 x 128 x 2 B = 192,512 B a token, 25.23 GB: 495.4 GB, above the H100's 80 GB
+    # final norm 4,096: 235,093,610,496 weights x 2 B (bf16) = 470.19 GB; with the KV of one sequence of its
+    # 40,960-token window (context.long is longer) at 94 x 2 x 4 x 128 x 2 B = 192,512 B a token, 7.885 GB: 478.1 GB
     path = str(CONFIGS / "qwen3-235b-a22b.json")
     proc = run_cli(*ENGINE_PREFILL, "--model", path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
-    assert "each accelerator must hold 495.4 GB" in proc.stderr
+    assert "each accelerator must hold 478.1 GB" in proc.stderr
     assert "above 'parallel.hbm_capacity' (80.0 GB)" in proc.stderr
     out = run_cli_json("compare", "--model", path)
     assert out["params"] == 235_093_610_496

@@ -561,12 +561,13 @@ def test_emptying_the_memory_skips_the_check(page):
 
 
 def test_the_command_carries_the_memory_typed(page):
-    # the seed's block on one accelerator: 70e9 x 2 B (bf16) = 140 GB of weights plus 131,072 tokens x 327,680 B
-    # (Llama 3 70B's KV a token in bf16) = 42,949,672,960 B of KV: 182,949,672,960 B = 182.9 GB
-    assert Scenario(seed()).rank_memory_bytes() == 140e9 + 131_072 * 327_680
-    page.evaluate(SET_FIELDS, [("hbm_capacity", "182.9")])
+    # the seed's block on one accelerator: 70e9 x 2 B (bf16) = 140 GB of weights plus one sequence of Llama 3 70B's
+    # 8,192-token window (context.long, 131,072, is past it) x 327,680 B = 2,684,354,560 B of KV: 142.7 GB
+    assert Scenario(seed()).rank_memory_bytes() == 140e9 + 8192 * 327_680
+    page.evaluate(SET_FIELDS, [("hbm_capacity", "142.6")])
     out = page.evaluate(READ_OUTPUTS)
-    assert out["state"] == "refused" and "must hold 182.9 GB" in tp_message(out), out["messages"]
+    assert out["state"] == "refused" and "must hold 142.7 GB" in tp_message(out), out["messages"]
+    assert "one sequence of 8,192 tokens of KV" in tp_message(out)
     for typed, text, si in (("183", "183GB", 183e9), ("1.5e3", "1500GB", 1.5e12), ("192.5", "192.5GB", 192.5e9)):
         page.evaluate(SET_FIELDS, [("hbm_capacity", typed)])
         out = page.evaluate(READ_OUTPUTS)

@@ -24,9 +24,9 @@ def test_ratio_table_both_regimes_by_tp():
     # lone tp 1: 141.107e9 B / 3.84e12 B/s = 36.747 ms (memory-bound); ratio 36.747 / 0.08192 = 448.57
     assert df.loc[1, "lone_regen_ms"] == pytest.approx(36.7467, rel=1e-5)
     assert df.loc[1, "lone_ratio"] == pytest.approx(448.568, rel=1e-5)
-    # weights 141.1 GB + 42.9 GB of KV at 128K do not fit one 141 GB H200; tp 2 (92.0 GB) does
+    # weights 141.1 GB + 2.68 GB of KV at its 8,192-token window do not fit one 141 GB H200; tp 2 (71.9 GB) does
     assert df["fits"].tolist() == [False, True, True, True]
-    assert df.loc[2, "rank_memory_GB"] == pytest.approx(92.0285, rel=1e-5)
+    assert df.loc[2, "rank_memory_GB"] == pytest.approx((141.1074 + 2.6844) / 2, rel=1e-5)
 
 
 def test_link_sharing_halves_the_bandwidth_per_gpu():

@@ -28,13 +28,17 @@ def test_tensor_parallel_ranks_share_the_kv_heads():
 
 
 def test_the_fit_names_the_keys_and_the_fewest_accelerators():
-    # the whole model (param_count null: the config's 70.55e9 parameters, 141.1 GB in bf16) with one sequence of
-    # context.long tokens of KV (42.9 GB) is 184.1 GB, above a 141 GB accelerator; on two ranks 92.0 GB fits
+    # the whole model (param_count null: the config's 70.55e9 parameters, 141.1 GB in bf16) with one long sequence
+    # of KV: context.long is 131,072 tokens but Llama-3-70B's window is 8,192, so 8,192 x 327,680 B = 2.684 GB;
+    # 143.79 GB is above a 141 GB accelerator; on two ranks 70.55 + 1.34 = 71.9 GB fits
     s = Scenario(load_assumptions(None, {"parallel.hbm_capacity": "141GB", "param_count": "null"}))
     assert s.weight_bytes == pytest.approx(141.107e9, rel=1e-5)
-    assert s.rank_memory_bytes() == pytest.approx(184.057e9, rel=1e-5)
-    with pytest.raises(KvtierError, match=r"184\.1 GB.*141\.0 GB.*at least 2 accelerators"):
+    assert s.long_sequence_tokens == 8192
+    assert s.rank_memory_bytes() == pytest.approx(141.107e9 + 8192 * 327_680, rel=1e-5)
+    with pytest.raises(KvtierError, match=r"143\.8 GB.*8,192 tokens of KV.*141\.0 GB.*at least 2 accelerators"):
         s.check_fit()
     two = s.with_placement(tp=2)
-    assert two.rank_memory_bytes() == pytest.approx(92.0285e9, rel=1e-5)
+    assert two.rank_memory_bytes() == pytest.approx((141.107e9 + 8192 * 327_680) / 2, rel=1e-5)
     two.check_fit()
+    # Llama-3.1-70B's window is 131,072: the whole context.long sequence, 131,072 x 327,680 B = 42.95 GB
+    assert s.with_block(16, "llama-3.1-70b").long_sequence_tokens == 131_072

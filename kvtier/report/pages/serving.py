@@ -36,8 +36,15 @@ SHARING: tuple[int, ...] = (1, 2, 4, 8)
 """Accelerators sharing one link, for the link-sharing table."""
 MOE_MODEL = "deepseek-v3"
 """The MoE model the expert-parallel table places."""
-MIN_MODELS: tuple[str, ...] = ("llama-3-8b", "llama-3-70b", "llama-3.1-405b", "mixtral-8x7b", "deepseek-v3")
-"""Models whose minimum accelerator count the page lists."""
+MIN_MODELS: tuple[str, ...] = (
+    "llama-3-8b",
+    "llama-3-70b",
+    "llama-3.1-70b",
+    "llama-3.1-405b",
+    "mixtral-8x7b",
+    "deepseek-v3",
+)
+"""Models whose minimum accelerator count the page lists (Llama-3-70B and Llama-3.1-70B differ only in their window)."""
 TTFT_TIER = "pcie5-x16"
 """The medium the TTFT figure draws (host DRAM over the host link); the table holds every medium."""
 TTFT_REGIME = "lone"
@@ -134,14 +141,21 @@ def capacity_key(s: Scenario) -> str:
     return "parallel.hbm_capacity" if s.assumptions.value("parallel.hbm_capacity") is not None else "cost.hbm_capacity"
 
 
-MIN_COLUMNS = (Column("model", "model"), Column("weights_GB", "weights", "GB"), ACCELERATORS, TP, PP)
+MIN_COLUMNS = (
+    Column("model", "model"),
+    Column("weights_GB", "weights", "GB"),
+    Column("sequence_tokens", "sequence held (context.long, at most its window)", "tokens"),
+    ACCELERATORS,
+    TP,
+    PP,
+)
 """The columns of :func:`min_table`, in words with their units."""
 
 
 def min_table(s: Scenario) -> pd.DataFrame:
     """The fewest accelerators of :func:`capacity_key`'s memory that hold each model of :data:`MIN_MODELS`.
 
-    Each must hold its weights and one sequence of ``context.long`` tokens' cache
+    Each must hold its weights and one sequence's cache: ``context.long`` tokens, at most the model's own window
     (:meth:`~kvtier.scenario.Scenario.min_accelerators`).
     """
     return declare(placement.min_accelerators_table(s, MIN_MODELS, s.v(capacity_key(s))), MIN_COLUMNS)
@@ -288,7 +302,7 @@ def _deployment_sentence(s: Scenario, n: dict[str, Any]) -> str:
     key = capacity_key(s)
     mins = min_table(s).set_index("model")
     cap = f"{format_number(s.v(key) / 1e9)} GB"
-    context = f"{int(s.v('context.long')):,}"
+    context = f"{s.long_sequence_tokens:,.0f}"  # context.long, at most the model's window
     own = int(mins.loc[s.model.name, "accelerators"]) if s.model.name in mins.index else 0
     if own > 1 and n["accelerators"] < own:
         need = (

@@ -12,18 +12,25 @@ from kvtier.report.pages import answer, serving
 from kvtier.scenario import Scenario
 
 
-def test_the_seed_deployment_needs_four_80_gb_accelerators():
-    # one accelerator must hold 70e9 x 2 B = 140 GB of weights plus one 131,072-token sequence of
-    # Llama-3-70B's 327,680 B/token = 42.95 GB: 182.95 GB. cost.hbm_capacity is 80 GB (the seed leaves
-    # parallel.hbm_capacity unset): TP 2 holds 91.5 GB each (too much), TP 4 holds 45.7 GB: 4 accelerators
+def test_the_seed_deployment_needs_two_80_gb_accelerators_at_its_own_window():
+    # one accelerator must hold 70e9 x 2 B = 140 GB of weights plus one sequence of Llama-3-70B's own 8,192-token
+    # window (context.long, 131,072, is past it) at 327,680 B/token = 2.68 GB: 142.68 GB. cost.hbm_capacity is 80 GB
+    # (the seed leaves parallel.hbm_capacity unset): TP 2 holds 70 + 1.34 = 71.3 GB each: 2 accelerators
     s = Scenario()
     assert serving.capacity_key(s) == "cost.hbm_capacity"
     mins = serving.min_table(s).set_index("model")
-    assert int(mins.loc["llama-3-70b", "accelerators"]) == 4
-    assert int(mins.loc["llama-3-8b", "accelerators"]) == 1  # 16 GB + 131,072 x 131,072 B = 33.2 GB < 80 GB
+    assert int(mins.loc["llama-3-70b", "accelerators"]) == 2
+    assert mins.loc["llama-3-70b", "sequence_tokens"] == 8192
+    # Llama-3.1-70B holds the whole 131,072: 141.1 GB + 42.95 GB = 184.06 GB; TP 2 holds 92.0 GB, TP 4 46.0 GB: 4
+    assert (int(mins.loc["llama-3.1-70b", "accelerators"]), mins.loc["llama-3.1-70b", "sequence_tokens"]) == (
+        4,
+        131_072,
+    )
+    assert int(mins.loc["llama-3-8b", "accelerators"]) == 1  # 16 GB + 8,192 x 131,072 B = 17.1 GB < 80 GB
     sentence = serving.numbers(s)["deployment_sentence"]
     assert sentence.startswith("This build serves llama-3-70b on one accelerator with its own link")
-    assert "takes at least 4 of them" in sentence and "80 GB per accelerator (cost.hbm_capacity)" in sentence
+    assert "takes at least 2 of them" in sentence and "80 GB per accelerator (cost.hbm_capacity)" in sentence
+    assert "one 8,192-token sequence's cache" in sentence
 
 
 def test_a_placed_build_names_its_placement_on_this_page_and_on_the_landing_page():
