@@ -170,18 +170,25 @@ def _engine_part(reuse: Reuse | LruHistogram, rc: RegenCosts) -> dict[str, Any] 
     """
     if not rc.engine:
         return None
+    return {
+        "tables": rc.engine_label,
+        "grid_tokens": rc.engine_grid_tokens,
+        "prompts_beyond_grid": share_longer(reuse, rc.engine_grid_tokens),
+    }
+
+
+def share_longer(reuse: Reuse | LruHistogram, tokens: float) -> float:
+    """Share of the trace's requests whose prompt is longer than ``tokens`` (fraction; 0 for no requests).
+
+    In memory or streamed alike (the streamed trace keeps its prompt lengths as values and counts).
+    """
     if isinstance(reuse, LruHistogram):
         values, counts = (np.asarray(x, dtype=float) for x in reuse.input_tokens)
     else:
         values = np.asarray(reuse.trace.input_tokens, dtype=float)
         counts = np.ones_like(values)
     total = float(counts.sum())
-    beyond = float(counts[rc.engine_beyond_grid(values)].sum())
-    return {
-        "tables": rc.engine_label,
-        "grid_tokens": rc.engine_grid_tokens,
-        "prompts_beyond_grid": beyond / total if total else 0.0,
-    }
+    return float(counts[values > tokens].sum()) / total if total else 0.0
 
 
 _HIT_KEYS = ("hit_ratio_infinite_blocks", "hit_ratio_infinite_tokens")

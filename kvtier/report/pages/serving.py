@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from kvtier import analysis
 from kvtier.formulas import tiering
+from kvtier.formulas.cache.report import share_longer
 from kvtier.report import placement, serving, words
 from kvtier.report.columns import LONE, VERDICT, Column, declare, named, phrase, twins
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure, plain_log_ticks
@@ -385,7 +387,30 @@ def _ttft_sentence(s: Scenario, n: dict[str, Any]) -> str:
         f" tokens and brings them to {n['ttft_tier_p50_s']:.3g} s and {n['ttft_tier_p99_s']:.3g} s, and saves"
         f" {n['ttft_gpu_saved_per_s']:.3g} accelerators' worth of prefill. The medium hardly matters: at that size"
         f" the median differs by {n['ttft_media_p50_spread_pct']:.2g} % between host DRAM, a CXL expander and NVMe."
+        f"{_window_clause(s)}"
     )
+
+
+def _window_clause(s: Scenario) -> str:
+    """Where the trace's prompts outrun the model's context window: how many, and what that makes of the tail."""
+    window = s.model.max_positions
+    if not window:
+        return ""
+    share = share_longer(analysis.curve(s), window) * 100
+    if not share:
+        return f" Every prompt of the trace fits {s.model.name}'s {window:,}-token window."
+    longer = s.with_block(s.block_tokens, LONG_WINDOW_MODEL).model
+    return (
+        f" {share:.1f} % of the trace's prompts are longer than {s.model.name}'s {window:,}-token window, so with no"
+        f" tier every percentile above the {100 - share:.1f}th is the time of a prefill this model cannot run,"
+        f" computed as if it could; {longer.name}, with a {longer.max_positions:,}-token window, runs"
+        f" {'them' if share_longer(analysis.curve(s), longer.max_positions) == 0 else 'more of them'}."
+    )
+
+
+LONG_WINDOW_MODEL = "llama-3.1-70b"
+"""The model the window sentence names for prompts past the build's model's window: Llama-3-70B's shapes, 131,072
+positions."""
 
 
 def ttft_figure(s: Scenario) -> tuple[Figure, str]:

@@ -92,3 +92,27 @@ def test_the_ttft_follows_the_placement():
     assert placed["ttft_none_p50_s"] < one["ttft_none_p50_s"] / 2
     # the accelerator time saved counts all 4: about what one accelerator saves (the same FLOPs), within 25 %
     assert placed["ttft_gpu_saved_per_s"] == pytest.approx(one["ttft_gpu_saved_per_s"], rel=0.25)
+
+
+def test_the_ttft_sentence_says_how_much_of_the_trace_is_past_the_models_window():
+    import gzip
+    import json as json_
+
+    from tests.conftest import ROOT
+
+    # the conversation trace's prompts, counted straight from the shipped file: those past Llama-3-70B's 8,192
+    path = next((ROOT / "kvtier" / "data" / "traces" / "mooncake-fast25").glob("conversation*"))
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        lengths = [json_.loads(line)["input_length"] for line in f if line.strip()]
+    share = sum(n > 8192 for n in lengths) / len(lengths) * 100  # 45.0 %
+    sentence = serving.numbers(Scenario())["ttft_sentence"]
+    assert (
+        f"{share:.1f} % of the trace's prompts are longer than llama-3-70b's 8,192-token window, so with no tier"
+        f" every percentile above the {100 - share:.1f}th is the time of a prefill this model cannot run"
+    ) in sentence
+    assert f"{share:.1f}" == "45.0"
+    # Llama-3.1-70B's 131,072 positions hold every prompt (the longest is below it)
+    assert max(lengths) <= 131_072
+    longer = serving.numbers(Scenario(load_assumptions(None, {"model": "llama-3.1-70b"})))["ttft_sentence"]
+    assert longer.endswith("Every prompt of the trace fits llama-3.1-70b's 131,072-token window.")
