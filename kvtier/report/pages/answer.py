@@ -307,11 +307,13 @@ def plan_sentence(s: Scenario) -> str:
     per = best.capacity_bytes / best.prefill_accelerators
     cost = best.hold_usd_per_s + best.fetch_usd_per_s
     verb = "saves" if best.saved_usd_per_s > 0 else "loses"
+    n_acc = best.prefill_accelerators
     lead = (
         f"For the {trace} trace, an LRU tier of {_tib(best.capacity_bytes)} in {MEDIUM_WORDS[best.medium]}"
-        f" ({_tib(per)} per accelerator for the {best.prefill_accelerators:,.1f} its prefill keeps busy) serves"
+        f" ({_tib(per)} per accelerator for the {n_acc:,.1f} its prefill keeps busy) serves"
         f" {target * 100:g} % of the achievable hits for {_usd_h(cost)} of holding and fetching and {verb}"
-        f" {_usd_h(abs(best.saved_usd_per_s))} net against recomputing them inside a batch"
+        f" {_usd_h(abs(best.saved_usd_per_s))} net against recomputing them inside a batch, or per accelerator"
+        f" {_usd_h(cost / n_acc)} and {_usd_h(abs(best.saved_usd_per_s) / n_acc)}"
     )
     if not feasible:
         return lead + f", though its device cannot carry the traffic ({best.write_busy * 100:,.0f} % of its writes)."
