@@ -319,4 +319,5 @@ def lru_plan(
         s.kv_bytes_per_token * s.fetch_bytes / s.block_bytes,
         overhead_s=s.link_overhead_s,
         drive_bytes=s.v("nvme.drive_capacity"),
+        block_tokens=s.block_tokens,
     )

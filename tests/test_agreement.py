@@ -145,3 +145,55 @@ def test_the_counts_of_tiers_that_win(case):
         tag = layout.replace("-", "_")
         assert ladder[f"n_fetch_wins_{suffix}"] == decision[f"n_wins_batch_{tag}"] == d.n_fetch_wins("batch", layout)
         assert ladder[f"lone_n_fetch_wins_{suffix}"] == decision[f"n_wins_lone_{tag}"] == d.n_fetch_wins("lone", layout)
+
+
+@pytest.mark.parametrize("sets", [{}, OTHER, PLACED], ids=["seed", "other", "placed"])
+def test_a_hit_prefix_is_fetched_alike_by_the_workload_cost_and_ttft_pages(sets):
+    import numpy as np
+
+    from kvtier.formulas import tiering, ttft
+    from kvtier.report import serving
+
+    s = Scenario(load_assumptions(sets=sets))
+    links = s.tier_links.pick(tiering.LRU_TIERS)
+    # prefixes of 0, 16, 512, 513 and 5,000 tokens, as hits of 0, 1, 1, 2 and 10 trace blocks of 512
+    tokens = np.array([0.0, 16.0, 512.0, 513.0, 5000.0])
+    blocks = np.ceil(tokens / 512)
+    rc = s.regen_costs()
+    traffic = tiering.LruTraffic(1.0, 0.5, blocks, tokens, 0.0, 0.0, 0.0, 1.0)
+    plan = tiering.lru_tiers(
+        s.tier_prices(),
+        links,
+        links.bandwidth_bytes_per_s,
+        traffic,
+        "batch",
+        s.kv_bytes_per_token,
+        s.fetch_transfers,
+        1.0,
+        86400.0,
+        s.v("fetch.min_transfer_time"),
+        s.link_efficiency,
+        s.fetch_bytes / s.block_tokens,
+        s.link_overhead_s,
+        block_tokens=s.block_tokens,
+    )
+    for i, name in enumerate(links.names):
+        bw, lat = float(links.bandwidth_bytes_per_s[i]), float(links.latency_s[i])
+        # the workload page's fetch (RegenCosts.fetch_s) of each prefix
+        workload_s = rc.fetch_s(blocks, tokens, bw, lat)
+        # the TTFT page's (ttft.prefix_fetch_s through serving.fetch_of): ceil(tokens / block) x transfers copies
+        f = serving.fetch_of(s, bw, lat)
+        ttft_s = ttft.prefix_fetch_s(
+            tokens,
+            f.link_bytes_per_token,
+            bw,
+            lat,
+            f.block_tokens,
+            f.transfers_per_block,
+            f.min_transfer_s,
+            f.efficiency,
+            f.overhead_s,
+        )
+        assert workload_s == pytest.approx(ttft_s, rel=1e-12), name
+        # the cost page's LRU tier: the same fetches, summed over the requests in 1 s of trace
+        assert plan[i].read_busy == pytest.approx(float(ttft_s.sum()), rel=1e-12), name

@@ -726,6 +726,7 @@ def lru_tiers(
     link_bytes_per_token: float | None = None,
     overhead_s: float = 0.0,
     drive_bytes: float = math.inf,
+    block_tokens: float = 0.0,
 ) -> list[LruTier]:
     """An LRU tier of ``traffic.capacity_bytes`` in each of ``tiers``: its holding, fetches, saving, reads and writes.
 
@@ -767,6 +768,10 @@ def lru_tiers(
     drive_bytes : float, optional
         One NVMe drive's capacity (B): an NVMe tier buys and holds the drives :func:`flash_drives` counts
         (its capacity, write rate and wear); infinite by default, which holds the capacity alone.
+    block_tokens : float, optional
+        Tokens of the serving engine's block: a request's hit prefix is fetched in ``ceil(hit tokens /
+        block_tokens) x transfers`` transfers, as :func:`kvtier.formulas.ttft.prefix_fetch_s` counts them;
+        0 (the default): ``hit_blocks x transfers``.
     """
     t = traffic
     link_bytes = kv_bytes_per_token if link_bytes_per_token is None else link_bytes_per_token
@@ -778,7 +783,7 @@ def lru_tiers(
         t.hit_tokens[None, :] * link_bytes,
         bw,
         lat,
-        t.hit_blocks[None, :] * transfers,
+        (np.ceil(t.hit_tokens / block_tokens) if block_tokens > 0 else t.hit_blocks)[None, :] * transfers,
         min_transfer_s,
         efficiency,
         overhead_s,

@@ -76,6 +76,8 @@ class Scenario(Priced):
             mem_bandwidth_bytes_per_s=sc.v("regen.mem_bandwidth"),
             mem_efficiency=sc.v("regen.mem_efficiency"),
             fetch_transfers=int(sc.fetch_transfers),
+            fetch_block_tokens=float(sc.block_tokens),
+            fetch_bytes_per_token=float(sc.fetch_bytes / sc.block_tokens),
             layers=float(m.n_layers),
             mem_overhead_per_layer_s=sc.v("regen.mem_overhead_per_layer"),
             launch_floor_per_layer_s=sc.v("regen.launch_floor_per_layer"),

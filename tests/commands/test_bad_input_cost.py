@@ -144,8 +144,9 @@ def _fetch_ratio_by_hand() -> float:
     # hits: request 2 hits blocks 1, 2 (1,024 tokens), request 3 block 1 (512 tokens)
     # inside a batch a prefix of h tokens costs 2 x 70e9 x h + 2,621,440 x h (h + 1) / 2 FLOP at 125 TFLOP/s
     recompute = sum(2 * 70e9 * h + 2_621_440 * h * (h + 1) / 2 for h in (1024, 512)) / 125e12
-    # fetching them: 3 blocks x 9.049 µs (tier_latency.host_link) + 1,536 tokens x 327,680 B / 31.5e9 B/s
-    fetch = 3 * 9.049e-6 + 1536 * 327_680 / 31.5e9
+    # fetching them in the serving engine's 16-token blocks: 1,024 / 16 + 512 / 16 = 96 copies x 9.049 µs
+    # (tier_latency.host_link) + 1,536 tokens x 327,680 B / 31.5e9 B/s
+    fetch = 96 * 9.049e-6 + 1536 * 327_680 / 31.5e9
     return recompute / fetch
 
 

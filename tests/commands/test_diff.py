@@ -85,7 +85,7 @@ def test_markdown_opens_with_the_headline_numbers(
         "| closest call: the tier | nvme-gen4-x4 | nvme-gen4-x4 | unchanged |",
         "| closest call: regeneration / fetch | 1.1586 | 1.1586 | unchanged |",
         "| LRU host-DRAM tier for 90 % of the achievable hits (GiB) | 4,935.8 | 4,935.8 | unchanged |",
-        "| its net saving against recomputing in a batch (USD/h) | 56.233 | 56.233 | unchanged |",
+        "| its net saving against recomputing in a batch (USD/h) | 56.21 | 56.21 | unchanged |",
         # 17.92 ms / 81.92 µs = 218.75 -> 17.92 ms / 52.4288 µs = 341.796875, x 100/64 = +56.25 %
         "| ratio, regeneration / fetch (compute-only regeneration: the chapter's in-batch model)"
         " | 218.75 | 341.8 | +56.25% |",

@@ -78,10 +78,11 @@ def test_the_command_reports_the_hand_trace_in_json(hand, capsys):
     # alone, each prefix streams 140e9 B of weights at 3.35 TB/s x 80 %: 52.24 ms, far above its compute
     assert tiers[50]["lone_gpu_s_per_s"] == pytest.approx(2 * 140e9 / (3.35e12 * 0.8) / 5)
     assert tiers[50]["lone_memory_bound_share"] == 1.0
-    # the CXL 2.0 x8 expander preset: 31.5 GB/s net; 12 tokens x 327,680 B / 31.5e9 over 5 s (latency per block)
+    # the CXL 2.0 x8 expander preset: 31.5 GB/s net; 12 tokens x 327,680 B / 31.5e9 over 5 s, and a latency per
+    # block of the serving engine's 16 tokens (block_tokens): R2's 8 and R5's 4 hit tokens are 1 copy each, 2 in all
     link = next(k for k in tiers[50]["links"] if k["link"] == "cxl2-x8")
     lat = 9.049e-6  # tier_latency.host_link: the seed's per-transfer latency of the host link and CXL
-    assert link["fetch_link_s_per_s"] == pytest.approx((12 * 327_680 / 31.5e9 + 3 * lat) / 5)
+    assert link["fetch_link_s_per_s"] == pytest.approx((12 * 327_680 / 31.5e9 + 2 * lat) / 5)
 
 
 def test_the_command_prints_text_and_takes_another_model(hand, capsys):

@@ -281,6 +281,9 @@ class HitTotals:
         Requests with a hit, and those of them whose hits recomputed alone are memory-bound.
     per_request : tuple of ndarray or None
         Per request, hit blocks and tokens, where the source holds them (:class:`Reuse`).
+    fetch_copies : float
+        Blocks of the serving engine that fetching every request's hit prefix copies
+        (:meth:`kvtier.formulas.cache.regen.RegenCosts.fetch_copies` of each, summed).
     """
 
     hit_tokens: float
@@ -290,6 +293,7 @@ class HitTotals:
     hit_requests: float
     memory_bound_requests: float
     per_request: tuple[np.ndarray, np.ndarray] | None = None
+    fetch_copies: float = 0.0
 
 
 def merge_counted(a: tuple[np.ndarray, np.ndarray], values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -429,6 +433,7 @@ class LruHistogram:
             lone_s=up["lone_s"],
             hit_requests=up["hit_requests"],
             memory_bound_requests=up["memory_bound_requests"],
+            fetch_copies=up.get("fetch_copies", up["blocks"]),
         )
 
     @property

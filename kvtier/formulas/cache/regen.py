@@ -51,6 +51,12 @@ class RegenCosts:
         Transfers that fetch one block, each paying the link's latency: 1 for a contiguous
         block, the block's layer chunks for a per-layer layout (``fetch_layout``,
         :attr:`kvtier.scenario.Scenario.fetch_transfers`); 1 by default.
+    fetch_block_tokens : float
+        Tokens of the serving engine's block, the unit a fetch copies (``block_tokens``); 0 (the default):
+        the blocks the caller counts.
+    fetch_bytes_per_token : float
+        Bytes per token that cross one link (:attr:`kvtier.scenario.Scenario.fetch_bytes` per token); 0
+        (the default): :attr:`kv_bytes_per_token`.
     layers, mem_overhead_per_layer_s, launch_floor_per_layer_s, knee_sharpness : float
         The forward-pass model's other terms (:func:`kvtier.formulas.roofline.forward_pass_time_s`):
         the model's layers, ``regen.mem_overhead_per_layer`` and ``regen.launch_floor_per_layer`` (s)
@@ -96,6 +102,8 @@ class RegenCosts:
     mem_bandwidth_bytes_per_s: float
     mem_efficiency: float
     fetch_transfers: int = 1
+    fetch_block_tokens: float = 0.0
+    fetch_bytes_per_token: float = 0.0
     layers: float = 0.0
     mem_overhead_per_layer_s: float = 0.0
     launch_floor_per_layer_s: float = 0.0
@@ -332,13 +340,35 @@ class RegenCosts:
         )
         return (tokens > 0) & (side == roofline.BOUNDS[1])
 
+    def fetch_copies(self, tokens: np.ndarray) -> np.ndarray:
+        """Blocks of the serving engine a prefix of ``tokens`` tokens lies in: ``ceil(tokens / fetch_block_tokens)``.
+
+        Each is fetched in :attr:`fetch_transfers` copies (:meth:`fetch_s`).
+
+        Raises
+        ------
+        ValueError
+            With no engine block (``fetch_block_tokens`` 0): the caller counts its own blocks.
+        """
+        if not self.fetch_block_tokens > 0:
+            raise ValueError("fetch_copies needs fetch_block_tokens: with none a fetch counts the caller's blocks")
+        return np.ceil(np.asarray(tokens, dtype=float) / self.fetch_block_tokens)
+
     def fetch_s(
-        self, blocks: np.ndarray, tokens: np.ndarray, bandwidth_bytes_per_s: float, latency_s: float
+        self,
+        blocks: np.ndarray,
+        tokens: np.ndarray,
+        bandwidth_bytes_per_s: float,
+        latency_s: float,
+        copies: np.ndarray | None = None,
     ) -> np.ndarray:
         """Fetching each request's hit prefix over a link (s): :func:`kvtier.formulas.transfer.fetch_time_s`.
 
-        The prefix's ``tokens x kv_bytes_per_token`` bytes cross the link once, in
-        ``blocks x fetch_transfers`` transfers that each pay ``latency_s``.
+        The prefix's ``tokens x fetch_bytes_per_token`` bytes (one link's: under a placement a rank's shard
+        times the ranks sharing the link; ``kv_bytes_per_token`` where 0) cross the link once, in
+        ``ceil(tokens / fetch_block_tokens) x fetch_transfers`` transfers that each pay ``latency_s``: the
+        serving engine's blocks, as :func:`kvtier.formulas.ttft.prefix_fetch_s` counts them; with
+        ``fetch_block_tokens`` 0, ``blocks x fetch_transfers``.
 
         Parameters
         ----------
@@ -350,13 +380,19 @@ class RegenCosts:
             The link's bandwidth, one direction (B/s).
         latency_s : float
             The link's latency per transfer (s).
+        copies : array_like, optional
+            The engine's blocks to copy, where ``tokens`` sums several requests' prefixes (a streamed trace's
+            totals: :attr:`kvtier.formulas.cache.curve.HitTotals.fetch_copies`); by default :meth:`fetch_copies`.
         """
         blocks = np.asarray(blocks)
+        tokens = np.asarray(tokens, dtype=float)
+        if copies is None:
+            copies = self.fetch_copies(tokens) if self.fetch_block_tokens > 0 else blocks
         t = transfer.fetch_time_s(
-            np.asarray(tokens) * self.kv_bytes_per_token,
+            tokens * (self.fetch_bytes_per_token or self.kv_bytes_per_token),
             bandwidth_bytes_per_s,
             latency_s,
-            blocks * self.fetch_transfers,
+            copies * self.fetch_transfers,
             self.min_transfer_s,
             self.link_efficiency,
             self.link_overhead_s,
@@ -393,6 +429,7 @@ def hit_totals(reuse: Reuse | LruHistogram, rc: RegenCosts, capacity_blocks: flo
         hit_requests=float(hit.sum()),
         memory_bound_requests=float(rc.lone_memory_bound(tokens)[hit].sum()),
         per_request=(blocks, tokens),
+        fetch_copies=float((rc.fetch_copies(tokens) if rc.fetch_block_tokens > 0 else blocks).sum()),
     )
 
 

@@ -116,10 +116,13 @@ def report(
         cap = float(reuse.capacity_for(target / 100))
         sv = saving(reuse, rc, cap)
         tot = hit_totals(reuse, rc, cap)
-        hit_blocks, hit_tokens = tot.per_request if tot.per_request is not None else (tot.hit_blocks, tot.hit_tokens)
+        if tot.per_request is not None:
+            (hit_blocks, hit_tokens), copies = tot.per_request, None
+        else:  # a streamed trace's totals: the engine's blocks its requests' prefixes lie in, counted as it streamed
+            hit_blocks, hit_tokens, copies = tot.hit_blocks, tot.hit_tokens, tot.fetch_copies
         per_link = []
         for link in links:
-            fetch_s = rc.fetch_s(hit_blocks, hit_tokens, link.bandwidth_bytes_per_s, link.latency_s)
+            fetch_s = rc.fetch_s(hit_blocks, hit_tokens, link.bandwidth_bytes_per_s, link.latency_s, copies)
             fetch = float(fetch_s.sum()) / duration if duration > 0 else math.nan
             in_batch, lone, per = sv.in_batch_gpu_s_per_s, sv.lone_gpu_s_per_s, fetch
             if not duration > 0:  # a trace of 0 s has no rates, but its totals have a ratio; no hits: 0

@@ -222,7 +222,7 @@ class LruStream:
         self.last_rank = np.full(1024 if observers else 0, -1, dtype=np.int64)
         self.dense, self.kernel = DenseIds(), StackDistanceStream()
         keys = ["blocks", "tokens"] + (
-            ["in_batch_s", "lone_s", "hit_requests", "memory_bound_requests"] if rc is not None else []
+            ["in_batch_s", "lone_s", "hit_requests", "memory_bound_requests", "fetch_copies"] if rc is not None else []
         )
         self.counts = {k: np.zeros(0) for k in keys}
         self.other = np.zeros(0)
@@ -444,6 +444,13 @@ class LruStream:
         for key, f in (("in_batch_s", rc.in_batch_s), ("lone_s", rc.lone_s)):
             fx = f(values)
             self.counts[key] = _add(self.counts[key], at, fx[t_at] - fx[b_at])
+        # the engine's blocks that fetching each request's hit prefix copies: ceil(prefix / engine block), which
+        # telescopes over the request's hits; with no engine block, one a hit block
+        if rc.fetch_block_tokens > 0:
+            cx = rc.fetch_copies(values)
+            self.counts["fetch_copies"] = _add(self.counts["fetch_copies"], at, cx[t_at] - cx[b_at])
+        else:
+            self.counts["fetch_copies"] = _add(self.counts["fetch_copies"], at, np.ones(at.size))
         bx = rc.lone_memory_bound(values).astype(float)
         self.counts["memory_bound_requests"] = _add(self.counts["memory_bound_requests"], at, bx[t_at] - bx[b_at])
         self.counts["hit_requests"] = _add(self.counts["hit_requests"], at, (before == 0).astype(float))

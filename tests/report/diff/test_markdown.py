@@ -52,7 +52,7 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
         "| closest call: regeneration / fetch | 1.1586 | 0.60029 | -48.19% |",
         # the LRU tier's size comes from the trace alone; its saving halves with the accelerator's time per reuse
         "| LRU host-DRAM tier for 90 % of the achievable hits (GiB) | 4,935.8 | 4,935.8 | unchanged |",
-        "| its net saving against recomputing in a batch (USD/h) | 56.233 | 27.689 | -50.76% |",
+        "| its net saving against recomputing in a batch (USD/h) | 56.21 | 27.667 | -50.78% |",
     ]
     assert lines[12:24] == [
         # 2.24e12 FLOP / (0.25 x 989e12) = 9.0597 ms; / 52.4288 µs = 172.80; 500/989 x 100/64 - 1 = -21.01 %

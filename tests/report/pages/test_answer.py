@@ -135,7 +135,11 @@ def test_the_plan_is_the_cost_pages_lru_tier_and_its_price_flips_by_hand():
     )
     assert "on NVMe flash the same tier would need 51 drives of 15.36 TB for its writes where 1 would hold it" in plan
     assert "(flash of its own size would wear out in 12.6 days)" in plan
-    assert "47.5-fold, to 475.1 USD/GB" in answer.prices_sentence(s)
+    # DRAM's flip price: today's USD/GB times (saved + purchase) / purchase, 47.5-fold
+    fold = (saved_h + purchase_h) / purchase_h
+    dram_usd_per_gb = s.v("cost.dram_gb") * 1e9
+    assert f"{fold:.3g}-fold, to {dram_usd_per_gb * fold:.1f} USD/GB" in answer.prices_sentence(s)
+    assert f"{fold:.3g}" == "47.5"
 
 
 def test_the_hit_target_is_an_input():

@@ -95,7 +95,8 @@ def hierarchy_replays(s: Scenario) -> dict[str, Any]:
                 links.bandwidth_bytes_per_s,
                 write_bw,
                 links.latency_s,
-                s.fetch_transfers,
+                # a trace block is fetched as the serving engine's blocks it spans, each in fetch_transfers copies
+                s.fetch_transfers * math.ceil(streamed.curve.block_tokens / s.block_tokens),
                 np.array([hold[m] for m in media]),
                 prices.accelerator_usd_per_s,
                 s.v("nvme.endurance_dwpd"),

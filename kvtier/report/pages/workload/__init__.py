@@ -36,6 +36,7 @@ TITLE = "the workload"
 KEYS: tuple[str, ...] = tuple(
     dict.fromkeys(
         (
+            "block_tokens",  # the serving engine's block: a hit prefix is fetched in its blocks (RegenCosts.fetch_s)
             "decision.hit_target",
             "engine",
             "fetch_layout",
