@@ -154,6 +154,9 @@ class Mix:
         The most bytes each tier holds at any one instant of the trace (B; 0 for
         recomputation), what it must be provisioned for; ``None`` where the reuses' times
         were not given.
+    joint_peak_bytes_held : float or None
+        The most bytes all the tiers hold together at any one instant (B): at most the sum of
+        :attr:`peak_bytes_held`, whose tiers may peak at different instants; ``None`` as it.
     """
 
     share: FloatArray
@@ -165,6 +168,7 @@ class Mix:
     reuses: int
     duration_s: float
     peak_bytes_held: FloatArray | None = None
+    joint_peak_bytes_held: float | None = None
 
     @property
     def has_reuse(self) -> bool:
@@ -394,9 +398,10 @@ class MixTally:
     def mix(self, duration_s: float) -> Mix:
         """The :class:`Mix` of everything added, over a trace of ``duration_s`` (s)."""
         n = self.hold.size
-        peak = None
+        peak = joint = None
         if self.steps is not None:
             peak = np.r_[[peak_of_steps(row) for row in self.steps], 0.0] * self.block_bytes
+            joint = peak_of_steps(self.steps.sum(axis=0, dtype=np.int64)) * self.block_bytes
         return Mix(
             share=self.counts / self.reuses if self.reuses else self.counts.copy(),
             byte_s_held=np.r_[self.held_s * self.block_bytes, 0.0],
@@ -407,6 +412,7 @@ class MixTally:
             reuses=self.reuses,
             duration_s=float(duration_s),
             peak_bytes_held=peak,
+            joint_peak_bytes_held=joint,
         )
 
 

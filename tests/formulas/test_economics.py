@@ -91,3 +91,22 @@ def test_count_at_adds_one_per_index_repeats_included():
         counts = np.zeros(6, dtype=np.int32)
         kernel(counts, at)
         assert counts.tolist() == [1, 0, 3, 0, 0, 1]
+
+
+def test_the_joint_peak_is_the_busiest_instant_of_all_tiers_together():
+    from kvtier.formulas.economics import MixTally
+
+    # two tiers of 1-byte blocks: tier 0 holds at 10 USD/(B s) and fetches free, tier 1 holds at 1 and fetches for
+    # 5, recomputing costs 100. A reuse 0.1 s away goes to tier 0 (1 USD against 5.1), one 2 s away to tier 1 (7
+    # against 20). Tier 0 holds from instant 0 to 1, tier 1 from instant 2 to 3: each peaks at 1 block, together
+    # never more than 1 at once, where the sum of the two peaks says 2
+    tally = MixTally(1.0, [10.0, 1.0], [0.0, 5.0], peak=True, instants=4)
+    tally.add([0.1, 2.0], [100.0, 100.0], np.array([0, 2]), np.array([1, 3]))
+    mix = tally.mix(4.0)
+    assert mix.peak_bytes_held.tolist() == [1.0, 1.0, 0.0]
+    assert mix.joint_peak_bytes_held == 1.0
+    # overlapping holdings: tier 1 from 1 to 3 instead, open together with tier 0's at instant 1? no: tier 0's ends
+    # at 1 as tier 1's begins (ends first at equal instants), so still 1; from 0 to 3 it overlaps: 2
+    both = MixTally(1.0, [10.0, 1.0], [0.0, 5.0], peak=True, instants=4)
+    both.add([0.1, 2.0], [100.0, 100.0], np.array([0, 0]), np.array([1, 3]))
+    assert both.mix(4.0).joint_peak_bytes_held == 2.0

@@ -292,7 +292,8 @@ def mix_finding_sentence(n: Mapping[str, Any], empty: str | None, still: str | N
         )
     return (
         f"the cheapest mix holds {n['mix_total_gib']:,.0f} GiB on average ({n['mix_peak_total_gib']:,.0f} GiB at"
-        f" its peaks), mostly in {n['mix_main_tier']}, for {n['mix_usd_per_h']:.2f} USD an hour against"
+        f" its busiest instant, all media together), mostly in {n['mix_main_tier']}, for {n['mix_usd_per_h']:.2f}"
+        " USD an hour against"
         f" {n['mix_recompute_usd_per_h']:.1f} USD to recompute every reuse inside a batch"
     )
 

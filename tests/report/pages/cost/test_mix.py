@@ -77,3 +77,14 @@ def test_the_saving_is_a_ratio_of_totals_and_a_negative_duration_is_refused():
     assert mix.saving == pytest.approx(1 - 0.466 / 1.0)
     with pytest.raises(ValueError, match="duration_s must be >= 0"):
         economics.tier_mix(dt, -1.0, 1.0, [1.0, 0.1], [0.0, 5.0], 20.0)
+
+
+def test_the_mix_peaks_at_one_instant_not_at_the_sum_of_each_mediums_peak():
+    from kvtier.report.pages.cost import glue
+
+    n = glue.numbers(Scenario())
+    # host DRAM peaks at 1,133.6 GiB and NVMe at 150.5 GiB, 1,284.1 GiB if they peaked together; they do not:
+    # the busiest instant holds 1,271.4 GiB of both
+    assert n["mix_dram_peak_gib"] + n["mix_nvme_peak_gib"] == pytest.approx(1284.06, abs=0.01)
+    assert n["mix_peak_total_gib"] == pytest.approx(1271.41, abs=0.01)
+    assert n["mix_peak_total_gib"] <= n["mix_dram_peak_gib"] + n["mix_nvme_peak_gib"]
