@@ -50,11 +50,20 @@ def lru_paragraph(n: Mapping[str, Any], mix: Mapping[str, Any]) -> str:
         f" {n[f'lru{lo}_saved_accelerators']:.1f} accelerators, out of the {n[f'lru{lo}_prefill_accelerators']:.1f}"
         f" the trace's prefill keeps busy inside a batch with no cache. The cheapest mix with perfect knowledge of"
         f" each block's next use, the lower bound below, peaks at {bound:,.0f} GiB and costs"
-        f" {mix['mix_usd_per_h']:.3g} USD an hour: an LRU tier that cannot see the future needs"
-        f" {n[f'lru{lo}_gib'] / bound:.1f} times the bytes."
+        f" {mix['mix_usd_per_h']:.3g} USD an hour while it {_mix_serves(mix)}. An LRU tier that serves every reuse"
+        f" an infinite cache would holds {n['lru_all_gib'] / bound:.1f} times those bytes; the {lo} % tier, which"
+        f" serves fewer, {n[f'lru{lo}_gib'] / bound:.1f} times."
         if bound
         else f"An LRU tier that catches {lo} % of the hits an infinite cache would needs {n[f'lru{lo}_tib']:.2f} TiB."
     )
+
+
+def _mix_serves(mix: Mapping[str, Any]) -> str:
+    """What share of the reuses the lower bound's mix serves from memory, in words."""
+    recompute = mix["mix_recompute_share_pct"]
+    if not recompute:
+        return "serves every reuse from memory"
+    return f"serves {100 - recompute:.1f} % of the reuses from memory and recomputes the rest"
 
 
 def lru_nvme_paragraph(n: Mapping[str, Any], mix: Mapping[str, Any]) -> str:
