@@ -170,8 +170,9 @@ class RegenCosts:
         tokens, its operations other than attention for ``prompt - hit`` tokens plus attention of
         the prompt less attention of the hit (what the rest's queries add, the causal FLOPs'
         split).  That split is within 1.5 % of the estimator's own pass with a cached prefix for
-        Llama-3-70B on the H200's vLLM tables from 1,000 new tokens and 3 to 13 % low for passes
-        of 16 to 1,000 tokens (tests/formulas/cache/test_regen.py); 0 where nothing is left.
+        Llama-3-70B on the H200's vLLM tables from 512 new tokens and at most 6 % low for 16
+        (tests/scenario/test_timing.py); Llama-3-8B's small passes come out up to 13 % low.  0 where
+        nothing is left.
         """
         prompt = np.asarray(prompt_tokens, dtype=float)
         hit = np.asarray(hit_tokens, dtype=float)
