@@ -178,7 +178,7 @@ class Deployment:
         """The LRU tier that saves the most and its device can carry, and whether any can.
 
         A tier can carry its traffic when its reads keep its link at most fully busy and its
-        writes its device: for flash, the drives it buys (:func:`kvtier.formulas.tiering.flash_drives`)
+        writes its device: for flash, the drives it buys (:func:`kvtier.formulas.flash.flash_drives`)
         take its writes and their wear by construction, priced in its holding; flash priced by the
         byte alone must also stay within one drive's write bandwidth and its rated endurance.  Where
         none can, the one that saves the most, with ``False``.

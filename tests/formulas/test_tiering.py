@@ -8,8 +8,6 @@ DRAM drawing 0.15 W/GB and NVMe 1 mW/GB, boards at 467 W (lone block) and 700 W 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
@@ -338,20 +336,3 @@ def test_an_lru_tier_of_a_trace_of_no_duration_has_no_rates():
     (dram,) = tiering.lru_tiers(SEED, LINKS.pick(("pcie5-x16",)), np.array([63e9]), traffic, "batch", 1e9, 1, 1.0, 1.0)
     assert np.isnan(dram.saved_usd_per_s) and np.isnan(dram.write_busy)
     assert dram.capacity_bytes == 10e9
-
-
-def test_flash_drives_are_bought_for_capacity_write_rate_and_wear():
-    from kvtier.formulas.tiering import flash_drives
-
-    # a 10 TB tier written at 2 GB/s on 4 TB drives that write 3 GB/s and take 1 drive write a day for 1,000 days:
-    # capacity 10 / 4 = 2.5 -> 3 drives; bandwidth 2 / 3 -> 1; wear 2e9 x 86,400 / (1 x 4e12) = 43.2 -> 44 drives
-    d = flash_drives(10e12, 2e9, 4e12, 3e9, 1.0, 1000 * 86400)
-    assert (d.for_capacity, d.for_bandwidth, d.for_endurance, d.count) == (3, 1, 44, 44)
-    assert d.flash_bytes == 44 * 4e12
-    # flash of the tier's own size: 1 x 10e12 B x 1,000 days of rated writes / 2e9 B/s = 5e6 s (57.9 days)
-    assert d.wearout_s == pytest.approx(5e6)
-    # no writes: held for its capacity only, and it never wears
-    idle = flash_drives(10e12, 0.0, 4e12, 3e9, 1.0, 1000 * 86400)
-    assert (idle.count, idle.wearout_s) == (3, math.inf)
-    # an exact multiple is not rounded up: 8 TB on 4 TB drives is 2
-    assert flash_drives(8e12, 0.0, 4e12, 3e9, 1.0, 86400).for_capacity == 2

@@ -39,7 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kvtier.formulas import tiering, transfer
+from kvtier.formulas import transfer
+from kvtier.formulas.flash import flash_drives
 
 INCLUSIVE = "inclusive"
 EXCLUSIVE = "exclusive"
@@ -294,7 +295,7 @@ def tiers_traffic(
         times the accelerators sharing the link; ``block_bytes`` by default.
     drive_bytes : float, optional
         One NVMe drive's capacity (B): an ``nvme`` tier holds the drives it must buy for its capacity,
-        writes and wear (:func:`kvtier.formulas.tiering.flash_drives`), as the LRU tiers do; infinite by
+        writes and wear (:func:`kvtier.formulas.flash.flash_drives`), as the LRU tiers do; infinite by
         default, which holds the capacity alone.
     """
     link_bytes = block_bytes if link_block_bytes is None else link_block_bytes
@@ -318,7 +319,7 @@ def tiers_traffic(
         rated = endurance_dwpd * cap * endurance_period_s / 86400.0
         held = cap
         if m == "nvme" and math.isfinite(drive_bytes):
-            drives = tiering.flash_drives(
+            drives = flash_drives(
                 cap, write, drive_bytes, float(write_bandwidth_bytes_per_s[i]), endurance_dwpd, endurance_period_s
             )
             held = drives.flash_bytes if math.isfinite(drives.flash_bytes) else cap
