@@ -6537,6 +6537,7 @@ window.KVTIER_PRESETS = {
  "model_presets": [
   "llama-2-7b",
   "llama-3-8b",
+  "llama-3.1-8b",
   "llama-3-70b",
   "llama-3.1-70b",
   "llama-3.1-405b",
@@ -6664,6 +6665,26 @@ window.KVTIER_PRESETS = {
    "routed_experts": 0,
    "routed_params": 0,
    "total_params": 70553706496,
+   "weight_dtype": "bf16"
+  },
+  "llama-3.1-8b": {
+   "active_params": 8030261248,
+   "attention": "GQA",
+   "attention_flops_per_position": 524288,
+   "experts_per_token": 0,
+   "heads": 32,
+   "hidden_size": 4096,
+   "kv_elements_per_token": 65536,
+   "kv_heads": 8,
+   "layers": 32,
+   "max_positions": 131072,
+   "mla": false,
+   "moe_layers": 0,
+   "name": "llama-3.1-8b",
+   "routed_active_params": 0,
+   "routed_experts": 0,
+   "routed_params": 0,
+   "total_params": 8030261248,
    "weight_dtype": "bf16"
   },
   "mistral-7b": {

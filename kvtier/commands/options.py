@@ -12,11 +12,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from kvtier.errors import KvtierError
-from kvtier.inputs import hardware, kernels
+from kvtier.inputs import hardware
 from kvtier.inputs.assumptions import AssumptionSet
+from kvtier.inputs.deployments import accelerator_records
 from kvtier.inputs.keys import SCHEMA
-from kvtier.inputs.provenance import Record
 from kvtier.scenario import Scenario
 
 ENGINE_CHOICES: tuple[str, ...] = SCHEMA["engine"].choices
@@ -155,19 +154,6 @@ def regeneration_sets(args: argparse.Namespace) -> dict[str, str]:
     return {key: value for value, key in options if value is not None}
 
 
-def _system_record(accelerator: str, system: str) -> Record:
-    """``regen.system`` as ``--accelerator`` sets it: the system the preset's kernel tables are filed under."""
-    return Record(
-        "regen.system",
-        system,
-        "choice",
-        system,
-        "published-spec",
-        f"the kernel tables of the accelerator preset {accelerator} (aiconfigurator-core files them as {system})",
-        f"command line (--accelerator {accelerator})",
-    )
-
-
 def with_accelerator(base: AssumptionSet, args: argparse.Namespace) -> AssumptionSet:
     """``base`` with the ``--accelerator`` preset's records: its peak, memory bandwidth, memory and kernel tables.
 
@@ -183,21 +169,10 @@ def with_accelerator(base: AssumptionSet, args: argparse.Namespace) -> Assumptio
     name = getattr(args, "accelerator", None)
     if not name:
         return base
-    acc = hardware.accelerator(name)
-    records = {"regen.mem_bandwidth": acc.mem_bandwidth_record}
-    if acc.peak_flop_per_s is not None:
-        records["peak_flops"] = acc.peak_record
-    elif getattr(args, "peak_flops", None) is None:
-        acc.require_peak()  # raises: this preset publishes no peak, --peak-flops is required
-    system = kernels.ACCELERATOR_SYSTEMS.get(acc.name)
-    if system is not None:
-        records["regen.system"] = _system_record(acc.name, system)
-    elif "engine" in (getattr(args, "regen_model", None), base.value("regen.model")):
-        raise KvtierError(
-            f"--accelerator {acc.name}: no measured kernel tables for it (regen.model engine); tables exist for"
-            f" {', '.join(kernels.ACCELERATOR_SYSTEMS)} (or set regen.system)"
-        )
-    if acc.memory_record is not None and base.value("parallel.hbm_capacity") is None:
-        # the accelerator's memory: a placement whose weights and one long sequence do not fit is refused
-        records["parallel.hbm_capacity"] = acc.memory_record
+    regen_model = getattr(args, "regen_model", None) or str(base.value("regen.model"))
+    records = accelerator_records(name, regen_model=regen_model, via="--accelerator")
+    if "peak_flops" not in records and getattr(args, "peak_flops", None) is None:
+        hardware.accelerator(name).require_peak()  # raises: this preset publishes no peak, --peak-flops is required
+    if base.value("parallel.hbm_capacity") is not None:
+        records.pop("parallel.hbm_capacity", None)  # the set's own memory stands
     return base.with_records(records)

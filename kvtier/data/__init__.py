@@ -7,6 +7,7 @@ shipped name from a file path) and the readers that open the files share one lis
 MODEL_PRESETS: tuple[str, ...] = (
     "llama-2-7b",
     "llama-3-8b",
+    "llama-3.1-8b",
     "llama-3-70b",
     "llama-3.1-70b",
     "llama-3.1-405b",

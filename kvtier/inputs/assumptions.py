@@ -242,7 +242,7 @@ def _first_unknown(mapping: Mapping[Any, Any], allowed: tuple[str, ...]) -> str 
     return None
 
 
-def _parse_records(data: Any, where: str, defaults_source: str) -> dict[str, Assumption]:
+def parse_records(data: Any, where: str, defaults_source: str) -> dict[str, Assumption]:
     if not isinstance(data, Mapping):
         raise KvtierError(f"{where}: expected a mapping with a top-level 'assumptions' key")
     unknown = _first_unknown(data, ("name", "description", "assumptions"))
@@ -326,7 +326,7 @@ def seed() -> AssumptionSet:
     ref = resources.files("kvtier.data").joinpath("seed.yaml")
     with resources.as_file(ref) as path:
         data = load_yaml(path, "assumptions file")
-    return AssumptionSet("seed", _parse_records(data, "seed.yaml", "source chapter"))
+    return AssumptionSet("seed", parse_records(data, "seed.yaml", "source chapter"))
 
 
 def load_assumptions(
@@ -350,7 +350,7 @@ def load_assumptions(
     if path is not None:
         path = Path(path)
         data = load_yaml(path, "assumptions file")
-        records = _resolve_paths(_parse_records(data, show(path), str(path)), path.parent, show(path))
+        records = _resolve_paths(parse_records(data, show(path), str(path)), path.parent, show(path))
         name = data.get("name") if isinstance(data.get("name"), str) else path.stem
         result = result.with_records(records, name=name)
     if sets:

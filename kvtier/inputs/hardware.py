@@ -37,7 +37,8 @@ NEEDS_BASIS = ("assumed", "implied", "derived")
 """Provenance classes whose records must say, in words, why the value is what it is."""
 
 _RECORD_FIELDS = ("value", "provenance", "figure", "basis", "source")
-_ACCELERATOR_FIELDS = ("title", "peak_flops", "mem_bandwidth", "memory")
+_ACCELERATOR_FIELDS = ("title", "peak_flops", "mem_bandwidth", "memory", "hour_price", "board_power")
+_ACCELERATOR_REQUIRED = ("title", "peak_flops", "mem_bandwidth")
 _LINK_FIELDS = ("title", "bandwidth", "raw_bandwidth", "latency")
 _DEFAULT_FILE = "hardware.yaml"
 
@@ -60,6 +61,10 @@ class Accelerator:
         The two values with their provenance (``NAME.peak_flops``, ``NAME.mem_bandwidth``).
     memory_record : Record or None
         Its device memory (``NAME.memory``, B) with its provenance; None where the preset gives none.
+    hour_price_record : Record or None
+        What one hour of it costs, all in (``NAME.hour_price``, USD/s); None where the preset gives none.
+    board_power_record : Record or None
+        Its board power limit (``NAME.board_power``, W), the draw of a compute-bound pass; None where none is given.
     """
 
     name: str
@@ -69,6 +74,8 @@ class Accelerator:
     peak_record: Record
     mem_bandwidth_record: Record
     memory_record: Record | None = None
+    hour_price_record: Record | None = None
+    board_power_record: Record | None = None
 
     @property
     def memory_bytes(self) -> float | None:
@@ -213,11 +220,24 @@ def _entry(
 
 
 def _parse_accelerator(where: str, name: str, body: Any) -> Accelerator:
-    body = _entry(where, "accelerator", name, body, _ACCELERATOR_FIELDS, _ACCELERATOR_FIELDS[:-1])
+    body = _entry(where, "accelerator", name, body, _ACCELERATOR_FIELDS, _ACCELERATOR_REQUIRED)
     peak = _record(where, "accelerator", name, "peak_flops", body["peak_flops"], "flop_rate", nullable=True)
     mem = _record(where, "accelerator", name, "mem_bandwidth", body["mem_bandwidth"], "bandwidth")
-    size = _record(where, "accelerator", name, "memory", body["memory"], "bytes") if "memory" in body else None
-    return Accelerator(name, _text(body["title"]), peak.value, float(mem.value or 0.0), peak, mem, size)
+    optional = {
+        field: _record(where, "accelerator", name, field, body[field], kind) if field in body else None
+        for field, kind in (("memory", "bytes"), ("hour_price", "price_rate"), ("board_power", "power"))
+    }
+    return Accelerator(
+        name,
+        _text(body["title"]),
+        peak.value,
+        float(mem.value or 0.0),
+        peak,
+        mem,
+        optional["memory"],
+        optional["hour_price"],
+        optional["board_power"],
+    )
 
 
 def _parse_link(where: str, name: str, body: Any) -> Link:

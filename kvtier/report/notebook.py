@@ -193,6 +193,15 @@ def glue_figure(name: str, fig: Any, caption: str) -> None:
     plt.close(fig)
 
 
+def glue_table(glue_name: str, df: Any, name: str) -> None:
+    """Glue the table of record ``name`` (rows of ``df``) as another page pastes it (``{glue:any}``), unshown here."""
+    from myst_nb import glue
+
+    shown = show_table(df, name)
+    glue(glue_name, shown, display=False)
+    preview.GLUED[glue_name] = shown
+
+
 DETAIL_COLUMNS = ("title", "hardware", "figure", "basis", "source", "note", "what")
 """Long text columns of the tables of record: in the CSV, and shown in a details block under a table."""
 

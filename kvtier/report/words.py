@@ -220,7 +220,7 @@ def deployment_words(s: Scenario) -> str:
     """The placement in words: ``"one accelerator"`` or ``"8 accelerators (tensor-parallel 8)"``."""
     p = s.placement
     if p.accelerators == 1:
-        words = "one accelerator with its own link"
+        words = "one accelerator" + (" with its own link" if p.gpus_per_link == 1 else "")
     else:
         parts = [
             f"{name} {n}"

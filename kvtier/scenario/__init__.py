@@ -13,12 +13,13 @@ comes through here.  Numbers only: the words that describe a scenario live in
 from __future__ import annotations
 
 from functools import cache
+from importlib import resources
 
 import numpy as np
 
 from kvtier.formulas import capacity
 from kvtier.formulas.cache.regen import RegenCosts
-from kvtier.inputs.assumptions import Assumption, seed
+from kvtier.inputs.assumptions import Assumption, load_assumptions, seed
 from kvtier.scenario.placement import PLACEMENT_KEYS, Placement
 from kvtier.scenario.prices import PRICE_KEYS, TORNADO_KEYS, Priced
 from kvtier.scenario.timing import ENGINE_KEYS, FORWARD_KEYS, POINT_KEYS, TRANSFER_KEYS
@@ -33,6 +34,7 @@ __all__ = [
     "TRANSFER_KEYS",
     "Placement",
     "Scenario",
+    "measured_scenario",
     "seed_scenario",
 ]
 
@@ -131,3 +133,14 @@ def seed_scenario() -> Scenario:
     that a sentence such as "the chapter prints this rounded" stays true under any rerun.
     """
     return Scenario(seed())
+
+
+MEASURED_SET = "h200-measured.yaml"
+"""The assumption set the H200 measurements support, shipped in ``kvtier/data``."""
+
+
+@cache
+def measured_scenario() -> Scenario:
+    """The shipped assumption set of the H200 measurements (:data:`MEASURED_SET`), layered on the seed."""
+    with resources.as_file(resources.files("kvtier.data").joinpath(MEASURED_SET)) as path:
+        return Scenario(load_assumptions(path))

@@ -15,7 +15,7 @@ def test_every_model_preset_is_a_shipped_config_and_every_config_a_preset():
         p.name.removesuffix(".json") for p in DATA.joinpath("models").iterdir() if p.name.endswith(".json")
     )
     assert sorted(MODEL_PRESETS) == shipped
-    assert len(MODEL_PRESETS) == len(set(MODEL_PRESETS)) == 9
+    assert len(MODEL_PRESETS) == len(set(MODEL_PRESETS)) == 10
 
 
 def test_every_preset_config_is_a_json_object_with_layers():

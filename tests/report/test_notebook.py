@@ -194,11 +194,11 @@ def test_show_table_refuses_a_name_that_is_no_table_of_record():
 
 
 def test_a_folded_table_sits_whole_in_a_details_block_that_counts_its_rows():
-    # the models page's table has one row per preset (9 shipped presets): folded, the values and
+    # the models page's table has one row per preset (10 shipped presets): folded, the values and
     # their "More columns" block both sit inside one outer details block whose summary counts the
-    # 9 rows; the CSV link stays outside it, open to every reader
+    # 10 rows; the CSV link stays outside it, open to every reader
     html = notebook.show_table(pages.models.table(seed_scenario()), "models", folded="Every model").data
-    assert html.startswith('<details class="kvtier-details"><summary>Every model (9 rows)</summary>')
+    assert html.startswith('<details class="kvtier-details"><summary>Every model (10 rows)</summary>')
     folded, _, after = html.rpartition("</details>")
     assert "kvtier-table-box" in folded and 'class="kvtier-csv"' in after
     assert notebook.show_table(pages.models.table(seed_scenario()), "models").data.startswith(

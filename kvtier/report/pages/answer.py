@@ -19,7 +19,8 @@ from kvtier.deployment import Deployment
 from kvtier.inputs import hardware
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.keys import LAYOUTS, TIER_LATENCY_KEYS, keys_in
-from kvtier.report import pages, words
+from kvtier.report import flips, pages, words
+from kvtier.report import named as named_answer
 from kvtier.report.columns import VERDICT, Column, declare, named
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.scenario import POINT_KEYS, PRICE_KEYS, Scenario
@@ -276,6 +277,15 @@ def rule_sentence(s: Scenario) -> str:
     )
 
 
+FLIP_NAMES = {
+    "accelerator": "accelerator",
+    "tensor-parallel size": "tp",
+    "copy method": "copy_method",
+    "engine kernels": "kernels",
+    "peak": "peak",
+}
+"""The glue name's tail of each sentence of :func:`kvtier.report.flips.flip_sentences`."""
+
 MARGINS_SHOWN = 8
 """How many of the verdicts nearest to flipping the page shows (the table of record holds them all)."""
 
@@ -466,6 +476,9 @@ def numbers(s: Scenario) -> dict[str, Any]:
     regime_key = "lone" if near["regime"] == "lone block" else "batch"
     where = flip_position(s, str(near["tier"]), regime_key, str(near["layout"]))
     out["context_sentence"] = _context_sentence(s, near, where)
+    out["named_lead"] = f"{named_answer.spread_sentence(s)} {named_answer.confidence_sentence(s, KEYS)}"
+    for what, text in flips.flip_sentences(s).items():
+        out[f"flip_{FLIP_NAMES[what]}"] = text
     out["n_margins_shown"] = min(MARGINS_SHOWN, len(df))
     out["n_verdicts"] = len(df)
     for regime, r in (("lone", "lone block"), ("batch", "in batch")):
@@ -588,6 +601,8 @@ TABLES = (
         ("tier", "regime", "layout", "ratio", "break_even_GBps", "break_even_latency_us", "break_even_transfers"),
     ),
     ("decision_prices", price_flips, ("tier", "input")),
+    ("decision_named", named_answer.named_table, ("deployment",), named_answer.SHOWN),
+    ("decision_flip_inputs", flips.flip_inputs, ("input", "setting")),
 )
 """The page's tables of record: (name, builder, key columns, shown columns)."""
 FIGURES = (("fig_decision", decision_figure),)

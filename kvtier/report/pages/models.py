@@ -9,6 +9,7 @@ import pandas as pd
 
 from kvtier.formulas import capacity
 from kvtier.inputs.models import PRESETS
+from kvtier.report import words
 from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import PALETTE, finish, new_figure
 from kvtier.scenario import ENGINE_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
@@ -278,10 +279,11 @@ def models_crossover(s: Scenario) -> tuple[Figure, str]:
     reach = (
         "no context limit reaches the crossover, so one sequence's cache stays below the weights"
         if within.empty
-        else f"{len(within)} of {len(df)} models reach their crossover within their context limit"
+        else f"{words.listed(within['model'])} {'reaches its' if len(within) == 1 else 'reach their'} crossover"
+        f" within {'its' if len(within) == 1 else 'their'} context limit ({len(within)} of {len(df)})"
     )
     lead = (
-        f"Across the {n['n_models']} models {reach}; the crossover runs from {n['crossover_min_tokens']:,.0f}"
+        f"Across the {n['n_models']} models, {reach}; the crossover runs from {n['crossover_min_tokens']:,.0f}"
         f" tokens ({n['crossover_min_model']}) to {n['crossover_max_tokens']:,.0f} ({n['crossover_max_model']})."
     )
     fig, text = finish(

@@ -103,7 +103,7 @@ def test_unaffected_tables_report_nothing(seed_dir: Path, fast_dir: Path) -> Non
         "serving_moe",
     }
     assert not [c for c in changes if c.table in {"block_unit", "regenerate", "roofline", "uncertainty"}]
-    # assumptions 1 + fetch 2 + interior 24 (two regimes) + ratio 18 + models 9 (one illustrative ratio per
+    # assumptions 1 + fetch 2 + interior 24 (two regimes) + ratio 18 + models 10 (one illustrative ratio per
     # preset) + tiers 20 (the mid bracket's bandwidth, fetch and three ratios in each regime, 8; its fetch in
     # each layout, 2, and ratio in each regime and layout, 4; its break-even latency in each regime in the set's
     # layout and in each layout, 6; its break-even bandwidths stay: no latency) + capacity 12
@@ -112,8 +112,8 @@ def test_unaffected_tables_report_nothing(seed_dir: Path, fast_dir: Path) -> Non
     # mem_bandwidth 3 each, mfu and peak 2 each, their swing staying 0 on a memory-bound block, 10)
     # + the serving page's placements at the illustrative (mid) bandwidth: the fetch and both ratios of
     # 4 tensor-parallel sizes, 12, and of 5 DeepSeek-V3 placements, 15
-    # = 129 numbers; assumptions 3 + fetch 2 (basis, and the hardware the bracket names) = 5 text cells.
-    assert sum(c.kind == "number" for c in changes) == 129
+    # = 130 numbers; assumptions 3 + fetch 2 (basis, and the hardware the bracket names) = 5 text cells.
+    assert sum(c.kind == "number" for c in changes) == 130
     assert sum(c.kind == "text" for c in changes) == 5
 
 

@@ -37,10 +37,12 @@ def test_the_models_figure_ticks_each_context_limit_and_counts_those_past_the_cr
     fig, caption = models.models_crossover(scenario())
     ax = fig.axes[0]
     ticks = [line for line in ax.get_lines() if line.get_marker() == "|"]
-    # every preset states max_position_embeddings: nine ticks
-    assert len(ticks) == 9
-    # the smallest crossover, Llama-2 7B's 25,705 tokens, lies past its 4,096 positions: no limit reaches one
-    assert "no context limit reaches the crossover" in caption
+    # every preset states max_position_embeddings: ten ticks (nine, and llama-3.1-8b's since it shipped)
+    assert len(ticks) == 10
+    # Llama-3.1-8B's crossover, 8,030,261,248 params x 2 B / 131,072 B a token (2 x 32 x 8 x 128 x 2) = 122,532
+    # tokens, lies inside its 131,072 positions; Llama-3-8B's is the same 122,532 past its 8,192, and Llama-2 7B's
+    # 25,705 past its 4,096: one model of ten reaches its crossover
+    assert "llama-3.1-8b reaches its crossover within its context limit (1 of 10)" in caption
     # DeepSeek-V3's in its published fp8: 671,026,419,200 params x 1 B / 70,272 B a token (61 x 576 x 2) = 9,548,987
     assert "from 25,705 tokens (llama-2-7b) to 9,548,987 (deepseek-v3)" in caption
     plt.close(fig)

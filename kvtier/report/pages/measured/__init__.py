@@ -13,7 +13,7 @@ set changes on other pages), :mod:`.words` and :mod:`.glue`; this module is the 
 
 from __future__ import annotations
 
-from kvtier.report.pages.measured.changes import changes_under_measured_set, compared_pages, measured_set
+from kvtier.report.pages.measured.changes import changes_under_measured_set, compared_pages
 from kvtier.report.pages.measured.engines import engine_group_table, engine_table, stack_table
 from kvtier.report.pages.measured.fetch import fetch_figure, fetch_table, layout_table, numbers_fetch_max
 from kvtier.report.pages.measured.forward import (
@@ -123,7 +123,6 @@ __all__ = [
     "interior_table",
     "knee_probe_tokens",
     "layout_table",
-    "measured_set",
     "numbers",
     "numbers_fetch_max",
     "engine_group_table",

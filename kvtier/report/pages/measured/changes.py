@@ -5,24 +5,13 @@ The pages are found through the registry (:func:`kvtier.report.pages.page_of`), 
 
 from __future__ import annotations
 
-from importlib import resources
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from kvtier.inputs.assumptions import load_assumptions
 from kvtier.report.pages import Page, page_of
-from kvtier.scenario import Scenario, seed_scenario
-
-MEASURED_SET = "h200-measured.yaml"
-"""The assumption set the H200 measurements support, shipped in ``kvtier/data``."""
-
-
-def measured_set() -> Scenario:
-    """The shipped assumption set of the H200 measurements (:data:`MEASURED_SET`), layered on the seed."""
-    with resources.as_file(resources.files("kvtier.data").joinpath(MEASURED_SET)) as path:
-        return Scenario(load_assumptions(path))
+from kvtier.scenario import Scenario, measured_scenario, seed_scenario
 
 
 def lone_ratio(s: Scenario) -> float:
@@ -46,13 +35,13 @@ def compared_pages() -> tuple[Page, ...]:
 
 
 def changes_under_measured_set() -> dict[str, Any]:
-    """What rebuilding the book with :data:`MEASURED_SET` instead of the seed changes.
+    """What rebuilding the book with :data:`kvtier.scenario.MEASURED_SET` instead of the seed changes.
 
     For each page of :data:`COMPARED`, the number of cells of its tables of record that
     change (numbers beyond a relative 1e-9, or text), most first, by notebook stem; the
     pages' titles by stem; and the illustrative ratio in both regimes under each set.
     """
-    seed, h200 = seed_scenario(), measured_set()
+    seed, h200 = seed_scenario(), measured_scenario()
     counts = {}
     pages = compared_pages()
     for page in pages:

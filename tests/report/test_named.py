@@ -1,0 +1,103 @@
+"""kvtier.report.named: the landing's answer per named deployment, beside the build and the measured set."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtier.deployment import Deployment
+from kvtier.inputs.assumptions import load_assumptions
+from kvtier.report import named
+from kvtier.report.pages import answer
+from kvtier.scenario import Scenario, seed_scenario
+
+
+@pytest.fixture(scope="module")
+def table():
+    return named.named_table(seed_scenario()).set_index("deployment")
+
+
+def test_the_rows_this_build_four_named_deployments_and_the_measured_set(table):
+    assert list(table.index) == [
+        "this build",
+        "llama-3.1-70b-h100",
+        "llama-3.1-70b-h200",
+        "deepseek-v3-h200",
+        "llama-3.1-8b-h100",
+        "h200-measured",
+    ]
+    assert list(table["kind"]) == ["this build", "named", "named", "named", "named", "measured set"]
+    assert (table["refused"] == "").all()
+    assert table.loc["this build", "title"].startswith("the source chapter's world: llama-3-70b")
+
+
+def test_the_builds_row_is_the_decisions_plan(table):
+    s = seed_scenario()
+    best, _ = Deployment.of(s).best_tier("batch")
+    row = table.loc["this build"]
+    # the plan sentence's numbers: 56.2 USD/h saved by the 59.9 accelerators the prefill keeps busy,
+    # 56.2104682 / 59.9201798 = 0.938 USD/h each, and 82.4 GiB each
+    assert row["saved_usd_h"] == pytest.approx(best.saved_usd_per_s * 3600, rel=1e-12)
+    assert row["saved_usd_h"] == pytest.approx(56.2104682, rel=1e-8)
+    assert row["busy_accelerators"] == pytest.approx(59.9201798, rel=1e-8)
+    assert row["saved_usd_h_per_accelerator"] == pytest.approx(56.2104682 / 59.9201798, rel=1e-8)
+    assert "0.938 USD/h" in answer.plan_sentence(s) and "82.4 GiB per accelerator" in answer.plan_sentence(s)
+    assert row["tier_gib_per_accelerator"] == pytest.approx(82.3726042, rel=1e-8)
+    # one accelerator, one server of it; the chapter's 3 USD/h; 80 layers x K and V = 160 chunk copies
+    assert row["tier_gib_per_server"] == row["tier_gib_per_accelerator"]
+    assert (row["accelerator_hour_usd"], row["engine_copies"], row["chunk_copies"]) == (3.0, 1, 160)
+    # fetch wins from every tier in the three (regime, copies) shown; the in-batch per-chunk closest call 1.16x
+    assert row["fetch_wins"] == "10 · 10 · 10"
+    assert row["min_ratio_batch_chunks"] == pytest.approx(answer.closest_calls(s).iloc[0]["ratio"], rel=1e-12)
+
+
+def test_each_named_row_is_priced_at_its_own_accelerator_per_accelerator_and_per_server(table):
+    # the H100 rows at 3 USD/h, the H200 rows at 4 USD/h (the presets' hour prices)
+    assert list(table["accelerator_hour_usd"].iloc[1:5]) == [3.0, 4.0, 4.0, 3.0]
+    for name in ("llama-3.1-70b-h100", "llama-3.1-70b-h200", "deepseek-v3-h200", "llama-3.1-8b-h100"):
+        row = table.loc[name]
+        # per server: eight accelerators, each as busy as the trace keeps its accelerators
+        assert row["tier_gib_per_server"] == pytest.approx(8 * row["tier_gib_per_accelerator"], rel=1e-12)
+        assert row["saved_usd_h_per_server"] == pytest.approx(8 * row["saved_usd_h_per_accelerator"], rel=1e-12)
+        assert row["saved_usd_h"] == pytest.approx(row["saved_usd_h_per_accelerator"] * row["busy_accelerators"])
+    # vLLM copies a GQA block in one piece and an MLA block layer by layer (61 layers); chunks: layers x K, V
+    assert list(table["engine_copies"].iloc[1:5]) == [1, 1, 61, 1]
+    assert list(table["chunk_copies"].iloc[1:5]) == [160, 160, 61, 64]
+
+
+def test_a_faster_accelerator_halves_the_chapters_saving():
+    # the issue's figure: the chapter's world at an H100's 989 TFLOP/s saves about 27.7 USD/h, not 56.2
+    s = Scenario(load_assumptions(sets={"peak_flops": "989TFLOP/s"}))
+    row = named.named_table(s).set_index("deployment").loc["this build"]
+    assert row["saved_usd_h"] == pytest.approx(27.6668299, rel=1e-8)
+    # the named rows take their own accelerators: the build's peak does not reach them
+    seed = named.named_table(seed_scenario()).set_index("deployment")
+    assert named.named_table(s).set_index("deployment").loc["llama-3.1-70b-h100", "saved_usd_h"] == pytest.approx(
+        seed.loc["llama-3.1-70b-h100", "saved_usd_h"], rel=1e-12
+    )
+
+
+def test_the_spread_and_the_confidence_in_words():
+    s = seed_scenario()
+    assert named.spread_sentence(s) == (
+        "Across this build, 4 named deployments and the book's measured set, fetching a block beats regenerating it"
+        " inside a batch from 8 to 10 of 10 tiers when it is copied the engine's way and from 7 to 10 copied layer"
+        " chunk by layer chunk (alone, from 10 of 10); the tier the trace calls for saves 0.43 to 1.24 USD/h per"
+        " accelerator."
+    )
+    text = named.confidence_sentence(s, answer.KEYS)
+    # the 80 inputs the decision page reads: 2 measured (the trace, a lone pass's board power) ... 61 assumed
+    assert text.startswith("How sure: of the 80 inputs this build's decision reads, 2 measured, 12 published-spec,")
+    assert "61 assumed" in text and "no CXL link was measured" in text
+
+
+def test_a_deployment_the_package_cannot_time_is_refused_in_its_row():
+    s = Scenario(load_assumptions(sets={"regen.engine_version": "0.1"}))
+    df = named.named_table(s).set_index("deployment")
+    refused = df[df["refused"] != ""]
+    assert list(refused.index) == ["llama-3.1-70b-h100", "llama-3.1-70b-h200", "deepseek-v3-h200", "llama-3.1-8b-h100"]
+    assert refused["refused"].str.contains("has no vllm 0.1 tables").all()
+    assert refused["saved_usd_h"].isna().all()
+    # the build and the measured set still answer, and the sentence says which rows were refused
+    assert named.spread_sentence(s).startswith(
+        "Across this build and the book's measured set (4 refused: llama-3.1-70b-h100, llama-3.1-70b-h200,"
+    )
