@@ -183,7 +183,7 @@ def small_build(tmp_path_factory) -> tuple[Path, Path]:
 
 
 def glued_values(notebook: Path) -> dict[str, Any]:
-    """Every plain value an executed notebook glued (numbers and strings), by name."""
+    """Every plain value an executed notebook glued (numbers and strings), by name; not its figures and tables."""
     nb = nbformat.read(notebook, as_version=4)
     values: dict[str, Any] = {}
     for cell in nb.cells:
@@ -191,7 +191,8 @@ def glued_values(notebook: Path) -> dict[str, Any]:
             record = output.get("metadata", {}).get("scrapbook", {})
             data = output.get("data", {})
             prefix = record.get("mime_prefix", "")
-            if record.get("name") and prefix + "text/plain" in data and prefix + "image/svg+xml" not in data:
+            figure_or_table = prefix + "image/svg+xml" in data or prefix + "text/html" in data
+            if record.get("name") and prefix + "text/plain" in data and not figure_or_table:
                 values[record["name"]] = literal_eval(data[prefix + "text/plain"])
     return values
 

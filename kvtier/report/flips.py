@@ -22,6 +22,7 @@ from kvtier.inputs import engines, hardware, kernels
 from kvtier.inputs.assumptions import AssumptionSet
 from kvtier.inputs.deployments import accelerator_records
 from kvtier.inputs.keys import LAYOUTS
+from kvtier.report import words
 from kvtier.report.columns import Column, declare, named
 from kvtier.scenario import Scenario
 from kvtier.units import format_quantity
@@ -187,6 +188,14 @@ def flip_peak(s: Scenario) -> float | None:
     return float(np.sqrt(lo * hi))
 
 
+def _together(settings: list[str]) -> str:
+    """Settings in words, a detail they share said once: ``h100-sxm and h200 (989 TFLOP/s)``."""
+    names, _, tails = zip(*(setting.partition(" (") for setting in settings), strict=True)
+    if len(settings) > 1 and len(set(tails)) == 1 and tails[0]:
+        return f"{words.listed(names)} ({tails[0]}"
+    return words.listed(settings)
+
+
 def flip_sentences(s: Scenario) -> dict[str, str]:
     """One sentence per input of :data:`INPUTS`: which of its settings flip verdicts, and how many."""
     df = flip_inputs(s)
@@ -199,11 +208,15 @@ def flip_sentences(s: Scenario) -> dict[str, str]:
         if flipping.empty:
             text = f"none of the {len(ok)} settings tried flips a verdict"
         else:
-            parts = [
-                f"{r['setting']} flips {int(r['verdicts_flipped'])} (the closest call at {r['closest_ratio']:.3g}×)"
-                for _, r in flipping.iterrows()
-            ]
-            text = "; ".join(parts)
+            # settings with the same outcome (an H100 and an H200 have one peak) are named together
+            groups: dict[tuple[int, str], list[str]] = {}
+            for _, r in flipping.iterrows():
+                outcome = (int(r["verdicts_flipped"]), f"{r['closest_ratio']:.3g}")
+                groups.setdefault(outcome, []).append(str(r["setting"]))
+            text = "; ".join(
+                f"{_together(settings)} flip{'s' if len(settings) == 1 else ''} {n} (the closest call at {ratio}×)"
+                for (n, ratio), settings in groups.items()
+            )
         if len(refused):
             text += f" ({len(refused)} refused: {', '.join(refused['setting'])})"
         out[what] = text

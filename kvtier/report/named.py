@@ -140,8 +140,6 @@ SHOWN = (
     "cost_usd_h_per_accelerator",
     "saved_usd_h_per_accelerator",
     "saved_usd_h_per_server",
-    "saved_usd_h",
-    "accelerator_hour_usd",
 )
 """The columns the landing page shows first."""
 

@@ -663,7 +663,23 @@ def test_intro_leads_with_the_decision_and_its_figure(seed_build):
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup((seed_build / "html" / "book" / "intro.html").read_text(), "html.parser")
-    box = soup.select_one("main section div.kvtier-answer")
+    lead_box, box = soup.select("main section div.kvtier-answer")
+    # first the spread across this build, the named deployments and the measured set, and how sure it is
+    (lead,) = [re.sub(r"\s+", " ", p.get_text(" ")).strip() for p in lead_box.find_all("p")]
+    assert lead.startswith("Across this build, 4 named deployments and the book's measured set, fetching a block")
+    assert "saves 0.43 to 1.24 USD/h per accelerator" in lead and "How sure: of the 80 inputs" in lead
+    # then the named deployments side by side, their table of record one click away; the spread and the counts
+    # come before it, within the page's first 150 words (title included)
+    table = lead_box.find_next("table")
+    before = [text for text in table.find_all_previous(string=True) if text.find_parent("section") is not None]
+    assert len(" ".join(before).split()) <= 150
+    headers = [th.get_text(" ").replace("\xad", "").strip() for th in table.find("thead").find_all("th")]
+    assert headers[0] == "deployment" and "saved per accelerator (USD/h)" in headers
+    assert [tr.find("td").get_text().strip() for tr in table.find("tbody").find_all("tr")][:2] == [
+        "this build",
+        "llama-3.1-70b-h100",
+    ]
+    assert table.find_next("a", href=re.compile(r"decision_named\.csv$")) is not None
     paragraphs = [re.sub(r"\s+", " ", p.get_text(" ")).strip() for p in box.find_all("p")]
     rule, plan, measured = paragraphs
     # every one of the seed's tiers fetches a 16-token block faster, whatever the regime and layout; the closest
