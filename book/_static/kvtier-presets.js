@@ -6472,10 +6472,10 @@ window.KVTIER_PRESETS = {
    "kind": "fraction",
    "low": 0.0001,
    "optional": false,
-   "seed_text": "50%",
-   "seed_value": 0.5,
-   "text": "50%",
-   "value": 0.5
+   "seed_text": "60%",
+   "seed_value": 0.6,
+   "text": "60%",
+   "value": 0.6
   },
   "uncertainty.mfu_low": {
    "high": 1.0,

@@ -238,3 +238,22 @@ def confidence_sentence(s: Scenario, keys: tuple[str, ...]) -> str:
         " their kernels from NVIDIA's measured tables, the measured set its copies and passes from one H200, and no"
         " CXL link was measured."
     )
+
+
+def pool_sentence(s: Scenario) -> str:
+    """What "per server" assumes: the tier is one pool for the fleet, in words with the first named row's numbers."""
+    df = named_table(s)
+    ok = df[(df["kind"] == "named") & (df["refused"] == "")]
+    if ok.empty:
+        return "No named deployment could be resolved, so no tier is sized per server."
+    row = ok.iloc[0]
+    total_tib = row["tier_gib_per_accelerator"] * row["busy_accelerators"] / 1024
+    servers = row["busy_accelerators"] / row["per_server"]
+    return (
+        "Each tier is one pool: the trace replayed through one LRU cache that every accelerator of the fleet"
+        f" reaches. For {row['deployment']} that is {total_tib:,.3g} TiB for the {row['busy_accelerators']:,.3g}"
+        f" accelerators the trace keeps busy, {servers:,.3g} servers of {int(row['per_server'])}; held as one tier per"
+        f" server instead, each server's {row['tier_gib_per_server']:,.4g} GiB keeps the same hits only if the router"
+        " sends every turn of a conversation to the server that holds its prefix, and fewer under any other routing,"
+        " which this book does not model."
+    )

@@ -411,7 +411,7 @@ WHOLE_SET_FILES = [
     (
         "illustrative-mfu-above",
         "assumptions:\n  mfu.optimistic: 80%\n  mfu.typical: 60%\n  illustrative.mfu: typical\n",
-        ["key 'mfu.optimistic' (80%) lies above 'uncertainty.mfu_high' (50%)"],
+        ["key 'mfu.optimistic' (80%) lies above 'uncertainty.mfu_high' (60%)"],
     ),
     (
         "conservative-mfu-below",

@@ -101,3 +101,15 @@ def test_a_deployment_the_package_cannot_time_is_refused_in_its_row():
     assert named.spread_sentence(s).startswith(
         "Across this build and the book's measured set (4 refused: llama-3.1-70b-h100, llama-3.1-70b-h200,"
     )
+
+
+def test_per_server_is_a_share_of_one_pool_and_says_so(table):
+    row = table.loc["llama-3.1-70b-h100"]
+    text = named.pool_sentence(seed_scenario())
+    # 381.9 GiB per accelerator x 12.92 busy / 1,024 = 4.82 TiB (Llama-3.1-70B stores Llama-3-70B's 320 KiB a token,
+    # so the chapter's row needs the same 4.82 TiB); 12.92 / 8 = 1.62 servers; 8 x 381.9 = 3,056 GiB a server
+    assert row["tier_gib_per_accelerator"] * row["busy_accelerators"] / 1024 == pytest.approx(4.82, abs=0.005)
+    assert (
+        "For llama-3.1-70b-h100 that is 4.82 TiB for the 12.9 accelerators the trace keeps busy, 1.62 servers" in text
+    )
+    assert "each server's 3,056 GiB keeps the same hits only if the router sends every turn" in text

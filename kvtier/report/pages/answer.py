@@ -358,11 +358,25 @@ PRICE_COLUMNS = (
 """The columns of :func:`price_flips`, in words with their units."""
 
 
+def moved_prices(s: Scenario, key: str, value: float) -> dict[str, float]:
+    """The prices with ``key`` at ``value`` (SI), and every price that moves with it.
+
+    An accelerator hour is a cloud rate, all in: it pays for the power its board draws, so an
+    energy price moves it too, by the board's power in a compute-bound pass (``energy.power_batch``)
+    times the change (USD/J x J/s = USD/s).  Every other price moves alone.
+    """
+    out = {key: value}
+    if key == "cost.energy_kwh":
+        out["cost.accelerator_hour"] = s.v("cost.accelerator_hour") + s.v("energy.power_batch") * (value - s.v(key))
+    return out
+
+
 def price_flips(s: Scenario) -> pd.DataFrame:
     """Per LRU tier and price: the tier's net saving now and the price at which it would fall to zero.
 
     The saving (recomputation avoided, less fetching and holding) moves in a straight line
-    with each price, so two evaluations give the price that zeroes it.  ``flips_at`` is that
+    with each price, so two evaluations give the price that zeroes it.  Energy moves the
+    accelerator hour with it (:func:`moved_prices`): a cloud's hour pays for its board's power.  ``flips_at`` is that
     price as the key is written (USD/GB, USD/h, USD/kWh) and ``flips_at_times`` it over today's;
     "never" (``inf``) where no positive price does.
     """
@@ -371,7 +385,7 @@ def price_flips(s: Scenario) -> pd.DataFrame:
     for tier in d.plan("batch"):
         for key in (PURCHASE_KEYS[tier.medium], *FLIP_KEYS):
             v0 = s.v(key)
-            doubled = {t.tier: t for t in d.plan("batch", s.tier_prices({key: 2 * v0}))}[tier.tier]
+            doubled = {t.tier: t for t in d.plan("batch", s.tier_prices(moved_prices(s, key, 2 * v0)))}[tier.tier]
             slope = (doubled.saved_usd_per_s - tier.saved_usd_per_s) / v0
             flip = v0 - tier.saved_usd_per_s / slope if slope != 0 else np.inf
             flip = float(flip) if flip > 0 else np.inf
@@ -401,14 +415,17 @@ def prices_sentence(s: Scenario) -> str:
     for key, row in rows.iterrows():
         what = _price_words(str(key))
         if not np.isfinite(row["flips_at_si"]):
-            parts.append(f"no {what} would")
+            parts.append(f"no {what.removeprefix('the ')} would")
         elif row["flips_at_times"] > 1:
             parts.append(f"{what} would have to rise {row['flips_at_times']:,.3g}-fold, to {row['flips_at']}")
         else:
             parts.append(
                 f"{what} would have to fall to {row['flips_at']}, {row['flips_at_times'] * 100:.3g} % of today's"
             )
-    return f"For the {MEDIUM_WORDS[best.medium]} tier to stop paying for itself, " + "; ".join(parts) + "."
+    return (
+        f"For the {MEDIUM_WORDS[best.medium]} tier to stop paying for itself, " + "; ".join(parts) + " (the"
+        " accelerator hour moving with the energy price, since it pays for its board's power)."
+    )
 
 
 def _price_words(key: str) -> str:
@@ -417,7 +434,7 @@ def _price_words(key: str) -> str:
         "cost.cxl_gb": "CXL memory's price per GB",
         "cost.nvme_gb": "flash's price per GB",
         "cost.accelerator_hour": "the accelerator hour",
-        "cost.energy_kwh": "energy",
+        "cost.energy_kwh": "the energy price",
     }[key]
 
 
@@ -477,6 +494,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     where = flip_position(s, str(near["tier"]), regime_key, str(near["layout"]))
     out["context_sentence"] = _context_sentence(s, near, where)
     out["named_lead"] = f"{named_answer.spread_sentence(s)} {named_answer.confidence_sentence(s, KEYS)}"
+    out["named_pool"] = named_answer.pool_sentence(s)
     for what, text in flips.flip_sentences(s).items():
         out[f"flip_{FLIP_NAMES[what]}"] = text
     out["n_margins_shown"] = min(MARGINS_SHOWN, len(df))

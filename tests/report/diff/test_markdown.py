@@ -15,22 +15,21 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
     write_tables(both, **{"peak_flops": "989TFLOP/s", "bandwidth.mid": "100GB/s"})
     old, new = load_tables(str(seed_dir)), load_tables(str(both))
     changes = diff_tables(old, new)
-    # 1,384 numbers and 43 text cells, by table: the chapter's pages 152 (assumptions 2 value_si, capacity 20, fetch
-    # 2, interior 42, models 10, ratio 39, regenerate 6, roofline 9, tornado 19, uncertainty 1, ... as before); the
-    # tier ladder 177 (every link's fetch, ratios and break-evens in both layouts and regimes: the peak moves every
-    # regeneration, the bracket moves the mid row); the workload page 240 (the prefill avoided in both regimes for 2
-    # traces x 5 targets, recompute / fetch in both regimes for 2 x 5 x 11 links); the cost page 153 (blocks 9,
-    # intervals 66, the LRU tiers 36, the mixes 42: DeepSeek-V3's four rows 2 cells each, since in its published fp8
-    # its lone block's mix no longer moves with the peak, 19 cells fewer than in bf16); the decision page 243
-    # (decision 98: every regeneration time, ratio and break-even of 10 tiers x 2 regimes x 2 layouts that the peak
-    # moves; margins 118; prices 27, 9 of them flips_at_si; the named deployments 10, all of this build's row: the
-    # named rows take their own accelerators; the inputs tried 35: each try's verdicts flipped and closest call
-    # against the build's, which the peak moves; 2 text cells each: the build's title, its verdict counts, and
-    # which try is the build's); the cost page's hierarchy 112 (every recompute cost the
-    # peak moves); the serving page 264 (placements 16 and DeepSeek-V3's 20: fetch at the mid bracket, regeneration in
-    # a batch and both ratios; shared links 40: the in-batch ratio of 10 tiers x 4 counts; TTFT 188: every prefill the
-    # peak shortens)
-    assert sum(c.kind == "number" for c in changes) == 1384 and sum(c.kind == "text" for c in changes) == 43
+    # 1,378 numbers and 40 text cells, by table: the chapter's pages 150 (assumptions 2 value_si, capacity 20, fetch
+    # 2, interior 42, models 10, ratio 39, regenerate 6, roofline 9, tornado 19, uncertainty 1); the tier ladder 177
+    # (every link's fetch, ratios and break-evens in both layouts and regimes: the peak moves every regeneration, the
+    # bracket moves the mid row); the workload page 240 (the prefill avoided in both regimes for 2 traces x 5 targets,
+    # recompute / fetch in both regimes for 2 x 5 x 11 links); the cost page 153 (blocks 9, intervals 66, the LRU
+    # tiers 36, the mixes 42: DeepSeek-V3's four rows 2 cells each, since in its published fp8 its lone block's mix
+    # no longer moves with the peak, 19 cells fewer than in bf16); the decision page 282 (decision 98: every
+    # regeneration time, ratio and break-even of 10 tiers x 2 regimes x 2 layouts that the peak moves; margins 118;
+    # prices 21, 6 of them flips_at_si, energy flipping no tier once the accelerator hour moves with it; the named
+    # deployments 10, all of this build's row, the named rows taking their own accelerators; the inputs tried 35,
+    # each try's verdicts flipped and closest call against the build's, which the peak moves); the cost page's
+    # hierarchy 112 (every recompute cost the peak moves); the serving page 264 (placements 16 and DeepSeek-V3's 20:
+    # fetch at the mid bracket, regeneration in a batch and both ratios; shared links 40: the in-batch ratio of 10
+    # tiers x 4 counts; TTFT 188: every prefill the peak shortens). 150 + 177 + 240 + 153 + 282 + 112 + 264 = 1,378
+    assert sum(c.kind == "number" for c in changes) == 1378 and sum(c.kind == "text" for c in changes) == 40
     out = format_markdown(changes, old, new)
     lines = out.splitlines()
     # the deployment first: one accelerator with its own link on both sides (assumptions.csv's parallel.* rows)
@@ -67,7 +66,7 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
         # a lone block stays memory-bound at the higher peak: 52.24 ms / 52.4288 µs = 996.4, still below 1000x
         "| ratio, regeneration / fetch (lone block: roofline on the set's device) | 637.68 | 996.38 | +56.25% |",
         "| bracket combinations within the chapter's claim, lone block | 6 of 9 | 6 of 9 | unchanged |",
-        "| Monte Carlo draws below 100x (%) | 44.887 | 44.887 | unchanged |",
+        "| Monte Carlo draws below 100x (%) | 51.633 | 51.633 | unchanged |",
         "| Monte Carlo draws below 100x, lone block (%) | 0 | 0 | unchanged |",
         "| Monte Carlo draws above 1000x (%) | 0 | 0 | unchanged |",
         # regeneration takes 500/989 the time, so fetch breaks even at 989/500 the bandwidth: +97.80 %
@@ -77,11 +76,11 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
         # a lone block is bound by reading the weights, whatever the peak
         "| regeneration of a lone block under the roofline (ms) | 52.239 | 52.239 | unchanged |",
     ]
-    # 1,373 numbers besides the 11 SI duplicates (2 value_si, 9 flips_at_si), in 27 tables with the hierarchy, the
+    # 1,370 numbers besides the 8 SI duplicates (2 value_si, 6 flips_at_si), in 27 tables with the hierarchy, the
     # serving page's 4 and the decision page's named deployments and inputs tried
-    assert lines[25] == "**1373 numbers changed, 43 text cells changed in 27 tables**"
-    # 27 per-table lines, then 1,373 + 43 = 1,416 cells folded away
-    assert lines[57].startswith("<details><summary>All 1416 changed cells,") and len(lines) == 61 + 1416 + 2
+    assert lines[25] == "**1370 numbers changed, 40 text cells changed in 27 tables**"
+    # 27 per-table lines, then 1,370 + 40 = 1,410 cells folded away
+    assert lines[57].startswith("<details><summary>All 1410 changed cells,") and len(lines) == 61 + 1410 + 2
     # no SI duplicates, no raw CSV precision
     assert "500000000000000" not in out and "17.92285213" not in out and "value_si |" not in out
     # five significant figures, not the CSV's ten (0.00094598 has five: its leading zeros are not figures)

@@ -142,6 +142,26 @@ def test_the_plan_is_the_cost_pages_lru_tier_and_its_price_flips_by_hand():
     assert f"{fold:.3g}" == "47.5"
 
 
+def test_an_energy_price_moves_the_accelerator_hour_so_it_flips_nothing():
+    s = Scenario()
+    # doubling energy to 0.18 USD/kWh moves the all-in hour by the board's 0.7 kW x 0.09 USD/kWh: 3.063 USD/h
+    moved = answer.moved_prices(s, "cost.energy_kwh", 2 * s.v("cost.energy_kwh"))
+    assert moved["cost.accelerator_hour"] * 3600 == pytest.approx(3 + 0.7 * 0.09, rel=1e-12)
+    assert answer.moved_prices(s, "cost.dram_gb", 1.0) == {"cost.dram_gb": 1.0}
+    flips = answer.price_flips(s).set_index(["tier", "input"])
+    # recomputing grows with energy faster than holding does, once the hour moves too: no energy price flips it
+    assert flips.loc[("pcie5-x16", "cost.energy_kwh"), "flips_at"] == "never"
+    assert "no energy price would (the accelerator hour moving with the energy price" in answer.prices_sentence(s)
+    # the old wording held the hour fixed: energy alone then zeroes the saving near 70.8 USD/kWh, while at 0.7 kW the
+    # board's power alone would cost 70.8 x 0.7 = 49.6 USD/h, sixteen times the hour it was held at
+    host = {t.tier: t for t in analysis.lru_plan(s, 0.9)}["pcie5-x16"]
+    e0 = s.v("cost.energy_kwh")
+    alone = {t.tier: t for t in analysis.lru_plan(s, 0.9, "batch", s.tier_prices({"cost.energy_kwh": 2 * e0}))}
+    slope = (alone["pcie5-x16"].saved_usd_per_s - host.saved_usd_per_s) / e0
+    held = (e0 - host.saved_usd_per_s / slope) * 3.6e6  # USD/J to USD/kWh
+    assert held == pytest.approx(70.80, abs=0.01)
+
+
 def test_the_hit_target_is_an_input():
     s = Scenario(load_assumptions(sets={"decision.hit_target": "50%"}))
     half = {t.tier: t for t in analysis.lru_plan(s, 0.5)}["pcie5-x16"]

@@ -20,7 +20,7 @@ def test_book_consistency_checks_name_the_keys():
         "mfu.typical": ("60%", "keys 'mfu.optimistic' (50%) and 'mfu.typical' (60%)"),
         "context.short": ("256K", "'context.short' must be smaller than 'context.long'"),
         "interior.position": ("200000", "'interior.position' must lie inside the sequence"),
-        "uncertainty.mfu_low": ("60%", "keys 'uncertainty.mfu_high' (50%) and 'uncertainty.mfu_low' (60%)"),
+        "uncertainty.mfu_low": ("70%", "keys 'uncertainty.mfu_high' (60%) and 'uncertainty.mfu_low' (70%)"),
     }
     for key, (value, message) in cases.items():
         with pytest.raises(KvtierError, match=re.escape(message)):
