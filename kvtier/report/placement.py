@@ -125,7 +125,9 @@ def moe_table(
         sc = base.with_placement(tp=tp, pp=pp, ep=ep)
         row = _row(sc)
         row["experts_touched"] = touched
-        row["lone_weights_read_GB"] = float(sc.touched_weight_bytes(sc.block_tokens)) / 1e9
+        along = float(sc.touched_weight_bytes(sc.block_tokens))  # summed over the stages the pass crosses
+        row["lone_weights_read_GB"] = along / 1e9
+        row["lone_weights_read_per_accelerator_GB"] = along / sc.placement.pp / 1e9  # each stage's rank, its share
         rows.append(row)
     return pd.DataFrame(rows)
 

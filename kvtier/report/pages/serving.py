@@ -128,7 +128,8 @@ def sharing_table(s: Scenario) -> pd.DataFrame:
 MOE_COLUMNS = (
     *PLACEMENT_COLUMNS,
     Column("experts_touched", "experts touched per MoE layer"),
-    Column("lone_weights_read_GB", phrase("weights read per accelerator", LONE), "GB"),
+    Column("lone_weights_read_GB", phrase("weights read along the pipeline, one accelerator a stage", LONE), "GB"),
+    Column("lone_weights_read_per_accelerator_GB", phrase("weights each accelerator reads", LONE), "GB"),
 )
 """The columns of :func:`moe_table`: :data:`PLACEMENT_COLUMNS` and what a lone block's tokens touch."""
 
@@ -227,6 +228,17 @@ def _pct_change(new: float, old: float) -> float:
     return (new / old - 1) * 100 if old else math.nan
 
 
+def _collective_latency_ms(s: Scenario, tp: int) -> float:
+    """The part of a lone block's collectives at tensor-parallel size ``tp`` that is each operation's latency (ms).
+
+    The collectives of the block's tokens with every latency (``latency_share`` 1) less the same with none (0):
+    what remains is the bandwidth part, the bytes over the links.
+    """
+    sc = s.with_placement(tp=tp)
+    tokens = float(sc.block_tokens)
+    return float(sc.collectives_s(tokens, 1.0) - sc.collectives_s(tokens, 0.0)) * 1e3
+
+
 def numbers(s: Scenario) -> dict[str, Any]:
     """Every number the serving page's prose quotes, by glue name."""
     p = s.placement
@@ -250,6 +262,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "lone_ms_big": float(big["lone_regen_ms"]),
         "collectives_ms_big": float(big["lone_collectives_ms"]),
         "collectives_pct_big": float(big["lone_collectives_share"]) * 100,
+        "collectives_latency_ms_big": _collective_latency_ms(s, TPS[-1]),
         "shard_kib_tp1": float(one["shard_KiB"]),
         "shard_kib_big": float(big["shard_KiB"]),
     }
@@ -262,8 +275,9 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out["n_tiers"] = int(len(shared))
     moe = moe_table(s)
     out["moe_experts_touched"] = float(moe["experts_touched"].iloc[0])
-    out["moe_weights_read_gb_min"] = float(moe["lone_weights_read_GB"].min())
-    out["moe_weights_read_gb_max"] = float(moe["lone_weights_read_GB"].max())
+    out["moe_biggest_group"] = int(moe["tp"].max())
+    out["moe_weights_read_gb_min"] = float(moe["lone_weights_read_per_accelerator_GB"].min())
+    out["moe_weights_read_gb_max"] = float(moe["lone_weights_read_per_accelerator_GB"].max())
     out["moe_lone_ratio_min"] = float(moe["lone_ratio"].min())
     out["moe_lone_ratio_max"] = float(moe["lone_ratio"].max())
     eng = engines_table(s)
@@ -331,7 +345,8 @@ def _tp_sentence(n: dict[str, Any]) -> str:
         f"From one accelerator to a group of {n['tp_big']}, the shard each one fetches goes from"
         f" {n['shard_kib_tp1']:,.0f} to {n['shard_kib_big']:,.0f} KiB and a lone block's pass from"
         f" {n['lone_ms_tp1']:.3g} to {n['lone_ms_big']:.3g} ms, of which {n['collectives_ms_big']:.3g} ms"
-        f" ({n['collectives_pct_big']:.0f} %) is all-reduce latency that no further split removes. The lone-block"
+        f" ({n['collectives_pct_big']:.0f} %) is all-reduce: {n['collectives_latency_ms_big']:.3g} ms of it the"
+        " operations' latency, which no further split removes, the rest their bytes over NVLink. The lone-block"
         f" ratio {grows} from {format_number(n['lone_ratio_tp1'])}× to {format_number(n['lone_ratio_big'])}×;"
         " inside a batch it goes from"
         f" {format_number(n['batch_ratio_tp1'])}× to {format_number(n['batch_ratio_big'])}×."
@@ -345,7 +360,9 @@ def _moe_sentence(n: dict[str, Any]) -> str:
         f" {format_number(n['moe_weights_read_gb_min'])} and {format_number(n['moe_weights_read_gb_max'])} GB of"
         " weights across the"
         f" placements below; the lone-block ratio runs from {format_number(n['moe_lone_ratio_min'])}× to"
-        f" {format_number(n['moe_lone_ratio_max'])}×."
+        f" {format_number(n['moe_lone_ratio_max'])}×. A group of {n['moe_biggest_group']} is timed as one NVLink"
+        " domain, which only an NVLink-switched system of that size gives (an NVL72 rack, or NVLink switches across"
+        " servers); over two 8-GPU servers joined by InfiniBand its all-reduces would take longer."
     )
 
 
@@ -470,7 +487,16 @@ TABLES = (
         "serving_moe",
         moe_table,
         ("tp", "pp", "ep"),
-        ("tp", "pp", "ep", "experts_touched", "lone_weights_read_GB", "lone_regen_ms", "lone_ratio", "ratio"),
+        (
+            "tp",
+            "pp",
+            "ep",
+            "experts_touched",
+            "lone_weights_read_per_accelerator_GB",
+            "lone_regen_ms",
+            "lone_ratio",
+            "ratio",
+        ),
     ),
     ("serving_min_accelerators", min_table, ("model",)),
     (

@@ -116,3 +116,24 @@ def test_the_ttft_sentence_says_how_much_of_the_trace_is_past_the_models_window(
     assert max(lengths) <= 131_072
     longer = serving.numbers(Scenario(load_assumptions(None, {"model": "llama-3.1-70b"})))["ttft_sentence"]
     assert longer.endswith("Every prompt of the trace fits llama-3.1-70b's 131,072-token window.")
+
+
+def test_the_all_reduce_split_the_weights_each_accelerator_reads_and_the_nvlink_domain():
+    from kvtier.report.pages import serving as page
+    from kvtier.scenario import seed_scenario
+
+    s = seed_scenario()
+    n = page.numbers(s)
+    # at TP 8 a lone 16-token block's all-reduces, two a layer over 80 layers at 10 us each: 1.6 ms of latency; the
+    # rest of the 1.76 ms is bytes (16 x 8,192 x 2 B a message); it said "1.76 ms is all-reduce latency"
+    assert n["collectives_latency_ms_big"] == pytest.approx(80 * 2 * 10e-3, rel=1e-12)
+    assert n["collectives_ms_big"] > n["collectives_latency_ms_big"]
+    text = page._tp_sentence(n)
+    assert "is all-reduce: 1.6 ms of it the operations' latency" in text and "is all-reduce latency" not in text
+    # TP 8 x PP 2 x EP 8: the pass crosses two stages, each accelerator reads its own stage's share, half the sum
+    moe = page.moe_table(s).set_index(["tp", "pp", "ep"])
+    row = moe.loc[(8, 2, 8)]
+    assert row["lone_weights_read_per_accelerator_GB"] == pytest.approx(row["lone_weights_read_GB"] / 2, rel=1e-12)
+    assert row["lone_weights_read_per_accelerator_GB"] == pytest.approx(moe.loc[(16, 1, 16), "lone_weights_read_GB"])
+    # the TP 16 group is timed as one NVLink domain, and the page says what that needs
+    assert "A group of 16 is timed as one NVLink domain" in page._moe_sentence(n)

@@ -56,8 +56,8 @@ def finding_sentence(n: dict[str, Any], empty: str | None, still: str | None) ->
     )
     return (
         f"For the {n['trace']} trace, an LRU tier of {n['cap50_tib']:.2f} TiB catches half of what an infinite cache"
-        f" would and {n['cap95_tib']:.2f} TiB catches 95 %; {reuse}, and the hits of a request always form a prefix"
-        " of its prompt"
+        f" would and {n['cap95_tib']:.2f} TiB catches 95 %; {reuse}, and under LRU the hits of a request always form a"
+        " prefix of its prompt"
     )
 
 

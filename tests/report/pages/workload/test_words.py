@@ -105,3 +105,10 @@ def test_the_mooncake_paragraph_names_a_gap_it_cannot_trace_and_other_traces():
     assert text.endswith("serves half or more of what an unbounded one would, on every shipped trace.")
     # with no reuse, no capacity reaches a share: the sentence on the curve's steepness is left out
     assert "steep" not in words.mooncake_paragraph(mooncake_numbers(mc_t_reach_mtokens=None), ("t",), "prefix")
+
+
+def test_the_prefix_property_is_said_of_lru_alone():
+    # S3-FIFO keeps a block whose predecessor it evicted, so its hits need not form a prefix: the sentence names LRU
+    n = {"trace": "t", "cap50_tib": 1.0, "cap95_tib": 2.0, "reuse_p90_min": 3.0}
+    text = words.finding_sentence(n, None, None)
+    assert text.endswith("and under LRU the hits of a request always form a prefix of its prompt")
