@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from kvtier import analysis
+from kvtier.deployment import Deployment
 from kvtier.formulas import tiering
 from kvtier.formulas.cache.report import share_longer
 from kvtier.report import placement, serving, words
@@ -272,6 +273,11 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out["sharing_most"] = worst
     out["sharing_batch_wins"] = int(shared["fetch_wins"].sum())
     out["sharing_lone_wins"] = int(shared["lone_fetch_wins"].sum())
+    out["sharing_layout"] = str(s.assumptions.value("fetch_layout"))
+    other = "per-layer" if out["sharing_layout"] == "contiguous" else "contiguous"
+    most = Deployment.of(s.with_placement(gpus_per_link=worst))
+    out["sharing_batch_wins_other"] = most.n_fetch_wins("batch", other)
+    out["sharing_other_transfers"] = most.transfers[other]
     out["n_tiers"] = int(len(shared))
     moe = moe_table(s)
     out["moe_experts_touched"] = float(moe["experts_touched"].iloc[0])
@@ -370,11 +376,16 @@ def _sharing_sentence(n: dict[str, Any]) -> str:
     def wins(k: int) -> str:
         return "all" if k == n["n_tiers"] else f"{k} of the"
 
+    copied = "in one piece" if n["sharing_layout"] == "contiguous" else "layer chunk by layer chunk"
+    other = (
+        f"as {n['sharing_other_transfers']:,} chunk copies" if n["sharing_layout"] == "contiguous" else "in one copy"
+    )
     return (
         f"Accelerators behind one PCIe switch, one CXL expander or one NIC divide its bandwidth. With"
-        f" {n['sharing_most']} sharing each link, fetching still beats regenerating from"
+        f" {n['sharing_most']} sharing each link and the block copied {copied}, fetching still beats regenerating from"
         f" {wins(n['sharing_batch_wins'])} {n['n_tiers']} tiers inside a batch and from"
-        f" {wins(n['sharing_lone_wins'])} {n['n_tiers']} for a lone block."
+        f" {wins(n['sharing_lone_wins'])} {n['n_tiers']} for a lone block; copied {other}, from"
+        f" {wins(n['sharing_batch_wins_other'])} {n['n_tiers']} inside a batch."
     )
 
 

@@ -137,3 +137,21 @@ def test_the_all_reduce_split_the_weights_each_accelerator_reads_and_the_nvlink_
     assert row["lone_weights_read_per_accelerator_GB"] == pytest.approx(moe.loc[(16, 1, 16), "lone_weights_read_GB"])
     # the TP 16 group is timed as one NVLink domain, and the page says what that needs
     assert "A group of 16 is timed as one NVLink domain" in page._moe_sentence(n)
+
+
+def test_the_link_sharing_sentence_names_its_layout_and_the_other():
+    from kvtier.deployment import Deployment
+    from kvtier.report.pages import serving as page
+    from kvtier.scenario import seed_scenario
+
+    s = seed_scenario()
+    text = page._sharing_sentence(page.numbers(s))
+    # eight behind a link, in one piece: every tier still wins; as 160 chunk copies inside a batch NVMe Gen4 x4
+    # loses (each chunk pays 92 us, and the link's share is an eighth), which "all 10 tiers" alone hid
+    most = Deployment.of(s.with_placement(gpus_per_link=8))
+    nvme = most.tiers.names.index("nvme-gen4-x4")
+    assert most.ratio("batch", "per-layer")[nvme] == pytest.approx(0.87, abs=0.01)
+    assert (
+        "With 8 sharing each link and the block copied in one piece, fetching still beats regenerating from all" in text
+    )
+    assert text.endswith("copied as 160 chunk copies, from 9 of the 10 inside a batch.")

@@ -64,9 +64,12 @@ def peer_exclusions_sentence(m: ms.Measurements) -> str:
 def measured_set_sentence(change: dict[str, Any]) -> str:
     """What rebuilding with the measured set changes most (:func:`changes_under_measured_set`), in words."""
     top = [(change["titles"][name], count) for name, count in change["ranked"] if count][:4]
+    compared = len(change["titles"])
     return (
-        f"Rebuilt with it instead of the seed set, the pages that change most are {listed([t for t, _ in top])}"
-        f" ({listed([f'{c:,}' for _, c in top])} changed table cells); the illustrative block's ratio goes from"
+        f"Rebuilt with it instead of the seed set, of the {compared} analytical pages compared cell by cell (those that"
+        " read no trace and draw no random numbers) the ones that change most are"
+        f" {listed([t for t, _ in top])} ({listed([f'{c:,}' for _, c in top])} changed table cells), and the decision"
+        " on the landing page changes as its measured-set row shows; the illustrative block's ratio goes from"
         f" {change['seed_ratio']:.2f} to {change['h200_ratio']:.1f} inside a batch and from"
         f" {change['seed_lone_ratio']:.1f} to {change['h200_lone_ratio']:.1f} as a lone block."
     )
