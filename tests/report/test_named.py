@@ -46,7 +46,7 @@ def test_the_builds_row_is_the_decisions_plan(table):
     assert row["tier_gib_per_server"] == row["tier_gib_per_accelerator"]
     assert (row["accelerator_hour_usd"], row["engine_copies"], row["chunk_copies"]) == (3.0, 1, 160)
     # fetch wins from every tier in the three (regime, copies) shown; the in-batch per-chunk closest call 1.16x
-    assert row["fetch_wins"] == "10 · 10 · 10"
+    assert row["fetch_wins"] == "10/10/10"
     assert row["min_ratio_batch_chunks"] == pytest.approx(answer.closest_calls(s).iloc[0]["ratio"], rel=1e-12)
 
 

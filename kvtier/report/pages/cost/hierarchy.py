@@ -208,6 +208,7 @@ def hierarchy_numbers(s: Scenario) -> dict[str, Any]:
         out[f"hier_{key}_nvme_wear_pct"] = nv.endurance_used * 100
         out[f"hier_{key}_hit_pct"] = float(counts.hit_ratio.sum()) * 100
         out[f"hier_{key}_usd_per_h"] = cost.usd_per_s * 3600
+        out[f"hier_{key}_hbm_hold_usd_per_h"] = traffic[0].hold_usd_per_s * 3600  # HBM's share of the hour it holds
     out = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
     out["hier_sizes_sentence"] = hierarchy_sizes_sentence(out)
     out["hier_result_sentence"] = hierarchy_result_sentence(out)

@@ -129,7 +129,7 @@ def hierarchy_result_sentence(n: Mapping[str, Any]) -> str:
         f" ({n['hier_exc_hit_pct']:.1f} % in all)."
     )
     rates = ("hier_exc_nvme_write_gbps", "hier_exc_nvme_write_busy_pct", "hier_inc_nvme_write_gbps")
-    if any(n[k] is None for k in (*rates, "hier_exc_usd_per_h", "hier_inc_usd_per_h")):
+    if any(n[k] is None for k in (*rates, "hier_exc_usd_per_h", "hier_inc_usd_per_h", "hier_exc_hbm_hold_usd_per_h")):
         return (
             f"{served} The trace lasts 0 s, so the tiers' write bandwidths and the hierarchies' hourly costs are not"
             " defined."
@@ -153,9 +153,13 @@ def hierarchy_result_sentence(n: Mapping[str, Any]) -> str:
         if bound is not None
         else "with no lower bound to compare (the trace's mix has no cost per hour)"
     )
+    hbm = n["hier_exc_hbm_hold_usd_per_h"]
     return (
         f"{served} {writes}. Holding, fetching and recomputing what it misses, the exclusive hierarchy costs"
-        f" {n['hier_exc_usd_per_h']:,.2f} USD an hour, the inclusive one {n['hier_inc_usd_per_h']:,.2f}, {against}."
+        f" {n['hier_exc_usd_per_h']:,.2f} USD an hour, the inclusive one {n['hier_inc_usd_per_h']:,.2f}, {against};"
+        f" {hbm:,.2f} USD of the exclusive hierarchy's hour is the HBM its prefix cache holds (priced at HBM's share"
+        " of the accelerator hour), which the mix barely pays, since it keeps a block in HBM only for a reuse moments"
+        f" away: without it the hierarchy costs {n['hier_exc_usd_per_h'] - hbm:,.2f}."
     )
 
 

@@ -64,3 +64,18 @@ def test_the_hierarchy_from_the_streamed_histogram_is_the_replay_of_every_distan
             assert cost.recompute_usd_per_s * r.trace.duration_s == pytest.approx(
                 float(recompute[missed].sum()) * s.tier_prices().accelerator_usd_per_s, rel=1e-12
             )
+
+
+def test_the_hierarchys_hour_against_the_mix_says_what_hbm_holding_adds():
+    from kvtier.report.pages import cost as page
+    from kvtier.report.pages.cost.words import hierarchy_result_sentence
+    from kvtier.scenario import seed_scenario
+
+    n = page.numbers(seed_scenario())
+    # the exclusive hierarchy's 17.35 USD/h holds 11.23 of HBM (9.31 GiB a busy accelerator at HBM's share of the
+    # hour); the least-cost mix's peak in HBM is 0 GiB (table cost_mix), so set against its 0.47 the rest is 6.11
+    assert n["hier_exc_usd_per_h"] == pytest.approx(17.347, abs=1e-3)
+    assert n["hier_exc_hbm_hold_usd_per_h"] == pytest.approx(11.233, abs=1e-3)
+    text = hierarchy_result_sentence(n)
+    assert "11.23 USD of the exclusive hierarchy's hour is the HBM its prefix cache holds" in text
+    assert text.endswith("without it the hierarchy costs 6.11.")
