@@ -716,8 +716,8 @@ def test_findings_lead_with_the_three_line_answer(seed_build):
         # 100..1000. Lone block: 52.24 ms / 163.84 us = 318.8x to 52.24 ms / 43.33 us = 1,205.6x; 6 of 9 within.
         assert "fetching it is 55× to 414× faster" in regimes and "holds at 7 of them" in regimes
         assert "fetching is 319× to 1,206× faster" in regimes and "holds at 6 of 9" in regimes
-        # 2. how sure, per regime, and which input moves it
-        assert re.search(r"44\.9 % of in-batch ratios and 0\.0 % of lone-block ratios fall below 100×", sureness)
+        # 2. how sure, per regime, and which input moves it (the MFU drawn up to 60 %, the H200's measured 55.93 %)
+        assert re.search(r"51\.6 % of in-batch ratios and 0\.0 % of lone-block ratios fall below 100×", sureness)
         assert "link bandwidth" in sureness
         # 3. what was measured: 76 records, the 3 reference.* figures (2 measured) enter no calculation; the
         # serving trace (workload.trace) and the cost page's lone-block board power (energy.power_lone) enter one
