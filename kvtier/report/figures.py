@@ -169,7 +169,7 @@ def keep_label_inside(ax: Axes, label: Annotation) -> None:
     :func:`mark_context_limit` puts its label left of the line in the right part of a log axis; on a
     narrow figure that label can run past the axes into the tick labels.  For a figure whose top-left
     corner is empty (a cache or a time that rises from the bottom left, as on the capacity and interior
-    pages).  It changes where the label sits, not what it says.
+    pages), where a label that would still cross its line breaks its long line in two.
     """
     fig = ax.figure
 
@@ -185,9 +185,15 @@ def keep_label_inside(ax: Axes, label: Annotation) -> None:
     label.xyann = (4, label.xyann[1])
     if inside():
         return
+    line_x = label.xy[0]  # the line's position in data units, before the label leaves it
     label.xycoords = "axes fraction"
     label.xy = (0.0, 0.98)
     label.set_va("top")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    if label.get_window_extent(renderer).x1 >= ax.transData.transform((line_x, 1.0))[0]:
+        # in the corner the label runs into its own line: its long line breaks in two
+        label.set_text(label.get_text().replace(" = ", "\n= "))
 
 
 def finish(

@@ -97,8 +97,11 @@ def test_the_interior_figure_keeps_the_limit_label_clear_of_the_fetch_line():
     ax = fig.axes[0]
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    label = next(t for t in ax.texts if "max_position_embeddings = 8,192" in t.get_text())
+    label = next(t for t in ax.texts if "max_position_embeddings" in t.get_text())
     box = label.get_window_extent(renderer)
+    # in the top-left corner, its long line broken in two, the label ends left of its own line at 8,192 positions
+    assert label.get_text() == "llama-3-70b context limit\nmax_position_embeddings\n= 8,192"
+    assert box.x1 < ax.transData.transform((8192, 1.0))[0]
     # the fetch line (81.92 µs = 0.08192 ms) does not run through the label, and the label stays inside the axes
     fetch_y = ax.transData.transform((1.0, 0.08192))[1]
     assert not box.y0 <= fetch_y <= box.y1
