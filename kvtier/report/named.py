@@ -4,7 +4,7 @@ Three kinds of row (a :class:`World` each): the build's own assumption set (unde
 source chapter's world: its implied 500 TFLOP/s accelerator at 25 % MFU), each named deployment
 of ``kvtier/data/deployments.yaml`` layered on the build's set
 (:func:`kvtier.inputs.deployments.assumption_set`), and the book's own measured set
-(``h200-measured.yaml``, layered on the seed).  Each row is one resolved
+(``h200-measured.yaml``, its records layered on the build's set like a deployment's).  Each row is one resolved
 :class:`~kvtier.deployment.Deployment`: the same verdicts and the same LRU tier as the decision
 page computes for the build, so that the build's row equals that page's numbers
 (``tests/test_agreement.py``).
@@ -22,7 +22,7 @@ from kvtier.errors import KvtierError
 from kvtier.inputs import deployments
 from kvtier.report import words
 from kvtier.report.columns import Column, declare, named
-from kvtier.scenario import Scenario, measured_scenario
+from kvtier.scenario import Scenario, measured_on
 
 MEDIUM_WORDS = {"dram": "host DRAM", "cxl": "CXL memory", "nvme": "NVMe flash"}
 
@@ -94,7 +94,7 @@ def worlds(s: Scenario) -> tuple[World, ...]:
                 "h200-measured",
                 "measured set",
                 "the book's measured set: Llama-3-70B on one H200, its copies and forward passes as measured",
-                measured_scenario,
+                lambda: measured_on(s),
                 1,
             )
         )
@@ -209,6 +209,11 @@ def spread_sentence(s: Scenario) -> str:
     ok = df[df["refused"] == ""]
     if ok.empty:
         return "No deployment could be resolved with this build's assumptions."
+    if not ok["saved_usd_h"].notna().all():
+        return (
+            "The trace has no rate per second (it lasts no time), so no tier can be priced per hour for it; the"
+            " verdicts per block are in the table."
+        )
     n_named = int((ok["kind"] == "named").sum())
     n = int(ok["n_tiers"].iloc[0])
     refused = df[df["refused"] != ""]
@@ -247,6 +252,8 @@ def pool_sentence(s: Scenario) -> str:
     if ok.empty:
         return "No named deployment could be resolved, so no tier is sized per server."
     row = ok.iloc[0]
+    if not (row["busy_accelerators"] > 0 and row["tier_gib_per_accelerator"] > 0):
+        return "The trace keeps no accelerator busy or reuses nothing, so there is no tier to share or split."
     total_tib = row["tier_gib_per_accelerator"] * row["busy_accelerators"] / 1024
     servers = row["busy_accelerators"] / row["per_server"]
     return (

@@ -34,6 +34,7 @@ __all__ = [
     "TRANSFER_KEYS",
     "Placement",
     "Scenario",
+    "measured_on",
     "measured_scenario",
     "seed_scenario",
 ]
@@ -144,3 +145,13 @@ def measured_scenario() -> Scenario:
     """The shipped assumption set of the H200 measurements (:data:`MEASURED_SET`), layered on the seed."""
     with resources.as_file(resources.files("kvtier.data").joinpath(MEASURED_SET)) as path:
         return Scenario(load_assumptions(path))
+
+
+def measured_on(s: Scenario) -> Scenario:
+    """The H200 measurements' records (:data:`MEASURED_SET`) layered on ``s``'s set, named ``h200-measured``.
+
+    Every key the measured set does not name (the trace, the prices, the hit target) keeps ``s``'s value.
+    """
+    measured = measured_scenario().assumptions
+    changed = {key: measured[key] for key in measured if measured[key] != seed()[key]}
+    return Scenario(s.assumptions.with_records(changed, name=measured.name))

@@ -113,3 +113,17 @@ def test_per_server_is_a_share_of_one_pool_and_says_so(table):
         "For llama-3.1-70b-h100 that is 4.82 TiB for the 12.9 accelerators the trace keeps busy, 1.62 servers" in text
     )
     assert "each server's 3,056 GiB keeps the same hits only if the router sends every turn" in text
+
+
+def test_a_trace_that_lasts_no_time_prices_no_tier_and_says_so(tmp_path):
+    trace = tmp_path / "instant.jsonl"
+    line = '{"timestamp": 0, "input_length": 1024, "output_length": 10, "hash_ids": [1, 2]}\n'
+    trace.write_text(line * 2, encoding="utf-8")
+    s = Scenario(load_assumptions(sets={"workload.trace": str(trace)}))
+    df = named.named_table(s).set_index("deployment")
+    # every row, the measured set's too, prices the build's trace: two requests at one instant have no rate
+    assert df["saved_usd_h"].isna().all() and (df["refused"] == "").all()
+    assert named.spread_sentence(s).startswith("The trace has no rate per second (it lasts no time)")
+    assert named.pool_sentence(s) == (
+        "The trace keeps no accelerator busy or reuses nothing, so there is no tier to share or split."
+    )
