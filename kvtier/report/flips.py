@@ -91,7 +91,7 @@ def _tries(s: Scenario) -> list[tuple[str, str, Callable[[], AssumptionSet]]]:
         )
     system = str(a.value("regen.system"))
     for engine in ("vllm", "sglang", "trtllm"):
-        version = kernels.versions(system, engine)[-1] if kernels.versions(system, engine) else "none"
+        version = (kernels.versions(system, engine) or ["none"])[-1]
         tries.append(
             (
                 "engine kernels",
@@ -128,8 +128,8 @@ def flip_inputs(s: Scenario) -> pd.DataFrame:
     found = _FLIPS.get(s)
     if found is not None:
         return found
-    base, _ = _verdicts(s)
-    closest = _closest(s)
+    base, base_ratios = _verdicts(s)
+    closest = int(np.argmin(np.abs(np.log(base_ratios))))  # the build's verdict nearest to flipping
     n = len(Deployment.of(s).tiers.names)
     rows = []
     for what, setting, make in _tries(s):
@@ -141,7 +141,7 @@ def flip_inputs(s: Scenario) -> pd.DataFrame:
             rows.append(row | {"is_build": False, "refused": str(exc)})
             continue
         row |= {
-            "is_build": bool(np.array_equal(ratios, _verdicts(s)[1])),
+            "is_build": bool(np.array_equal(ratios, base_ratios)),
             "verdicts_flipped": int((wins != base).sum()),
             "wins_lone_contiguous": int(wins[:n].sum()),
             "wins_batch_contiguous": int(wins[2 * n : 3 * n].sum()),

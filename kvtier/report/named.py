@@ -12,6 +12,7 @@ page computes for the build, so that the build's row equals that page's numbers
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
@@ -63,9 +64,9 @@ def _build_title(s: Scenario) -> str:
     return f"{what}: {s.model.name}, {words.deployment_words(s)}, regenerated at {pricing}"
 
 
-def _resolve(name: str, kind: str, title: str, make: object, per_server: int) -> World:
+def _resolve(name: str, kind: str, title: str, make: Callable[[], Scenario], per_server: int) -> World:
     try:
-        sc = make()  # type: ignore[operator]
+        sc = make()
         Deployment.of(sc)  # the fit check and the kernel tables refuse here, in one line
         return World(name, kind, title, sc, per_server)
     except KvtierError as exc:
