@@ -15,7 +15,7 @@ import pytest
 
 from kvtier.deployment import Deployment
 from kvtier.inputs.assumptions import load_assumptions
-from kvtier.report.pages import answer, cost, tiers, workload
+from kvtier.report.pages import answer, cost, ratio, regenerate, tiers, workload
 from kvtier.scenario import Scenario
 from tests.conftest import MEASURED_SET, run_cli_json
 
@@ -107,6 +107,30 @@ def test_regeneration_per_regime(case):
         tier = d.tiers.names[0]
         ratio = ladder.loc[tier, f"{prefix}ratio_tail"] * ladder.loc[tier, "fetch_us"] / 1e3
         assert ratio == pytest.approx(regen_ms, rel=REL)
+
+
+def test_the_illustrative_ratio_is_one_computation(case):
+    # the ratio page's grid cell, the tier ladder's bracket row, the regenerate page's bracket, `compare`
+    # and the decision's in-batch regeneration time are one number: the tail block at position 0, its attention
+    # over its own tokens counted (once 218.75 on the ratio page and in `compare`, 218.78 on the tier ladder)
+    _, args, s, d = case
+    point = s.illustrative
+    grid = ratio.table(s)
+    cell = grid[grid["illustrative"]].iloc[0]
+    ladder = tiers.table(s).set_index("link")
+    mid = ladder.loc[f"bracket {point['bandwidth_label']}"]
+    regen = regenerate.table(s).set_index("bracket")
+    shown = run_cli_json("compare", *args)
+    assert cell["ratio"] == pytest.approx(point["ratio"], rel=REL)
+    assert cell["regen_ms"] == pytest.approx(d.regen_s("batch") * 1e3, rel=REL)
+    assert regen.loc[point["mfu_label"], "regen_ms"] == pytest.approx(d.regen_s("batch") * 1e3, rel=REL)
+    # `compare` times the regime its case names: a pass of regen.batch_tokens (the measured set's 16: a lone block)
+    regime = "lone" if "a lone pass" in shown["regen_case"] else "batch"
+    assert shown["regen_time_s"] == pytest.approx(d.regen_s(regime), rel=REL)
+    if regime == "batch":
+        assert shown["regen_to_fetch_ratio"] == pytest.approx(cell["ratio"], rel=REL)
+    if s.assumptions.value("fetch_layout") == "contiguous":  # the ladder's bracket rows are fetched in the set's layout
+        assert mid["ratio_tail"] == pytest.approx(cell["ratio"], rel=REL)
 
 
 def test_the_trace_s_reuses_tier_capacity_and_traffic(case):

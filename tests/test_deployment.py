@@ -91,8 +91,9 @@ def test_one_accelerator_changes_nothing():
     assert s.shard_share == 1.0 and s.fetch_bytes == s.block_bytes == 5_242_880.0
     assert s.compute_share == 1.0
     assert float(s.collectives_s(16)) == 0.0
-    # the chapter's 17.92 ms at 25 % of 500 TFLOP/s: 2 x 70e9 x 16 / (500e12 x 0.25), unchanged
-    assert s.illustrative["regen_s"] == 2 * 70e9 * 16 / (500e12 * 0.25)
+    # 17.92 ms at 25 % of 500 TFLOP/s: (2 x 70e9 x 16 + 356,515,840 FLOP of the block's attention over itself)
+    # / (500e12 x 0.25), unchanged by a placement of one
+    assert s.illustrative["regen_s"] == pytest.approx((2 * 70e9 * 16 + 356_515_840) / (500e12 * 0.25), rel=1e-15)
     assert s.illustrative["fetch_s"] == 5_242_880 / 64e9
 
 
@@ -131,11 +132,13 @@ def test_link_sharing_doubles_the_bytes_over_one_link():
 
 
 def test_in_batch_regeneration_spreads_over_every_accelerator():
-    # tp 8: 2 x 70e9 x 16 / (8 x 500e12 x 0.25) = 2.24 ms, plus the block's all-reduce bytes, latency shared:
+    # tp 8: (2 x 70e9 x 16 + 356,515,840) / (8 x 500e12 x 0.25) = 2.2404 ms, plus the all-reduce bytes, latency shared:
     # 160 all-reduces x 2 x 7/8 x (16 x 8192 x 2 B) / 450e9 = 160 x 1.01945 us = 0.16311 ms
     s = Scenario().with_placement(tp=8)
     comm = 160 * 1.75 * 16 * 8192 * 2 / 450e9
-    assert s.illustrative["regen_s"] == pytest.approx(2 * 70e9 * 16 / (8 * 500e12 * 0.25) + comm, rel=1e-12)
+    assert s.illustrative["regen_s"] == pytest.approx(
+        (2 * 70e9 * 16 + 356_515_840) / (8 * 500e12 * 0.25) + comm, rel=1e-12
+    )
 
 
 def test_lone_block_pays_the_collective_latency_floor():

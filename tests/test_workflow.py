@@ -168,10 +168,10 @@ def test_summary_step_writes_the_diff_to_the_job_summary(workflow: dict, pr_repo
         "",
         "**Headline numbers** at the illustrative point (mid bandwidth, conservative MFU)",
     ]
-    # 17.92 ms / 81.92 µs = 218.75 -> 17.92 ms / 52.4288 µs = 341.8 (x 100/64)
+    # 17.92285 ms / 81.92 µs = 218.78 -> 17.92285 ms / 52.4288 µs = 341.85 (x 100/64)
     assert (
         "| ratio, regeneration / fetch (compute-only regeneration: the chapter's in-batch model)"
-        " | 218.75 | 341.8 | +56.25% |" in lines
+        " | 218.78 | 341.85 | +56.25% |" in lines
     )
     assert lines[-1] == "</details>"
     assert output == "changed=true\n"

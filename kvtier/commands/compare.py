@@ -129,9 +129,9 @@ def copies_line(scenario: Scenario) -> list[str]:
 def regen_point(scenario: Scenario, position: float | None, upstream: str) -> dict[str, Any]:
     """Fetch vs regenerate for one block at the illustrative bandwidth and MFU (SI base units).
 
-    With no position and the MFU model this is the source chapter's tail block (parameter
-    FLOPs only); otherwise the block at ``position`` with the attention term, under
-    ``regen.model``.
+    With no position and the MFU model this is the source chapter's tail block inside a batch
+    (:meth:`~kvtier.scenario.Scenario.regen_s`, every page's tail-block time); otherwise the block
+    at ``position`` with the attention term, under ``regen.model``.
     """
     point = scenario.illustrative
     model = str(scenario.assumptions.value("regen.model"))
@@ -176,14 +176,22 @@ def regen_point(scenario: Scenario, position: float | None, upstream: str) -> di
         flops = float(scenario.interior_flops(p, upstream))
     elif position is None and model == "mfu":
         regen_s = point["regen_s"]
-        flops = scenario.block_flops
-        out.update(regen_case="tail block, parameter FLOPs only (attention term excluded)", position_tokens=None)
+        flops = float(scenario.interior_flops(0, "resident"))
+        out.update(regen_case="tail block inside a batch, its attention over itself included", position_tokens=None)
     else:
         p = 0.0 if position is None else position
         regen_s = float(scenario.regen_time_s(p, upstream, point["mfu"]))
         flops = float(scenario.interior_flops(p, upstream))
+        n = float(scenario.recompute_span(p, upstream)[1])
+        regime = (
+            "inside a batch"
+            if model == "mfu"
+            else f"a lone pass of {n:,.0f} tokens"
+            if scenario.batch_tokens <= n
+            else f"in a pass of {scenario.batch_tokens:,} tokens"
+        )
         out.update(
-            regen_case=f"block at position {p:,.0f}, upstream {upstream}, attention term included",
+            regen_case=f"block at position {p:,.0f}, upstream {upstream}, attention term included: {regime}",
             position_tokens=p,
             upstream=upstream,
         )

@@ -207,12 +207,12 @@ class Timed(Placed):
     def regen_s(self, mfu: float | np.ndarray) -> np.ndarray:
         """Tail-block regeneration time at ``mfu`` of ``peak_flops``, inside a batch (s).
 
-        The block's FLOPs over every accelerator of the placement, plus the bytes its tokens add
-        to the collectives (their latency shared by the batch): :meth:`in_batch_compute_s`.
+        :meth:`in_batch_regen_s` at position 0: the block's FLOPs, its attention over itself
+        included (:meth:`interior_flops`), over every accelerator of the placement, plus the bytes
+        its tokens add to the collectives.  The one tail-block time of every page: the source
+        chapter's parameter term (:attr:`block_flops`) is 99.98 % of it for the seed's model.
         """
-        if self.assumptions.value("regen.model") == "engine":
-            return self.engine_regen_s(0, "resident", self.v("regen.step_tokens"))
-        return self.in_batch_compute_s(self.block_flops, mfu)
+        return self.in_batch_regen_s(0, "resident", mfu)
 
     def in_batch_compute_s(
         self, flops: float | np.ndarray, mfu: float | np.ndarray, peak_flop_per_s: float | np.ndarray | None = None

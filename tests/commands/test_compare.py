@@ -74,8 +74,11 @@ def test_compare_default_is_the_illustrative_point():
     out = run_cli_json("compare")
     assert out["block_bytes"] == 5_242_880  # 16 x 327,680 B
     assert out["fetch_time_s"] == pytest.approx(81.92e-6)  # 5,242,880 / 64e9
-    assert out["regen_time_s"] == pytest.approx(17.92e-3)  # 2.24e12 / (500e12 x 0.25)
-    assert out["regen_to_fetch_ratio"] == pytest.approx(218.75)  # 17.92 ms / 81.92 µs
+    # 2 x 70e9 x 16 = 2.24e12 FLOP of parameters, plus the block's attention over itself:
+    # 4 x 80 layers x 8,192 (d_model) = 2,621,440 FLOP per token pair x 16 x 17 / 2 = 136 pairs = 356,515,840 FLOP
+    # 2,240,356,515,840 / (500e12 x 0.25) = 17.92285212672 ms
+    assert out["regen_time_s"] == pytest.approx(17.92285212672e-3, rel=1e-12)
+    assert out["regen_to_fetch_ratio"] == pytest.approx(218.784816, rel=1e-12)  # 17.92285212672 ms / 81.92 µs
     provenance = {k: v["provenance"] for k, v in out["assumptions"].items()}
     assert provenance["peak_flops"] == "implied"
     assert provenance["bandwidth.mid"] == "assumed"
@@ -86,7 +89,7 @@ def test_compare_text_lists_assumptions_with_provenance():
     proc = run_cli("compare")
     assert proc.returncode == 0
     assert "5.00 MiB" in proc.stdout and "81.92 µs" in proc.stdout and "17.92 ms" in proc.stdout
-    assert "218.75×" in proc.stdout  # 17.92 ms / 81.92 µs
+    assert "218.78×" in proc.stdout  # 17.92285 ms / 81.92 µs = 218.784816
     assert "[implied]" in proc.stdout and "peak_flops" in proc.stdout
 
 
@@ -95,8 +98,9 @@ def test_compare_options_override():
     # fp8 halves KV: 163,840 B/token x 32 tokens = 5,242,880 B; / 121e9 = 43.33 µs
     assert out["block_bytes"] == 5_242_880
     assert out["fetch_time_s"] == pytest.approx(5_242_880 / 121e9)
-    # 32 x 2 x 70e9 = 4.48e12 FLOP / (500e12 x 0.5) = 17.92 ms
-    assert out["regen_time_s"] == pytest.approx(17.92e-3)
+    # 32 x 2 x 70e9 = 4.48e12 FLOP, plus attention 2,621,440 x 32 x 33 / 2 = 1,384,120,320 FLOP,
+    # / (500e12 x 0.5) = 17.92553648128 ms
+    assert out["regen_time_s"] == pytest.approx(17.92553648128e-3, rel=1e-12)
     assert out["assumptions"]["bandwidth.mid"]["source"] == "command line"
 
 
@@ -104,7 +108,8 @@ def test_compare_with_another_model_uses_its_own_params():
     out = run_cli_json("compare", "--model", "llama-3-8b", "--peak-flops", "989TFLOP/s")
     # 8,030,261,248 params x 2 x 16 = 2.5697e11 FLOP / (989e12 x 0.25) = 1.0393 ms
     assert out["params"] == 8_030_261_248
-    assert out["regen_time_s"] == pytest.approx(16 * 2 * 8_030_261_248 / (989e12 * 0.25))
+    # plus the block's attention over itself: 4 x 32 layers x 4,096 x 136 token pairs = 71,303,168 FLOP
+    assert out["regen_time_s"] == pytest.approx((16 * 2 * 8_030_261_248 + 71_303_168) / (989e12 * 0.25))
     # 131,072 B/token x 16 = 2 MiB; / 64e9 = 32.77 µs
     assert out["fetch_time_s"] == pytest.approx(2_097_152 / 64e9)
 
@@ -132,7 +137,8 @@ def test_compare_placement_options_and_json():
     assert p["shard_bytes"] == 655_360.0 and p["link_bytes"] == 655_360.0
     assert out["fetch_time_s"] == pytest.approx(655_360 / 64e9, rel=1e-12)
     # 2 x 70e9 x 16 / (8 x 500e12 x 0.25) = 2.24 ms + the block's all-reduce bytes (160 x 1.0194 us)
-    assert out["regen_time_s"] == pytest.approx(2.24e-3 + 160 * 1.75 * 262_144 / 450e9, rel=1e-12)
+    # the tail block's 2,240,356,515,840 FLOP (its attention over itself included) over 8 x 500e12 x 0.25
+    assert out["regen_time_s"] == pytest.approx(2.24035651584e-3 + 160 * 1.75 * 262_144 / 450e9, rel=1e-12)
     # a lone block's pass pays each all-reduce's 10 us: 160 x 11.0194 us = 1.7631 ms
     assert p["lone_collectives_s"] == pytest.approx(1.76311e-3, rel=1e-5)
     assert p["hbm_capacity_bytes"] is None and p["min_accelerators"] is None

@@ -86,11 +86,11 @@ def test_markdown_opens_with_the_headline_numbers(
         "| closest call: regeneration / fetch | 1.1586 | 1.1586 | unchanged |",
         "| LRU host-DRAM tier for 90 % of the achievable hits (GiB) | 4,935.8 | 4,935.8 | unchanged |",
         "| its net saving against recomputing in a batch (USD/h) | 56.21 | 56.21 | unchanged |",
-        # 17.92 ms / 81.92 µs = 218.75 -> 17.92 ms / 52.4288 µs = 341.796875, x 100/64 = +56.25 %
+        # 17.92285 ms / 81.92 µs = 218.784816 -> / 52.4288 µs = 341.851275, x 100/64 = +56.25 %
         "| ratio, regeneration / fetch (compute-only regeneration: the chapter's in-batch model)"
-        " | 218.75 | 341.8 | +56.25% |",
+        " | 218.78 | 341.85 | +56.25% |",
         "| ratio within the chapter's two to three orders of magnitude | yes | yes | unchanged |",
-        # the mid row's 109.4 / 136.7 / 218.75 -> 170.9 / 213.6 / 341.8 stay in 100..1000; the two
+        # the mid row's 109.4 / 136.8 / 218.8 -> 170.9 / 213.7 / 341.9 stay in 100..1000; the two
         # pessimistic-bandwidth rows below 100x (54.7, 68.4) are untouched
         "| bracket combinations within the chapter's claim | 7 of 9 | 7 of 9 | unchanged |",
         # lone block: 140e9 B / (3.35e12 B/s x 80 %) = 52.24 ms; / 81.92 µs = 637.7 -> / 52.4288 µs = 996.4
@@ -98,7 +98,7 @@ def test_markdown_opens_with_the_headline_numbers(
         # 319 / 638 / 1,206 -> the mid row's 996.4 is still below 1000x
         "| bracket combinations within the chapter's claim, lone block | 6 of 9 | 6 of 9 | unchanged |",
         # the Monte Carlo draws its own bandwidth range, not the brackets
-        "| Monte Carlo draws below 100x (%) | 51.633 | 51.633 | unchanged |",
+        "| Monte Carlo draws below 100x (%) | 51.62 | 51.62 | unchanged |",
         "| Monte Carlo draws below 100x, lone block (%) | 0 | 0 | unchanged |",
         "| Monte Carlo draws above 1000x (%) | 0 | 0 | unchanged |",
         # fetch = regeneration: 5,242,880 B / 17.9229 ms (tail block, attention included) = 0.2925 GB/s,

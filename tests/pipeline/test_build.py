@@ -236,15 +236,15 @@ def test_book_holds_every_page_figure_and_the_seed_numbers(seed_build):
     assert "327,680 bytes" in text["notebooks/01_block_unit"] and "5.00 MiB" in text["notebooks/01_block_unit"]
     # 5,242,880 B / 64e9 B/s = 81.92 us; / 121e9 = 43.33 us; / 32e9 = 163.84 us
     assert all(x in text["notebooks/02_fetch"] for x in ("81.92", "43.33", "163.84 µs"))
-    # 2 x 70e9 x 16 = 2.24e12 FLOP / (500e12 x 0.25) = 17.92 ms
+    # (2 x 70e9 x 16 + 356,515,840 FLOP of the block's attention over itself) / (500e12 x 0.25) = 17.92285 ms
     assert "17.92 ms" in text["notebooks/04_ratio"]
-    # 17.92 ms / 81.92 us = 218.75
-    assert "218.75" in text["notebooks/04_ratio"]
+    # 17.92285 ms / 81.92 us = 218.784816
+    assert "218.78" in text["notebooks/04_ratio"]
     # 140e9 B / 327,680 B per token = 427,246 tokens
     assert "427,246 tokens" in text["notebooks/06_capacity"]
     # 32,768 x 327,680 B = 10.0 GiB; 131,072 tokens -> 40.0 GiB
     assert "10.0 GiB" in text["notebooks/06_capacity"] and "40.0 GiB" in text["notebooks/06_capacity"]
-    # intro quotes the illustrative ratio across pages, in both regimes: 218.75 -> "219" inside a batch;
+    # intro quotes the illustrative ratio across pages, in both regimes: 218.78 -> "219" inside a batch;
     # a lone block reads 140e9 B of weights at 3.35e12 B/s x 80 % = 52.24 ms, / 81.92 us = 637.68 -> "638"
     assert "inside a batch takes 219 times as long" in text["book/intro"]
     assert "alone 638 times as long" in text["book/intro"]
@@ -711,7 +711,7 @@ def test_findings_lead_with_the_three_line_answer(seed_build):
         lines = [re.sub(r"\s+", " ", li.get_text(" ")).strip() for li in first.find_all("li", recursive=False)]
         assert len(lines) == 3, (page, lines)
         regimes, sureness, measured = lines
-        # 1. the verdict in each regime with its range. Inside a batch: 2.24e12 FLOP / (500e12 x 0.50) = 4.48 ms
+        # 1. the verdict in each regime with its range. Inside a batch: 2.2404e12 FLOP / (500e12 x 0.50) = 8.96 ms
         # ... 17.92 ms over 43.33 ... 163.84 us: 54.7x (32 GB/s, 50 %) to 413.6x (121 GB/s, 25 %), 7 of 9 in
         # 100..1000. Lone block: 52.24 ms / 163.84 us = 318.8x to 52.24 ms / 43.33 us = 1,205.6x; 6 of 9 within.
         assert "fetching it is 55× to 414× faster" in regimes and "holds at 7 of them" in regimes

@@ -157,7 +157,7 @@ def test_a_table_shows_its_chosen_columns_first_and_folds_the_rest_with_a_link_t
     assert "More columns: title, raw or net bandwidth" in folded and '<th title="link">link</th>' in folded
     assert '<a href="../tables/tiers.csv" download>tiers.csv</a>' in folded
     # three significant figures: the mid bracket's 5,242,880 B / 64e9 B/s = 81.92 µs shows 81.9,
-    # 17.92 ms / 81.92 µs = 218.75 shows 219; the 3,350 GB/s HBM keeps its four integer digits
+    # 17.92285 ms / 81.92 µs = 218.78 shows 219; the 3,350 GB/s HBM keeps its four integer digits
     assert '<td class="kvtier-num">81.9</td>' in shown and '<td class="kvtier-num">219</td>' in shown
     assert '<td class="kvtier-num">3,350</td>' in shown and "218.7" not in shown
     # a scrolling box has its cue (shown by the CSS only when kvtier.js finds that it overflows)

@@ -46,9 +46,9 @@ def test_one_rule_rounds_the_recorded_value_half_away_from_zero_to_five_figures(
 def test_ratio_table_shows_the_illustrative_ratio_to_three_figures():
     df = ratio.table(seed_scenario())
     row = (df["bandwidth_bracket"] == "mid") & (df["mfu_bracket"] == "conservative")
-    # 17.92 ms / 81.92 µs = 218.75: its inputs are known to a factor, so the table shows three figures
+    # 17.92285 ms / 81.92 µs = 218.784816: its inputs are known to a factor, so the table shows three figures
     assert formatted(df).loc[row, "ratio"].item() == "219"
-    assert formatted(df, digits=5).loc[row, "ratio"].item() == "218.75"  # the one rule at five, for the diff
+    assert formatted(df, digits=5).loc[row, "ratio"].item() == "218.78"  # the one rule at five, for the diff
 
 
 def test_formatted_keeps_whole_columns_and_missing_values():
@@ -63,17 +63,6 @@ def test_formatted_shows_three_figures_integers_whole_and_infinity_as_a_sign():
     out = formatted(declare(df, (Column("x", "x", "GB/s"),)))
     # 0.29252 GB/s is known to a factor of two: 0.293; five integer digits stay to the unit, a count exact
     assert out["x"].tolist() == ["0.293", "17,880", "5,242,880", "∞"]
-
-
-def test_tier_page_names_the_significant_digit_where_its_ratio_departs():
-    from kvtier.report.pages import tiers
-
-    assert tiers.first_differing_digit(218.784816, 218.75) == 5
-    assert tiers.first_differing_digit(100.0, 99.9) == 1
-    assert tiers.first_differing_digit(3.0, 3.0) == 0
-    sentence = tiers.numbers(seed_scenario())["ratio_digit_sentence"]
-    assert "fifth significant digit" in sentence and "218.78 against 218.75" in sentence
-    assert "third" not in sentence
 
 
 def test_roofline_prose_and_table_share_one_rounding_of_the_compute_bound_batch():

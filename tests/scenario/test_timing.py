@@ -29,8 +29,10 @@ def test_the_illustrative_point_by_hand(seed_scenario):
     assert point["fetch_s"] == pytest.approx(81.92e-6, rel=1e-12)  # 5,242,880 B / 64e9 B/s
     # 2 FLOP x 70e9 x 16 tokens = 2.24e12 FLOP at 25 % of 500e12 FLOP/s = 125e12 FLOP/s
     assert seed_scenario.block_flops == pytest.approx(2.24e12, rel=1e-12)
-    assert point["regen_s"] == pytest.approx(17.92e-3, rel=1e-12)
-    assert point["ratio"] == pytest.approx(218.75, rel=1e-12)  # 17.92 ms / 81.92 µs
+    # plus the block's attention over itself: 4 x 80 layers x 8,192 = 2,621,440 FLOP per token pair x 136 pairs
+    # (16 x 17 / 2) = 356,515,840 FLOP, so 2,240,356,515,840 FLOP in all
+    assert point["regen_s"] == pytest.approx(17.92285212672e-3, rel=1e-12)  # 2,240,356,515,840 / 125e12
+    assert point["ratio"] == pytest.approx(218.784816, rel=1e-12)  # 17.92285212672 ms / 81.92 µs
 
 
 def test_the_brackets_by_hand(seed_scenario):
@@ -38,8 +40,9 @@ def test_the_brackets_by_hand(seed_scenario):
     assert fetch["optimistic"] == pytest.approx(5_242_880 / 121e9, rel=1e-12)  # 43.33 µs
     assert fetch["pessimistic"] == pytest.approx(163.84e-6, rel=1e-12)  # 5,242,880 / 32e9
     regen = seed_scenario.regen_by_label()
-    assert regen["optimistic"] == pytest.approx(8.96e-3, rel=1e-12)  # 2.24e12 / (0.5 x 500e12)
-    assert regen["typical"] == pytest.approx(11.2e-3, rel=1e-12)  # 2.24e12 / (0.4 x 500e12)
+    # 2,240,356,515,840 FLOP (parameters and the block's attention over itself) over 0.5 and 0.4 x 500e12
+    assert regen["optimistic"] == pytest.approx(8.96142606336e-3, rel=1e-12)
+    assert regen["typical"] == pytest.approx(11.2017825792e-3, rel=1e-12)
 
 
 def test_a_per_layer_layout_pays_one_latency_per_chunk():

@@ -44,24 +44,6 @@ HOST_TIER = "pcie5-x16"
 NVME_TIER = "nvme-gen4-x4"
 """The tier the prose follows for flash: the NVMe drive of the cost page's ladders."""
 
-ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth", 7: "seventh", 8: "eighth"}
-
-
-def first_differing_digit(a: float, b: float, max_digits: int = 10) -> int:
-    """The first significant digit (1-based) at which ``a`` and ``b`` differ; 0 when they agree to ``max_digits``.
-
-    Both are written with the same number of significant digits, counted from the larger
-    one's leading digit, so 218.78 and 218.75 differ at the fifth.
-    """
-    if a == b:
-        return 0
-    scale = int(np.floor(np.log10(max(abs(a), abs(b)))))
-    for n in range(1, max_digits + 1):
-        step = 10.0 ** (scale - n + 1)
-        if np.floor(abs(a) / step + 1e-9) != np.floor(abs(b) / step + 1e-9) or (a < 0) != (b < 0):
-            return n
-    return 0
-
 
 def numbers(s: Scenario) -> dict[str, Any]:
     """The tier ladder: break-even bandwidths and latencies, and the links' ratios in both regimes and layouts."""
@@ -84,6 +66,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "lone_max_ratio_tail": float(presets["lone_ratio_tail"].max()),
         "lone_slowest_ratio_tail": float(slowest["lone_ratio_tail"]),
         "mfu_pct": point["mfu"] * 100,
+        "bracket_label": f"bracket {point['bandwidth_label']}",
         "position_tokens": int(p),
         "n_links": len(presets),
         "n_fetch_wins": int(presets["fetch_wins_tail"].sum()),
@@ -95,20 +78,6 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "fetch_layout": LAYOUT_WORDS[str(s.assumptions.value("fetch_layout"))],
         "layer_chunks": s.layer_chunks,
     }
-    bracket = df.loc[df["link"] == f"bracket {point['bandwidth_label']}"].iloc[0]
-    digit = first_differing_digit(float(bracket["ratio_tail"]), float(point["ratio"]))
-    out["bracket_link"] = str(bracket["link"])
-    out["bracket_ratio_tail"] = float(bracket["ratio_tail"])
-    out["ratio_page_ratio"] = float(point["ratio"])
-    places = max(digit - 1 - int(np.floor(np.log10(abs(out["ratio_page_ratio"])))), 0) if digit else 0
-    out["ratio_digit_sentence"] = (
-        f"which is why its in-batch ratio at the {point['bandwidth_label']} bracket differs from the ratio page's"
-        f" at the {ORDINALS.get(digit, f'{digit}th')} significant digit"
-        f" ({out['bracket_ratio_tail']:.{places}f} against {out['ratio_page_ratio']:.{places}f})."
-        if digit
-        else f"yet its in-batch ratio at the {point['bandwidth_label']} bracket equals the ratio page's"
-        " to ten significant digits."
-    )
     faster = out["slowest_ratio_tail"] >= 1
     out["slowest_sentence"] = (
         f"The slowest, {out['slowest_link']}, fetches the block in {out['slowest_fetch_us']:,.0f} µs"

@@ -119,15 +119,17 @@ def _bytes_read(s: Scenario, regime: str) -> float | None:
 def _flops(s: Scenario, regime: str) -> float:
     """The tail block's FLOPs one accelerator computes in ``regime`` under the placement (FLOP).
 
-    Inside a batch every accelerator shares the block's parameter FLOPs (``/ accelerators``), as
-    :meth:`~kvtier.scenario.Scenario.regen_s` counts them; a lone block's busiest rank computes its
-    share (:attr:`~kvtier.scenario.Scenario.compute_share`) of the FLOPs
-    :meth:`~kvtier.scenario.Scenario.lone_regen_s` counts, the block's attention over itself included.
-    The collectives a placement adds are held fixed (:func:`fixed_terms`).
+    The FLOPs :meth:`~kvtier.scenario.Scenario.interior_flops` counts at position 0, the block's
+    attention over itself included: inside a batch every accelerator shares them (``/ accelerators``),
+    as :meth:`~kvtier.scenario.Scenario.regen_s` counts them; a lone block's busiest rank computes its
+    share (:attr:`~kvtier.scenario.Scenario.compute_share`), as
+    :meth:`~kvtier.scenario.Scenario.lone_regen_s` does.  The collectives a placement adds are held
+    fixed (:func:`fixed_terms`).
     """
+    flops = float(s.interior_flops(0, "resident"))
     if regime == "in-batch":
-        return s.block_flops / s.placement.accelerators
-    return float(s.interior_flops(0, "resident")) * s.compute_share
+        return flops / s.placement.accelerators
+    return flops * s.compute_share
 
 
 def _regime_ranges(s: Scenario, regime: str, fixed_peak: bool) -> dict[str, mc.Range]:

@@ -49,16 +49,16 @@ def test_bandwidth_change_fetch_row(seed_dir: Path, fast_dir: Path) -> None:
 def test_bandwidth_change_ratio_and_interior(seed_dir: Path, fast_dir: Path) -> None:
     cells = by_cell(diff_tables(load_tables(str(seed_dir)), load_tables(str(fast_dir))))
     # Regeneration at 25 % MFU of 500 TFLOP/s: 16 x 2 x 70e9 = 2.24e12 FLOP / 125e12 FLOP/s = 17.92 ms.
-    # Old ratio 17.92 ms / 81.92 µs = 218.75; new 17.92 ms / 52.4288 µs = 341.796875 (x 100/64 = +56.25 %).
+    # Old ratio 17.92285212672 ms / 81.92 µs = 218.784816; new / 52.4288 µs = 341.851275 (x 100/64 = +56.25 %).
     r = cells[("ratio", "bandwidth_bracket=mid, mfu_bracket=conservative", "ratio")]
-    assert (r.old, r.new) == ("218.75", "341.796875")
+    assert (r.old, r.new) == ("218.784816", "341.851275")
     assert r.rel_change == pytest.approx(0.5625, rel=1e-9)
-    # Orders of magnitude: log10(218.75) = 2.33995 -> log10(341.797) = 2.53377, +log10(1.5625) = +0.19382.
+    # Orders of magnitude: log10(218.785) = 2.34002 -> log10(341.851) = 2.53384, +log10(1.5625) = +0.19382.
     oom = cells[("ratio", "bandwidth_bracket=mid, mfu_bracket=conservative", "orders_of_magnitude")]
-    assert oom.rel_change == pytest.approx(math.log10(1.5625) / math.log10(218.75), rel=1e-8)
+    assert oom.rel_change == pytest.approx(math.log10(1.5625) / math.log10(218.784816), rel=1e-8)
     # Only the three mid rows change, six numbers each (bandwidth, fetch, and the ratio and its orders in
     # both regimes); regen_ms and lone_regen_ms do not. within_claim stays True for all three in-batch
-    # (109.4 / 136.7 / 218.75 -> 170.9 / 213.6 / 341.8), and so does lone_within_claim: a lone block
+    # (109.4 / 136.8 / 218.8 -> 170.9 / 213.7 / 341.9), and so does lone_within_claim: a lone block
     # reads 140e9 B of weights at 3.35e12 B/s x 80 % = 52.24 ms, / 81.92 µs = 637.7 -> / 52.4288 µs = 996.4.
     ratio_cells = {k for k in cells if k[0] == "ratio"}
     assert len(ratio_cells) == 3 * 6

@@ -57,16 +57,16 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
         "| its net saving against recomputing in a batch (USD/h) | 56.21 | 27.667 | -50.78% |",
     ]
     assert lines[12:24] == [
-        # 2.24e12 FLOP / (0.25 x 989e12) = 9.0597 ms; / 52.4288 µs = 172.80; 500/989 x 100/64 - 1 = -21.01 %
+        # 2,240,356,515,840 FLOP / (0.25 x 989e12) = 9.0611 ms; / 52.4288 µs = 172.83; 500/989 x 100/64 - 1 = -21.01 %
         "| ratio, regeneration / fetch (compute-only regeneration: the chapter's in-batch model)"
-        " | 218.75 | 172.8 | -21.01% |",
+        " | 218.78 | 172.83 | -21.01% |",
         "| ratio within the chapter's two to three orders of magnitude | yes | yes | unchanged |",
         # now below 100x: mid/optimistic 4.53 ms / 52.43 µs = 86.4, pessimistic/conservative 9.06 / 163.84 = 55.3
         "| bracket combinations within the chapter's claim | 7 of 9 | 5 of 9 | changed |",
         # a lone block stays memory-bound at the higher peak: 52.24 ms / 52.4288 µs = 996.4, still below 1000x
         "| ratio, regeneration / fetch (lone block: roofline on the set's device) | 637.68 | 996.38 | +56.25% |",
         "| bracket combinations within the chapter's claim, lone block | 6 of 9 | 6 of 9 | unchanged |",
-        "| Monte Carlo draws below 100x (%) | 51.633 | 51.633 | unchanged |",
+        "| Monte Carlo draws below 100x (%) | 51.62 | 51.62 | unchanged |",
         "| Monte Carlo draws below 100x, lone block (%) | 0 | 0 | unchanged |",
         "| Monte Carlo draws above 1000x (%) | 0 | 0 | unchanged |",
         # regeneration takes 500/989 the time, so fetch breaks even at 989/500 the bandwidth: +97.80 %

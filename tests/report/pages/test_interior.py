@@ -107,6 +107,6 @@ def test_the_interior_figure_keeps_the_limit_label_clear_of_the_fetch_line():
     assert not box.y0 <= fetch_y <= box.y1
     frame = ax.get_window_extent(renderer)
     assert frame.x0 <= box.x0 and box.x1 <= frame.x1
-    # 34.70 / 17.92 ms = 1.94 and 82.25 s / 17.92 ms = 4,590 times the tail block
-    assert "1.94× the tail block with the upstream KV resident, 4,590× evicted" in caption
+    # 34.70 / 17.923 ms = 1.94 and 82.25 s / 17.923 ms = 4,589 times the tail block
+    assert "1.94× the tail block with the upstream KV resident, 4,589× evicted" in caption
     plt.close(fig)

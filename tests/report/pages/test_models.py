@@ -26,9 +26,11 @@ def test_models_side_by_side_by_hand():
     assert rows["llama-2-7b"]["weights_GiB"] == pytest.approx(6_738_415_616 * 2 / 2**30, rel=1e-12)
     # Llama-3 70B with its exact 70,553,706,496 parameters: 141,107,412,992 B / 327,680 B = 430,625.65 tokens
     assert rows["llama-3-70b"]["crossover_tokens"] == pytest.approx(430_625.65, rel=1e-8)
-    # Llama-3 8B at the illustrative point: 2 x 8,030,261,248 x 16 / 1.25e14 = 2.0557 ms over
-    # 16 x 131,072 B / 64e9 = 32.768 us -> 62.74
-    assert rows["llama-3-8b"]["ratio_illustrative"] == pytest.approx(2 * 8_030_261_248 * 16 / 1.25e14 / 32.768e-6)
+    # Llama-3 8B at the illustrative point: (2 x 8,030,261,248 x 16 + 71,303,168 FLOP of the block's attention over
+    # itself, 4 x 32 layers x 4,096 x 136 pairs) / 1.25e14 = 2.0563 ms over 16 x 131,072 B / 64e9 = 32.768 us -> 62.75
+    assert rows["llama-3-8b"]["ratio_illustrative"] == pytest.approx(
+        (2 * 8_030_261_248 * 16 + 71_303_168) / 1.25e14 / 32.768e-6, rel=1e-12
+    )
 
 
 def test_the_models_figure_ticks_each_context_limit_and_counts_those_past_the_crossover():

@@ -8,8 +8,9 @@ from kvtier.report.pages import ratio
 def test_illustrative_ratio_and_the_chapters_rounding(seed_scenario):
     point = seed_scenario.illustrative
     assert (point["bandwidth_label"], point["mfu_label"]) == ("mid", "conservative")
-    # unrounded: 17.92 ms / 81.92 µs = 218.75 exactly
-    assert point["ratio"] == pytest.approx(218.75, rel=1e-12)
+    # unrounded: 17.92285212672 ms (the chapter's 2.24e12 FLOP and the block's 356,515,840 FLOP of attention over
+    # itself, at 125e12 FLOP/s) / 81.92 µs = 218.784816
+    assert point["ratio"] == pytest.approx(218.784816, rel=1e-12)
     # the chapter divides its rounded figures: 17.9 ms / 82 µs = 218.29 -> "about 218x"
     assert 17.9e-3 / 82e-6 == pytest.approx(218.29, abs=0.01)
 
@@ -18,12 +19,12 @@ def test_ratio_grid_spans_the_chapters_claimed_range(seed_scenario):
     rows = ratio.table(seed_scenario).itertuples()  # the ratio page's grid, in-batch regime
     grid = {(row.bandwidth_bracket, row.mfu_bracket): row.ratio for row in rows}
     assert len(grid) == 9
-    # smallest: 8.96 ms / 163.84 µs = 54.69 (optimistic MFU, pessimistic link)
-    assert min(grid.values()) == pytest.approx(54.6875, rel=1e-12)
-    # largest: 17.92 ms / 43.33 µs = 413.6 (conservative MFU, optimistic link)
-    assert max(grid.values()) == pytest.approx(0.01792 / (5_242_880 / 121e9), rel=1e-12)
-    # optimistic ends of both ranges: 8.96 ms / 43.33 µs = 206.8 ("closer to two orders")
-    assert grid[("optimistic", "optimistic")] == pytest.approx(206.787, rel=1e-5)
+    # smallest: 8.96142606336 ms / 163.84 µs = 54.696204 (optimistic MFU, pessimistic link)
+    assert min(grid.values()) == pytest.approx(54.696204, rel=1e-12)
+    # largest: 17.92285212672 ms / 43.33 µs = 413.6 (conservative MFU, optimistic link)
+    assert max(grid.values()) == pytest.approx(0.01792285212672 / (5_242_880 / 121e9), rel=1e-12)
+    # optimistic ends of both ranges: 8.96142606336 ms / 43.33 µs = 206.82 ("closer to two orders")
+    assert grid[("optimistic", "optimistic")] == pytest.approx(0.00896142606336 / (5_242_880 / 121e9), rel=1e-12)
 
 
 def test_the_seed_ratio_is_quoted_only_when_the_build_differs(seed_scenario):
@@ -32,12 +33,12 @@ def test_the_seed_ratio_is_quoted_only_when_the_build_differs(seed_scenario):
     # the chapter divides its unrounded 17.92 ms by its rounded 82 us: 218.29, printed "about 218"
     rounding = "because it divides its rounded figures, which give 218.29: rounding, not a different model."
     seed = ratio.numbers(seed_scenario)["seed_sentence"]
-    assert seed == f"The source chapter prints about 218 {rounding}"  # 218.75 was stated just before
-    # at 100 GB/s mid: 17.92 ms / 52.43 us = 341.8, so the seed's 218.75 is quoted
+    assert seed == f"The source chapter prints about 218 {rounding}"  # 218.78 was stated just before
+    # at 100 GB/s mid: 17.92 ms / 52.43 us = 341.8, so the seed's 218.784816 is quoted to two places
     changed = ratio.numbers(scenario(**{"bandwidth.mid": "100GB/s"}))["seed_sentence"]
     assert (
         changed
-        == f"With the seed assumptions the in-batch ratio is 218.75; the source chapter prints about 218 {rounding}"
+        == f"With the seed assumptions the in-batch ratio is 218.78; the source chapter prints about 218 {rounding}"
     )
 
 

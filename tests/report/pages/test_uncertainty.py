@@ -20,7 +20,7 @@ def test_the_page_reports_both_regimes():
     for key in ("p_below_claim_pct", "lone_p_below_claim_pct", "p_below_claim_fixed_peak_pct"):
         assert 0.0 <= n[key] <= 100.0
     # the seed's in-batch share below 100x, from the same draws as the lone regime's
-    assert n["p_below_claim_pct"] == pytest.approx(51.633, abs=1e-9)
+    assert n["p_below_claim_pct"] == pytest.approx(51.62, abs=1e-9)
     assert n["lone_p_below_claim_pct"] == 0.0
     assert n["lone_p50"] > n["p50"]
     # per draw, the lone block is never cheaper than the same draw inside a batch
@@ -173,7 +173,7 @@ def test_the_draws_centre_is_the_builds_own_ratio_in_both_regimes(sets):
     point = s.illustrative
     fetch = float(s.fetch_s(point["bandwidth_bytes_per_s"]))
     lone = float(s.lone_regen_s(0, "resident", point["mfu"])) / fetch
-    batch = float(s.in_batch_compute_s(s.block_flops, point["mfu"])) / fetch
+    batch = float(s.in_batch_compute_s(s.interior_flops(0, "resident"), point["mfu"])) / fetch
     for regime, want in (("lone", lone), ("in-batch", batch)):
         got = mc.ratio_draws(
             s.fetch_bytes,
