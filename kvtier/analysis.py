@@ -281,7 +281,8 @@ def lru_traffic(s: Scenario, target_share: float, regime: str = "batch") -> tier
         hit_ratio=float(h.hit_ratio(cap)),
         hit_blocks=blocks,
         hit_tokens=tokens,
-        miss_tokens=float(h.total["tokens"] - np.sum(tokens * requests)),
+        # each missed reference is admitted as a whole block, as the tier holds it and the hierarchy writes it
+        written_tokens=float(h.total["blocks"] - np.sum(blocks * requests)) * int(s.v("workload.block_tokens")),
         recompute_avoided_s=float(np.sum(rc.regen_s(tokens, regime) * requests)),
         prefill_s=float(np.sum(rc.regen_s(inputs, regime) * per_input)),
         duration_s=h.duration_s,

@@ -160,6 +160,21 @@ def test_the_trace_s_reuses_tier_capacity_and_traffic(case):
             assert shown[field] == pytest.approx(getattr(tier, field), rel=REL)
 
 
+def test_an_lru_tier_and_the_same_tier_in_a_hierarchy_write_alike(case):
+    # the cost page's LRU tier for the hit target and the hierarchy's inclusive host-DRAM tier of the same size see
+    # the same misses (an inclusive tier misses what it would miss alone) and admit each as one whole block:
+    # once 8.90 GB/s (prompt tokens) against 9.17 GB/s (whole 512-token blocks) for the seed's 90 % tier
+    _, _, s, _ = case
+    target = f"{s.v('decision.hit_target') * 100:g}%"
+    lru = cost.lru_table(s)
+    lru = lru[(lru["target"] == target) & (lru["medium"] == "dram")].iloc[0]
+    hier = cost.hierarchy_table(s)
+    tier = hier[(hier["mode"] == "inclusive") & (hier["medium"] == "dram")].iloc[0]
+    assert tier["capacity_GiB"] == pytest.approx(lru["capacity_GiB"], rel=REL)
+    assert tier["write_GBps"] == pytest.approx(lru["write_GBps"], rel=REL)
+    assert tier["drive_writes_per_day"] == pytest.approx(lru["drive_writes_per_day"], rel=REL)
+
+
 def test_the_counts_of_tiers_that_win(case):
     _, _, s, d = case
     ladder, decision = tiers.numbers(s), answer.numbers(s)

@@ -628,8 +628,9 @@ class LruTraffic:
     hit_blocks, hit_tokens : ndarray
         Per request, the blocks and prompt tokens of its hit prefix (tokens); or, with
         ``requests``, each distinct pair of them.
-    miss_tokens : float
-        Prompt tokens of every reference it misses, each admitted and written once (tokens).
+    written_tokens : float
+        Tokens it writes: every block reference it misses, admitted once as a whole block of the trace's
+        block size, as it holds them (tokens; the hierarchy's replay counts the same writes).
     recompute_avoided_s : float
         Accelerator-seconds of recomputing the hits it avoids (s).
     prefill_s : float
@@ -645,7 +646,7 @@ class LruTraffic:
     hit_ratio: float
     hit_blocks: np.ndarray
     hit_tokens: np.ndarray
-    miss_tokens: float
+    written_tokens: float
     recompute_avoided_s: float
     prefill_s: float
     duration_s: float
@@ -679,7 +680,7 @@ def lru_tiers(
     Holding: the capacity times the medium's price per byte-second (:func:`hold_usd_per_byte_s`).
     Fetches: each request's hit prefix over the tier's link in ``blocks x transfers`` transfers
     (:func:`kvtier.formulas.costs.fetch_time_s`), the accelerator's time priced.  Reads: the hits'
-    bytes; writes: every miss admitted once (``miss_tokens x kv_bytes_per_token``), against the
+    bytes; writes: every missed block admitted once, whole (``written_tokens x kv_bytes_per_token``), against the
     device's write bandwidth (``write_bandwidth_bytes_per_s``, one per tier).  Endurance, for NVMe:
     bytes written over ``prices.amortisation_s`` against ``endurance_dwpd`` capacity-writes a day
     for ``endurance_period_s``.
@@ -737,7 +738,7 @@ def lru_tiers(
     link_s = np.where(t.hit_blocks[None, :] > 0, link_s, 0.0)  # a request with no hit fetches nothing
     fetch_link_s = np.sum(link_s * t.weights[None, :], axis=1) * per_s
     read = float(np.sum(t.hit_tokens * t.weights)) * kv_bytes_per_token * per_s
-    write = t.miss_tokens * kv_bytes_per_token * per_s
+    write = t.written_tokens * kv_bytes_per_token * per_s
     avoided = t.recompute_avoided_s * per_s * accel
     dwpd = write * 86400.0 / t.capacity_bytes if t.capacity_bytes > 0 else math.nan
     rated = endurance_dwpd * t.capacity_bytes * endurance_period_s / 86400.0

@@ -43,8 +43,9 @@ def test_the_cost_command_prints_every_tier(capsys):
     # the LRU tier comes first: 95 % of the hits in host DRAM, 37,645 blocks x 160 MiB = 5.74 TiB
     assert out.startswith("LRU tier for the conversation trace")
     assert "95% pcie5-x16     5.74 TiB (peak occupancy)" in out
-    # NVMe: 8.65 GB/s of writes over the drive's 5.6 GB/s = 154.5 %
-    assert "writes 8.65 GB/s (154.5 % of the device)" in out
+    # NVMe: 8.92 GB/s of writes (188,042 missed blocks x 512 x 327,680 B / 3,536.999 s) over the drive's 5.6 GB/s
+    # = 159.3 %
+    assert "writes 8.92 GB/s (159.3 % of the device)" in out
 
 
 def test_the_cost_command_json_follows_a_set_price(capsys):
@@ -173,15 +174,17 @@ def test_the_lru_tiers_are_the_scenario_s_plan(printed):
     # DRAM and CXL memory do not wear: null in JSON
     assert printed["lru"]["95%"][0]["endurance_used"] is None
     assert printed["lru"]["95%"][0]["drives"] is None  # nor buy drives
-    # NVMe buys whole drives: the 90 % tier's 8.90 GB/s of writes wear through 51 drives of 15.36 TB a day's rating
-    # (8.903e9 x 86,400 / 15.36e12 = 50.08), where 1 holds its 4.82 TiB and 2 take its writes at 5.6 GB/s each
+    # NVMe buys whole drives: the 90 % tier's writes, 193,346 missed blocks of 512 tokens x 327,680 B over the trace's
+    # 3,536.999 s = 9.1711 GB/s,
+    # wear through 52 drives of 15.36 TB a day's rating (9.1711e9 x 86,400 / 15.36e12 = 51.59), where 1 holds its
+    # 4.82 TiB and 2 take its writes at 5.6 GB/s each
     drives = printed["lru"]["90%"][2]["drives"]
-    assert (drives["count"], drives["for_capacity"], drives["for_bandwidth"], drives["for_endurance"]) == (51, 1, 2, 51)
-    # and its holding pays for them: 51 x 15.36e12 B at the flash's price per byte-second
+    assert (drives["count"], drives["for_capacity"], drives["for_bandwidth"], drives["for_endurance"]) == (52, 1, 2, 52)
+    # and its holding pays for them: 52 x 15.36e12 B at the flash's price per byte-second
     plan = {t.tier: t for t in analysis.lru_plan(s, 0.9)}["nvme-gen4-x4"]
     hold = tiering.hold_usd_per_byte_s(s.tier_prices())["nvme"]
-    assert printed["lru"]["90%"][2]["hold_usd_per_s"] == pytest.approx(hold * 51 * 15.36e12, rel=1e-12)
-    assert plan.drives.flash_bytes == 51 * 15.36e12
+    assert printed["lru"]["90%"][2]["hold_usd_per_s"] == pytest.approx(hold * 52 * 15.36e12, rel=1e-12)
+    assert plan.drives.flash_bytes == 52 * 15.36e12
 
 
 def test_the_cost_command_reads_a_trace_past_the_in_memory_limit(monkeypatch, capsys):

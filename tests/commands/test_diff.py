@@ -105,7 +105,7 @@ def test_markdown_opens_with_the_headline_numbers(
         # whatever the link
         "| break-even bandwidth, tail block (GB/s) | 0.29252 | 0.29252 | unchanged |",
         "| fetch (µs) | 81.92 | 52.429 | -36.00% |",  # 5,242,880 B / 64e9 -> / 100e9 B/s
-        "| regeneration, compute only (ms) | 17.92 | 17.92 | unchanged |",  # 2.24e12 FLOP / (0.25 x 500e12)
+        "| regeneration, compute only (ms) | 17.923 | 17.923 | unchanged |",  # 2.24e12 FLOP / (0.25 x 500e12)
         # memory-bound: 140e9 B of weights / (3.35e12 B/s x 80 %) = 52.24 ms
         "| regeneration of a lone block under the roofline (ms) | 52.239 | 52.239 | unchanged |",
         "",

@@ -281,13 +281,14 @@ def test_peak_held_counts_overlaps_and_not_a_handover():
 
 
 def test_an_lru_tier_by_hand():
-    # one request of 2 hit blocks (2 tokens of 1e9 B each) and 3 missed tokens over a trace of 100 s, a 10e9-B tier
+    # one request of 2 hit blocks (2 tokens of 1e9 B each) and 3 tokens of missed blocks written, over a trace of
+    # 100 s, a 10e9-B tier
     traffic = tiering.LruTraffic(
         capacity_bytes=10e9,
         hit_ratio=0.4,
         hit_blocks=np.array([2.0]),
         hit_tokens=np.array([2.0]),
-        miss_tokens=3.0,
+        written_tokens=3.0,
         recompute_avoided_s=720.0,
         prefill_s=1800.0,
         duration_s=100.0,

@@ -124,17 +124,18 @@ def test_the_plan_is_the_cost_pages_lru_tier_and_its_price_flips_by_hand():
     per = host.prefill_accelerators
     assert f"or per accelerator {(hold_h + fetch_h) / per:.3g} USD/h and {saved_h / per:.3g} USD/h" in plan
     assert f"{saved_h / per:.3g}" == "0.938"
-    # NVMe would admit the same 8.90 GB/s of misses: 8.903e9 x 86,400 = 7.69e14 B a day over a 15.36 TB drive rated
-    # for 1 drive write a day is 50.08, so 51 drives where 1 holds the 4.82 TiB; 1 x 4.82 TiB x 1,826.25 days /
-    # 8.90 GB/s = 12.6 days for flash of its own size (nvme.endurance_period 5 y)
+    # NVMe would admit the same misses, each a whole block: 193,346 missed blocks of 512 tokens x 327,680 B over the
+    # trace's 3,536.999 s = 9.1711 GB/s;
+    # 9.1711e9 x 86,400 = 7.92e14 B a day over a 15.36 TB drive rated for 1 drive write a day is 51.59, so 52 drives
+    # where 1 holds the 4.82 TiB; 4.82 TiB x 1,826.25 days / 9.17 GB/s = 12.2 days for flash of its own size
     nvme = {t.tier: t for t in analysis.lru_plan(s, 0.9)}["nvme-gen4-x4"]
-    assert nvme.write_bytes_per_s * 86400 / 15.36e12 == pytest.approx(50.08, abs=0.01)
-    assert (nvme.drives.count, nvme.drives.for_capacity, nvme.drives.for_bandwidth) == (51, 1, 2)
+    assert nvme.write_bytes_per_s * 86400 / 15.36e12 == pytest.approx(51.59, abs=0.01)
+    assert (nvme.drives.count, nvme.drives.for_capacity, nvme.drives.for_bandwidth) == (52, 1, 2)
     assert nvme.drives.wearout_s / 86400 == pytest.approx(
         nvme.capacity_bytes * 5 * 365.25 / nvme.write_bytes_per_s / 86400, rel=1e-3
     )
-    assert "on NVMe flash the same tier would need 51 drives of 15.36 TB for its writes where 1 would hold it" in plan
-    assert "(flash of its own size would wear out in 12.6 days)" in plan
+    assert "on NVMe flash the same tier would need 52 drives of 15.36 TB for its writes where 1 would hold it" in plan
+    assert "(flash of its own size would wear out in 12.2 days)" in plan
     # DRAM's flip price: today's USD/GB times (saved + purchase) / purchase, 47.5-fold
     fold = (saved_h + purchase_h) / purchase_h
     dram_usd_per_gb = s.v("cost.dram_gb") * 1e9
