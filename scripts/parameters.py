@@ -72,6 +72,14 @@ def rewritten(text: str, path: Path) -> str:
     return text[: cell.end("options")] + "\n" + source + text[cell.end("source") :]  # a blank line after the options
 
 
+_KEY_NAMES = re.compile(
+    r"(?<![\w.`])(?:"
+    + "|".join(sorted((re.escape(k) for k in SCHEMA if "." in k or "_" in k), key=len, reverse=True))
+    + r")(?![\w`])"
+)
+"""A key's name (one with a dot or an underscore: not the plain words ``model`` or ``engine``) in running text."""
+
+
 def keys_list() -> str:
     """Every assumption key in schema order, one Markdown line each: what it is and the values it takes."""
     lines = []
@@ -80,6 +88,7 @@ def keys_list() -> str:
         if spec.kind not in ("choice", "text"):  # describe() names their values already
             text += f"; allowed: {spec.allowed()}"
         text = re.sub(r"\bnull\b", "`null`", text)  # the YAML value, as it is typed
+        text = _KEY_NAMES.sub(lambda m: f"`{m.group(0)}`", text)  # another key named in its help, as it is typed
         lines.append(f"- `{key}`: {text}")
     return "\n".join(lines)
 

@@ -18,6 +18,7 @@ Jupyter), :func:`show_table` for a table of record, :func:`setup` once at the to
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -231,13 +232,20 @@ def _is_numeric(values: Any) -> bool:
     )
 
 
-def table_html(df: Any, columns: list[Any]) -> str:
+def key_anchor(key: str) -> str:
+    """The HTML id of ``key``'s row on the assumptions page: ``key-`` and the key, every run of other characters
+    a hyphen (``fetch.pageable_efficiency`` -> ``key-fetch-pageable-efficiency``); the ``{input}`` role links it."""
+    return "key-" + re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")
+
+
+def table_html(df: Any, columns: list[Any], row_ids: list[str] | None = None) -> str:
     """The HTML table of ``columns`` of ``df``: human headers, the column's name in each header's title.
 
     Numbers are right-aligned under right-aligned headers (class ``kvtier-num``), text
     left-aligned under left-aligned ones; each header is the column's declared label and unit
     (:meth:`kvtier.report.columns.Column.header`; no unit where each cell carries its own,
     :func:`kvtier.report.tables.unit_in_cells`), its ``title`` the name in the table of record.
+    ``row_ids``, when given, are the rows' HTML ids, one per row (the assumptions page's :func:`key_anchor`).
 
     Raises
     ------
@@ -260,9 +268,10 @@ def table_html(df: Any, columns: list[Any]) -> str:
         f'<th{cls(i)} title="{escape(str(c))}">{escape(soft_hyphenated(text))}</th>'
         for i, (c, text) in enumerate(zip(columns, headers, strict=True))
     )
+    ids = [f' id="{escape(i)}"' for i in row_ids] if row_ids is not None else [""] * len(shown)
     rows = "\n".join(
-        "<tr>" + "".join(f"<td{cls(i)}>{escape(str(v))}</td>" for i, v in enumerate(row)) + "</tr>"
-        for row in shown.itertuples(index=False)
+        f"<tr{rid}>" + "".join(f"<td{cls(i)}>{escape(str(v))}</td>" for i, v in enumerate(row)) + "</tr>"
+        for rid, row in zip(ids, shown.itertuples(index=False), strict=True)
     )
     return f'<table class="{classes}">\n<thead><tr>{heads}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table>'
 
@@ -296,13 +305,16 @@ def show_table(df: Any, name: str, folded: str | None = None) -> Any:
         shown = [c for c in df.columns if not _is_detail(str(c))]
     detail = [c for c in df.columns if c not in shown]
 
-    def box(columns: list[Any]) -> str:
+    # the assumptions page's rows carry their key's anchor, which the book's {input} role links from the prose
+    row_ids = [key_anchor(str(k)) for k in df["key"]] if name == "assumptions" else None
+
+    def box(columns: list[Any], ids: list[str] | None = None) -> str:
         return (
-            f'<div class="kvtier-table-wrap"><div class="kvtier-table-box">{table_html(df, columns)}</div>'
+            f'<div class="kvtier-table-wrap"><div class="kvtier-table-box">{table_html(df, columns, ids)}</div>'
             '<p class="kvtier-scroll-cue" aria-hidden="true">scroll sideways for more columns →</p></div>'
         )
 
-    parts = [box(shown)]
+    parts = [box(shown, row_ids)]
     if detail:
         key = [c for c in table.key if c in shown]
         names = [column_of(df, c).header() for c in detail]

@@ -51,7 +51,7 @@ def regen_pricing(s: Scenario) -> dict[str, str]:
         t = s.kernel_tables
         return {
             "pricing": f"with the kernels NVIDIA measured for {t.engine} {t.version} on {t.system}"
-            f" (aiconfigurator-core {t.package_version}; regen.model engine)",
+            f" (aiconfigurator-core {t.package_version}; the engine regeneration model)",
             "batch_how": f"its share of a step of {s.v('regen.step_tokens'):,.0f} tokens",
             "lone_how": "its own pass on those kernels",
         }
@@ -246,7 +246,8 @@ def copy_method_sentence(s: Scenario) -> str:
     chunks = s.layer_chunks
     ladder = (
         f"The tiers' verdicts in the per-layer layout charge each of the {chunks:,} chunk copies the tier's own"
-        " per-copy latency (tier_latency.*; over the host link a lone synchronised cudaMemcpyAsync, lone-dma),"
+        " per-copy latency (each tier's latency input; over the host link a lone synchronised cudaMemcpyAsync,"
+        " lone-dma),"
         " those in one piece one copy."
     )
     method = s.copy_method
@@ -254,13 +255,13 @@ def copy_method_sentence(s: Scenario) -> str:
     if method == "none":
         return (
             f"{ladder} This set names no copy method (engine {s.assumptions.value('engine')}), so a fetch at the"
-            f" bracket bandwidths pays fetch_latency, {latency}, per transfer."
+            f" bracket bandwidths pays the set's per-transfer latency, {latency}, each transfer."
         )
     n = s.fetch_transfers
     engine = s.engine
     who = f"Under engine {engine.name} ({engine.version}) a" if engine is not None else "In this set a"
     return (
         f"{ladder} {who} {s.model.name} block moves in {n:,} cop{'y' if n == 1 else 'ies'},"
-        f" {'issued' if n == 1 else 'each issued'} as {method} at {latency} ({s.transfer_latency_key}),"
-        " which replaces fetch_latency at the bracket bandwidths."
+        f" {'issued' if n == 1 else 'each issued'} as {method} at {latency},"
+        " which replaces the set's per-transfer latency at the bracket bandwidths."
     )

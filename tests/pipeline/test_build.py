@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from kvtier.inputs.assumptions import load_assumptions
+from kvtier.inputs.keys import SCHEMA
 from kvtier.pipeline.build import configure_source, source_info
 from kvtier.pipeline.execution import read_page
 from kvtier.report import notebook, pages
@@ -365,6 +366,10 @@ LEFTOVERS = {
     "JSON's null": r"\bnull\b",
     "a NaN": r"\b(?:nan|NaN)\b",
     "a word twice in a row": r"(?i)\b([a-z]+) \1\b",
+    # the prose names an input in words and links its key ({input}); a key's name belongs in code and commands only
+    "an assumption key's name": r"(?<![\w.])(?:"
+    + "|".join(sorted((re.escape(k) for k in SCHEMA if "." in k or "_" in k), key=len, reverse=True))
+    + r")(?![\w.])",
 }
 """What a template leaves in a page's visible text when a value or a sentence did not fill in as meant."""
 
@@ -425,6 +430,21 @@ def leftovers(html: Path) -> list[str]:
     return found
 
 
+def test_an_input_named_in_words_links_its_row_on_the_assumptions_page(seed_build):
+    html = seed_build / "html"
+    rows = set(re.findall(r'<tr id="(key-[a-z0-9-]+)"', (html / "notebooks" / "00_assumptions.html").read_text()))
+    links = {
+        page.relative_to(html).as_posix(): set(
+            re.findall(r'href="[./]*(?:notebooks/)?00_assumptions\.html#([^"]+)"', text)
+        )
+        for page in html.rglob("*.html")
+        if "_static" not in page.parts and "00_assumptions.html#" in (text := page.read_text())
+    }
+    # the measured page names the transfer model's inputs in words, each linked to its key's row
+    assert {"key-fetch-host-cache", "key-fetch-pageable-efficiency"} <= links["notebooks/11_measured.html"]
+    assert all(anchors <= rows for anchors in links.values()), {p: a - rows for p, a in links.items() if a - rows}
+
+
 def test_no_page_shows_a_template_leftover(seed_build, tmp_path):
     html = seed_build / "html"
     skip = ("index.html", "genindex.html", "search.html")
@@ -437,6 +457,7 @@ def test_no_page_shows_a_template_leftover(seed_build, tmp_path):
     bad = tmp_path / "bad.html"
     bad.write_text(
         "<html><body><main><p>The `fetch_layout` key. It took None µs and nan ms, null here. The the end.</p>"
+        "<p>The copies' latency (tier_latency.nvme) is a key's name.</p>"
         "<p>For the block the brackets give 43.33, 81.92 and 163.84 µs. The seed gives 43.33, 81.92 and 163.84 µs.</p>"
         "<p>A sentence of at least six words here.</p><figcaption>A sentence of at least six words here.</figcaption>"
         "<li>{glue:text}`x` unfilled.</li><p>None of the tiers loses.</p><table><tr><td>None</td></tr></table>"

@@ -165,6 +165,47 @@ def test_a_table_shows_its_chosen_columns_first_and_folds_the_rest_with_a_link_t
     assert "_" not in "".join(re.findall(r"<th[^>]*>([^<]*)</th>", html))
 
 
+def test_the_assumptions_table_gives_each_row_its_keys_anchor():
+    # fetch.pageable_efficiency -> key-fetch-pageable-efficiency: the id the {input} role links
+    assert notebook.key_anchor("fetch.pageable_efficiency") == "key-fetch-pageable-efficiency"
+    assert notebook.key_anchor("tier_latency.nvlink_c2c") == "key-tier-latency-nvlink-c2c"
+    df = pages.assumptions.table(seed_scenario())
+    html = notebook.show_table(df, "assumptions").data
+    shown = html.partition("<details")[0]
+    assert shown.count("<tr id=") == len(df) and '<tr id="key-fetch-host-cache">' in shown
+    # other tables' rows carry no id
+    assert "<tr id=" not in notebook.show_table(pages.tiers.table(seed_scenario()), "tiers").data
+
+
+def test_the_input_role_names_an_input_in_words_and_links_its_key():
+    import importlib.util
+    from types import SimpleNamespace
+
+    spec = importlib.util.spec_from_file_location("kvtier_html", ROOT / "book" / "_ext" / "kvtier_html.py")
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    errors: list[str] = []
+    inliner = SimpleNamespace(
+        document=SimpleNamespace(settings=SimpleNamespace(env=SimpleNamespace(docname="notebooks/11_measured"))),
+        reporter=SimpleNamespace(error=lambda msg: errors.append(msg) or msg),
+        problematic=lambda raw, text, msg: ("problematic", raw),
+    )
+    text = "the host cache <fetch.host_cache>"
+    (node,), messages = ext.input_role("input", f"{{input}}`{text}`", text, 1, inliner)
+    assert messages == [] and node.astext() == "the host cache"
+    assert node["refuri"] == "00_assumptions.html#key-fetch-host-cache"
+    assert node["reftitle"] == "assumption key fetch.host_cache"
+    # from a page in book/, the same row one folder over
+    inliner.document.settings.env.docname = "book/intro"
+    (node,), _ = ext.input_role("input", "", text, 1, inliner)
+    assert node["refuri"] == "../notebooks/00_assumptions.html#key-fetch-host-cache"
+    # a key that does not exist, or no words, is an error that fails the build (warnings are errors)
+    for bad in ("the host cache <fetch.host_cash>", "<fetch.host_cache>"):
+        nodes_, messages = ext.input_role("input", bad, bad, 1, inliner)
+        assert nodes_ == [("problematic", bad)] and len(messages) == 1
+    assert "a key of the assumption set" in errors[-1]
+
+
 def test_a_table_without_chosen_columns_folds_long_text_and_si_duplicates():
     html = notebook.show_table(pages.assumptions.table(seed_scenario()), "assumptions").data
     shown, _, folded = html.partition("<details")

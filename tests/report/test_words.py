@@ -72,12 +72,13 @@ def test_the_copy_method_sentence_names_the_method_each_verdict_assumes() -> Non
     from kvtier import Scenario, load_assumptions
     from kvtier.report.words import copy_method_sentence
 
-    # the seed: no copy method, fetch_latency (0 us) per transfer; the ladder's 160 chunk copies (80 layers x K, V)
+    # the seed: no copy method, the per-transfer latency (0 us, fetch_latency) each transfer; the ladder's 160 chunk
+    # copies (80 layers x K, V)
     seed = copy_method_sentence(Scenario())
     assert "each of the 160 chunk copies the tier's own per-copy latency" in seed
     assert seed.endswith(
         "This set names no copy method (engine none), so a fetch at the bracket bandwidths pays"
-        " fetch_latency, 0 µs, per transfer."
+        " the set's per-transfer latency, 0 µs, each transfer."
     )
     # vLLM >= 0.12: one cross-layer copy issued back to back at 3.53 us (fetch.copy_cost.batched_dma)
     vllm = copy_method_sentence(Scenario(load_assumptions(sets={"engine": "vllm"})))
@@ -96,7 +97,7 @@ def test_how_a_recomputed_prefix_is_priced_follows_the_regeneration_model() -> N
     engine = words.regen_pricing(Scenario(load_assumptions(sets={"regen.model": "engine"})))
     assert engine == {
         "pricing": "with the kernels NVIDIA measured for vllm 0.24.0 on h200_sxm (aiconfigurator-core 0.12.0;"
-        " regen.model engine)",
+        " the engine regeneration model)",
         "batch_how": "its share of a step of 8,192 tokens",  # regen.step_tokens
         "lone_how": "its own pass on those kernels",
     }

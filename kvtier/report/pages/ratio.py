@@ -109,7 +109,7 @@ def layout_numbers(s: Scenario) -> dict[str, Any]:
         f" chunk, each copy pays the per-transfer latency. With {source}, the {point['bandwidth_label']} bracket's"
         f" fetch grows from {one * 1e6:,.1f} µs in one transfer to {many * 1e6:,.1f} µs in {chunks:,}, and the"
         f" ratio falls from {regen / one:,.1f} to {regen / many:,.1f} inside a batch and from {lone / one:,.1f} to"
-        f" {lone / many:,.1f} for a lone block. Setting the assumption fetch_layout to per-layer applies that"
+        f" {lone / many:,.1f} for a lone block. Setting the set's block layout to per layer applies that"
         " layout on every page."
     )
     return out

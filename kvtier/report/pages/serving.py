@@ -322,19 +322,20 @@ def numbers(s: Scenario) -> dict[str, Any]:
 
 def _deployment_sentence(s: Scenario, n: dict[str, Any]) -> str:
     key = capacity_key(s)
+    memory = "the placement's" if key == "parallel.hbm_capacity" else "the cost page's"
     mins = min_table(s).set_index("model")
     cap = f"{format_number(s.v(key) / 1e9)} GB"
     context = f"{s.long_sequence_tokens:,.0f}"  # context.long, at most the model's window
     own = int(mins.loc[s.model.name, "accelerators"]) if s.model.name in mins.index else 0
     if own > 1 and n["accelerators"] < own:
         need = (
-            f" With {cap} per accelerator ({key}), holding its weights and one {context}-token sequence's cache takes"
-            f" at least {own} of them, so the single accelerator the source chapter prices is an unstated assumption"
-            " of a larger memory."
+            f" With {cap} per accelerator ({memory} memory), holding its weights and one {context}-token sequence's"
+            f" cache takes at least {own} of them, so the single accelerator the source chapter prices is an unstated"
+            " assumption of a larger memory."
         )
     elif own:
         need = (
-            f" With {cap} per accelerator ({key}), its weights and one {context}-token sequence's cache need"
+            f" With {cap} per accelerator ({memory} memory), its weights and one {context}-token sequence's cache need"
             f" {own} {'accelerator' if own == 1 else 'accelerators'}."
         )
     else:

@@ -43,11 +43,10 @@ def test_the_seed_ratio_is_quoted_only_when_the_build_differs(seed_scenario):
 
 
 def test_the_layout_sentence_is_plain_text(seed_scenario):
-    # glued with glue:text, so Markdown would show as typed: the key is named without backticks
+    # glued with glue:text, so Markdown would show as typed: no backticks, and the input named in words, not its key
     sentence = ratio.layout_numbers(seed_scenario)["layout_sentence"]
-    assert "`" not in sentence and sentence.endswith(
-        "Setting the assumption fetch_layout to per-layer applies that layout on every page."
-    )
+    assert "`" not in sentence and "fetch_layout" not in sentence
+    assert sentence.endswith("Setting the set's block layout to per layer applies that layout on every page.")
 
 
 def test_the_heat_map_stacks_the_regimes_with_a_colour_bar_in_times(seed_scenario):

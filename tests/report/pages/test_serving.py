@@ -29,7 +29,7 @@ def test_the_seed_deployment_needs_two_80_gb_accelerators_at_its_own_window():
     assert int(mins.loc["llama-3-8b", "accelerators"]) == 1  # 16 GB + 8,192 x 131,072 B = 17.1 GB < 80 GB
     sentence = serving.numbers(s)["deployment_sentence"]
     assert sentence.startswith("This build serves llama-3-70b on one accelerator with its own link")
-    assert "takes at least 2 of them" in sentence and "80 GB per accelerator (cost.hbm_capacity)" in sentence
+    assert "takes at least 2 of them" in sentence and "80 GB per accelerator (the cost page's memory)" in sentence
     assert "one 8,192-token sequence's cache" in sentence
 
 

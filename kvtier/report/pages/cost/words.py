@@ -333,8 +333,8 @@ def decider_sentence(s: Scenario, mt: pd.DataFrame, top: str) -> str:
         f = flips.iloc[0]
         end = "low" if f["largest_tier_at_low"] != f["largest_tier_base"] else "high"
         return (
-            f"The one price that changes which tier holds the blocks is the {SCHEMA[str(f['input'])].help}"
-            f" ({f['input']}): at the {end} end of its range ({s.a(str(f['input']) + '_' + end).text})"
+            f"The one price that changes which tier holds the blocks is the {SCHEMA[str(f['input'])].help}:"
+            f" at the {end} end of its range ({s.a(str(f['input']) + '_' + end).text})"
             f" the {f[f'largest_tier_at_{end}']} takes the place of the {f['largest_tier_base']}."
         )
     if top == NOTHING_HELD:

@@ -48,7 +48,11 @@ def test_the_mix_tornado_names_the_price_that_changes_the_largest_tier():
     row = t.set_index("input").loc["cost.dram_gb"]
     assert (row["largest_tier_base"], row["largest_tier_at_high"]) == ("host DRAM", "CXL expander")
     n = cost.numbers(Scenario())
-    assert "(cost.dram_gb)" in n["mix_decider_sentence"] and "CXL expander takes the place" in n["mix_decider_sentence"]
+    decider = n["mix_decider_sentence"]
+    assert (
+        "the purchase price of host DRAM capacity per GB: at the high end" in decider and "cost.dram_gb" not in decider
+    )
+    assert "CXL expander takes the place" in decider
 
 
 def test_a_trace_of_no_duration_has_totals_and_a_saving_but_no_rates():
