@@ -28,10 +28,11 @@ PROJECT = {
     "test_workflow.py",
     "test_prose.py",
     "test_agreement.py",
+    "test_precision.py",
 }
 """Tests of the project as a whole: import layers, this layout, adding a page, the bad-input catalogue's table,
 the notebooks' generated parameters cells (scripts/parameters.py), the CI workflow, the prose's
-figures (no number typed into a page source)."""
+figures (no number typed into a page source), one value shown alike everywhere (agreement) and at one precision."""
 
 CATALOGUE = "commands/test_bad_input*.py"
 """The bad-input catalogue (scripts/catalogue.py counts it), one file per group of surfaces."""

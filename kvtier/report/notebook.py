@@ -30,6 +30,7 @@ from kvtier.inputs.keys import SCHEMA, describe
 from kvtier.report import pages, preview
 from kvtier.report.columns import column_of, soft_hyphenated
 from kvtier.report.figures import SVG_PRINT, apply_style
+from kvtier.report.preview import SHOWN, shown_text
 from kvtier.report.tables import formatted, unit_in_cells
 from kvtier.scenario import Scenario, seed_scenario
 
@@ -175,12 +176,19 @@ def plain(value: Any) -> Any:
 
 
 def glue_numbers(numbers: Mapping[str, Any]) -> None:
-    """Glue every number (plain Python values) for the page's prose, without displaying them."""
+    """Glue every number (plain Python values) for the page's prose, without displaying them.
+
+    Each real number is glued a second time as text, ``NAME__shown`` (:data:`SHOWN`), at the tables' precision.
+    """
     from myst_nb import glue
 
     for name, value in numbers.items():
-        glue(name, plain(value), display=False)
-        preview.GLUED[name] = plain(value)
+        value = plain(value)
+        glue(name, value, display=False)
+        preview.GLUED[name] = value
+        if isinstance(value, float):
+            glue(name + SHOWN, shown_text(value), display=False)
+            preview.GLUED[name + SHOWN] = shown_text(value)
 
 
 def glue_figure(name: str, fig: Any, caption: str) -> None:

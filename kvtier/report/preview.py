@@ -15,6 +15,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from kvtier.units import format_number
+
 GLUED: dict[str, Any] = {}
 """Every value and figure the running page glued, by name (filled by the glue helpers)."""
 
@@ -25,6 +27,18 @@ _TEXT = re.compile(r"\{glue:text\}`([^`]+)`")
 _FIGURE = re.compile(r"```\{glue:figure\} *(\S+)\n(?::[^\n]*\n)*\n?(.*?)\n```", re.DOTALL)
 _CODE_CELL = re.compile(r"```\{code-cell\}.*?\n```\n?", re.DOTALL)
 _HEADER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
+
+
+SHOWN = "__shown"
+"""Suffix of a number's glued text as the tables show it (``{glue:text}`ratio__shown```, :func:`shown_text`):
+the one precision of a quantity the prose quotes beside a table, glued by
+:func:`kvtier.report.notebook.glue_numbers` and filled by :func:`fill_text`."""
+
+
+def shown_text(value: float) -> str:
+    """``value`` as the tables show it: three significant figures, integer digits kept below 1e9
+    (:func:`kvtier.units.format_number`)."""
+    return format_number(value, 3)
 
 
 def fill_text(text: str, glued: Mapping[str, Any]) -> str:
@@ -40,6 +54,9 @@ def fill_text(text: str, glued: Mapping[str, Any]) -> str:
             page, key = ref.split("::", 1)
             return f"[{key.split(':', 1)[0]} from {Path(page).stem}]"
         key, _, spec = ref.partition(":")
+        base = key.removesuffix(SHOWN)
+        if key not in glued and key != base and isinstance(glued.get(base), float):
+            return shown_text(glued[base])  # the text glue_numbers glues beside each number
         if key not in glued:
             return match.group(0)
         try:

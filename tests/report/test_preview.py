@@ -17,3 +17,12 @@ def test_the_preview_fills_numbers_and_names_other_pages_numbers():
     parts = list(page_parts(page, {**glued, "fig_a": "FIG"}))
     assert [kind for kind, _ in parts] == ["markdown", "figure", "markdown", "markdown"]
     assert parts[0][1].strip() == "A 82." and parts[1][1] == "FIG" and parts[2][1] == "*llama-3-70b*"
+
+
+def test_a_number_as_the_tables_show_it_is_filled_from_the_number():
+    from kvtier.report.preview import fill_text
+
+    # 218.784816 at three significant figures is 219; 1,205.6 keeps its integer digits (1,206); a count has no such text
+    glued = {"ratio": 218.784816, "lone": 1205.6, "n": 3}
+    text = "{glue:text}`ratio__shown` and {glue:text}`lone__shown`; {glue:text}`n__shown`"
+    assert fill_text(text, glued) == "219 and 1,206; {glue:text}`n__shown`"

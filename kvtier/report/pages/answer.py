@@ -24,7 +24,7 @@ from kvtier.report import named as named_answer
 from kvtier.report.columns import VERDICT, Column, declare, named
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.scenario import POINT_KEYS, PRICE_KEYS, Scenario
-from kvtier.units import format_bandwidth, format_quantity
+from kvtier.units import format_number, format_quantity
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -264,7 +264,7 @@ def rule_sentence(s: Scenario) -> str:
     verb = "still wins" if near["fetch_wins"] else "loses"
     flips = []
     if np.isfinite(near["break_even_GBps"]):
-        flips.append(f"{'below' if near['fetch_wins'] else 'above'} {format_bandwidth(near['break_even_GBps'] * 1e9)}")
+        flips.append(f"{'below' if near['fetch_wins'] else 'above'} {format_number(near['break_even_GBps'], 3)} GB/s")
     if near["break_even_latency_us"] > 0:
         per = f"{'above' if near['fetch_wins'] else 'below'} {near['break_even_latency_us']:.3g} µs per transfer"
         flips.append(per + (f" (it has {lat * 1e6:.3g} µs)" if lat > 0 else ""))

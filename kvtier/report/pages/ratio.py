@@ -16,6 +16,7 @@ from kvtier.report import words
 from kvtier.report.columns import Column, declare, named, twins
 from kvtier.report.figures import finish, new_figure
 from kvtier.scenario import POINT_KEYS, Scenario, seed_scenario
+from kvtier.units import format_number
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -64,9 +65,10 @@ def seed_sentence(out: dict[str, Any]) -> str:
         f"the source chapter prints about {out['chapter_ratio']:.0f} because it divides its rounded figures, which"
         f" give {out['chapter_rounded_inputs_ratio']:.2f}: rounding, not a different model."
     )
-    if not words.differs_as_printed([out["ratio_illustrative"]], [out["seed_ratio_illustrative"]], ".2f"):
+    seed = format_number(out["seed_ratio_illustrative"], 3)  # as the page and its table show the build's
+    if format_number(out["ratio_illustrative"], 3) == seed:
         return rounding[0].upper() + rounding[1:]
-    return f"With the seed assumptions the in-batch ratio is {out['seed_ratio_illustrative']:.2f}; {rounding}"
+    return f"With the seed assumptions the in-batch ratio is {seed}; {rounding}"
 
 
 def layout_numbers(s: Scenario) -> dict[str, Any]:

@@ -354,9 +354,9 @@ def _tp_sentence(n: dict[str, Any]) -> str:
         f" {n['lone_ms_tp1']:.3g} to {n['lone_ms_big']:.3g} ms, of which {n['collectives_ms_big']:.3g} ms"
         f" ({n['collectives_pct_big']:.0f} %) is all-reduce: {n['collectives_latency_ms_big']:.3g} ms of it the"
         " operations' latency, which no further split removes, the rest their bytes over NVLink. The lone-block"
-        f" ratio {grows} from {format_number(n['lone_ratio_tp1'])}× to {format_number(n['lone_ratio_big'])}×;"
+        f" ratio {grows} from {format_number(n['lone_ratio_tp1'], 3)}× to {format_number(n['lone_ratio_big'], 3)}×;"
         " inside a batch it goes from"
-        f" {format_number(n['batch_ratio_tp1'])}× to {format_number(n['batch_ratio_big'])}×."
+        f" {format_number(n['batch_ratio_tp1'], 3)}× to {format_number(n['batch_ratio_big'], 3)}×."
     )
 
 

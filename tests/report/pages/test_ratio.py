@@ -33,12 +33,12 @@ def test_the_seed_ratio_is_quoted_only_when_the_build_differs(seed_scenario):
     # the chapter divides its unrounded 17.92 ms by its rounded 82 us: 218.29, printed "about 218"
     rounding = "because it divides its rounded figures, which give 218.29: rounding, not a different model."
     seed = ratio.numbers(seed_scenario)["seed_sentence"]
-    assert seed == f"The source chapter prints about 218 {rounding}"  # 218.78 was stated just before
-    # at 100 GB/s mid: 17.92 ms / 52.43 us = 341.8, so the seed's 218.784816 is quoted to two places
+    assert seed == f"The source chapter prints about 218 {rounding}"  # 219 was stated just before
+    # at 100 GB/s mid: 17.92 ms / 52.43 us = 341.8, so the seed's 218.784816 is quoted, as the tables show it: 219
     changed = ratio.numbers(scenario(**{"bandwidth.mid": "100GB/s"}))["seed_sentence"]
     assert (
         changed
-        == f"With the seed assumptions the in-batch ratio is 218.78; the source chapter prints about 218 {rounding}"
+        == f"With the seed assumptions the in-batch ratio is 219; the source chapter prints about 218 {rounding}"
     )
 
 

@@ -9,6 +9,7 @@ import pandas as pd
 from kvtier.inputs import measurements as ms
 from kvtier.report.pages.measured.shipped import ACCURACY_PCT, SHAPE70
 from kvtier.report.words import listed
+from kvtier.units import format_number
 
 
 def misses_text(df: pd.DataFrame) -> str:
@@ -70,6 +71,7 @@ def measured_set_sentence(change: dict[str, Any]) -> str:
         " read no trace and draw no random numbers) the ones that change most are"
         f" {listed([t for t, _ in top])} ({listed([f'{c:,}' for _, c in top])} changed table cells), and the decision"
         " on the landing page changes as its measured-set row shows; the illustrative block's ratio goes from"
-        f" {change['seed_ratio']:.2f} to {change['h200_ratio']:.1f} inside a batch and from"
-        f" {change['seed_lone_ratio']:.1f} to {change['h200_lone_ratio']:.1f} as a lone block."
+        f" {format_number(change['seed_ratio'], 3)} to {format_number(change['h200_ratio'], 3)} inside a batch and"
+        f" from {format_number(change['seed_lone_ratio'], 3)} to {format_number(change['h200_lone_ratio'], 3)} as a"
+        " lone block."
     )
