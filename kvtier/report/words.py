@@ -16,6 +16,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
+from kvtier import analysis
 from kvtier.inputs import hardware
 from kvtier.inputs.keys import BANDWIDTH_LABELS
 from kvtier.scenario import Scenario
@@ -185,6 +188,44 @@ def context_note(s: Scenario, tokens: float) -> str:
     if tokens > window:
         return f"past the {window:,}-position context window of {s.model.name}"
     return f"within the {window:,}-position context window of {s.model.name}"
+
+
+LONG_WINDOW_MODEL = "llama-3.1-70b"
+"""The model the window sentences name for prompts past the build's model's window: Llama-3-70B's shapes, 131,072
+positions."""
+
+
+def window_sentence(s: Scenario, here: str = "this page") -> str:
+    """How much of the trace the build's model cannot hold, for the pages that price the trace (one sentence).
+
+    The prompts longer than the model's context window, as a share of the requests and of the prompt tokens
+    (:attr:`kvtier.formulas.cache.curve.LruHistogram.input_tokens`); the trace pages count their blocks as a model
+    with the same shapes and a longer window would, which :data:`LONG_WINDOW_MODEL` is when its KV per token is the
+    build's.  ``here`` names what sizes and prices them (the landing page: "this build's row").  Empty for a model
+    whose configuration states no window.
+    """
+    window = s.model.max_positions
+    if not window:
+        return ""
+    values, counts = (np.asarray(x, dtype=float) for x in analysis.curve(s).input_tokens)
+    longer = values > window
+    requests, tokens = float(counts.sum()), float((values * counts).sum())
+    if not requests or not longer.any():
+        return f"Every prompt of the trace fits {s.model.name}'s {window:,}-token window."
+    share = float(counts[longer].sum()) / requests * 100
+    token_share = float((values * counts)[longer].sum()) / tokens * 100
+    other = s.with_block(s.block_tokens, LONG_WINDOW_MODEL)
+    alike = (
+        f"; {other.model.name}, with the same KV per token and a {other.model.max_positions:,}-token window, holds"
+        f" {'them all' if values.max() <= other.model.max_positions else 'more of them'}"
+        if other.kv_bytes_per_token == s.kv_bytes_per_token and other.model.max_positions > window
+        else ""
+    )
+    return (
+        f"{share:.1f} % of the trace's prompts, with {token_share:.1f} % of its prompt tokens, are longer than"
+        f" {s.model.name}'s {window:,}-token window: {here} sizes and prices their blocks as a model of the same"
+        f" shapes with a window long enough would hold them{alike}."
+    )
 
 
 def listed(items: Iterable[str]) -> str:

@@ -101,3 +101,22 @@ def test_how_a_recomputed_prefix_is_priced_follows_the_regeneration_model() -> N
         "batch_how": "its share of a step of 8,192 tokens",  # regen.step_tokens
         "lone_how": "its own pass on those kernels",
     }
+
+
+def test_the_window_sentence_says_how_much_of_the_trace_the_model_cannot_hold() -> None:
+    from kvtier import Scenario, load_assumptions
+
+    # the conversation trace: 5,411 of 12,031 prompts longer than Llama-3-70B's 8,192 positions = 45.0 %, with
+    # 122,643,880 of its 144,793,823 prompt tokens = 84.7 %; the longest, 126,195 tokens, fits Llama-3.1-70B's 131,072
+    seed = words.window_sentence(Scenario(), "this build's row")
+    assert seed.startswith(
+        "45.0 % of the trace's prompts, with 84.7 % of its prompt tokens, are longer than llama-3-70b's 8,192-token"
+        " window: this build's row sizes and prices their blocks"
+    )
+    assert seed.endswith("llama-3.1-70b, with the same KV per token and a 131,072-token window, holds them all.")
+    # Llama-3.1-70B itself holds every prompt; a model of other shapes is not offered as the same
+    assert words.window_sentence(
+        Scenario(load_assumptions(sets={"model": "llama-3.1-70b", "param_count": "null"}))
+    ) == ("Every prompt of the trace fits llama-3.1-70b's 131,072-token window.")
+    mixtral = words.window_sentence(Scenario(load_assumptions(sets={"model": "mixtral-8x7b", "param_count": "null"})))
+    assert "longer than mixtral-8x7b's 32,768-token window" in mixtral and "llama-3.1-70b" not in mixtral

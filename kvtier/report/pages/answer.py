@@ -479,6 +479,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out: dict[str, Any] = {
         "decision_rule": rule_sentence(s),
         "decision_plan": plan_sentence(s),
+        "decision_window": words.window_sentence(s, "this build's row"),
         "prices_sentence": prices_sentence(s),
         "target_sentence": target_sentence(s),
         "decision_measured": measured_sentence(s),

@@ -428,18 +428,13 @@ def _window_clause(s: Scenario) -> str:
     share = share_longer(analysis.curve(s), window) * 100
     if not share:
         return f" Every prompt of the trace fits {s.model.name}'s {window:,}-token window."
-    longer = s.with_block(s.block_tokens, LONG_WINDOW_MODEL).model
+    longer = s.with_block(s.block_tokens, words.LONG_WINDOW_MODEL).model
     return (
         f" {share:.1f} % of the trace's prompts are longer than {s.model.name}'s {window:,}-token window, so with no"
         f" tier every percentile above the {100 - share:.1f}th is the time of a prefill this model cannot run,"
         f" computed as if it could; {longer.name}, with a {longer.max_positions:,}-token window, runs"
         f" {'them' if share_longer(analysis.curve(s), longer.max_positions) == 0 else 'more of them'}."
     )
-
-
-LONG_WINDOW_MODEL = "llama-3.1-70b"
-"""The model the window sentence names for prompts past the build's model's window: Llama-3-70B's shapes, 131,072
-positions."""
 
 
 def ttft_figure(s: Scenario) -> tuple[Figure, str]:

@@ -28,6 +28,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     small, large = block_sizes(s)
     out: dict[str, Any] = {
         "small_tokens": small,
+        "window_sentence": words.window_sentence(s),
         "large_tokens": large,
         "mfu_pct": mfu(s) * 100,
         "lone_device": words.lone_device(s),

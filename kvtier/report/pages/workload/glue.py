@@ -50,6 +50,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "trace_source": record.source,
         "contrast": other,
         "model_name": s.model.name,
+        "window_sentence": words.window_sentence(s),
         "kv_dtype": s.kv_dtype,
         "trace_block_tokens": rep["trace"]["block_tokens"],
         "requests": t["requests"],
