@@ -93,6 +93,8 @@
     return node;
   }
 
+  const LINK_PREFIX = "#calc:"; // the address of a page whose calculator shows typed values
+
   class Calculator {
     constructor(root) {
       this.root = root;
@@ -101,10 +103,43 @@
       this.messages = {};
       this.start = {};
       this.build();
+      const restored = this.restore();
       this.update();
+      if (restored) this.root.scrollIntoView();
     }
 
     fid(name) { return `${this.id}-${name}`; }
+
+    // ---- a link that carries the values: #calc:NAME=VALUE&... (only the fields that differ from the start) ----
+    restore() {
+      const hash = window.location.hash;
+      if (!hash.startsWith(LINK_PREFIX)) return false;
+      const params = new URLSearchParams(hash.slice(LINK_PREFIX.length));
+      for (const [name, value] of params) {
+        const control = this.inputs[name];
+        if (!control) continue;
+        if (control.tagName === "SELECT" && ![...control.options].some((o) => o.value === value)) continue;
+        control.value = value;
+      }
+      return true;
+    }
+
+    link() {
+      const params = new URLSearchParams();
+      for (const [name, control] of Object.entries(this.inputs)) {
+        if (control.value !== this.start[name]) params.set(name, control.value);
+      }
+      const query = params.toString();
+      const base = window.location.href.split("#")[0];
+      return query ? `${base}${LINK_PREFIX}${query}` : base;
+    }
+
+    remember() {
+      const url = this.link();
+      this.linkText.textContent = url;
+      if (window.location.hash && !window.location.hash.startsWith(LINK_PREFIX)) return; // an anchor the reader followed
+      try { window.history.replaceState(null, "", url); } catch (e) { /* a page the browser keeps from rewriting */ }
+    }
 
     field(parent, name, label, control, hint = "") {
       const id = this.fid(name);
@@ -207,34 +242,42 @@
       form.append(modelSet, linkSet, accSet, parSet, regimeSet);
 
       this.out = el("div", {class: "kvtier-calc-out", id: this.fid("out"), "aria-live": "polite"});
+      this.linkText = el("code", {id: this.fid("link")});
+      const copyLink = el("button", {type: "button", class: "kvtier-calc-copy-link", text: "Copy a link to these values"});
+      copyLink.addEventListener("click", () => this.copy(copyLink, this.linkText, "Copy a link to these values"));
       this.tiers = el("div", {class: "kvtier-calc-tiers"});
       this.cmd = el("code", {id: this.fid("command")});
       const copy = el("button", {type: "button", class: "kvtier-calc-copy", text: "Copy the command"});
-      copy.addEventListener("click", () => this.copy(copy));
+      copy.addEventListener("click", () => this.copy(copy, this.cmd, "Copy the command"));
       const reset = el("button", {type: "button", class: "kvtier-calc-reset", text: "Back to this book's values"});
       reset.addEventListener("click", () => { this.root.textContent = ""; this.inputs = {}; this.messages = {}; this.start = {}; this.build(); this.update(); });
       this.root.textContent = "";
+      // the answer beside the fields (a column of its own on a wide screen, kept in view on a narrow one)
+      const answer = el("aside", {class: "kvtier-calc-answer", "aria-label": "The answer for these values"},
+        el("h3", {text: "The answer for these values"}), this.out);
       this.root.append(
-        el("p", {class: "kvtier-calc-intro", text: `Starting values: the assumption set this book was built from (${p.set_name}). Nothing leaves your browser.`}),
-        form,
-        el("h3", {text: "The answer for these values"}), this.out,
+        el("p", {class: "kvtier-calc-intro", text: `Starting values: the assumption set this book was built from (${p.set_name}). Nothing leaves your browser; the page's address carries the values you type.`}),
+        el("div", {class: "kvtier-calc-main"}, answer, form),
         el("h3", {text: "Which tiers fetch faster than regeneration"}), this.tiers,
         el("h3", {text: "Rebuild the whole book with these values"}),
         el("pre", {class: "kvtier-calc-command"}, this.cmd),
         el("div", {class: "kvtier-calc-buttons"}, copy, reset),
+        el("h3", {text: "A link to these values"}),
+        el("pre", {class: "kvtier-calc-command kvtier-calc-link"}, this.linkText),
+        el("div", {class: "kvtier-calc-buttons"}, copyLink),
       );
     }
 
-    copy(button) {
-      const text = this.cmd.textContent;
-      const done = () => { button.textContent = "Copied"; setTimeout(() => { button.textContent = "Copy the command"; }, 1500); };
-      if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(text).then(done, () => this.selectCommand());
-      else this.selectCommand();
+    copy(button, source, label) {
+      const text = source.textContent;
+      const done = () => { button.textContent = "Copied"; setTimeout(() => { button.textContent = label; }, 1500); };
+      if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(text).then(done, () => this.selectText(source));
+      else this.selectText(source);
     }
 
-    selectCommand() {
+    selectText(source) {
       const range = document.createRange();
-      range.selectNodeContents(this.cmd);
+      range.selectNodeContents(source);
       const sel = window.getSelection();
       sel.removeAllRanges();
       sel.addRange(range);
@@ -365,6 +408,7 @@
     // ---- the answer ------------------------------------------------------------------------------------
     update() {
       const p = P();
+      this.remember();
       const {values, errors, model, kernels} = this.read();
       for (const [name, msg] of Object.entries(this.messages)) {
         msg.textContent = errors[name] || "";

@@ -665,6 +665,54 @@ def test_it_reads_at_420_px(browser, site):
     assert not widths["wide"] and widths["small"] == 0, widths
 
 
+def test_a_link_carries_the_typed_values_and_opens_them(browser, site):
+    pg = browser.new_page(viewport={"width": 1000, "height": 900})
+    pg.goto((site / "index.html").as_uri(), wait_until="load")
+    pg.evaluate(SET_FIELDS, [["model", "llama-3.1-70b"], ["bandwidth", "100"]])
+    # only the fields that differ from the start travel: the model (which brings its published weight dtype and its
+    # own parameter count, emptied) and 100 GB/s
+    url = pg.evaluate("() => window.location.href")
+    assert url.endswith("#calc:model=llama-3.1-70b&weight_dtype=auto&param_count=&bandwidth=100"), url
+    assert pg.evaluate("() => document.querySelector('.kvtier-calc-link code').textContent") == url
+    pg.close()
+    again = browser.new_page(viewport={"width": 1000, "height": 900})
+    again.goto(url, wait_until="load")
+    out = again.evaluate(READ_OUTPUTS)
+    assert again.evaluate("() => document.querySelector('[name=bandwidth]').value") == "100"
+    # the same block over 100 GB/s: 16 tokens x 327,680 B (Llama-3.1-70B has Llama-3-70B's KV shapes) = 52.43 us
+    close(out["values"]["fetch-time"], 16 * 327_680 / 100e9, "fetch time of the opened link")
+    assert "model=llama-3.1-70b" in out["command"] and "bandwidth.mid=100GB/s" in out["command"]
+    again.close()
+    # a value a select does not offer is left at the start
+    odd = browser.new_page(viewport={"width": 1000, "height": 900})
+    odd.goto((site / "index.html").as_uri() + "#calc:model=no-such-model&mfu=30", wait_until="load")
+    assert odd.evaluate("() => document.querySelector('[name=model]').value") == "llama-3-70b"
+    assert odd.evaluate("() => document.querySelector('[name=mfu]').value") == "30"
+    odd.close()
+
+
+@pytest.mark.parametrize("width", [1400, 420])
+def test_the_answer_stays_beside_the_fields_or_in_view_above_them(browser, site, width):
+    pg = browser.new_page(viewport={"width": width, "height": 800})
+    pg.goto((site / "index.html").as_uri(), wait_until="load")
+    box = """() => {
+      const r = (sel) => document.querySelector(sel).getBoundingClientRect();
+      const field = r("[name=mfu]");
+      return {answer: r(".kvtier-calc-answer"), form: r(".kvtier-calc-form"), field, height: innerHeight};
+    }"""
+    at = pg.evaluate(box)
+    if width == 1400:  # side by side: the answer's column starts right of the fields', at the first field's height
+        assert at["answer"]["left"] >= at["form"]["right"] and at["answer"]["top"] <= at["form"]["top"] + 1, at
+    else:  # one column: the answer above the fields
+        assert at["answer"]["bottom"] <= at["form"]["top"] + 1, at
+    # scrolled to the MFU field, the answer is still on the screen, whole or in its box
+    pg.evaluate("() => document.querySelector('[name=mfu]').scrollIntoView({block: 'end'})")
+    at = pg.evaluate(box)
+    assert at["field"]["bottom"] <= at["height"] + 1 and at["answer"]["top"] >= -1, at
+    assert at["answer"]["top"] < at["height"] / 2 and at["answer"]["bottom"] > at["answer"]["top"] + 40, at
+    pg.close()
+
+
 def test_a_book_built_from_another_set_starts_there_and_its_command_rebuilds_it(browser, tmp_path):
     # the measured H200 set (its brackets, ranges, latencies and, with the forward-pass keys, their fitted
     # values) with a placement and an engine: the page opens on it and its bare command carries it
