@@ -113,7 +113,7 @@ NAMED_COLUMNS = (
     Column("engine_copies", "copies a block takes, the engine's way"),
     Column("chunk_copies", "copies a block takes, per layer chunk"),
     Column("n_tiers", "tiers"),
-    Column("fetch_wins", "tiers fetch wins from: alone/in a batch/in a batch per chunk"),
+    Column("fetch_wins", "tiers fetch wins from (alone, batch, chunks)"),
     Column("wins_lone_engine", "fetch wins alone, the engine's copies", "tiers"),
     Column("wins_batch_engine", "fetch wins inside a batch, the engine's copies", "tiers"),
     Column("wins_batch_chunks", "fetch wins inside a batch, per-chunk copies", "tiers"),

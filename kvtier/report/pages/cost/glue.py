@@ -85,4 +85,5 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out.update(lru_numbers(s, out))
     out.update(hierarchy_numbers(s))
     out["mix_finding_sentence"] = finding_sentence(out)
+    out["lead_sentence"] = capitalized(out["mix_finding_sentence"]) + "."  # the page's answer, on its first screen
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
