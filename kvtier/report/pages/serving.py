@@ -317,6 +317,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out["sharing_sentence"] = _sharing_sentence(out)
     out["engines_sentence"] = _engines_sentence(s, out)
     out["ttft_sentence"] = _ttft_sentence(s, out)
+    out["lead_sentence"] = _lead_sentence(s, out)
     return out
 
 
@@ -396,6 +397,27 @@ def _engines_sentence(s: Scenario, n: dict[str, Any]) -> str:
         f"Per token fetched from {nvme}, {n['engine_nvme_fastest']}'s layout is the fastest and"
         f" {n['engine_nvme_slowest']}'s the slowest, {n['engine_nvme_spread']:.3g} times apart: many small copies"
         " each pay the drive's latency per transfer."
+    )
+
+
+def _lead_sentence(s: Scenario, n: dict[str, Any]) -> str:
+    """The page's answer on its first screen: the trace's time to first token without a tier and with the LRU tier,
+    and, in the same sentence, the share of the prompts past the model's window where the percentiles reach them."""
+    window = s.model.max_positions
+    share = share_longer(analysis.curve(s), window) * 100 if window else 0.0
+    past = (
+        f"; with no tier, every percentile above the {100 - share:.1f}th is a prompt longer than {s.model.name}'s"
+        f" {window:,}-token"
+        f" window ({share:.1f} % of them), timed as if the model could run it"
+        if share
+        else ""
+    )
+    acc = n["accelerators"]
+    return (
+        f"For the trace's requests, a {n['ttft_capacity_tib']:.3g} TiB tier in host DRAM brings the median time to"
+        f" first token from {n['ttft_none_p50_s']:.3g} s to {n['ttft_tier_p50_s']:.3g} s and the 99th percentile from"
+        f" {n['ttft_none_p99_s']:.3g} s to {n['ttft_tier_p99_s']:.3g} s ({acc} accelerator{'s' if acc != 1 else ''}"
+        f" a replica, as placed below){past}."
     )
 
 

@@ -155,3 +155,27 @@ def test_the_link_sharing_sentence_names_its_layout_and_the_other():
         "With 8 sharing each link and the block copied in one piece, fetching still beats regenerating from all" in text
     )
     assert text.endswith("copied as 160 chunk copies, from 9 of the 10 inside a batch.")
+
+
+def test_the_page_opens_with_its_answer_and_says_where_the_percentiles_pass_the_window(seed_scenario):
+    from kvtier.report.pages import serving
+
+    n = serving.numbers(seed_scenario)
+    lead = n["lead_sentence"]
+    # the TTFT sentence's own numbers, without and with the 90 % host-DRAM tier (4.82 TiB)
+    assert lead.startswith(
+        f"For the trace's requests, a 4.82 TiB tier in host DRAM brings the median time to first token from"
+        f" {n['ttft_none_p50_s']:.3g} s to {n['ttft_tier_p50_s']:.3g} s and the 99th percentile from"
+        f" {n['ttft_none_p99_s']:.3g} s to {n['ttft_tier_p99_s']:.3g} s (1 accelerator a replica"
+    )
+    # 5,411 of the 12,031 prompts (45.0 %) pass Llama-3-70B's 8,192 tokens: with no tier the percentiles above the
+    # 55.0th are theirs, and the 99th percentile is one of them
+    assert lead.endswith(
+        "with no tier, every percentile above the 55.0th is a prompt longer than llama-3-70b's 8,192-token window"
+        " (45.0 % of them), timed as if the model could run it."
+    )
+    # a model whose window holds every prompt says nothing of the kind
+    other = serving.numbers(Scenario(load_assumptions(sets={"model": "llama-3.1-70b", "param_count": "null"})))[
+        "lead_sentence"
+    ]
+    assert "window" not in other and other.endswith("as placed below).")
