@@ -463,6 +463,16 @@
         ["break-even-latency", `Break-even latency per transfer, ${words[regime]}`, pt.break_even_latency_s,
           (x) => (x > 0 ? fmtTime(x) : "none: the bytes alone outlast regeneration")],
       ];
+      // the LRU tier for the hit target on the book's trace, sized for these KV bytes (kvtier.analysis.lru_traffic)
+      // and held at the book's prices (kvtier.formulas.tiering.hold_usd_per_byte_s)
+      const tr = p.trace;
+      const tierBytes = tr.capacity_blocks * tr.block_tokens * s.kvBytesPerToken;
+      const usdPerHour = (x) => `${sig(x)} USD/h`;
+      rows.push(
+        ["tier-capacity", `LRU tier for ${sig(tr.hit_target * 100)} % of the achievable hits on the ${tr.name} trace`, tierBytes, fmtBytes],
+        ["tier-hold-dram", "That tier held in host DRAM, at this book's prices", tierBytes * tr.hold_usd_per_byte_s.dram * 3600, usdPerHour],
+        ["tier-hold-cxl", "That tier held in a CXL expander, at this book's prices", tierBytes * tr.hold_usd_per_byte_s.cxl * 3600, usdPerHour],
+      );
       const dl = el("dl", {class: "kvtier-calc-results"});
       for (const [key, label, value, fmt] of rows) {
         dl.append(el("dt", {text: label}), el("dd", {"data-key": key, "data-si": Number.isFinite(value) ? String(value) : "inf", text: fmt(value)}));
@@ -477,7 +487,7 @@
       const layout = this.inputs.layout.value;
       const ladder = F().tierLadder(s, p.tiers, (t) => p.keys[t.latency_key].value, layout);
       const table = el("table", {class: "kvtier-calc-ladder", "aria-describedby": this.fid("ladder-note")});
-      const note = el("p", {class: "kvtier-calc-note", id: this.fid("ladder-note"), text: `Each tier's fetch in the ${layout === "contiguous" ? "contiguous layout (one transfer)" : `per-layer layout (${s.transfers(layout)} transfers)`}, against regeneration in both regimes; latency per transfer from this book's tier_latency keys.`});
+      const note = el("p", {class: "kvtier-calc-note", id: this.fid("ladder-note"), text: `Each tier's fetch in the ${layout === "contiguous" ? "contiguous layout (one transfer)" : `per-layer layout (${s.transfers(layout)} transfers)`}, against regeneration in both regimes; each tier's latency per transfer as this book sets it.`});
       const head = el("tr");
       for (const h of ["Tier", "Inside a batch", "Lone block", "Fetch", "Bandwidth", "Latency"]) head.append(el("th", {scope: "col", text: h}));
       table.append(el("thead", {}, head));

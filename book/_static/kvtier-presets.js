@@ -6821,6 +6821,16 @@ window.KVTIER_PRESETS = {
    "title": "NVMe SSD, PCIe 5.0 x4"
   }
  ],
+ "trace": {
+  "block_tokens": 512,
+  "capacity_blocks": 31589,
+  "hit_target": 0.9,
+  "hold_usd_per_byte_s": {
+   "cxl": 7.980141075366949e-17,
+   "dram": 6.71261756280579e-17
+  },
+  "name": "conversation"
+ },
  "uncertain_points": {
   "bandwidth": [
    "bandwidth.optimistic",

@@ -22,6 +22,7 @@ import json
 import math
 from typing import Any
 
+from kvtier import analysis
 from kvtier.data import ENGINE_PRESETS
 from kvtier.errors import KvtierError
 from kvtier.formulas import tiering
@@ -217,6 +218,30 @@ def engine_kernels(s: Scenario) -> list[dict[str, Any]]:
     return out
 
 
+TIER_MEDIA = ("dram", "cxl")
+"""The media the calculator prices a trace's tier in: holding scales with its bytes (NVMe buys whole drives for its
+writes and wear, which the cost page counts)."""
+
+
+def trace_tier(s: Scenario) -> dict[str, Any]:
+    """The build's trace for the calculator's tier: the LRU capacity for the hit target, and the holding prices.
+
+    The capacity in blocks of ``workload.block_tokens`` tokens does not depend on the model (the trace names blocks
+    by hash), so the calculator sizes it for any model and KV dtype typed, as :func:`kvtier.analysis.lru_traffic`
+    does: blocks x block tokens x KV bytes per token; a medium holds it at
+    :func:`kvtier.formulas.tiering.hold_usd_per_byte_s` of the build's prices.
+    """
+    target = s.v("decision.hit_target")
+    hold = tiering.hold_usd_per_byte_s(s.tier_prices())
+    return {
+        "name": str(s.assumptions.value("workload.trace")),
+        "block_tokens": int(s.v("workload.block_tokens")),
+        "hit_target": target,
+        "capacity_blocks": int(analysis.curve(s).capacity_for(target)),
+        "hold_usd_per_byte_s": {m: hold[m] for m in TIER_MEDIA},
+    }
+
+
 def presets(assumptions: AssumptionSet) -> dict[str, Any]:
     """The calculator's data for ``assumptions`` (JSON-ready; SI base units).
 
@@ -280,6 +305,7 @@ def presets(assumptions: AssumptionSet) -> dict[str, Any]:
         "engines": engine_presets,
         "engine_presets": list(ENGINE_PRESETS),
         "tiers": tiers,
+        "trace": trace_tier(s),
         "engine_kernels": kernel_list,
         "engine_kernels_start": start,
         "keys": {key: _key_record(assumptions, base, key) for key in KEYS},

@@ -60,6 +60,16 @@ def test_the_presets_carry_the_seed_values_and_the_model_counts():
     assert k["mfu.conservative"]["value"] == 0.25 and k["illustrative.mfu"]["value"] == "conservative"
     assert k["param_count"]["value"] == 70e9  # the chapter's nominal 70 B (implied)
     assert k["parallel.hbm_capacity"]["value"] is None
+    # the trace's tier: 31,589 blocks of 512 tokens for 90 % of the achievable hits (x 327,680 B = 4,935.8 GiB,
+    # the cost page's 4.82 TiB), held at the cost page's prices per byte-second
+    trace = data["trace"]
+    assert (trace["name"], trace["block_tokens"], trace["hit_target"], trace["capacity_blocks"]) == (
+        "conversation",
+        512,
+        0.9,
+        31_589,
+    )
+    assert set(trace["hold_usd_per_byte_s"]) == {"dram", "cxl"}
     # bounds in SI from kvtier.units.LIMITS: bandwidth 1 kB/s to 1 PB/s; tp 1 to 1024
     assert (k["bandwidth.mid"]["low"], k["bandwidth.mid"]["high"]) == (1e3, 1e15)
     assert (k["parallel.tp"]["low"], k["parallel.tp"]["high"]) == (1.0, 1024.0)
@@ -663,6 +673,23 @@ def test_it_reads_at_420_px(browser, site):
     pg.close()
     assert widths["page"][0] <= widths["page"][1] + 1, widths
     assert not widths["wide"] and widths["small"] == 0, widths
+
+
+def test_the_tier_for_the_trace_is_the_cost_pages_lru_tier_for_the_kv_typed(page):
+    from kvtier import analysis
+
+    page.evaluate(SET_FIELDS, [["model", "qwen2.5-72b"], ["kv_dtype", "fp8"]])
+    out = page.evaluate(READ_OUTPUTS)
+    # the trace's 90 % LRU tier is 31,589 blocks of 512 tokens whatever the model; Qwen2.5-72B in fp8 keeps
+    # 2 x 80 layers x 8 KV heads x 128 x 1 B = 163,840 B a token: 31,589 x 512 x 163,840 = 2,649,877,381,120 B
+    close(out["values"]["tier-capacity"], 2_649_877_381_120, "the tier's bytes")
+    s = Scenario(load_assumptions(sets={"model": "qwen2.5-72b", "param_count": "null", "kv_dtype": "fp8"}))
+    plan = {t.medium: t for t in analysis.lru_plan(s, 0.9)}
+    close(out["values"]["tier-capacity"], plan["dram"].capacity_bytes, "the cost page's LRU tier")
+    # held in host DRAM and in a CXL expander: the cost page's holding per hour, at this book's prices
+    close(out["values"]["tier-hold-dram"], plan["dram"].hold_usd_per_s * 3600, "host DRAM's holding")
+    close(out["values"]["tier-hold-cxl"], plan["cxl"].hold_usd_per_s * 3600, "the CXL expander's holding")
+    assert "LRU tier for 90 % of the achievable hits on the conversation trace" in out["text"]
 
 
 def test_a_link_carries_the_typed_values_and_opens_them(browser, site):
