@@ -233,11 +233,18 @@ def trace_tier(s: Scenario) -> dict[str, Any]:
     """
     target = s.v("decision.hit_target")
     hold = tiering.hold_usd_per_byte_s(s.tier_prices())
+    # the capacity needs no recomputation priced: under the engine model the curve is read with the MFU model's
+    # costs, which never refuse a prompt past the kernel tables' grid
+    sizing = (
+        s
+        if s.assumptions.value("regen.model") == "mfu"
+        else Scenario(s.assumptions.with_values({"regen.model": "mfu"}, source="the calculator's tier size"))
+    )
     return {
         "name": str(s.assumptions.value("workload.trace")),
         "block_tokens": int(s.v("workload.block_tokens")),
         "hit_target": target,
-        "capacity_blocks": int(analysis.curve(s).capacity_for(target)),
+        "capacity_blocks": int(analysis.curve(sizing).capacity_for(target)),
         "hold_usd_per_byte_s": {m: hold[m] for m in TIER_MEDIA},
     }
 
