@@ -13,6 +13,7 @@ from kvtier.inputs.keys import MFU_LABELS
 from kvtier.report import words
 from kvtier.report.columns import Column, declare
 from kvtier.scenario import ENGINE_KEYS, PLACEMENT_KEYS, Scenario, seed_scenario
+from kvtier.units import format_number
 
 NOTEBOOK = "03_regenerate"
 """The page's text notebook, ``notebooks/NOTEBOOK.md``."""
@@ -91,8 +92,9 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out["chapter_regen_unrounded_ms"] = chapter.REGEN_CONSERVATIVE_UNROUNDED_S.value * 1e3
     out["params_note"] = (
         f"the published configuration gives {exact_total:,} parameters, {out['exact_over_nominal_pct']:.2f} per cent"
-        f" more, which at the conservative MFU means {out['regen_exact_conservative_ms']:.2f} ms instead of"
-        f" {out['regen_conservative_ms']:.2f} ms: small, but worth knowing when figures are compared digit by digit"
+        f" more, which at the conservative MFU means {format_number(out['regen_exact_conservative_ms'], 3)} ms"
+        f" instead of {format_number(out['regen_conservative_ms'], 3)} ms (as the tables show them): small, but worth"
+        " knowing when figures are compared digit by digit"
         if s.params_source == "assumption"
         else "the published configuration's exact count"
     )

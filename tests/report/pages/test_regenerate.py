@@ -42,3 +42,12 @@ def test_the_build_is_set_beside_the_seed_only_when_it_differs(seed_scenario):
     assert seed["params_sentence"].startswith("This build keeps that count; the published configuration gives")
     changed = regenerate.numbers(scenario(peak_flops="989TFLOP/s"))
     assert changed["peak_sentence"] == "This build uses 989 TFLOP/s (assumed)."
+
+
+def test_the_exact_parameter_count_is_quoted_as_the_tables_show_regeneration(seed_scenario):
+    from kvtier.report.pages import regenerate
+
+    # Llama-3-70B's config counts 70,553,706,496 parameters, 0.79 % over the nominal 70e9: at 25 % MFU of 500 TFLOP/s
+    # (2 x 70,553,706,496 x 16 + 356,515,840) / 125e12 = 18.0646 ms against 17.9229 ms, three figures as the table
+    sentence = regenerate.numbers(seed_scenario)["params_sentence"]
+    assert "means 18.1 ms instead of 17.9 ms (as the tables show them)" in sentence
