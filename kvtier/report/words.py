@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from kvtier import analysis
+from kvtier.formulas.cache.report import share_longer
 from kvtier.inputs import hardware
 from kvtier.inputs.keys import BANDWIDTH_LABELS
 from kvtier.scenario import Scenario
@@ -207,13 +208,13 @@ def window_sentence(s: Scenario, here: str = "this page") -> str:
     window = s.model.max_positions
     if not window:
         return ""
-    values, counts = (np.asarray(x, dtype=float) for x in analysis.curve(s).input_tokens)
-    longer = values > window
-    requests, tokens = float(counts.sum()), float((values * counts).sum())
-    if not requests or not longer.any():
+    curve = analysis.curve(s)
+    share = share_longer(curve, window) * 100
+    if not share:
         return f"Every prompt of the trace fits {s.model.name}'s {window:,}-token window."
-    share = float(counts[longer].sum()) / requests * 100
-    token_share = float((values * counts)[longer].sum()) / tokens * 100
+    values, counts = (np.asarray(x, dtype=float) for x in curve.input_tokens)
+    weighted = values * counts  # prompt tokens, by prompt length
+    token_share = float(weighted[values > window].sum()) / float(weighted.sum()) * 100
     other = s.with_block(s.block_tokens, LONG_WINDOW_MODEL)
     alike = (
         f"; {other.model.name}, with the same KV per token and a {other.model.max_positions:,}-token window, holds"

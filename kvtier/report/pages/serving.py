@@ -404,7 +404,7 @@ def _lead_sentence(s: Scenario, n: dict[str, Any]) -> str:
     """The page's answer on its first screen: the trace's time to first token without a tier and with the LRU tier,
     and, in the same sentence, the share of the prompts past the model's window where the percentiles reach them."""
     window = s.model.max_positions
-    share = share_longer(analysis.curve(s), window) * 100 if window else 0.0
+    share = _share_past_window(s)
     past = (
         f"; with no tier, every percentile above the {100 - share:.1f}th is a prompt longer than {s.model.name}'s"
         f" {window:,}-token"
@@ -442,12 +442,18 @@ def _ttft_sentence(s: Scenario, n: dict[str, Any]) -> str:
     )
 
 
+def _share_past_window(s: Scenario) -> float:
+    """Share of the trace's prompts longer than the model's context window (%; 0 where its config states none)."""
+    window = s.model.max_positions
+    return share_longer(analysis.curve(s), window) * 100 if window else 0.0
+
+
 def _window_clause(s: Scenario) -> str:
     """Where the trace's prompts outrun the model's context window: how many, and what that makes of the tail."""
     window = s.model.max_positions
     if not window:
         return ""
-    share = share_longer(analysis.curve(s), window) * 100
+    share = _share_past_window(s)
     if not share:
         return f" Every prompt of the trace fits {s.model.name}'s {window:,}-token window."
     longer = s.with_block(s.block_tokens, words.LONG_WINDOW_MODEL).model
