@@ -16,6 +16,8 @@ scenarios of a process, and the build's process and its notebooks' kernels, shar
 - :func:`lru_traffic` and :func:`lru_plan`: an LRU tier sized for a share of the achievable hits, in each
   medium, priced (the cost, answer and serving pages', and :class:`kvtier.deployment.Deployment`'s).
 - :func:`reuse`: the trace held in memory with each reference's stack distance (the policies' replays).
+- :func:`priced`: the scenario the trace pages price the trace under (``workload.deployment``): a named
+  deployment layered on the build's set, as the landing page's named table layers it, or the build's set.
 """
 
 from __future__ import annotations
@@ -23,12 +25,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
 from kvtier import store
+from kvtier.errors import KvtierError
 from kvtier.formulas import economics, tiering
 from kvtier.formulas.cache.report import TARGETS_PCT
+from kvtier.inputs import deployments
+from kvtier.inputs.assumptions import RestrictedAssumptionSet
 from kvtier.lazy import deferred
 from kvtier.scenario import Scenario
 
@@ -50,6 +56,51 @@ MIX_MODELS: tuple[str, ...] = ("llama-3-70b", "llama-3-8b", "deepseek-v3")
 
 WINDOWS_MIN: tuple[tuple[float, float], ...] = ((5.0, 0.0), (5.0, 5.0), (15.0, 0.0), (15.0, 5.0))
 """(window, warm-up) pairs in minutes the workload page replays the trace in (``kvtier workload --parts --window``)."""
+
+
+BUILD = "build"
+"""The value of ``workload.deployment`` that prices the trace with the build's own set."""
+
+
+def priced(s: Scenario) -> Scenario:
+    """The scenario the trace pages price the trace under: ``workload.deployment`` of ``s``.
+
+    ``build``, or a set that names its own model: ``s`` itself (the deployment's placement and accelerator were
+    chosen for its model).  Otherwise the named deployment (``kvtier/data/deployments.yaml``): its model,
+    placement, engine and accelerator as the defaults of ``s``'s set (:func:`kvtier.inputs.deployments.under`):
+    whatever else ``s``'s set changed from the seed's wins, key by key, and every key the deployment does not
+    set keeps ``s``'s value.
+    Under the seed set it is the landing page's named row for that deployment, one computation
+    (``tests/test_agreement.py``).  A notebook's set, limited to the keys its page declares, stays limited to
+    those and the keys the deployment sets.  Computed once per scenario.
+
+    Raises
+    ------
+    KvtierError
+        The deployment's accelerators cannot hold the model the set names (the fit check), naming the key.
+    """
+    name = str(s.assumptions.value("workload.deployment"))
+    if name == BUILD or deployments.own_model(s.assumptions):
+        return s
+    found = _PRICED.get(s)
+    if found is None:
+        layered = deployments.under(name, s.assumptions)
+        if isinstance(s.assumptions, RestrictedAssumptionSet):
+            allowed = set(s.assumptions.allowed) | deployments.keys_set(name)
+            layered = RestrictedAssumptionSet(layered, allowed, s.assumptions.owner)
+        found = Scenario(layered)
+        try:  # a build's own model that the deployment's accelerators cannot hold is refused here, saying why
+            found.check_fit()
+        except KvtierError as exc:
+            raise KvtierError(
+                f"workload.deployment {name}: {exc}; or --set workload.deployment=build to price the trace with"
+                " this build's own placement and accelerator"
+            ) from None
+        _PRICED[s] = found
+    return found
+
+
+_PRICED: WeakKeyDictionary[Scenario, Scenario] = WeakKeyDictionary()
 
 
 def mix_models(s: Scenario) -> tuple[str, ...]:
@@ -194,11 +245,12 @@ def stream(
 def prime(s: Scenario) -> None:
     """Stream the trace once for everything the book's pages ask of it (:func:`plan`), storing each part.
 
-    The build calls it before the pages compute their tables; a trace that cannot be read is left to the
-    pages, which name the problem.
+    The build calls it before the pages compute their tables, for the build's set and the one the trace
+    pages price (:func:`priced`); a trace that cannot be read is left to the pages, which name the problem.
     """
     if trace_key(s) is not None:
-        stream(s, *plan(s))
+        for sc in dict.fromkeys((s, priced(s))):  # the build's set (the answer page) and the trace pages'
+            stream(sc, *plan(sc))
 
 
 def _parts(

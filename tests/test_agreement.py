@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvtier import analysis
 from kvtier.deployment import Deployment
 from kvtier.inputs.assumptions import load_assumptions
 from kvtier.report.pages import answer, cost, ratio, regenerate, tiers, workload
@@ -94,15 +95,19 @@ def test_latency_and_fetch_time_per_tier_and_layout(case):
 def test_regeneration_per_regime(case):
     _, args, s, d = case
     decision = answer.decision_table(s)
-    blocks = cost.block_table(s).set_index(["block_tokens", "regime"])
+    # the cost page and `kvtier cost` price the trace pages' deployment (analysis.priced): the seed's named one
+    # for the seed and placed sets, the set itself for the measured set and the one with its own model
+    traced = Deployment.of(analysis.priced(s))
+    blocks = cost.block_table(traced.scenario).set_index(["block_tokens", "regime"])
     cli = run_cli_json("cost", *args)["blocks"]
     ladder = tiers.table(s).set_index("link")
     for regime, words, prefix in (("lone", "lone block", "lone_"), ("batch", "in batch", "")):
         regen_ms = d.regen_s(regime) * 1e3
         shown = decision.loc[decision["regime"] == words, "regen_ms"].tolist()
         assert shown == pytest.approx([regen_ms] * len(shown), rel=REL)
-        assert blocks.loc[(d.block.tokens, regime), "regen_ms"] == pytest.approx(regen_ms, rel=REL)
-        assert cli[f"{d.block.tokens}_{regime}"]["regen_s"] == pytest.approx(regen_ms / 1e3, rel=REL)
+        traced_ms = traced.regen_s(regime) * 1e3
+        assert blocks.loc[(traced.block.tokens, regime), "regen_ms"] == pytest.approx(traced_ms, rel=REL)
+        assert cli[f"{traced.block.tokens}_{regime}"]["regen_s"] == pytest.approx(traced_ms / 1e3, rel=REL)
         # the tier ladder's ratio is the same regeneration over the same fetch
         tier = d.tiers.names[0]
         ratio = ladder.loc[tier, f"{prefix}ratio_tail"] * ladder.loc[tier, "fetch_us"] / 1e3
@@ -134,7 +139,9 @@ def test_the_illustrative_ratio_is_one_computation(case):
 
 
 def test_the_trace_s_reuses_tier_capacity_and_traffic(case):
-    _, args, s, d = case
+    _, args, built, _ = case
+    d = Deployment.of(analysis.priced(built))  # what the trace pages and commands price
+    s = d.scenario
     target = s.v("decision.hit_target")
     plan = {t.tier: t for t in d.plan()}
     trace = str(s.assumptions.value("workload.trace"))
@@ -236,3 +243,23 @@ def test_a_hit_prefix_is_fetched_alike_by_the_workload_cost_and_ttft_pages(sets)
         assert workload_s == pytest.approx(ttft_s, rel=1e-12), name
         # the cost page's LRU tier: the same fetches, summed over the requests in 1 s of trace
         assert plan[i].read_busy == pytest.approx(float(ttft_s.sum()), rel=1e-12), name
+
+
+@pytest.mark.parametrize("sets", [{}, {"bandwidth.mid": "100GB/s", "cost.dram_gb": "5USD/GB"}], ids=["seed", "prices"])
+def test_the_trace_pages_and_the_landing_s_row_of_their_deployment_are_one_computation(sets):
+    from kvtier.report import named
+    from kvtier.report.pages import page_of
+
+    s = Scenario(load_assumptions(sets=sets))
+    row = named.named_table(s).set_index("deployment").loc["llama-3.1-70b-h100"]
+    # the cost page's table of record (the registry presents the priced deployment) and the workload page's numbers
+    lru = next(t for t in page_of("13_cost").tables if t.name == "cost_lru").build(s)
+    target = f"{s.v('decision.hit_target') * 100:g}%"
+    dram = lru[(lru["target"] == target) & (lru["medium"] == "dram")].iloc[0]
+    assert dram["saved_batch_usd_per_h"] == pytest.approx(row["saved_usd_h"], rel=REL)
+    assert dram["capacity_GiB"] == pytest.approx(row["tier_gib_per_accelerator"] * row["busy_accelerators"], rel=REL)
+    workload_numbers = page_of("12_workload").numbers(s)
+    assert workload_numbers["model_name"] == "llama-3.1-70b"
+    # the serving page places the deployment's model at its tensor-parallel size, 4
+    serving_numbers = page_of("15_serving").numbers(s)
+    assert (serving_numbers["model_name"], serving_numbers["tp"]) == ("llama-3.1-70b", 4)

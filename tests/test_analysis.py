@@ -72,8 +72,14 @@ def test_primed_every_page_finds_its_parts_in_a_kernel(fresh_store, tmp_path: Pa
         # the curve; one hit-prefixes part per share's capacity (the seed counts hits by prefix, as the serving
         # engines match a prompt: one count serves both); the distances; one mixes part per model; one per window
         n_caps = len({analysis.curve(Scenario()).capacity_for(t) for t in shares})
-        assert kinds.count("hit") == n_caps == 5 and kinds.count("mixes") == len(models) == 3
-        assert kinds.count("window") == len(windows) == 4 and kinds.count("distances") == 1
+        # ... and the same again for the set the trace pages price (Llama-3.1-70B on H100s, analysis.priced):
+        # its own curve, distances and mixes (its recompute costs and prices differ), the hit prefixes and
+        # windows shared (they depend on the trace and the capacity alone)
+        priced_models = analysis.plan(analysis.priced(Scenario()))[1]
+        assert priced_models == ["deepseek-v3", "llama-3-70b", "llama-3-8b", "llama-3.1-70b"]
+        assert kinds.count("hit") == n_caps == 5 and kinds.count("mixes") == len(models) + 4 == 7
+        assert kinds.count("window") == len(windows) == 4
+        assert kinds.count("distances") == kinds.count("curve") == 2
         # a kernel (nothing in memory) asking for any of it reads it: no pass over the trace
         store.clear()
         calls = passes(monkeypatch)
@@ -97,3 +103,34 @@ def test_the_lru_tiers_read_the_passes_capacity(fresh_store):
     plan = analysis.lru_plan(s, 0.9)
     assert [t.tier for t in plan] == ["pcie5-x16", "cxl2-x8", "nvme-gen4-x4"]
     assert {t.capacity_bytes for t in plan} == {traffic.capacity_bytes}
+
+
+def test_the_trace_is_priced_for_the_named_deployment_unless_the_set_says_otherwise():
+    from kvtier.errors import KvtierError
+    from kvtier.inputs import deployments
+    from kvtier.inputs.assumptions import RestrictedAssumptionSet, load_assumptions, seed
+
+    s = Scenario()
+    priced = analysis.priced(s)
+    # the seed prices the trace for Llama-3.1-70B on 4 H100s (TP 4, two sharing a link) under vLLM, timed on the
+    # H100's kernel tables at its 3 USD/h: the landing's row for that deployment, record for record; once per set
+    assert dict(priced.assumptions) == dict(deployments.on_seed("llama-3.1-70b-h100"))
+    assert (priced.model.name, priced.placement.tp, priced.v("cost.accelerator_hour") * 3600) == ("llama-3.1-70b", 4, 3)
+    assert analysis.priced(s) is priced
+    # build: the set itself; a set with its own model: itself too (the deployment's TP was chosen for another)
+    build = Scenario(load_assumptions(sets={"workload.deployment": "build"}))
+    assert analysis.priced(build) is build
+    own = Scenario(load_assumptions(sets={"model": "llama-3-8b"}))
+    assert analysis.priced(own) is own
+    # a notebook's set stays limited to its page's keys and the ones the deployment sets
+    from kvtier.report.pages import workload
+
+    limited = analysis.priced(Scenario(RestrictedAssumptionSet(seed(), set(workload.KEYS), "page")))
+    assert limited.assumptions.value("model") == "llama-3.1-70b"
+    assert limited.assumptions.value("regen.system") == "h100_sxm"  # set by the deployment, readable
+    with pytest.raises(KvtierError, match="page reads assumption 'uncertainty.draws' but does not declare it"):
+        limited.assumptions.value("uncertainty.draws")
+    # a placement the deployment's accelerators cannot hold is refused naming the key that chose it
+    tight = Scenario(load_assumptions(sets={"parallel.tp": "1"}))
+    with pytest.raises(KvtierError, match=r"^workload.deployment llama-3.1-70b-h100: keys 'parallel.tp' \(1\)"):
+        analysis.priced(tight)

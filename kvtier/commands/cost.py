@@ -28,7 +28,7 @@ from kvtier import analysis
 from kvtier.commands.options import add_assumption_options, add_weight_dtype_option, weight_dtype_sets
 from kvtier.formulas import tiering
 from kvtier.inputs.assumptions import check_consistency, load_assumptions, parse_set_options
-from kvtier.report.words import no_duration, nothing_to_cache
+from kvtier.report.words import no_duration, nothing_to_cache, priced_sentence
 from kvtier.scenario import TORNADO_KEYS, Scenario
 from kvtier.units import format_time
 
@@ -110,6 +110,7 @@ def report(s: Scenario) -> dict[str, Any]:
         "mix": mix,
         "notes": _notes(analysis.curve(s)),
         "assumption_set": s.assumptions.name,
+        "priced_for": priced_sentence(s),
         "regimes": cost.REGIMES,
         "blocks": blocks,
         "tiers": tiers,
@@ -200,7 +201,7 @@ def lines(rep: dict[str, Any]) -> list[str]:
     """The report as text: one row per tier, the intervals readable."""
     cost = _page()
     keys = list(next(iter(rep["tiers"].values()))["keep_s"])
-    out = [*(_lru_lines(rep) if "no_reuse" not in rep["notes"] else []), ""]
+    out = [rep["priced_for"], *(_lru_lines(rep) if "no_reuse" not in rep["notes"] else []), ""]
     out.append(f"Break-even holding interval per tier (assumption set: {rep['assumption_set']})")
     for case, b in rep["blocks"].items():
         tokens, regime = case.split("_")
@@ -258,7 +259,8 @@ def run(args: argparse.Namespace) -> int:
     sets = {**parse_set_options(getattr(args, "set", None)), **weight_dtype_sets(args)}
     assumptions = load_assumptions(getattr(args, "assumptions", None), sets)
     check_consistency(assumptions)
-    rep = report(Scenario(assumptions))
+    rep = report(analysis.priced(Scenario(assumptions)))  # priced as the cost page prices the trace
+    rep["assumption_set"] = assumptions.name  # the set the user gave; `priced_for` says what priced the trace
     if args.json:
         print(json.dumps(rep, indent=2, sort_keys=True, allow_nan=False))
     else:

@@ -13,6 +13,7 @@ import json
 import math
 from typing import Any
 
+from kvtier import analysis as trace_analysis
 from kvtier.commands.options import add_assumption_options, add_weight_dtype_option, weight_dtype_sets
 from kvtier.data import SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
@@ -23,7 +24,7 @@ from kvtier.formulas.cache.trace import HIT_COUNTS
 from kvtier.inputs import distributed, traces
 from kvtier.inputs.assumptions import load_assumptions, parse_set_options
 from kvtier.inputs.keys import SCHEMA
-from kvtier.report.words import no_duration, nothing_to_cache
+from kvtier.report.words import no_duration, nothing_to_cache, priced_sentence
 from kvtier.scenario import Scenario
 from kvtier.units import format_bytes, format_time, parse_quantity
 
@@ -142,7 +143,8 @@ def _scenario(args: argparse.Namespace) -> Scenario:
         sets.setdefault("workload.block_tokens", str(traces.TRACE_FORMATS[fmt].block_tokens))
     if getattr(args, "block_tokens", None) is not None:
         sets["workload.block_tokens"] = _block_tokens_option(str(args.block_tokens))
-    return Scenario(load_assumptions(getattr(args, "assumptions", None), sets))
+    # priced as the workload page prices the trace: for workload.deployment, the build's own set if it names a model
+    return trace_analysis.priced(Scenario(load_assumptions(getattr(args, "assumptions", None), sets)))
 
 
 def _format(s: Scenario) -> str:
@@ -518,9 +520,10 @@ def run(args: argparse.Namespace) -> int:
     elif getattr(args, "window", None) is not None or getattr(args, "scheduler", None):
         raise KvtierError("--window and --scheduler read a trace split into files: add --parts")
     rep = analysis(s, trace, max_blocks, over, parts)
+    rep["priced_for"] = priced_sentence(s)
     said = notes(rep, trace)
     if args.json:
         print(json.dumps(_finite(rep, said), indent=2, sort_keys=True, allow_nan=False))
     else:
-        print("\n".join([*said.values(), *lines(rep)]))
+        print("\n".join([*said.values(), *lines(rep), rep["priced_for"]]))
     return 0

@@ -39,6 +39,14 @@ ENGINE_PRESETS: tuple[str, ...] = (
 )
 """Serving-engine layout presets (``kvtier/data/engines.yaml``), the values of the ``engine`` key besides ``none``."""
 
+DEPLOYMENT_PRESETS: tuple[str, ...] = (
+    "llama-3.1-70b-h100",
+    "llama-3.1-70b-h200",
+    "deepseek-v3-h200",
+    "llama-3.1-8b-h100",
+)
+"""Named deployments (``kvtier/data/deployments.yaml``), the values of ``workload.deployment`` besides ``build``."""
+
 KERNEL_SYSTEMS: tuple[str, ...] = (
     "a100_sxm",
     "h100_sxm",

@@ -9,7 +9,7 @@ does not name (links, tier latencies, memory prices, the trace) keeps the build'
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -17,7 +17,7 @@ from typing import Any
 
 from kvtier.errors import KvtierError, show
 from kvtier.inputs import engines, hardware, kernels
-from kvtier.inputs.assumptions import Assumption, AssumptionSet, make_assumption, parse_records
+from kvtier.inputs.assumptions import Assumption, AssumptionSet, make_assumption, parse_records, seed
 from kvtier.inputs.keys import SCHEMA
 from kvtier.inputs.provenance import PROVENANCE_CLASSES, Record
 from kvtier.inputs.readers import load_yaml
@@ -147,6 +147,60 @@ def load(path: str | Path | None = None) -> tuple[NamedDeployment, ...]:
         naming the file, the deployment and the field).
     """
     return _shipped() if path is None else _read(Path(path), show(path))
+
+
+def named(name: str) -> NamedDeployment:
+    """The shipped named deployment ``name``.
+
+    Raises
+    ------
+    KvtierError
+        No shipped deployment has that name (the message lists those that do).
+    """
+    found = next((dep for dep in _shipped() if dep.name == name), None)
+    if found is None:
+        known = ", ".join(dep.name for dep in _shipped())
+        raise KvtierError(f"no named deployment {show(name, quote=True)} in {FILE}; known: {known}")
+    return found
+
+
+@cache
+def on_seed(name: str) -> AssumptionSet:
+    """The shipped deployment ``name`` layered on the seed set (:func:`assumption_set`), read once."""
+    return assumption_set(named(name), seed())
+
+
+@cache
+def keys_set(name: str) -> frozenset[str]:
+    """The assumption keys the shipped deployment ``name`` sets when layered on a set (:func:`assumption_set`).
+
+    Its own records, the accelerator's, the host link's per-copy latency and what follows them (a new model's
+    parameter count and weight dtype, an engine's block): the keys whose value on the seed set it changes.
+    """
+    base, layered = seed(), on_seed(name)
+    return frozenset(key for key in SCHEMA if layered[key] != base[key])
+
+
+def own_model(own: AssumptionSet) -> bool:
+    """Whether ``own`` names a model of its own (not the seed's): a named deployment as the trace pages' defaults
+    (:func:`under`) is then left out, since its placement and accelerator were chosen for its own model."""
+    return own["model"] != seed()["model"]
+
+
+def under(name: str, own: AssumptionSet) -> AssumptionSet:
+    """The shipped deployment ``name`` as a set's defaults: layered on the seed, then ``own``'s changes on top.
+
+    Every record of ``own`` that differs from the seed's (what a build's file and ``--set`` changed) wins over the
+    deployment's, key by key: a build that names its own model prices that model on the deployment's placement,
+    engine and accelerator.  The deployment's records that such a change replaces are left out before layering,
+    so that what follows them (the host link's per-copy latency from the engine, the kernel tables from
+    ``regen.model``) follows the build's value.  A set limited to some keys (a notebook's) is read on those.
+    """
+    base = seed()
+    changed = {key: own[key] for key in own if own[key] != base[key]}
+    dep = named(name)
+    kept = replace(dep, records={key: rec for key, rec in dep.records.items() if key not in changed})
+    return assumption_set(kept, base).with_records(changed, name=name)
 
 
 @cache

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvtier.data import ENGINE_PRESETS, KERNEL_ENGINES, KERNEL_SYSTEMS
+from kvtier.data import DEPLOYMENT_PRESETS, ENGINE_PRESETS, KERNEL_ENGINES, KERNEL_SYSTEMS
 from kvtier.errors import KvtierError, show
 from kvtier.inputs import engines
 from kvtier.inputs.traces.formats import TRACE_FORMATS
@@ -417,6 +417,11 @@ SCHEMA: dict[str, KeySpec] = {
         "how a request's hits are counted: up to its first miss (prefix) or every cached block (per-block)",
         choices=("prefix", "per-block"),
         groups=("trace",),
+    ),
+    "workload.deployment": KeySpec(
+        "choice",
+        "the named deployment the trace pages price (model, placement, engine, accelerator), or this build's own set",
+        choices=("build", *DEPLOYMENT_PRESETS),
     ),
     "workload.sample_rate": KeySpec(
         "fraction",

@@ -20,7 +20,7 @@ import numpy as np
 
 from kvtier import analysis
 from kvtier.formulas.cache.report import share_longer
-from kvtier.inputs import hardware
+from kvtier.inputs import deployments, hardware
 from kvtier.inputs.keys import BANDWIDTH_LABELS
 from kvtier.scenario import Scenario
 
@@ -40,6 +40,14 @@ def lone_device(s: Scenario) -> str:
         f"{what}{peak / 1e12:g} TFLOP/s and {bw / 1e12:g} TB/s at"
         f" {s.v('regen.mem_efficiency') * 100:g} % memory efficiency"
     )
+
+
+def regen_drivers(s: Scenario) -> tuple[str, str]:
+    """The two inputs a recomputed prefix's time turns on, for a figure's footer: the measured kernel tables'
+    system and the tensor-parallel size under ``regen.model: engine``, else the peak and the illustrative MFU."""
+    if s.assumptions.value("regen.model") == "engine":
+        return ("regen.system", "parallel.tp")
+    return ("peak_flops", f"mfu.{s.illustrative['mfu_label']}")
 
 
 def regen_pricing(s: Scenario) -> dict[str, str]:
@@ -226,6 +234,79 @@ def window_sentence(s: Scenario, here: str = "this page") -> str:
         f"{share:.1f} % of the trace's prompts, with {token_share:.1f} % of its prompt tokens, are longer than"
         f" {s.model.name}'s {window:,}-token window: {here} sizes and prices their blocks as a model of the same"
         f" shapes with a window long enough would hold them{alike}."
+    )
+
+
+_SET_BY_DEPLOYMENT = {
+    "model": "model",
+    "param_count": "model",
+    "weight_dtype": "model",
+    "parallel.tp": "placement",
+    "parallel.pp": "placement",
+    "parallel.ep": "placement",
+    "parallel.gpus_per_link": "placement",
+    "engine": "engine",
+    "block_tokens": "block",
+    "tier_latency.host_link": "per-copy cost",
+    "peak_flops": "peak",
+    "regen.model": "regeneration timing",
+    "regen.system": "regeneration timing",
+    "regen.beyond_grid": "regeneration timing",
+    "regen.mem_bandwidth": "regeneration timing",
+    "parallel.hbm_capacity": "accelerator memory",
+    "cost.hbm_capacity": "accelerator memory",
+    "cost.accelerator_hour": "accelerator prices",
+    "energy.power_batch": "accelerator prices",
+}
+"""What each key a named deployment sets is, in words, for :func:`priced_sentence`."""
+
+
+def named_deployment(s: Scenario) -> str:
+    """The named deployment a trace page's scenario ``s`` prices (:func:`kvtier.analysis.priced`), or "" when it is
+    the build's own set (``workload.deployment`` build, or a set that names its own model): the set is named for
+    the deployment when the deployment applies."""
+    name = str(s.assumptions.value("workload.deployment"))
+    return name if name != analysis.BUILD and s.assumptions.name == name else ""
+
+
+def trace_pages_row(s: Scenario) -> str:
+    """Which row of the landing's table of named deployments the trace pages derive, for the build ``s``: "the
+    row of TITLE", or "this build's row" when they price the build's own set (:func:`kvtier.analysis.priced`)."""
+    name = named_deployment(analysis.priced(s))
+    return f"the row of {deployments.named(name).title}" if name else "this build's row"
+
+
+def priced_sentence(s: Scenario) -> str:
+    """Which deployment a trace page prices the trace for, and what of it is the build's (one sentence).
+
+    ``s`` is the scenario the page presents (:func:`kvtier.analysis.priced`), a set named for the deployment when
+    the deployment applies: the keys it sets whose value is the build's rather than the deployment's are named in
+    words.
+    """
+    name = str(s.assumptions.value("workload.deployment"))
+    if name == analysis.BUILD:
+        return f"The trace is priced for this build's own set: {s.model.name} on {deployment_words(s)}."
+    if not named_deployment(s):  # the build's own set: it names its own model
+        return (
+            f"The trace is priced for this build's own set, {s.model.name} on {deployment_words(s)}: it names its own"
+            f" model, so the named deployment {deployments.named(name).title}, chosen for another, is left out."
+        )
+    title = deployments.named(name).title
+    reference = deployments.on_seed(name)
+    own = dict.fromkeys(
+        _SET_BY_DEPLOYMENT.get(key, "inputs")
+        for key in sorted(deployments.keys_set(name))
+        if s.assumptions.value(key) != reference.value(key)
+    )
+    if not own:
+        return (
+            f"The trace is priced for {title}, a deployment teams run, as the landing page's table of named"
+            " deployments prices it: its model, placement, engine and accelerator (with the accelerator's hour"
+            " price, memory and board power) stand in for the source chapter's; every other input is this build's."
+        )
+    return (
+        f"The trace is priced for the named deployment {title}, with this build's own {listed(own)} in place of"
+        f" the deployment's: {s.model.name} on {deployment_words(s)}."
     )
 
 

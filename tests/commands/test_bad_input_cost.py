@@ -68,6 +68,11 @@ def strict_json(text: str) -> dict:
     return json.loads(text, parse_constant=refuse)
 
 
+BUILD = ("--set", "workload.deployment=build")
+"""Price the trace with the seed set itself, the source chapter's Llama-3-70B whose hand arithmetic these tests
+check, rather than the named deployment the seed prices the trace pages for."""
+
+
 def ok(*argv: str) -> str:
     """Run the CLI; it must exit 0 with nothing on stderr and no undefined number on stdout."""
     proc = run_cli(*argv)
@@ -153,7 +158,8 @@ def _fetch_ratio_by_hand() -> float:
 @pytest.mark.surface("workload")
 @pytest.mark.parametrize("name", list(TRACES))
 def test_workload_json_is_strict_with_null_and_a_reason(tmp_path, name):
-    rep = strict_json(ok("workload", str(write_trace(tmp_path / f"{name}.jsonl", name)), "--json"))
+    # priced with the seed set itself (workload.deployment build): the hand arithmetic is the chapter's model's
+    rep = strict_json(ok("workload", str(write_trace(tmp_path / f"{name}.jsonl", name)), "--json", *BUILD))
     notes = rep["notes"]
     assert ("no_reuse" in notes) == (name in NO_REUSE), notes
     assert ("zero_duration" in notes) == (name in ZERO_S), notes
@@ -219,7 +225,7 @@ COST_TEXT = {
 @pytest.mark.surface("cost")
 @pytest.mark.parametrize("name", list(TRACES))
 def test_cost_says_what_a_trace_without_reuse_or_duration_gives(tmp_path, name):
-    out = ok("cost", "--set", f"workload.trace={write_trace(tmp_path / f'{name}.jsonl', name)}")
+    out = ok("cost", "--set", f"workload.trace={write_trace(tmp_path / f'{name}.jsonl', name)}", *BUILD)
     for needle in COST_TEXT[name]:
         assert needle in out, out
     assert "The input that moves the cxl2-x8 interval most: cost.cxl_gb" in out  # the rest of the report stands
@@ -228,7 +234,8 @@ def test_cost_says_what_a_trace_without_reuse_or_duration_gives(tmp_path, name):
 @pytest.mark.surface("cost")
 @pytest.mark.parametrize("name", list(TRACES))
 def test_cost_json_is_strict_with_null_and_a_reason(tmp_path, name):
-    rep = strict_json(ok("cost", "--json", "--set", f"workload.trace={write_trace(tmp_path / f'{name}.jsonl', name)}"))
+    trace = write_trace(tmp_path / f"{name}.jsonl", name)
+    rep = strict_json(ok("cost", "--json", "--set", f"workload.trace={trace}", *BUILD))
     mix = rep["mix"]["regenerated inside a batch, with host DRAM"]
     assert ("no_reuse" in rep["notes"]) == (name in NO_REUSE), rep["notes"]
     if name in NO_REUSE:

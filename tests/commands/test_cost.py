@@ -20,12 +20,14 @@ from kvtier.formulas import tiering
 from kvtier.scenario import TORNADO_KEYS, Scenario
 
 
-def _args(*argv: str) -> argparse.Namespace:
+def _args(*argv: str, deployment: str = "build") -> argparse.Namespace:
+    """``kvtier cost ARGV``; by default priced with the seed set itself (the source chapter's world, whose hand
+    arithmetic these tests check), not the named deployment the seed prices the trace pages for."""
     from kvtier.commands import cost as cost_cli
 
     parser = argparse.ArgumentParser()
     cost_cli.add_parser(parser.add_subparsers())
-    return parser.parse_args(["cost", *argv])
+    return parser.parse_args(["cost", "--set", f"workload.deployment={deployment}", *argv])
 
 
 def test_the_cost_command_prints_every_tier(capsys):
@@ -40,8 +42,10 @@ def test_the_cost_command_prints_every_tier(capsys):
         "inside a batch, with host DRAM: HBM 0.0 GiB (10 %), host DRAM 897.9 GiB (89 %)" in out
         and "0.466 USD/h against 65 USD/h" in out
     )
-    # the LRU tier comes first: 95 % of the hits in host DRAM, 37,645 blocks x 160 MiB = 5.74 TiB
-    assert out.startswith("LRU tier for the conversation trace")
+    # what it prices first, then the LRU tier: 95 % of the hits in host DRAM, 37,645 blocks x 160 MiB = 5.74 TiB
+    head = out.splitlines()
+    assert head[0] == "The trace is priced for this build's own set: llama-3-70b on one accelerator with its own link."
+    assert head[1].startswith("LRU tier for the conversation trace")
     assert "95% pcie5-x16     5.74 TiB (peak occupancy)" in out
     # NVMe: 8.92 GB/s of writes (188,042 missed blocks x 512 x 327,680 B / 3,536.999 s) over the drive's 5.6 GB/s
     # = 159.3 %
@@ -76,11 +80,34 @@ def test_the_cost_command_refuses_a_price_without_currency():
 
 @pytest.fixture(scope="module")
 def printed() -> dict:
-    """``kvtier cost --json`` for the seed set, parsed."""
+    """``kvtier cost --json`` for the seed set priced with itself (``workload.deployment build``), parsed."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["cost", "--json", "--set", "workload.deployment=build"]) == 0
+    return json.loads(out.getvalue())
+
+
+def test_by_default_the_command_prices_the_named_deployment_as_the_cost_page_and_the_landing_do():
+    from kvtier.report import named
+    from kvtier.report.pages import page_of
+
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["cost", "--json"]) == 0
-    return json.loads(out.getvalue())
+    got = json.loads(out.getvalue())
+    assert got["assumption_set"] == "seed" and got["mix_model"] == "llama-3.1-70b"
+    assert got["priced_for"].startswith("The trace is priced for Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM,")
+    # the cost page's LRU table (its registry entry presents the same deployment) ...
+    lru = next(table for table in page_of("13_cost").tables if table.name == "cost_lru").build(Scenario())
+    row = lru[(lru["target"] == "90%") & (lru["tier"] == "pcie5-x16")].iloc[0]
+    dram = got["lru"]["90%"][0]
+    assert dram["tier"] == "pcie5-x16"
+    assert dram["saved_usd_per_s"] * 3600 == pytest.approx(row["saved_batch_usd_per_h"], rel=1e-9)
+    # ... and the landing's row for the deployment: 12.92 accelerators' prefill saved at the H100's 3 USD/h, less
+    # the tier's holding, 11.2147 USD/h for the fleet
+    landing = named.named_table(Scenario()).set_index("deployment").loc["llama-3.1-70b-h100"]
+    assert dram["saved_usd_per_s"] * 3600 == pytest.approx(landing["saved_usd_h"], rel=1e-9)
+    assert landing["saved_usd_h"] == pytest.approx(11.214726, rel=1e-6)
 
 
 def test_every_interval_and_price_is_the_model_s_value(printed):

@@ -65,10 +65,15 @@ def test_markdown_opens_with_the_headline_numbers(
 ) -> None:
     assert cli(str(seed_dir), str(fast_dir), "--format", "md") == 1
     lines = capsys.readouterr().out.splitlines()
-    # the deployment first (assumptions.csv's parallel.* rows): one accelerator with its own link on both sides
-    assert [line for line in lines[4:8] if line.startswith("| deployment: ")] == lines[4:8]
+    # the deployment first (assumptions.csv's parallel.* rows): one accelerator with its own link on both sides,
+    # and the named deployment the trace pages price
+    assert [line for line in lines[4:9] if line.startswith("| deployment: ")] == lines[4:9]
     assert lines[4] == "| deployment: tensor-parallel size (parallel.tp) | 1 | 1 | unchanged |"
-    lines = lines[:4] + lines[8:]  # the rest as before the deployment lines
+    assert lines[8] == (
+        "| deployment: the one the trace pages price (workload.deployment) | llama-3.1-70b-h100 | llama-3.1-70b-h100"
+        " | unchanged |"
+    )
+    lines = lines[:4] + lines[9:]  # the rest as before the deployment lines
     assert lines[:25] == [
         "**Headline numbers** at the illustrative point (mid bandwidth, conservative MFU)",
         "",
@@ -84,8 +89,13 @@ def test_markdown_opens_with_the_headline_numbers(
         " unchanged |",
         "| closest call: the tier | nvme-gen4-x4 | nvme-gen4-x4 | unchanged |",
         "| closest call: regeneration / fetch | 1.1586 | 1.1586 | unchanged |",
-        "| LRU host-DRAM tier for 90 % of the achievable hits (GiB) | 4,935.8 | 4,935.8 | unchanged |",
-        "| its net saving against recomputing in a batch (USD/h) | 56.21 | 56.21 | unchanged |",
+        # the trace pages' Llama-3.1-70B on 4 H100s: its KV per token is Llama-3-70B's, so the tier's bytes are
+        # the chapter's (31,589 blocks x 512 tokens x 327,680 B = 4,935.8 GiB); its saving is the named table's
+        # H100 row (12.92 accelerators' prefill on the kernel tables, 11.215 USD/h, test_agreement)
+        "| LRU host-DRAM tier for 90 % of the achievable hits, the trace pages' deployment (GiB) | 4,935.8 | 4,935.8 |"
+        " unchanged |",
+        "| its net saving against recomputing in a batch, the trace pages' deployment (USD/h) | 11.215 | 11.215 |"
+        " unchanged |",
         # 17.92285 ms / 81.92 µs = 218.784816 -> / 52.4288 µs = 341.851275, x 100/64 = +56.25 %
         "| ratio, regeneration / fetch (compute-only regeneration: the chapter's in-batch model)"
         " | 218.78 | 341.85 | +56.25% |",
@@ -124,9 +134,12 @@ def test_markdown_opens_with_the_headline_numbers(
         "| interior | 24 | +56.25% (ratio_to_fetch at upstream=resident, position_tokens=0) |",
         "| models | 10 | +56.25% (ratio_illustrative at model=llama-2-7b) |",
         "| ratio | 18 | +56.25% (bandwidth_GBps at bandwidth_bracket=mid, mfu_bracket=optimistic) |",
-        # the serving page's placements: the ratio at the mid bracket moves by 100/64, as everywhere
-        "| serving_moe | 15 | +56.25% (lone_ratio at tp=8, pp=1, ep=1) |",
-        "| serving_placement | 12 | +56.25% (lone_ratio at tp=1) |",
+        # the serving page's placements, of the trace pages' deployment: vLLM's batched copy costs 3.53 us a copy
+        # beside the bytes at the mid bracket. Llama-3.1-70B at TP 1, two sharing the link: 10,485,760 B / 64 GB/s
+        # + 3.53 us = 167.37 us -> / 100 GB/s = 108.3876 us, ratio x 1.5442; DeepSeek-V3 at TP 8, 61 copies:
+        # 2,248,704 B / 64 GB/s + 61 x 3.53 us = 250.466 us -> 237.817 us, x 1.0532
+        "| serving_moe | 15 | +5.32% (lone_ratio at tp=8, pp=1, ep=1) |",
+        "| serving_placement | 12 | +54.42% (lone_ratio at tp=1) |",
         "| tiers | 20 | +56.25% (bandwidth_GBps at link=bracket mid) |",
         "| tornado | 16 | +56.25% (ratio_at_low at input=mfu) |",
         "",

@@ -15,11 +15,16 @@ from kvtier.inputs import traces
 from tests.conftest import BAD, GOOD, HAND, write_trace
 
 
-def cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    """``kvtier workload ARGV`` through add_parser and run, with the command line's error contract."""
+def cli(argv: list[str], capsys, deployment: str = "build") -> tuple[int, str, str]:
+    """``kvtier workload ARGV`` through add_parser and run, with the command line's error contract.
+
+    Priced with the seed set itself by default (``workload.deployment build``: the source chapter's Llama-3-70B
+    at 25 % of 500 TFLOP/s, whose hand arithmetic these tests check), not the named deployment the seed prices
+    the workload page for; ``deployment`` names another.
+    """
     parser = argparse.ArgumentParser(prog="kvtier")
     workload_cli.add_parser(parser.add_subparsers())
-    args = parser.parse_args(["workload", *argv])
+    args = parser.parse_args(["workload", "--set", f"workload.deployment={deployment}", *argv])
     try:
         status = args.func(args)
     except KvtierError as exc:  # what kvtier.commands.main does with every user error
@@ -116,6 +121,28 @@ def test_the_engine_model_refuses_a_trace_past_its_grid_unless_told_to_extrapola
     status, _, err = cli(["conversation", "--set", "regen.model=engine"], capsys)
     assert status == 2 and err.count("\n") == 1
     assert "a prompt prefix of 122,880 tokens is longer than 16,384 on h200_sxm vllm 0.24.0" in err
+
+
+def test_by_default_the_command_prices_the_trace_as_the_workload_page_does(capsys):
+    from kvtier import analysis
+    from kvtier.report.pages import page_of
+    from kvtier.scenario import Scenario
+
+    status, out, err = cli(["conversation", "--json"], capsys, deployment="llama-3.1-70b-h100")
+    assert (status, err) == (0, "")
+    rep = json.loads(out)
+    assert rep["priced_for"].startswith("The trace is priced for Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM,")
+    # the workload page's tiers table (the registry presents the same deployment): the accelerators whose prefill
+    # the 90 % tier avoids, timed on the H100's kernel tables
+    table = next(t for t in page_of("12_workload").tables if t.name == "workload_tiers").build(Scenario())
+    row = table[(table["trace"] == "conversation") & (table["target"] == "90%")].iloc[0]
+    tier = next(t for t in rep["tiers"] if t["target_pct"] == 90)
+    assert tier["in_batch_gpu_s_per_s"] == pytest.approx(row["prefill_avoided_in_batch_gpus"], rel=1e-9)
+    traffic = analysis.lru_traffic(analysis.priced(Scenario()), 0.9)
+    assert tier["in_batch_gpu_s_per_s"] == pytest.approx(traffic.recompute_avoided_s / traffic.duration_s, rel=1e-9)
+    # a set naming its own model prices the trace with itself: the deployment was chosen for another model
+    status, out, _ = cli(["conversation", "--json", "--model", "llama-3-8b"], capsys, deployment="llama-3.1-70b-h100")
+    assert status == 0 and json.loads(out)["priced_for"].startswith("The trace is priced for this build's own set,")
 
 
 def test_the_command_runs_the_shipped_trace_by_name(capsys):

@@ -30,3 +30,12 @@ def test_the_shipped_traces_are_files_of_json_lines():
         path = DATA.joinpath(*TRACE_DIR.split("/"), file)
         first = path.open().readline()
         assert {"timestamp", "input_length", "output_length", "hash_ids"} <= set(json.loads(first)), name
+
+
+def test_the_deployment_names_are_the_shipped_file_s_and_the_key_s_choices():
+    from kvtier.data import DEPLOYMENT_PRESETS
+    from kvtier.inputs import deployments
+    from kvtier.inputs.keys import SCHEMA
+
+    assert tuple(dep.name for dep in deployments.load()) == DEPLOYMENT_PRESETS
+    assert SCHEMA["workload.deployment"].choices == ("build", *DEPLOYMENT_PRESETS)

@@ -305,7 +305,8 @@ def test_every_path_fetches_the_same_block_in_the_same_time(layout):
     transfers, expected = FETCH_BY_LAYOUT[layout]
     assert expected == pytest.approx({"contiguous": 175.4896e-6, "per-layer": 1_614.2806e-6}[layout], rel=1e-6)
     name, bandwidth, latency = CXL_X8
-    s = Scenario(load_assumptions(sets={"fetch_layout": layout}))
+    # the cost page prices the trace for the build's own set (workload.deployment build), as the other paths do
+    s = Scenario(load_assumptions(sets={"fetch_layout": layout, "workload.deployment": "build"}))
     assert s.block_bytes == 5_242_880 and s.fetch_transfers == transfers
     # the workload: the hits of `kvtier workload` and the workload page, here one 16-token block
     rc = s.regen_costs(mfu_label="conservative")

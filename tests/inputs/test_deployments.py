@@ -105,3 +105,42 @@ def test_a_bad_file_is_refused_in_one_line_naming_it(tmp_path: Path, body: str, 
         deployments.load(path)
     text = str(err.value)
     assert "\n" not in text and message in text and "mine.yaml" in text, text
+
+
+def test_a_named_deployment_is_found_by_name_and_an_unknown_one_named_in_the_refusal():
+    assert deployments.named("llama-3.1-70b-h200").accelerator == "h200"
+    known = r"known: llama-3.1-70b-h100, llama-3.1-70b-h200, deepseek-v3-h200, llama-3.1-8b-h100$"
+    with pytest.raises(KvtierError, match=rf"^no named deployment 'nope' in deployments.yaml; {known}"):
+        deployments.named("nope")
+
+
+def test_the_keys_a_deployment_sets_are_those_it_changes_on_the_seed():
+    keys = deployments.keys_set("llama-3.1-70b-h100")
+    # its records (model, TP, GPUs per link, engine, regen.model and beyond_grid), the accelerator's (peak, memory
+    # bandwidth, kernel system, memory, hour, HBM the hour pays for, board power), the engine's copy cost on the
+    # host link, and what follows the model and the engine (parameter count, weight dtype, block)
+    assert keys == {
+        "model", "parallel.tp", "parallel.gpus_per_link", "engine", "regen.model", "regen.beyond_grid",
+        "peak_flops", "regen.mem_bandwidth", "regen.system", "parallel.hbm_capacity", "cost.accelerator_hour",
+        "cost.hbm_capacity", "energy.power_batch", "tier_latency.host_link", "param_count", "weight_dtype",
+        "block_tokens",
+    }  # fmt: skip
+    # DeepSeek-V3's spreads its experts too
+    assert deployments.keys_set("deepseek-v3-h200") - keys == {"parallel.ep"}
+
+
+def test_under_a_deployment_the_build_s_own_changes_win_key_by_key():
+    # the seed changes nothing: the deployment on the seed, record for record
+    assert dict(deployments.under("llama-3.1-70b-h100", seed())) == dict(deployments.on_seed("llama-3.1-70b-h100"))
+    # a build's own TP and DRAM price win; the deployment's model, engine and accelerator stay
+    own = seed().with_values({"parallel.tp": "8", "cost.dram_gb": "5 USD/GB"}, source="test")
+    got = deployments.under("llama-3.1-70b-h100", own)
+    assert (got.value("parallel.tp"), got.value("cost.dram_gb")) == (8, pytest.approx(5e-9))
+    assert (got.value("model"), got.value("engine"), got.value("peak_flops")) == ("llama-3.1-70b", "vllm", 989e12)
+    # a build's own engine: the deployment's is left out before layering, so no vLLM copy cost follows it
+    engine = deployments.under("llama-3.1-70b-h100", seed().with_values({"engine": "sglang"}, source="test"))
+    assert engine.value("engine") == "sglang"
+    assert engine["tier_latency.host_link"] == seed()["tier_latency.host_link"]
+    # whether a set names its own model
+    assert not deployments.own_model(seed()) and not deployments.own_model(own)
+    assert deployments.own_model(seed().with_values({"model": "llama-3-8b"}, source="test"))

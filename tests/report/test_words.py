@@ -120,3 +120,38 @@ def test_the_window_sentence_says_how_much_of_the_trace_the_model_cannot_hold() 
     ) == ("Every prompt of the trace fits llama-3.1-70b's 131,072-token window.")
     mixtral = words.window_sentence(Scenario(load_assumptions(sets={"model": "mixtral-8x7b", "param_count": "null"})))
     assert "longer than mixtral-8x7b's 32,768-token window" in mixtral and "llama-3.1-70b" not in mixtral
+
+
+def test_the_priced_sentence_names_the_deployment_and_what_of_it_is_the_build_s() -> None:
+    from kvtier import analysis
+
+    def sentence(**sets: str) -> str:
+        return words.priced_sentence(analysis.priced(Scenario(load_assumptions(sets=sets))))
+
+    assert sentence().startswith(
+        "The trace is priced for Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM, a deployment teams run, as the landing"
+        " page's table of named deployments prices it:"
+    )
+    # the peak the deployment's own (989 TFLOP/s) is not the build's own input; TP 8 is
+    assert sentence(peak_flops="989TFLOP/s") == sentence()
+    assert sentence(**{"parallel.tp": "8"}) == (
+        "The trace is priced for the named deployment Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM, with this build's"
+        " own placement in place of the deployment's: llama-3.1-70b on 8 accelerators (tensor-parallel 8), 2 sharing"
+        " each link."
+    )
+    assert sentence(model="llama-3-8b") == (
+        "The trace is priced for this build's own set, llama-3-8b on one accelerator with its own link: it names its"
+        " own model, so the named deployment Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM, chosen for another, is left"
+        " out."
+    )
+    assert sentence(**{"workload.deployment": "build"}) == (
+        "The trace is priced for this build's own set: llama-3-70b on one accelerator with its own link."
+    )
+
+
+def test_the_landing_names_the_row_the_trace_pages_derive() -> None:
+    assert words.trace_pages_row(Scenario()) == "the row of Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM"
+    other = Scenario(load_assumptions(sets={"workload.deployment": "llama-3.1-70b-h200"}))
+    assert words.trace_pages_row(other) == "the row of Llama-3.1-70B on 2 H200 SXM (TP 2), vLLM"
+    for sets in ({"workload.deployment": "build"}, {"model": "llama-3-8b"}):
+        assert words.trace_pages_row(Scenario(load_assumptions(sets=sets))) == "this build's row"

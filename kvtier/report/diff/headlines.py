@@ -42,6 +42,8 @@ HEADLINES: tuple[Headline, ...] = (
     Headline("deployment: expert-parallel size (parallel.ep)", "assumptions", (("key", "parallel.ep"),), "value"),
     Headline("deployment: accelerators sharing one link (parallel.gpus_per_link)", "assumptions",
              (("key", "parallel.gpus_per_link"),), "value"),
+    Headline("deployment: the one the trace pages price (workload.deployment)", "assumptions",
+             (("key", "workload.deployment"),), "value"),
     # The decision (the landing page): how many tiers fetch faster, in each regime and layout, and the closest call.
     Headline("tiers that fetch faster than a lone block regenerates, one copy", "decision",
              (("regime", "lone block"), ("layout", "contiguous")), "fetch_wins", count="True"),
@@ -53,9 +55,10 @@ HEADLINES: tuple[Headline, ...] = (
              (("regime", "in batch"), ("layout", "per-layer")), "fetch_wins", count="True"),
     Headline("closest call: the tier", "decision_margins", (), "tier"),
     Headline("closest call: regeneration / fetch", "decision_margins", (), "ratio"),
-    Headline("LRU host-DRAM tier for 90 % of the achievable hits (GiB)", "cost_lru",
+    # the trace pages' tier and money: for the deployment they price (workload.deployment)
+    Headline("LRU host-DRAM tier for 90 % of the achievable hits, the trace pages' deployment (GiB)", "cost_lru",
              (("target", "90%"), ("tier", "pcie5-x16")), "capacity_GiB"),
-    Headline("its net saving against recomputing in a batch (USD/h)", "cost_lru",
+    Headline("its net saving against recomputing in a batch, the trace pages' deployment (USD/h)", "cost_lru",
              (("target", "90%"), ("tier", "pcie5-x16")), "saved_batch_usd_per_h"),
     # The ratio for each regeneration regime: ratio.csv carries the chapter's compute-only (in-batch)
     # regime in `ratio` and the lone block's roofline regime in `lone_ratio`; roofline.csv's lone-block

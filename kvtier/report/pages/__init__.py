@@ -34,6 +34,12 @@ module defines:
     Its figures, each ``(glue name, function)``: ``function(s)`` returns the figure, with
     the assumptions footer drawn, and its caption.
 
+and may define ``SCENARIO``, a function of the build's scenario that returns the one the page
+presents: the trace pages present the trace priced for ``workload.deployment``
+(:func:`kvtier.analysis.priced`).  Its notebook applies it to the scenario of its parameters, and
+the registry applies it before the page's numbers, tables and figures, so that the build's
+tables of record and the page's notebook show one computation.
+
 The registry finds every module and package of this package by itself: nothing here names a page.
 The pipeline writes the tables of record from :data:`PAGES`, ``kvtier diff`` reads their
 key columns from it, and the tests derive their lists of pages, numbers and figures
@@ -105,27 +111,42 @@ class Page:
     """Every number the page's prose quotes, by glue name."""
     tables: tuple[Table, ...]
     figures: tuple[Figure, ...]
+    presents: Callable[[Scenario], Scenario]
+    """The scenario the page presents, of the build's (its ``SCENARIO``; the build's own by default)."""
+
+
+def _itself(s: Scenario) -> Scenario:
+    """The build's scenario, which a page without ``SCENARIO`` presents."""
+    return s
 
 
 def _page(module: ModuleType) -> Page:
     """The :class:`Page` a page module describes (its ``NOTEBOOK``, ``TITLE``, ``KEYS``, ``numbers``, ``TABLES``,
-    ``FIGURES``)."""
+    ``FIGURES``, and the ``SCENARIO`` it presents where it has one)."""
     missing = [
         name for name in ("NOTEBOOK", "TITLE", "KEYS", "numbers", "TABLES", "FIGURES") if not hasattr(module, name)
     ]
     if missing:
         raise TypeError(f"page module {module.__name__} does not define {', '.join(missing)}")
     notebook = module.NOTEBOOK
+    scenario = getattr(module, "SCENARIO", None)
+
+    def of(function: Callable[[Scenario], Any]) -> Any:
+        """``function`` of the scenario the page presents."""
+        return function if scenario is None else lambda s: function(scenario(s))
+
     return Page(
         notebook=notebook,
         title=module.TITLE,
         module=module.__name__,
         keys=tuple(module.KEYS),
-        numbers=module.numbers,
+        numbers=of(module.numbers),
         tables=tuple(
-            Table(name, notebook, build, tuple(key), *map(tuple, shown)) for name, build, key, *shown in module.TABLES
+            Table(name, notebook, of(build), tuple(key), *map(tuple, shown))
+            for name, build, key, *shown in module.TABLES
         ),
-        figures=tuple(Figure(name, notebook, draw) for name, draw in module.FIGURES),
+        figures=tuple(Figure(name, notebook, of(draw)) for name, draw in module.FIGURES),
+        presents=scenario or _itself,
     )
 
 

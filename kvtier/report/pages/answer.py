@@ -38,6 +38,7 @@ KEYS: tuple[str, ...] = (
     *POINT_KEYS,
     "decision.hit_target",
     *keys_in("trace"),
+    "workload.deployment",  # which row of the named table the trace pages derive (trace_pages_row)
     *PRICE_KEYS,
     "nvme.write_bandwidth",
     "nvme.endurance_dwpd",
@@ -480,6 +481,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "decision_rule": rule_sentence(s),
         "decision_plan": plan_sentence(s),
         "decision_window": words.window_sentence(s, "this build's row"),
+        "trace_pages_row": words.trace_pages_row(s),
         "prices_sentence": prices_sentence(s),
         "target_sentence": target_sentence(s),
         "decision_measured": measured_sentence(s),

@@ -33,6 +33,9 @@ NOTEBOOK = "15_serving"
 TITLE = "serving across accelerators"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
+SCENARIO = analysis.priced
+"""The page presents the trace priced for ``workload.deployment`` (a named deployment, or the build's set)."""
+
 TPS: tuple[int, ...] = (1, 2, 4, 8)
 """Tensor-parallel sizes the placement table compares."""
 SHARING: tuple[int, ...] = (1, 2, 4, 8)
@@ -65,6 +68,7 @@ KEYS: tuple[str, ...] = tuple(
             "parallel.gpus_per_link",
             "parallel.hbm_capacity",
             "cost.hbm_capacity",
+            "workload.deployment",  # SCENARIO: the deployment the trace is priced for
         )
     )
 )
@@ -250,6 +254,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "gpus_per_link": p.gpus_per_link,
         "accelerators": p.accelerators,
         "model_name": s.model.name,
+        "priced_sentence": words.priced_sentence(s),
     }
     pt = placement_table(s).set_index("tp")
     one, big = pt.loc[TPS[0]], pt.loc[TPS[-1]]
@@ -341,9 +346,15 @@ def _deployment_sentence(s: Scenario, n: dict[str, Any]) -> str:
         )
     else:
         need = ""
+    where = (
+        "as the workload and cost pages do (the named deployment they price); the pages that recompute the source"
+        " chapter price its single accelerator"
+        if words.named_deployment(s)
+        else "and every other page of the book prices the block for that deployment"
+    )
     return (
-        f"This build serves {s.model.name} on {words.deployment_words(s)}, and every other page of the book prices the"
-        f" block for that deployment.{need} The table gives the fewest accelerators for other models."
+        f"This page serves {s.model.name} on {words.deployment_words(s)}, {where}.{need} The table gives the fewest"
+        " accelerators for other models."
     )
 
 
@@ -502,11 +513,10 @@ def ttft_figure(s: Scenario) -> tuple[Figure, str]:
         " the long prompts that set the tail reuse the least."
     )
     on = f" on {words.deployment_words(s)}" if s.placement.accelerators > 1 else ""
-    text = (
-        f"Markers: the tier sizes of the table; faint lines: no tier. A request: its fetch, then its prefill alone{on}."
-    )
-    records = s.used("model", "peak_flops", f"mfu.{s.illustrative['mfu_label']}", "workload.trace")
-    fig, caption = finish(fig, records, text, lead=lead, drivers=("peak_flops", f"mfu.{s.illustrative['mfu_label']}"))
+    text = f"Faint lines: no tier. A request: its fetch, then its prefill alone{on}."
+    drivers = words.regen_drivers(s)
+    records = s.used("model", *drivers, "workload.trace")
+    fig, caption = finish(fig, records, text, lead=lead, drivers=drivers)
     fig.subplots_adjust(bottom=fig.subplotpars.bottom + 0.4 / fig.get_size_inches()[1])
     return fig, caption
 

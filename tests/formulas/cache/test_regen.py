@@ -88,6 +88,7 @@ def test_the_layout_reaches_the_workload_from_the_assumption_set():
 
 
 def test_recomputing_a_hit_costs_what_the_cost_page_charges_a_block():
+    from kvtier.inputs.assumptions import load_assumptions
     from kvtier.report.pages import page_of
     from kvtier.scenario import Scenario
 
@@ -95,8 +96,9 @@ def test_recomputing_a_hit_costs_what_the_cost_page_charges_a_block():
     # Llama-3-70B at the seed, a 16-token prefix from position 0: 2 x 70e9 x 16 = 2.24e12 FLOP plus attention
     # 2 x 80 layers x 64 heads x (128 + 128) = 2,621,440 FLOP a position x 16 x 17 / 2 = 136 positions
     # = 356,515,840 FLOP; / (500e12 x 25 %) = 2,240,356,515,840 / 1.25e14 = 17.92285 ms.  Alone: the
-    # weights' read, 140e9 B / (3.35e12 B/s x 80 %) = 52.2388 ms, outlasts the compute
-    s = Scenario()
+    # weights' read, 140e9 B / (3.35e12 B/s x 80 %) = 52.2388 ms, outlasts the compute.  The cost page prices
+    # the trace for the build's own set here (workload.deployment build), not the seed's named deployment
+    s = Scenario(load_assumptions(sets={"workload.deployment": "build"}))
     rc = s.regen_costs(mfu_label="conservative")
     in_batch, lone = float(rc.in_batch_s(np.array([16.0]))[0]), float(rc.lone_s(np.array([16.0]))[0])
     assert in_batch == pytest.approx(2_240_356_515_840 / 1.25e14, rel=1e-12)

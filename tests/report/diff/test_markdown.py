@@ -15,31 +15,31 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
     write_tables(both, **{"peak_flops": "989TFLOP/s", "bandwidth.mid": "100GB/s"})
     old, new = load_tables(str(seed_dir)), load_tables(str(both))
     changes = diff_tables(old, new)
-    # 1,378 numbers and 40 text cells, by table: the chapter's pages 150 (assumptions 2 value_si, capacity 20, fetch
+    # 636 numbers and 40 text cells, by table: the chapter's pages 150 (assumptions 2 value_si, capacity 20, fetch
     # 2, interior 42, models 10, ratio 39, regenerate 6, roofline 9, tornado 19, uncertainty 1); the tier ladder 177
     # (every link's fetch, ratios and break-evens in both layouts and regimes: the peak moves every regeneration, the
-    # bracket moves the mid row); the workload page 240 (the prefill avoided in both regimes for 2 traces x 5 targets,
-    # recompute / fetch in both regimes for 2 x 5 x 11 links); the cost page 153 (blocks 9, intervals 66, the LRU
-    # tiers 36, the mixes 42: DeepSeek-V3's four rows 2 cells each, since in its published fp8 its lone block's mix
-    # no longer moves with the peak, 19 cells fewer than in bf16); the decision page 282 (decision 98: every
-    # regeneration time, ratio and break-even of 10 tiers x 2 regimes x 2 layouts that the peak moves; margins 118;
-    # prices 21, 6 of them flips_at_si, energy flipping no tier once the accelerator hour moves with it; the named
-    # deployments 10, all of this build's row, the named rows taking their own accelerators; the inputs tried 35,
-    # each try's verdicts flipped and closest call against the build's, which the peak moves); the cost page's
-    # hierarchy 112 (every recompute cost the peak moves); the serving page 264 (placements 16 and DeepSeek-V3's 20:
-    # fetch at the mid bracket, regeneration in a batch and both ratios; shared links 40: the in-batch ratio of 10
-    # tiers x 4 counts; TTFT 188: every prefill the peak shortens). 150 + 177 + 240 + 153 + 282 + 112 + 264 = 1,378
-    assert sum(c.kind == "number" for c in changes) == 1378 and sum(c.kind == "text" for c in changes) == 40
+    # bracket moves the mid row); the decision page 282 (decision 98: every regeneration time, ratio and break-even
+    # of 10 tiers x 2 regimes x 2 layouts that the peak moves; margins 118; prices 21, 6 of them flips_at_si, energy
+    # flipping no tier once the accelerator hour moves with it; the named deployments 10, all of this build's row,
+    # the named rows taking their own accelerators; the inputs tried 35, each try's verdicts flipped and closest
+    # call against the build's, which the peak moves); the trace pages 27. They price the named deployment
+    # Llama-3.1-70B on 4 H100s (workload.deployment), regenerated on its measured kernel tables, which the peak does
+    # not enter (989 TFLOP/s is the H100's own): the workload, cost and TTFT tables do not move, and the serving
+    # page's placements 12 and DeepSeek-V3's 15 do, fetched at the mid bracket. 150 + 177 + 282 + 27 = 636
+    assert sum(c.kind == "number" for c in changes) == 636 and sum(c.kind == "text" for c in changes) == 40
     out = format_markdown(changes, old, new)
     lines = out.splitlines()
-    # the deployment first: one accelerator with its own link on both sides (assumptions.csv's parallel.* rows)
-    assert lines[4:8] == [
+    # the deployment first: one accelerator with its own link on both sides (assumptions.csv's parallel.* rows),
+    # and the named deployment the trace pages price
+    assert lines[4:9] == [
         "| deployment: tensor-parallel size (parallel.tp) | 1 | 1 | unchanged |",
         "| deployment: pipeline-parallel size (parallel.pp) | 1 | 1 | unchanged |",
         "| deployment: expert-parallel size (parallel.ep) | 1 | 1 | unchanged |",
         "| deployment: accelerators sharing one link (parallel.gpus_per_link) | 1 | 1 | unchanged |",
+        "| deployment: the one the trace pages price (workload.deployment) | llama-3.1-70b-h100 | llama-3.1-70b-h100"
+        " | unchanged |",
     ]
-    lines = lines[:4] + lines[8:]  # the rest as before the deployment lines
+    lines = lines[:4] + lines[9:]  # the rest as before the deployment lines
     assert lines[4:12] == [
         # the decision: inside a batch per layer chunk, regeneration at 989 TFLOP/s takes 17.92 x 500/989 = 9.061 ms;
         # NVMe Gen4's 160 x 92 us + 748.98 us = 15.47 ms now loses (0.586), and so does Gen5's (0.600); the closest
@@ -52,9 +52,11 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
         " changed |",
         "| closest call: the tier | nvme-gen4-x4 | nvme-gen5-x4 | changed |",
         "| closest call: regeneration / fetch | 1.1586 | 0.60029 | -48.19% |",
-        # the LRU tier's size comes from the trace alone; its saving halves with the accelerator's time per reuse
-        "| LRU host-DRAM tier for 90 % of the achievable hits (GiB) | 4,935.8 | 4,935.8 | unchanged |",
-        "| its net saving against recomputing in a batch (USD/h) | 56.21 | 27.667 | -50.78% |",
+        # the LRU tier's size comes from the trace alone; its saving is the H100 deployment's, on its kernel tables
+        "| LRU host-DRAM tier for 90 % of the achievable hits, the trace pages' deployment (GiB) | 4,935.8 | 4,935.8 |"
+        " unchanged |",
+        "| its net saving against recomputing in a batch, the trace pages' deployment (USD/h) | 11.215 | 11.215 |"
+        " unchanged |",
     ]
     assert lines[12:24] == [
         # 2,240,356,515,840 FLOP / (0.25 x 989e12) = 9.0611 ms; / 52.4288 µs = 172.83; 500/989 x 100/64 - 1 = -21.01 %
@@ -76,11 +78,11 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
         # a lone block is bound by reading the weights, whatever the peak
         "| regeneration of a lone block under the roofline (ms) | 52.239 | 52.239 | unchanged |",
     ]
-    # 1,370 numbers besides the 8 SI duplicates (2 value_si, 6 flips_at_si), in 27 tables with the hierarchy, the
-    # serving page's 4 and the decision page's named deployments and inputs tried
-    assert lines[25] == "**1370 numbers changed, 40 text cells changed in 27 tables**"
-    # 27 per-table lines, then 1,370 + 40 = 1,410 cells folded away
-    assert lines[57].startswith("<details><summary>All 1410 changed cells,") and len(lines) == 61 + 1410 + 2
+    # 628 numbers besides the 8 SI duplicates (2 value_si, 6 flips_at_si), in 18 tables with the serving page's 2
+    # and the decision page's named deployments and inputs tried
+    assert lines[25] == "**628 numbers changed, 40 text cells changed in 18 tables**"
+    # 18 per-table lines, then 628 + 40 = 668 cells folded away
+    assert lines[48].startswith("<details><summary>All 668 changed cells,") and len(lines) == 52 + 668 + 2
     # no SI duplicates, no raw CSV precision
     assert "500000000000000" not in out and "17.92285213" not in out and "value_si |" not in out
     # five significant figures, not the CSV's ten (0.00094598 has five: its leading zeros are not figures)

@@ -45,10 +45,11 @@ def test_what_was_measured_follows_the_provenance_classes():
     # (fetch.copy_method, fetch.copy_cost.lone_dma, .batched_dma, .kernel): 124 records, 121 inputs; 4 more for the
     # engine model's kernel tables (regen.system, regen.engine, regen.engine_version, regen.step_tokens): 128, 125;
     # 1 more for a pass beyond the tables' grid (regen.beyond_grid): 129, 126; 1 more for the NVMe drive an LRU tier
-    # buys (nvme.drive_capacity): 130, 127
-    assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (130, 3, 2, 2)
+    # buys (nvme.drive_capacity): 130, 127; 1 more for the deployment the trace pages price (workload.deployment):
+    # 131, 128
+    assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (131, 3, 2, 2)
     assert n["answer_measured"].startswith(
-        "Of the 127 inputs that enter a calculation, 2 of them measured (the serving trace the tier is sized for;"
+        "Of the 128 inputs that enter a calculation, 2 of them measured (the serving trace the tier is sized for;"
         " accelerator board power while it regenerates a lone block): 2 measured,"
     )
     # the 2 measured reference figures are "another 2", not "the 2 measured figures" after "2 of them measured"

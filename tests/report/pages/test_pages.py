@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib
 import re
 
 import pytest
@@ -29,6 +30,11 @@ def test_every_page_module_is_presented_by_its_notebook(page):
     name = page.module.rsplit(".", 1)[1]
     assert re.search(rf"^from kvtier\.report\.pages import {name} as page$", text, re.MULTILINE)
     assert "notebook.glue_numbers(page.numbers(s))" in text
+    # a page that presents another scenario than the build's (its SCENARIO) applies it in its notebook as the
+    # registry does before its tables: the trace pages, priced for workload.deployment
+    module = importlib.import_module(page.module)
+    applied = f'page.SCENARIO(notebook.scenario_from_parameters(globals(), "{page.notebook}"))' in text
+    assert applied == hasattr(module, "SCENARIO"), page.notebook
     for figure in page.figures:
         assert f"```{{glue:figure}} {figure.name}\n" in text, figure.name
 
@@ -114,3 +120,18 @@ def test_every_key_and_shown_column_is_a_column_of_its_table(table):
     with (ROOT / "book" / "tables" / f"{table.name}.csv").open(encoding="utf-8") as f:
         header = next(csv.reader(f))
     assert [c for c in (*table.key, *table.shown) if c not in header] == []
+
+
+def test_the_registry_presents_the_trace_pages_for_the_named_deployment_and_the_others_for_the_build():
+    from kvtier import analysis
+    from kvtier.report.pages import workload
+
+    s = Scenario()
+    presenting = {page.notebook for page in pages.PAGES if page.presents is not pages.PAGES[0].presents}
+    assert presenting == {"12_workload", "13_cost", "15_serving"}
+    page = pages.page_of("12_workload")
+    assert page.presents(s) is analysis.priced(s)
+    # the registry's page and its notebook: the seed's named deployment, Llama-3.1-70B on 4 H100s; the module's
+    # own function is a function of whatever scenario it is given (the seed's Llama-3-70B here)
+    assert page.numbers(s)["model_name"] == "llama-3.1-70b" and workload.numbers(s)["model_name"] == "llama-3-70b"
+    assert pages.page_of("04_ratio").presents(s) is s

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from kvtier.inputs.assumptions import load_assumptions
-from kvtier.report import words
+from kvtier.report import pages, words
 from kvtier.report.columns import column_of
 from kvtier.report.pages import answer, serving
 from kvtier.scenario import Scenario
@@ -28,7 +28,10 @@ def test_the_seed_deployment_needs_two_80_gb_accelerators_at_its_own_window():
     )
     assert int(mins.loc["llama-3-8b", "accelerators"]) == 1  # 16 GB + 8,192 x 131,072 B = 17.1 GB < 80 GB
     sentence = serving.numbers(s)["deployment_sentence"]
-    assert sentence.startswith("This build serves llama-3-70b on one accelerator with its own link")
+    # the module's function of the seed set itself: every page prices that deployment
+    assert sentence.startswith(
+        "This page serves llama-3-70b on one accelerator with its own link, and every other page of the book prices"
+    )
     assert "takes at least 2 of them" in sentence and "80 GB per accelerator (the cost page's memory)" in sentence
     assert "one 8,192-token sequence's cache" in sentence
 
@@ -37,7 +40,14 @@ def test_a_placed_build_names_its_placement_on_this_page_and_on_the_landing_page
     s = Scenario(load_assumptions(None, {"parallel.tp": "8", "parallel.gpus_per_link": "2"}))
     assert words.deployment_words(s) == "8 accelerators (tensor-parallel 8), 2 sharing each link"
     assert serving.numbers(s)["deployment_sentence"].startswith(
-        "This build serves llama-3-70b on 8 accelerators (tensor-parallel 8), 2 sharing each link"
+        "This page serves llama-3-70b on 8 accelerators (tensor-parallel 8), 2 sharing each link"
+    )
+    # the page as the book presents it: the seed's named deployment, which the chapter's pages do not price
+    presented = pages.page_of("15_serving").numbers(Scenario())["deployment_sentence"]
+    assert presented.startswith(
+        "This page serves llama-3.1-70b on 4 accelerators (tensor-parallel 4), 2 sharing each link, as the workload"
+        " and cost pages do (the named deployment they price); the pages that recompute the source chapter price its"
+        " single accelerator."
     )
     assert answer.rule_sentence(s).startswith("Served on 8 accelerators (tensor-parallel 8), 2 sharing each link,")
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kvtier import analysis
 from kvtier.inputs.keys import TIER_LATENCY_KEYS, keys_in
 from kvtier.report.pages.cost.figures import interval_figure, mix_figure, tornado_figure
 from kvtier.report.pages.cost.glue import numbers
@@ -42,6 +43,9 @@ NOTEBOOK = "13_cost"
 TITLE = "what it costs"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
+SCENARIO = analysis.priced
+"""The page presents the trace priced for ``workload.deployment`` (a named deployment, or the build's set)."""
+
 
 KEYS: tuple[str, ...] = tuple(
     dict.fromkeys(
@@ -50,6 +54,7 @@ KEYS: tuple[str, ...] = tuple(
             *TIER_LATENCY_KEYS,
             "block_tokens",
             "decision.hit_target",
+            "workload.deployment",  # SCENARIO: the deployment the trace is priced for
             "engine",
             "fetch_layout",
             "flops_per_param_token",

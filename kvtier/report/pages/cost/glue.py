@@ -29,6 +29,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out: dict[str, Any] = {
         "small_tokens": small,
         "window_sentence": words.window_sentence(s),
+        "priced_sentence": words.priced_sentence(s),
         "large_tokens": large,
         "mfu_pct": mfu(s) * 100,
         "lone_device": words.lone_device(s),

@@ -9,6 +9,7 @@ prose quotes); this module is the page contract.
 
 from __future__ import annotations
 
+from kvtier import analysis
 from kvtier.inputs.keys import TIER_LATENCY_KEYS, keys_in
 from kvtier.report.pages.workload.curve import (
     links_table,
@@ -32,12 +33,16 @@ NOTEBOOK = "12_workload"
 TITLE = "the workload"
 """The page's name as another page writes it mid-sentence (the registry's ``Page.title``)."""
 
+SCENARIO = analysis.priced
+"""The page presents the trace priced for ``workload.deployment`` (a named deployment, or the build's set)."""
+
 
 KEYS: tuple[str, ...] = tuple(
     dict.fromkeys(
         (
             "block_tokens",  # the serving engine's block: a hit prefix is fetched in its blocks (RegenCosts.fetch_s)
             "decision.hit_target",
+            "workload.deployment",  # SCENARIO: the deployment the trace is priced for
             "engine",
             "fetch_layout",
             "flops_per_param_token",

@@ -51,6 +51,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "contrast": other,
         "model_name": s.model.name,
         "window_sentence": words.window_sentence(s),
+        "priced_sentence": words.priced_sentence(s),
         "kv_dtype": s.kv_dtype,
         "trace_block_tokens": rep["trace"]["block_tokens"],
         "requests": t["requests"],
