@@ -285,11 +285,11 @@ def priced_sentence(s: Scenario) -> str:
     """
     name = str(s.assumptions.value("workload.deployment"))
     if name == analysis.BUILD:
-        return f"The trace is priced for this build's own set: {s.model.name} on {deployment_words(s)}."
+        return f"Priced for this build's own set: {s.model.name} on {deployment_words(s)}."
     if not named_deployment(s):  # the build's own set: it names its own model
         return (
-            f"The trace is priced for this build's own set, {s.model.name} on {deployment_words(s)}: it names its own"
-            f" model, so the named deployment {deployments.named(name).title}, chosen for another, is left out."
+            f"Priced for this build's own set, {s.model.name} on {deployment_words(s)}: it names its own model, so"
+            f" the named deployment {deployments.named(name).title}, chosen for another, is left out."
         )
     title = deployments.named(name).title
     reference = deployments.on_seed(name)
@@ -300,13 +300,12 @@ def priced_sentence(s: Scenario) -> str:
     )
     if not own:
         return (
-            f"The trace is priced for {title}, a deployment teams run, as the landing page's table of named"
-            " deployments prices it: its model, placement, engine and accelerator (with the accelerator's hour"
-            " price, memory and board power) stand in for the source chapter's; every other input is this build's."
+            f"Priced for {title}, a named deployment: its model, placement, engine and accelerator (its hour, memory"
+            " and power) replace the source chapter's."
         )
     return (
-        f"The trace is priced for the named deployment {title}, with this build's own {listed(own)} in place of"
-        f" the deployment's: {s.model.name} on {deployment_words(s)}."
+        f"Priced for the named deployment {title} with this build's own {listed(own)}: {s.model.name} on"
+        f" {deployment_words(s)}."
     )
 
 

@@ -44,7 +44,7 @@ def test_the_cost_command_prints_every_tier(capsys):
     )
     # what it prices first, then the LRU tier: 95 % of the hits in host DRAM, 37,645 blocks x 160 MiB = 5.74 TiB
     head = out.splitlines()
-    assert head[0] == "The trace is priced for this build's own set: llama-3-70b on one accelerator with its own link."
+    assert head[0] == "Priced for this build's own set: llama-3-70b on one accelerator with its own link."
     assert head[1].startswith("LRU tier for the conversation trace")
     assert "95% pcie5-x16     5.74 TiB (peak occupancy)" in out
     # NVMe: 8.92 GB/s of writes (188,042 missed blocks x 512 x 327,680 B / 3,536.999 s) over the drive's 5.6 GB/s
@@ -96,7 +96,7 @@ def test_by_default_the_command_prices_the_named_deployment_as_the_cost_page_and
         assert main(["cost", "--json"]) == 0
     got = json.loads(out.getvalue())
     assert got["assumption_set"] == "seed" and got["mix_model"] == "llama-3.1-70b"
-    assert got["priced_for"].startswith("The trace is priced for Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM,")
+    assert got["priced_for"].startswith("Priced for Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM, a named deployment:")
     # the cost page's LRU table (its registry entry presents the same deployment) ...
     lru = next(table for table in page_of("13_cost").tables if table.name == "cost_lru").build(Scenario())
     row = lru[(lru["target"] == "90%") & (lru["tier"] == "pcie5-x16")].iloc[0]

@@ -131,7 +131,7 @@ def test_by_default_the_command_prices_the_trace_as_the_workload_page_does(capsy
     status, out, err = cli(["conversation", "--json"], capsys, deployment="llama-3.1-70b-h100")
     assert (status, err) == (0, "")
     rep = json.loads(out)
-    assert rep["priced_for"].startswith("The trace is priced for Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM,")
+    assert rep["priced_for"].startswith("Priced for Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM, a named deployment:")
     # the workload page's tiers table (the registry presents the same deployment): the accelerators whose prefill
     # the 90 % tier avoids, timed on the H100's kernel tables
     table = next(t for t in page_of("12_workload").tables if t.name == "workload_tiers").build(Scenario())
@@ -142,7 +142,7 @@ def test_by_default_the_command_prices_the_trace_as_the_workload_page_does(capsy
     assert tier["in_batch_gpu_s_per_s"] == pytest.approx(traffic.recompute_avoided_s / traffic.duration_s, rel=1e-9)
     # a set naming its own model prices the trace with itself: the deployment was chosen for another model
     status, out, _ = cli(["conversation", "--json", "--model", "llama-3-8b"], capsys, deployment="llama-3.1-70b-h100")
-    assert status == 0 and json.loads(out)["priced_for"].startswith("The trace is priced for this build's own set,")
+    assert status == 0 and json.loads(out)["priced_for"].startswith("Priced for this build's own set,")
 
 
 def test_the_command_runs_the_shipped_trace_by_name(capsys):

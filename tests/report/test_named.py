@@ -84,7 +84,7 @@ def test_the_spread_and_the_confidence_in_words():
         " chunk by layer chunk (alone, from 10 of 10); the tier the trace calls for saves 0.43 to 1.24 USD/h per"
         " accelerator."
     )
-    text = named.confidence_sentence(s, answer.KEYS)
+    text = named.confidence_sentence(s, answer.DECISION_KEYS)
     # the 80 inputs the decision page reads: 2 measured (the trace, a lone pass's board power) ... 61 assumed
     assert text.startswith("How sure: of the 80 inputs this build's decision reads, 2 measured, 12 published-spec,")
     assert "61 assumed" in text and "no CXL link was measured" in text

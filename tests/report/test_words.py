@@ -128,24 +128,22 @@ def test_the_priced_sentence_names_the_deployment_and_what_of_it_is_the_build_s(
     def sentence(**sets: str) -> str:
         return words.priced_sentence(analysis.priced(Scenario(load_assumptions(sets=sets))))
 
-    assert sentence().startswith(
-        "The trace is priced for Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM, a deployment teams run, as the landing"
-        " page's table of named deployments prices it:"
+    assert sentence() == (
+        "Priced for Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM, a named deployment: its model, placement, engine and"
+        " accelerator (its hour, memory and power) replace the source chapter's."
     )
     # the peak the deployment's own (989 TFLOP/s) is not the build's own input; TP 8 is
     assert sentence(peak_flops="989TFLOP/s") == sentence()
     assert sentence(**{"parallel.tp": "8"}) == (
-        "The trace is priced for the named deployment Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM, with this build's"
-        " own placement in place of the deployment's: llama-3.1-70b on 8 accelerators (tensor-parallel 8), 2 sharing"
-        " each link."
+        "Priced for the named deployment Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM with this build's own placement:"
+        " llama-3.1-70b on 8 accelerators (tensor-parallel 8), 2 sharing each link."
     )
     assert sentence(model="llama-3-8b") == (
-        "The trace is priced for this build's own set, llama-3-8b on one accelerator with its own link: it names its"
-        " own model, so the named deployment Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM, chosen for another, is left"
-        " out."
+        "Priced for this build's own set, llama-3-8b on one accelerator with its own link: it names its own model, so"
+        " the named deployment Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM, chosen for another, is left out."
     )
     assert sentence(**{"workload.deployment": "build"}) == (
-        "The trace is priced for this build's own set: llama-3-70b on one accelerator with its own link."
+        "Priced for this build's own set: llama-3-70b on one accelerator with its own link."
     )
 
 

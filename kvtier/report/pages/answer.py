@@ -48,6 +48,10 @@ KEYS: tuple[str, ...] = (
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
+DECISION_KEYS: tuple[str, ...] = tuple(key for key in KEYS if key != "workload.deployment")
+"""The inputs the decision reads, counted by provenance on the landing: the page's keys but the one that only names
+which row of the named table the trace pages derive."""
+
 HOST_TIER = "pcie5-x16"
 """The tier whose per-transfer latency the figure's lines use: host DRAM over a PCIe 5.0 x16 link, the path
 by which an H100 or H200 reaches host or CXL memory, and the one tier measured."""
@@ -496,7 +500,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     regime_key = "lone" if near["regime"] == "lone block" else "batch"
     where = flip_position(s, str(near["tier"]), regime_key, str(near["layout"]))
     out["context_sentence"] = _context_sentence(s, near, where)
-    out["named_lead"] = f"{named_answer.spread_sentence(s)} {named_answer.confidence_sentence(s, KEYS)}"
+    out["named_lead"] = f"{named_answer.spread_sentence(s)} {named_answer.confidence_sentence(s, DECISION_KEYS)}"
     out["named_pool"] = named_answer.pool_sentence(s)
     for what, text in flips.flip_sentences(s).items():
         out[f"flip_{FLIP_NAMES[what]}"] = text
