@@ -17,7 +17,7 @@ scenarios of a process, and the build's process and its notebooks' kernels, shar
   medium, priced (the cost, answer and serving pages', and :class:`kvtier.deployment.Deployment`'s).
 - :func:`reuse`: the trace held in memory with each reference's stack distance (the policies' replays).
 - :func:`priced`: the scenario the trace pages price the trace under (``workload.deployment``): a named
-  deployment layered on the build's set, as the landing page's named table layers it, or the build's set.
+  deployment as the defaults of the build's set (under the seed, the landing page's named row), or the build's set.
 """
 
 from __future__ import annotations

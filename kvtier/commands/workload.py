@@ -525,5 +525,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(_finite(rep, said), indent=2, sort_keys=True, allow_nan=False))
     else:
-        print("\n".join([*said.values(), *lines(rep), rep["priced_for"]]))
+        print("\n".join([*said.values(), rep["priced_for"], *lines(rep)]))
     return 0

@@ -3,7 +3,9 @@
 A named deployment is a model, a placement, an engine and an accelerator that serving teams run.
 The landing page computes its decision for each, beside the build's own set: each deployment's
 records are layered on the build's assumption set (:func:`assumption_set`), so that whatever it
-does not name (links, tier latencies, memory prices, the trace) keeps the build's value.
+does not name (links, tier latencies, memory prices, the trace) keeps the build's value.  The trace pages price
+the trace for the deployment ``workload.deployment`` names the other way round (:func:`under`): the deployment
+as the defaults of the build's set, whose own changes win.
 """
 
 from __future__ import annotations

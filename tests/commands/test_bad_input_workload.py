@@ -298,11 +298,12 @@ def test_a_file_named_like_a_shipped_trace_is_read_and_the_output_says_so(tmp_pa
     (tmp_path / "conversation").write_bytes(b"".join(line(r) for r in HAND))
     proc = run_cli("workload", "conversation", "--block-tokens", "4", *MODES[mode], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    first, second = proc.stdout.splitlines()[:2]
+    first, priced, third = proc.stdout.splitlines()[:3]
     assert first.startswith(
         "trace conversation: the file of that name in this directory, not the shipped trace conversation"
     )
-    assert second.startswith("trace conversation") and " 2 requests" in second
+    assert priced.startswith("Priced for Llama-3.1-70B on 4 H100 SXM (TP 4), vLLM, a named deployment:")
+    assert third.startswith("trace conversation") and " 2 requests" in third
     proc = run_cli("workload", "conversation", "--block-tokens", "4", "--json", *MODES[mode], cwd=tmp_path)
     rep = json.loads(proc.stdout)
     assert rep["trace"]["requests"] == 2 and rep["notes"]["trace"].startswith("trace conversation: the file")

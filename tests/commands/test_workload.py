@@ -147,7 +147,11 @@ def test_by_default_the_command_prices_the_trace_as_the_workload_page_does(capsy
 
 def test_the_command_runs_the_shipped_trace_by_name(capsys):
     status, out, _ = cli(["synthetic"], capsys)
-    assert status == 0 and out.startswith("trace synthetic: 3,993 requests over 17.03 min")
+    # what priced it first (here the seed set itself), then the trace
+    priced, first = out.splitlines()[:2]
+    assert status == 0
+    assert priced == "Priced for this build's own set: llama-3-70b on one accelerator with its own link."
+    assert first.startswith("trace synthetic: 3,993 requests over 17.03 min")
 
 
 def test_stream_is_accepted_and_changes_nothing(hand, capsys):
