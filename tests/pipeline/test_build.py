@@ -746,16 +746,17 @@ def test_findings_lead_with_the_three_line_answer(seed_build):
         # (18 of the placement: parallel.* and collective.*, 14 of them assumed, 4 published-spec; workload.hit_count,
         # published-spec, and workload.sample_rate, assumed; 11 all assumed in the seed: six regen.* forward-pass
         # terms, five fetch.* transfer terms; 4 for how copies are issued, 5 for the engine model's kernel tables, 1
-        # for the NVMe drive an LRU tier buys)
-        assert measured.startswith("Of the 127 inputs that enter a calculation, 2 of them measured")
+        # for the NVMe drive an LRU tier buys, 1 for the deployment the trace pages price: workload.deployment)
+        assert measured.startswith("Of the 128 inputs that enter a calculation, 2 of them measured")
         # 85 assumed: energy.power_batch (700 W) is assumed, not published-spec; the host link's 55.3 GB/s derived;
         # the tier latencies of RDMA, NVLink-C2C and HBM, decision.hit_target, engine (none) and
         # workload.sample_rate are assumed, and 14 of the placement's keys; 85 + the 11 terms = 96, + 3 for
         # pageable copies (overhead, warm share, host cache) = 99, + 3 for copies (fetch.copy_method and the batched
         # and kernel costs; the lone copy's is derived from the H200 fit) = 102, + the engine model's 4 = 106, + what
         # it does past its grid (regen.beyond_grid) = 107, - the batched copy's cost, now derived from vLLM's published
-        # H100 throughput = 106 (nvme.drive_capacity is published-spec: 14 of those)
-        assert "106 assumed" in measured and "14 published-spec" in measured
+        # H100 throughput = 106, + the deployment the trace pages price (workload.deployment) = 107
+        # (nvme.drive_capacity is published-spec: 14 of those)
+        assert "107 assumed" in measured and "14 published-spec" in measured
         assert "Another 2 measured figures" in measured  # besides the 2 used
         for line in lines:
             assert not re.search(r"\([^()]*\(", line), line  # no nested parentheses

@@ -99,8 +99,8 @@ def engine_grid_sentence(rep: dict[str, Any]) -> str:
         )
     return (
         f"{share:.1f} % of the trace's prompts are longer than the {engine['grid_tokens']:,.0f} tokens the kernel"
-        " tables measured; their prefixes are priced by aiconfigurator-core's extrapolation (regen.beyond_grid"
-        " extrapolate: attention grows as the square of the sequence)."
+        " tables measured; their prefixes are priced by aiconfigurator-core's extrapolation past the tables' grid"
+        " (attention grows as the square of the sequence)."
     )
 
 
