@@ -246,6 +246,7 @@
       const copyLink = el("button", {type: "button", class: "kvtier-calc-copy-link", text: "Copy a link to these values"});
       copyLink.addEventListener("click", () => this.copy(copyLink, this.linkText, "Copy a link to these values"));
       this.tiers = el("div", {class: "kvtier-calc-tiers"});
+      this.money = el("div", {class: "kvtier-calc-money-box"});
       this.cmd = el("code", {id: this.fid("command")});
       const copy = el("button", {type: "button", class: "kvtier-calc-copy", text: "Copy the command"});
       copy.addEventListener("click", () => this.copy(copy, this.cmd, "Copy the command"));
@@ -259,6 +260,7 @@
         el("p", {class: "kvtier-calc-intro", text: `Starting values: the assumption set this book was built from (${p.set_name}). Nothing leaves your browser; the page's address carries the values you type.`}),
         el("div", {class: "kvtier-calc-main"}, answer, form),
         el("h3", {text: "Which tiers fetch faster than regeneration"}), this.tiers,
+        el("h3", {text: "What the trace's tier costs and saves, per accelerator"}), this.money,
         el("h3", {text: "Rebuild the whole book with these values"}),
         el("pre", {class: "kvtier-calc-command"}, this.cmd),
         el("div", {class: "kvtier-calc-buttons"}, copy, reset),
@@ -423,6 +425,7 @@
         (m.max_positions ? `a context window of ${m.max_positions.toLocaleString("en-US")} tokens.` : "no context window stated.");
       this.out.textContent = "";
       this.tiers.textContent = "";
+      this.money.textContent = "";
       const bad = Object.keys(errors);
       if (bad.length) {
         this.out.append(el("p", {class: "kvtier-calc-refused", text: `No answer until the ${bad.length === 1 ? "field marked above is" : bad.length + " fields marked above are"} fixed.`}));
@@ -473,6 +476,17 @@
         ["tier-hold-dram", "That tier held in host DRAM, at this book's prices", tierBytes * tr.hold_usd_per_byte_s.dram * 3600, usdPerHour],
         ["tier-hold-cxl", "That tier held in a CXL expander, at this book's prices", tierBytes * tr.hold_usd_per_byte_s.cxl * 3600, usdPerHour],
       );
+      // what that tier costs and saves per accelerator in each medium (kvtier.analysis.lru_plan, inside a batch)
+      const money = F().traceTiers(s, tr, p.tiers, (t) => p.keys[t.latency_key].value);
+      const best = money && money.reduce((a, b) => (b.saved_usd_per_s > a.saved_usd_per_s ? b : a));
+      if (best) {
+        const busy = best.prefill_accelerators;
+        rows.push(
+          ["tier-per-accelerator", `That tier per accelerator the trace's prefill keeps busy (${sig(busy)})`, tierBytes / busy, fmtBytes],
+          ["tier-saved-best", `Saved per accelerator, the tier in ${P().trace.medium_words[best.medium]} (holding and fetches paid, recomputation inside a batch)`,
+            (best.saved_usd_per_s / busy) * 3600, usdPerHour],
+        );
+      }
       const dl = el("dl", {class: "kvtier-calc-results"});
       for (const [key, label, value, fmt] of rows) {
         dl.append(el("dt", {text: label}), el("dd", {"data-key": key, "data-si": Number.isFinite(value) ? String(value) : "inf", text: fmt(value)}));
@@ -512,9 +526,51 @@
       if (typeof window.kvtierMarkScrolling === "function") box.addEventListener("scroll", window.kvtierMarkScrolling, {passive: true});
       const nWins = ladder.filter((r) => r[`${regime}_fetch_wins`]).length;
       this.tiers.append(el("p", {"data-key": "tier-summary", text: `${nWins} of ${ladder.length} tiers fetch the block faster than it regenerates ${words[regime]}.`}), note, wrap);
+      this.showMoney(money, tr);
       if (typeof window.kvtierMarkScrolling === "function") window.kvtierMarkScrolling();
       this.cmd.textContent = this.command(values);
       this.root.dataset.state = "answered";
+    }
+
+    // ---- the trace's tier in each medium: what it holds, fetches and saves per accelerator ----------------
+    showMoney(money, tr) {
+      this.money.textContent = "";
+      if (!money) {
+        this.money.append(el("p", {"data-key": "money-refused", text: `Under measured kernels this calculator does not price the ${tr.name} trace's ` +
+          "tier: its prompts are summed for the analytic model only (choose “MFU of the peak”, or rebuild the book with the command below, whose cost page prices it)."}));
+        return;
+      }
+      const busy = money[0].prefill_accelerators;
+      const perAcc = (x) => `${sig((x / busy) * 3600)} USD/h`;
+      const table = el("table", {class: "kvtier-calc-ladder kvtier-calc-money", "aria-describedby": this.fid("money-note")});
+      const head = el("tr");
+      for (const h of ["Medium", "Holding", "Fetching", "Saved", "Saved, whole fleet"]) head.append(el("th", {scope: "col", text: h}));
+      table.append(el("thead", {}, head));
+      const body = el("tbody");
+      for (const m of money) {
+        const row = el("tr", {"data-medium": m.medium});
+        const drives = m.drives ? ` (${m.drives.count.toLocaleString("en-US")} drives)` : "";
+        row.append(el("td", {role: "rowheader", text: `${P().trace.medium_words[m.medium]}${drives}`}));
+        for (const [key, value] of [["hold", m.hold_usd_per_s], ["fetch", m.fetch_usd_per_s], ["saved", m.saved_usd_per_s]]) {
+          row.append(el("td", {"data-key": `${key}-${m.medium}`, "data-si": String(value), text: perAcc(value)}));
+        }
+        row.append(el("td", {"data-key": `saved-fleet-${m.medium}`, "data-si": String(m.saved_usd_per_s), text: `${sig(m.saved_usd_per_s * 3600)} USD/h`}));
+        body.append(row);
+      }
+      table.append(body);
+      const nvme = money.find((m) => m.drives);
+      const wear = nvme ? ` NVMe buys the most drives of three counts: ${nvme.drives.forCapacity} for the tier's bytes, ` +
+        `${nvme.drives.forBandwidth} for its write rate (${fmtBandwidth(nvme.write_bytes_per_s)}) and ${nvme.drives.forEndurance} for their wear; ` +
+        `flash of the tier's own size would wear out in ${sig(nvme.drives.wearoutS / 86400)} days.` : "";
+      const note = el("p", {class: "kvtier-calc-note", id: this.fid("money-note"), "data-key": "money-note",
+        text: `The ${tr.name} trace's LRU tier for ${sig(tr.hit_target * 100)} % of its achievable hits (${fmtBytes(money[0].capacity_bytes)}), per ` +
+          `accelerator its prefill keeps busy with no cache (${sig(busy)}), recomputation priced inside a batch at these values' peak and MFU, ` +
+          `an accelerator hour of ${sig(tr.accelerator_usd_per_s * 3600)} USD and this book's prices for each medium; each hit prefix is ` +
+          `fetched in this layout's copies at the tier's latency as this book sets it.${wear}`});
+      const box = el("div", {class: "kvtier-table-box kvtier-calc-table-box", tabindex: "0", role: "region", "aria-label": "The trace's tier per medium"}, table);
+      if (typeof window.kvtierMarkScrolling === "function") box.addEventListener("scroll", window.kvtierMarkScrolling, {passive: true});
+      this.money.append(note, el("div", {class: "kvtier-table-wrap"}, box,
+        el("p", {class: "kvtier-scroll-cue", "aria-hidden": "true", text: "scroll sideways for more columns →"})));
     }
 
     // ---- the command that rebuilds the book with these values ---------------------------------------

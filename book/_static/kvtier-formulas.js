@@ -490,6 +490,67 @@ const KvtierFormulas = (() => {
     });
   }
 
+  // ---- 4. kvtier.analysis.lru_plan: the trace's LRU tier in each medium, recomputation inside a batch -------
+
+  // kvtier.formulas.flash.flash_drives: the NVMe drives a tier buys for its capacity, write rate and wear
+  // (counts; flashBytes B; wearoutS s: its rated writes over the write rate)
+  function flashDrives(capacityB, writeBps, driveB, driveWriteBps, dwpd, periodS) {
+    const ratedPerS = (dwpd * driveB) / 86400.0;
+    const need = [capacityB / driveB, writeBps / driveWriteBps, writeBps / ratedPerS];
+    const counts = need.map((x) => (Number.isFinite(x) ? Math.ceil(x - 1e-9) : NaN));
+    const count = counts.every(Number.isFinite) ? Math.max(...counts) : NaN;
+    const rated = (dwpd * capacityB * periodS) / 86400.0;
+    const wearoutS = writeBps > 0 ? rated / writeBps : (writeBps === 0 ? Infinity : NaN);
+    return {forCapacity: counts[0], forBandwidth: counts[1], forEndurance: counts[2], count, flashBytes: count * driveB, wearoutS};
+  }
+
+  // kvtier.analysis.lru_plan (kvtier.formulas.tiering.lru_tiers) for the trace of kvtier.pipeline.calculator.trace_tier
+  // (`tr`), regeneration in the analytic model inside a batch (RegenCosts.in_batch_s: a prefix's FLOPs / (peak x MFU),
+  // accelerator-seconds): per medium of tr.tiers, the tier's holding, fetching and the recomputation it avoids
+  // (USD/s), its net saving, and the accelerators the trace's prefill keeps busy with no cache. Each request's hit
+  // prefix is fetched over the tier's link in ceil(hit tokens / block) x the engine's transfers, at the tier's
+  // latency as the book sets it (latencyOf). null under measured kernels: the trace's prompts are priced from
+  // their sums, which only the analytic model can use.
+  function traceTiers(s, tr, tiers, latencyOf) {
+    if (s.i.engineKernels) return null;
+    const fpp = s.i.flopsPerParamToken;
+    const perPosition = s.m.attention_flops_per_position;
+    const inBatchS = (flops) => computeTimeS(flops, s.i.peak, s.i.mfu);
+    const perS = tr.duration_s > 0 ? 1.0 / tr.duration_s : NaN;
+    const h = tr.hits;
+    let avoidedS = 0.0;
+    for (let j = 0; j < h.tokens.length; j++) {
+      avoidedS += inBatchS(regenFlops(0, h.tokens[j], s.activeParams, perPosition, fpp)) * h.requests[j];
+    }
+    const prefillS = inBatchS(forwardFlops(tr.prompt_tokens, s.activeParams, fpp) + perPosition * tr.prompt_attention);
+    const capacity = tr.capacity_blocks * tr.block_tokens * s.kvBytesPerToken;
+    const write = tr.written_tokens * s.kvBytesPerToken * perS;
+    const linkBytesPerToken = (s.kvBytesPerToken * s.fetchBytes) / s.blockBytes;
+    const accel = tr.accelerator_usd_per_s;
+    const avoided = avoidedS * perS * accel;
+    const nv = tr.nvme;
+    return tr.tiers.map((name) => {
+      const t = tiers.find((x) => x.name === name);
+      const latency = latencyOf(t);
+      let linkS = 0.0;
+      for (let j = 0; j < h.tokens.length; j++) {
+        if (h.blocks[j] <= 0) continue; // a request with no hit fetches nothing
+        const transfers = Math.ceil(h.tokens[j] / s.i.blockTokens) * s.fetchTransfers;
+        linkS += s.linkFetchS(h.tokens[j] * linkBytesPerToken, t.bandwidth, latency, transfers) * h.requests[j];
+      }
+      const drives = t.medium === "nvme"
+        ? flashDrives(capacity, write, nv.drive_bytes, nv.write_bandwidth, nv.endurance_dwpd, nv.endurance_period_s) : null;
+      const held = drives && Number.isFinite(drives.flashBytes) ? drives.flashBytes : capacity;
+      const hold = tr.hold_usd_per_byte_s[t.medium] * held;
+      const fetch = linkS * perS * accel;
+      return {
+        name, title: t.title, medium: t.medium, capacity_bytes: capacity, hold_usd_per_s: hold, fetch_usd_per_s: fetch,
+        recompute_avoided_usd_per_s: avoided, saved_usd_per_s: avoided - fetch - hold, write_bytes_per_s: write,
+        prefill_accelerators: prefillS * perS, saved_accelerators: avoidedS * perS, drives,
+      };
+    });
+  }
+
   return {
     blockBytes, fetchTimeS, transferFetchTimeS, linkEfficiency, transferBreakEvenBandwidth, transferBreakEvenLatency,
     forwardFlops, attentionFlops, computeTimeS, ratio, regenFlops, bandwidthForRatio,
@@ -497,6 +558,7 @@ const KvtierFormulas = (() => {
     forwardPassTimeS, bound, breakEvenBandwidth, engineCurve,
     groupSize, accelerators, kvHeadsPerRank, stageLayers, kvShardShare, linkBytes, distinctExperts, rankWeightBytes,
     computeShare, allreduceTimeS, allToAllTimeS, collectivesTimeS, fits, engineTransfers, Scenario, point, tierLadder,
+    flashDrives, traceTiers,
   };
 })();
 window.KvtierFormulas = KvtierFormulas;

@@ -22,6 +22,8 @@ import json
 import math
 from typing import Any
 
+import numpy as np
+
 from kvtier import analysis
 from kvtier.data import ENGINE_PRESETS
 from kvtier.errors import KvtierError
@@ -39,6 +41,7 @@ from kvtier.inputs.keys import (
     tier_latency_key,
 )
 from kvtier.inputs.models import PRESETS, ModelSpec, load_model
+from kvtier.report.named import MEDIUM_WORDS
 from kvtier.scenario import FORWARD_KEYS, TRANSFER_KEYS, Scenario
 from kvtier.units import DTYPE_BYTES, WEIGHT_DTYPE_BYTES, parse_quantity
 
@@ -218,34 +221,57 @@ def engine_kernels(s: Scenario) -> list[dict[str, Any]]:
     return out
 
 
-TIER_MEDIA = ("dram", "cxl")
-"""The media the calculator prices a trace's tier in: holding scales with its bytes (NVMe buys whole drives for its
-writes and wear, which the cost page counts)."""
-
-
 def trace_tier(s: Scenario) -> dict[str, Any]:
-    """The build's trace for the calculator's tier: the LRU capacity for the hit target, and the holding prices.
+    """The build's trace for the calculator's tier: its LRU capacity for the hit target, and what it holds and saves.
 
     The capacity in blocks of ``workload.block_tokens`` tokens does not depend on the model (the trace names blocks
     by hash), so the calculator sizes it for any model and KV dtype typed, as :func:`kvtier.analysis.lru_traffic`
-    does: blocks x block tokens x KV bytes per token; a medium holds it at
-    :func:`kvtier.formulas.tiering.hold_usd_per_byte_s` of the build's prices.
+    does: blocks x block tokens x KV bytes per token.  With it go what the calculator needs to price the tier as
+    :func:`kvtier.analysis.lru_plan` does in each medium of :data:`kvtier.formulas.tiering.LRU_TIERS`, recomputation
+    inside a batch: the requests' hit prefixes at that capacity (each distinct pair of hit blocks and hit tokens,
+    ``hits``, with its requests), the two sums the analytic prefill of every prompt needs (``prompt_tokens``, the
+    prompts' tokens, and ``prompt_attention``, the positions their tokens attend to, sum of ``T (T + 1) / 2``), the
+    tokens the tier writes, the trace's length (s), its longest prompt (tokens), and the build's prices: the
+    accelerator's (USD/s), each medium's holding (:func:`kvtier.formulas.tiering.hold_usd_per_byte_s`, USD/(B s))
+    and the NVMe drive that :func:`kvtier.formulas.flash.flash_drives` counts.
     """
     target = s.v("decision.hit_target")
-    hold = tiering.hold_usd_per_byte_s(s.tier_prices())
-    # the capacity needs no recomputation priced: under the engine model the curve is read with the MFU model's
-    # costs, which never refuse a prompt past the kernel tables' grid
+    prices = s.tier_prices()
+    hold = tiering.hold_usd_per_byte_s(prices)
+    # the capacity and the hits need no recomputation priced: under the engine model they are read with the MFU
+    # model's costs, which never refuse a prompt past the kernel tables' grid
     sizing = (
         s
         if s.assumptions.value("regen.model") == "mfu"
         else Scenario(s.assumptions.with_values({"regen.model": "mfu"}, source="the calculator's tier size"))
     )
+    traffic = analysis.lru_traffic(sizing, target)
+    prompts, per_prompt = (np.asarray(x, dtype=float) for x in analysis.curve(sizing).input_tokens)
     return {
         "name": str(s.assumptions.value("workload.trace")),
         "block_tokens": int(s.v("workload.block_tokens")),
         "hit_target": target,
         "capacity_blocks": int(analysis.curve(sizing).capacity_for(target)),
-        "hold_usd_per_byte_s": {m: hold[m] for m in TIER_MEDIA},
+        "duration_s": _finite(traffic.duration_s),
+        "written_tokens": _finite(traffic.written_tokens),
+        "hits": {
+            "blocks": [float(x) for x in traffic.hit_blocks],
+            "tokens": [float(x) for x in traffic.hit_tokens],
+            "requests": [float(x) for x in traffic.weights],
+        },
+        "prompt_tokens": _finite(float(np.sum(prompts * per_prompt))),
+        "prompt_attention": _finite(float(np.sum(prompts * (prompts + 1.0) / 2.0 * per_prompt))),
+        "longest_prompt": float(np.max(prompts, initial=0.0)),
+        "tiers": list(tiering.LRU_TIERS),
+        "medium_words": {m: MEDIUM_WORDS[m] for m in tiering.MEDIA if m != "hbm"},
+        "accelerator_usd_per_s": prices.accelerator_usd_per_s,
+        "hold_usd_per_byte_s": {m: hold[m] for m in tiering.MEDIA if m != "hbm"},
+        "nvme": {
+            "drive_bytes": s.v("nvme.drive_capacity"),
+            "write_bandwidth": s.v("nvme.write_bandwidth"),
+            "endurance_dwpd": s.v("nvme.endurance_dwpd"),
+            "endurance_period_s": s.v("nvme.endurance_period"),
+        },
     }
 
 

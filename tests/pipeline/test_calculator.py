@@ -69,7 +69,7 @@ def test_the_presets_carry_the_seed_values_and_the_model_counts():
         0.9,
         31_589,
     )
-    assert set(trace["hold_usd_per_byte_s"]) == {"dram", "cxl"}
+    assert set(trace["hold_usd_per_byte_s"]) == {"dram", "cxl", "nvme"}
     # bounds in SI from kvtier.units.LIMITS: bandwidth 1 kB/s to 1 PB/s; tp 1 to 1024
     assert (k["bandwidth.mid"]["low"], k["bandwidth.mid"]["high"]) == (1e3, 1e15)
     assert (k["parallel.tp"]["low"], k["parallel.tp"]["high"]) == (1.0, 1024.0)
@@ -690,6 +690,81 @@ def test_the_tier_for_the_trace_is_the_cost_pages_lru_tier_for_the_kv_typed(page
     close(out["values"]["tier-hold-dram"], plan["dram"].hold_usd_per_s * 3600, "host DRAM's holding")
     close(out["values"]["tier-hold-cxl"], plan["cxl"].hold_usd_per_s * 3600, "the CXL expander's holding")
     assert "LRU tier for 90 % of the achievable hits on the conversation trace" in out["text"]
+
+
+def money_of(out: dict, s: Scenario) -> None:
+    """Hold the calculator's tier money (``out``) to :func:`kvtier.analysis.lru_plan` of ``s``, medium by medium."""
+    from kvtier import analysis
+
+    plan = {t.medium: t for t in analysis.lru_plan(s, s.v("decision.hit_target"))}
+    for m, t in plan.items():
+        close(out["values"][f"hold-{m}"], t.hold_usd_per_s, f"{m}: holding")
+        close(out["values"][f"fetch-{m}"], t.fetch_usd_per_s, f"{m}: fetching")
+        close(out["values"][f"saved-{m}"], t.saved_usd_per_s, f"{m}: saved")
+    best = max(plan.values(), key=lambda t: t.saved_usd_per_s)
+    busy = best.prefill_accelerators
+    close(out["values"]["tier-saved-best"], best.saved_usd_per_s / busy * 3600, "saved per accelerator")
+    close(out["values"]["tier-per-accelerator"], best.capacity_bytes / busy, "tier per accelerator")
+
+
+def test_the_tier_for_the_trace_costs_and_saves_per_accelerator_what_the_cost_page_prices(page):
+    out = page.evaluate(READ_OUTPUTS)
+    # the seed's world: the trace's prefill keeps 59.92 accelerators busy (inside a batch, 500 TFLOP/s at 25 %); the
+    # 90 % tier of 5,299,754,762,240 B in host DRAM saves 56.21 USD/h for the fleet, 56.21 / 59.92 = 0.9381 USD/h an
+    # accelerator, the landing's "this build" row
+    close(out["values"]["tier-saved-best"], 56.2104681975939 / 59.92017977712778, "saved per accelerator")
+    money_of(out, Scenario(seed()))
+    # NVMe buys 52 drives: 9.17 GB/s of writes x 86,400 s / (1 drive write a day x 15.36 TB) = 51.6, for their wear;
+    # flash of the tier's own 5.30 TB wears out at that rate in 5.30e12 x 5 years / 9.17 GB/s = 12.2 days
+    assert "NVMe flash (52 drives)" in out["text"]
+    assert "52 for their wear" in out["text"] and "wear out in 12.2 days" in out["text"]
+    assert "Saved per accelerator, the tier in host DRAM" in out["text"]
+    # a placement and an engine's copies: TP 2 with two accelerators a link, vLLM's 16-token blocks copied per layer,
+    # a faster accelerator at 40 %, Qwen2.5-72B's KV in fp8
+    page.evaluate(
+        SET_FIELDS,
+        [
+            ["model", "qwen2.5-72b"],
+            ["kv_dtype", "fp8"],
+            ["engine", "vllm"],
+            ["tp", "2"],
+            ["gpus_per_link", "2"],
+            ["peak", "989"],
+            ["mfu", "40"],
+        ],
+    )
+    out = page.evaluate(READ_OUTPUTS)
+    assert out["state"] == "answered"
+    money_of(out, Scenario(load_assumptions(sets=sets_of(out["command"]))))
+
+
+def test_under_measured_kernels_the_tiers_money_is_left_to_the_build(page):
+    data = calculator.presets(seed())
+    page.evaluate(SET_FIELDS, [("regen", kernel_option(data, "h100-sxm", "vllm"))])
+    out = page.evaluate(READ_OUTPUTS)
+    assert out["state"] == "answered"
+    # the prompts are summed for the analytic model only: no saving is shown, and the page says why
+    assert "tier-saved-best" not in out["values"] and "saved-dram" not in out["values"]
+    assert "Under measured kernels this calculator does not price the conversation trace's tier" in out["text"]
+    # back to the MFU: priced again
+    page.evaluate(SET_FIELDS, [("regen", "mfu")])
+    assert "tier-saved-best" in page.evaluate(READ_OUTPUTS)["values"]
+
+
+def test_the_presets_carry_the_traces_hits_and_prompt_sums():
+    from kvtier import analysis
+
+    s = Scenario(seed())
+    tr = calculator.presets(seed())["trace"]
+    traffic = analysis.lru_traffic(s, 0.9)
+    # 12,031 requests in all, each counted once among the distinct (hit blocks, hit tokens) pairs
+    assert sum(tr["hits"]["requests"]) == 12_031 == traffic.weights.sum()
+    assert tr["written_tokens"] == traffic.written_tokens
+    # the prompt sums give the package's prefill: FLOPs = 2 N x sum T + f x sum T (T + 1) / 2, over 500 TFLOP/s x 25 %
+    rc = s.regen_costs()
+    flops = 2 * rc.active_params * tr["prompt_tokens"] + rc.attention_flops_per_position * tr["prompt_attention"]
+    assert flops / (rc.peak_flop_per_s * rc.mfu) == pytest.approx(traffic.prefill_s, rel=1e-12)
+    assert tr["tiers"] == ["pcie5-x16", "cxl2-x8", "nvme-gen4-x4"]
 
 
 def test_a_link_carries_the_typed_values_and_opens_them(browser, site):
