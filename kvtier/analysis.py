@@ -62,6 +62,11 @@ BUILD = "build"
 """The value of ``workload.deployment`` that prices the trace with the build's own set."""
 
 
+LRU_TARGETS_PCT: tuple[int, ...] = (90, 95)
+"""The hit targets (% of the achievable hit ratio) the cost page prices an LRU tier for in each medium; the landing
+links its headline tier to the cost page's row of the decision's target where it is one of them."""
+
+
 def priced(s: Scenario) -> Scenario:
     """The scenario the trace pages price the trace under: ``workload.deployment`` of ``s``.
 

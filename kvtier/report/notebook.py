@@ -27,7 +27,7 @@ import numpy as np
 from kvtier.errors import KvtierError
 from kvtier.inputs.assumptions import AssumptionSet, RestrictedAssumptionSet, check_consistency, make_assumption
 from kvtier.inputs.keys import SCHEMA, describe
-from kvtier.report import pages, preview
+from kvtier.report import pages, preview, tables
 from kvtier.report.columns import column_of, soft_hyphenated
 from kvtier.report.figures import SVG_PRINT, apply_style
 from kvtier.report.preview import SHOWN, shown_text
@@ -191,6 +191,15 @@ def glue_numbers(numbers: Mapping[str, Any]) -> None:
             preview.GLUED[name + SHOWN] = shown_text(value)
 
 
+def glue_html(name: str, html: str) -> None:
+    """Glue ``html`` (a paragraph with links) for another page to paste with ``{glue:any}``, unshown here."""
+    from IPython.display import HTML
+    from myst_nb import glue
+
+    glue(name, HTML(html), display=False)
+    preview.GLUED[name] = html
+
+
 def glue_figure(name: str, fig: Any, caption: str) -> None:
     """Glue a figure and its caption (``NAME_caption``) and close it."""
     import matplotlib.pyplot as plt
@@ -246,6 +255,17 @@ def key_anchor(key: str) -> str:
     return "key-" + re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")
 
 
+def row_anchors(df: Any, name: str, key: Iterable[str]) -> list[str] | None:
+    """Every row's :func:`kvtier.report.tables.row_anchor` in ``df`` (the table of record ``name`` keyed by ``key``),
+    from the key columns ``df`` shows (a page may leave out one it holds fixed); ``None`` where none is shown or two
+    rows would share one (no ids rather than ambiguous ones)."""
+    columns = [c for c in key if c in df.columns]
+    if not columns:
+        return None
+    ids = [tables.row_anchor(name, row) for row in df[columns].itertuples(index=False)]
+    return ids if len(set(ids)) == len(ids) else None
+
+
 def table_html(df: Any, columns: list[Any], row_ids: list[str] | None = None) -> str:
     """The HTML table of ``columns`` of ``df``: human headers, the column's name in each header's title.
 
@@ -253,7 +273,8 @@ def table_html(df: Any, columns: list[Any], row_ids: list[str] | None = None) ->
     left-aligned under left-aligned ones; each header is the column's declared label and unit
     (:meth:`kvtier.report.columns.Column.header`; no unit where each cell carries its own,
     :func:`kvtier.report.tables.unit_in_cells`), its ``title`` the name in the table of record.
-    ``row_ids``, when given, are the rows' HTML ids, one per row (the assumptions page's :func:`key_anchor`).
+    ``row_ids``, when given, are the rows' HTML ids, one per row (the assumptions page's :func:`key_anchor`, every
+    other table's :func:`row_anchors`).
 
     Raises
     ------
@@ -313,16 +334,21 @@ def show_table(df: Any, name: str, folded: str | None = None) -> Any:
         shown = [c for c in df.columns if not _is_detail(str(c))]
     detail = [c for c in df.columns if c not in shown]
 
-    # the assumptions page's rows carry their key's anchor, which the book's {input} role links from the prose
-    row_ids = [key_anchor(str(k)) for k in df["key"]] if name == "assumptions" else None
+    # the assumptions page's rows carry their key's anchor, which the book's {input} role links from the prose;
+    # every other table's rows their key columns' (row_anchor), which a headline number links to
+    if name == "assumptions":
+        row_ids = [key_anchor(str(k)) for k in df["key"]]
+    else:
+        row_ids = row_anchors(df, name, table.key)
 
-    def box(columns: list[Any], ids: list[str] | None = None) -> str:
+    def box(columns: list[Any], ids: list[str] | None = None, anchor: str = "") -> str:
+        wrap = f' id="{anchor}"' if anchor else ""
         return (
-            f'<div class="kvtier-table-wrap"><div class="kvtier-table-box">{table_html(df, columns, ids)}</div>'
+            f'<div class="kvtier-table-wrap"{wrap}><div class="kvtier-table-box">{table_html(df, columns, ids)}</div>'
             '<p class="kvtier-scroll-cue" aria-hidden="true">scroll sideways for more columns →</p></div>'
         )
 
-    parts = [box(shown, row_ids)]
+    parts = [box(shown, row_ids, tables.table_anchor(name))]
     if detail:
         key = [c for c in table.key if c in shown]
         names = [column_of(df, c).header() for c in detail]

@@ -11,7 +11,10 @@ CSVs are deterministic: fixed row order, ``%.10g`` floats, ``\\n`` line ends.
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -123,3 +126,16 @@ def unit_in_cells(df: pd.DataFrame, name: object) -> bool:
 
 def _is_number(x: object) -> bool:
     return x is None or (isinstance(x, (int, float)) and not isinstance(x, bool))
+
+
+def row_anchor(table: str, values: Iterable[Any]) -> str:
+    """The HTML id of a row of the table of record ``table``: ``row-``, the table and its key columns' ``values``
+    (as the table holds them), every run of other characters a hyphen (``cost_lru``, ``(0.9, "pcie5-x16")`` ->
+    ``row-cost-lru-0-9-pcie5-x16``); a page links a headline number to the row it is read from."""
+    text = "-".join([table, *(str(v) for v in values)])
+    return "row-" + re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def table_anchor(table: str) -> str:
+    """The HTML id of the table of record ``table`` where a page shows it: ``table-`` and its name, hyphenated."""
+    return row_anchor(table, ()).replace("row-", "table-", 1)

@@ -446,6 +446,32 @@ def test_an_input_named_in_words_links_its_row_on_the_assumptions_page(seed_buil
     assert all(anchors <= rows for anchors in links.values()), {p: a - rows for p, a in links.items() if a - rows}
 
 
+def test_every_link_to_a_table_or_its_row_finds_it(seed_build):
+    html = seed_build / "html"
+    ids = {
+        page.relative_to(html).as_posix(): set(re.findall(r'id="((?:row|table)-[a-z0-9-]+)"', page.read_text()))
+        for page in html.rglob("*.html")
+        if "_static" not in page.parts
+    }
+    links = []
+    for page in html.rglob("*.html"):
+        if "_static" in page.parts:
+            continue
+        for target, anchor in re.findall(r'href="([^"#]*)#((?:row|table)-[a-z0-9-]+)"', page.read_text()):
+            path = (page.parent / target).resolve().relative_to(html.resolve()).as_posix() if target else None
+            links.append((page.relative_to(html).as_posix(), path or page.relative_to(html).as_posix(), anchor))
+    # the landing links its headline figures to their rows: the trace pages' deployment in its own table, the
+    # workload page's 90 % tier of the conversation trace, the cost page's 90 % tier in host DRAM
+    landing = {(target, anchor) for page, target, anchor in links if page == "book/intro.html"}
+    assert {
+        ("book/intro.html", "row-decision-named-llama-3-1-70b-h100"),
+        ("notebooks/12_workload.html", "row-workload-tiers-90"),
+        ("notebooks/13_cost.html", "row-cost-lru-90-pcie5-x16"),
+    } <= landing, landing
+    missing = [link for link in links if link[2] not in ids.get(link[1], set())]
+    assert not missing, missing
+
+
 def test_no_page_shows_a_template_leftover(seed_build, tmp_path):
     html = seed_build / "html"
     skip = ("index.html", "genindex.html", "search.html")

@@ -173,8 +173,23 @@ def test_the_assumptions_table_gives_each_row_its_keys_anchor():
     html = notebook.show_table(df, "assumptions").data
     shown = html.partition("<details")[0]
     assert shown.count("<tr id=") == len(df) and '<tr id="key-fetch-host-cache">' in shown
-    # other tables' rows carry no id
-    assert "<tr id=" not in notebook.show_table(pages.tiers.table(seed_scenario()), "tiers").data
+    # other tables' rows carry their key columns' anchor: the tier ladder's are keyed by link
+    tiers = notebook.show_table(pages.tiers.table(seed_scenario()), "tiers").data.partition("<details")[0]
+    assert '<tr id="row-tiers-pcie5-x16">' in tiers and tiers.count("<tr id=") == len(
+        pages.tiers.table(seed_scenario())
+    )
+
+
+def test_rows_anchors_are_none_where_two_rows_would_share_one():
+    import pandas as pd
+
+    df = pd.DataFrame({"tier": ["a", "b"], "x": [1, 2]})
+    assert notebook.row_anchors(df, "t", ("tier",)) == ["row-t-a", "row-t-b"]
+    # "a.b" and "a-b" would share row-t-a-b: no ids rather than ambiguous ones; a missing key column gives none
+    assert notebook.row_anchors(pd.DataFrame({"tier": ["a.b", "a-b"]}), "t", ("tier",)) is None
+    assert notebook.row_anchors(df, "t", ("link",)) is None
+    # a key column the page leaves out (it holds it fixed): the others name the rows
+    assert notebook.row_anchors(df, "t", ("trace", "tier")) == ["row-t-a", "row-t-b"]
 
 
 def test_the_input_role_names_an_input_in_words_and_links_its_key():
@@ -243,5 +258,5 @@ def test_a_folded_table_sits_whole_in_a_details_block_that_counts_its_rows():
     folded, _, after = html.rpartition("</details>")
     assert "kvtier-table-box" in folded and 'class="kvtier-csv"' in after
     assert notebook.show_table(pages.models.table(seed_scenario()), "models").data.startswith(
-        '<div class="kvtier-table-wrap">'
+        '<div class="kvtier-table-wrap" id="table-models">'
     )

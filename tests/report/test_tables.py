@@ -6,6 +6,7 @@ import re
 
 import pandas as pd
 
+from kvtier.report import tables
 from kvtier.report.columns import Column, column_of, declare
 from kvtier.report.pages import ratio
 from kvtier.report.tables import formatted, unit_in_cells
@@ -118,3 +119,9 @@ def test_dgx_spark_measurement_is_described_in_our_own_words():
     for ours in (admonition, basis):
         assert not _shingles(ours) & chapter, ours
     assert "HBM/unified-memory" not in admonition + basis
+
+
+def test_a_rows_anchor_is_its_tables_name_and_key_values():
+    # cost_lru's row of the 90 % target in host DRAM over PCIe 5.0: every run of other characters a hyphen
+    assert tables.row_anchor("cost_lru", (0.9, "pcie5-x16")) == "row-cost-lru-0-9-pcie5-x16"
+    assert tables.row_anchor("decision_named", ("this build",)) == "row-decision-named-this-build"

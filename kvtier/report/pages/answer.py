@@ -23,6 +23,7 @@ from kvtier.report import flips, pages, words
 from kvtier.report import named as named_answer
 from kvtier.report.columns import VERDICT, Column, declare, named
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
+from kvtier.report.tables import row_anchor, table_anchor
 from kvtier.scenario import POINT_KEYS, PRICE_KEYS, Scenario
 from kvtier.units import format_number, format_quantity
 
@@ -473,6 +474,48 @@ def measured_sentence(s: Scenario) -> str:
         f" and {_span(*pts[('lone', 'per-layer')], ',.1f')} as {chunks} chunk copies; inside a batch, at the"
         " per-token slope fitted to the eager passes (no pass measured one block's marginal cost),"
         f" {_span(*pts[('batch', 'contiguous')], ',.1f')} and {_span(*pts[('batch', 'per-layer')], ',.1f')}."
+    )
+
+
+def derived_links(s: Scenario) -> str:
+    """The landing's "Where each number is derived", one HTML paragraph: each headline figure linked to the table
+    row it is read from (:func:`kvtier.report.tables.row_anchor`; the whole table where no row holds it).
+
+    The named rows: the answer page's table of them; the row the trace pages derive (:func:`words.trace_pages_row`):
+    its tier's size on the workload page's row of the trace and the hit target, its cost and saving on the cost
+    page's row of that target and the medium the decision picks (inside a batch), when the cost page prices that
+    target (:data:`kvtier.analysis.LRU_TARGETS_PCT`); the counts of inputs by provenance on the assumptions page.
+    Links are relative to the landing (``book/intro``).
+    """
+    from html import escape
+
+    priced = analysis.priced(s)
+    name = words.named_deployment(priced) or "this build"
+    target = 100 * s.v("decision.hit_target")
+    label, shown = f"{target:g}%", f"{target:g} %"  # as the workload and cost tables name a target; as prose writes it
+    best, _ = Deployment.of(priced).best_tier("batch")
+    trace = str(priced.assumptions.value("workload.trace"))
+
+    def link(text: str, page: str | None, table: str | None = None, *keys: object) -> str:
+        anchor = "" if table is None else "#" + (row_anchor(table, keys) if keys else table_anchor(table))
+        return f'<a href="{"" if page is None else f"../notebooks/{page}.html"}{anchor}">{escape(text)}</a>'
+
+    cost = (
+        link(f"the cost page's row for {shown} in {MEDIUM_WORDS[best.medium]}", "13_cost", "cost_lru", label, best.tier)
+        if target in analysis.LRU_TARGETS_PCT
+        else link("the cost page's table of LRU tiers", "13_cost", "cost_lru")
+    )
+    # the workload page shows the sized trace's rows alone, keyed by their target
+    workload = link(f"the workload page's row for the {trace} trace at {shown}", "12_workload", "workload_tiers", label)
+    return (
+        "<p>Where each number is derived: every row's verdicts, margins, tier and money in "
+        + link("the table above", None, "decision_named")
+        + f" are one computation, detailed on {link('the answer page', '14_answer')}; for "
+        + link(words.trace_pages_row(s), None, "decision_named", name)
+        + f", the pages that price the trace give the tier's size for the hit target in {workload} and its cost and"
+        + f" saving in {cost}; the inputs are counted by provenance on "
+        + link("the assumptions page", "00_assumptions")
+        + ".</p>"
     )
 
 

@@ -15,7 +15,7 @@ from kvtier.report.pages.cost.intervals import MEDIA, REGIMES
 from kvtier.report.pages.cost.words import lru_nvme_paragraph, lru_paragraph
 from kvtier.scenario import Scenario
 
-LRU_TARGETS: tuple[int, ...] = (90, 95)
+LRU_TARGETS: tuple[int, ...] = analysis.LRU_TARGETS_PCT
 """The shares of the achievable hit ratio (%) an LRU tier is sized for: the workload page's capacities."""
 
 
