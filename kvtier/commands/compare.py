@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import numpy as np
+
 from kvtier.commands.options import (
     add_assumption_options,
     add_placement_options,
@@ -18,11 +20,12 @@ from kvtier.commands.options import (
 )
 from kvtier.commands.output import emit, record_json
 from kvtier.errors import KvtierError
-from kvtier.formulas import transfer
+from kvtier.formulas import split, transfer
 from kvtier.inputs import kernels
 from kvtier.inputs.assumptions import AssumptionSet, load_assumptions, parse_set_options
+from kvtier.report import serving
 from kvtier.scenario import Scenario
-from kvtier.units import format_bytes, format_quantity, format_time
+from kvtier.units import format_bytes, format_quantity, format_time, parse_quantity
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -54,6 +57,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         " or pageable-warm (a buffer the host cache holds: fetch.pageable_warm_efficiency)",
     )
     add_placement_options(p)
+    p.add_argument(
+        "--split",
+        action="store_true",
+        help="also serve a reused prefix by computing its head while its tail is fetched, against both pure ways",
+    )
+    p.add_argument("--prefix", metavar="N", help="--split: tokens of the prefix the tier holds (default: see docs)")
+    p.add_argument("--suffix", metavar="N", help="--split: new tokens after it (default: one block)")
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
     p.set_defaults(func=run)
     return p
@@ -223,9 +233,108 @@ def regen_point(scenario: Scenario, position: float | None, upstream: str) -> di
     return out
 
 
+def _tokens_option(flag: str, text: str | None) -> int | None:
+    """A whole number of tokens from ``--prefix`` or ``--suffix`` (``None`` when not given); one line when bad."""
+    if text is None:
+        return None
+    try:
+        n = parse_quantity(text, "tokens")
+    except (KvtierError, ValueError):
+        raise KvtierError(f"{flag} {text!r}: not a number of tokens (e.g. 8192 or 8K)") from None
+    low = 1 if flag == "--suffix" else 0  # an engine computes at least the prompt's last token
+    if not (n >= low and float(n).is_integer() and n <= 10_000_000):
+        raise KvtierError(f"{flag} {text!r}: must be a whole number of tokens from {low} to 10,000,000")
+    return int(n)
+
+
+def split_tokens(scenario: Scenario, prefix: int | None, suffix: int | None) -> tuple[int, int, str]:
+    """The prefix and new tokens ``--split`` serves, and how the prefix was chosen (words).
+
+    By default one block of new tokens (``block_tokens``) after a prefix of ``interior.position`` tokens, the
+    chapter's block deep in a long sequence, capped so that the prompt fits the model's context window.
+    """
+    new = scenario.block_tokens if suffix is None else suffix
+    window = scenario.model.max_positions
+    if prefix is not None:
+        how = "as asked"
+    else:
+        prefix = int(scenario.v("interior.position"))
+        how = "the chapter's interior position"
+        if window and prefix + new > window:
+            prefix = max(window - new, 0)
+            how += f", capped by the model's {window:,}-token window"
+    if window and prefix + new > window:
+        how += f"; past the model's {window:,}-token window"
+    return prefix, new, how
+
+
+def split_point(scenario: Scenario, bandwidth_bytes_per_s: float, prefix: int, suffix: int) -> dict[str, Any]:
+    """A prefix of ``prefix`` tokens held behind the compare link, then ``suffix`` new tokens, served four ways.
+
+    Per regime (:func:`kvtier.formulas.split.best_split`): regenerate the prompt, fetch the prefix then prefill the
+    rest, the same fetch loaded layer by layer under the prefill, and the best split (its head computed while its
+    tail is fetched); the split's tokens and time, its gain over the faster pure strategy and, inside a batch with the
+    analytic model, the closed form's crossing (SI base units; tokens).
+    """
+    rc = scenario.regen_costs()
+    fetch = serving.fetch_of(scenario, bandwidth_bytes_per_s, scenario.transfer_latency_s)
+    out: dict[str, Any] = {"prefix_tokens": prefix, "new_tokens": suffix, "prompt_tokens": prefix + suffix}
+    for regime in ("batch", "lone"):
+        r = split.best_split(rc, fetch, np.array([float(prefix)]), np.array([float(prefix + suffix)]), regime)
+        closed = None
+        if regime == "batch" and not rc.engine:
+            closed = float(split.balanced_tokens_batch(rc, fetch, np.array([float(prefix)]))[0])
+        pure = "fetch" if r.fetch_s[0] < r.regenerate_s[0] else "regenerate"
+        ways = {"regenerate": r.regenerate_s[0], "fetch": r.fetch_s[0], "layer-by-layer fetch": r.overlap_s[0]}
+        ways["split"] = r.split_s[0] if r.strict[0] else np.inf
+        best = min(ways, key=lambda k: ways[k])
+        out[regime] = {
+            "regenerate_s": float(r.regenerate_s[0]),
+            "fetch_s": float(r.fetch_s[0]),
+            "layer_overlap_s": float(r.overlap_s[0]),
+            "split_tokens": int(r.split_tokens[0]),
+            "split_s": float(r.split_s[0]),
+            "head_s": float(r.head_s[0]),
+            "tail_s": float(r.tail_s[0]),
+            "rest_s": float(r.rest_s[0]),
+            "better_pure": pure,
+            "gain_over_better_pure": float(r.gain[0]),
+            "splits": bool(r.strict[0]),
+            "fastest": best,
+            "closed_form_tokens": closed,
+        }
+    return out
+
+
+def split_lines(result: dict[str, Any], how: str) -> list[str]:
+    """``compare --split``'s lines: the prefix, then per regime the four times and the split's gain."""
+    lines = [
+        f"split            a prefix of {result['prefix_tokens']:,} tokens held by the tier ({how}) and"
+        f" {result['new_tokens']:,} new tokens: the head computed while the tail is fetched"
+    ]
+    for regime, words in (("batch", "inside a batch"), ("lone", "alone")):
+        r = result[regime]
+        if r["splits"]:
+            verdict = (
+                f"split at {r['split_tokens']:,} tokens: {format_time(r['split_s'])},"
+                f" {r['gain_over_better_pure']:#.3g}× faster than the better pure way ({r['better_pure']})"
+            )
+        else:
+            verdict = f"no split is faster than {r['better_pure']}"
+        lines.append(
+            f"  {words:<15}regenerate {format_time(r['regenerate_s'])}, fetch {format_time(r['fetch_s'])}"
+            f" (layer by layer {format_time(r['layer_overlap_s'])}); {verdict}; fastest: {r['fastest']}"
+        )
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     if args.upstream is not None and args.position is None:
         raise KvtierError("--upstream needs --position (the block's position in tokens)")
+    prefix_asked = _tokens_option("--prefix", args.prefix)
+    suffix_asked = _tokens_option("--suffix", args.suffix)
+    if not args.split and (prefix_asked is not None or suffix_asked is not None):
+        raise KvtierError("--prefix and --suffix need --split (the reused prefix it serves)")
     scenario = _scenario_from_args(args)
     if scenario.assumptions.value("regen.model") == "engine":
         # an architecture the engine model cannot time is refused as such before the model is read for the fit check
@@ -292,6 +401,11 @@ def run(args: argparse.Namespace) -> int:
     used = scenario.used(*used_keys)
     if result["regen_model"] == "engine":
         used.append(scenario.kernel_tables.record)
+    split_result = None
+    if args.split:
+        prefix, suffix, chosen = split_tokens(scenario, prefix_asked, suffix_asked)
+        split_result = split_point(scenario, point["bandwidth_bytes_per_s"], prefix, suffix)
+        result = {**result, "split": split_result}
     payload = {
         "model": scenario.model.name,
         "kv_bytes_per_token": scenario.kv_bytes_per_token,
@@ -347,6 +461,7 @@ def run(args: argparse.Namespace) -> int:
         f"ratio            {result['regen_to_fetch_ratio']:.2f}×  (regenerate / fetch)",
         f"break-even       {format_quantity(result['break_even_bandwidth_bytes_per_s'], 'bandwidth')}"
         "  (links slower than this make regenerating faster)",
+        *(split_lines(split_result, chosen) if split_result is not None else []),
         "",
         "assumptions used:",
     ]

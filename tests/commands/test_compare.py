@@ -366,3 +366,58 @@ def test_compare_engine_trtllm_is_tensorrt_llm():
 def test_compare_engine_lists_weight_dtype_once():
     out = run_cli(*ENGINE_PREFILL, "--model", "llama-3-8b").stdout
     assert out.count("\n  weight_dtype ") == 1
+
+
+NVME_PER_LAYER = ("--bandwidth", "7GB/s", "--latency", "92us", "--layout", "per-layer")
+"""An NVMe Gen4 x4 drive's link (7 GB/s, 92 us a copy), each block copied as its 160 layer chunks."""
+
+
+def test_split_serves_a_prefix_from_an_nvme_tier_per_layer_faster_than_either_pure_way():
+    out = run_cli_json("compare", "--split", *NVME_PER_LAYER)["split"]
+    # the chapter's interior position (50,000) is past Llama-3-70B's 8,192-token window: the prefix is capped at
+    # 8,192 - 16 = 8,176 tokens, then one block of 16 new tokens
+    assert (out["prefix_tokens"], out["new_tokens"], out["prompt_tokens"]) == (8176, 16, 8192)
+    b = out["batch"]
+    # the new tokens inside a batch: 2 x 70e9 x 16 + 2,621,440 x (16 x 8,176 + 16 x 17 / 2) = 2.583285e12 FLOP over
+    # 500e12 x 25 % = 20.666 ms; the fetch: 511 blocks x 160 copies x 92 us = 7.52192 s + 8,176 x 327,680 B / 7e9 =
+    # 0.38273 s, so fetching costs 7.9253 s and regenerating 9.8788 s
+    assert b["rest_s"] == pytest.approx(2.583285e12 / 1.25e14, rel=1e-6)
+    assert b["fetch_s"] == pytest.approx(7.52192 + 2_679_111_680 / 7e9 + b["rest_s"], rel=1e-9)
+    # the split computes 3,712 tokens, (2 x 70e9 x 3,712 + 2,621,440 x 3,712 x 3,713 / 2) / 1.25e14 = 4.30196 s,
+    # while the other 4,464 (279 blocks) arrive in 279 x 160 x 92 us + 4,464 x 327,680 / 7e9 = 4.31585 s:
+    # 4.31585 s + 20.666 ms = 4.3365 s, 7.9253 / 4.3365 = 1.8276 times faster than fetching
+    assert b["split_tokens"] == 3712 and b["splits"] and b["fastest"] == "split"
+    assert b["head_s"] == pytest.approx((2 * 70e9 * 3712 + 2_621_440 * 3712 * 3713 / 2) / 1.25e14, rel=1e-9)
+    assert b["tail_s"] == pytest.approx(279 * 160 * 92e-6 + 4464 * 327_680 / 7e9, rel=1e-9)
+    assert b["split_s"] == pytest.approx(b["tail_s"] + b["rest_s"], rel=1e-12)
+    assert b["gain_over_better_pure"] == pytest.approx(1.8276, rel=1e-4) and b["better_pure"] == "fetch"
+    # at 3,712 the tail still outlasts the head, at 3,728 the head the tail: the closed form's crossing (the latency
+    # spread over the tail's tokens) lies between the two boundaries
+    assert 3712 <= b["closed_form_tokens"] <= 3728
+    text = run_cli("compare", "--split", *NVME_PER_LAYER).stdout
+    assert "split at 3,712 tokens: 4.34 s, 1.83× faster than the better pure way (fetch); fastest: split" in text
+    assert "(the chapter's interior position, capped by the model's 8,192-token window)" in text
+
+
+def test_split_at_the_books_link_gains_nothing_that_matters_and_says_which_way_is_fastest():
+    out = run_cli_json("compare", "--split", "--prefix", "4096", "--suffix", "512")["split"]
+    # 64 GB/s carries the 4,096-token prefix (4,096 x 327,680 B) in 20.97 ms, while the head computes 1.12 ms a
+    # token (2 x 70e9 FLOP over 1.25e14 FLOP/s): they cross near 20.97 / (1.12 + 0.005) = 18.6 tokens, so the split
+    # computes at most a block or two and gains under 1 %; loading layer by layer under the 512 new tokens' prefill,
+    # which outlasts the fetch, is the fastest way
+    for regime in ("batch", "lone"):
+        r = out[regime]
+        assert r["split_s"] <= min(r["fetch_s"], r["regenerate_s"])
+        assert r["gain_over_better_pure"] < 1.01 and r["fastest"] == "layer-by-layer fetch"
+
+
+def test_split_options_are_checked_in_one_line():
+    for argv, message in (
+        (("compare", "--prefix", "10"), "--prefix and --suffix need --split"),
+        (("compare", "--split", "--prefix", "-3"), "--prefix '-3': must be a whole number of tokens from 0"),
+        (("compare", "--split", "--suffix", "0"), "--suffix '0': must be a whole number of tokens from 1"),
+        (("compare", "--split", "--prefix", "lots"), "--prefix 'lots': not a number of tokens"),
+    ):
+        proc = run_cli(*argv)
+        assert proc.returncode != 0 and proc.stderr.strip().count("\n") == 0, proc.stderr
+        assert message in proc.stderr
