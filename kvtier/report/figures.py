@@ -331,10 +331,10 @@ def legibility_problems(fig: Figure, min_px: float = MIN_SHOWN_PX) -> list[str]:
     return problems
 
 
-def plain_log_ticks(axis: Axis) -> None:
-    """Label a log ``axis`` at 1, 2 and 5 of each decade in plain numbers (``20``, not ``2×10¹``)."""
+def plain_log_ticks(axis: Axis, subs: tuple[float, ...] = (1.0, 2.0, 5.0)) -> None:
+    """Label a log ``axis`` at ``subs`` of each decade (1, 2 and 5) in plain numbers (``20``, not ``2×10¹``)."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
     axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.10g}"))
     axis.set_minor_formatter(NullFormatter())

@@ -20,7 +20,8 @@ import numpy as np
 
 from kvtier import analysis
 from kvtier.data import ENGINE_PRESETS
-from kvtier.formulas import tiering, ttft
+from kvtier.formulas import split, tiering, ttft
+from kvtier.formulas.cache.curve import counted_percentiles
 from kvtier.inputs.keys import TIER_LATENCY_KEYS, keys_in
 from kvtier.scenario import ENGINE_KEYS, FORWARD_KEYS, PLACEMENT_KEYS, TRANSFER_KEYS, Scenario
 
@@ -159,4 +160,99 @@ def engine_rows(s: Scenario) -> list[dict[str, Any]]:
         for field, rec in engine.records.items():
             row[f"source.{field}"] = rec.source
         rows.append(row)
+    return rows
+
+
+SPLIT_PREFIX_TOKENS: tuple[int, ...] = (1_024, 4_096, 16_384, 65_536)
+"""The reused prefixes :func:`split_grid` serves (tokens); those past the model's window are left out."""
+
+
+def split_grid(s: Scenario) -> list[dict[str, Any]]:
+    """A prefix of each of :data:`SPLIT_PREFIX_TOKENS`, then one engine block of new tokens, from each LRU medium.
+
+    One row per regime, medium of :data:`kvtier.formulas.tiering.LRU_TIERS` and prefix: ``regime``, ``tier``,
+    ``prefix_tokens`` and ``new_tokens`` (tokens), and from :func:`kvtier.formulas.split.best_split` the time to the
+    first token of regenerating the prompt, fetching the prefix (``fetch_s``; ``overlap_s`` loaded layer by layer
+    under the prefill), and the best split (``split_tokens`` computed from the start, ``split_s``), the split's gain
+    over the faster pure way and which way is fastest (``fastest``: the engine's own fetch is layer by layer where
+    it overlaps, :attr:`kvtier.scenario.Scenario.layer_overlap`).  Seconds; tokens.
+    """
+    rc, links = s.regen_costs(), s.tier_links.pick(tiering.LRU_TIERS)
+    window = s.model.max_positions
+    new = s.block_tokens
+    prefixes = np.array([n for n in SPLIT_PREFIX_TOKENS if not window or n + new <= window], dtype=float)
+    rows = []
+    for regime in ttft.REGIMES:
+        for name, bw, lat in zip(links.names, links.bandwidth_bytes_per_s, links.latency_s, strict=True):
+            fetch = fetch_of(s, bw, lat)
+            r = split.best_split(rc, fetch, prefixes, prefixes + new, regime)
+            for i, n in enumerate(prefixes):
+                ways = {"regenerate": r.regenerate_s[i], "fetch": r.fetch_s[i]}
+                if s.layer_overlap:
+                    ways["fetch"] = r.overlap_s[i]
+                if r.strict[i]:
+                    ways["split"] = r.split_s[i]
+                rows.append(
+                    {
+                        "regime": regime,
+                        "tier": name,
+                        "prefix_tokens": int(n),
+                        "new_tokens": new,
+                        "regenerate_s": float(r.regenerate_s[i]),
+                        "fetch_s": float(r.fetch_s[i]),
+                        "overlap_s": float(r.overlap_s[i]),
+                        "split_tokens": int(r.split_tokens[i]),
+                        "split_s": float(r.split_s[i]),
+                        "gain": float(r.gain[i]),
+                        "fastest": min(ways, key=lambda k: ways[k]),
+                    }
+                )
+    return rows
+
+
+SPLIT_TOLERANCE = 1e-9
+"""A split counts as faster than the engine's way when it saves more than this share of the time (rounding aside)."""
+
+
+def split_ttft_rows(s: Scenario) -> list[dict[str, Any]]:
+    """The trace's time to first token with each LRU medium at the hit target, the engine's way and with a split.
+
+    Per regime and medium of :data:`kvtier.formulas.tiering.LRU_TIERS`, the tier sized for ``decision.hit_target``
+    of the achievable hits: each request fetches its usable hit prefix the engine's way (:func:`ttft_rows`), or a
+    split scheduler serves it the fastest of that and the best split (:func:`kvtier.formulas.split.best_split`,
+    whose ends are the plain fetch and the prompt regenerated).  ``ttft_p50_s``/``p90``/``p99`` both ways (s,
+    ``..._split``) and ``split_share`` (requests a strict split serves faster than the engine's way, fraction).
+    """
+    streamed, rc = analysis.stream(s, shares(s)), s.regen_costs()
+    cap = float(streamed.curve.capacity_for(s.v("decision.hit_target")))
+    links = s.tier_links.pick(tiering.LRU_TIERS)
+    rows = []
+    for regime in ttft.REGIMES:
+        for name, bw, lat in zip(links.names, links.bandwidth_bytes_per_s, links.latency_s, strict=True):
+            fetch = fetch_of(s, bw, lat)
+            if cap > 0:
+                _, tokens, prompt, requests = streamed.served.by_prompt(cap)
+            else:
+                prompt, requests = (x.astype(float) for x in streamed.curve.input_tokens)
+                tokens = np.zeros_like(prompt)
+            plain = ttft.ttft_counted(prompt, tokens, rc, regime, fetch, requests)
+            r = split.best_split(rc, fetch, plain.hit_tokens, prompt, regime)
+            faster = r.strict & (r.split_s < plain.ttft_s * (1.0 - SPLIT_TOLERANCE))
+            both = np.where(faster, r.split_s, plain.ttft_s)
+            order = np.argsort(both, kind="stable")
+            before, after = plain.percentiles(), counted_percentiles(both[order], requests[order])
+            rows.append(
+                {
+                    "regime": regime,
+                    "tier": name,
+                    "hit_share": float(s.v("decision.hit_target")),
+                    "ttft_p50_s": before["p50"],
+                    "ttft_p90_s": before["p90"],
+                    "ttft_p99_s": before["p99"],
+                    "ttft_p50_s_split": after["p50"],
+                    "ttft_p90_s_split": after["p90"],
+                    "ttft_p99_s_split": after["p99"],
+                    "split_share": float(np.sum(requests * faster) / np.sum(requests)) if np.sum(requests) else 0.0,
+                }
+            )
     return rows

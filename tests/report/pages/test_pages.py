@@ -128,7 +128,7 @@ def test_the_registry_presents_the_trace_pages_for_the_named_deployment_and_the_
 
     s = Scenario()
     presenting = {page.notebook for page in pages.PAGES if page.presents is not pages.PAGES[0].presents}
-    assert presenting == {"12_workload", "13_cost", "15_serving"}
+    assert presenting == {"12_workload", "13_cost", "15_serving", "16_split"}
     page = pages.page_of("12_workload")
     assert page.presents(s) is analysis.priced(s)
     # the registry's page and its notebook: the seed's named deployment, Llama-3.1-70B on 4 H100s; the module's
