@@ -232,7 +232,8 @@ def balanced_tokens_batch(rc: RegenCosts, fetch: Fetch, prefix_tokens: np.ndarra
     their tokens, ``a (n - s)`` with ``a = bytes per token / (bandwidth x efficiency) + copies per block x (latency +
     overhead) / block``.  They cross at the root of ``alpha s^2 + (beta + a) s - a n = 0`` in ``[0, n]``:
     ``s* = 2 a n / ((beta + a) + sqrt((beta + a)^2 + 4 alpha a n))``.  It ignores the transfer floor and the last
-    block's rounding, so the best split on the block boundaries lies within a block of it.
+    block's rounding: for a prefix of whole blocks and no floor, the first block boundary where the head outlasts
+    the tail lies within a block above it (a partial last block adds up to one copy's latency to the tail).
 
     Raises
     ------

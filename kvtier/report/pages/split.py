@@ -15,7 +15,9 @@ import pandas as pd
 from kvtier import analysis
 from kvtier.formulas import costs, hidden, tiering
 from kvtier.formulas import split as split_formulas
+from kvtier.inputs import measurements as ms
 from kvtier.inputs.models import PRESETS, load_model
+from kvtier.inputs.published import published
 from kvtier.report import serving, words
 from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure, plain_log_ticks
@@ -58,9 +60,9 @@ GRID_COLUMNS = (
     Column("regenerate_ms", "regenerate", "ms"),
     Column("fetch_ms", "fetch, then prefill", "ms"),
     Column("overlap_ms", "fetch layer by layer", "ms"),
-    Column("split_tokens", "split: tokens computed", "tokens"),
+    Column("split_tokens", "split, tokens computed", "tokens"),
     Column("split_ms", "split", "ms"),
-    Column("gain", "split's gain over the better pure way", "×"),
+    Column("gain", "split's gain", "×"),
     *named("fastest"),
 )
 
@@ -80,8 +82,8 @@ HIDDEN_COLUMNS = (
     Column("kv_KiB_per_token", "KV per token", "KiB"),
     Column("hidden_KiB_per_token", "hidden states per token", "KiB"),
     Column("hidden_to_kv", "hidden states / KV", "×"),
-    Column("restore_flops_pct", "restore FLOPs, share of a forward pass's", "%"),
-    Column("restore_ms", "restore a block from hidden states", "ms"),
+    Column("restore_flops_pct", "restore FLOPs, of a forward pass's", "%"),
+    Column("restore_ms", "restore a block", "ms"),
     Column("fetch_ms", "fetch its KV", "ms"),
     Column("regenerate_ms", "regenerate it inside a batch", "ms"),
     *named("fastest"),
@@ -220,8 +222,26 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "hidden_break_even_GBps": float(smaller["restore_beats_fetch_below_GBps"].min()) if len(smaller) else np.nan,
         "hidden_tier": HIDDEN_TIER,
     }
+    out |= cited_numbers()
     out["lead"] = _lead(s, out)
     return out
+
+
+def cited_numbers() -> dict[str, Any]:
+    """The published gains the page sets beside its own (:mod:`kvtier.inputs.published`), with their sources, and
+    the one measured slowdown of a forward pass while copies run beside it (the H200 session's probe 3, %)."""
+    p = published()
+    m = ms.load()
+    alone, busy = m.v("overlap_forward_alone"), m.v("overlap_forward_with_copies")
+    return {
+        "cake_gain": p["cake_ttft"].value,
+        "cake_source": p["cake_ttft"].source,
+        "hcache_gain": p["hcache_ttft_vs_offload"].value,
+        "hcache_storage_low": p["hcache_storage_low"].value,
+        "hcache_storage_high": p["hcache_storage_high"].value,
+        "hcache_source": p["hcache_ttft_vs_offload"].source,
+        "copy_slowdown_pct": (busy / alone - 1) * 100,
+    }
 
 
 def _lead(s: Scenario, n: dict[str, Any]) -> str:
@@ -325,7 +345,21 @@ TABLES = (
         ("regime", "tier"),
         ("regime", "tier", "ttft_p50_s", "ttft_p50_s_split", "ttft_p90_s", "ttft_p90_s_split", "split_share_pct"),
     ),
-    ("split_hidden", hidden_table, ("model",)),
+    (
+        "split_hidden",
+        hidden_table,
+        ("model",),
+        (
+            "model",
+            "attention",
+            "hidden_to_kv",
+            "restore_flops_pct",
+            "restore_ms",
+            "fetch_ms",
+            "regenerate_ms",
+            "fastest",
+        ),  # fmt: skip
+    ),
 )
 """The page's tables of record: (name, builder, key columns, shown columns)."""
 FIGURES = (("fig_split", split_figure),)
