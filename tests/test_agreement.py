@@ -268,11 +268,10 @@ def test_the_trace_pages_and_the_landing_s_row_of_their_deployment_are_one_compu
 def test_a_split_fetches_one_block_as_compare_fetches_the_block(case):
     # the split's tail of one block over the compare link is compare's fetch of the block, copies and placement
     # included (one computation: the transfer model of the engine's blocks), in every set
-    from kvtier.formulas import split
     from kvtier.report import serving
 
     name, args, s, _ = case
     out = run_cli_json("compare", *args, "--split", "--prefix", str(s.block_tokens))
     fetch = serving.fetch_of(s, s.illustrative["bandwidth_bytes_per_s"], s.transfer_latency_s)
-    one = float(split.tail_fetch_s(fetch, float(s.block_tokens)))
+    one = float(fetch.time_s(float(s.block_tokens)))
     assert one == pytest.approx(out["fetch_time_s"], rel=REL), name

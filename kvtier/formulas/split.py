@@ -5,7 +5,7 @@ strategies of the source chapter, applied to the whole prefix:
 
 - **regenerate**: prefill all ``P`` tokens, as if nothing were cached (:meth:`RegenCosts.rest_wall_s` of the prompt
   with no hit);
-- **fetch**: copy the prefix's KV over the tier's link (:func:`kvtier.formulas.ttft.prefix_fetch_s`), then prefill
+- **fetch**: copy the prefix's KV over the tier's link (:meth:`kvtier.formulas.ttft.Fetch.time_s`), then prefill
   the ``P - n`` new tokens (:func:`kvtier.formulas.ttft.rest_prefill_s`).
 
 The **split** does both at once, as Cake (Jin et al., ICML 2025) schedules it: the accelerator prefills the first
@@ -35,22 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kvtier.formulas.cache.regen import RegenCosts
-from kvtier.formulas.ttft import Fetch, overlapped_s, prefix_fetch_s, rest_prefill_s
-
-
-def tail_fetch_s(fetch: Fetch, tokens: np.ndarray) -> np.ndarray:
-    """Fetching the KV of ``tokens`` tokens of a prefix over ``fetch``'s link, in the engine's blocks (s; 0: none)."""
-    return prefix_fetch_s(
-        tokens,
-        fetch.link_bytes_per_token,
-        fetch.bandwidth_bytes_per_s,
-        fetch.latency_s,
-        fetch.block_tokens,
-        fetch.transfers_per_block,
-        fetch.min_transfer_s,
-        fetch.efficiency,
-        fetch.overhead_s,
-    )
+from kvtier.formulas.ttft import Fetch, overlapped_s, rest_prefill_s
 
 
 def head_s(rc: RegenCosts, tokens: np.ndarray, regime: str) -> np.ndarray:
@@ -139,7 +124,7 @@ def _time_at(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(T(s), head, tail)`` at ``s`` head tokens; at ``s = prefix`` the prompt in one pass (the pure regeneration)."""
     head = head_s(rc, s, regime)
-    tail = tail_fetch_s(fetch, prefix - s)
+    tail = fetch.time_s(prefix - s)
     whole = head_s(rc, prompt, regime)
     t = np.where(s >= prefix, whole, np.maximum(head, tail) + rest)
     return t, np.where(s >= prefix, whole, head), np.where(s >= prefix, 0.0, tail)
@@ -157,7 +142,7 @@ def _check(prefix_tokens: np.ndarray, prompt_tokens: np.ndarray) -> tuple[np.nda
 def _result(rc: RegenCosts, fetch: Fetch, prefix: np.ndarray, prompt: np.ndarray, s: np.ndarray, regime: str) -> Split:
     rest = rest_prefill_s(rc, prompt, prefix, regime)
     t, head, tail = _time_at(rc, fetch, prefix, prompt, s, regime, rest)
-    fetched = tail_fetch_s(fetch, prefix)
+    fetched = fetch.time_s(prefix)
     return Split(
         prefix_tokens=prefix,
         prompt_tokens=prompt,
@@ -200,7 +185,7 @@ def best_split(
     while np.any(lo < hi):  # the first k with head(s_k) >= tail(s_k)
         mid = np.floor((lo + hi) / 2.0)
         s = _boundaries(prefix, fetch, mid)
-        ahead = head_s(rc, s, regime) >= tail_fetch_s(fetch, prefix - s)
+        ahead = head_s(rc, s, regime) >= fetch.time_s(prefix - s)
         active = lo < hi
         hi = np.where(active & ahead, mid, hi)
         lo = np.where(active & ~ahead, mid + 1.0, lo)

@@ -235,6 +235,20 @@ class Fetch:
     efficiency: float = 1.0
     overhead_s: float = 0.0
 
+    def time_s(self, tokens: np.ndarray) -> np.ndarray:
+        """Fetching each prefix of ``tokens`` tokens over this link, in the engine's blocks (:func:`prefix_fetch_s`)."""
+        return prefix_fetch_s(
+            tokens,
+            self.link_bytes_per_token,
+            self.bandwidth_bytes_per_s,
+            self.latency_s,
+            self.block_tokens,
+            self.transfers_per_block,
+            self.min_transfer_s,
+            self.efficiency,
+            self.overhead_s,
+        )
+
 
 @dataclass(frozen=True)
 class Ttft:
@@ -349,16 +363,6 @@ def ttft_counted(
         zero = np.zeros_like(prompt)
         return Ttft(zero, zero, full, full, full, busy, requests)
     hit = usable_hit_tokens(hit_tokens, prompt)
-    f = prefix_fetch_s(
-        hit,
-        fetch.link_bytes_per_token,
-        fetch.bandwidth_bytes_per_s,
-        fetch.latency_s,
-        fetch.block_tokens,
-        fetch.transfers_per_block,
-        fetch.min_transfer_s,
-        fetch.efficiency,
-        fetch.overhead_s,
-    )
+    f = fetch.time_s(hit)
     c = rest_prefill_s(rc, prompt, hit, regime)
     return Ttft(hit, f, c, overlapped_s(f, c, fetch.layers if fetch.overlap else 1), full, busy, requests)

@@ -163,6 +163,6 @@ def test_inside_a_batch_the_closed_form_lies_within_a_block_of_the_crossing(case
     # the first block boundary where the head outlasts the tail is the boundary at or just above the crossing
     k = np.arange(int(np.ceil(prefix / fetch.block_tokens)) + 1, dtype=float)
     s = np.minimum(k * fetch.block_tokens, prefix)
-    ahead = split.head_s(rc, s, "batch") >= split.tail_fetch_s(fetch, prefix - s)
+    ahead = split.head_s(rc, s, "batch") >= fetch.time_s(prefix - s)
     first = float(s[int(np.argmax(ahead))])
     assert first - fetch.block_tokens - 1e-6 <= s_star <= first + 1e-6
