@@ -273,8 +273,9 @@ def split_point(scenario: Scenario, bandwidth_bytes_per_s: float, prefix: int, s
 
     Per regime (:func:`kvtier.formulas.split.best_split`): regenerate the prompt, fetch the prefix then prefill the
     rest, the same fetch loaded layer by layer under the prefill, and the best split (its head computed while its
-    tail is fetched); the split's tokens and time, its gain over the faster pure strategy and, inside a batch with the
-    analytic model, the closed form's crossing (SI base units; tokens).
+    tail is fetched); the split's tokens and time, its gain over the faster pure strategy, the fastest way (the
+    engine's own fetch layer by layer where it overlaps, :meth:`kvtier.formulas.split.Split.fastest`) and, inside a
+    batch with the analytic model, the closed form's crossing (SI base units; tokens).
     """
     rc = scenario.regen_costs()
     fetch = serving.fetch_of(scenario, bandwidth_bytes_per_s, scenario.transfer_latency_s)
@@ -285,9 +286,6 @@ def split_point(scenario: Scenario, bandwidth_bytes_per_s: float, prefix: int, s
         if regime == "batch" and not rc.engine:
             closed = float(split.balanced_tokens_batch(rc, fetch, np.array([float(prefix)]))[0])
         pure = "fetch" if r.fetch_s[0] < r.regenerate_s[0] else "regenerate"
-        ways = {"regenerate": r.regenerate_s[0], "fetch": r.fetch_s[0], "layer-by-layer fetch": r.overlap_s[0]}
-        ways["split"] = r.split_s[0] if r.strict[0] else np.inf
-        best = min(ways, key=lambda k: ways[k])
         out[regime] = {
             "regenerate_s": float(r.regenerate_s[0]),
             "fetch_s": float(r.fetch_s[0]),
@@ -300,7 +298,7 @@ def split_point(scenario: Scenario, bandwidth_bytes_per_s: float, prefix: int, s
             "better_pure": pure,
             "gain_over_better_pure": float(r.gain[0]),
             "splits": bool(r.strict[0]),
-            "fastest": best,
+            "fastest": r.fastest(scenario.layer_overlap)[0],
             "closed_form_tokens": closed,
         }
     return out

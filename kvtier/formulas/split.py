@@ -95,6 +95,15 @@ class Split:
         """True where the best split computes part of the prefix and fetches the rest (neither pure strategy)."""
         return (self.split_tokens > 0) & (self.split_tokens < self.prefix_tokens)
 
+    def fastest(self, overlap: bool) -> list[str]:
+        """Per request, the fastest way: ``regenerate``, the engine's fetch (``layer-by-layer fetch`` where it
+        load overlaps the prefill, ``fetch`` otherwise) or a strict ``split``; the first on a tie."""
+        fetch_name, fetch = ("layer-by-layer fetch", self.overlap_s) if overlap else ("fetch", self.fetch_s)
+        split = np.where(self.strict, self.split_s, np.inf)
+        times = np.stack([self.regenerate_s, fetch, split])
+        names = ("regenerate", fetch_name, "split")
+        return [names[i] for i in np.argmin(times, axis=0)]
+
 
 def _boundaries(prefix: np.ndarray, fetch: Fetch, k: np.ndarray) -> np.ndarray:
     """The ``k``-th block boundary of each prefix: ``min(k x block, prefix)`` (tokens)."""

@@ -174,8 +174,8 @@ def split_grid(s: Scenario) -> list[dict[str, Any]]:
     ``prefix_tokens`` and ``new_tokens`` (tokens), and from :func:`kvtier.formulas.split.best_split` the time to the
     first token of regenerating the prompt, fetching the prefix (``fetch_s``; ``overlap_s`` loaded layer by layer
     under the prefill), and the best split (``split_tokens`` computed from the start, ``split_s``), the split's gain
-    over the faster pure way and which way is fastest (``fastest``: the engine's own fetch is layer by layer where
-    it overlaps, :attr:`kvtier.scenario.Scenario.layer_overlap`).  Seconds; tokens.
+    over the faster pure way and which way is fastest (:meth:`kvtier.formulas.split.Split.fastest`: the engine's own
+    fetch is layer by layer where it overlaps, :attr:`kvtier.scenario.Scenario.layer_overlap`).  Seconds; tokens.
     """
     rc, links = s.regen_costs(), s.tier_links.pick(tiering.LRU_TIERS)
     window = s.model.max_positions
@@ -186,12 +186,8 @@ def split_grid(s: Scenario) -> list[dict[str, Any]]:
         for name, bw, lat in zip(links.names, links.bandwidth_bytes_per_s, links.latency_s, strict=True):
             fetch = fetch_of(s, bw, lat)
             r = split.best_split(rc, fetch, prefixes, prefixes + new, regime)
+            fastest = r.fastest(s.layer_overlap)
             for i, n in enumerate(prefixes):
-                ways = {"regenerate": r.regenerate_s[i], "fetch": r.fetch_s[i]}
-                if s.layer_overlap:
-                    ways["fetch"] = r.overlap_s[i]
-                if r.strict[i]:
-                    ways["split"] = r.split_s[i]
                 rows.append(
                     {
                         "regime": regime,
@@ -204,7 +200,7 @@ def split_grid(s: Scenario) -> list[dict[str, Any]]:
                         "split_tokens": int(r.split_tokens[i]),
                         "split_s": float(r.split_s[i]),
                         "gain": float(r.gain[i]),
-                        "fastest": min(ways, key=lambda k: ways[k]),
+                        "fastest": fastest[i],
                     }
                 )
     return rows

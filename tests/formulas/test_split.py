@@ -47,6 +47,10 @@ def test_inside_a_batch_the_head_and_tail_cross_where_the_hand_arithmetic_says()
     # 1.3836 times faster than the better of them
     assert r.fetch_s == pytest.approx([16.064e-3]) and r.regenerate_s == pytest.approx([6.464e-3])
     assert r.gain == pytest.approx([6.464 / 4.672]) and r.strict.all()
+    # the fastest way: the split; loading the 1,600 tokens layer by layer (4 layers) under the 0.064 ms prefill hides
+    # the prefill under the 16 ms fetch: (16 + 0.064 + 3 x max(16, 0.064)) / 4 = 16.016 ms, slower still
+    assert r.fastest(False) == ["split"] and r.fastest(True) == ["split"]
+    assert r.overlap_s == pytest.approx([(16e-3 + 0.064e-3 + 3 * 16e-3) / 4])
     assert [r.head_s[0], r.tail_s[0], r.rest_s[0]] == pytest.approx([4.608e-3, 4.48e-3, 0.064e-3])
     # the closed form: 2 a n / ((beta + a) + sqrt((beta + a)^2)) with alpha = 0: 2 x 1e-5 x 1600 / 2.8e-5
     assert split.balanced_tokens_batch(RC, FETCH, np.array([1600.0])) == pytest.approx([0.032 / 2.8e-5])
