@@ -275,3 +275,14 @@ def test_a_split_fetches_one_block_as_compare_fetches_the_block(case):
     fetch = serving.fetch_of(s, s.illustrative["bandwidth_bytes_per_s"], s.transfer_latency_s)
     one = float(fetch.time_s(float(s.block_tokens)))
     assert one == pytest.approx(out["fetch_time_s"], rel=REL), name
+
+
+def test_the_decisions_split_verdict_is_compare_s_split_for_the_same_tier():
+    # the decision's third verdict for NVMe Gen4 copied per layer chunk, inside a batch, and compare --split over
+    # that tier's link (7 GB/s, its 92 us a copy, 160 copies a block): one computation, 3,712 tokens and 1.83 times
+    split = answer.split_table(Scenario()).set_index(["tier", "layout", "regime"])
+    row = split.loc[("nvme-gen4-x4", "per-layer", "batch")]
+    out = run_cli_json("compare", "--split", "--bandwidth", "7GB/s", "--latency", "92us", "--layout", "per-layer")
+    assert row["split_tokens"] == out["split"]["batch"]["split_tokens"] == 3712
+    assert row["gain"] == pytest.approx(out["split"]["batch"]["gain_over_better_pure"], rel=REL)
+    assert row["prefix_tokens"] == out["split"]["prefix_tokens"] == 8176

@@ -250,19 +250,15 @@ def _tokens_option(flag: str, text: str | None) -> int | None:
 def split_tokens(scenario: Scenario, prefix: int | None, suffix: int | None) -> tuple[int, int, str]:
     """The prefix and new tokens ``--split`` serves, and how the prefix was chosen (words).
 
-    By default one block of new tokens (``block_tokens``) after a prefix of ``interior.position`` tokens, the
-    chapter's block deep in a long sequence, capped so that the prompt fits the model's context window.
+    By default :func:`kvtier.report.serving.split_prefix`: the chapter's interior position, capped so that the
+    prompt fits the model's context window, then one block of new tokens.
     """
-    new = scenario.block_tokens if suffix is None else suffix
     window = scenario.model.max_positions
     if prefix is not None:
-        how = "as asked"
+        new, how = (scenario.block_tokens if suffix is None else suffix), "as asked"
     else:
-        prefix = int(scenario.v("interior.position"))
-        how = "the chapter's interior position"
-        if window and prefix + new > window:
-            prefix = max(window - new, 0)
-            how += f", capped by the model's {window:,}-token window"
+        prefix, new, capped = serving.split_prefix(scenario, suffix)
+        how = "the chapter's interior position" + (f", capped by the model's {window:,}-token window" if capped else "")
     if window and prefix + new > window:
         how += f"; past the model's {window:,}-token window"
     return prefix, new, how

@@ -252,3 +252,51 @@ def split_ttft_rows(s: Scenario) -> list[dict[str, Any]]:
                 }
             )
     return rows
+
+
+def split_prefix(s: Scenario, new_tokens: int | None = None) -> tuple[int, int, bool]:
+    """The reused prefix split by default, the new tokens after it (one block unless given) and whether the prefix
+    was capped (tokens): the chapter's interior position (``interior.position``), capped so that the prompt fits the
+    model's window; ``kvtier compare --split`` and the decision's :func:`split_ladder` take it alike."""
+    new = s.block_tokens if new_tokens is None else int(new_tokens)
+    prefix = int(s.v("interior.position"))
+    window = s.model.max_positions
+    capped = bool(window) and prefix + new > window
+    return (max(window - new, 0) if capped else prefix), new, capped
+
+
+def split_ladder(s: Scenario) -> list[dict[str, Any]]:
+    """The split as a third verdict on the tier ladder: per tier, regime and layout, the prefix of :func:`split_prefix`.
+
+    Every link preset of the decision (:class:`kvtier.deployment.Deployment`, its latency per copy as the ladder
+    sets it), each layout's copies a block (one, or one per layer chunk), in both regimes:
+    :func:`kvtier.formulas.split.best_split`'s tokens computed, its gain over the better pure way and the fastest
+    way (:meth:`kvtier.formulas.split.Split.fastest`).  Tokens; a ratio.
+    """
+    from dataclasses import replace
+
+    from kvtier.deployment import Deployment
+
+    d = Deployment.of(s)
+    rc = s.regen_costs()
+    prefix, new, _ = split_prefix(s)
+    n, p = np.array([float(prefix)]), np.array([float(prefix + new)])
+    rows = []
+    for name, bw, lat in zip(d.tiers.names, d.tiers.bandwidth_bytes_per_s, d.tiers.latency_s, strict=True):
+        for layout, copies in d.transfers.items():
+            fetch = replace(fetch_of(s, bw, lat), transfers_per_block=copies)
+            for regime in ttft.REGIMES:
+                r = split.best_split(rc, fetch, n, p, regime)
+                rows.append(
+                    {
+                        "tier": name,
+                        "layout": layout,
+                        "regime": regime,
+                        "prefix_tokens": prefix,
+                        "new_tokens": new,
+                        "split_tokens": int(r.split_tokens[0]),
+                        "gain": float(r.gain[0]),
+                        "fastest": r.fastest(s.layer_overlap)[0],
+                    }
+                )
+    return rows

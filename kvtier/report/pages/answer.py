@@ -19,7 +19,7 @@ from kvtier.deployment import Deployment
 from kvtier.inputs import hardware
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.keys import LAYOUTS, TIER_LATENCY_KEYS, keys_in
-from kvtier.report import flips, pages, words
+from kvtier.report import flips, pages, serving, words
 from kvtier.report import named as named_answer
 from kvtier.report.columns import VERDICT, Column, declare, named
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
@@ -46,12 +46,13 @@ KEYS: tuple[str, ...] = (
     "nvme.endurance_period",
     "nvme.drive_capacity",
     *TIER_LATENCY_KEYS,
+    "interior.position",  # the reused prefix the split verdict serves (serving.split_prefix)
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
-DECISION_KEYS: tuple[str, ...] = tuple(key for key in KEYS if key != "workload.deployment")
+DECISION_KEYS: tuple[str, ...] = tuple(key for key in KEYS if key not in ("workload.deployment", "interior.position"))
 """The inputs the decision reads, counted by provenance on the landing: the page's keys but the one that only names
-which row of the named table the trace pages derive."""
+which row of the named table the trace pages derive and the prefix the split beside the decision serves."""
 
 HOST_TIER = "pcie5-x16"
 """The tier whose per-transfer latency the figure's lines use: host DRAM over a PCIe 5.0 x16 link, the path
@@ -477,6 +478,46 @@ def measured_sentence(s: Scenario) -> str:
     )
 
 
+SPLIT_COLUMNS = (
+    Column("tier", "tier"),
+    Column("layout", "layout"),
+    Column("regime", "regime"),
+    Column("prefix_tokens", "prefix", "tokens"),
+    Column("new_tokens", "new tokens", "tokens"),
+    Column("split_tokens", "split, tokens computed", "tokens"),
+    Column("gain", "split's gain over the better pure way", "×"),
+    *named("fastest"),
+)
+
+
+def split_table(s: Scenario) -> pd.DataFrame:
+    """The split as a third verdict per tier, layout and regime (:func:`kvtier.report.serving.split_ladder`)."""
+    return declare(pd.DataFrame(serving.split_ladder(s)), SPLIT_COLUMNS)
+
+
+def split_sentence(s: Scenario) -> str:
+    """Where neither pure way is fastest for the decision's reused prefix: the tiers a split wins from, by how much."""
+    df = split_table(s)
+    n = df["tier"].nunique()
+    prefix, new = int(df["prefix_tokens"].iloc[0]), int(df["new_tokens"].iloc[0])
+    parts = []
+    for layout, words_ in (("contiguous", "copied in one piece"), ("per-layer", "copied layer chunk by chunk")):
+        rows = df[(df["layout"] == layout) & (df["regime"] == "batch")]
+        wins = rows[rows["fastest"] == "split"]
+        if wins.empty:
+            parts.append(f"{words_}, from none of the {n} tiers")
+            continue
+        best = wins.loc[wins["gain"].idxmax()]
+        parts.append(
+            f"{words_}, from {len(wins)} of the {n} tiers, by at most {best['gain']:.3g} times ({best['tier']})"
+        )
+    return (
+        f"For a reused prefix of {prefix:,} tokens and {new:,} new ones, computing its head while its tail is fetched"
+        f" is faster inside a batch than either pure way {parts[0]}, and {parts[1]}; alone and per tier in the table"
+        " below, on every tier and prefix length on the split page."
+    )
+
+
 def derived_links(s: Scenario) -> str:
     """The landing's "Where each number is derived", one HTML paragraph: each headline figure linked to the table
     row it is read from (:func:`kvtier.report.tables.row_anchor`; the whole table where no row holds it).
@@ -545,6 +586,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out["context_sentence"] = _context_sentence(s, near, where)
     out["named_lead"] = f"{named_answer.spread_sentence(s)} {named_answer.confidence_sentence(s, DECISION_KEYS)}"
     out["named_pool"] = named_answer.pool_sentence(s)
+    out["split_sentence"] = split_sentence(s)
     for what, text in flips.flip_sentences(s).items():
         out[f"flip_{FLIP_NAMES[what]}"] = text
     out["n_margins_shown"] = min(MARGINS_SHOWN, len(df))
@@ -671,6 +713,7 @@ TABLES = (
     ("decision_prices", price_flips, ("tier", "input")),
     ("decision_named", named_answer.named_table, ("deployment",), named_answer.SHOWN),
     ("decision_flip_inputs", flips.flip_inputs, ("input", "setting")),
+    ("decision_split", split_table, ("tier", "layout", "regime")),
 )
 """The page's tables of record: (name, builder, key columns, shown columns)."""
 FIGURES = (("fig_decision", decision_figure),)

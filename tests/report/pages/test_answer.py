@@ -173,3 +173,26 @@ def test_the_hit_target_is_an_input():
         f"In host DRAM, serving 50 % of the achievable hits takes {half.capacity_bytes / 2**40:.3g}"
     )
     assert "; 99 %, " in sentence and "90 %" not in sentence
+
+
+def test_the_split_verdict_counts_the_tiers_a_split_wins_from_and_names_the_largest_gain():
+    from kvtier.report.pages.answer import split_sentence, split_table
+
+    df = split_table(Scenario())
+    # 10 tiers x 2 layouts x 2 regimes; a prefix of Llama-3-70B's 8,192-token window less one 16-token block
+    assert len(df) == 40 and set(df["prefix_tokens"]) == {8176}
+    # NVLink-C2C in one piece: 8,176 x 327,680 B at 450 GB/s = 5.95 ms, under one 16-token head (17.9 ms): no split
+    nvlink = df[(df["tier"] == "nvlink-c2c") & (df["layout"] == "contiguous")]
+    assert set(nvlink["fastest"]) == {"fetch"} and (nvlink["split_tokens"] == 0).all()
+    # every other tier takes longer than that head to carry the prefix in one piece (the fastest, PCIe 6.0 and
+    # CXL 3 x16 at 121 GB/s: 22.1 ms), so computing a block or more while the rest arrives wins from 9 of the 10;
+    # copied per layer chunk (511 blocks x 160 copies, each paying its latency) even NVLink-C2C's fetch outlasts it
+    batch = df[df["regime"] == "batch"]
+    wins = {
+        lay: int(((batch["layout"] == lay) & (batch["fastest"] == "split")).sum())
+        for lay in ("contiguous", "per-layer")
+    }
+    assert wins == {"contiguous": 9, "per-layer": 10}
+    sentence = split_sentence(Scenario())
+    assert "copied in one piece, from 9 of the 10 tiers, by at most 1.04 times (nvme-gen4-x4)" in sentence
+    assert "copied layer chunk by chunk, from 10 of the 10 tiers, by at most 1.83 times (nvme-gen4-x4)" in sentence
