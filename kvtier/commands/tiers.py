@@ -23,7 +23,7 @@ from kvtier.units import format_bytes, format_quantity
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Register ``tiers [--layout L] [--assumptions FILE] [--set KEY=VALUE] [--json]`` on ``subparsers``."""
+    """Register ``tiers [--layout L] [--split] [--assumptions FILE] [--set KEY=VALUE] [--json]`` on ``subparsers``."""
     p = subparsers.add_parser("tiers", help="the tier ladder: every link preset against regeneration")
     add_assumption_options(p)
     p.add_argument(
@@ -35,6 +35,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     add_placement_options(p)
     add_weight_dtype_option(p)
     add_regeneration_options(p)
+    p.add_argument(
+        "--split",
+        action="store_true",
+        help="a third verdict per tier: a reused prefix's head computed while its tail is fetched (compare --split)",
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output, SI base units")
     p.set_defaults(func=run)
     return p
@@ -147,8 +152,35 @@ def run(args: argparse.Namespace) -> int:
         " (the break-even latency; break-even bandwidths are in --json); latency per transfer: the set's"
         " tier_latency.* keys (fetch_latency for the brackets)",
     ]
+    if args.split:
+        from kvtier.report import serving
+
+        ladder = serving.split_ladder(scenario)
+        payload["split"] = ladder
+        lines += ["", *split_lines(ladder, layouts)]
     emit(args.json, payload, lines)
     return 0
+
+
+def split_lines(ladder: list[dict[str, object]], layouts: tuple[str, ...]) -> list[str]:
+    """``tiers --split``'s lines: per tier and layout, the best split in each regime (tokens computed, gain)."""
+    first = ladder[0]
+    out = [
+        f"split: a reused prefix of {first['prefix_tokens']:,} tokens and {first['new_tokens']:,} new ones, its head"
+        " computed while its tail is fetched (tokens computed, and the gain over the better of fetching and"
+        " regenerating; '-' where a pure way is fastest)",
+        f"{'link':<20}" + "".join(f" | {layout + ' batch':>22} {layout + ' lone':>22}" for layout in layouts),
+    ]
+    cells = {(r["tier"], r["layout"], r["regime"]): r for r in ladder}
+    for tier in dict.fromkeys(r["tier"] for r in ladder):
+        line = f"{tier:<20}"
+        for layout in layouts:
+            for regime in ("batch", "lone"):
+                r = cells[(tier, layout, regime)]
+                text = f"{r['split_tokens']:,} tok, {r['gain']:#.3g}x" if r["fastest"] == "split" else "-"
+                line += f" | {text:>22}" if regime == "batch" else f" {text:>22}"
+        out.append(line)
+    return out
 
 
 def _us(value_us: float) -> str:

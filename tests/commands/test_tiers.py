@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.conftest import csv_rows, run_cli, run_cli_json
@@ -72,3 +74,23 @@ def test_the_ladder_under_an_engines_measured_kernels():
     assert hbm["ratio_tail_contiguous"] < hbm["lone_ratio_tail_contiguous"] / 10
     text = run_cli("tiers", "--regen-model", "engine", "--accelerator", "h100-sxm", "--set", "model=llama-3-8b")
     assert "regeneration from h100_sxm vllm 0.24.0's measured kernels" in text.stdout.splitlines()[0]
+
+
+def test_split_adds_a_third_verdict_per_tier_the_decisions():
+    from kvtier.report.pages import answer
+    from kvtier.scenario import Scenario
+
+    out = run_cli_json("tiers", "--split")
+    # 10 tiers x 2 layouts x 2 regimes, the decision page's split per tier row for row (one computation)
+    rows = {(r["tier"], r["layout"], r["regime"]): r for r in out["split"]}
+    table = answer.split_table(Scenario()).set_index(["tier", "layout", "regime"])
+    assert len(rows) == len(table) == 40
+    for key, r in rows.items():
+        assert (r["split_tokens"], r["fastest"]) == (table.loc[key, "split_tokens"], table.loc[key, "fastest"])
+        assert r["gain"] == pytest.approx(table.loc[key, "gain"], rel=1e-12)
+    # NVMe Gen4 per layer chunk inside a batch: 3,712 of the 8,176 tokens computed, 1.83 times (compare --split's)
+    text = run_cli("tiers", "--split", "--layout", "per-layer").stdout
+    assert "split: a reused prefix of 8,176 tokens and 16 new ones" in text
+    assert re.search(r"nvme-gen4-x4\s+\|\s+3,712 tok, 1\.83x\s+3,712 tok, 1\.82x", text)
+    # NVLink-C2C alone, copied per layer: fetching whole is fastest, shown as '-'
+    assert re.search(r"nvlink-c2c\s+\|\s+32 tok, 1\.00x\s+-$", text, re.MULTILINE)
