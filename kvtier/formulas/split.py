@@ -22,8 +22,9 @@ boundary, for the tests. At ``s = 0`` the split is the pure fetch (copied after,
 slower than either of them. Inside a batch with the analytic model the crossing has a closed form
 (:func:`balanced_tokens_batch`), which the block boundaries bracket.
 
-Not modelled: the accelerator's own work slowing the copies (or the copies the compute) while both run, and the
-merge of the two halves (each layer's KV is written where the engine keeps it either way).
+The copies can slow the prefill they run beside (``slowdown``, 0 by default; the H200 measured about 4 %). Not
+modelled: the prefill slowing the copies, and the merge of the two halves (each layer's KV is written where the
+engine keeps it either way).
 
 Times are seconds (wall time of the placement), sizes tokens; every function is vectorized over requests.
 """
@@ -117,22 +118,33 @@ def split_time_s(
     prompt_tokens: np.ndarray,
     split_tokens: np.ndarray,
     regime: str,
+    slowdown: float = 0.0,
 ) -> np.ndarray:
     """Time to first token with the first ``split_tokens`` of the prefix computed and the rest fetched, ``T(s)`` (s).
 
-    ``max(head(s), tail(n - s)) + rest(P, n)``; at ``s = 0`` the pure fetch, at ``s = n`` the prompt prefilled in one
-    pass, the pure regeneration.
+    ``max(head(s) x (1 + slowdown), tail(n - s)) + rest(P, n)``; at ``s = 0`` the pure fetch, at ``s = n`` the prompt
+    prefilled in one pass, the pure regeneration.  ``slowdown`` is the share by which the head's prefill slows while
+    copies run beside it on the same device (0 by default).
     """
     prefix, prompt = _check(prefix_tokens, prompt_tokens)
     rest = rest_prefill_s(rc, prompt, prefix, regime)
-    return _time_at(rc, fetch, prefix, prompt, np.asarray(split_tokens, dtype=float), regime, rest)[0]
+    s = np.asarray(split_tokens, dtype=float)
+    return _time_at(rc, fetch, prefix, prompt, s, regime, rest, slowdown)[0]
 
 
 def _time_at(
-    rc: RegenCosts, fetch: Fetch, prefix: np.ndarray, prompt: np.ndarray, s: np.ndarray, regime: str, rest: np.ndarray
+    rc: RegenCosts,
+    fetch: Fetch,
+    prefix: np.ndarray,
+    prompt: np.ndarray,
+    s: np.ndarray,
+    regime: str,
+    rest: np.ndarray,
+    slowdown: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(T(s), head, tail)`` at ``s`` head tokens; at ``s = prefix`` the prompt in one pass (the pure regeneration)."""
-    head = head_s(rc, s, regime)
+    """``(T(s), head, tail)`` at ``s`` head tokens (the head slowed by ``slowdown`` while the tail's copies run); at
+    ``s = prefix`` the prompt in one pass (the pure regeneration)."""
+    head = head_s(rc, s, regime) * (1.0 + slowdown)
     tail = fetch.time_s(prefix - s)
     whole = head_s(rc, prompt, regime)
     t = np.where(s >= prefix, whole, np.maximum(head, tail) + rest)
@@ -148,16 +160,24 @@ def _check(prefix_tokens: np.ndarray, prompt_tokens: np.ndarray) -> tuple[np.nda
     return prefix.astype(float), prompt.astype(float)
 
 
-def _result(rc: RegenCosts, fetch: Fetch, prefix: np.ndarray, prompt: np.ndarray, s: np.ndarray, regime: str) -> Split:
+def _result(
+    rc: RegenCosts,
+    fetch: Fetch,
+    prefix: np.ndarray,
+    prompt: np.ndarray,
+    s: np.ndarray,
+    regime: str,
+    slowdown: float = 0.0,
+) -> Split:
     rest = rest_prefill_s(rc, prompt, prefix, regime)
-    t, head, tail = _time_at(rc, fetch, prefix, prompt, s, regime, rest)
+    t, head, tail = _time_at(rc, fetch, prefix, prompt, s, regime, rest, slowdown)
     fetched = fetch.time_s(prefix)
     return Split(
         prefix_tokens=prefix,
         prompt_tokens=prompt,
         regenerate_s=head_s(rc, prompt, regime),
         fetch_s=fetched + rest,
-        overlap_s=overlapped_s(fetched, rest, max(int(fetch.layers), 1)),
+        overlap_s=overlapped_s(fetched, rest * (1.0 + slowdown), max(int(fetch.layers), 1)),
         split_tokens=s,
         split_s=t,
         head_s=head,
@@ -167,7 +187,12 @@ def _result(rc: RegenCosts, fetch: Fetch, prefix: np.ndarray, prompt: np.ndarray
 
 
 def best_split(
-    rc: RegenCosts, fetch: Fetch, prefix_tokens: np.ndarray, prompt_tokens: np.ndarray, regime: str
+    rc: RegenCosts,
+    fetch: Fetch,
+    prefix_tokens: np.ndarray,
+    prompt_tokens: np.ndarray,
+    regime: str,
+    slowdown: float = 0.0,
 ) -> Split:
     """The best split of each request's prefix on the engine's block boundaries, by bisection (:class:`Split`).
 
@@ -186,6 +211,10 @@ def best_split(
         Each request's prefix held by the tier and its whole prompt (tokens; ``0 <= prefix <= prompt``).
     regime : str
         ``"lone"`` (the request's prefill is its own pass) or ``"batch"`` (its marginal compute in a batch).
+    slowdown : float, optional
+        Share by which a prefill slows while copies run beside it on the same device: the split's head under its
+        tail's copies, the layer-by-layer fetch's prefill under its loads (0, the default: none; the H200 measured
+        about 4 %, :func:`kvtier.report.pages.split.cited_numbers`).
     """
     prefix, prompt = _check(prefix_tokens, prompt_tokens)
     rest = rest_prefill_s(rc, prompt, prefix, regime)
@@ -194,27 +223,30 @@ def best_split(
     while np.any(lo < hi):  # the first k with head(s_k) >= tail(s_k)
         mid = np.floor((lo + hi) / 2.0)
         s = _boundaries(prefix, fetch, mid)
-        ahead = head_s(rc, s, regime) >= fetch.time_s(prefix - s)
+        ahead = head_s(rc, s, regime) * (1.0 + slowdown) >= fetch.time_s(prefix - s)
         active = lo < hi
         hi = np.where(active & ahead, mid, hi)
         lo = np.where(active & ~ahead, mid + 1.0, lo)
     candidates = [np.zeros_like(prefix), _boundaries(prefix, fetch, np.maximum(lo - 1.0, 0.0))]
     candidates += [_boundaries(prefix, fetch, lo), prefix]
-    times = np.stack([_time_at(rc, fetch, prefix, prompt, c, regime, rest)[0] for c in candidates])
+    times = np.stack([_time_at(rc, fetch, prefix, prompt, c, regime, rest, slowdown)[0] for c in candidates])
     pick = np.argmin(times, axis=0)  # the first of equal times: the fewest tokens computed
     s = np.choose(pick, np.stack(candidates))
-    return _result(rc, fetch, prefix, prompt, s, regime)
+    return _result(rc, fetch, prefix, prompt, s, regime, slowdown)
 
 
-def brute_force_split(rc: RegenCosts, fetch: Fetch, prefix_tokens: float, prompt_tokens: float, regime: str) -> Split:
+def brute_force_split(
+    rc: RegenCosts, fetch: Fetch, prefix_tokens: float, prompt_tokens: float, regime: str, slowdown: float = 0.0
+) -> Split:
     """:func:`best_split` of one request by evaluating ``T`` at every block boundary (for the tests: O(n / b))."""
     prefix, prompt = (float(x) for x in _check(prefix_tokens, prompt_tokens))
     s = _boundaries(np.float64(prefix), fetch, np.arange(int(np.ceil(prefix / fetch.block_tokens)) + 1, dtype=float))
     s = np.unique(np.append(s, prefix))
     rest = rest_prefill_s(rc, np.array(prompt), np.array(prefix), regime)
-    t = _time_at(rc, fetch, np.full_like(s, prefix), np.full_like(s, prompt), s, regime, np.full_like(s, rest))[0]
+    full = np.full_like
+    t = _time_at(rc, fetch, full(s, prefix), full(s, prompt), s, regime, full(s, rest), slowdown)[0]
     best = s[int(np.argmin(t))]
-    return _result(rc, fetch, np.array([prefix]), np.array([prompt]), np.array([best]), regime)
+    return _result(rc, fetch, np.array([prefix]), np.array([prompt]), np.array([best]), regime, slowdown)
 
 
 def balanced_tokens_batch(rc: RegenCosts, fetch: Fetch, prefix_tokens: np.ndarray) -> np.ndarray:

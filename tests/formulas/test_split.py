@@ -56,6 +56,11 @@ def test_inside_a_batch_the_head_and_tail_cross_where_the_hand_arithmetic_says()
     assert split.balanced_tokens_batch(RC, FETCH, np.array([1600.0])) == pytest.approx([0.032 / 2.8e-5])
     # and the exhaustive search agrees
     assert split.brute_force_split(RC, FETCH, 1600.0, 1616.0, "batch").split_tokens == pytest.approx([1152.0])
+    # the head slowed by 25 % while the copies run (5 us a token): the crossing moves to 0.016 / 1.5e-5 = 1,066.7;
+    # at 1,056 the tail (5.44 ms) outlasts the head (5.28 ms), at 1,072 the head (5.36 ms) the tail (5.28 ms):
+    # 5.36 + 0.064 = 5.424 ms
+    slowed = split.best_split(RC, FETCH, np.array([1600.0]), np.array([1616.0]), "batch", slowdown=0.25)
+    assert slowed.split_tokens == pytest.approx([1072.0]) and slowed.split_s == pytest.approx([5.424e-3])
 
 
 def test_a_lone_head_pays_the_weights_read_so_a_short_prefix_is_regenerated_and_a_long_one_split() -> None:
@@ -140,25 +145,25 @@ def cases(draw):
     )
     prefix = float(draw(st.integers(0, 20_000)))
     prompt = prefix + draw(st.integers(0, 4_000))
-    return rc, fetch, prefix, prompt, draw(st.sampled_from(["batch", "lone"]))
+    return rc, fetch, prefix, prompt, draw(st.sampled_from(["batch", "lone"])), draw(st.sampled_from([0.0, 0.043, 0.2]))
 
 
 @settings(max_examples=150, deadline=None)
 @given(cases())
 def test_the_bisection_finds_the_exhaustive_searchs_best_and_never_loses_to_a_pure_strategy(case) -> None:
-    rc, fetch, prefix, prompt, regime = case
-    r = split.best_split(rc, fetch, np.array([prefix]), np.array([prompt]), regime)
-    brute = split.brute_force_split(rc, fetch, prefix, prompt, regime)
+    rc, fetch, prefix, prompt, regime, slowdown = case
+    r = split.best_split(rc, fetch, np.array([prefix]), np.array([prompt]), regime, slowdown)
+    brute = split.brute_force_split(rc, fetch, prefix, prompt, regime, slowdown)
     assert r.split_s == pytest.approx(brute.split_s, rel=1e-12, abs=1e-15)
     assert r.split_s[0] <= min(r.fetch_s[0], r.regenerate_s[0]) * (1 + 1e-12)
-    assert split.split_time_s(rc, fetch, [prefix], [prompt], [0.0], regime) == pytest.approx(r.fetch_s, rel=1e-12)
-    assert split.split_time_s(rc, fetch, [prefix], [prompt], [prefix], regime) == pytest.approx(r.regenerate_s)
+    ends = [split.split_time_s(rc, fetch, [prefix], [prompt], [s], regime, slowdown) for s in (0.0, prefix)]
+    assert ends[0] == pytest.approx(r.fetch_s, rel=1e-12) and ends[1] == pytest.approx(r.regenerate_s)
 
 
 @settings(max_examples=100, deadline=None)
 @given(cases())
 def test_inside_a_batch_the_closed_form_lies_within_a_block_of_the_crossing(case) -> None:
-    rc, fetch, prefix, _, _ = case
+    rc, fetch, prefix, _, _, _ = case
     if rc.engine or fetch.min_transfer_s > 0 or prefix == 0:
         return
     # a prefix of whole blocks: its tail's copies are then (n - s) / b at every boundary, as the closed form counts

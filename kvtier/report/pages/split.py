@@ -223,6 +223,14 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "hidden_tier": HIDDEN_TIER,
     }
     out |= cited_numbers()
+    # the measured slowdown applied to the head while its tail's copies run: NVMe's split at the longest prefix
+    links = s.tier_links.pick((nvme,))
+    fetch = serving.fetch_of(s, float(links.bandwidth_bytes_per_s[0]), float(links.latency_s[0]))
+    n = np.array([float(longest)])
+    slowed = split_formulas.best_split(
+        s.regen_costs(), fetch, n, n + out["new_tokens"], REGIME, out["copy_slowdown_pct"] / 100
+    )
+    out["nvme_gain_slowed"] = float(slowed.gain[0])
     out["lead"] = _lead(s, out)
     return out
 

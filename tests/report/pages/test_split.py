@@ -82,3 +82,11 @@ def test_hidden_states_beat_the_kv_only_for_multi_head_attention_and_only_on_slo
     assert (hid["fastest"] == "fetch").all()
     n = split.numbers(_build())
     assert (n["hidden_smaller_models"], n["hidden_max_gain"], n["n_restore_fastest"]) == ("llama-2-7b", 2.0, 0)
+
+
+def test_the_measured_slowdown_applied_to_the_head_shrinks_the_split_s_gain():
+    # the H200's copies slowed a forward pass beside them by (busy / alone - 1): a slower head computes fewer of the
+    # prefix's tokens before its tail arrives, so the split gains less, and still more than nothing from NVMe
+    n = split.numbers(_build())
+    assert 3 < n["copy_slowdown_pct"] < 6
+    assert 1 < n["nvme_gain_slowed"] < n["nvme_gain"]
