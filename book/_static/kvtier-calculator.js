@@ -41,6 +41,7 @@
   };
   const fmtGB = (b) => `${(b / 1e9).toLocaleString("en-US", {minimumFractionDigits: 1, maximumFractionDigits: 1})} GB`; // check_fit's
   const fmtCount = (n) => (n >= 1e9 ? `${sig(n / 1e9)} billion` : n >= 1e6 ? `${sig(n / 1e6)} million` : sig(n, 4));
+  const fmtGain = (r) => `${r.toFixed(2)}×`; // a split's gain: at least 1, its hundredths the point
   const fmtRatio = (r) => (r >= 100 ? `${Math.round(r).toLocaleString("en-US")}×` : `${sig(r)}×`);
 
   // ---- the fields ----------------------------------------------------------------------------------------
@@ -238,14 +239,20 @@
       const regimeSet = el("fieldset", {}, el("legend", {text: "Regime of the headline"}));
       this.field(regimeSet, "regime", "Regenerated inside a batch (its marginal compute) or alone (the roofline)", this.select([["batch", "inside a batch"], ["lone", "as a lone block"]], "batch"));
 
+      // the split's prompt (kvtier compare --split --prefix N --suffix M; empty: compare's defaults)
+      const splitSet = el("fieldset", {}, el("legend", {text: "A prompt that reuses a prefix (the split)"}));
+      this.field(splitSet, "prefix", "Prefix the tier holds (tokens; empty: the chapter's interior position, within the model's window)", this.text("prefix", ""));
+      this.field(splitSet, "new_tokens", "New tokens after it (empty: one block)", this.text("new_tokens", ""));
+
       for (const [name, control] of Object.entries(this.inputs)) if (control.tagName === "SELECT") this.start[name] = control.value;
-      form.append(modelSet, linkSet, accSet, parSet, regimeSet);
+      form.append(modelSet, linkSet, accSet, parSet, regimeSet, splitSet);
 
       this.out = el("div", {class: "kvtier-calc-out", id: this.fid("out"), "aria-live": "polite"});
       this.linkText = el("code", {id: this.fid("link")});
       const copyLink = el("button", {type: "button", class: "kvtier-calc-copy-link", text: "Copy a link to these values"});
       copyLink.addEventListener("click", () => this.copy(copyLink, this.linkText, "Copy a link to these values"));
       this.tiers = el("div", {class: "kvtier-calc-tiers"});
+      this.split = el("div", {class: "kvtier-calc-split"});
       this.money = el("div", {class: "kvtier-calc-money-box"});
       this.cmd = el("code", {id: this.fid("command")});
       const copy = el("button", {type: "button", class: "kvtier-calc-copy", text: "Copy the command"});
@@ -260,6 +267,7 @@
         el("p", {class: "kvtier-calc-intro", text: `Starting values: the assumption set this book was built from (${p.set_name}). Nothing leaves your browser; the page's address carries the values you type.`}),
         el("div", {class: "kvtier-calc-main"}, answer, form),
         el("h3", {text: "Which tiers fetch faster than regeneration"}), this.tiers,
+        el("h3", {text: "A reused prefix: regenerate, fetch, or both at once"}), this.split,
         el("h3", {text: "What the trace's tier costs and saves, per accelerator"}), this.money,
         el("h3", {text: "Rebuild the whole book with these values"}),
         el("pre", {class: "kvtier-calc-command"}, this.cmd),
@@ -343,6 +351,16 @@
       if (tp !== null && ep !== null && Math.max(tp, ep) % Math.min(tp, ep)) errors.ep = `The larger of the tensor-parallel (${tp}) and expert-parallel (${ep}) sizes must be a multiple of the smaller.`;
       if (ep !== null && ep > 1 && model.routed_experts < ep) errors.ep = `Expert parallelism over ${ep} needs an MoE model with at least ${ep} routed experts; ${model.name} has ${model.routed_experts}.`;
       if (pp !== null && pp > model.layers) errors.pp = `At most the model's ${model.layers} layers.`;
+      // the split's prompt: whole numbers of tokens as kvtier compare's --prefix (from 0) and --suffix (from 1)
+      for (const [name, low] of [["prefix", 0], ["new_tokens", 1]]) {
+        const raw = i[name].value.trim().replace(/[,_]/g, "");
+        values[name] = null;
+        if (raw === "") continue;
+        const n = Number(raw);
+        if (!NUMBER.test(raw) || !Number.isInteger(n) || n < low || n > 1e7) {
+          errors[name] = `A whole number of tokens from ${low} to 10,000,000.`;
+        } else values[name] = n;
+      }
       const knee = num("knee"); // Scenario.knee_sharpness
       if (knee !== null && knee !== 0 && knee < 1) errors.knee = "0 (the plain maximum) or at least 1.";
       const kernels = i.regen.value === "mfu" ? null : p.engine_kernels[Number(i.regen.value)];
@@ -426,6 +444,7 @@
       this.out.textContent = "";
       this.tiers.textContent = "";
       this.money.textContent = "";
+      this.split.textContent = "";
       const bad = Object.keys(errors);
       if (bad.length) {
         this.out.append(el("p", {class: "kvtier-calc-refused", text: `No answer until the ${bad.length === 1 ? "field marked above is" : bad.length + " fields marked above are"} fixed.`}));
@@ -527,9 +546,73 @@
       const nWins = ladder.filter((r) => r[`${regime}_fetch_wins`]).length;
       this.tiers.append(el("p", {"data-key": "tier-summary", text: `${nWins} of ${ladder.length} tiers fetch the block faster than it regenerates ${words[regime]}.`}), note, wrap);
       this.showMoney(money, tr);
+      this.showSplit(s, values, kernels, regime);
       if (typeof window.kvtierMarkScrolling === "function") window.kvtierMarkScrolling();
       this.cmd.textContent = this.command(values);
       this.root.dataset.state = "answered";
+    }
+
+    // ---- a reused prefix served four ways over the typed link (kvtier compare --split) ---------------------
+    // The prefix and new tokens: as typed, else kvtier.report.serving.split_prefix (the chapter's interior position,
+    // capped so that the prompt fits the model's window, then one block).
+    splitTokens(s, values) {
+      const fresh = values.new_tokens === null ? s.i.blockTokens : values.new_tokens;
+      if (values.prefix !== null) return [values.prefix, fresh, "as typed"];
+      const position = P().keys["interior.position"].value;
+      const window = s.m.max_positions;
+      const capped = Boolean(window) && position + fresh > window;
+      const how = `the chapter's interior position${capped ? `, capped by the model's ${window.toLocaleString("en-US")}-token window` : ""}`;
+      return [capped ? Math.max(window - fresh, 0) : position, fresh, how];
+    }
+
+    showSplit(s, values, kernels, regime) {
+      const [prefix, fresh, how] = this.splitTokens(s, values);
+      const prompt = prefix + fresh;
+      const top = kernels ? kernels.tokens[kernels.tokens.length - 1] : Infinity;
+      if (prompt > top) { // RegenCosts.engine_curve's refusal
+        this.split.append(el("p", {"data-key": "split-refused", text: `The ${kernels.system} ${kernels.engine} kernels are tabulated for ` +
+          `prompts of at most ${top.toLocaleString("en-US")} tokens; this prompt has ${prompt.toLocaleString("en-US")}. Type a shorter prefix.`}));
+        return;
+      }
+      const words = {batch: "Inside a batch", lone: "As a lone pass"};
+      const table = el("table", {class: "kvtier-calc-ladder kvtier-calc-split-table", "aria-describedby": this.fid("split-note")});
+      const head = el("tr");
+      for (const h of ["Regime", "Regenerate", "Fetch", "Layer by layer", "Split", "Computed", "Gain", "Fastest"]) head.append(el("th", {scope: "col", text: h}));
+      table.append(el("thead", {}, head));
+      const body = el("tbody");
+      const results = {};
+      for (const reg of ["batch", "lone"]) {
+        const r = F().bestSplit(s, prefix, prompt, reg);
+        results[reg] = r;
+        const row = el("tr", {"data-regime": reg});
+        row.append(el("td", {role: "rowheader", text: words[reg]}));
+        for (const [key, value] of [["regenerate", r.regenerate_s], ["fetch", r.fetch_s], ["overlap", r.layer_overlap_s], ["split", r.split_s]]) {
+          row.append(el("td", {"data-key": `split-${reg}-${key}`, "data-si": String(value), text: fmtTime(value)}));
+        }
+        row.append(el("td", {"data-key": `split-${reg}-tokens`, "data-si": String(r.split_tokens), text: r.split_tokens.toLocaleString("en-US")}),
+          el("td", {"data-key": `split-${reg}-gain`, "data-si": String(r.gain_over_better_pure), text: fmtGain(r.gain_over_better_pure)}),
+          el("td", {"data-key": `split-${reg}-fastest`, "data-word": r.fastest, text: r.fastest}));
+        body.append(row);
+      }
+      table.append(body);
+      const r = results[regime];
+      const pure = {fetch: "fetching the prefix", regenerate: "regenerating the prompt"}[r.better_pure];
+      const lead = r.splits
+        ? `${words[regime]}, computing the first ${r.split_tokens.toLocaleString("en-US")} of the prefix's ${prefix.toLocaleString("en-US")} tokens ` +
+          `while the tier sends the rest serves the prompt in ${fmtTime(r.split_s)}, ${fmtGain(r.gain_over_better_pure)} faster than ${pure}, the better pure way.`
+        : `${words[regime]}, no split is faster than ${pure} (${fmtTime(Math.min(r.regenerate_s, r.fetch_s))}).`;
+      const overlap = s.i.engine ? (s.i.engine.layer_overlap ? "this engine loads layer by layer under the pass" : "this engine does not load layer by layer")
+        : "no engine is chosen, so none loads layer by layer";
+      const note = el("p", {class: "kvtier-calc-note", id: this.fid("split-note"), "data-key": "split-note",
+        text: `A prompt of ${prompt.toLocaleString("en-US")} tokens whose first ${prefix.toLocaleString("en-US")} the tier holds (${how}), ` +
+          `then ${fresh.toLocaleString("en-US")} new. Regenerate: the whole prompt prefilled. Fetch: the prefix over this link in this layout's ` +
+          `copies, then the new tokens. Layer by layer: that fetch loaded under the pass (${overlap}). Split: the first tokens computed from ` +
+          "the start while the rest of the prefix is fetched, on the engine's block boundaries; the gain is over the faster of regenerate and " +
+          "fetch. kvtier compare --split gives the same."});
+      const box = el("div", {class: "kvtier-table-box kvtier-calc-table-box", tabindex: "0", role: "region", "aria-label": "The split of a reused prefix"}, table);
+      if (typeof window.kvtierMarkScrolling === "function") box.addEventListener("scroll", window.kvtierMarkScrolling, {passive: true});
+      this.split.append(el("p", {"data-key": "split-lead", text: lead}), note, el("div", {class: "kvtier-table-wrap"}, box,
+        el("p", {class: "kvtier-scroll-cue", "aria-hidden": "true", text: "scroll sideways for more columns →"})));
     }
 
     // ---- the trace's tier in each medium: what it holds, fetches and saves per accelerator ----------------

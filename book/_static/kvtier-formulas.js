@@ -68,6 +68,26 @@ const KvtierFormulas = (() => {
     return ys[lo] + (ys[hi] - ys[lo]) * (x - xs[lo]) / (xs[hi] - xs[lo]);
   };
 
+  // kvtier.pipeline.calculator.engine_kernels: a block's curves from the kernels' (`k`): alone its operations and
+  // its attention, inside a batch its share of a step, the build's block at its exact times where the curves reach it
+  const blockCurves = (k) => {
+    const tokens = [...k.tokens];
+    const lone = k.linear.map((x, j) => x + k.attention[j]);
+    const batch = [...k.batch];
+    const b = k.block;
+    if (b) {
+      const at = tokens.findIndex((n) => n >= b.tokens);
+      if (tokens[at] !== b.tokens) {
+        tokens.splice(at, 0, b.tokens);
+        lone.splice(at, 0, 0.0);
+        batch.splice(at, 0, 0.0);
+      }
+      lone[at] = b.lone;
+      batch[at] = b.batch;
+    }
+    return {tokens, lone, batch};
+  };
+
   // kvtier.formulas.costs.ratio: regen / fetch (dimensionless)
   const ratio = (regenS, fetchS) => regenS / fetchS;
 
@@ -429,14 +449,18 @@ const KvtierFormulas = (() => {
     // engine model (i.engineKernels, kvtier.pipeline.calculator.engine_kernels) its share of a batched step
     get batchRegenS() {
       const k = this.i.engineKernels;
-      return k ? engineCurve(k.tokens, k.batch, this.i.blockTokens) : this.regenTimeS(0, "mfu", this.i.blockTokens);
+      if (!k) return this.regenTimeS(0, "mfu", this.i.blockTokens);
+      const c = blockCurves(k);
+      return engineCurve(c.tokens, c.batch, this.i.blockTokens);
     }
 
     // Scenario.lone_regen_s(0, "resident", mfu): the roofline with the block as the whole pass (s); under the
     // engine model the measured kernels' pass of the block alone
     get loneRegenS() {
       const k = this.i.engineKernels;
-      return k ? engineCurve(k.tokens, k.lone, this.i.blockTokens) : this.regenTimeS(0, "roofline", this.i.blockTokens);
+      if (!k) return this.regenTimeS(0, "roofline", this.i.blockTokens);
+      const c = blockCurves(k);
+      return engineCurve(c.tokens, c.lone, this.i.blockTokens);
     }
 
     // Scenario.lone_bound(0, "resident", mfu): which side of the roofline binds a lone block
@@ -551,14 +575,127 @@ const KvtierFormulas = (() => {
     });
   }
 
+  // ---- 5. kvtier.formulas.split: a reused prefix regenerated, fetched, fetched layer by layer, or split ------
+
+  // kvtier.formulas.ttft.overlapped_s: fetch then compute pipelined over `stages` layers (s)
+  const overlappedS = (fetchS, computeS, stages) => (fetchS + computeS + (stages - 1) * Math.max(fetchS, computeS)) / stages;
+
+  // kvtier.formulas.cache.regen.RegenCosts of a Scenario (Scenario.regen_costs at the typed MFU): a prompt's prefill
+  // after a cached prefix, in either regime, analytic or under the engine model's curves (i.engineKernels)
+  class Prefill {
+    constructor(s) {
+      this.s = s;
+      this.perToken = s.collectivesS(1.0, 0.0); // RegenCosts.collective_s_per_token
+      this.latency = s.collectivesS(1.0, 1.0) - this.perToken; // RegenCosts.collective_latency_s
+      this.kvRankShare = s.kvRankBytesPerToken / s.kvBytesPerToken;
+    }
+
+    // RegenCosts.prefix_flops: k N h + f h (h + 1) / 2 (FLOP)
+    prefixFlops(tokens) {
+      const s = this.s;
+      return regenFlops(0.0, tokens, s.activeParams, s.m.attention_flops_per_position, s.i.flopsPerParamToken);
+    }
+
+    // RegenCosts.pass_latency_s: a pass of its own over `tokens` new tokens attending to `cached` (s)
+    passLatencyS(flops, tokens, cached) {
+      const s = this.s;
+      const i = s.i;
+      const nbytes = regenBytesRead(s.touchedWeightBytes(tokens), tokens, tokens, s.kvBytesPerToken * this.kvRankShare, cached);
+      const t = forwardPassTimeS(flops * s.computeShare, nbytes, i.peak, i.mfu, i.memBandwidth, i.memEfficiency, {
+        layers: s.m.layers, memOverheadPerLayerS: i.memOverheadPerLayer, launchFloorPerLayerS: i.launchFloorPerLayer,
+        sharpness: s.kneeSharpness,
+      });
+      return t + (s.placement.accelerators > 1 ? this.latency + tokens * this.perToken : 0.0);
+    }
+
+    // RegenCosts.in_batch_latency_s: flops over every accelerator plus the tokens' collectives over the stages (s)
+    inBatchLatencyS(flops, tokens) {
+      const s = this.s;
+      const p = s.placement;
+      return computeTimeS(flops, s.i.peak * p.accelerators, s.i.mfu) + (tokens * this.perToken) / p.pp;
+    }
+
+    // RegenCosts.rest_wall_s: the prompt's prefill after its first `hit` tokens, in `regime`; 0 where none is left (s)
+    restWallS(prompt, hit, regime) {
+      const rest = prompt - hit;
+      if (!(rest > 0)) return 0.0;
+      const k = this.s.i.engineKernels;
+      if (k) {
+        if (regime === "batch") return engineCurve(k.tokens, k.batch, prompt) - engineCurve(k.tokens, k.batch, hit);
+        const attention = engineCurve(k.tokens, k.attention, prompt) - engineCurve(k.tokens, k.attention, hit);
+        return engineCurve(k.tokens, k.linear, Math.max(rest, 1.0)) + attention;
+      }
+      const flops = this.prefixFlops(prompt) - this.prefixFlops(hit);
+      if (regime === "batch") return this.inBatchLatencyS(flops, rest);
+      return this.passLatencyS(flops, Math.max(rest, 1.0), hit);
+    }
+
+    // kvtier.formulas.split.head_s: the first `tokens` of a prompt prefilled from its start (s)
+    headS(tokens, regime) { return this.restWallS(tokens, 0.0, regime); }
+  }
+
+  // kvtier.formulas.ttft.Fetch.time_s over the typed layout (kvtier.report.serving.fetch_of): a prefix of `tokens`
+  // in the engine's blocks, each in the layout's copies at the copy's latency; 0 for no tokens (s)
+  const prefixFetchS = (s, tokens, bandwidth) => {
+    if (!(tokens > 0)) return 0.0;
+    const transfers = Math.ceil(tokens / s.i.blockTokens) * s.fetchTransfers;
+    return s.linkFetchS(tokens * (s.fetchBytes / s.i.blockTokens), bandwidth, s.transferLatency, transfers);
+  };
+
+  // kvtier.formulas.split.best_split for one request (kvtier.commands.compare.split_point): a prefix of `prefix`
+  // tokens held behind the typed link, then `prompt - prefix` new ones; the same bisection on the engine's block
+  // boundaries, the same candidates, the first of equal times (tokens; s)
+  function bestSplit(s, prefix, prompt, regime, slowdown = 0.0) {
+    const pf = new Prefill(s);
+    const bw = s.i.bandwidth;
+    const block = s.i.blockTokens;
+    const rest = pf.restWallS(prompt, prefix, regime);
+    const whole = pf.headS(prompt, regime);
+    const at = (x) => { // _time_at: [T(s), head, tail]
+      if (x >= prefix) return [whole, whole, 0.0];
+      const head = pf.headS(x, regime) * (1.0 + slowdown);
+      const tail = prefixFetchS(s, prefix - x, bw);
+      return [Math.max(head, tail) + rest, head, tail];
+    };
+    const boundary = (k) => Math.min(k * block, prefix);
+    let lo = 0;
+    let hi = Math.ceil(prefix / block);
+    while (lo < hi) { // the first k with head(s_k) >= tail(s_k)
+      const mid = Math.floor((lo + hi) / 2.0);
+      const x = boundary(mid);
+      if (pf.headS(x, regime) * (1.0 + slowdown) >= prefixFetchS(s, prefix - x, bw)) hi = mid; else lo = mid + 1;
+    }
+    const candidates = [0.0, boundary(Math.max(lo - 1, 0)), boundary(lo), prefix];
+    let best = 0;
+    const times = candidates.map((x) => at(x)[0]);
+    for (let j = 1; j < times.length; j++) if (times[j] < times[best]) best = j;
+    const split = candidates[best];
+    const [t, head, tail] = at(split);
+    const fetched = prefixFetchS(s, prefix, bw);
+    const out = {
+      regenerate_s: whole, fetch_s: fetched + rest,
+      layer_overlap_s: overlappedS(fetched, rest * (1.0 + slowdown), Math.max(s.m.layers, 1)),
+      split_tokens: split, split_s: t, head_s: head, tail_s: tail, rest_s: split >= prefix ? 0.0 : rest,
+    };
+    out.better_pure = out.fetch_s < out.regenerate_s ? "fetch" : "regenerate";
+    out.gain_over_better_pure = Math.min(out.regenerate_s, out.fetch_s) / t;
+    out.splits = split > 0 && split < prefix;
+    // Split.fastest: regenerate, the engine's fetch (layer by layer where it overlaps) or a strict split, first on a tie
+    const overlap = Boolean(s.i.engine && s.i.engine.layer_overlap);
+    const ways = [["regenerate", out.regenerate_s], overlap ? ["layer-by-layer fetch", out.layer_overlap_s] : ["fetch", out.fetch_s],
+      ["split", out.splits ? t : Infinity]];
+    out.fastest = ways.reduce((a, b) => (b[1] < a[1] ? b : a))[0];
+    return out;
+  }
+
   return {
     blockBytes, fetchTimeS, transferFetchTimeS, linkEfficiency, transferBreakEvenBandwidth, transferBreakEvenLatency,
     forwardFlops, attentionFlops, computeTimeS, ratio, regenFlops, bandwidthForRatio,
     latencyForRatio, weightBytes, kvBytes, regenBytesRead, memoryTimeS, rooflineTimeS, blendedTimeS, attentionTimeS,
-    forwardPassTimeS, bound, breakEvenBandwidth, engineCurve,
+    forwardPassTimeS, bound, breakEvenBandwidth, engineCurve, blockCurves,
     groupSize, accelerators, kvHeadsPerRank, stageLayers, kvShardShare, linkBytes, distinctExperts, rankWeightBytes,
     computeShare, allreduceTimeS, allToAllTimeS, collectivesTimeS, fits, engineTransfers, Scenario, point, tierLadder,
-    flashDrives, traceTiers,
+    flashDrives, traceTiers, overlappedS, Prefill, prefixFetchS, bestSplit,
   };
 })();
 window.KvtierFormulas = KvtierFormulas;

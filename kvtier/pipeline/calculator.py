@@ -81,6 +81,7 @@ KEYS: tuple[str, ...] = (
     "parallel.activation_dtype",
     "parallel.hbm_capacity",
     "context.long",
+    "interior.position",
     *(f"{key}{end}" for key in COLLECTIVE_RANGES for end in ("", "_low", "_high")),
     *TIER_LATENCY_KEYS,
     *(f"uncertainty.{name}_{end}" for name in UNCERTAIN_POINTS for end in ("low", "high")),
@@ -164,11 +165,15 @@ def engine_kernels(s: Scenario) -> list[dict[str, Any]]:
 
     For each accelerator preset with kernel tables (:data:`kvtier.inputs.kernels.ACCELERATOR_SYSTEMS`) and each
     of :data:`KERNEL_ENGINES_SHOWN` whose tables time the build's model, :meth:`kvtier.scenario.Scenario.engine_curves`
-    at position 0: a block of ``n`` tokens alone (``lone``, s: the estimator's pass) and inside a batch (``batch``,
-    s: its share of a ``regen.step_tokens`` step), at ``tokens`` (tokens) up to the grid, the build's block among
-    them exactly.  The calculator interpolates between them
-    (:meth:`kvtier.formulas.cache.regen.RegenCosts.engine_curve`) for the model, placement and element types it
-    was tabulated for (``for``), and refuses others.  A table set that
+    as :class:`~kvtier.formulas.cache.regen.RegenCosts` holds them, at ``tokens`` (tokens) up to the grid: a lone
+    pass's operations other than attention (``linear``, s) and its attention (``attention``, s), and a prefix's
+    share of a ``regen.step_tokens`` step (``batch``, s); and the build's block timed exactly at position 0
+    (``block``: its ``tokens``, alone, ``lone``, the estimator's pass, and inside a batch, ``batch``, s; ``None``
+    past the grid).  The calculator interpolates between them
+    (:meth:`kvtier.formulas.cache.regen.RegenCosts.engine_curve`): a block alone is ``linear + attention`` with the
+    build's block inserted exactly, and a prompt after a cached prefix (its split) is
+    :meth:`~kvtier.formulas.cache.regen.RegenCosts.rest_wall_s` of the curves; for the model, placement and element
+    types they were tabulated for (``for``), and refuses others.  A table set that
     cannot time the model (an element type or an architecture it lacks) is left out.
     """
     out = []
@@ -185,16 +190,7 @@ def engine_kernels(s: Scenario) -> list[dict[str, Any]]:
                 }
             except KvtierError:
                 continue
-            tokens = list(c["engine_tokens"])
-            lone = [a + b for a, b in zip(c["engine_linear_s"], c["engine_attention_s"], strict=True)]
-            batch = list(c["engine_batch_s"])
-            if block <= tokens[-1]:  # the build's block exactly, as kvtier compare times it
-                at = next(i for i, n in enumerate(tokens) if n >= block)
-                if tokens[at] != block:
-                    tokens.insert(at, float(block))
-                    lone.insert(at, 0.0)
-                    batch.insert(at, 0.0)
-                lone[at], batch[at] = exact["lone"], exact["batch"]
+            tokens = [float(x) for x in c["engine_tokens"]]
             t = sc.kernel_tables
             p = sc.placement
             out.append(
@@ -214,8 +210,11 @@ def engine_kernels(s: Scenario) -> list[dict[str, Any]]:
                         "step_tokens": int(sc.v("regen.step_tokens")),
                     },
                     "tokens": tokens,
-                    "lone": [_finite(x) for x in lone],
-                    "batch": [_finite(x) for x in batch],
+                    "linear": [_finite(x) for x in c["engine_linear_s"]],
+                    "attention": [_finite(x) for x in c["engine_attention_s"]],
+                    "batch": [_finite(x) for x in c["engine_batch_s"]],
+                    # the build's block exactly, as kvtier compare times it, where the curves reach it
+                    "block": {"tokens": float(block), **exact} if block <= tokens[-1] else None,
                 }
             )
     return out

@@ -123,9 +123,13 @@ def test_the_presets_carry_the_engine_models_curves_for_the_builds_model_and_pla
     }
     # the build's 16-token block, exactly as the engine model times it: the estimator's pass of 16 tokens
     s = Scenario(load_assumptions(sets={"regen.model": "engine"}))
-    at = h200["tokens"].index(16.0)
-    assert h200["lone"][at] == s.kernel_estimator.pass_ms(1, 16, 0) / 1e3
-    assert h200["batch"][at] == float(s.in_batch_regen_s(0, "resident", 1.0))
+    assert h200["block"]["tokens"] == 16.0
+    assert h200["block"]["lone"] == s.kernel_estimator.pass_ms(1, 16, 0) / 1e3
+    assert h200["block"]["batch"] == float(s.in_batch_regen_s(0, "resident", 1.0))
+    # and the curves RegenCosts holds, which prefill a prompt after a cached prefix (the split)
+    rc = s.regen_costs()
+    assert h200["tokens"] == list(rc.engine_tokens) and h200["linear"] == list(rc.engine_linear_s)
+    assert h200["attention"] == list(rc.engine_attention_s) and h200["batch"] == list(rc.engine_batch_s)
     # the curves end at the grid: 16,384 tokens, or A100's vLLM GEMMs at 8,192 rows
     assert h200["tokens"][-1] == 16_384 and kernels_[("a100-sxm", "vllm")]["tokens"][-1] == 8192
     # a build under the engine model starts the calculator on its own tables
@@ -164,6 +168,8 @@ READ_OUTPUTS = """() => {
     for (const td of tr.querySelectorAll("td[data-regime]")) row[td.dataset.regime] = [td.dataset.wins, td.dataset.si];
     out.tiers[tr.dataset.tier] = row;
   }
+  out.words = {};
+  for (const x of calc.querySelectorAll("[data-key][data-word]")) out.words[x.dataset.key] = x.dataset.word;
   for (const m of calc.querySelectorAll(".kvtier-calc-msg")) if (m.textContent) out.messages[m.id] = m.textContent;
   out.command = calc.querySelector("pre code").textContent;
   return out;
@@ -291,7 +297,43 @@ def random_case(rng: random.Random, presets: dict) -> list[tuple[str, str]]:
     pp = rng.choice([1, 1, 2, 3, 4])
     case += [("tp", str(tp)), ("pp", str(pp)), ("ep", str(ep)), ("gpus_per_link", str(rng.choice([1, 1, 2, 4])))]
     case.append(("regime", rng.choice(["batch", "lone"])))
+    # the split's prompt: compare --split's defaults (empty), or a prefix and new tokens typed
+    case.append(("prefix", rng.choice(["", "", "0", "16", str(rng.randint(1, 200_000)), str(rng.randint(1, 8192))])))
+    case.append(("new_tokens", rng.choice(["", "", "1", str(rng.randint(1, 4096))])))
     return case
+
+
+def compare_split(sets: dict[str, str], prefix: str, suffix: str) -> dict:
+    """``kvtier compare --json --split`` with the calculator's prefix and new tokens (empty: compare's defaults)."""
+    argv = ["compare", "--json", "--split"]
+    argv += ["--prefix", prefix] if prefix else []
+    argv += ["--suffix", suffix] if suffix else []
+    for key, value in sets.items():
+        argv += ["--set", f"{key}={value}"]
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(argv) == 0, argv
+    return json.loads(buf.getvalue())["split"]
+
+
+SPLIT_TIMES = (
+    ("regenerate", "regenerate_s"),
+    ("fetch", "fetch_s"),
+    ("overlap", "layer_overlap_s"),
+    ("split", "split_s"),
+)
+
+
+def close_split(out: dict, theirs: dict) -> None:
+    """The calculator's split table against ``compare --split``'s, both regimes: times, tokens, gain and the fastest."""
+    v = out["values"]
+    for reg in ("batch", "lone"):
+        r = theirs[reg]
+        for key, field in SPLIT_TIMES:
+            close(v[f"split-{reg}-{key}"], r[field], f"split {reg} {key}")
+        assert float(v[f"split-{reg}-tokens"]) == r["split_tokens"], (reg, v[f"split-{reg}-tokens"], r)
+        close(v[f"split-{reg}-gain"], r["gain_over_better_pure"], f"split {reg} gain")
+        assert out["words"][f"split-{reg}-fastest"] == r["fastest"], (reg, out["words"], r)
 
 
 def break_even_latency(a, mine: dict) -> float:
@@ -328,7 +370,7 @@ def refusal_figures(message: str) -> tuple[str, int, int, int]:
 def test_200_random_inputs_equal_the_package(page):
     presets = calculator.presets(seed())
     rng = random.Random(29)
-    seen_models, seen_layouts, seen_regimes, seen_engines = set(), set(), set(), set()
+    seen_models, seen_layouts, seen_regimes, seen_engines, seen_splits = set(), set(), set(), set(), set()
     n = refused = checked = 0
     for _ in range(240):
         case = random_case(rng, presets)
@@ -381,6 +423,9 @@ def test_200_random_inputs_equal_the_package(page):
                 wins, ratio = row[reg]
                 assert wins == str(bool(d.fetch_wins(reg, layout)[j])).lower(), (name, reg, case)
                 close(ratio, float(d.ratio(reg, layout)[j]), f"{name} ratio {reg}")
+        # the split: compare --split with the same prefix and new tokens, both regimes
+        close_split(out, compare_split(sets, fields["prefix"], fields["new_tokens"]))
+        seen_splits.add(out["words"][f"split-{regime}-fastest"])
         seen_models.add(fields["model"])
         seen_layouts.add(layout)
         seen_regimes.add(regime)
@@ -389,6 +434,8 @@ def test_200_random_inputs_equal_the_package(page):
     assert n >= 200 and refused >= 10 and checked >= 10, (n, refused, checked)
     assert seen_models == set(presets["model_presets"]) and seen_layouts == {"contiguous", "per-layer"}
     assert seen_regimes == {"batch", "lone"} and seen_engines == {"none", *presets["engine_presets"]}
+    # every way is the fastest somewhere: regenerate, fetch (one piece, or layer by layer) and a strict split
+    assert seen_splits == {"regenerate", "fetch", "layer-by-layer fetch", "split"}, seen_splits
 
 
 def test_it_starts_from_the_build_set_and_its_command_is_bare(page):
@@ -437,6 +484,11 @@ def tp_message(out: dict) -> str:
     return message
 
 
+def set_args(out: dict) -> list[str]:
+    """The ``--set KEY=VALUE`` words of the calculator's command, for another kvtier command."""
+    return [w for key, value in sets_of(out["command"]).items() for w in ("--set", f"{key}={value}")]
+
+
 def set_options(command: str) -> list[str]:
     """The ``KEY=VALUE`` words after each ``--set`` of a command, as a shell splits them."""
     words = shlex.split(command)
@@ -482,6 +534,21 @@ def test_an_engines_measured_kernels_time_the_block_as_the_package_does(page):
     rc = s.regen_costs()
     lone = float(rc.lone_s(np.array(512.0)))
     close(page.evaluate(READ_OUTPUTS)["values"]["regen-lone"], lone, "lone regeneration, 512 tokens")
+    # the split under the measured kernels: the interior position capped by Llama-3-70B's 8,192-token window less a
+    # 16-token block (8,176 tokens), then prefixes inside and past the tables' 16,384 tokens
+    page.evaluate(SET_FIELDS, [("block_tokens", "16")])
+    out = page.evaluate(READ_OUTPUTS)
+    sets = sets_of(out["command"])
+    close_split(out, compare_split(sets, "", ""))
+    assert "A prompt of 8,192 tokens whose first 8,176 the tier holds" in out["text"]
+    page.evaluate(SET_FIELDS, [("link", "nvme-gen4-x4"), ("prefix", "12000"), ("new_tokens", "300")])
+    out = page.evaluate(READ_OUTPUTS)
+    close_split(out, compare_split(sets_of(out["command"]), "12000", "300"))
+    page.evaluate(SET_FIELDS, [("prefix", "16200")])  # 16,500 tokens: past the tables
+    out = page.evaluate(READ_OUTPUTS)
+    assert out["state"] == "answered" and "split-batch-split" not in out["values"]
+    assert "tabulated for prompts of at most 16,384 tokens; this prompt has 16,500" in out["text"]
+    assert "16,384" in kvtier_refuses(["compare", "--split", "--prefix", "16200", "--suffix", "300", *set_args(out)])
 
 
 def test_measured_kernels_are_refused_for_what_they_were_not_tabulated_for(page):
