@@ -599,7 +599,8 @@
       const pure = {fetch: "fetching the prefix", regenerate: "regenerating the prompt"}[r.better_pure];
       const lead = r.splits
         ? `${words[regime]}, computing the first ${r.split_tokens.toLocaleString("en-US")} of the prefix's ${prefix.toLocaleString("en-US")} tokens ` +
-          `while the tier sends the rest serves the prompt in ${fmtTime(r.split_s)}, ${fmtGain(r.gain_over_better_pure)} faster than ${pure}, the better pure way.`
+          `while the tier sends the rest serves the prompt in ${fmtTime(r.split_s)}, ` +
+          (r.gain_over_better_pure < 1.01 ? `within 1 % of ${pure}, the better pure way.` : `${fmtGain(r.gain_over_better_pure)} faster than ${pure}, the better pure way.`)
         : `${words[regime]}, no split is faster than ${pure} (${fmtTime(Math.min(r.regenerate_s, r.fetch_s))}).`;
       const overlap = s.i.engine ? (s.i.engine.layer_overlap ? "this engine loads layer by layer under the pass" : "this engine does not load layer by layer")
         : "no engine is chosen, so none loads layer by layer";

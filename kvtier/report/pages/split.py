@@ -17,8 +17,8 @@ from kvtier.formulas import costs, hidden, tiering
 from kvtier.formulas import split as split_formulas
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.models import PRESETS, load_model
-from kvtier.inputs.published import published
-from kvtier.report import serving, words
+from kvtier.inputs.published import published, setups
+from kvtier.report import papers, serving, words
 from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure, plain_log_ticks
 from kvtier.report.named import MEDIUM_WORDS
@@ -90,6 +90,23 @@ HIDDEN_COLUMNS = (
     Column("restore_beats_fetch_below_GBps", "restoring beats fetching the KV on links slower than", "GB/s"),
 )
 
+PAPERS_COLUMNS = (
+    Column("paper", "paper"),
+    Column("setup", "setup"),
+    Column("prefix_tokens", "prefix", "tokens"),
+    Column("new_tokens", "new tokens", "tokens"),
+    Column("bandwidth_GBps", "link", "GB/s"),
+    Column("regenerate_ms", "compute alone", "ms"),
+    Column("fetch_ms", "load the KV alone", "ms"),
+    Column("split_ms", "split", "ms"),
+    Column("restore_ms", "restore from hidden states", "ms"),
+    Column("method", "the paper's way"),
+    Column("method_vs_regenerate", "its gain over computing alone", "×"),
+    Column("method_vs_fetch", "its gain over loading alone", "×"),
+    Column("split_vs_better", "split's gain over the faster pure way", "×"),
+    Column("hidden_to_kv", "hidden states / KV", "×"),
+)
+
 HIDDEN_TIER = tiering.LRU_TIERS[0]
 """The tier the hidden-state table fetches from: host DRAM over the host link."""
 
@@ -141,6 +158,78 @@ def hidden_table(s: Scenario) -> pd.DataFrame:
             }
         )
     return declare(pd.DataFrame(rows), HIDDEN_COLUMNS)
+
+
+def papers_table(s: Scenario) -> pd.DataFrame:
+    """kvtier's four ways in the setups of Cake and HCache (:func:`kvtier.report.papers.rows`), times in ms."""
+    df = pd.DataFrame(papers.rows(s))
+    for way in ("regenerate", "fetch", "split", "restore"):
+        df[f"{way}_ms"] = df.pop(f"{way}_s") * 1e3
+    return declare(df, PAPERS_COLUMNS)
+
+
+def papers_numbers(s: Scenario) -> dict[str, Any]:
+    """What the page says of the papers' setups: the range of each way's gains beside the published figures."""
+    df = papers_table(s)
+    p = published()
+    cake, hc = df[df["paper"] == "Cake"], df[df["paper"] == "HCache"]
+    slow, fast = hc["bandwidth_GBps"].min(), hc["bandwidth_GBps"].max()
+    at_slow, at_fast = hc[hc["bandwidth_GBps"] == slow].iloc[0], hc[hc["bandwidth_GBps"] == fast].iloc[0]
+    titles = {row["paper"]: row["setup"] for _, row in df.iterrows()}
+    both = np.concatenate([cake["method_vs_regenerate"], cake["method_vs_fetch"]])
+    n_beats = int(((cake["method_vs_regenerate"] > 1) & (cake["method_vs_fetch"] > 1)).sum())
+    m = load_model(setups()["cake"].model)
+    return {
+        "cake_beats_both": "in every row" if n_beats == len(cake) else f"in {n_beats} of its {len(cake)} rows",
+        "cake_load_faster": _count_words(int((cake["fetch_ms"] < cake["regenerate_ms"]).sum()), len(cake)),
+        # the model's KV per token against a multi-head model's of its width (a key and a value per query head)
+        "cake_kv_share_pct": m.kv_elements_per_token() / (2.0 * m.hidden_size * m.n_layers) * 100,
+        "cake_setup": titles["Cake"],
+        "cake_prefixes": words.listed([f"{n:,}" for n in sorted(set(cake["prefix_tokens"]))]),
+        "cake_links": words.listed([f"{g:g}" for g in sorted(set(cake["bandwidth_GBps"]))]),
+        "cake_vs_regen_min": float(cake["method_vs_regenerate"].min()),
+        "cake_vs_regen_max": float(cake["method_vs_regenerate"].max()),
+        "cake_vs_fetch_min": float(cake["method_vs_fetch"].min()),
+        "cake_vs_fetch_max": float(cake["method_vs_fetch"].max()),
+        "cake_vs_better_max": float(cake["split_vs_better"].max()),
+        "cake_mean": float(np.exp(np.mean(np.log(both)))),
+        # a largest reduction r of the time is a gain of 1 / (1 - r)
+        "cake_vs_compute_published": 1.0 / (1.0 - p["cake_reduction_vs_compute"].value),
+        "cake_vs_io_published": 1.0 / (1.0 - p["cake_reduction_vs_io"].value),
+        "cake_reduction_compute_pct": p["cake_reduction_vs_compute"].value * 100,
+        "cake_reduction_io_pct": p["cake_reduction_vs_io"].value * 100,
+        "hcache_setup": titles["HCache"],
+        "hcache_prefix": int(hc["prefix_tokens"].iloc[0]),
+        "hcache_slow_GBps": float(slow),
+        "hcache_vs_fetch_slow": float(at_slow["method_vs_fetch"]),
+        "hcache_vs_regen_slow": float(at_slow["method_vs_regenerate"]),
+        "hcache_vs_fetch_fast": float(at_fast["method_vs_fetch"]),
+        "hcache_storage_saving": 1.0 / float(hc["hidden_to_kv"].iloc[0]),
+        "hcache_vs_recompute_published": p["hcache_ttft_vs_recompute"].value,
+        "hcache_fast_sentence": _fast_link_sentence(float(fast), float(at_fast["method_vs_fetch"]), s),
+    }
+
+
+def _count_words(n: int, of: int) -> str:
+    """``n`` of ``of`` rows in words: "all 15 rows", "none of the 15 rows", "4 of the 15 rows"."""
+    if n == of:
+        return f"all {of:,} rows"
+    return f"none of the {of:,} rows" if n == 0 else f"{n:,} of the {of:,} rows"
+
+
+def _fast_link_sentence(gbps: float, gain: float, s: Scenario) -> str:
+    """What restoring from hidden states does over HCache's setup's fastest link, worded by which way wins."""
+    if gain > 1:
+        return (
+            f"Over {gbps:g} GB/s restoring is still {shown_text(gain)} times faster than loading the KV, by less, as"
+            " the link catches up with the key and value projections."
+        )
+    return (
+        f"Over {gbps:g} GB/s restoring takes {shown_text(1.0 / gain)} times as long as loading the KV: at this"
+        f" book's MFU of {s.illustrative['mfu'] * 100:g} % the key and value projections outlast the KV's bytes."
+        " HCache's scheduler then loads some layers' KV instead of their hidden states, a mix the restore here"
+        " does not make."
+    )
 
 
 def grid_table(s: Scenario) -> pd.DataFrame:
@@ -223,6 +312,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "hidden_tier": HIDDEN_TIER,
     }
     out |= cited_numbers()
+    out |= papers_numbers(s)
     # the measured slowdown applied to the head while its tail's copies run: NVMe's split at the longest prefix
     links = s.tier_links.pick((nvme,))
     fetch = serving.fetch_of(s, float(links.bandwidth_bytes_per_s[0]), float(links.latency_s[0]))
@@ -366,6 +456,22 @@ TABLES = (
             "fetch_ms",
             "regenerate_ms",
             "fastest",
+        ),  # fmt: skip
+    ),
+    (
+        "split_papers",
+        papers_table,
+        ("paper", "prefix_tokens", "bandwidth_GBps"),
+        (
+            "paper",
+            "prefix_tokens",
+            "bandwidth_GBps",
+            "regenerate_ms",
+            "fetch_ms",
+            "split_ms",
+            "restore_ms",
+            "method_vs_regenerate",
+            "method_vs_fetch",
         ),  # fmt: skip
     ),
 )

@@ -94,3 +94,21 @@ def test_the_measured_slowdown_applied_to_the_head_shrinks_the_split_s_gain_or_l
     # the seed's deployment, 65,536 tokens: the head sets the time near the crossing, so a slower head gains less
     n = split.numbers(split.SCENARIO(Scenario()))
     assert 1 < n["nvme_gain_slowed"] < n["nvme_gain"]
+
+
+def test_the_papers_setups_are_worded_by_the_numbers():
+    s = Scenario()
+    assert split._count_words(15, 15) == "all 15 rows" and split._count_words(0, 15) == "none of the 15 rows"
+    assert split._count_words(4, 15) == "4 of the 15 rows"
+    # a restore that loses is worded as taking longer (1 / 0.705 = 1.42 times), one that wins as faster
+    assert split._fast_link_sentence(28.0, 0.705, s).startswith("Over 28 GB/s restoring takes 1.42 times as long")
+    assert "MFU of 25 %" in split._fast_link_sentence(28.0, 0.705, s)
+    assert split._fast_link_sentence(28.0, 1.2, s).startswith("Over 28 GB/s restoring is still 1.2 times faster")
+    n = split.numbers(split.SCENARIO(s))
+    # the seed's MFU of 25 % on the A100: over one drive restoring wins (1.94x), over four it loses
+    assert n["hcache_vs_fetch_slow"] == pytest.approx(1.941, abs=1e-3) and n["hcache_vs_fetch_fast"] < 1
+    assert n["cake_beats_both"] == "in every row" and n["cake_load_faster"] == "all 15 rows"
+    # a reduction of 68.1 % is a gain of 1 / 0.319 = 3.13; of 94.6 %, 1 / 0.054 = 18.5
+    assert n["cake_vs_compute_published"] == pytest.approx(3.1348, abs=1e-4)
+    assert n["cake_vs_io_published"] == pytest.approx(18.519, abs=1e-3)
+    assert n["cake_kv_share_pct"] == pytest.approx(25.0)  # 8 KV heads of 32 query heads
