@@ -21,7 +21,7 @@ import pandas as pd
 from kvtier.deployment import Deployment
 from kvtier.errors import KvtierError
 from kvtier.inputs import deployments
-from kvtier.report import words
+from kvtier.report import serving, words
 from kvtier.report.columns import Column, declare, named
 from kvtier.scenario import Scenario, measured_on
 
@@ -119,6 +119,9 @@ NAMED_COLUMNS = (
     Column("wins_batch_chunks", "fetch wins inside a batch, per-chunk copies", "tiers"),
     Column("min_ratio_batch_engine", "lowest in-batch ratio, the engine's copies", "×"),
     Column("min_ratio_batch_chunks", "lowest in-batch ratio, per-chunk copies", "×"),
+    Column("split_prefix_tokens", "reused prefix the split serves", "tokens"),
+    Column("split_tiers", "tiers a split is fastest from (alone, batch)"),
+    Column("split_gain_max", "largest split gain over the better pure way", "×"),
     *named("medium"),
     Column("tier_gib_per_accelerator", "tier per accelerator", "GiB"),
     Column("tier_gib_per_server", "tier per server", "GiB"),
@@ -158,6 +161,8 @@ def _row(w: World) -> dict[str, object]:
     per_acc = best.capacity_bytes / n_acc if n_acc > 0 else float("nan")
     usd_h = 3600.0
     wins = (int((ratio["lone"] > 1).sum()), int((ratio["batch"] > 1).sum()), d.n_fetch_wins("batch", "per-layer"))
+    splits = pd.DataFrame(serving.engine_split(sc))
+    split_wins = [int(((splits["regime"] == r) & (splits["fastest"] == "split")).sum()) for r in ("lone", "batch")]
     row |= {
         "accelerator_hour_usd": sc.v("cost.accelerator_hour") * usd_h,
         "block_tokens": sc.block_tokens,
@@ -170,6 +175,9 @@ def _row(w: World) -> dict[str, object]:
         "fetch_wins": "/".join(str(k) for k in wins),
         "min_ratio_batch_engine": float(ratio["batch"].min()),
         "min_ratio_batch_chunks": float(d.ratio("batch", "per-layer").min()),
+        "split_prefix_tokens": serving.split_prefix(sc)[0],
+        "split_tiers": "/".join(str(k) for k in split_wins),
+        "split_gain_max": float(splits["gain"].max()),
         "medium": MEDIUM_WORDS[best.medium] + ("" if feasible else " (over its device's traffic)"),
         "tier_gib_per_accelerator": per_acc / 2**30,
         "tier_gib_per_server": per_acc * w.per_server / 2**30,
@@ -186,6 +194,10 @@ def _row(w: World) -> dict[str, object]:
 def named_table(s: Scenario) -> pd.DataFrame:
     """Per row of :func:`worlds`: the verdicts by regime and copy path, the LRU tier and its money.
 
+    ``split_tiers`` counts the tiers from which splitting the reused prefix of
+    :func:`kvtier.report.serving.split_prefix` (``split_prefix_tokens``) is the fastest way, alone and inside a
+    batch, the engine's copies
+    (:func:`kvtier.report.serving.engine_split`); ``split_gain_max`` is its largest gain over the better pure way.
     ``wins_*`` count the tiers (of ``n_tiers``) from which fetching a block beats regenerating it:
     alone or inside a batch, copied the engine's way (``engine_copies`` copies, each paying the tier's
     per-copy latency; one copy under ``engine: none``) or as one copy per layer chunk
@@ -199,7 +211,7 @@ def named_table(s: Scenario) -> pd.DataFrame:
 
 
 def _span(values: pd.Series, fmt: str, unit: str = "") -> str:
-    cast = int if fmt == "d" else float
+    cast = int if fmt.endswith("d") else float
     lo, hi = format(cast(values.min()), fmt), format(cast(values.max()), fmt)
     return f"{lo}{unit}" if lo == hi else f"{lo} to {hi}{unit}"
 
@@ -228,6 +240,22 @@ def spread_sentence(s: Scenario) -> str:
         f" the engine's way and from {_span(ok['wins_batch_chunks'], 'd')} copied layer chunk by layer chunk"
         f" (alone, from {_span(ok['wins_lone_engine'], 'd')} of {n}); the tier the trace calls for saves"
         f" {_span(ok['saved_usd_h_per_accelerator'], ',.2f')} USD/h per accelerator."
+    )
+
+
+def split_spread_sentence(s: Scenario) -> str:
+    """Where a split of the reused prefix is the fastest way across the rows of :func:`named_table`, in one sentence."""
+    df = named_table(s)
+    ok = df[df["refused"] == ""]
+    if ok.empty:
+        return ""
+    batch = ok["split_tiers"].str.split("/").str[1].astype(int)
+    best = ok.loc[ok["split_gain_max"].idxmax()]
+    n = int(ok["n_tiers"].iloc[0])
+    return (
+        f"Serving a reused prefix ({_span(ok['split_prefix_tokens'], ',d')} tokens) with the engine's own copies,"
+        f" computing its head while its tail is fetched is the fastest way inside a batch from {_span(batch, 'd')}"
+        f" of {n} tiers, by at most {best['split_gain_max']:.3g} times over the better pure way ({best['deployment']})."
     )
 
 

@@ -265,6 +265,31 @@ def split_prefix(s: Scenario, new_tokens: int | None = None) -> tuple[int, int, 
     return (max(window - new, 0) if capped else prefix), new, capped
 
 
+def engine_split(s: Scenario) -> list[dict[str, Any]]:
+    """The split per tier and regime with the engine's own copies (:attr:`Scenario.fetch_transfers`), the prefix of
+    :func:`split_prefix`: tokens computed, gain over the better pure way, the fastest way (tokens; a ratio)."""
+    from kvtier.deployment import Deployment
+
+    d = Deployment.of(s)
+    rc = s.regen_costs()
+    prefix, new, _ = split_prefix(s)
+    n, p = np.array([float(prefix)]), np.array([float(prefix + new)])
+    rows = []
+    for name, bw, lat in zip(d.tiers.names, d.tiers.bandwidth_bytes_per_s, d.tiers.latency_s, strict=True):
+        for regime in ttft.REGIMES:
+            r = split.best_split(rc, fetch_of(s, bw, lat), n, p, regime)
+            rows.append(
+                {
+                    "tier": name,
+                    "regime": regime,
+                    "split_tokens": int(r.split_tokens[0]),
+                    "gain": float(r.gain[0]),
+                    "fastest": r.fastest(s.layer_overlap)[0],
+                }
+            )
+    return rows
+
+
 def split_ladder(s: Scenario) -> list[dict[str, Any]]:
     """The split as a third verdict on the tier ladder: per tier, regime and layout, the prefix of :func:`split_prefix`.
 

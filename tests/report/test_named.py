@@ -127,3 +127,30 @@ def test_a_trace_that_lasts_no_time_prices_no_tier_and_says_so(tmp_path):
     assert named.pool_sentence(s) == (
         "The trace keeps no accelerator busy or reuses nothing, so there is no tier to share or split."
     )
+
+
+def test_the_split_per_deployment_is_the_decisions_split_with_the_engines_copies(table):
+    from kvtier.report import serving
+
+    s = seed_scenario()
+    # this build has no engine: its copies are the chapter's contiguous layout, one a block, so its split per tier
+    # is the decision's split table's contiguous rows, tier by tier and regime by regime
+    mine = {(r["tier"], r["regime"]): r for r in serving.engine_split(s)}
+    ladder = [r for r in serving.split_ladder(s) if r["layout"] == "contiguous"]
+    assert len(mine) == len(ladder) == 20
+    for r in ladder:
+        m = mine[(r["tier"], r["regime"])]
+        assert (m["split_tokens"], m["gain"], m["fastest"]) == (r["split_tokens"], r["gain"], r["fastest"])
+    build = table.loc["this build"]
+    n_split = [sum(1 for r in ladder if r["regime"] == g and r["fastest"] == "split") for g in ("lone", "batch")]
+    assert build["split_tiers"] == f"{n_split[0]}/{n_split[1]}" == "4/9"
+    # the chapter's interior position (50,000) capped by Llama-3-70B's 8,192-token window, less one 16-token block
+    assert build["split_prefix_tokens"] == 8176
+    assert build["split_gain_max"] == max(r["gain"] for r in ladder)
+    # the named deployments' 131,072-token windows hold the interior position whole
+    named_rows = table[table["kind"] == "named"]
+    assert (named_rows["split_prefix_tokens"] == 50_000).all()
+    sentence = named.split_spread_sentence(s)
+    assert sentence.startswith("Serving a reused prefix (8,176 to 50,000 tokens) with the engine's own copies")
+    best = table.loc[table["split_gain_max"].idxmax()]
+    assert f"by at most {best['split_gain_max']:.3g} times over the better pure way ({best.name})" in sentence
