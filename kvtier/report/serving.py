@@ -265,39 +265,9 @@ def split_prefix(s: Scenario, new_tokens: int | None = None) -> tuple[int, int, 
     return (max(window - new, 0) if capped else prefix), new, capped
 
 
-def engine_split(s: Scenario) -> list[dict[str, Any]]:
-    """The split per tier and regime with the engine's own copies (:attr:`Scenario.fetch_transfers`), the prefix of
-    :func:`split_prefix`: tokens computed, gain over the better pure way, the fastest way (tokens; a ratio)."""
-    from kvtier.deployment import Deployment
-
-    d = Deployment.of(s)
-    rc = s.regen_costs()
-    prefix, new, _ = split_prefix(s)
-    n, p = np.array([float(prefix)]), np.array([float(prefix + new)])
-    rows = []
-    for name, bw, lat in zip(d.tiers.names, d.tiers.bandwidth_bytes_per_s, d.tiers.latency_s, strict=True):
-        for regime in ttft.REGIMES:
-            r = split.best_split(rc, fetch_of(s, bw, lat), n, p, regime)
-            rows.append(
-                {
-                    "tier": name,
-                    "regime": regime,
-                    "split_tokens": int(r.split_tokens[0]),
-                    "gain": float(r.gain[0]),
-                    "fastest": r.fastest(s.layer_overlap)[0],
-                }
-            )
-    return rows
-
-
-def split_ladder(s: Scenario) -> list[dict[str, Any]]:
-    """The split as a third verdict on the tier ladder: per tier, regime and layout, the prefix of :func:`split_prefix`.
-
-    Every link preset of the decision (:class:`kvtier.deployment.Deployment`, its latency per copy as the ladder
-    sets it), each layout's copies a block (one, or one per layer chunk), in both regimes:
-    :func:`kvtier.formulas.split.best_split`'s tokens computed, its gain over the better pure way and the fastest
-    way (:meth:`kvtier.formulas.split.Split.fastest`).  Tokens; a ratio.
-    """
+def _tier_splits(s: Scenario, layouts: dict[str, int] | None) -> list[dict[str, Any]]:
+    """:func:`kvtier.formulas.split.best_split` of :func:`split_prefix`'s prefix from every tier of the decision, per
+    layout (its copies a block; ``None``: the deployment's two layouts) and regime (tokens; a ratio)."""
     from dataclasses import replace
 
     from kvtier.deployment import Deployment
@@ -308,7 +278,7 @@ def split_ladder(s: Scenario) -> list[dict[str, Any]]:
     n, p = np.array([float(prefix)]), np.array([float(prefix + new)])
     rows = []
     for name, bw, lat in zip(d.tiers.names, d.tiers.bandwidth_bytes_per_s, d.tiers.latency_s, strict=True):
-        for layout, copies in d.transfers.items():
+        for layout, copies in (d.transfers if layouts is None else layouts).items():
             fetch = replace(fetch_of(s, bw, lat), transfers_per_block=copies)
             for regime in ttft.REGIMES:
                 r = split.best_split(rc, fetch, n, p, regime)
@@ -325,3 +295,21 @@ def split_ladder(s: Scenario) -> list[dict[str, Any]]:
                     }
                 )
     return rows
+
+
+def engine_split(s: Scenario) -> list[dict[str, Any]]:
+    """The split per tier and regime with the engine's own copies (:attr:`Scenario.fetch_transfers`, layout
+    ``engine``), the prefix of :func:`split_prefix`: tokens computed, gain over the better pure way, the fastest way
+    (tokens; a ratio)."""
+    return _tier_splits(s, {"engine": s.fetch_transfers})
+
+
+def split_ladder(s: Scenario) -> list[dict[str, Any]]:
+    """The split as a third verdict on the tier ladder: per tier, regime and layout, the prefix of :func:`split_prefix`.
+
+    Every link preset of the decision (:class:`kvtier.deployment.Deployment`, its latency per copy as the ladder
+    sets it), each layout's copies a block (one, or one per layer chunk), in both regimes:
+    :func:`kvtier.formulas.split.best_split`'s tokens computed, its gain over the better pure way and the fastest
+    way (:meth:`kvtier.formulas.split.Split.fastest`).  Tokens; a ratio.
+    """
+    return _tier_splits(s, None)
