@@ -584,10 +584,8 @@ def numbers(s: Scenario) -> dict[str, Any]:
     regime_key = "lone" if near["regime"] == "lone block" else "batch"
     where = flip_position(s, str(near["tier"]), regime_key, str(near["layout"]))
     out["context_sentence"] = _context_sentence(s, near, where)
-    out["named_lead"] = (
-        f"{named_answer.spread_sentence(s)} {named_answer.split_spread_sentence(s)}"
-        f" {named_answer.confidence_sentence(s, DECISION_KEYS)}"
-    )
+    out["named_lead"] = f"{named_answer.spread_sentence(s)} {named_answer.confidence_sentence(s, DECISION_KEYS)}"
+    out["named_split"] = named_answer.split_spread_sentence(s)
     out["named_pool"] = named_answer.pool_sentence(s)
     out["split_sentence"] = split_sentence(s)
     for what, text in flips.flip_sentences(s).items():
