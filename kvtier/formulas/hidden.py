@@ -31,6 +31,14 @@ def hidden_elements_per_token(hidden_size: int, n_layers: int) -> int:
     return int(hidden_size) * int(n_layers)
 
 
+def hidden_bytes_per_token(hidden_size: int, n_layers: int, kv_bytes_per_token: float, kv_elements: int) -> float:
+    """Bytes a tier holds per token to restore the KV from hidden states, in the KV's element type (B per token).
+
+    :func:`hidden_elements_per_token` times the bytes of one KV element (``kv_bytes_per_token / kv_elements``).
+    """
+    return hidden_elements_per_token(hidden_size, n_layers) * (float(kv_bytes_per_token) / kv_elements)
+
+
 def restore_flops_per_token(hidden_size: int, kv_elements_per_token: int, flops_per_param_token: float = 2.0) -> float:
     """FLOPs that recompute a token's cached KV from its hidden states: the projections into it (FLOP per token).
 

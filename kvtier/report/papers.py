@@ -58,7 +58,7 @@ def setup_rows(s: Scenario, setup: Setup) -> list[dict[str, Any]]:
     rc = sc.regen_costs()
     m = sc.model
     kv_bytes = float(sc.kv_bytes_per_token)
-    hidden_bytes = hidden.hidden_elements_per_token(m.hidden_size, m.n_layers) * kv_bytes / m.kv_elements_per_token()
+    hidden_bytes = hidden.hidden_bytes_per_token(m.hidden_size, m.n_layers, kv_bytes, m.kv_elements_per_token())
     restore_flops = hidden.restore_flops_per_token(m.hidden_size, m.kv_elements_per_token(), rc.flops_per_param_token)
     prefix = np.array(setup.prefix_tokens, dtype=float)
     prompt = prefix + setup.new_tokens

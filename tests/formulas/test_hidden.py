@@ -37,3 +37,12 @@ def test_the_restore_is_the_slower_of_its_transfer_and_its_projections():
     assert t == pytest.approx([1.601e-3, 0.0])
     # on a 1e12 B/s link the transfer takes 1.6 us + 1 us and the projections' 32 us set the time
     assert hidden.restore_s(np.array([16.0]), 1e5, 1e9, 1e12, 1e15, 0.5, latency_s=1e-6) == pytest.approx([32e-6])
+
+
+def test_hidden_bytes_per_token_are_the_elements_in_the_kvs_element_type():
+    # Llama-2-7B in bf16: KV 2 x 32 x 32 x 128 = 262,144 elements, 524,288 B a token; hidden 4,096 x 32 = 131,072
+    # elements of 2 B each = 262,144 B
+    m = load_model("llama-2-7b")
+    assert hidden.hidden_bytes_per_token(m.hidden_size, m.n_layers, 524_288.0, m.kv_elements_per_token()) == 262_144.0
+    # fp8 KV (1 B an element): the hidden states in fp8 too
+    assert hidden.hidden_bytes_per_token(4096, 32, 262_144.0, 262_144) == 131_072.0

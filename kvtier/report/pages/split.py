@@ -130,8 +130,7 @@ def hidden_table(s: Scenario) -> pd.DataFrame:
     for name in PRESETS:
         m = load_model(name)
         kv_bytes = m.kv_bytes_per_token(s.kv_dtype)
-        element = kv_bytes / m.kv_elements_per_token()
-        hidden_bytes = hidden.hidden_elements_per_token(m.hidden_size, m.n_layers) * element
+        hidden_bytes = hidden.hidden_bytes_per_token(m.hidden_size, m.n_layers, kv_bytes, m.kv_elements_per_token())
         restore_flops = hidden.restore_flops_per_token(m.hidden_size, m.kv_elements_per_token())
         active = m.param_counts()[1]
         compute_s = float(costs.compute_time_s(block * restore_flops, peak, mfu))
