@@ -16,6 +16,7 @@ scenarios of a process, and the build's process and its notebooks' kernels, shar
 - :func:`lru_traffic` and :func:`lru_plan`: an LRU tier sized for a share of the achievable hits, in each
   medium, priced (the cost, answer and serving pages', and :class:`kvtier.deployment.Deployment`'s).
 - :func:`reuse`: the trace held in memory with each reference's stack distance (the policies' replays).
+- :func:`fleet_of`: the trace spread over a fleet of instances behind a router, against one pooled tier.
 - :func:`priced`: the scenario the trace pages price the trace under (``workload.deployment``): a named
   deployment as the defaults of the build's set (under the seed, the landing page's named row), or the build's set.
 """
@@ -39,12 +40,15 @@ from kvtier.lazy import deferred
 from kvtier.scenario import Scenario
 
 if TYPE_CHECKING:
-    from kvtier.formulas.cache import replay
+    from kvtier.formulas.cache import fleet, replay
     from kvtier.formulas.cache.curve import LruHistogram, Reuse
     from kvtier.formulas.cache.stream import ChunkReuse
+    from kvtier.formulas.cache.trace import Trace
     from kvtier.inputs import traces
 else:  # the trace reader and the replays: imported when a trace is analysed, not when this module is
-    replay, traces = map(deferred, ("kvtier.formulas.cache.replay", "kvtier.inputs.traces"))
+    fleet, replay, traces = map(
+        deferred, ("kvtier.formulas.cache.fleet", "kvtier.formulas.cache.replay", "kvtier.inputs.traces")
+    )
 
 SHARES: tuple[float, ...] = (*(p / 100 for p in TARGETS_PCT), 1.0)
 """Shares of the trace's achievable hits the book sizes LRU tiers for (with ``decision.hit_target``): the
@@ -378,4 +382,43 @@ def lru_plan(
         overhead_s=s.link_overhead_s,
         drive_bytes=s.v("nvme.drive_capacity"),
         block_tokens=s.block_tokens,
+    )
+
+
+def fleet_links(s: Scenario) -> tuple[fleet.Link, fleet.Link]:
+    """The links a fleet's tiers are read over: each instance's own host DRAM over its host link at the
+    illustrative bandwidth bracket (``tier_latency.host_link`` a transfer), and the pooled tier over each
+    accelerator's RDMA NIC (``fleet.pool_bandwidth``, ``tier_latency.rdma`` a transfer)."""
+    label = str(s.assumptions.value("illustrative.bandwidth"))
+    node = fleet.Link(f"host link, {label} bracket", s.bandwidth(label), s.v("tier_latency.host_link"))
+    pool = fleet.Link("RDMA to the pool", s.v("fleet.pool_bandwidth"), s.v("tier_latency.rdma"))
+    return node, pool
+
+
+def fleet_of(
+    s: Scenario,
+    trace: Trace,
+    capacity_blocks: float,
+    instances: int | None = None,
+    routing: str | None = None,
+    commit: str = "head-first",
+) -> dict[str, Any]:
+    """:func:`kvtier.formulas.cache.fleet.fleet_report` of ``trace`` under ``s``: ``instances`` and ``routing``
+    where given, else ``fleet.instances`` and ``fleet.routing``; the router's thresholds, the decode time and
+    the links (:func:`fleet_links`) from the set; regeneration timed at the illustrative MFU bracket."""
+    value = s.assumptions.value
+    router = fleet.Router(s.v("fleet.balance_abs"), s.v("fleet.balance_rel"), s.v("fleet.cache_threshold"))
+    rc = s.regen_costs(mfu_label=str(value("illustrative.mfu")))
+    node, pool = fleet_links(s)
+    return fleet.fleet_report(
+        trace,
+        rc,
+        int(s.v("fleet.instances")) if instances is None else instances,
+        str(value("fleet.routing")) if routing is None else routing,
+        capacity_blocks,
+        node,
+        pool,
+        s.v("fleet.decode_time_per_token"),
+        router,
+        commit,
     )

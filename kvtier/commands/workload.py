@@ -17,6 +17,7 @@ from kvtier import analysis as trace_analysis
 from kvtier.commands.options import add_assumption_options, add_weight_dtype_option, weight_dtype_sets
 from kvtier.data import SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
+from kvtier.formulas.cache import fleet
 from kvtier.formulas.cache.curve import curve_error
 from kvtier.formulas.cache.regen import RegenCosts
 from kvtier.formulas.cache.report import LinkSpec, report
@@ -86,6 +87,31 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         metavar="CAPACITY",
         help="also the hit ratio over the trace of an LRU tier of CAPACITY (blocks, or bytes with a unit: 2TiB),"
         " per --every requests or per --every-s seconds",
+    )
+    p.add_argument(
+        "--capacity",
+        metavar="CAPACITY",
+        help="also replay an LRU tier of CAPACITY (blocks, or bytes with a unit) request by request: the tokens it"
+        " serves; with --instances, each instance's tier",
+    )
+    p.add_argument(
+        "--instances",
+        metavar="N",
+        type=int,
+        help="with --capacity: spread the trace over N serving instances, each with its own tier, routed by"
+        " --routing, against one pooled tier of N times the capacity read over RDMA (fleet.pool_bandwidth)",
+    )
+    p.add_argument(
+        "--routing",
+        choices=fleet.ROUTINGS,
+        help="with --instances: how a request picks its instance (default: the set's fleet.routing, prefix)",
+    )
+    p.add_argument(
+        "--commit",
+        choices=fleet.COMMITS,
+        default="head-first",
+        help="with --capacity: the order a prompt's blocks are touched after its lookup (head-first, as the book's"
+        " LRU; tail-first, as LiteHit commits, so that an eviction takes a leaf)",
     )
     p.add_argument("--every", metavar="N", type=int, default=1000, help="requests per point of --over-time (1000)")
     p.add_argument("--every-s", metavar="S", type=float, help="seconds per point of --over-time instead (e.g. 60)")
@@ -160,21 +186,27 @@ def links(s: Scenario) -> list[LinkSpec]:
     return [LinkSpec(tiers.names[i], float(tiers.bandwidth_bytes_per_s[i]), float(tiers.latency_s[i])) for i in order]
 
 
-def _over_time(
-    text: str | None, s: Scenario, every: int, every_s: float | None
-) -> tuple[float, int | None, float | None] | None:
-    """``--over-time``'s capacity in blocks (a count, or bytes with a unit), with its grouping."""
-    if text is None:
-        return None
+def _capacity(text: str, s: Scenario, option: str) -> float:
+    """A capacity option's value in blocks: a count, or bytes with a unit over the set's block bytes."""
     try:
         if any(c.isalpha() for c in text):
             cap = parse_quantity(text, "bytes") / (s.kv_bytes_per_token * s.v("workload.block_tokens"))
         else:
             cap = float(text)
     except (KvtierError, ValueError):
-        raise KvtierError(f"--over-time {show(text, quote=True)}: a capacity in blocks, or bytes with a unit") from None
+        raise KvtierError(f"{option} {show(text, quote=True)}: a capacity in blocks, or bytes with a unit") from None
     if not (math.isfinite(cap) and cap >= 0):
-        raise KvtierError(f"--over-time {show(text, quote=True)}: a capacity of 0 or more")
+        raise KvtierError(f"{option} {show(text, quote=True)}: a capacity of 0 or more")
+    return cap
+
+
+def _over_time(
+    text: str | None, s: Scenario, every: int, every_s: float | None
+) -> tuple[float, int | None, float | None] | None:
+    """``--over-time``'s capacity in blocks (a count, or bytes with a unit), with its grouping."""
+    if text is None:
+        return None
+    cap = _capacity(text, s, "--over-time")
     if every_s is not None and not (math.isfinite(every_s) and every_s > 0):
         raise KvtierError(f"--every-s {every_s!r}: a number of seconds above 0")
     if every_s is None and every < 1:
@@ -404,7 +436,7 @@ def lines(rep: dict[str, Any]) -> list[str]:
             f"n/a: {still}; recompute / fetch compares the totals over the trace (each request's hit prefix"
             " recomputed against fetched)"
         )
-    return [*out, *_over_time_lines(rep)]
+    return [*out, *_over_time_lines(rep), *_fleet_lines(rep)]
 
 
 def _count_lines(rep: dict[str, Any]) -> list[str]:
@@ -501,6 +533,70 @@ def notes(rep: dict[str, Any], trace: str) -> dict[str, str]:
     return out
 
 
+def _fleet_options(args: argparse.Namespace, parts: bool) -> str | None:
+    """``--capacity``'s text, having checked that ``--instances`` and ``--routing`` come with it."""
+    cap = getattr(args, "capacity", None)
+    instances = getattr(args, "instances", None)
+    if cap is None and (instances is not None or getattr(args, "routing", None) is not None):
+        raise KvtierError("--instances and --routing spread the trace over a fleet: add --capacity, each tier's size")
+    if instances is not None and not 1 <= instances <= 4096:
+        raise KvtierError(f"--instances {instances}: a number of instances from 1 to 4096")
+    if cap is not None and parts:
+        raise KvtierError("--capacity replays a trace in one file: leave out --parts")
+    return cap
+
+
+def fleet_analysis(s: Scenario, trace: str, capacity: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The trace replayed request by request through ``--instances`` tiers of ``capacity`` (one without it),
+    routed by ``--routing``, against one pooled tier (:func:`kvtier.analysis.fleet_of`)."""
+    cap = _capacity(capacity, s, "--capacity")
+    tr = traces.read_trace(trace, int(s.v("workload.block_tokens")), _format(s))
+    instances = getattr(args, "instances", None) or 1
+    out = trace_analysis.fleet_of(s, tr, cap, instances, getattr(args, "routing", None), args.commit)
+    out["commit"] = args.commit
+    out["prompt_tokens"] = int(tr.input_tokens.sum())
+    out["capacity_bytes"] = cap * s.kv_bytes_per_token * tr.block_tokens
+    return out
+
+
+def _fleet_lines(rep: dict[str, Any]) -> list[str]:
+    """The fleet's replay: one tier, or each instance's and one pooled tier of the same bytes."""
+    ft = rep.get("fleet")
+    if not ft:
+        return []
+    node, pool = ft["node"], ft["pooled"]
+    cap = f"{ft['capacity_blocks']:,.6g} blocks ({format_bytes(ft['capacity_bytes'])})"
+    tokens = round(node["hit_ratio_tokens"] * ft["prompt_tokens"])
+    served = f"{tokens:,} of {ft['prompt_tokens']:,} prompt tokens hit ({_pct(node['hit_ratio_tokens'])})"
+    order = f"blocks touched {ft['commit']} after each lookup; hits counted up to each request's first miss"
+    if ft["instances"] == 1:
+        return ["", f"an LRU tier of {cap}, replayed request by request: {served}", f"  {order}"]
+    per = ft["per_instance"]
+    out = [
+        "",
+        f"{ft['instances']} instances, {ft['routing']} routing, an LRU tier of {cap} each: {served}",
+        f"  {order}",
+        f"{'instance':>8} {'requests':>9} {'hit tokens':>11} {'prefill s':>10}",
+    ]
+    for i, (n, hit, pre) in enumerate(zip(per["requests"], per["hit_ratio_tokens"], per["prefill_s"], strict=True)):
+        out.append(f"{i:>8} {n:>9,} {_num(hit * 100 if hit is not None else None, '.1f'):>10}% {pre:>10,.1f}")
+    out += [
+        f"  busiest instance: {ft['requests_imbalance']:.2f}x the mean requests,"
+        f" {ft['prefill_imbalance']:.2f}x the mean prefill seconds",
+        "",
+        f"{'tier':<46} {'hit tokens':>11} {'TTFT mean':>10} {'TTFT p90':>10}",
+        f"{'one per instance (' + node['link'] + ')':<46} {_pct(node['hit_ratio_tokens']):>11}"
+        f" {format_time(node['ttft_mean_s']):>10} {format_time(node['ttft_p90_s']):>10}",
+        f"{'one pooled, ' + format(pool['capacity_blocks'], ',.6g') + ' blocks (' + pool['link'] + ')':<46}"
+        f" {_pct(pool['hit_ratio_tokens']):>11} {format_time(pool['ttft_mean_s']):>10}"
+        f" {format_time(pool['ttft_p90_s']):>10}",
+        f"{'none':<46} {'':>11} {format_time(ft['none']['ttft_mean_s']):>10}"
+        f" {format_time(ft['none']['ttft_p90_s']):>10}",
+        "TTFT: the hit prefix fetched, then the rest prefilled alone; queueing for the instance not counted",
+    ]
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``kvtier workload``; return the exit status (0), or raise KvtierError on bad input."""
     s = _scenario(args)
@@ -519,7 +615,10 @@ def run(args: argparse.Namespace) -> int:
         parts = {k: getattr(args, k, None) for k in ("scheduler", "workers", "window", "warmup")}
     elif getattr(args, "window", None) is not None or getattr(args, "scheduler", None):
         raise KvtierError("--window and --scheduler read a trace split into files: add --parts")
+    cap = _fleet_options(args, parts is not None)
     rep = analysis(s, trace, max_blocks, over, parts)
+    if cap is not None:
+        rep["fleet"] = fleet_analysis(s, trace, cap, args)
     rep["priced_for"] = priced_sentence(s)
     said = notes(rep, trace)
     if args.json:

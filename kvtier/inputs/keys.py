@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from kvtier.data import DEPLOYMENT_PRESETS, ENGINE_PRESETS, KERNEL_ENGINES, KERNEL_SYSTEMS
 from kvtier.errors import KvtierError, show
+from kvtier.formulas.cache.fleet import ROUTINGS
 from kvtier.inputs import engines
 from kvtier.inputs.traces.formats import TRACE_FORMATS
 from kvtier.units import AUTO_DTYPE, DTYPE_BYTES, KINDS, WEIGHT_DTYPE_BYTES, Bounds
@@ -429,6 +430,44 @@ SCHEMA: dict[str, KeySpec] = {
         low="1e-6",
         high="1",
     ),
+    "fleet.instances": KeySpec(
+        "count",
+        "serving instances the trace is spread over, each with its own tier",
+        low="1",
+        high="4096",
+        integer=True,
+        groups=("fleet",),
+    ),
+    "fleet.routing": KeySpec(
+        "choice", "how the router picks a request's instance", choices=ROUTINGS, groups=("fleet",)
+    ),
+    "fleet.balance_abs": KeySpec(
+        "count",
+        "requests in flight by which the busiest instance must lead the idlest before prefix routing"
+        " balances load instead",
+        groups=("fleet",),
+    ),
+    "fleet.balance_rel": KeySpec(
+        "count",
+        "times as many requests in flight as the idlest instance's the busiest must also hold for that",
+        low="1",
+        groups=("fleet",),
+    ),
+    "fleet.cache_threshold": KeySpec(
+        "fraction",
+        "share of a prompt's blocks the best instance must hold for prefix routing to follow the cache",
+        groups=("fleet",),
+    ),
+    "fleet.decode_time_per_token": KeySpec(
+        "time",
+        "time per output token, which keeps a request in flight on its instance after its prefill",
+        groups=("fleet",),
+    ),
+    "fleet.pool_bandwidth": KeySpec(
+        "bandwidth",
+        "rate at which one accelerator reads a pooled tier over its own RDMA NIC, one direction",
+        groups=("fleet",),
+    ),
     "reference.dgx_spark_hbm": KeySpec("bandwidth", "a measured DGX Spark memory read, shown for comparison only"),
     "reference.h200_host_link": KeySpec("bandwidth", "a measured H200 host-link copy rate, shown for comparison only"),
     "cost.accelerator_hour": KeySpec(
@@ -616,6 +655,7 @@ GROUPS: dict[str, str] = {
     "transfer": "the transfer model beyond latency and bandwidth: the floor, pageable memory, a busy link",
     "price": "the tier-pricing model: prices and their ranges, powers, the NVMe drive an LRU tier writes to",
     "trace": "what shapes a trace's analysis: the file, its format, its tokens per block, how hits are counted",
+    "fleet": "a fleet of instances behind a router: their count, the routing policy, the pooled tier's link",
     "kernels": "the engine model's measured kernel tables: the system, the engine and its version, the batched step",
 }
 """The groups a key may belong to (:attr:`KeySpec.groups`), with what each holds."""

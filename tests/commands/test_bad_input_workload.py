@@ -263,7 +263,7 @@ OPTIONS = [
     (
         "set-format-unknown",
         ("--set", "workload.trace_format=csv"),
-        "key 'workload.trace_format' must be one of mooncake, qwen, got 'csv'",
+        "key 'workload.trace_format' must be one of mooncake, qwen, full-blocks, got 'csv'",
     ),
 ]
 

@@ -220,3 +220,71 @@ def test_a_u2028_in_a_string_is_content_in_both_modes(tmp_path, capsys):
     assert status == status_s == 0
     assert (json.loads(out)["trace"]["requests"], json.loads(out_s)["trace"]["requests"]) == (5, 5)
     assert json.loads(out)["blocks"]["references"] == json.loads(out_s)["blocks"]["references"] == 11
+
+
+# LiteHit's worked example (alibaba/tair-kvcache, kv_cache_manager/optimizer/liteHit/README.md, section 11): keys
+# A..E chained, 4-token blocks, full blocks only: [A B C] 13 tokens, [A B D] 12, [A B C] 13, [A E] 8, [A E] 8
+LITEHIT = [
+    {"timestamp": t, "input_length": n, "output_length": 1, "hash_ids": ids}
+    for t, (n, ids) in enumerate([(13, [1, 2, 3]), (12, [1, 2, 4]), (13, [1, 2, 3]), (8, [1, 5]), (8, [1, 5])])
+]
+
+
+@pytest.mark.parametrize(
+    ("extra", "line"),
+    [
+        # committed tail first, as LiteHit does: 7 blocks of 4 tokens hit at 2 and at 3 blocks, 28 of 54 (51.85 %)
+        (["--capacity", "2", "--commit", "tail-first"], "28 of 54 prompt tokens hit (51.9 %)"),
+        (["--capacity", "3", "--commit", "tail-first"], "28 of 54 prompt tokens hit (51.9 %)"),
+        # the book's LRU, head first: at 2 blocks a prompt's head is evicted before its tail, 2 blocks hit, 8 tokens
+        (["--capacity", "2"], "8 of 54 prompt tokens hit (14.8 %)"),
+        # unbounded: 8 blocks, 32 of 54 (59.26 %), whatever the order
+        (["--capacity", "100"], "32 of 54 prompt tokens hit (59.3 %)"),
+    ],
+)
+def test_the_litehit_worked_example(tmp_path, capsys, extra, line):
+    path = write_trace(tmp_path / "litehit.jsonl", LITEHIT)
+    status, out, err = cli([str(path), "--format", "full-blocks", "--block-tokens", "4", *extra], capsys)
+    assert status == 0, err
+    assert line in out
+
+
+def test_the_litehit_example_unbounded_is_the_infinite_cache(tmp_path, capsys):
+    # without --capacity: the stack distances' infinite cache, 32 of the 54 prompt tokens (59.26 %), the
+    # 2 tail tokens of the 13-token prompts in no block but counted in the denominator
+    path = write_trace(tmp_path / "litehit.jsonl", LITEHIT)
+    status, out, err = cli([str(path), "--format", "full-blocks", "--block-tokens", "4", "--json"], capsys)
+    assert status == 0, err
+    blocks = json.loads(out)["blocks"]
+    assert blocks["hit_ratio_infinite_tokens"] == pytest.approx(32 / 54, rel=1e-12)
+    assert blocks["references"] == 13  # 3 + 3 + 3 + 2 + 2 full blocks
+
+
+def test_a_fleet_against_one_pooled_tier(capsys):
+    # the synthetic trace over 4 instances of 1,000 blocks each, round robin, against one pool of 4,000 blocks
+    status, out, err = cli(
+        ["synthetic", "--capacity", "1000", "--instances", "4", "--routing", "round-robin", "--json"], capsys
+    )
+    assert status == 0, err
+    ft = json.loads(out)["fleet"]
+    # round robin: request r to instance r mod 4; the synthetic trace's 3,993 requests: 999, 998, 998, 998
+    assert ft["per_instance"]["requests"] == [999, 998, 998, 998]
+    assert ft["pooled"]["capacity_blocks"] == 4000
+    # a pool holds every block any instance would, and more: a higher hit ratio than four separate quarters
+    assert ft["pooled"]["hit_ratio_tokens"] > ft["node"]["hit_ratio_tokens"] > 0
+    assert ft["none"]["ttft_mean_s"] > ft["pooled"]["ttft_mean_s"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--instances", "4"], "--instances and --routing spread the trace over a fleet: add --capacity"),
+        (["--capacity", "10", "--instances", "0"], "--instances 0: a number of instances from 1 to 4096"),
+        (["--capacity", "lots"], "--capacity 'lots': a capacity in blocks, or bytes with a unit"),
+        (["--capacity", "-1"], "--capacity '-1': a capacity of 0 or more"),
+    ],
+)
+def test_bad_fleet_options_are_named(capsys, argv, message):
+    status, out, err = cli(["synthetic", *argv], capsys)
+    assert status == 2 and out == ""
+    assert message in err

@@ -81,8 +81,10 @@ class Reuse:
         hits = dist >= 0
         order = np.argsort(dist[hits], kind="stable")
         out = {}
+        prompts = float(self.trace.input_tokens.sum())  # every prompt token, cached in a block or not
         for weighting, w in (("blocks", np.ones(self.trace.n_refs)), ("tokens", self.trace.ref_tokens.astype(float))):
-            out[weighting] = (dist[hits][order], np.cumsum(w[hits][order]), float(w.sum()))
+            total = float(w.sum()) if weighting == "blocks" else prompts
+            out[weighting] = (dist[hits][order], np.cumsum(w[hits][order]), total)
         return out
 
     def _by(self, weighting: str) -> tuple[np.ndarray, np.ndarray, float]:

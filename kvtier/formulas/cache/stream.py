@@ -42,7 +42,7 @@ class Chunk:
     n_refs : int
         Block references of the requests before any sampling.
     all_tokens : float
-        Prompt tokens those references carry before any sampling (tokens).
+        Prompt tokens of the requests before any sampling, in a block or after the last full one (tokens).
     ids, tokens, upto, request : ndarray
         Per reference kept: block id, its prompt tokens, the prompt's tokens through it, its request
         (0-based within the chunk).
@@ -92,7 +92,7 @@ def prepare_chunk(
     request = np.repeat(np.arange(n_req, dtype=np.int64), per)
     upto = np.cumsum(tok)
     upto -= np.repeat(np.r_[0.0, upto][starts[:-1]], per)  # prompt tokens through each block
-    n_refs, all_tokens = int(starts[-1]), float(tok.sum())
+    n_refs, all_tokens = int(starts[-1]), float(inputs.sum())  # every prompt token, in a block or not
     h = None
     if threshold is not None:
         h = block_hash(ids)

@@ -91,10 +91,14 @@ class Trace:
 
 
 def ref_tokens(block_tokens: int, input_tokens: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Prompt tokens in each block of requests laid out by ``starts``: full blocks, the last the rest (tokens)."""
+    """Prompt tokens in each block of requests laid out by ``starts``: full blocks, the last the rest (tokens).
+
+    A prompt whose ids cover only its full blocks (a format without a tail block) has every block
+    full; its tokens after them are in no block.
+    """
     tokens = np.full(int(starts[-1]), block_tokens, dtype=np.int64)
     counts = np.diff(starts)
     has = counts > 0
     last = starts[1:][has] - 1
-    tokens[last] = input_tokens[has] - block_tokens * (counts[has] - 1)
+    tokens[last] = np.minimum(input_tokens[has] - block_tokens * (counts[has] - 1), block_tokens)
     return tokens

@@ -11,6 +11,7 @@ The validating reader, the scanner, the chaining, ``kvtier workload --format`` a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -56,6 +57,10 @@ class TraceFormat:
         The names of a request's timestamp, prompt tokens, output tokens and block ids, in that
         order (default :data:`FIELDS`); printable ASCII with no quote or backslash, which JSON
         would escape.  Other fields of a request are ignored.
+    tail_block : bool
+        True when a prompt's last, partial block has an id too (``ceil(input / block)`` ids, as
+        Mooncake's); False when only full blocks do (``floor``): the tokens past the last full block
+        are never cached, as vLLM caches only full blocks and LiteHit counts them.
     """
 
     name: str
@@ -67,6 +72,7 @@ class TraceFormat:
     source: str
     summary: str
     fields: tuple[str, str, str, str] = FIELDS
+    tail_block: bool = True
 
     def __post_init__(self) -> None:
         plain = all(f and f.isascii() and f.isprintable() and '"' not in f and "\\" not in f for f in self.fields)
@@ -76,6 +82,10 @@ class TraceFormat:
     def prefix_ids(self, ids: np.ndarray, starts: np.ndarray) -> np.ndarray:
         """A trace's ids as they are read, requests one after another (``starts``), as prefix-chained ids."""
         return ids if self.chained else chain_ids(ids, starts)
+
+    def blocks_for(self, input_tokens: Any, block_tokens: int) -> Any:
+        """The ids a prompt of ``input_tokens`` tokens has at ``block_tokens`` tokens a block (int or array)."""
+        return -(-input_tokens // block_tokens) if self.tail_block else input_tokens // block_tokens
 
     def seconds(self, stamps: np.ndarray) -> np.ndarray:
         """Timestamps in the format's unit, in seconds."""
@@ -121,6 +131,19 @@ TRACE_FORMATS: dict[str, TraceFormat] = {
             " timestamp in s since the trace's start, one salted SipHash per 16-token block, not chained",
             summary="Alibaba's Qwen traces, timestamps in s, one id per 16-token block, chained here as a prefix"
             " cache does",
+        ),
+        TraceFormat(
+            name="full-blocks",
+            unit="ms",
+            unit_name="milliseconds",
+            units_per_s=1e3,
+            chained=True,
+            block_tokens=16,
+            source="alibaba/tair-kvcache, kv_cache_manager/optimizer/liteHit/README.md, section 1.2: one chained"
+            " key per full block, floor(input_length / block) of them",
+            summary="timestamps in ms, prefix-chained ids for full blocks only (the tokens after the last full block"
+            " are never cached, as vLLM and LiteHit count them), 16 tokens an id",
+            tail_block=False,
         ),
     )
 }

@@ -160,9 +160,9 @@ def _parse_request(
     ids = _id_array(raw, line)
     if ids is _NOT_INT:
         raise KvtierError(f"{at}: '{hashes}' must be a list of integers")
-    expected = -(-n_in // block_tokens)
+    expected = fmt.blocks_for(n_in, block_tokens)
     if len(raw) != expected:
-        fits = block_tokens != fmt.block_tokens and len(raw) == -(-n_in // fmt.block_tokens)
+        fits = block_tokens != fmt.block_tokens and len(raw) == fmt.blocks_for(n_in, fmt.block_tokens)
         hint = f"; the {fmt.name} format's {fmt.block_tokens} tokens a block would fit" if fits else ""
         raise KvtierError(
             f"{at}: '{hashes}' has {len(raw)} ids but {n_input} {n_in} at {block_tokens} tokens a block"
@@ -195,7 +195,7 @@ class Requests:
                 f"{self.where}: line {number}: timestamp {ts:g} {self.fmt.unit} goes backwards"
                 f" (the line before: {self.last:g})"
             )
-        n_ids = -(-n_in // self.block_tokens)
+        n_ids = self.fmt.blocks_for(n_in, self.block_tokens)
         if self.max_refs is not None and self.refs_before + len(self.ids) + n_ids > self.max_refs:
             raise KvtierError(
                 f"{self.where}: line {number}: more than {self.max_refs:,} block references, the most the in-memory"

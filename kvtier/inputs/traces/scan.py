@@ -216,6 +216,6 @@ def scan_columns(
         return None
     if chars.max() > MAX_LINE_BYTES or (inputs > MAX_TOKENS).any() or (outputs > MAX_TOKENS).any():
         return None
-    if not (counts == -(-inputs // block_tokens)).all():
+    if not (counts == fmt.blocks_for(inputs, block_tokens)).all():
         return None
     return Columns(stamps, inputs, outputs, counts, ids[: int(counts.sum())].copy(), chars)

@@ -161,7 +161,7 @@ def test_compiled_loops_equal_the_plain_simulations(reqs, capacity):
     plain = {
         "min": policies._min_loop.py_func(arr, nxt, capacity, slots),
         "leaf_lru": policies._leaf_lru_loop.py_func(arr, par, capacity),
-        "s3fifo": policies._s3fifo_loop.py_func(arr, capacity, small, slots),
+        "s3fifo": policies._s3fifo_loop.py_func(arr, capacity, small, slots, capacity - small, False),
     }
     assert compiled == plain == expected
 
@@ -179,3 +179,40 @@ def test_compiled_loops_on_a_long_skewed_trace():
         assert policies.min_hits(blocks, c) == min_dict(blocks.tolist(), c)
         assert policies.s3fifo_hits(blocks, c) == s3fifo_dict(blocks.tolist(), c)
         assert policies.leaf_lru_hits(blocks, par, c) == leaf_lru_dict(blocks.tolist(), par.tolist(), c)
+
+
+def _libcachesim_hits(blocks: np.ndarray, capacity: int) -> int:
+    """Hits of libCacheSim's own S3FIFO at ``capacity`` (its defaults: small 0.1, ghost 0.9, move at 2), one
+    request a block of size 1."""
+    import libcachesim
+
+    cache, req = libcachesim.S3FIFO(capacity), libcachesim.Request()
+    req.obj_size = 1
+    hits = 0
+    for b in blocks:
+        req.obj_id = int(b)
+        hits += cache.get(req)
+    return hits
+
+
+def test_s3fifo_libcachesim_variant_is_the_library():
+    # 400 random traces of 1-200 references over 1-60 blocks at 10-60 blocks (libCacheSim refuses fewer than 10):
+    # kvtier's libcachesim variant and the library's C code hit the same references, every one
+    rng = np.random.default_rng(1)
+    for _ in range(400):
+        n, u, c = int(rng.integers(1, 200)), int(rng.integers(1, 60)), int(rng.integers(10, 60))
+        blocks = rng.integers(0, u, n)
+        assert policies.s3fifo_hits(blocks, c, "libcachesim") == _libcachesim_hits(blocks, c), (blocks.tolist(), c)
+
+
+def test_s3fifo_variants_differ_at_warm_up():
+    # the smallest trace found where they part: 23 distinct blocks 0..22, then 20 again, at 20 blocks
+    # paper: every miss enters the small FIFO, which runs past its 2 blocks until the cache is full: 0..19 fill
+    #   it; 20, 21 and 22 evict 0, 1 and 2, so 20 is still held when it returns: 1 hit
+    # libcachesim: small (2 blocks) fills with 0 and 1, then 2..19 enter main until the first eviction; 20, 21
+    #   and 22 each evict from small (0, 1, then 20 itself, to the ghost), so 20 has left by its return: 0 hits
+    blocks = np.r_[np.arange(23), 20]
+    assert policies.s3fifo_hits(blocks, 20) == 1
+    assert policies.s3fifo_hits(blocks, 20, "libcachesim") == 0 == _libcachesim_hits(blocks, 20)
+    with pytest.raises(ValueError, match="variant"):
+        policies.s3fifo_hits(blocks, 20, "clock")

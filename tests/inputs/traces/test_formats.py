@@ -24,6 +24,7 @@ def test_the_formats_are_the_keys_choices():
     assert [(f.unit, f.units_per_s, f.chained, f.block_tokens) for f in traces.TRACE_FORMATS.values()] == [
         ("ms", 1e3, True, 512),
         ("s", 1.0, False, 16),
+        ("ms", 1e3, True, 16),
     ]
 
 
