@@ -17,8 +17,9 @@ from kvtier import analysis as trace_analysis
 from kvtier.commands.options import add_assumption_options, add_weight_dtype_option, weight_dtype_sets
 from kvtier.data import SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
-from kvtier.formulas.cache import fleet
+from kvtier.formulas.cache import fleet, policies
 from kvtier.formulas.cache.curve import curve_error
+from kvtier.formulas.cache.distances import stack_distances
 from kvtier.formulas.cache.regen import RegenCosts
 from kvtier.formulas.cache.report import LinkSpec, report
 from kvtier.formulas.cache.trace import HIT_COUNTS
@@ -112,6 +113,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         default="head-first",
         help="with --capacity: the order a prompt's blocks are touched after its lookup (head-first, as the book's"
         " LRU; tail-first, as LiteHit commits, so that an eviction takes a leaf)",
+    )
+    p.add_argument(
+        "--policies",
+        action="store_true",
+        help="also replay LRU, leaf-first LRU, S3-FIFO and Belady's MIN at each tier's capacity: each one's hit"
+        " ratio, counted per block and up to each request's first miss",
     )
     p.add_argument("--every", metavar="N", type=int, default=1000, help="requests per point of --over-time (1000)")
     p.add_argument("--every-s", metavar="S", type=float, help="seconds per point of --over-time instead (e.g. 60)")
@@ -436,7 +443,7 @@ def lines(rep: dict[str, Any]) -> list[str]:
             f"n/a: {still}; recompute / fetch compares the totals over the trace (each request's hit prefix"
             " recomputed against fetched)"
         )
-    return [*out, *_over_time_lines(rep), *_fleet_lines(rep)]
+    return [*out, *_over_time_lines(rep), *_policy_lines(rep), *_fleet_lines(rep)]
 
 
 def _count_lines(rep: dict[str, Any]) -> list[str]:
@@ -549,13 +556,48 @@ def _fleet_options(args: argparse.Namespace, parts: bool) -> str | None:
 def fleet_analysis(s: Scenario, trace: str, capacity: str, args: argparse.Namespace) -> dict[str, Any]:
     """The trace replayed request by request through ``--instances`` tiers of ``capacity`` (one without it),
     routed by ``--routing``, against one pooled tier (:func:`kvtier.analysis.fleet_of`)."""
-    cap = _capacity(capacity, s, "--capacity")
+    cap = math.floor(_capacity(capacity, s, "--capacity"))  # a tier holds whole blocks
     tr = traces.read_trace(trace, int(s.v("workload.block_tokens")), _format(s))
     instances = getattr(args, "instances", None) or 1
     out = trace_analysis.fleet_of(s, tr, cap, instances, getattr(args, "routing", None), args.commit)
     out["commit"] = args.commit
     out["prompt_tokens"] = int(tr.input_tokens.sum())
     out["capacity_bytes"] = cap * s.kv_bytes_per_token * tr.block_tokens
+    return out
+
+
+def policy_analysis(s: Scenario, trace: str, capacities_blocks: list[float]) -> dict[str, Any]:
+    """Each policy's hit ratio (of block references) at ``capacities_blocks`` (at least 2 blocks each), counted
+    per block and up to each request's first miss (:func:`kvtier.formulas.cache.policies.hit_counts`)."""
+    tr = traces.read_trace(trace, int(s.v("workload.block_tokens")), _format(s))
+    distance = stack_distances(tr.blocks)
+    caps = [max(int(round(c)), 2) for c in capacities_blocks]
+    out: dict[str, Any] = {"capacity_blocks": caps}
+    for count in HIT_COUNTS:
+        hits = policies.hit_counts(tr.blocks, tr.starts, distance, caps, count=count)
+        out[count] = {name: (v / max(tr.n_refs, 1)).tolist() for name, v in hits.items()}
+    return out
+
+
+def _policy_lines(rep: dict[str, Any]) -> list[str]:
+    """Each policy's hit ratio at each tier's capacity, both hit rules where they differ."""
+    pol = rep.get("policies")
+    if not pol:
+        return []
+    this = rep["hit_count"]["count"]
+    other = HIT_COUNTS[1 - HIT_COUNTS.index(this)]
+    out = [
+        "",
+        f"policies at each tier's capacity: hits of all block references, counted {this}"
+        f" (in brackets, counted {other}, where it differs)",
+        f"{'capacity':>10} " + " ".join(f"{policies.POLICY_NAMES[name]:>20}" for name in policies.POLICIES),
+    ]
+    for i, cap in enumerate(pol["capacity_blocks"]):
+        cells = []
+        for name in policies.POLICIES:
+            a, b = pol[this][name][i], pol[other][name][i]
+            cells.append(f"{_pct(a) + ('' if a == b else ' (' + _pct(b) + ')'):>20}")
+        out.append(f"{cap:>10,} " + " ".join(cells))
     return out
 
 
@@ -619,6 +661,10 @@ def run(args: argparse.Namespace) -> int:
     rep = analysis(s, trace, max_blocks, over, parts)
     if cap is not None:
         rep["fleet"] = fleet_analysis(s, trace, cap, args)
+    if getattr(args, "policies", False):
+        if parts is not None:
+            raise KvtierError("--policies replays a trace in one file: leave out --parts")
+        rep["policies"] = policy_analysis(s, trace, [t["capacity_blocks"] for t in rep["tiers"]])
     rep["priced_for"] = priced_sentence(s)
     said = notes(rep, trace)
     if args.json:

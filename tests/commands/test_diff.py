@@ -51,7 +51,7 @@ def test_text_output(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixtu
     lines = out.splitlines()
     assert lines[0].split() == ["table", "row", "column", "old", "new", "change"]
     assert set(lines[1].replace(" ", "")) == {"-"}
-    assert len(lines) == 2 + 135  # header, rule, and the 130 + 5 changes counted in tests/report/diff/test_changes.py
+    assert len(lines) == 2 + 151  # header, rule, and the 146 + 5 changes counted in tests/report/diff/test_changes.py
     fetch = next(line for line in lines if line.startswith("fetch") and "fetch_us" in line)
     assert fetch.split() == ["fetch", "bracket=mid", "fetch_us", "81.92", "52.4288", "-36.00%"]
     bw = next(line for line in lines if line.startswith("fetch") and "bandwidth_GBps" in line)
@@ -120,11 +120,11 @@ def test_markdown_opens_with_the_headline_numbers(
         "| regeneration of a lone block under the roofline (ms) | 52.239 | 52.239 | unchanged |",
         "",
     ]
-    # Then one line per table. The 130 numbers of test_unaffected_tables_report_nothing less value_si
-    # (an SI duplicate of `value`) = 129; 5 text cells (fetch basis and hardware; assumptions value, basis,
+    # Then one line per table. The 146 numbers of test_unaffected_tables_report_nothing less value_si
+    # (an SI duplicate of `value`) = 145; 5 text cells (fetch basis and hardware; assumptions value, basis,
     # source).
-    assert lines[25:40] == [
-        "**129 numbers changed, 5 text cells changed in 10 tables**",
+    assert lines[25:41] == [
+        "**145 numbers changed, 5 text cells changed in 11 tables**",
         "",
         "| table | cells changed | largest relative change |",
         "|:--|:--|:--|",
@@ -142,15 +142,17 @@ def test_markdown_opens_with_the_headline_numbers(
         "| serving_placement | 12 | +54.42% (lone_ratio at tp=1) |",
         "| tiers | 20 | +56.25% (bandwidth_GBps at link=bracket mid) |",
         "| tornado | 16 | +56.25% (ratio_at_low at input=mfu) |",
+        # the fleet: prefix routing's busiest instance prefills 1.0759 -> 1.1327 times the mean (the CSV)
+        "| workload_fleet | 16 | +5.28% (busiest_prefill_x at trace=conversation, tier=per instance, routing=prefix) |",
         "",
     ]
-    # Then every cell, folded: 129 + 5 = 134 rows at display precision.
-    assert lines[40] == (
-        "<details><summary>All 134 changed cells, numbers to 5 significant figures;"
+    # Then every cell, folded: 145 + 5 = 150 rows at display precision.
+    assert lines[41] == (
+        "<details><summary>All 150 changed cells, numbers to 5 significant figures;"
         " 1 cell of SI duplicate columns (value_si) left out</summary>"
     )
-    assert lines[41:44] == ["", "| table | row | column | old | new | change |", "|:--|:--|:--|--:|--:|--:|"]
-    assert lines[-2:] == ["", "</details>"] and len(lines) == 44 + 134 + 2
+    assert lines[42:45] == ["", "| table | row | column | old | new | change |", "|:--|:--|:--|--:|--:|--:|"]
+    assert lines[-2:] == ["", "</details>"] and len(lines) == 45 + 150 + 2
     assert "| fetch | bracket=mid | fetch_us | 81.92 | 52.429 | -36.00% |" in lines
     assert "| assumptions | key=bandwidth.mid | value | 64 GB/s | 100 GB/s | text |" in lines
     assert not [line for line in lines if "| value_si |" in line or "64000000000" in line]
@@ -159,7 +161,7 @@ def test_markdown_opens_with_the_headline_numbers(
 def test_markdown_numbers_only(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli(str(seed_dir), str(fast_dir), "--format", "md", "--numbers-only") == 1
     lines = capsys.readouterr().out.splitlines()
-    assert "**129 numbers changed in 9 tables**" in lines  # the assumptions table had only value_si left
+    assert "**145 numbers changed in 10 tables**" in lines  # the assumptions table had only value_si left
     assert not [line for line in lines if line.endswith("| text |")]
 
 
@@ -210,7 +212,7 @@ def test_git_revisions(
 ) -> None:
     from_git = diff_tables(load_tables("HEAD~1", git_repo), load_tables("HEAD", git_repo))
     from_dirs = diff_tables(load_tables(str(seed_dir)), load_tables(str(fast_dir)))
-    assert from_git == from_dirs and len(from_git) == 135
+    assert from_git == from_dirs and len(from_git) == 151
     assert cli("HEAD~1", "HEAD", "--repo", str(git_repo)) == 1
     assert "-36.00%" in capsys.readouterr().out
     # Default repository: the one holding the current directory (here from a subdirectory).
@@ -227,8 +229,8 @@ def test_numbers_only(seed_dir: Path, fast_dir: Path, capsys) -> None:
     args = parser.parse_args(["diff", str(seed_dir), str(fast_dir), "--numbers-only"])
     assert args.func(args) == 1
     lines = capsys.readouterr().out.splitlines()
-    # header and rule, then the 130 numeric changes only (the 5 text cells are left out)
-    assert len(lines) == 2 + 130 and not any(line.rstrip().endswith("text") for line in lines)
+    # header and rule, then the 146 numeric changes only (the 5 text cells are left out)
+    assert len(lines) == 2 + 146 and not any(line.rstrip().endswith("text") for line in lines)
 
 
 def test_bad_sources(tmp_path: Path, git_repo: Path, seed_dir: Path) -> None:

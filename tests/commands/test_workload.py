@@ -288,3 +288,20 @@ def test_bad_fleet_options_are_named(capsys, argv, message):
     status, out, err = cli(["synthetic", *argv], capsys)
     assert status == 2 and out == ""
     assert message in err
+
+
+def test_policies_on_the_command_line_agree_with_the_replays(capsys):
+    # --policies replays each policy at each tier's capacity; at the 90 % tier of the conversation trace
+    # (31,589 blocks, as the decision) S3-FIFO hits 90,511 of the 288,500 references per block and 89,868 before
+    # each request's first miss (tests/formulas/cache/test_policies.py counts them)
+    status, out, err = cli(["conversation", "--policies", "--json"], capsys, deployment="llama-3.1-70b-h100")
+    assert status == 0, err
+    pol = json.loads(out)["policies"]
+    at = pol["capacity_blocks"].index(31_589)
+    assert pol["per-block"]["s3fifo"][at] == pytest.approx(90_511 / 288_500, rel=1e-12)
+    assert pol["prefix"]["s3fifo"][at] == pytest.approx(89_868 / 288_500, rel=1e-12)
+    # leaf-first LRU evicts leaves only, so its hits always form a prefix: the two rules agree
+    assert pol["prefix"]["leaf_lru"] == pol["per-block"]["leaf_lru"]
+    # MIN bounds every policy's per-block hits at every capacity (not their prefix hits: it does not aim at them)
+    for name in ("lru", "leaf_lru", "s3fifo"):
+        assert all(m >= p for m, p in zip(pol["per-block"]["min"], pol["per-block"][name], strict=True))

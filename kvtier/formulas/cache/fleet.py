@@ -187,7 +187,7 @@ def replay_fleet(
     routing : str
         One of :data:`ROUTINGS`.
     capacity_blocks : float
-        Each instance's tier (blocks, 0 or more; ``math.inf`` for unbounded).
+        Each instance's tier (whole blocks, 0 or more; ``math.inf`` for unbounded).
     busy_s : callable, optional
         ``(request index, hit blocks) -> seconds`` the request keeps its instance busy.
     router : Router
@@ -204,8 +204,8 @@ def replay_fleet(
         raise ValueError(f"instances must be 1 or more, got {instances}")
     if routing not in ROUTINGS:
         raise ValueError(f"routing must be one of {ROUTINGS}, got {routing!r}")
-    if not capacity_blocks >= 0:
-        raise ValueError(f"capacity_blocks must be 0 or more, got {capacity_blocks}")
+    if not (capacity_blocks >= 0 and (math.isinf(capacity_blocks) or float(capacity_blocks).is_integer())):
+        raise ValueError(f"capacity_blocks must be a whole number of blocks, 0 or more, got {capacity_blocks}")
     if commit not in COMMITS:
         raise ValueError(f"commit must be one of {COMMITS}, got {commit!r}")
     n_req, starts, blocks = trace.n_requests, trace.starts, trace.blocks

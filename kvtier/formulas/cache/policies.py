@@ -40,10 +40,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kvtier.formulas.cache.distances import hit_distances
+from kvtier.formulas.cache.trace import HIT_COUNTS
 from kvtier.formulas.jit import jit
 
 POLICIES: tuple[str, ...] = ("lru", "leaf_lru", "s3fifo", "min")
 """The policies compared, by the names the tables use: LRU, leaf-first LRU, S3-FIFO, Belady's MIN."""
+POLICY_NAMES: dict[str, str] = {
+    "lru": "LRU",
+    "leaf_lru": "leaf-first LRU",
+    "s3fifo": "S3-FIFO",
+    "min": "Belady's MIN",
+}
+"""The policies of :data:`POLICIES` in words, as the pages and the command line name them."""
 
 S3FIFO_SMALL_SHARE = 0.10
 """The small FIFO's share of an S3-FIFO cache (Yang et al. 2023: 10 %, chosen on 10 traces)."""
@@ -111,6 +120,29 @@ def parents(blocks: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return out
 
 
+def _flags(flags: np.ndarray | None, n: int) -> np.ndarray:
+    """Where a loop marks its hits: the caller's int8 array of ``n`` (cleared), or a scratch one."""
+    if flags is None:
+        return np.zeros(n, dtype=np.int8)
+    if flags.dtype != np.int8 or flags.size != n:
+        raise ValueError(f"flags must be an int8 array of {n}, one per reference")
+    flags[:] = 0
+    return flags
+
+
+def prefix_hits(flags: np.ndarray, starts: np.ndarray) -> int:
+    """The hits of ``flags`` (1 per reference that hits) that come before their request's first miss.
+
+    What a prefix cache can serve of a policy's hits: a block after a miss is recomputed with it.
+    """
+    f = np.asarray(flags, dtype=bool)
+    s = np.asarray(starts, dtype=np.int64)
+    request = np.repeat(np.arange(s.size - 1), np.diff(s))
+    misses = np.cumsum(~f)  # misses so far; a hit is in its request's prefix when none came before it there
+    before = np.r_[0, misses][s[:-1]][request]
+    return int(np.count_nonzero(f & (misses == before)))
+
+
 def _check(capacity: int, least: int = 1) -> int:
     c = int(capacity)
     if c < least:
@@ -126,7 +158,7 @@ def _dense(blocks: np.ndarray) -> tuple[np.ndarray, int]:
     return b, int(b.max()) + 1 if b.size else 0
 
 
-def min_hits(blocks: np.ndarray, capacity: int, nxt: np.ndarray | None = None) -> int:
+def min_hits(blocks: np.ndarray, capacity: int, nxt: np.ndarray | None = None, flags: np.ndarray | None = None) -> int:
     """Hits of Belady's MIN at ``capacity`` blocks: the most any policy can hit (references).
 
     On a miss with the cache full, the block whose next use is farthest among the cached ones and
@@ -141,14 +173,16 @@ def min_hits(blocks: np.ndarray, capacity: int, nxt: np.ndarray | None = None) -
         Cache size (blocks, >= 1).
     nxt : ndarray of int, optional
         :func:`next_reference` of ``blocks``, when the caller has it.
+    flags : ndarray of int8, optional
+        Set to 1 at each reference that hits (:func:`_flags`).
     """
     c = _check(capacity)
     b, slots = _dense(blocks)
     nxt = next_reference(b) if nxt is None else np.ascontiguousarray(nxt, dtype=np.int64)
-    return int(_min_loop(b, nxt, c, slots))
+    return int(_min_loop(b, nxt, c, slots, _flags(flags, b.size)))
 
 
-def leaf_lru_hits(blocks: np.ndarray, parent: np.ndarray, capacity: int) -> int:
+def leaf_lru_hits(blocks: np.ndarray, parent: np.ndarray, capacity: int, flags: np.ndarray | None = None) -> int:
     """Hits of leaf-first LRU at ``capacity`` blocks: evict the least recently used block with no cached child.
 
     A heap of leaves keyed on last use, stale entries skipped: O(n log n), compiled (:func:`_leaf_lru_loop`).
@@ -164,10 +198,10 @@ def leaf_lru_hits(blocks: np.ndarray, parent: np.ndarray, capacity: int) -> int:
     """
     c = _check(capacity)
     b, _ = _dense(blocks)
-    return int(_leaf_lru_loop(b, np.ascontiguousarray(parent, dtype=np.int64), c))
+    return int(_leaf_lru_loop(b, np.ascontiguousarray(parent, dtype=np.int64), c, _flags(flags, b.size)))
 
 
-def s3fifo_hits(blocks: np.ndarray, capacity: int, variant: str = "paper") -> int:
+def s3fifo_hits(blocks: np.ndarray, capacity: int, variant: str = "paper", flags: np.ndarray | None = None) -> int:
     """Hits of S3-FIFO at ``capacity`` blocks (>= 2): small FIFO 10 % (at least 1 block), main FIFO, ghost FIFO.
 
     As the paper's Algorithm 1 states it (``variant="paper"``), below; ``"libcachesim"`` as
@@ -192,11 +226,11 @@ def s3fifo_hits(blocks: np.ndarray, capacity: int, variant: str = "paper") -> in
     b, slots = _dense(blocks)
     if variant == "paper":
         small_cap = max(1, int(c * S3FIFO_SMALL_SHARE))
-        return int(_s3fifo_loop(b, c, small_cap, slots, c - small_cap, False))
+        return int(_s3fifo_loop(b, c, small_cap, slots, c - small_cap, False, _flags(flags, b.size)))
     small_cap = int(c * S3FIFO_SMALL_SHARE)
     if small_cap <= 1:  # a block of size 1 is as large as the small FIFO: libCacheSim inserts nothing
         return 0
-    return int(_s3fifo_loop(b, c, small_cap, slots, int(c * S3FIFO_GHOST_SHARE), True))
+    return int(_s3fifo_loop(b, c, small_cap, slots, int(c * S3FIFO_GHOST_SHARE), True, _flags(flags, b.size)))
 
 
 # ---- the replay loops, compiled where numba is (kvtier.formulas.jit) -------------------------------------------
@@ -206,7 +240,7 @@ def s3fifo_hits(blocks: np.ndarray, capacity: int, variant: str = "paper") -> in
 
 
 @jit
-def _min_loop(blocks: np.ndarray, nxt: np.ndarray, capacity: int, slots: int) -> int:
+def _min_loop(blocks: np.ndarray, nxt: np.ndarray, capacity: int, slots: int, flags: np.ndarray) -> int:
     n = blocks.size
     cached = np.full(slots, -1, dtype=np.int64)  # a cached block's next use; -1: not cached
     key = np.empty(n + 1, dtype=np.int64)  # max-heap on next use
@@ -219,6 +253,7 @@ def _min_loop(blocks: np.ndarray, nxt: np.ndarray, capacity: int, slots: int) ->
         nx = nxt[i]
         if cached[b] >= 0:
             hits += 1
+            flags[i] = 1
         elif held >= capacity:
             evicted = False
             while not evicted:  # pop stale tops, then the farthest cached block unless the incoming one is farther
@@ -259,7 +294,7 @@ def _min_loop(blocks: np.ndarray, nxt: np.ndarray, capacity: int, slots: int) ->
 
 
 @jit
-def _leaf_lru_loop(blocks: np.ndarray, parent: np.ndarray, capacity: int) -> int:
+def _leaf_lru_loop(blocks: np.ndarray, parent: np.ndarray, capacity: int, flags: np.ndarray) -> int:
     n = blocks.size
     slots = parent.size
     last = np.full(slots, -1, dtype=np.int64)  # a cached block's last reference; -1: not cached
@@ -273,6 +308,7 @@ def _leaf_lru_loop(blocks: np.ndarray, parent: np.ndarray, capacity: int) -> int
         b = blocks[t]
         if last[b] >= 0:
             hits += 1
+            flags[t] = 1
         else:
             if held >= capacity:
                 x = -1
@@ -320,7 +356,13 @@ def _leaf_lru_loop(blocks: np.ndarray, parent: np.ndarray, capacity: int) -> int
 
 @jit
 def _s3fifo_loop(
-    blocks: np.ndarray, capacity: int, small_cap: int, slots: int, ghost_cap: int, libcachesim: bool
+    blocks: np.ndarray,
+    capacity: int,
+    small_cap: int,
+    slots: int,
+    ghost_cap: int,
+    libcachesim: bool,
+    flags: np.ndarray,
 ) -> int:
     n = blocks.size
     main_cap = capacity - small_cap
@@ -336,6 +378,7 @@ def _s3fifo_loop(
         b = blocks[i]
         if freq[b] >= 0:
             hits += 1
+            flags[i] = 1
             if freq[b] < S3FIFO_FREQ_MAX:
                 freq[b] += 1
             continue
@@ -400,6 +443,7 @@ def hit_counts(
     distance: np.ndarray,
     capacities: Sequence[int],
     policies: Sequence[str] = POLICIES,
+    count: str = "per-block",
 ) -> dict[str, np.ndarray]:
     """Hits of each policy at each capacity (references), by policy name of :data:`POLICIES`.
 
@@ -412,21 +456,32 @@ def hit_counts(
         Their LRU stack distances (:func:`kvtier.formulas.cache.distances.stack_distances`).
     capacities : sequence of int
         Cache sizes (blocks, >= 2).
+    count : str
+        ``per-block``: every reference whose block is cached; ``prefix``: only those before their
+        request's first miss (:func:`prefix_hits`), what a prefix cache serves.
     """
     unknown = set(policies) - set(POLICIES)
     if unknown:
         raise ValueError(f"unknown policies {sorted(unknown)}; known: {POLICIES}")
+    if count not in HIT_COUNTS:
+        raise ValueError(f"count must be one of {HIT_COUNTS}, got {count!r}")
     caps = [int(c) for c in capacities]
+    flags = np.zeros(len(blocks), dtype=np.int8)
+
+    def counted(hits: int) -> int:
+        return hits if count == "per-block" else prefix_hits(flags, starts)
+
     out: dict[str, np.ndarray] = {}
     for name in policies:
         if name == "lru":
-            out[name] = lru_hits(distance, caps)
+            d = distance if count == "per-block" else hit_distances(distance, starts, count)
+            out[name] = lru_hits(d, caps)
         elif name == "leaf_lru":
             par = parents(blocks, starts)
-            out[name] = np.array([leaf_lru_hits(blocks, par, c) for c in caps], dtype=np.int64)
+            out[name] = np.array([counted(leaf_lru_hits(blocks, par, c, flags)) for c in caps], dtype=np.int64)
         elif name == "s3fifo":
-            out[name] = np.array([s3fifo_hits(blocks, c) for c in caps], dtype=np.int64)
+            out[name] = np.array([counted(s3fifo_hits(blocks, c, flags=flags)) for c in caps], dtype=np.int64)
         else:
             nxt = next_reference(blocks)
-            out[name] = np.array([min_hits(blocks, c, nxt) for c in caps], dtype=np.int64)
+            out[name] = np.array([counted(min_hits(blocks, c, nxt, flags)) for c in caps], dtype=np.int64)
     return out

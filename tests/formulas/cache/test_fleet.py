@@ -164,5 +164,7 @@ def test_bad_arguments():
         fleet.replay_fleet(t, 1, "nearest", 1)
     with pytest.raises(ValueError, match="capacity"):
         fleet.replay_fleet(t, 1, "random", -1)
+    with pytest.raises(ValueError, match="whole number"):
+        fleet.replay_fleet(t, 1, "random", 1.5)
     with pytest.raises(ValueError, match="commit"):
         fleet.replay_fleet(t, 1, "random", 1, commit="sideways")

@@ -159,9 +159,11 @@ def test_compiled_loops_equal_the_plain_simulations(reqs, capacity):
         "s3fifo": policies.s3fifo_hits(arr, capacity),
     }
     plain = {
-        "min": policies._min_loop.py_func(arr, nxt, capacity, slots),
-        "leaf_lru": policies._leaf_lru_loop.py_func(arr, par, capacity),
-        "s3fifo": policies._s3fifo_loop.py_func(arr, capacity, small, slots, capacity - small, False),
+        "min": policies._min_loop.py_func(arr, nxt, capacity, slots, np.zeros(arr.size, np.int8)),
+        "leaf_lru": policies._leaf_lru_loop.py_func(arr, par, capacity, np.zeros(arr.size, np.int8)),
+        "s3fifo": policies._s3fifo_loop.py_func(
+            arr, capacity, small, slots, capacity - small, False, np.zeros(arr.size, np.int8)
+        ),
     }
     assert compiled == plain == expected
 
@@ -228,3 +230,27 @@ def test_s3fifo_variants_on_the_conversation_trace():
     assert policies.s3fifo_hits(blocks, 31_589) == 90_511
     assert policies.s3fifo_hits(blocks, 31_589, "libcachesim") == 74_315 == _libcachesim_hits(blocks, 31_589)
     assert (round(90_511 / 288_500 * 100, 2), round(74_315 / 288_500 * 100, 2)) == (31.37, 25.76)
+    # a prefix cache serves fewer of the paper's hits: those before each request's first miss
+    d = stack_distances(blocks)
+    starts = traces.read_trace("conversation", 512).starts
+    usable = policies.hit_counts(blocks, starts, d, [31_589], ("s3fifo",), "prefix")["s3fifo"][0]
+    assert round(usable / 288_500 * 100, 2) == 31.15
+
+
+def test_prefix_hits_stop_at_each_requests_first_miss():
+    # three requests: hit miss hit -> 1 (the hit after the miss is recomputed with it); hit hit miss -> 2;
+    # miss hit -> 0: 3 of the 5 hits a prefix cache serves
+    flags = np.array([1, 0, 1, 1, 1, 0, 0, 1], dtype=np.int8)
+    assert policies.prefix_hits(flags, np.array([0, 3, 6, 8])) == 3
+
+
+def test_hit_counts_by_either_rule():
+    # [a b] [c] [a b] [a c']: c' chained after a, so a new block. Capacity 2, LRU: a b miss; c miss (evicts a);
+    # a miss (evicts b), b miss (evicts c); a hits, c' misses: 1 hit, the request's first block, under both rules
+    blocks = np.array([0, 1, 2, 0, 1, 0, 3])
+    starts = np.array([0, 2, 3, 5, 7])
+    d = stack_distances(blocks)
+    for count in ("per-block", "prefix"):
+        assert policies.hit_counts(blocks, starts, d, [2], ("lru",), count)["lru"].tolist() == [1]
+    with pytest.raises(ValueError, match="count"):
+        policies.hit_counts(blocks, starts, d, [2], ("lru",), "usable")

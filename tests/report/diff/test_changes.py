@@ -101,6 +101,7 @@ def test_unaffected_tables_report_nothing(seed_dir: Path, fast_dir: Path) -> Non
         "tornado",
         "serving_placement",
         "serving_moe",
+        "workload_fleet",
     }
     assert not [c for c in changes if c.table in {"block_unit", "regenerate", "roofline", "uncertainty"}]
     # assumptions 1 + fetch 2 + interior 24 (two regimes) + ratio 18 + models 10 (one illustrative ratio per
@@ -111,9 +112,13 @@ def test_unaffected_tables_report_nothing(seed_dir: Path, fast_dir: Path) -> Non
     # taken at the illustrative bandwidth, two ratios and a swing each, 6; lone block: mem_efficiency and
     # mem_bandwidth 3 each, mfu and peak 2 each, their swing staying 0 on a memory-bound block, 10)
     # + the serving page's placements at the illustrative (mid) bandwidth: the fetch and both ratios of
-    # 4 tensor-parallel sizes, 12, and of 5 DeepSeek-V3 placements, 15
-    # = 130 numbers; assumptions 3 + fetch 2 (basis, and the hardware the bracket names) = 5 text cells.
-    assert sum(c.kind == "number" for c in changes) == 130
+    # 4 tensor-parallel sizes, 12, and of 5 DeepSeek-V3 placements, 15 + the workload page's fleet 16 (each
+    # instance's tier is read at the illustrative bracket: every router's mean and 90th-percentile time to first
+    # token, 10; and, as a request stays in flight for its time to first token, the routers that count requests
+    # in flight route otherwise: prefix's and least-loaded's hit ratio and two balance figures, 6; the pool is
+    # read over RDMA and its row, like no tier's, stays)
+    # = 146 numbers; assumptions 3 + fetch 2 (basis, and the hardware the bracket names) = 5 text cells.
+    assert sum(c.kind == "number" for c in changes) == 146
     assert sum(c.kind == "text" for c in changes) == 5
 
 

@@ -2,6 +2,7 @@
 
 The page is a package, one module per job: :mod:`.summary` (the sized trace and its contrast,
 reported and summarised once), :mod:`.curve` (the LRU curve, its tiers and links), :mod:`.policies`,
+:mod:`.fleet` (the tier split over a fleet's instances under each router, against one pooled tier),
 :mod:`.sampling`, :mod:`.over_time`, :mod:`.mooncake` (the traces' published cache figures, recomputed),
 :mod:`.words` (its sentences) and :mod:`.glue` (every number the
 prose quotes); this module is the page contract.
@@ -19,6 +20,7 @@ from kvtier.report.pages.workload.curve import (
     shown_tiers,
     tiers_table,
 )
+from kvtier.report.pages.workload.fleet import fleet_table, shown_fleet
 from kvtier.report.pages.workload.glue import numbers
 from kvtier.report.pages.workload.mooncake import mooncake_table
 from kvtier.report.pages.workload.over_time import over_time_figure, windows_table
@@ -47,6 +49,10 @@ KEYS: tuple[str, ...] = tuple(
             "fetch_layout",
             "flops_per_param_token",
             "illustrative.mfu",
+            "illustrative.bandwidth",  # the fleet: each instance's tier read at this bracket
+            "bandwidth.optimistic",
+            "bandwidth.mid",
+            "bandwidth.pessimistic",
             "kv_dtype",
             "mfu.conservative",
             "mfu.optimistic",
@@ -57,6 +63,7 @@ KEYS: tuple[str, ...] = tuple(
             *FORWARD_KEYS,
             "weight_dtype",
             *keys_in("trace"),
+            *keys_in("fleet"),
             *TIER_LATENCY_KEYS,
             *PLACEMENT_KEYS,
             *TRANSFER_KEYS,
@@ -72,6 +79,7 @@ TABLES = (
     ("workload_tiers", tiers_table, ("trace", "target")),
     ("workload_links", links_table, ("trace", "target", "link")),
     ("workload_policies", policies_table, ("trace", "capacity_blocks")),
+    ("workload_fleet", fleet_table, ("trace", "tier", "routing")),
     ("workload_sampling", sampling_table, ("trace", "sample_rate_pct")),
     ("workload_windows", windows_table, ("window_min", "warmup_min")),
     ("workload_mooncake", mooncake_table, ("trace", "quantity")),
@@ -95,6 +103,7 @@ __all__ = [
     "TABLES",
     "TITLE",
     "contrast_name",
+    "fleet_table",
     "links_table",
     "lru_curve",
     "mooncake_table",
@@ -106,6 +115,7 @@ __all__ = [
     "reuse_intervals",
     "sampled_figure",
     "sampling_table",
+    "shown_fleet",
     "shown_links",
     "shown_tiers",
     "tiers_table",

@@ -12,6 +12,7 @@ import pandas as pd
 from kvtier import analysis, store
 from kvtier.formulas.cache import policies
 from kvtier.formulas.cache.curve import Reuse
+from kvtier.formulas.cache.policies import POLICY_NAMES
 from kvtier.inputs import traces
 from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure, plain_log_ticks
@@ -22,15 +23,6 @@ from kvtier.scenario import Scenario
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-
-POLICY_NAMES: dict[str, str] = {
-    "lru": "LRU",
-    "leaf_lru": "leaf-first LRU",
-    "s3fifo": "S3-FIFO",
-    "min": "Belady's MIN",
-}
-"""The policies of :data:`kvtier.formulas.cache.policies.POLICIES` in words."""
 
 
 POLICY_FRACTIONS: tuple[float, ...] = (1 / 32, 1 / 8, 1 / 2, 1.0)
