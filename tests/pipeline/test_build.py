@@ -274,10 +274,11 @@ def test_a_changed_assumption_changes_only_what_depends_on_it(seed_build, bandwi
     assert executed == sorted(p.notebook for p in pages.PAGES if "bandwidth.mid" in p.keys)
     assert reused == sorted(p.notebook for p in pages.PAGES if "bandwidth.mid" not in p.keys)
     # by hand, so that the two lines above cannot pass on an empty registry: the fetch, ratio and measured
-    # pages read the mid bracket; the block unit and regeneration pages do not, nor do the workload and
-    # cost pages, which price the link presets, not the brackets
-    assert {"02_fetch", "04_ratio", "11_measured"} <= set(executed)
-    assert {"01_block_unit", "03_regenerate", "12_workload", "13_cost"} <= set(reused)
+    # pages read the mid bracket, and so does the workload page, whose fleet reads each instance's tier at the
+    # illustrative bracket; the block unit and regeneration pages do not, nor does the cost page, which prices
+    # the link presets, not the brackets
+    assert {"02_fetch", "04_ratio", "11_measured", "12_workload"} <= set(executed)
+    assert {"01_block_unit", "03_regenerate", "13_cost"} <= set(reused)
     for name in ("block_unit.csv", "regenerate.csv"):
         assert (out / "tables" / name).read_bytes() == (seed_build / "tables" / name).read_bytes(), name
     old = read_csv_rows(seed_build / "tables" / "fetch.csv", "bracket")
@@ -773,7 +774,7 @@ def test_findings_lead_with_the_three_line_answer(seed_build):
         # published-spec, and workload.sample_rate, assumed; 11 all assumed in the seed: six regen.* forward-pass
         # terms, five fetch.* transfer terms; 4 for how copies are issued, 5 for the engine model's kernel tables, 1
         # for the NVMe drive an LRU tier buys, 1 for the deployment the trace pages price: workload.deployment)
-        assert measured.startswith("Of the 128 inputs that enter a calculation, 2 of them measured")
+        assert measured.startswith("Of the 135 inputs that enter a calculation, 2 of them measured")
         # 85 assumed: energy.power_batch (700 W) is assumed, not published-spec; the host link's 55.3 GB/s derived;
         # the tier latencies of RDMA, NVLink-C2C and HBM, decision.hit_target, engine (none) and
         # workload.sample_rate are assumed, and 14 of the placement's keys; 85 + the 11 terms = 96, + 3 for

@@ -14,6 +14,7 @@ from kvtier.formulas.cache import fleet
 from kvtier.report.columns import Column, declare, named
 from kvtier.report.pages.workload.policies import decision_blocks
 from kvtier.report.pages.workload.summary import trace_name
+from kvtier.report.pages.workload.words import fleet_paragraph
 from kvtier.scenario import Scenario
 
 FLEET_COLUMNS = (
@@ -118,4 +119,5 @@ def fleet_numbers(s: Scenario) -> dict[str, Any]:
     out["fleet_pool_hit_pct"] = float(df.loc[("pooled", "any"), "hit_tokens_pct"])
     out["fleet_pool_ttft_ms"] = float(df.loc[("pooled", "any"), "ttft_mean_ms"])
     out["fleet_none_ttft_ms"] = float(df.loc[("none", "any"), "ttft_mean_ms"])
-    return out
+    out["fleet_paragraph"] = fleet_paragraph(out)
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}

@@ -213,6 +213,34 @@ def policy_sentence(n: dict[str, Any]) -> str:
     )
 
 
+def fleet_paragraph(n: dict[str, Any]) -> str:
+    """The decision's tier split over a fleet under each router, against one pool, in words; or why nothing moves.
+
+    ``n``: :func:`kvtier.report.pages.workload.fleet.fleet_numbers`.
+    """
+    pool = n["fleet_pool_hit_pct"]
+    if pool is None or not math.isfinite(pool) or pool == 0:
+        return (
+            "On this trace a tier holds nothing anyone asks for again, so no split of it over instances, and no"
+            " router, serves a token, and a pool serves none either."
+        )
+    return (
+        f"Split the decision's tier evenly over {n['fleet_instances']:,} instances, {n['fleet_tier_gib']:,.0f} GiB"
+        " each, and what they serve depends on the router. Sent without regard to the caches, a request finds its"
+        " prefix on its instance only as often as chance puts it there: round robin serves"
+        f" {n['fleet_round_robin_hit_pct']:.1f} % of the prompt tokens, a random pick {n['fleet_random_hit_pct']:.1f} %"
+        f" and the instance with the fewest requests in flight {n['fleet_least_loaded_hit_pct']:.1f} %. Keeping a"
+        f" conversation on one instance serves {n['fleet_session_hit_pct']:.1f} %, and sending each request to the"
+        " instance that holds its longest cached prefix, as KV-aware routers do (balancing load when the busiest"
+        f" instance runs too far ahead), {n['fleet_prefix_hit_pct']:.1f} %, its busiest instance prefilling"
+        f" {n['fleet_prefix_prefill_x']:.2f} times the mean. One pooled tier of all {n['fleet_pool_gib']:,.0f} GiB,"
+        " which every instance reads over its own RDMA NIC, holds whatever the whole fleet reused most recently,"
+        f" whatever the router: it serves {pool:.1f} %, at a mean time to first token of"
+        f" {n['fleet_pool_ttft_ms']:,.0f} ms against {n['fleet_prefix_ttft_ms']:,.0f} ms for a tier per instance"
+        f" under the prefix router and {n['fleet_none_ttft_ms']:,.0f} ms with no tier."
+    )
+
+
 def sampled_words(pct: float) -> str:
     """What the policies were replayed on, when not every reference: a sentence, or nothing."""
     if pct >= 100:
