@@ -21,7 +21,7 @@ from kvtier.formulas.cache import fleet, policies
 from kvtier.formulas.cache.curve import curve_error
 from kvtier.formulas.cache.distances import stack_distances
 from kvtier.formulas.cache.regen import RegenCosts
-from kvtier.formulas.cache.report import LinkSpec, report
+from kvtier.formulas.cache.report import SAMPLED_FIGURES, LinkSpec, report
 from kvtier.formulas.cache.trace import HIT_COUNTS
 from kvtier.inputs import distributed, traces
 from kvtier.inputs.assumptions import load_assumptions, parse_set_options
@@ -257,6 +257,8 @@ def analysis(
             " measures the curve on a share of them"
         ) from None
     out = report(h, rc, links(s))
+    if h.sample_rate < 1:
+        out["sample_error"] = sample_errors(s, rc, float(s.v("workload.sample_rate")), max_blocks)
     if h.over_time is not None and over_time is not None:
         start, refs, ratio = h.over_time
         out["over_time"] = {
@@ -271,6 +273,24 @@ def analysis(
     out["kv_dtype"] = s.kv_dtype
     out["mfu_label"] = mfu_label
     return out
+
+
+def sample_errors(s: Scenario, rc: RegenCosts, rate: float, max_blocks: int | None) -> dict[str, Any]:
+    """How far each sampled figure lies from the exact one on the shipped traces, sampled as the user's trace was.
+
+    :func:`kvtier.inputs.traces.sampling_error` of each shipped trace at ``rate`` (and ``max_blocks``), priced
+    with ``rc`` over the set's links: per trace its figures' errors
+    (:data:`kvtier.formulas.cache.report.SAMPLED_FIGURES`), and the largest of each over the traces.
+    """
+    count = str(s.assumptions.value("workload.hit_count"))
+    per = {}
+    for name in SHIPPED_TRACES:
+        (row,) = traces.sampling_error(
+            name, [rate], traces.TRACE_BLOCK_TOKENS, traces.DEFAULT_FORMAT, count, max_blocks, rc, links(s)
+        )
+        per[name] = {"rate_used": row["rate_used"], **row["figures"]}
+    largest = {k: max(v[k] for v in per.values()) for k in SAMPLED_FIGURES}
+    return {"rate": rate, "max_blocks": max_blocks, "traces": per, "largest": largest}
 
 
 def _parts(
@@ -380,9 +400,21 @@ def _regen_lines(rep: dict[str, Any]) -> list[str]:
     ]
 
 
+def _prefix_line(rep: dict[str, Any]) -> str:
+    """The prefix property, checked on every request; not stated of a sample, whose error it has none measured."""
+    tr, pf = rep["trace"], rep["prefix"]
+    if rep.get("sample_rate", 1.0) < 1:
+        return "prefix property: not checked on a sample (run without --sample to check it on every request)"
+    return (
+        f"prefix property: {tr['requests'] - pf['requests_with_a_distance_that_falls']:,} of {tr['requests']:,}"
+        " requests have stack distances that never fall along the prompt (their LRU hits form a prefix"
+        " at every capacity)"
+    )
+
+
 def lines(rep: dict[str, Any]) -> list[str]:
     """The report as text for a terminal; an undefined figure reads ``n/a``, with a line saying why."""
-    tr, bl, pf = rep["trace"], rep["blocks"], rep["prefix"]
+    tr, bl = rep["trace"], rep["blocks"]
     ins, outs, ri = tr["input_tokens"], tr["output_tokens"], bl["reuse_interval_s"]
     empty = nothing_to_cache(bl["references"], bl["hit_ratio_infinite_blocks"])
     reuse = (
@@ -399,9 +431,7 @@ def lines(rep: dict[str, Any]) -> list[str]:
         f"blocks: {bl['references']:,} references, {bl['unique']:,} unique; an infinite cache hits"
         f" {_pct(bl['hit_ratio_infinite_blocks'])} of blocks, {_pct(bl['hit_ratio_infinite_tokens'])} of tokens",
         reuse,
-        f"prefix property: {tr['requests'] - pf['requests_with_a_distance_that_falls']:,} of {tr['requests']:,}"
-        " requests have stack distances that never fall along the prompt (their LRU hits form a prefix"
-        " at every capacity)",
+        _prefix_line(rep),
         *_count_lines(rep),
         *_parts_lines(rep),
         "",
@@ -455,8 +485,9 @@ def _count_lines(rep: dict[str, Any]) -> list[str]:
     if rep.get("sample_rate", 1.0) < 1:
         out[0] += (
             f"; curve sampled at {rep['sample_rate']:.4g} of the blocks (SHARDS), distances scaled by"
-            f" {1 / rep['sample_rate']:,.4g}: an estimate"
+            f" {1 / rep['sample_rate']:,.4g}"
         )
+        out += _sample_error_lines(rep)
     diffs = [d for d in hc["other_minus_this"] if d]
     if diffs:
         worst = max(hc["other_minus_this"], key=abs)
@@ -464,6 +495,21 @@ def _count_lines(rep: dict[str, Any]) -> list[str]:
             f"  counted {hc['other']} instead, a tier's block hit ratio would differ by up to {worst * 100:+.2f} points"
         )
     return out
+
+
+def _sample_error_lines(rep: dict[str, Any]) -> list[str]:
+    """What each sampled figure's error was on the shipped traces, sampled alike: the largest over them."""
+    se = rep.get("sample_error")
+    if not se:
+        return []
+    big = se["largest"]
+    parts = [f"{SAMPLED_FIGURES['hit_ratio_pts']} within {big['hit_ratio_pts']:.1f} points"]
+    parts += [f"{SAMPLED_FIGURES[k]} within {big[k] * 100:.0f} %" for k in SAMPLED_FIGURES if k != "hit_ratio_pts"]
+    return [
+        f"  the sampled figures are estimates; sampled alike, the shipped traces ({', '.join(se['traces'])}) came"
+        " out, against their exact figures:",
+        *(f"    {p}" for p in parts),
+    ]
 
 
 def _parts_lines(rep: dict[str, Any]) -> list[str]:
@@ -657,6 +703,10 @@ def run(args: argparse.Namespace) -> int:
         parts = {k: getattr(args, k, None) for k in ("scheduler", "workers", "window", "warmup")}
     elif getattr(args, "window", None) is not None or getattr(args, "scheduler", None):
         raise KvtierError("--window and --scheduler read a trace split into files: add --parts")
+    if over is not None and (float(s.v("workload.sample_rate")) < 1 or max_blocks is not None):
+        raise KvtierError(
+            "--over-time replays every block, and its error on a sample is not measured: leave out --sample"
+        )
     cap = _fleet_options(args, parts is not None)
     rep = analysis(s, trace, max_blocks, over, parts)
     if cap is not None:

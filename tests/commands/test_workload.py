@@ -305,3 +305,33 @@ def test_policies_on_the_command_line_agree_with_the_replays(capsys):
     # MIN bounds every policy's per-block hits at every capacity (not their prefix hits: it does not aim at them)
     for name in ("lru", "leaf_lru", "s3fifo"):
         assert all(m >= p for m, p in zip(pol["per-block"]["min"], pol["per-block"][name], strict=True))
+
+
+def test_a_sampled_run_states_each_figures_measured_error(capsys):
+    # --sample 0.1 on the synthetic trace: the shipped traces sampled alike, each figure's error against the exact
+    status, out, err = cli(["synthetic", "--sample", "0.1", "--json"], capsys, deployment="llama-3.1-70b-h100")
+    assert status == 0, err
+    rep = json.loads(out)
+    se = rep["sample_error"]
+    assert se["rate"] == 0.1 and set(se["traces"]) == {"conversation", "synthetic"}
+    # the largest of each figure's error is the larger of the two traces'
+    for k, v in se["largest"].items():
+        assert v == max(t[k] for t in se["traces"].values())
+    # the synthetic trace's own row is its sampled report against its exact one: the tier sizes, by hand from the
+    # two runs' tiers (kvtier.formulas.cache.report.figure_errors takes the largest relative gap over the tiers)
+    _, exact_out, _ = cli(["synthetic", "--json"], capsys, deployment="llama-3.1-70b-h100")
+    exact = json.loads(exact_out)
+    gaps = [
+        abs(t["capacity_blocks"] / e["capacity_blocks"] - 1) for t, e in zip(rep["tiers"], exact["tiers"], strict=True)
+    ]
+    assert se["traces"]["synthetic"]["capacity_rel"] == pytest.approx(max(gaps), rel=1e-12)
+    # and in words, one line a figure; the prefix property is not stated of a sample
+    _, text, _ = cli(["synthetic", "--sample", "0.1"], capsys, deployment="llama-3.1-70b-h100")
+    assert "tier sizes within" in text and "prefill saved per second within" in text
+    assert "prefix property: not checked on a sample" in text
+
+
+def test_over_time_refuses_a_sample(capsys):
+    status, out, err = cli(["synthetic", "--sample", "0.1", "--over-time", "100"], capsys)
+    assert status == 2 and out == ""
+    assert "--over-time replays every block" in err

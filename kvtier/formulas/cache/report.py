@@ -317,3 +317,69 @@ def cache_figures(reuse: Reuse | LruHistogram, capacity_tokens: float | Sequence
         hit_ratio=hit,
         share_of_max=share,
     )
+
+
+SAMPLED_FIGURES: dict[str, str] = {
+    "hit_ratio_pts": "hit ratios (the curve at every capacity, and the infinite cache's)",
+    "unique_rel": "distinct blocks",
+    "capacity_rel": "tier sizes",
+    "saving_rel": "prefill saved per second",
+    "reuse_interval_rel": "reuse intervals",
+    "link_rel": "link time and recompute / fetch",
+}
+"""The figures of a sampled report whose error :func:`figure_errors` measures, with what each is in words:
+``*_pts`` in points of hit ratio, ``*_rel`` relative (0.1: 10 %)."""
+
+
+def _rel(exact: float, sampled: float) -> float:
+    """``|sampled / exact - 1|``: 0 for two zeros or two undefined figures (NaN), infinite for a zero, an undefined
+    or an infinite figure against another."""
+    if math.isnan(exact) and math.isnan(sampled):
+        return 0.0
+    if not (math.isfinite(exact) and math.isfinite(sampled)):
+        return 0.0 if exact == sampled else math.inf
+    if exact == 0:
+        return 0.0 if sampled == 0 else math.inf
+    return abs(sampled / exact - 1)
+
+
+def figure_errors(exact: dict[str, Any], sampled: dict[str, Any], curve_pts: float) -> dict[str, float]:
+    """How far each figure of a sampled :func:`report` lies from the exact one's, the largest over its entries.
+
+    Parameters
+    ----------
+    exact, sampled : dict
+        :func:`report` of one trace, exact and sampled, with the same targets and links.
+    curve_pts : float
+        The largest gap between the two LRU curves (points of hit ratio,
+        :func:`kvtier.formulas.cache.curve.curve_error`'s ``max_abs`` x 100).
+
+    Returns
+    -------
+    dict
+        Keyed as :data:`SAMPLED_FIGURES`: ``hit_ratio_pts`` the larger of ``curve_pts`` and the infinite cache's
+        gap (points); the others relative: each tier's capacity, each tier's prefill saved per second in both
+        regimes, the reuse interval's p50, p90, p99 and maximum, each tier's and link's link time per second and
+        recompute / fetch ratios.
+    """
+    eb, sb = exact["blocks"], sampled["blocks"]
+    inf_gap = max(abs(sb[k] - eb[k]) for k in ("hit_ratio_infinite_blocks", "hit_ratio_infinite_tokens")) * 100
+    pairs = list(zip(exact["tiers"], sampled["tiers"], strict=True))
+    links = [(a, b) for te, ts in pairs for a, b in zip(te["links"], ts["links"], strict=True)]
+    return {
+        "hit_ratio_pts": max(curve_pts, inf_gap),
+        "unique_rel": _rel(eb["unique"], sb["unique"]),
+        "capacity_rel": max(_rel(te["capacity_blocks"], ts["capacity_blocks"]) for te, ts in pairs),
+        "saving_rel": max(_rel(te[k], ts[k]) for te, ts in pairs for k in ("in_batch_gpu_s_per_s", "lone_gpu_s_per_s")),
+        "reuse_interval_rel": max(
+            _rel(eb["reuse_interval_s"][k], sb["reuse_interval_s"][k]) for k in ("p50", "p90", "p99", "max")
+        ),
+        "link_rel": max(
+            (
+                _rel(a[k], b[k])
+                for a, b in links
+                for k in ("fetch_link_s_per_s", "in_batch_over_fetch", "lone_over_fetch")
+            ),
+            default=0.0,
+        ),
+    }

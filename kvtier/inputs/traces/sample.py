@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 from kvtier.formulas.cache.curve import LruHistogram, curve_error
 from kvtier.formulas.cache.ids import dense_ids
+from kvtier.formulas.cache.regen import RegenCosts
+from kvtier.formulas.cache.report import LinkSpec, figure_errors, report
 from kvtier.formulas.cache.sampling import block_hash, sample_threshold
 from kvtier.formulas.cache.stream import histogram_of
 from kvtier.formulas.cache.trace import DEFAULT_HIT_COUNT, Trace
@@ -65,7 +68,9 @@ def sampling_error(
     trace_format: str = DEFAULT_FORMAT,
     count: str = DEFAULT_HIT_COUNT,
     max_blocks: int | None = None,
-) -> list[dict[str, float]]:
+    rc: RegenCosts | None = None,
+    links: Sequence[LinkSpec] = (),
+) -> list[dict[str, Any]]:
     """The error of the sampled LRU curve against the exact one on a trace, at each sampling rate.
 
     Parameters
@@ -76,38 +81,48 @@ def sampling_error(
         Sampling rates in (0, 1].
     max_blocks : int, optional
         The fixed-size variant's bound on the sampled blocks held.
+    rc : RegenCosts, optional
+        With it, every figure of the workload report is measured too (``figures``): the report
+        (:func:`kvtier.formulas.cache.report.report`, with ``links``) of the sampled pass against the exact one's.
+    links : sequence of LinkSpec
+        The links the reports fetch over.
 
     Returns
     -------
     list of dict
         One per rate: ``rate`` (the one asked), ``rate_used`` (after the fixed size lowered it),
         ``sampled_refs``, ``refs``, ``mean_abs`` and ``max_abs`` (:func:`kvtier.formulas.cache.curve.curve_error`,
-        blocks weighted), ``seconds`` (the sampled pass, reading included) and ``exact_seconds``.
+        blocks weighted), ``seconds`` (the sampled pass, reading included) and ``exact_seconds``; with ``rc``,
+        ``figures`` (:func:`kvtier.formulas.cache.report.figure_errors`).
     """
 
     def measure(rate: float, bound: int | None) -> tuple[LruHistogram, float]:
         t0 = time.perf_counter()
         if isinstance(name, Trace):
-            h = histogram_of(name, count, None, rate, bound)
+            h = histogram_of(name, count, rc, rate, bound)
         else:
             h = stream_lru(
-                name, block_tokens, trace_format=trace_format, count=count, sample_rate=rate, max_blocks=bound
+                name, block_tokens, trace_format=trace_format, count=count, rc=rc, sample_rate=rate, max_blocks=bound
             )
         return h, time.perf_counter() - t0
 
     exact, exact_s = measure(1.0, None)
+    whole = report(exact, rc, links) if rc is not None else None
     rows = []
     for rate in rates:
         h, seconds = measure(rate, max_blocks)
-        rows.append(
-            {
-                "rate": float(rate),
-                "rate_used": h.sample_rate,
-                "refs": h.n_refs,
-                "sampled_refs": h.sampled_refs,
-                **{k: v for k, v in curve_error(exact, h).items() if k in ("mean_abs", "max_abs")},
-                "seconds": seconds,
-                "exact_seconds": exact_s,
-            }
-        )
+        gap = curve_error(exact, h)
+        row: dict[str, Any] = {
+            "rate": float(rate),
+            "rate_used": h.sample_rate,
+            "refs": h.n_refs,
+            "sampled_refs": h.sampled_refs,
+            "mean_abs": gap["mean_abs"],
+            "max_abs": gap["max_abs"],
+            "seconds": seconds,
+            "exact_seconds": exact_s,
+        }
+        if whole is not None and rc is not None:
+            row["figures"] = figure_errors(whole, report(h, rc, links), gap["max_abs"] * 100)
+        rows.append(row)
     return rows

@@ -203,3 +203,48 @@ def test_the_cache_figures_of_the_shipped_traces():
         assert f.cache_ratio_blocks * 100 == pytest.approx(blocks, abs=5e-4)
         assert f.hit_ratio[0] * 100 == pytest.approx(hit, abs=5e-4)
         assert f.share_of_max[0] * 100 == pytest.approx(share, abs=5e-4)
+
+
+def test_figure_errors_take_the_largest_gap_of_each_figure():
+    from kvtier.formulas.cache.report import _rel, figure_errors
+
+    # two zeros or two undefined figures agree; a zero, undefined or infinite one against another does not
+    assert _rel(0.0, 0.0) == 0.0 and _rel(math.nan, math.nan) == 0.0
+    assert _rel(0.0, 1.0) == math.inf and _rel(1.0, math.nan) == math.inf and _rel(math.inf, 1.0) == math.inf
+    # 4 -> 5: 25 %
+    assert _rel(4.0, 5.0) == 0.25
+
+    def rep(unique, caps, saved, p50, busy):
+        return {
+            "blocks": {
+                "unique": unique,
+                "hit_ratio_infinite_blocks": 0.5,
+                "hit_ratio_infinite_tokens": 0.5,
+                "reuse_interval_s": {"p50": p50, "p90": 10.0, "p99": 20.0, "max": 30.0},
+            },
+            "tiers": [
+                {
+                    "capacity_blocks": c,
+                    "in_batch_gpu_s_per_s": v,
+                    "lone_gpu_s_per_s": v,
+                    "links": [{"fetch_link_s_per_s": busy, "in_batch_over_fetch": 2.0, "lone_over_fetch": 2.0}],
+                }
+                for c, v in zip(caps, saved, strict=True)
+            ],
+        }
+
+    exact = rep(100, [10.0, 20.0], [1.0, 2.0], 4.0, 0.5)
+    sampled = rep(90, [11.0, 20.0], [1.0, 1.5], 5.0, 0.6)
+    got = figure_errors(exact, sampled, curve_pts=1.5)
+    # distinct 100 -> 90: 10 %; tiers 10 -> 11 (10 %) and 20 -> 20: 10 %; saved 2 -> 1.5: 25 %; p50 4 -> 5: 25 %;
+    # link time 0.5 -> 0.6: 20 %; the curve's 1.5 points above the infinite cache's 0
+    assert got == pytest.approx(
+        {
+            "hit_ratio_pts": 1.5,
+            "unique_rel": 0.1,
+            "capacity_rel": 0.1,
+            "saving_rel": 0.25,
+            "reuse_interval_rel": 0.25,
+            "link_rel": 0.2,
+        }
+    )

@@ -45,3 +45,18 @@ def test_the_error_is_measured_at_each_rate_asked():
     rows = traces.sampling_error(traces.generate_trace(2000, seed=4), traces.SAMPLE_RATES)
     assert [r["rate"] for r in rows] == [0.1, 0.01, 0.001]
     assert all(r["sampled_refs"] < r["refs"] and 0 <= r["mean_abs"] <= r["max_abs"] <= 1 for r in rows)
+
+
+def test_every_figure_is_measured_on_a_generated_trace():
+    # a generated trace in memory, priced by the hand costs: each figure's error at 10 % is a number, 0 where the
+    # sample is the whole trace
+    from kvtier.formulas.cache.report import SAMPLED_FIGURES
+    from kvtier.inputs.traces.generate import generate_trace
+    from tests.oracles import HAND_RC, hand_link
+
+    t = generate_trace(n_requests=400, seed=3)
+    whole, tenth = traces.sampling_error(t, (1.0, 0.1), rc=HAND_RC, links=[hand_link()])
+    assert set(whole["figures"]) == set(SAMPLED_FIGURES) == set(tenth["figures"])
+    assert all(v == 0 for v in whole["figures"].values())
+    assert tenth["figures"]["hit_ratio_pts"] == pytest.approx(tenth["max_abs"] * 100)
+    assert all(v >= 0 for v in tenth["figures"].values())
