@@ -34,11 +34,13 @@ def _sampling_rows(s: Scenario, rates: tuple[float, ...]) -> list[dict[str, Any]
     """:func:`kvtier.inputs.traces.sampling_error` of both traces the page reads, without the timings.
 
     Each trace as the page reads it (:func:`curve`: the sized one at the set's block size and
-    format, streamed), counted as ``workload.hit_count`` counts.  Sampling is spatially hashed (SHARDS), so
-    the rows are the same on every run.
+    format, streamed), counted as ``workload.hit_count`` counts, priced as the page prices it so that the
+    figures built on the curve (tier sizes, prefill saved, reuse intervals) have their error measured too.
+    Sampling is spatially hashed (SHARDS), so the rows are the same on every run.
     """
     count = str(s.assumptions.value("workload.hit_count"))
     key = {
+        "rc": s.regen_costs(),
         "trace": analysis.trace_key(s),
         "contrast": traces.version_key(contrast_name(s)),
         "contrast_name": contrast_name(s),
@@ -57,7 +59,8 @@ def _rows(s: Scenario, rates: tuple[float, ...], count: str) -> list[dict[str, A
             fmt, bt = str(s.assumptions.value("workload.trace_format")), int(s.v("workload.block_tokens"))
         else:
             fmt, bt = traces.DEFAULT_FORMAT, traces.TRACE_BLOCK_TOKENS
-        for row in traces.sampling_error(name, rates, bt, fmt, count):
+        for row in traces.sampling_error(name, rates, bt, fmt, count, rc=s.regen_costs()):
+            fig = row["figures"]
             rows.append(
                 {
                     "trace": name,
@@ -68,6 +71,9 @@ def _rows(s: Scenario, rates: tuple[float, ...], count: str) -> list[dict[str, A
                     "sampled_references": int(row["sampled_refs"] if row["rate_used"] < 1 else row["refs"]),
                     "mean_abs_error_pts": row["mean_abs"] * 100,
                     "max_abs_error_pts": row["max_abs"] * 100,
+                    "capacity_error_pct": fig["capacity_rel"] * 100,
+                    "saving_error_pct": fig["saving_rel"] * 100,
+                    "reuse_interval_error_pct": fig["reuse_interval_rel"] * 100,
                     "provenance": "derived",
                 }
             )
@@ -81,6 +87,9 @@ SAMPLING_COLUMNS = (
     Column("sampled_references", "sampled references"),
     Column("mean_abs_error_pts", "mean absolute error of the hit ratio", "points"),
     Column("max_abs_error_pts", "largest absolute error of the hit ratio", "points"),
+    Column("capacity_error_pct", "largest error of a tier size", "%"),
+    Column("saving_error_pct", "largest error of the prefill saved", "%"),
+    Column("reuse_interval_error_pct", "largest error of a reuse interval", "%"),
     *named("provenance"),
 )
 """The columns of :func:`sampling_table`, in words with their units."""
@@ -91,7 +100,10 @@ def sampling_table(s: Scenario) -> pd.DataFrame:
 
     The error is :func:`kvtier.formulas.cache.curve.curve_error`'s: the mean and the largest absolute
     difference of the sampled LRU hit ratio from the exact one, in points of hit ratio (% of block
-    references), over evenly spaced capacities up to the one that catches every achievable hit.
+    references), over evenly spaced capacities up to the one that catches every achievable hit; and the
+    largest relative error of the figures built on it (:func:`kvtier.formulas.cache.report.figure_errors`):
+    a tier's size for each target, the prefill it saves per second in either regime, the reuse interval's
+    percentiles.
     No wall-clock time: that is ``benchmarks/bench_scale.py``'s (tables of record are the same
     on every run).
     """
@@ -125,6 +137,8 @@ def sampling_numbers(s: Scenario) -> dict[str, Any]:
         out[f"sample_{key}_refs"] = int(row["sampled_references"])
         out[f"sample_{key}_mean_pts"] = float(row["mean_abs_error_pts"])
         out[f"sample_{key}_max_pts"] = float(row["max_abs_error_pts"])
+        out[f"sample_{key}_saving_pct"] = float(row["saving_error_pct"])
+        out[f"sample_{key}_capacity_pct"] = float(row["capacity_error_pct"])
     out["sampling_sentence"] = sampling_sentence(trace_name(s), own)
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
 

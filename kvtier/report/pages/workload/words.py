@@ -274,10 +274,16 @@ def sampling_sentence(name: str, own: pd.DataFrame) -> str:
         if all(a <= b for a, b in zip(means, means[1:], strict=False))
         else f"The error follows how many references the sample keeps, as few as {fewest:,}"
     )
+    built = "; ".join(
+        f"at {r.sample_rate_pct:g} %, the prefill saved up to {r.saving_error_pct:.0f} % off and a tier's size up to"
+        f" {r.capacity_error_pct:.0f} %"
+        for r in rows
+    )
     return (
         f"Sampled, the {name} trace's LRU curve comes from a fraction of its {refs:,} references: {'; '.join(parts)}."
         f" {trend}: a trace this small is measured exactly in a moment, and sampling pays on a fleet's logs of"
-        " billions of references, where even the smallest rate keeps millions."
+        " billions of references, where even the smallest rate keeps millions. The figures built on the curve"
+        f" have errors of their own: {built} (the table gives the reuse intervals' too)."
     )
 
 

@@ -57,3 +57,19 @@ def test_the_sampling_table_keeps_the_hashed_blocks_and_is_the_same_on_every_run
     assert n["sample_1_refs"] == kept[1] and n["sample_1_mean_pts"] == df["mean_abs_error_pts"].iloc[1]
     assert f"its 288,500 references: {kept[0]:,} at 10 %" in n["sampling_sentence"]
     assert f"; {kept[1]:,} at 1 %, off by {n['sample_1_mean_pts']:.2f}" in n["sampling_sentence"]
+
+
+def test_the_pages_sampled_errors_are_the_commands(capsys):
+    # the page's sampling table and `kvtier workload --sample 0.01` measure the conversation trace's figures alike
+    import json
+
+    from kvtier.commands import main
+    from kvtier.report.pages import workload as page
+
+    df = page.sampling_table(page.SCENARIO(Scenario())).set_index(["trace", "sample_rate_pct"])
+    assert main(["workload", "synthetic", "--sample", "0.01", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["sample_error"]["traces"]["conversation"]
+    row = df.loc[("conversation", 1.0)]
+    assert row["saving_error_pct"] == pytest.approx(got["saving_rel"] * 100, rel=1e-12)
+    assert row["capacity_error_pct"] == pytest.approx(got["capacity_rel"] * 100, rel=1e-12)
+    assert row["reuse_interval_error_pct"] == pytest.approx(got["reuse_interval_rel"] * 100, rel=1e-12)
