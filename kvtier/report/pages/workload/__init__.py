@@ -80,7 +80,21 @@ TABLES = (
     ("workload_links", links_table, ("trace", "target", "link")),
     ("workload_policies", policies_table, ("trace", "capacity_blocks")),
     ("workload_fleet", fleet_table, ("trace", "tier", "routing")),
-    ("workload_sampling", sampling_table, ("trace", "sample_rate_pct")),
+    (
+        "workload_sampling",
+        sampling_table,
+        ("trace", "sample_rate_pct"),
+        (
+            "trace",
+            "sample_rate_pct",
+            "sampled_references",
+            "mean_abs_error_pts",
+            "max_abs_error_pts",
+            "capacity_error_pct",
+            "saving_error_pct",
+            "reuse_interval_error_pct",
+        ),
+    ),
     ("workload_windows", windows_table, ("window_min", "warmup_min")),
     ("workload_mooncake", mooncake_table, ("trace", "quantity")),
 )
