@@ -17,7 +17,8 @@ from kvtier import analysis as trace_analysis
 from kvtier.commands.options import add_assumption_options, add_weight_dtype_option, weight_dtype_sets
 from kvtier.data import SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
-from kvtier.formulas.cache import fleet, policies
+from kvtier.formulas import tiering
+from kvtier.formulas.cache import admission, fleet, policies
 from kvtier.formulas.cache.curve import curve_error
 from kvtier.formulas.cache.distances import stack_distances
 from kvtier.formulas.cache.regen import RegenCosts
@@ -113,6 +114,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         default="head-first",
         help="with --capacity: the order a prompt's blocks are touched after its lookup (head-first, as the book's"
         " LRU; tail-first, as LiteHit commits, so that an eviction takes a leaf)",
+    )
+    p.add_argument(
+        "--admission",
+        action="store_true",
+        help="with --capacity: replay the tier with each admission filter (every miss, the second or third"
+        " reference, TinyLFU) and with a time to live from the five-minute rule: hit ratio, writes, NVMe drive"
+        " writes per day, and the hit ratio each filter gives up per drive write it saves",
     )
     p.add_argument(
         "--policies",
@@ -473,7 +481,7 @@ def lines(rep: dict[str, Any]) -> list[str]:
             f"n/a: {still}; recompute / fetch compares the totals over the trace (each request's hit prefix"
             " recomputed against fetched)"
         )
-    return [*out, *_over_time_lines(rep), *_policy_lines(rep), *_fleet_lines(rep)]
+    return [*out, *_over_time_lines(rep), *_policy_lines(rep), *_fleet_lines(rep), *_admission_lines(rep)]
 
 
 def _count_lines(rep: dict[str, Any]) -> list[str]:
@@ -625,6 +633,82 @@ def policy_analysis(s: Scenario, trace: str, capacities_blocks: list[float]) -> 
     return out
 
 
+TTL_TIERS: tuple[str, ...] = ("pcie5-x16", "nvme-gen4-x4")
+"""The tiers whose five-minute-rule residency ``--admission`` replays as a time to live: host DRAM and NVMe."""
+
+
+def admission_analysis(s: Scenario, trace: str, capacity_blocks: float) -> dict[str, Any]:
+    """The tier of ``capacity_blocks`` replayed with each admission filter and with each :data:`TTL_TIERS` tier's
+    five-minute-rule residency as its time to live (:func:`kvtier.formulas.cache.admission.replay_admission`).
+
+    Per row: prompt tokens hit, blocks written, full NVMe drive writes per day (the tier on whole drives of
+    ``nvme.drive_capacity``), and against admitting every miss the points of hit ratio given up per drive write
+    per day saved.  The residency is :func:`kvtier.formulas.tiering.interval_grid`'s keep interval (USD) of the
+    trace's block in a batch.
+    """
+    tr = traces.read_trace(trace, int(s.v("workload.block_tokens")), _format(s))
+    block_bytes = s.kv_bytes_per_token * tr.block_tokens
+    drive = s.v("nvme.drive_capacity")
+    drives_bytes = math.ceil(capacity_blocks * block_bytes / drive) * drive
+    grid = tiering.interval_grid(s.tier_prices(), s.tier_links, s.cost_blocks)
+    tokens = tr.block_tokens if (tr.block_tokens, "batch") in grid else max(t for t, _ in grid)
+    iv = grid[(tokens, "batch")]
+    runs = [(name, name, math.inf) for name in admission.ADMISSIONS]
+    runs += [(f"ttl {tier}", "always", float(iv.at(tier)["keep_usd_s"])) for tier in TTL_TIERS]
+    rows = []
+    prompts = float(tr.input_tokens.sum())
+    for label, admit, ttl in runs:
+        got = admission.replay_admission(tr, capacity_blocks, admit, ttl)
+        hit = float(fleet.hit_tokens(tr, got.hit_blocks).sum()) / prompts if prompts else math.nan
+        dwpd = admission.drive_writes_per_day(got.writes * block_bytes, tr.duration_s, drives_bytes)
+        rows.append(
+            {
+                "filter": label,
+                "ttl_s": ttl,
+                "hit_ratio_tokens": hit,
+                "writes": got.writes,
+                "expired": got.expired,
+                "drive_writes_per_day": dwpd,
+            }
+        )
+    base = rows[0]
+    for row in rows[1:]:
+        saved = base["drive_writes_per_day"] - row["drive_writes_per_day"]
+        lost = (base["hit_ratio_tokens"] - row["hit_ratio_tokens"]) * 100
+        row["points_lost_per_dwpd_saved"] = lost / saved if saved > 0 else math.nan
+    base["points_lost_per_dwpd_saved"] = math.nan
+    return {
+        "capacity_blocks": capacity_blocks,
+        "drives_bytes": drives_bytes,
+        "block_tokens_priced": tokens,
+        "rows": rows,
+    }
+
+
+def _admission_lines(rep: dict[str, Any]) -> list[str]:
+    """Each admission filter and time to live: what it hits, writes and wears, and what it gives up per write saved."""
+    ad = rep.get("admission")
+    if not ad:
+        return []
+    out = [
+        "",
+        f"the tier of {ad['capacity_blocks']:,.6g} blocks by what it admits and keeps (NVMe wear on"
+        f" {format_bytes(ad['drives_bytes'])} of drives)",
+        f"{'filter':<20} {'TTL':>10} {'hit tokens':>11} {'writes':>10} {'DWPD':>8} {'pts lost / DWPD saved':>22}",
+    ]
+    for row in ad["rows"]:
+        ttl = "none" if row["ttl_s"] is None or not math.isfinite(row["ttl_s"]) else format_time(row["ttl_s"])
+        out.append(
+            f"{row['filter']:<20} {ttl:>10} {_pct(row['hit_ratio_tokens']):>11} {row['writes']:>10,}"
+            f" {_num(row['drive_writes_per_day'], '.2f'):>8} {_num(row['points_lost_per_dwpd_saved'], '.2f'):>22}"
+        )
+    out.append(
+        "TTL: the five-minute rule's residency in that tier for the trace's block in a batch (kvtier cost);"
+        " a block idle longer is gone when next asked for"
+    )
+    return out
+
+
 def _policy_lines(rep: dict[str, Any]) -> list[str]:
     """Each policy's hit ratio at each tier's capacity, both hit rules where they differ."""
     pol = rep.get("policies")
@@ -711,6 +795,10 @@ def run(args: argparse.Namespace) -> int:
     rep = analysis(s, trace, max_blocks, over, parts)
     if cap is not None:
         rep["fleet"] = fleet_analysis(s, trace, cap, args)
+        if getattr(args, "admission", False):
+            rep["admission"] = admission_analysis(s, trace, rep["fleet"]["capacity_blocks"])
+    elif getattr(args, "admission", False):
+        raise KvtierError("--admission replays one tier: add --capacity, its size")
     if getattr(args, "policies", False):
         if parts is not None:
             raise KvtierError("--policies replays a trace in one file: leave out --parts")

@@ -335,3 +335,36 @@ def test_over_time_refuses_a_sample(capsys):
     status, out, err = cli(["synthetic", "--sample", "0.1", "--over-time", "100"], capsys)
     assert status == 2 and out == ""
     assert "--over-time replays every block" in err
+
+
+def test_admission_filters_and_ttls_on_the_command_line(capsys):
+    # --admission replays the tier with each filter and each TTL tier: admitting every miss is the tier's LRU
+    status, out, err = cli(
+        ["synthetic", "--capacity", "2000", "--admission", "--json"], capsys, deployment="llama-3.1-70b-h100"
+    )
+    assert status == 0, err
+    rep = json.loads(out)
+    rows = {r["filter"]: r for r in rep["admission"]["rows"]}
+    assert list(rows) == ["always", "second", "third", "tinylfu", "ttl pcie5-x16", "ttl nvme-gen4-x4"]
+    assert rows["always"]["hit_ratio_tokens"] == pytest.approx(rep["fleet"]["node"]["hit_ratio_tokens"], rel=1e-12)
+    # a filter writes no more than admitting every miss, and its loss per drive write saved is points over DWPD
+    for name in ("second", "third", "tinylfu"):
+        r = rows[name]
+        assert r["writes"] <= rows["always"]["writes"]
+        saved = rows["always"]["drive_writes_per_day"] - r["drive_writes_per_day"]
+        lost = (rows["always"]["hit_ratio_tokens"] - r["hit_ratio_tokens"]) * 100
+        assert r["points_lost_per_dwpd_saved"] == pytest.approx(lost / saved, rel=1e-12)
+    status, out, err = cli(["synthetic", "--admission"], capsys)
+    assert status == 2 and "--admission replays one tier: add --capacity" in err
+
+
+def test_the_five_minute_ttls_expire_nothing_the_decisions_tier_keeps(capsys):
+    # what book/using/workload.md says: the conversation trace at the decision's 31,589 blocks, priced for the named
+    # deployment, keeps no block as long as host DRAM's or NVMe's five-minute-rule residency, so the TTLs match LRU
+    status, out, err = cli(
+        ["conversation", "--capacity", "31589", "--admission", "--json"], capsys, deployment="llama-3.1-70b-h100"
+    )
+    assert status == 0, err
+    rows = {r["filter"]: r for r in json.loads(out)["admission"]["rows"]}
+    for ttl in ("ttl pcie5-x16", "ttl nvme-gen4-x4"):
+        assert rows[ttl]["expired"] == 0 and rows[ttl]["hit_ratio_tokens"] == rows["always"]["hit_ratio_tokens"]
