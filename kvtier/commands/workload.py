@@ -627,8 +627,7 @@ def policy_analysis(s: Scenario, trace: str, capacities_blocks: list[float]) -> 
     distance = stack_distances(tr.blocks)
     caps = [max(int(round(c)), 2) for c in capacities_blocks]
     out: dict[str, Any] = {"capacity_blocks": caps}
-    for count in HIT_COUNTS:
-        hits = policies.hit_counts(tr.blocks, tr.starts, distance, caps, count=count)
+    for count, hits in policies.hit_counts_by_rule(tr.blocks, tr.starts, distance, caps).items():
         out[count] = {name: (v / max(tr.n_refs, 1)).tolist() for name, v in hits.items()}
     return out
 

@@ -36,7 +36,7 @@ hits), and a cache of ``C`` blocks holds at most ``C``.  Counts are references (
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -460,28 +460,45 @@ def hit_counts(
         ``per-block``: every reference whose block is cached; ``prefix``: only those before their
         request's first miss (:func:`prefix_hits`), what a prefix cache serves.
     """
+    if count not in HIT_COUNTS:
+        raise ValueError(f"count must be one of {HIT_COUNTS}, got {count!r}")
+    return hit_counts_by_rule(blocks, starts, distance, capacities, policies)[count]
+
+
+def hit_counts_by_rule(
+    blocks: np.ndarray,
+    starts: np.ndarray,
+    distance: np.ndarray,
+    capacities: Sequence[int],
+    policies: Sequence[str] = POLICIES,
+) -> dict[str, dict[str, np.ndarray]]:
+    """:func:`hit_counts` under both hit rules of :data:`HIT_COUNTS` from one replay per policy and capacity."""
     unknown = set(policies) - set(POLICIES)
     if unknown:
         raise ValueError(f"unknown policies {sorted(unknown)}; known: {POLICIES}")
-    if count not in HIT_COUNTS:
-        raise ValueError(f"count must be one of {HIT_COUNTS}, got {count!r}")
     caps = [int(c) for c in capacities]
     flags = np.zeros(len(blocks), dtype=np.int8)
+    out: dict[str, dict[str, np.ndarray]] = {count: {} for count in HIT_COUNTS}
 
-    def counted(hits: int) -> int:
-        return hits if count == "per-block" else prefix_hits(flags, starts)
+    def both(replay: Callable[[int], int]) -> None:
+        per, pre = [], []
+        for c in caps:
+            per.append(replay(c))
+            pre.append(prefix_hits(flags, starts))
+        out["per-block"][name] = np.array(per, dtype=np.int64)
+        out["prefix"][name] = np.array(pre, dtype=np.int64)
 
-    out: dict[str, np.ndarray] = {}
     for name in policies:
         if name == "lru":
-            d = distance if count == "per-block" else hit_distances(distance, starts, count)
-            out[name] = lru_hits(d, caps)
+            for count in HIT_COUNTS:
+                d = distance if count == "per-block" else hit_distances(distance, starts, count)
+                out[count][name] = lru_hits(d, caps)
         elif name == "leaf_lru":
             par = parents(blocks, starts)
-            out[name] = np.array([counted(leaf_lru_hits(blocks, par, c, flags)) for c in caps], dtype=np.int64)
+            both(lambda c, par=par: leaf_lru_hits(blocks, par, c, flags))
         elif name == "s3fifo":
-            out[name] = np.array([counted(s3fifo_hits(blocks, c, flags=flags)) for c in caps], dtype=np.int64)
+            both(lambda c: s3fifo_hits(blocks, c, flags=flags))
         else:
             nxt = next_reference(blocks)
-            out[name] = np.array([counted(min_hits(blocks, c, nxt, flags)) for c in caps], dtype=np.int64)
+            both(lambda c, nxt=nxt: min_hits(blocks, c, nxt, flags))
     return out

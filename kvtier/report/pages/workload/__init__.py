@@ -78,7 +78,22 @@ TABLES = (
     ("workload_traces", traces_table, ("trace",)),
     ("workload_tiers", tiers_table, ("trace", "target")),
     ("workload_links", links_table, ("trace", "target", "link")),
-    ("workload_policies", policies_table, ("trace", "capacity_blocks")),
+    (
+        "workload_policies",
+        policies_table,
+        ("trace", "capacity_blocks"),
+        (
+            "capacity_GiB",
+            "decision",
+            "lru_hit_pct",
+            "leaf_lru_hit_pct",
+            "s3fifo_hit_pct",
+            "s3fifo_prefix_hit_pct",
+            "min_hit_pct",
+            "min_prefix_hit_pct",
+            "lru_of_min_pct",
+        ),
+    ),
     ("workload_fleet", fleet_table, ("trace", "tier", "routing")),
     (
         "workload_sampling",

@@ -58,7 +58,8 @@ def policy_replays(s: Scenario) -> dict[str, Any]:
     references) at capacities scaled by the rate, as SHARDS does.
     Sampled, the hits are adjusted as SHARDS adjusts a sampled curve: the references the sample
     holds beyond ``rate`` x the trace's count as hits of its hottest blocks.  Returns
-    ``capacities`` (blocks), ``decision`` (blocks), ``hits`` (per policy, references replayed),
+    ``capacities`` (blocks), ``decision`` (blocks), ``hits`` (per policy, references replayed, per block) and
+    ``prefix_hits`` (those before each request's first miss; NaN on a sample),
     ``n_refs`` (references replayed: ``rate`` x the trace's when sampled), ``sample_rate`` (1:
     every one) and ``block_bytes`` (B).
     """
@@ -79,22 +80,32 @@ def policy_replays(s: Scenario) -> dict[str, Any]:
         else:
             r = analysis.reuse(s)
             t = r.trace
-        hits = policies.hit_counts(t.blocks, t.starts, r.distance, [max(round(c * rate), 2) for c in caps])
+        both = policies.hit_counts_by_rule(t.blocks, t.starts, r.distance, [max(round(c * rate), 2) for c in caps])
+        hits, prefix = both["per-block"], both["prefix"]
         n_refs: float = t.n_refs
         if rate < 1:
             # SHARDS_adj (Waldspurger et al., FAST'15, section 4.3), as the sampled curve has it: the references the
             # sample holds beyond rate x the trace's are hits of its hottest blocks, at every capacity
             n_refs = rate * curve.n_refs
             hits = {k: np.maximum(v - (t.n_refs - n_refs), 0.0) for k, v in hits.items()}
-        return {"hits": hits, "n_refs": n_refs, "block_tokens": t.block_tokens}
+            # a sample keeps a prompt's blocks apart, so where its first miss falls is not measured
+            prefix = {k: np.full(len(v), np.nan) for k, v in prefix.items()}
+        return {"hits": hits, "prefix_hits": prefix, "n_refs": n_refs, "block_tokens": t.block_tokens}
 
     # the replays depend on the trace and the capacities alone, not on the model: one per key in a build
-    key = {"trace": analysis.trace_key(s), "capacities": caps, "sample_rate": rate, "name": trace_name(s)}
+    key = {
+        "trace": analysis.trace_key(s),
+        "capacities": caps,
+        "sample_rate": rate,
+        "name": trace_name(s),
+        "rules": list(policies.HIT_COUNTS),
+    }
     replayed = replay() if key["trace"] is None else store.memoized("policies", key, replay)
     found = {
         "capacities": caps,
         "decision": decision,
         "hits": replayed["hits"],
+        "prefix_hits": replayed["prefix_hits"],
         "n_refs": replayed["n_refs"],
         "sample_rate": rate,
         "block_bytes": s.kv_bytes_per_token * replayed["block_tokens"],
@@ -109,6 +120,10 @@ POLICIES_COLUMNS = (
     Column("capacity_GiB", "capacity", "GiB"),
     Column("decision", "decision", words=("the decision's capacity", "")),
     *(Column(f"{name}_hit_pct", f"{POLICY_NAMES[name]} hits", "%") for name in policies.POLICIES),
+    *(
+        Column(f"{name}_prefix_hit_pct", f"{POLICY_NAMES[name]} hits before a request's first miss", "%")
+        for name in policies.POLICIES
+    ),
     Column("lru_of_min_pct", "LRU's share of MIN's hits", "%"),
     *named("provenance"),
 )
@@ -119,7 +134,9 @@ def policies_table(s: Scenario) -> pd.DataFrame:
     """Per capacity: each policy's hit ratio on the build's trace, and LRU's as a share of the optimum's (MIN).
 
     ``decision`` marks the capacity the decision recommends (``decision.hit_target`` of the
-    achievable hits, under LRU); the others are fractions of it.  Hits are per block reference.
+    achievable hits, under LRU); the others are fractions of it.  Hits are of all block references, counted
+    per block (``*_hit_pct``) and before each request's first miss (``*_prefix_hit_pct``: what a prefix cache
+    serves).
     """
     p = policy_replays(s)
     n = p["n_refs"]
@@ -133,6 +150,8 @@ def policies_table(s: Scenario) -> pd.DataFrame:
         }
         for name in policies.POLICIES:
             row[f"{name}_hit_pct"] = p["hits"][name][i] / n * 100 if n else math.nan
+        for name in policies.POLICIES:
+            row[f"{name}_prefix_hit_pct"] = p["prefix_hits"][name][i] / n * 100 if n else math.nan
         best = p["hits"]["min"][i]
         row["lru_of_min_pct"] = p["hits"]["lru"][i] / best * 100 if best else math.nan
         row["provenance"] = "derived"
@@ -152,6 +171,7 @@ def policy_numbers(s: Scenario) -> dict[str, Any]:
     }
     for name in policies.POLICIES:
         out[f"policy_{name}_pct"] = float(at[f"{name}_hit_pct"])
+        out[f"policy_{name}_prefix_pct"] = float(at[f"{name}_prefix_hit_pct"])
     out["policy_lru_of_min_pct"] = float(at["lru_of_min_pct"])
     out["policy_sample_pct"] = policy_replays(s)["sample_rate"] * 100
     out["policy_sentence"] = policy_sentence(out)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from kvtier.formulas.cache.policies import POLICY_NAMES
 from kvtier.formulas.cache.report import TARGETS_PCT
 from kvtier.report.pages.workload.summary import (
     LINKS_NAMED,
@@ -209,8 +210,24 @@ def policy_sentence(n: dict[str, Any]) -> str:
         f" (Belady's MIN, which knows every next use) reaches there; leaf-first LRU reaches"
         f" {n['policy_leaf_lru_pct']:.1f} % and S3-FIFO {n['policy_s3fifo_pct']:.1f} %. At"
         f" {n['policy_smallest_gib']:,.0f} GiB LRU gets {n['policy_smallest_lru_of_min_pct']:.0f} %"
-        f" of the optimum's hits.{sampled_words(n['policy_sample_pct'])}"
+        f" of the optimum's hits.{prefix_words(n)}{sampled_words(n['policy_sample_pct'])}"
     )
+
+
+def prefix_words(n: dict[str, Any]) -> str:
+    """Which hit rule the policy figures count, and what the other gives where it differs: a sentence."""
+    differ = [
+        (POLICY_NAMES[name], n[f"policy_{name}_prefix_pct"])
+        for name in POLICY_NAMES
+        if n.get(f"policy_{name}_prefix_pct") is not None
+        and math.isfinite(n[f"policy_{name}_prefix_pct"])
+        and round(n[f"policy_{name}_prefix_pct"], 1) != round(n[f"policy_{name}_pct"], 1)
+    ]
+    head = " These count every reference whose block is held (per block)"
+    if not differ:
+        return head + "; counted up to each request's first miss, as a prefix cache serves them, they are the same."
+    parts = ", ".join(f"{name} {pct:.1f} %" for name, pct in differ)
+    return f"{head}; counted up to each request's first miss, as a prefix cache serves them: {parts}."
 
 
 def fleet_paragraph(n: dict[str, Any]) -> str:

@@ -33,6 +33,11 @@ def test_the_policies_table_by_hand(tmp_path):
         k: (df[f"{k}_hit_pct"] * 11 / 100).round().astype(int).tolist() for k in ("lru", "leaf_lru", "s3fifo", "min")
     }
     assert hits == {"lru": [3, 6], "leaf_lru": [3, 6], "s3fifo": [3, 6], "min": [5, 6]}
+    # counted up to each request's first miss, no policy gains, and leaf-first LRU, which never evicts a block whose
+    # child is held, loses nothing: its held blocks are always a prompt's prefix
+    for k in ("lru", "leaf_lru", "s3fifo", "min"):
+        assert (df[f"{k}_prefix_hit_pct"] <= df[f"{k}_hit_pct"] + 1e-12).all()
+    assert df["leaf_lru_prefix_hit_pct"].tolist() == df["leaf_lru_hit_pct"].tolist()
     assert df["lru_of_min_pct"].tolist() == pytest.approx([3 / 5 * 100, 100.0])
     n = policies.policy_numbers(s)
     assert n["policy_lru_pct"] == pytest.approx(6 / 11 * 100) and n["policy_lru_of_min_pct"] == pytest.approx(100.0)

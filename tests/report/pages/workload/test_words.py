@@ -112,3 +112,15 @@ def test_the_prefix_property_is_said_of_lru_alone():
     n = {"trace": "t", "cap50_tib": 1.0, "cap95_tib": 2.0, "reuse_p90_min": 3.0}
     text = words.finding_sentence(n, None, None)
     assert text.endswith("and under LRU the hits of a request always form a prefix of its prompt")
+
+
+def test_prefix_words_name_the_rule_and_the_policies_where_it_differs():
+    from kvtier.report.pages.workload.words import prefix_words
+
+    same = {f"policy_{k}_pct": 30.0 for k in ("lru", "leaf_lru", "s3fifo", "min")}
+    same.update({f"policy_{k}_prefix_pct": 30.0 for k in ("lru", "leaf_lru", "s3fifo", "min")})
+    assert prefix_words(same).endswith("they are the same.")
+    # S3-FIFO on the conversation trace at 31,589 blocks: 90,511 and 89,868 of 288,500 references hit, per block and
+    # before each first miss (tests/formulas/cache/test_policies.py): 31.37 and 31.150 %, 31.4 and 31.2 as shown
+    differ = {**same, "policy_s3fifo_pct": 90_511 / 288_500 * 100, "policy_s3fifo_prefix_pct": 89_868 / 288_500 * 100}
+    assert prefix_words(differ).endswith("as a prefix cache serves them: S3-FIFO 31.2 %.")
