@@ -781,9 +781,11 @@ def test_findings_lead_with_the_three_line_answer(seed_build):
         # pageable copies (overhead, warm share, host cache) = 99, + 3 for copies (fetch.copy_method and the batched
         # and kernel costs; the lone copy's is derived from the H200 fit) = 102, + the engine model's 4 = 106, + what
         # it does past its grid (regen.beyond_grid) = 107, - the batched copy's cost, now derived from vLLM's published
-        # H100 throughput = 106, + the deployment the trace pages price (workload.deployment) = 107
-        # (nvme.drive_capacity is published-spec: 14 of those)
-        assert "107 assumed" in measured and "14 published-spec" in measured
+        # H100 throughput = 106, + the deployment the trace pages price (workload.deployment) = 107, + the fleet's
+        # instances, routing and decode time per token = 110 (its three router thresholds are SGLang's published
+        # defaults, 14 + 3 = 17 published-spec; its pool bandwidth is derived from Mooncake's measurement)
+        # (nvme.drive_capacity is published-spec: 14 of those before the fleet)
+        assert "110 assumed" in measured and "17 published-spec" in measured
         assert "Another 2 measured figures" in measured  # besides the 2 used
         for line in lines:
             assert not re.search(r"\([^()]*\(", line), line  # no nested parentheses

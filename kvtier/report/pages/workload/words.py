@@ -292,8 +292,8 @@ def sampling_sentence(name: str, own: pd.DataFrame) -> str:
         else f"The error follows how many references the sample keeps, as few as {fewest:,}"
     )
     built = "; ".join(
-        f"at {r.sample_rate_pct:g} %, the prefill saved up to {r.saving_error_pct:.0f} % off and a tier's size up to"
-        f" {r.capacity_error_pct:.0f} %"
+        f"at {r.sample_rate_pct:g} %, the prefill saved {_off(r.saving_error_pct)} and a tier's size"
+        f" {_off(r.capacity_error_pct)}"
         for r in rows
     )
     return (
@@ -302,6 +302,13 @@ def sampling_sentence(name: str, own: pd.DataFrame) -> str:
         " billions of references, where even the smallest rate keeps millions. The figures built on the curve"
         f" have errors of their own: {built} (the table gives the reuse intervals' too)."
     )
+
+
+def _off(pct: float) -> str:
+    """A sampled figure's largest relative error in words: ``up to 12 % off``, or that it has no bound."""
+    if math.isfinite(pct):
+        return f"up to {pct:.0f} % off"
+    return "off by no finite share (the exact figure is zero, or undefined, where the sampled one is not)"
 
 
 def first_window(minutes: float) -> str:
