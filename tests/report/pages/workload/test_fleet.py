@@ -57,3 +57,23 @@ def test_the_fleet_numbers_are_the_table(hand_scenario):
     assert n["fleet_least_loaded_hit_pct"] == df.loc[("per instance", "least-loaded"), "hit_tokens_pct"]
     assert n["fleet_pool_ttft_ms"] == df.loc[("pooled", "any"), "ttft_mean_ms"]
     assert list(fleet.shown_fleet(hand_scenario).columns) == list(fleet.FLEET_SHOWN)
+
+
+def test_the_pages_fleet_is_the_commands(capsys):
+    # the workload page's prefix row and `kvtier workload conversation --capacity 3948 --instances 8 --routing
+    # prefix`: the decision's 31,589 blocks over 8 instances, 3,948 each, one computation (kvtier.analysis.fleet_of)
+    import json
+
+    from kvtier.commands import main
+    from kvtier.report.pages import workload as page
+
+    s = page.SCENARIO(Scenario())
+    assert fleet.fleet_capacity_blocks(s) == 31_589 // 8 == 3_948
+    df = fleet.fleet_table(s).set_index(["tier", "routing"])
+    argv = ["workload", "conversation", "--capacity", "3948", "--instances", "8", "--routing", "prefix", "--json"]
+    assert main(argv) == 0
+    got = json.loads(capsys.readouterr().out)["fleet"]
+    row = df.loc[("per instance", "prefix")]
+    assert row["hit_tokens_pct"] == pytest.approx(got["node"]["hit_ratio_tokens"] * 100, rel=1e-12)
+    assert row["ttft_mean_ms"] == pytest.approx(got["node"]["ttft_mean_s"] * 1e3, rel=1e-12)
+    assert df.loc[("pooled", "any"), "hit_tokens_pct"] == pytest.approx(got["pooled"]["hit_ratio_tokens"] * 100)
