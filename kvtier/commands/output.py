@@ -36,3 +36,13 @@ def emit(as_json: bool, payload: dict[str, Any], lines: list[str]) -> None:
         print(json.dumps(finite(payload), indent=2, sort_keys=True, allow_nan=False))
     else:
         print("\n".join(lines))
+
+
+def pct(x: float) -> str:
+    """A fraction as a percentage to one decimal: 0.1234 -> ``12.3 %``."""
+    return f"{x * 100:.1f} %"
+
+
+def num(x: float | None, spec: str) -> str:
+    """``x`` formatted by ``spec``, or ``n/a`` where it is undefined (None, NaN)."""
+    return "n/a" if x is None or not math.isfinite(x) else format(x, spec)

@@ -38,3 +38,11 @@ def test_a_record_in_json_keeps_its_value_unit_text_and_provenance():
         "source": rec.source,
     }
     assert rec.text.replace(" ", "") == "64GB/s"
+
+
+def test_pct_and_num():
+    from kvtier.commands.output import num, pct
+
+    # 0.1234 -> 12.34 % -> one decimal 12.3 %; a number by its spec, n/a where undefined
+    assert pct(0.1234) == "12.3 %"
+    assert num(2.345, ".1f") == "2.3" and num(None, ".1f") == "n/a" and num(float("nan"), ".1f") == "n/a"

@@ -1,0 +1,190 @@
+"""``kvtier workload``'s request-by-request replays: a fleet against a pool, the policies, admission and TTLs.
+
+Each takes the trace in memory (:func:`kvtier.inputs.traces.read_trace`) and returns plain data in SI base units
+that :mod:`kvtier.commands.workload` adds to its report (``fleet``, ``policies``, ``admission``); the ``*_lines``
+functions give the same as text.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from kvtier import analysis
+from kvtier.commands.output import num as _num
+from kvtier.commands.output import pct as _pct
+from kvtier.formulas import tiering
+from kvtier.formulas.cache import admission, fleet, policies
+from kvtier.formulas.cache.distances import stack_distances
+from kvtier.formulas.cache.trace import HIT_COUNTS, Trace
+from kvtier.inputs import traces
+from kvtier.scenario import Scenario
+from kvtier.units import format_bytes, format_time
+
+
+def _trace(s: Scenario, trace: str) -> Trace:
+    """``trace`` read in memory at the set's block size and format."""
+    return traces.read_trace(
+        trace, int(s.v("workload.block_tokens")), str(s.assumptions.value("workload.trace_format"))
+    )
+
+
+def fleet_analysis(
+    s: Scenario, trace: str, cap: int, instances: int | None, routing: str | None, commit: str
+) -> dict[str, Any]:
+    """The trace replayed request by request through ``instances`` tiers of ``cap`` blocks (one without it),
+    routed by ``routing``, against one pooled tier (:func:`kvtier.analysis.fleet_of`)."""
+    tr = _trace(s, trace)
+    out = analysis.fleet_of(s, tr, cap, instances or 1, routing, commit)
+    out["commit"] = commit
+    out["prompt_tokens"] = int(tr.input_tokens.sum())
+    out["capacity_bytes"] = cap * s.kv_bytes_per_token * tr.block_tokens
+    return out
+
+
+def policy_analysis(s: Scenario, trace: str, capacities_blocks: list[float]) -> dict[str, Any]:
+    """Each policy's hit ratio (of block references) at ``capacities_blocks`` (at least 2 blocks each), counted
+    per block and up to each request's first miss (:func:`kvtier.formulas.cache.policies.hit_counts`)."""
+    tr = _trace(s, trace)
+    distance = stack_distances(tr.blocks)
+    caps = [max(int(round(c)), 2) for c in capacities_blocks]
+    out: dict[str, Any] = {"capacity_blocks": caps}
+    for count, hits in policies.hit_counts_by_rule(tr.blocks, tr.starts, distance, caps).items():
+        out[count] = {name: (v / max(tr.n_refs, 1)).tolist() for name, v in hits.items()}
+    return out
+
+
+TTL_TIERS: tuple[str, ...] = ("pcie5-x16", "nvme-gen4-x4")
+"""The tiers whose five-minute-rule residency ``--admission`` replays as a time to live: host DRAM and NVMe."""
+
+
+def admission_analysis(s: Scenario, trace: str, capacity_blocks: float) -> dict[str, Any]:
+    """The tier of ``capacity_blocks`` replayed with each admission filter and with each :data:`TTL_TIERS` tier's
+    five-minute-rule residency as its time to live (:func:`kvtier.formulas.cache.admission.replay_admission`).
+
+    Per row: prompt tokens hit, blocks written, full NVMe drive writes per day (the tier on whole drives of
+    ``nvme.drive_capacity``), and against admitting every miss the points of hit ratio given up per drive write
+    per day saved.  The residency is :func:`kvtier.formulas.tiering.interval_grid`'s keep interval (USD) of the
+    trace's block in a batch.
+    """
+    tr = _trace(s, trace)
+    block_bytes = s.kv_bytes_per_token * tr.block_tokens
+    drive = s.v("nvme.drive_capacity")
+    drives_bytes = math.ceil(capacity_blocks * block_bytes / drive) * drive
+    grid = tiering.interval_grid(s.tier_prices(), s.tier_links, s.cost_blocks)
+    tokens = tr.block_tokens if (tr.block_tokens, "batch") in grid else max(t for t, _ in grid)
+    iv = grid[(tokens, "batch")]
+    runs = [(name, name, math.inf) for name in admission.ADMISSIONS]
+    runs += [(f"ttl {tier}", "always", float(iv.at(tier)["keep_usd_s"])) for tier in TTL_TIERS]
+    rows = []
+    prompts = float(tr.input_tokens.sum())
+    for label, admit, ttl in runs:
+        got = admission.replay_admission(tr, capacity_blocks, admit, ttl)
+        hit = float(fleet.hit_tokens(tr, got.hit_blocks).sum()) / prompts if prompts else math.nan
+        dwpd = admission.drive_writes_per_day(got.writes * block_bytes, tr.duration_s, drives_bytes)
+        rows.append(
+            {
+                "filter": label,
+                "ttl_s": ttl,
+                "hit_ratio_tokens": hit,
+                "writes": got.writes,
+                "expired": got.expired,
+                "drive_writes_per_day": dwpd,
+            }
+        )
+    base = rows[0]
+    for row in rows[1:]:
+        saved = base["drive_writes_per_day"] - row["drive_writes_per_day"]
+        lost = (base["hit_ratio_tokens"] - row["hit_ratio_tokens"]) * 100
+        row["points_lost_per_dwpd_saved"] = lost / saved if saved > 0 else math.nan
+    base["points_lost_per_dwpd_saved"] = math.nan
+    return {
+        "capacity_blocks": capacity_blocks,
+        "drives_bytes": drives_bytes,
+        "block_tokens_priced": tokens,
+        "rows": rows,
+    }
+
+
+def admission_lines(rep: dict[str, Any]) -> list[str]:
+    """Each admission filter and time to live: what it hits, writes and wears, and what it gives up per write saved."""
+    ad = rep.get("admission")
+    if not ad:
+        return []
+    out = [
+        "",
+        f"the tier of {ad['capacity_blocks']:,.6g} blocks by what it admits and keeps (NVMe wear on"
+        f" {format_bytes(ad['drives_bytes'])} of drives)",
+        f"{'filter':<20} {'TTL':>10} {'hit tokens':>11} {'writes':>10} {'DWPD':>8} {'pts lost / DWPD saved':>22}",
+    ]
+    for row in ad["rows"]:
+        ttl = "none" if row["ttl_s"] is None or not math.isfinite(row["ttl_s"]) else format_time(row["ttl_s"])
+        out.append(
+            f"{row['filter']:<20} {ttl:>10} {_pct(row['hit_ratio_tokens']):>11} {row['writes']:>10,}"
+            f" {_num(row['drive_writes_per_day'], '.2f'):>8} {_num(row['points_lost_per_dwpd_saved'], '.2f'):>22}"
+        )
+    out.append(
+        "TTL: the five-minute rule's residency in that tier for the trace's block in a batch (kvtier cost);"
+        " a block idle longer is gone when next asked for"
+    )
+    return out
+
+
+def policy_lines(rep: dict[str, Any]) -> list[str]:
+    """Each policy's hit ratio at each tier's capacity, both hit rules where they differ."""
+    pol = rep.get("policies")
+    if not pol:
+        return []
+    this = rep["hit_count"]["count"]
+    other = HIT_COUNTS[1 - HIT_COUNTS.index(this)]
+    out = [
+        "",
+        f"policies at each tier's capacity: hits of all block references, counted {this}"
+        f" (in brackets, counted {other}, where it differs)",
+        f"{'capacity':>10} " + " ".join(f"{policies.POLICY_NAMES[name]:>20}" for name in policies.POLICIES),
+    ]
+    for i, cap in enumerate(pol["capacity_blocks"]):
+        cells = []
+        for name in policies.POLICIES:
+            a, b = pol[this][name][i], pol[other][name][i]
+            cells.append(f"{_pct(a) + ('' if a == b else ' (' + _pct(b) + ')'):>20}")
+        out.append(f"{cap:>10,} " + " ".join(cells))
+    return out
+
+
+def fleet_lines(rep: dict[str, Any]) -> list[str]:
+    """The fleet's replay: one tier, or each instance's and one pooled tier of the same bytes."""
+    ft = rep.get("fleet")
+    if not ft:
+        return []
+    node, pool = ft["node"], ft["pooled"]
+    cap = f"{ft['capacity_blocks']:,.6g} blocks ({format_bytes(ft['capacity_bytes'])})"
+    tokens = round(node["hit_ratio_tokens"] * ft["prompt_tokens"])
+    served = f"{tokens:,} of {ft['prompt_tokens']:,} prompt tokens hit ({_pct(node['hit_ratio_tokens'])})"
+    order = f"blocks touched {ft['commit']} after each lookup; hits counted up to each request's first miss"
+    if ft["instances"] == 1:
+        return ["", f"an LRU tier of {cap}, replayed request by request: {served}", f"  {order}"]
+    per = ft["per_instance"]
+    out = [
+        "",
+        f"{ft['instances']} instances, {ft['routing']} routing, an LRU tier of {cap} each: {served}",
+        f"  {order}",
+        f"{'instance':>8} {'requests':>9} {'hit tokens':>11} {'prefill s':>10}",
+    ]
+    for i, (n, hit, pre) in enumerate(zip(per["requests"], per["hit_ratio_tokens"], per["prefill_s"], strict=True)):
+        out.append(f"{i:>8} {n:>9,} {_num(hit * 100 if hit is not None else None, '.1f'):>10}% {pre:>10,.1f}")
+    out += [
+        f"  busiest instance: {ft['requests_imbalance']:.2f}x the mean requests,"
+        f" {ft['prefill_imbalance']:.2f}x the mean prefill seconds",
+        "",
+        f"{'tier':<46} {'hit tokens':>11} {'TTFT mean':>10} {'TTFT p90':>10}",
+        f"{'one per instance (' + node['link'] + ')':<46} {_pct(node['hit_ratio_tokens']):>11}"
+        f" {format_time(node['ttft_mean_s']):>10} {format_time(node['ttft_p90_s']):>10}",
+        f"{'one pooled, ' + format(pool['capacity_blocks'], ',.6g') + ' blocks (' + pool['link'] + ')':<46}"
+        f" {_pct(pool['hit_ratio_tokens']):>11} {format_time(pool['ttft_mean_s']):>10}"
+        f" {format_time(pool['ttft_p90_s']):>10}",
+        f"{'none':<46} {'':>11} {format_time(ft['none']['ttft_mean_s']):>10}"
+        f" {format_time(ft['none']['ttft_p90_s']):>10}",
+        "TTFT: the hit prefix fetched, then the rest prefilled alone; queueing for the instance not counted",
+    ]
+    return out
