@@ -16,13 +16,17 @@ scenarios of a process, and the build's process and its notebooks' kernels, shar
 - :func:`lru_traffic` and :func:`lru_plan`: an LRU tier sized for a share of the achievable hits, in each
   medium, priced (the cost, answer and serving pages', and :class:`kvtier.deployment.Deployment`'s).
 - :func:`reuse`: the trace held in memory with each reference's stack distance (the policies' replays).
-- :func:`fleet_of`: the trace spread over a fleet of instances behind a router, against one pooled tier.
+- :func:`fleet_of`: the trace spread over a fleet of instances behind a router, against one pooled tier;
+  :func:`fleet_costs`: the two priced.
+- :func:`admission_of`: a tier by what it admits (:data:`kvtier.formulas.cache.admission.ADMISSIONS`) and how long
+  it keeps an idle block (the five-minute rule's residency of :data:`TTL_TIERS` as a time to live).
 - :func:`priced`: the scenario the trace pages price the trace under (``workload.deployment``): a named
   deployment as the defaults of the build's set (under the seed, the landing page's named row), or the build's set.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,7 +36,7 @@ import numpy as np
 
 from kvtier import store
 from kvtier.errors import KvtierError
-from kvtier.formulas import economics, tiering
+from kvtier.formulas import economics, pool, tiering
 from kvtier.formulas.cache.report import TARGETS_PCT
 from kvtier.inputs import deployments
 from kvtier.inputs.assumptions import RestrictedAssumptionSet
@@ -40,14 +44,20 @@ from kvtier.lazy import deferred
 from kvtier.scenario import Scenario
 
 if TYPE_CHECKING:
-    from kvtier.formulas.cache import fleet, replay
+    from kvtier.formulas.cache import admission, fleet, replay
     from kvtier.formulas.cache.curve import LruHistogram, Reuse
     from kvtier.formulas.cache.stream import ChunkReuse
     from kvtier.formulas.cache.trace import Trace
     from kvtier.inputs import traces
 else:  # the trace reader and the replays: imported when a trace is analysed, not when this module is
-    fleet, replay, traces = map(
-        deferred, ("kvtier.formulas.cache.fleet", "kvtier.formulas.cache.replay", "kvtier.inputs.traces")
+    admission, fleet, replay, traces = map(
+        deferred,
+        (
+            "kvtier.formulas.cache.admission",
+            "kvtier.formulas.cache.fleet",
+            "kvtier.formulas.cache.replay",
+            "kvtier.inputs.traces",
+        ),
     )
 
 SHARES: tuple[float, ...] = (*(p / 100 for p in TARGETS_PCT), 1.0)
@@ -60,6 +70,10 @@ MIX_MODELS: tuple[str, ...] = ("llama-3-70b", "llama-3-8b", "deepseek-v3")
 
 WINDOWS_MIN: tuple[tuple[float, float], ...] = ((5.0, 0.0), (5.0, 5.0), (15.0, 0.0), (15.0, 5.0))
 """(window, warm-up) pairs in minutes the workload page replays the trace in (``kvtier workload --parts --window``)."""
+
+
+TTL_TIERS: tuple[str, ...] = ("pcie5-x16", "nvme-gen4-x4")
+"""The tiers whose five-minute-rule residency ``--admission`` replays as a time to live: host DRAM and NVMe."""
 
 
 BUILD = "build"
@@ -338,7 +352,7 @@ def lru_traffic(s: Scenario, target_share: float, regime: str = "batch") -> tier
     blocks, tokens, requests = streamed.prefixes.at(cap)
     inputs, per_input = h.input_tokens[0].astype(float), h.input_tokens[1].astype(float)
     return tiering.LruTraffic(
-        capacity_bytes=float(cap) * s.kv_bytes_per_token * int(s.v("workload.block_tokens")),
+        capacity_bytes=float(cap) * s.tier_bytes_per_token * int(s.v("workload.block_tokens")),
         hit_ratio=float(h.hit_ratio(cap)),
         hit_blocks=blocks,
         hit_tokens=tokens,
@@ -372,13 +386,13 @@ def lru_plan(
         write_bw,
         lru_traffic(s, target_share, regime),
         regime,
-        s.kv_bytes_per_token,
+        s.tier_bytes_per_token,
         s.fetch_transfers,
         s.v("nvme.endurance_dwpd"),
         s.v("nvme.endurance_period"),
         s.v("fetch.min_transfer_time"),
         s.link_efficiency,
-        s.kv_bytes_per_token * s.fetch_bytes / s.block_bytes,
+        s.fetch_bytes / s.block_tokens,
         overhead_s=s.link_overhead_s,
         drive_bytes=s.v("nvme.drive_capacity"),
         block_tokens=s.block_tokens,
@@ -422,3 +436,105 @@ def fleet_of(
         router,
         commit,
     )
+
+
+def decision_blocks(s: Scenario) -> int:
+    """The capacity the decision recommends (blocks): the LRU tier for ``decision.hit_target`` of the achievable hits.
+
+    :meth:`kvtier.formulas.cache.curve.Reuse.capacity_for` on the build's trace, the landing page's tier
+    (0 for a trace with nothing to cache).
+    """
+    return int(curve(s).capacity_for(s.v("decision.hit_target")))
+
+
+def fleet_capacity_blocks(s: Scenario) -> float:
+    """Each instance's tier (whole blocks): the decision's LRU tier split evenly over ``fleet.instances``."""
+    return float(decision_blocks(s) // int(s.v("fleet.instances")))
+
+
+_FLEET_CACHE: WeakKeyDictionary[Scenario, dict[str, dict[str, Any]]] = WeakKeyDictionary()
+
+
+def fleet_replays(s: Scenario) -> dict[str, dict[str, Any]]:
+    """Per routing of :data:`kvtier.formulas.cache.fleet.ROUTINGS`, :func:`fleet_of` of the build's trace at
+    :func:`fleet_capacity_blocks` a tier (kept with ``s``): the workload page's fleet and the cost page's prices."""
+    found = _FLEET_CACHE.get(s)
+    if found is None:
+        trace = reuse(s).trace
+        cap = fleet_capacity_blocks(s)
+        found = {routing: fleet_of(s, trace, cap, routing=routing) for routing in fleet.ROUTINGS}
+        _FLEET_CACHE[s] = found
+    return found
+
+
+def fleet_costs(s: Scenario, rep: dict[str, Any], block_tokens: int) -> dict[str, pool.FleetTierCost]:
+    """The fleet's tier on each node and pooled (:func:`kvtier.formulas.pool.fleet_tier_cost`) for a
+    :func:`fleet_of` report ``rep`` of a trace in blocks of ``block_tokens``: the same bytes in all
+    (``instances x capacity`` blocks, each ``stored_copies`` times the block's bytes), priced at the set's
+    accelerator, DRAM and amortisation and its pool's servers and ports (``fleet.pool_*``)."""
+    prices = s.tier_prices()
+    pool_prices = pool.PoolPrices(
+        s.v("fleet.pool_server"), s.v("fleet.pool_server_memory"), s.v("fleet.pool_port"), s.v("fleet.pool_bandwidth")
+    )
+    capacity = rep["pooled"]["capacity_blocks"] * s.tier_bytes_per_token * block_tokens
+    duration = rep["duration_s"]
+    out = {}
+    for choice, part in (("node", rep["node"]), ("pooled", rep["pooled"])):
+        per_s = 1.0 / duration if duration > 0 else math.nan
+        out[choice] = pool.fleet_tier_cost(
+            choice,
+            capacity,
+            part["read_bytes"] * per_s,
+            part["avoided_batch_s"] * per_s,
+            part["fetch_s"] * per_s,
+            prices,
+            pool_prices,
+        )
+    return out
+
+
+def admission_of(s: Scenario, tr: Trace, capacity_blocks: float) -> dict[str, Any]:
+    """``tr``'s tier of ``capacity_blocks`` replayed with each admission filter and with each :data:`TTL_TIERS` tier's
+    five-minute-rule residency as its time to live (:func:`kvtier.formulas.cache.admission.replay_admission`).
+
+    Per row: prompt tokens hit, blocks written, full NVMe drive writes per day (the tier on whole drives of
+    ``nvme.drive_capacity``), and against admitting every miss the points of hit ratio given up per drive write
+    per day saved.  The residency is :func:`kvtier.formulas.tiering.interval_grid`'s keep interval (USD) of the
+    trace's block in a batch.
+    """
+    block_bytes = s.tier_bytes_per_token * tr.block_tokens  # as the tier stores and writes it
+    drive = s.v("nvme.drive_capacity")
+    drives_bytes = math.ceil(capacity_blocks * block_bytes / drive) * drive
+    grid = tiering.interval_grid(s.tier_prices(), s.tier_links, s.cost_blocks)
+    tokens = tr.block_tokens if (tr.block_tokens, "batch") in grid else max(t for t, _ in grid)
+    iv = grid[(tokens, "batch")]
+    runs = [(name, name, math.inf) for name in admission.ADMISSIONS]
+    runs += [(f"ttl {tier}", "always", float(iv.at(tier)["keep_usd_s"])) for tier in TTL_TIERS]
+    rows = []
+    prompts = float(tr.input_tokens.sum())
+    for label, admit, ttl in runs:
+        got = admission.replay_admission(tr, capacity_blocks, admit, ttl)
+        hit = float(fleet.hit_tokens(tr, got.hit_blocks).sum()) / prompts if prompts else math.nan
+        dwpd = admission.drive_writes_per_day(got.writes * block_bytes, tr.duration_s, drives_bytes)
+        rows.append(
+            {
+                "filter": label,
+                "ttl_s": ttl,
+                "hit_ratio_tokens": hit,
+                "writes": got.writes,
+                "expired": got.expired,
+                "drive_writes_per_day": dwpd,
+            }
+        )
+    base = rows[0]
+    for row in rows[1:]:
+        saved = base["drive_writes_per_day"] - row["drive_writes_per_day"]
+        lost = (base["hit_ratio_tokens"] - row["hit_ratio_tokens"]) * 100
+        row["points_lost_per_dwpd_saved"] = lost / saved if saved > 0 else math.nan
+    base["points_lost_per_dwpd_saved"] = math.nan
+    return {
+        "capacity_blocks": capacity_blocks,
+        "drives_bytes": drives_bytes,
+        "block_tokens_priced": tokens,
+        "rows": rows,
+    }

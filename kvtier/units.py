@@ -16,6 +16,7 @@ count      dimensionless         ``70e9``, ``70B`` (B = 1e9 here)
 power      watt (W)              ``467 W``, ``0.7 kW``
 energy     joule (J)             ``26.2 J``, ``1 kWh``
 power_capacity watt per byte     ``0.15 W/GB``, ``5 mW/GB``
+price      US dollar (USD)       ``12000 USD``, ``4.15 kUSD``
 price_rate US dollar per second  ``3 USD/h``, ``3 $/h``
 price_capacity US dollar per byte ``10 USD/GB``, ``0.3 $/GB``
 price_energy US dollar per joule ``0.09 USD/kWh``
@@ -299,6 +300,8 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     Kind("power_capacity", "W/B", "'0.15 W/GB' or '5 mW/GB'", "0.001 mW/GB", "1000 W/GB",
          partial(_in_unit, "W/GB", 1e-9), unit_example="0.15W/GB",
          units={f"{w}/{b}": wv / bv for w, wv in (("mW", 1e-3), ("W", 1.0)) for b, bv in _PER_BYTE.items()}),
+    Kind("price", "USD", "'12000 USD' or '4.15 kUSD'", "0 USD", "1e12 USD", partial(_in_unit, "USD", 1.0),
+         unit_example="12000USD", currency=_CURRENCY, units={"USD": 1.0, "$": 1.0, "kUSD": 1e3}),
     Kind("price_rate", "USD/s", "'3 USD/h' or '3 $/h'", "0.0001 USD/h", "1000000 USD/h",
          partial(_in_unit, "USD/h", 1 / 3600.0), unit_example="3USD/h", currency=_CURRENCY,
          units={f"{c}/{t}": 1.0 / tv for c in _CURRENCY for t, tv in _PER_TIME.items()}),

@@ -286,3 +286,43 @@ def test_the_decisions_split_verdict_is_compare_s_split_for_the_same_tier():
     assert row["split_tokens"] == out["split"]["batch"]["split_tokens"] == 3712
     assert row["gain"] == pytest.approx(out["split"]["batch"]["gain_over_better_pure"], rel=REL)
     assert row["prefix_tokens"] == out["split"]["prefix_tokens"] == 8176
+
+
+MLA_TP8 = {"model": "deepseek-v3", "param_count": "null", "parallel.tp": "8"}
+"""DeepSeek-V3 over TP 8: its MLA latent is whole on every rank, so stored per rank a tier holds it 8 times."""
+
+
+def test_every_capacity_counts_the_copies_a_tier_stores():
+    from kvtier.report.pages.cost.hierarchy import hierarchy_sizes
+    from kvtier.report.pages.workload.fleet import fleet_table
+    from kvtier.report.pages.workload.policies import policies_table
+
+    once = Scenario(load_assumptions(sets={**MLA_TP8, "parallel.kv_storage": "once"}))
+    per_rank = Scenario(load_assumptions(sets={**MLA_TP8, "parallel.kv_storage": "per-rank"}))
+    # per rank: tp = 8 copies of the latent; once: 1
+    assert (once.stored_copies, per_rank.stored_copies) == (1.0, 8.0)
+    # the same blocks hit (bytes do not move a block), each takes 8 times the bytes in every tier on every page
+    assert per_rank.tier_block().stored_bytes == 8 * once.tier_block().stored_bytes
+    for a, b in zip(analysis.lru_plan(once, 0.5), analysis.lru_plan(per_rank, 0.5), strict=True):
+        assert b.capacity_bytes == pytest.approx(8 * a.capacity_bytes, rel=REL)
+        assert b.write_bytes_per_s == pytest.approx(8 * a.write_bytes_per_s, rel=REL)
+    assert hierarchy_sizes(per_rank)["block_bytes"] == pytest.approx(8 * hierarchy_sizes(once)["block_bytes"], rel=REL)
+    for table, column in (
+        (workload.tiers_table, "capacity_TiB"),
+        (cost.lru_table, "capacity_GiB"),
+        (fleet_table, "capacity_GiB"),
+        (policies_table, "capacity_GiB"),
+    ):
+        assert list(table(per_rank)[column]) == pytest.approx([8 * x for x in table(once)[column]], rel=REL)
+    # a tier given in bytes on the command line holds an eighth of the blocks: a 512-token block of 70,272 B a token
+    # is 35,979,264 B, so 1 TiB = 1,099,511,627,776 B holds 30,559.6 -> 30,559 whole blocks once, 3,819.9 -> 3,819
+    # stored 8 times (287,834,112 B a block)
+    args = [arg for k, v in MLA_TP8.items() for arg in ("--set", f"{k}={v}")]
+    trace = str(once.assumptions.value("workload.trace"))
+    blocks = {
+        st: run_cli_json("workload", trace, "--capacity", "1TiB", *args, "--set", f"parallel.kv_storage={st}")["fleet"][
+            "capacity_blocks"
+        ]
+        for st in ("once", "per-rank")
+    }
+    assert blocks == {"once": 30_559, "per-rank": 3_819}

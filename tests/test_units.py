@@ -38,6 +38,7 @@ UNIT_EXAMPLES = [
     ("power", "467W", 467.0),
     ("energy", "26.2J", 26.2),
     ("power_capacity", "0.15W/GB", 1.5e-10),  # 0.15 W / 1e9 B
+    ("price", "12000USD", 12_000.0),
     ("price_rate", "3USD/h", 3 / 3600),  # 3 USD / 3,600 s
     ("price_capacity", "10USD/GB", 1e-8),  # 10 USD / 1e9 B
     ("price_energy", "0.09USD/kWh", 2.5e-8),  # 0.09 USD / 3.6e6 J
@@ -183,6 +184,7 @@ def test_constants_by_hand():
         ("power", "W", "1 kW", 1e3),
         ("energy", "J", "1 kWh", 3.6e6),  # 1,000 W x 3,600 s
         ("power_capacity", "W/B", "1 W/GB", 1e-9),
+        ("price", "USD", "1 kUSD", 1e3),
         ("price_rate", "USD/s", "1 USD/h", 1 / 3600),
         ("price_capacity", "USD/B", "1 USD/GB", 1e-9),
         ("price_energy", "USD/J", "1 USD/kWh", 1 / 3.6e6),
@@ -199,7 +201,7 @@ def test_the_dimensionless_kinds():
     # a fraction and a count have no unit: "1"; a fraction's 50 % is 0.5 of it
     assert KINDS["fraction"].si_unit == KINDS["count"].si_unit == "1"
     assert parse_quantity("50%", "fraction") == 0.5
-    assert len(KINDS) == 15
+    assert len(KINDS) == 16
 
 
 @pytest.mark.parametrize(("kind", "text", "value"), UNIT_EXAMPLES)
@@ -229,6 +231,7 @@ def test_fractions_tokens_and_counts_need_no_unit():
         ("power", "'467 W' or '0.7 kW'", (467.0, 700.0)),
         ("energy", "'26.2 J' or '1 kWh'", (26.2, 3.6e6)),
         ("power_capacity", "'0.15 W/GB' or '5 mW/GB'", (0.15e-9, 5e-12)),  # 5e-3 W / 1e9 B
+        ("price", "'12000 USD' or '4.15 kUSD'", (12_000.0, 4_150.0)),
         ("price_rate", "'3 USD/h' or '3 $/h'", (3 / 3600, 3 / 3600)),
         ("price_capacity", "'10 USD/GB' or '0.3 $/GB'", (1e-8, 0.3e-9)),
         ("price_energy", "'0.09 USD/kWh' or '90 USD/MWh'", (0.09 / 3.6e6, 90 / 3.6e9)),  # both 2.5e-8 USD/J

@@ -13,8 +13,7 @@ from typing import Any
 from kvtier import analysis
 from kvtier.commands.output import num as _num
 from kvtier.commands.output import pct as _pct
-from kvtier.formulas import tiering
-from kvtier.formulas.cache import admission, fleet, policies
+from kvtier.formulas.cache import policies
 from kvtier.formulas.cache.distances import stack_distances
 from kvtier.formulas.cache.trace import HIT_COUNTS, Trace
 from kvtier.inputs import traces
@@ -38,7 +37,7 @@ def fleet_analysis(
     out = analysis.fleet_of(s, tr, cap, instances or 1, routing, commit)
     out["commit"] = commit
     out["prompt_tokens"] = int(tr.input_tokens.sum())
-    out["capacity_bytes"] = cap * s.kv_bytes_per_token * tr.block_tokens
+    out["capacity_bytes"] = cap * s.tier_bytes_per_token * tr.block_tokens
     return out
 
 
@@ -54,56 +53,10 @@ def policy_analysis(s: Scenario, trace: str, capacities_blocks: list[float]) -> 
     return out
 
 
-TTL_TIERS: tuple[str, ...] = ("pcie5-x16", "nvme-gen4-x4")
-"""The tiers whose five-minute-rule residency ``--admission`` replays as a time to live: host DRAM and NVMe."""
-
-
 def admission_analysis(s: Scenario, trace: str, capacity_blocks: float) -> dict[str, Any]:
-    """The tier of ``capacity_blocks`` replayed with each admission filter and with each :data:`TTL_TIERS` tier's
-    five-minute-rule residency as its time to live (:func:`kvtier.formulas.cache.admission.replay_admission`).
-
-    Per row: prompt tokens hit, blocks written, full NVMe drive writes per day (the tier on whole drives of
-    ``nvme.drive_capacity``), and against admitting every miss the points of hit ratio given up per drive write
-    per day saved.  The residency is :func:`kvtier.formulas.tiering.interval_grid`'s keep interval (USD) of the
-    trace's block in a batch.
-    """
-    tr = _trace(s, trace)
-    block_bytes = s.kv_bytes_per_token * tr.block_tokens
-    drive = s.v("nvme.drive_capacity")
-    drives_bytes = math.ceil(capacity_blocks * block_bytes / drive) * drive
-    grid = tiering.interval_grid(s.tier_prices(), s.tier_links, s.cost_blocks)
-    tokens = tr.block_tokens if (tr.block_tokens, "batch") in grid else max(t for t, _ in grid)
-    iv = grid[(tokens, "batch")]
-    runs = [(name, name, math.inf) for name in admission.ADMISSIONS]
-    runs += [(f"ttl {tier}", "always", float(iv.at(tier)["keep_usd_s"])) for tier in TTL_TIERS]
-    rows = []
-    prompts = float(tr.input_tokens.sum())
-    for label, admit, ttl in runs:
-        got = admission.replay_admission(tr, capacity_blocks, admit, ttl)
-        hit = float(fleet.hit_tokens(tr, got.hit_blocks).sum()) / prompts if prompts else math.nan
-        dwpd = admission.drive_writes_per_day(got.writes * block_bytes, tr.duration_s, drives_bytes)
-        rows.append(
-            {
-                "filter": label,
-                "ttl_s": ttl,
-                "hit_ratio_tokens": hit,
-                "writes": got.writes,
-                "expired": got.expired,
-                "drive_writes_per_day": dwpd,
-            }
-        )
-    base = rows[0]
-    for row in rows[1:]:
-        saved = base["drive_writes_per_day"] - row["drive_writes_per_day"]
-        lost = (base["hit_ratio_tokens"] - row["hit_ratio_tokens"]) * 100
-        row["points_lost_per_dwpd_saved"] = lost / saved if saved > 0 else math.nan
-    base["points_lost_per_dwpd_saved"] = math.nan
-    return {
-        "capacity_blocks": capacity_blocks,
-        "drives_bytes": drives_bytes,
-        "block_tokens_priced": tokens,
-        "rows": rows,
-    }
+    """``trace`` read in memory, its tier of ``capacity_blocks`` by what it admits and keeps
+    (:func:`kvtier.analysis.admission_of`, the workload page's)."""
+    return analysis.admission_of(s, _trace(s, trace), capacity_blocks)
 
 
 def admission_lines(rep: dict[str, Any]) -> list[str]:

@@ -206,7 +206,7 @@ def _capacity(text: str, s: Scenario, option: str) -> float:
     """A capacity option's value in blocks: a count, or bytes with a unit over the set's block bytes."""
     try:
         if any(c.isalpha() for c in text):
-            cap = parse_quantity(text, "bytes") / (s.kv_bytes_per_token * s.v("workload.block_tokens"))
+            cap = parse_quantity(text, "bytes") / (s.tier_bytes_per_token * s.v("workload.block_tokens"))
         else:
             cap = float(text)
     except (KvtierError, ValueError):
@@ -386,6 +386,10 @@ def _regen_lines(rep: dict[str, Any]) -> list[str]:
     """How the report times a recomputed prefix: the MFU and the roofline, or an engine's measured kernels."""
     regen, engine = rep["regen"], rep.get("engine")
     head = f"{rep['model']}, {rep['kv_dtype']} KV: {format_bytes(rep['block_bytes'])} a block;"
+    copies = rep.get("stored_copies", 1.0)
+    if copies != 1:  # the tensor-parallel ranks each store their copy (parallel.kv_storage)
+        stored = format_bytes(rep["tier_block_bytes"])
+        head += f" {stored} in a tier (stored {copies:g} times: each rank writes its own);"
     if engine:
         return [
             f"{head} regeneration by {engine['tables']}'s measured kernels (regen.model engine)",

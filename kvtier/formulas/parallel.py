@@ -85,6 +85,47 @@ def kv_shard_share(kv_heads: ArrayLike, layers: ArrayLike, tp: ArrayLike, pp: Ar
     return _f(heads) * (stage_layers(layers, pp) / _f(layers))
 
 
+STORAGE_MODES: tuple[str, ...] = ("per-rank", "mla-once", "once")
+"""How a tensor-parallel group writes a block to a tier: every rank the KV it holds (``per-rank``), the same but an
+MLA latent written by one rank (``mla-once``), or each distinct byte once (``once``)."""
+
+
+def stored_copies(kv_heads: ArrayLike, tp: ArrayLike, latent: bool, storage: str) -> FloatArray:
+    """Copies of a logical block's KV a tier holds when a tensor-parallel group writes it (dimensionless).
+
+    ``once``: 1, whatever the placement.  ``per-rank`` (each rank writes the KV it holds):
+    ``max(1, tp x kv_heads_per_rank / kv_heads)``, which is 1 while the heads split evenly (``tp``
+    divides ``kv_heads``) and above 1 where ranks replicate heads; ``tp`` for an MLA latent, which
+    every rank holds whole.  ``mla-once``: ``per-rank``, but a latent written by one rank (1).  Pipeline
+    stages hold disjoint layers, so they add no copy.  A tier of ``C`` bytes then holds
+    ``C / (block_bytes x stored_copies)`` logical blocks.
+
+    Parameters
+    ----------
+    kv_heads : array_like
+        KV heads of the model (count; ignored for a latent).
+    tp : array_like
+        Tensor-parallel size (count, >= 1).
+    latent : bool
+        Whether the cache is MLA's compressed latent.
+    storage : str
+        One of :data:`STORAGE_MODES`.
+
+    Examples
+    --------
+    DeepSeek-V3 (MLA) at TP 8 stored per rank: 8 copies; Llama-3.1-70B (8 KV heads) at TP 8: 1;
+    at TP 16: ``16 x 1 / 8 = 2``.
+    """
+    if storage not in STORAGE_MODES:
+        raise ValueError(f"storage must be one of {', '.join(STORAGE_MODES)}, not {storage!r}")
+    t = _f(tp)
+    if storage == "once" or (latent and storage == "mla-once"):
+        return np.ones_like(t)
+    if latent:
+        return t
+    return np.maximum(1.0, t * kv_heads_per_rank(kv_heads, tp) / _f(kv_heads))
+
+
 def link_bytes(shard_bytes: ArrayLike, gpus_per_link: ArrayLike) -> FloatArray:
     """Bytes that cross one shared link when every accelerator behind it fetches its shard (B).
 

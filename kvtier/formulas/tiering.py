@@ -217,6 +217,9 @@ class Block:
         The transfer model's floor under a fetch (s), share of a link's rate a fetch reaches and
         time each transfer adds to its latency (s; pageable host memory)
         (:func:`kvtier.formulas.transfer.fetch_time_s`); 0, 1 and 0 by default, the chapter's fetch.
+    stored_copies : float, optional
+        Copies of the block a tier holds (:func:`kvtier.formulas.parallel.stored_copies`): holding it
+        costs :attr:`stored_bytes`; 1 by default.
     """
 
     tokens: int
@@ -228,6 +231,12 @@ class Block:
     min_transfer_s: float = 0.0
     link_efficiency: float = 1.0
     link_overhead_s: float = 0.0
+    stored_copies: float = 1.0
+
+    @property
+    def stored_bytes(self) -> float:
+        """Bytes the block takes in a tier (B): :attr:`block_bytes` x :attr:`stored_copies`."""
+        return self.block_bytes * self.stored_copies
 
     def fetch_s(self, tiers: Tiers, transfers: int | None = None) -> FloatArray:
         """Time to fetch the block from each of ``tiers`` (s): :func:`fetch_s` with its link bytes and transfer model.
@@ -312,7 +321,7 @@ def intervals(prices: Prices, tiers: Tiers, block: Block, regime: str) -> Interv
     media = tiers.media
     usd_hold, j_hold = hold_usd_per_byte_s(prices), hold_w_per_byte(prices)
     accel, power = prices.accelerator_usd_per_s, prices.power_w(block.bound_in(regime))
-    n_bytes = block.block_bytes
+    n_bytes = block.stored_bytes
     fetch = block.fetch_s(tiers)
     regen = float(block.regen_s[regime])
     r_usd, r_j = regen * accel, regen * power
@@ -456,7 +465,7 @@ def trace_mix(
     return economics.tier_mix(
         intervals_s,
         duration_s,
-        block.block_bytes,
+        block.stored_bytes,
         hold,
         fetch,
         regen * prices.accelerator_usd_per_s,
@@ -471,7 +480,7 @@ def mix_tally(prices: Prices, tiers: Tiers, block: Block, instants: int = 0) -> 
     ``instants``: the trace's distinct instants, where known (:class:`~kvtier.formulas.economics.MixTally`'s).
     """
     hold, fetch = _mix_prices(prices, tiers, block)
-    return economics.MixTally(block.block_bytes, hold, fetch, peak=True, instants=instants)
+    return economics.MixTally(block.stored_bytes, hold, fetch, peak=True, instants=instants)
 
 
 def _mix_prices(prices: Prices, tiers: Tiers, block: Block) -> tuple[list[float], np.ndarray]:
@@ -697,7 +706,9 @@ def lru_tiers(
     regime : str
         The regime the recomputation avoided was priced in (a label carried through).
     kv_bytes_per_token : float
-        KV bytes per token (B).
+        KV bytes per token the tier stores, reads and writes (B): under a placement whose ranks each
+        write their own copy, the stored copies times the model's
+        (:attr:`kvtier.scenario.Scenario.tier_bytes_per_token`).
     transfers : int
         Transfers per block fetched.
     endurance_dwpd : float

@@ -2,7 +2,7 @@
 
 The presets live in ``kvtier/data/engines.yaml``, one per name of
 :data:`kvtier.data.ENGINE_PRESETS`.  Each names the engine ``version`` range it describes and
-the ``date`` its sources were read, and gives four values, each a
+the ``date`` its sources were read, and gives five values, each a
 :class:`~kvtier.inputs.provenance.Record` (named ``ENGINE.FIELD``) with its provenance, basis
 and source (the engine's repository, file, version or commit, and date):
 
@@ -12,7 +12,9 @@ and source (the engine's repository, file, version or commit, and date):
 - ``copy_method``: how each copy is issued, one of :data:`COPY_METHODS`; its fixed cost per copy
   is the assumption key ``fetch.copy_cost.METHOD`` (:data:`COPY_COST_KEYS`);
 - ``layer_overlap``: whether the engine loads the fetched KV layer by layer while the forward
-  pass computes the layers before it.
+  pass computes the layers before it;
+- ``kv_storage``: whether a tensor-parallel group writes a block to the tier once or every rank
+  its own (:data:`KV_STORAGE`), which sets the copies a tier holds (``parallel.kv_storage``).
 
 The assumption key ``engine`` names one (or ``none``: the set's own ``block_tokens`` and
 ``fetch_layout``); :class:`kvtier.scenario.Scenario` applies it.
@@ -30,6 +32,7 @@ from typing import Any
 
 from kvtier.data import ENGINE_PRESETS
 from kvtier.errors import KvtierError, show
+from kvtier.formulas import parallel
 from kvtier.inputs.provenance import PROVENANCE_CLASSES, Record
 from kvtier.inputs.readers import load_yaml
 
@@ -48,10 +51,16 @@ COPY_COST_KEYS: dict[str, str] = {method: f"fetch.copy_cost.{method.replace('-',
 """The assumption key holding each copy method's fixed cost per copy (s): ``fetch.copy_cost.lone_dma``,
 ``.batched_dma``, ``.kernel``."""
 
+KV_STORAGE: tuple[str, ...] = parallel.STORAGE_MODES
+"""How a tensor-parallel group writes a block to a tier: every rank the KV it holds (``per-rank``: an
+MLA latent, whole on every rank, is stored ``tp`` times, replicated KV heads as often as they are
+replicated), the same but an MLA latent written by one rank (``mla-once``), or the group's distinct KV
+once (``once``): :func:`kvtier.formulas.parallel.stored_copies`."""
+
 NO_ENGINE = "none"
 """The ``engine`` value that applies no preset."""
 
-_FIELDS = ("block_tokens", "transfers", "copy_method", "layer_overlap")
+_FIELDS = ("block_tokens", "transfers", "copy_method", "layer_overlap", "kv_storage")
 _TEXT_FIELDS = ("description", "version", "date")
 _RECORD_FIELDS = ("value", "provenance", "basis", "source")
 _FILE = "engines.yaml"
@@ -75,9 +84,11 @@ class Engine:
     layer_overlap : bool
         Whether fetched KV is loaded layer by layer, overlapped with the forward pass.
     records : dict of str to Record
-        The four values with their provenance, by field.
+        The five values with their provenance, by field.
     copy_method : str
         One of :data:`COPY_METHODS`: how each copy is issued.
+    kv_storage : str
+        One of :data:`KV_STORAGE`: whether a tensor-parallel group stores a block once or per rank.
     version : str
         The engine versions the preset describes (``">= 0.12"``).
     date : str
@@ -91,6 +102,7 @@ class Engine:
     layer_overlap: bool
     records: dict[str, Record]
     copy_method: str = "batched-dma"
+    kv_storage: str = "per-rank"
     version: str = ""
     date: str = ""
 
@@ -134,8 +146,8 @@ def _record(where: str, name: str, field: str, raw: Any) -> Record:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise KvtierError(f"{at}: value must be a whole number of tokens >= 1")
         return Record(f"{name}.{field}", float(value), "tokens", f"{value} tokens", provenance, basis, source)
-    if field in ("transfers", "copy_method"):
-        modes = TRANSFER_MODES if field == "transfers" else COPY_METHODS
+    if field in ("transfers", "copy_method", "kv_storage"):
+        modes = {"transfers": TRANSFER_MODES, "copy_method": COPY_METHODS, "kv_storage": KV_STORAGE}[field]
         if value not in modes:
             raise KvtierError(f"{at}: value must be one of {', '.join(modes)}")
         return Record(f"{name}.{field}", value, "choice", value, provenance, basis, source)
@@ -206,6 +218,7 @@ def parse_engines(data: Any, where: str) -> dict[str, Engine]:
             layer_overlap=records["layer_overlap"].value == "true",
             records=records,
             copy_method=str(records["copy_method"].value),
+            kv_storage=str(records["kv_storage"].value),
             version=str(entry["version"]),
             date=str(entry["date"]),
         )

@@ -463,6 +463,17 @@ SCHEMA: dict[str, KeySpec] = {
         "time per output token, which keeps a request in flight on its instance after its prefill",
         groups=("fleet",),
     ),
+    "fleet.pool_server": KeySpec(
+        "price", "one server of a pooled tier without its DRAM: chassis, CPUs, power supplies", groups=("fleet",)
+    ),
+    "fleet.pool_server_memory": KeySpec(
+        "bytes", "DRAM one server of a pooled tier holds", low="1 GB", groups=("fleet",)
+    ),
+    "fleet.pool_port": KeySpec(
+        "price",
+        "one network port of a pooled tier: its NIC, its share of a switch and the optics at both ends",
+        groups=("fleet",),
+    ),
     "fleet.pool_bandwidth": KeySpec(
         "bandwidth",
         "rate at which one accelerator reads a pooled tier over its own RDMA NIC, one direction",
@@ -618,6 +629,14 @@ SCHEMA: dict[str, KeySpec] = {
         low="1",
         high="64",
         integer=True,
+        groups=("placement",),
+    ),
+    "parallel.kv_storage": KeySpec(
+        "choice",
+        "how the tensor-parallel group writes a block to a tier: engine (the engine preset's; once under engine"
+        " none), per-rank (each rank its own copy: an MLA latent tp times), mla-once (a latent once, heads per"
+        " rank), once",
+        choices=("engine", *engines.KV_STORAGE),
         groups=("placement",),
     ),
     "parallel.hbm_capacity": KeySpec(

@@ -290,6 +290,6 @@ def pool_sentence(s: Scenario) -> str:
         f" reaches. For {row['deployment']} that is {total_tib:,.3g} TiB for the {row['busy_accelerators']:,.3g}"
         f" accelerators the trace keeps busy, {servers:,.3g} servers of {int(row['per_server'])}; held as one tier per"
         f" server instead, each server's {row['tier_gib_per_server']:,.4g} GiB keeps the same hits only if the router"
-        " sends every turn of a conversation to the server that holds its prefix, and fewer under any other routing,"
-        " which this book does not model."
+        " sends every turn of a conversation to the server that holds its prefix, and fewer under any other routing"
+        " (the workload page replays each router, the cost page prices each choice)."
     )

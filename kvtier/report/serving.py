@@ -83,7 +83,7 @@ def _row(regime: str, tier: str, share: float, capacity_blocks: float, s: Scenar
         "tier": tier,
         "hit_share": share,
         "capacity_blocks": capacity_blocks,
-        "capacity_bytes": capacity_blocks * s.kv_bytes_per_token * curve.block_tokens,
+        "capacity_bytes": capacity_blocks * s.tier_bytes_per_token * curve.block_tokens,
         "prefix_hit_token_share": t.total(t.hit_tokens) / prompt_tokens if prompt_tokens else 0.0,
         "ttft_p50_s": pct["p50"],
         "ttft_p90_s": pct["p90"],
@@ -132,11 +132,13 @@ def engine_rows(s: Scenario) -> list[dict[str, Any]]:
 
     One row per preset of :data:`kvtier.data.ENGINE_PRESETS`: ``engine``, ``block_tokens``
     (tokens), ``block_bytes`` (B), ``version`` (the engine versions the preset describes),
-    ``transfers_per_block``, ``copy_method`` (how each copy is issued), ``layer_overlap``, and per medium of
+    ``transfers_per_block``, ``copy_method`` (how each copy is issued), ``layer_overlap``, ``kv_storage`` (how a
+    tensor-parallel group writes a block to a tier) and ``stored_copies`` (the copies that makes under the set's
+    placement), and per medium of
     :data:`kvtier.formulas.tiering.LRU_TIERS` ``fetch_s.TIER`` (one block: transfers x the medium's own
     ``tier_latency.*`` + bytes / bandwidth, s: the copy method's cost replaces only the brackets'
     ``fetch_latency``, :attr:`kvtier.scenario.Scenario.transfer_latency_s`) and ``fetch_s_per_token.TIER`` (s, the
-    same per token, to compare blocks of different sizes); ``source.FIELD`` the source of each of the four values.
+    same per token, to compare blocks of different sizes); ``source.FIELD`` the source of each of the five values.
     """
     links = s.tier_links.pick(tiering.LRU_TIERS)
     rows = []
@@ -153,6 +155,8 @@ def engine_rows(s: Scenario) -> list[dict[str, Any]]:
             "transfers_per_block": sc.fetch_transfers,
             "copy_method": engine.copy_method,
             "layer_overlap": sc.layer_overlap,
+            "kv_storage": engine.kv_storage,
+            "stored_copies": sc.stored_copies,
         }
         for tier, f in zip(links.names, fetch, strict=True):
             row[f"fetch_s.{tier}"] = float(f)

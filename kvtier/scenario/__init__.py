@@ -99,6 +99,7 @@ class Scenario(Priced):
             min_transfer_s=sc.v("fetch.min_transfer_time"),
             link_efficiency=float(sc.link_efficiency),
             link_overhead_s=float(sc.link_overhead_s),
+            stored_copies=sc.stored_copies,
             **(sc.engine_curves() if sc.assumptions.value("regen.model") == "engine" else {}),
         )
 

@@ -115,6 +115,7 @@ class Priced(Timed):
             min_transfer_s=sc.v("fetch.min_transfer_time"),
             link_efficiency=sc.link_efficiency,
             link_overhead_s=sc.link_overhead_s,
+            stored_copies=sc.stored_copies,
             regen_s={
                 "lone": float(sc.lone_regen_s(0, "resident", mfu)),
                 "batch": float(sc.in_batch_regen_s(0, "resident", mfu)),

@@ -116,6 +116,38 @@ class Timed(Placed):
         return engine.copy_method if engine is not None else "none"
 
     @property
+    def kv_storage(self) -> str:
+        """How the tensor-parallel group writes a block to a tier: one of :data:`kvtier.inputs.engines.KV_STORAGE`.
+
+        ``parallel.kv_storage`` when it names one; under its seed value ``engine`` the engine preset's
+        ``kv_storage``, and ``once`` under ``engine: none`` (the chapter's one accelerator).
+        """
+        storage = str(self.assumptions.value("parallel.kv_storage"))
+        if storage != "engine":
+            return storage
+        engine = self.engine
+        return engine.kv_storage if engine is not None else "once"
+
+    @property
+    def stored_copies(self) -> float:
+        """Copies of a logical block a tier holds (dimensionless): :func:`kvtier.formulas.parallel.stored_copies`.
+
+        1 stored once, or per rank while the KV heads split evenly; ``tp`` for an MLA latent stored per rank
+        (``mla-once``: 1 for a latent, per rank for heads).
+        """
+        m = self.model
+        return float(parallel.stored_copies(m.n_kv_heads, self.placement.tp, m.attention == "MLA", self.kv_storage))
+
+    @property
+    def tier_bytes_per_token(self) -> float:
+        """Bytes a tier stores, writes and reads per token of KV (B): :attr:`kv_bytes_per_token` x :attr:`stored_copies`
+
+        Every capacity in the report (a tier of ``C`` bytes holds ``C / (tier_bytes_per_token x tokens)``
+        blocks of ``tokens``) reads this, so the copies a placement stores count on every page.
+        """
+        return self.kv_bytes_per_token * self.stored_copies
+
+    @property
     def transfer_latency_s(self) -> float:
         """The fixed latency each transfer of a fetch pays at the bandwidth brackets (s).
 

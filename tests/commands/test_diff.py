@@ -51,7 +51,7 @@ def test_text_output(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixtu
     lines = out.splitlines()
     assert lines[0].split() == ["table", "row", "column", "old", "new", "change"]
     assert set(lines[1].replace(" ", "")) == {"-"}
-    assert len(lines) == 2 + 151  # header, rule, and the 146 + 5 changes counted in tests/report/diff/test_changes.py
+    assert len(lines) == 2 + 170  # header, rule, and the 165 + 5 changes counted in tests/report/diff/test_changes.py
     fetch = next(line for line in lines if line.startswith("fetch") and "fetch_us" in line)
     assert fetch.split() == ["fetch", "bracket=mid", "fetch_us", "81.92", "52.4288", "-36.00%"]
     bw = next(line for line in lines if line.startswith("fetch") and "bandwidth_GBps" in line)
@@ -120,16 +120,18 @@ def test_markdown_opens_with_the_headline_numbers(
         "| regeneration of a lone block under the roofline (ms) | 52.239 | 52.239 | unchanged |",
         "",
     ]
-    # Then one line per table. The 146 numbers of test_unaffected_tables_report_nothing less value_si
-    # (an SI duplicate of `value`) = 145; 5 text cells (fetch basis and hardware; assumptions value, basis,
+    # Then one line per table. The 165 numbers of test_unaffected_tables_report_nothing less value_si
+    # (an SI duplicate of `value`) = 164; 5 text cells (fetch basis and hardware; assumptions value, basis,
     # source).
-    assert lines[25:41] == [
-        "**145 numbers changed, 5 text cells changed in 11 tables**",
+    assert lines[25:42] == [
+        "**164 numbers changed, 5 text cells changed in 12 tables**",
         "",
         "| table | cells changed | largest relative change |",
         "|:--|:--|:--|",
         "| assumptions | 3: 3 text cells changed | — |",
         "| capacity | 12 | +56.25% (last_block_in_batch_ratio at point=context=1024) |",
+        # the fleet priced: least-loaded's tier per instance fetches its hits faster (and, routed otherwise, fewer)
+        "| cost_fleet | 19 | -34.72% (fetch_usd_per_h at tier=per instance, routing=least-loaded) |",
         "| fetch | 4: 2 numbers changed, 2 text cells changed | +56.25% (bandwidth_GBps at bracket=mid) |",
         "| interior | 24 | +56.25% (ratio_to_fetch at upstream=resident, position_tokens=0) |",
         "| models | 10 | +56.25% (ratio_illustrative at model=llama-2-7b) |",
@@ -146,13 +148,13 @@ def test_markdown_opens_with_the_headline_numbers(
         "| workload_fleet | 16 | +5.28% (busiest_prefill_x at trace=conversation, tier=per instance, routing=prefix) |",
         "",
     ]
-    # Then every cell, folded: 145 + 5 = 150 rows at display precision.
-    assert lines[41] == (
-        "<details><summary>All 150 changed cells, numbers to 5 significant figures;"
+    # Then every cell, folded: 164 + 5 = 169 rows at display precision.
+    assert lines[42] == (
+        "<details><summary>All 169 changed cells, numbers to 5 significant figures;"
         " 1 cell of SI duplicate columns (value_si) left out</summary>"
     )
-    assert lines[42:45] == ["", "| table | row | column | old | new | change |", "|:--|:--|:--|--:|--:|--:|"]
-    assert lines[-2:] == ["", "</details>"] and len(lines) == 45 + 150 + 2
+    assert lines[43:46] == ["", "| table | row | column | old | new | change |", "|:--|:--|:--|--:|--:|--:|"]
+    assert lines[-2:] == ["", "</details>"] and len(lines) == 46 + 169 + 2
     assert "| fetch | bracket=mid | fetch_us | 81.92 | 52.429 | -36.00% |" in lines
     assert "| assumptions | key=bandwidth.mid | value | 64 GB/s | 100 GB/s | text |" in lines
     assert not [line for line in lines if "| value_si |" in line or "64000000000" in line]
@@ -161,7 +163,7 @@ def test_markdown_opens_with_the_headline_numbers(
 def test_markdown_numbers_only(seed_dir: Path, fast_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli(str(seed_dir), str(fast_dir), "--format", "md", "--numbers-only") == 1
     lines = capsys.readouterr().out.splitlines()
-    assert "**145 numbers changed in 10 tables**" in lines  # the assumptions table had only value_si left
+    assert "**164 numbers changed in 11 tables**" in lines  # the assumptions table had only value_si left
     assert not [line for line in lines if line.endswith("| text |")]
 
 
@@ -212,7 +214,7 @@ def test_git_revisions(
 ) -> None:
     from_git = diff_tables(load_tables("HEAD~1", git_repo), load_tables("HEAD", git_repo))
     from_dirs = diff_tables(load_tables(str(seed_dir)), load_tables(str(fast_dir)))
-    assert from_git == from_dirs and len(from_git) == 151
+    assert from_git == from_dirs and len(from_git) == 170
     assert cli("HEAD~1", "HEAD", "--repo", str(git_repo)) == 1
     assert "-36.00%" in capsys.readouterr().out
     # Default repository: the one holding the current directory (here from a subdirectory).
@@ -229,8 +231,8 @@ def test_numbers_only(seed_dir: Path, fast_dir: Path, capsys) -> None:
     args = parser.parse_args(["diff", str(seed_dir), str(fast_dir), "--numbers-only"])
     assert args.func(args) == 1
     lines = capsys.readouterr().out.splitlines()
-    # header and rule, then the 146 numeric changes only (the 5 text cells are left out)
-    assert len(lines) == 2 + 146 and not any(line.rstrip().endswith("text") for line in lines)
+    # header and rule, then the 165 numeric changes only (the 5 text cells are left out)
+    assert len(lines) == 2 + 165 and not any(line.rstrip().endswith("text") for line in lines)
 
 
 def test_bad_sources(tmp_path: Path, git_repo: Path, seed_dir: Path) -> None:

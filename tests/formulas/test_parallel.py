@@ -29,6 +29,25 @@ def test_kv_shard_share_gqa_mla_and_pipeline():
     assert parallel.kv_shard_share(8, 80, 1, 1, latent=False) == 1.0
 
 
+def test_stored_copies_per_rank_and_once():
+    # MLA (DeepSeek-V3) at TP 8 written by every rank: the latent is whole on each, so 8 copies
+    assert float(parallel.stored_copies(128, 8, latent=True, storage="per-rank")) == 8.0
+    # stored once per group: 1, whatever the placement
+    assert float(parallel.stored_copies(128, 8, latent=True, storage="once")) == 1.0
+    # GQA, 8 KV heads: TP 8 splits them 1 a rank, 8 x 1 / 8 = 1 copy; TP 16 replicates each twice, 16 x 1 / 8 = 2
+    assert float(parallel.stored_copies(8, 8, latent=False, storage="per-rank")) == 1.0
+    assert float(parallel.stored_copies(8, 16, latent=False, storage="per-rank")) == 2.0
+    # 8 heads over TP 3 (uneven, which vLLM refuses): 8 // 3 = 2 heads a rank, 3 x 2 / 8 = 0.75, at least one copy
+    assert float(parallel.stored_copies(8, 3, latent=False, storage="per-rank")) == 1.0
+    # one accelerator: 1 either way
+    assert float(parallel.stored_copies(8, 1, latent=False, storage="per-rank")) == 1.0
+    # mla-once: one rank writes the latent (1 copy), replicated GQA heads still per rank (TP 16 over 8 heads: 2)
+    assert float(parallel.stored_copies(128, 8, latent=True, storage="mla-once")) == 1.0
+    assert float(parallel.stored_copies(8, 16, latent=False, storage="mla-once")) == 2.0
+    with pytest.raises(ValueError, match="storage must be one of"):
+        parallel.stored_copies(8, 8, latent=False, storage="twice")
+
+
 def test_link_bytes_counts_every_shard_behind_one_link():
     # two GPUs behind one PCIe switch each fetch 655,360 B: 1,310,720 B cross the switch's uplink
     assert parallel.link_bytes(655_360.0, 2) == 1_310_720.0

@@ -113,11 +113,11 @@ def test_a_group_of_keys_is_read_from_the_records_in_schema_order():
     )
     # the calculator's terms beyond the plain roofline: the same less the memory side (6)
     assert FORWARD_TERMS == FORWARD_KEYS[2:]
-    # the point: its own 20 keys (19 and regen.model), the placement's 11 (4 counts, 2 more, context.long, 4
-    # collective links), the forward pass's 8, the transfer's 10 (6, then fetch.copy_method and the three
-    # fetch.copy_cost.*) and the engine model's kernel tables 5 (system, engine, version, step tokens, what is done
-    # beyond the grid): 54, none twice
-    assert len(POINT_KEYS) == len(set(POINT_KEYS)) == 20 + 11 + 8 + 10 + 5
+    # the point: its own 20 keys (19 and regen.model), the placement's 12 (4 counts, 3 more: how a block is stored
+    # in a tier, the fit check, the activations' type; context.long, 4 collective links), the forward pass's 8, the
+    # transfer's 10 (6, then fetch.copy_method and the three fetch.copy_cost.*) and the engine model's kernel tables
+    # 5 (system, engine, version, step tokens, what is done beyond the grid): 55, none twice
+    assert len(POINT_KEYS) == len(set(POINT_KEYS)) == 20 + 12 + 8 + 10 + 5
     kernel_keys = ("regen.system", "regen.engine", "regen.engine_version", "regen.step_tokens", "regen.beyond_grid")
     assert keys_in("kernels") == kernel_keys
     trace = ("workload.trace", "workload.block_tokens", "workload.trace_format", "workload.hit_count")

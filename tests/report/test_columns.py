@@ -36,8 +36,9 @@ def test_every_column_of_every_table_of_record_is_declared_in_words(tables):
     # peers' form and the stack against vLLM's kernels, the workload page's Mooncake figures, and the decision
     # page's named deployments and the inputs it tries (decision_named, decision_flip_inputs): 52 + 2, and the split
     # page's prefix ladder, its trace percentiles, its hidden-state restore and the papers' setups (split_grid,
-    # split_ttft, split_hidden, split_papers), and the decision's split per tier (decision_split)
-    assert len(tables) == len(pages.TABLES) == 60
+    # split_ttft, split_hidden, split_papers), and the decision's split per tier (decision_split): 60; the workload
+    # page's admission filters and TTLs (workload_admission) and the cost page's fleet priced (cost_fleet): 62
+    assert len(tables) == len(pages.TABLES) == 62
     for name, df in tables.items():
         assert list(declared(df)) and set(declared(df)) == set(df.columns), name
         for column in df.columns:

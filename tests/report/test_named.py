@@ -85,9 +85,11 @@ def test_the_spread_and_the_confidence_in_words():
         " accelerator."
     )
     text = named.confidence_sentence(s, answer.DECISION_KEYS)
-    # the 80 inputs the decision page reads: 2 measured (the trace, a lone pass's board power) ... 61 assumed
-    assert text.startswith("How sure: of the 80 inputs this build's decision reads, 2 measured, 12 published-spec,")
-    assert "61 assumed" in text and "no CXL link was measured" in text
+    # the 81 inputs the decision page reads (80, and how a tensor-parallel group stores a block, parallel.kv_storage,
+    # assumed): 2 measured (the trace, a lone pass's board power) ... 62 assumed; the fleet priced beside the
+    # decision is not among them
+    assert text.startswith("How sure: of the 81 inputs this build's decision reads, 2 measured, 12 published-spec,")
+    assert "62 assumed" in text and "no CXL link was measured" in text
 
 
 def test_a_deployment_the_package_cannot_time_is_refused_in_its_row():

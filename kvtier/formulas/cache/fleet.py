@@ -323,6 +323,19 @@ def _ratios(trace: Trace, hit_blocks: np.ndarray, tokens: np.ndarray) -> dict[st
     }
 
 
+def _work(
+    rc: RegenCosts, hit_blocks: np.ndarray, tokens: np.ndarray, bandwidth_bytes_per_s: float, latency_s: float
+) -> dict[str, float]:
+    """What a choice's hits save and cost in all: prefill avoided inside a batch and fetch time (accelerator-s),
+    the tokens hit and the bytes the tier reads for them (``rc.tier_bytes_per_token`` a token)."""
+    return {
+        "hit_tokens": float(tokens.sum()),
+        "avoided_batch_s": float(rc.regen_s(tokens, "batch").sum()),
+        "fetch_s": float(rc.fetch_s(hit_blocks, tokens, bandwidth_bytes_per_s, latency_s).sum()),
+        "read_bytes": float(tokens.sum()) * rc.tier_bytes_per_token,
+    }
+
+
 def _ttft(values: np.ndarray) -> dict[str, float]:
     return {
         "ttft_mean_s": float(values.mean()) if values.size else math.nan,
@@ -355,8 +368,10 @@ def fleet_report(
     -------
     dict
         ``per_instance`` (``requests``, ``hit_ratio_tokens``, ``prefill_s``: lists, one per instance),
-        ``node`` and ``pooled`` (hit ratios, TTFT mean and 90th percentile, the link), ``none`` (TTFT
-        without a tier), ``requests_imbalance`` and ``prefill_imbalance`` (busiest over mean); SI units.
+        ``node`` and ``pooled`` (hit ratios, TTFT mean and 90th percentile, the link, and in all the tokens hit,
+        the prefill they avoid inside a batch, the accelerator time fetching them and the bytes the tier reads:
+        :func:`_work`), ``none`` (TTFT without a tier), ``requests_imbalance`` and ``prefill_imbalance``
+        (busiest over mean), ``duration_s``; SI units.
     """
     prompt = trace.input_tokens.astype(float)
     output = trace.output_tokens.astype(float)
@@ -389,12 +404,19 @@ def fleet_report(
         },
         "requests_imbalance": imbalance(requests),
         "prefill_imbalance": imbalance(f.per_instance(prefill)),
-        "node": {"link": node.name, **_ratios(trace, f.hit_blocks, node_tokens), **_ttft(node_t)},
+        "node": {
+            "link": node.name,
+            **_ratios(trace, f.hit_blocks, node_tokens),
+            **_ttft(node_t),
+            **_work(rc, f.hit_blocks, node_tokens, node.bandwidth_bytes_per_s, node.latency_s),
+        },
         "pooled": {
             "link": pool.name,
             "capacity_blocks": float(instances * capacity_blocks),
             **_ratios(trace, pooled, pool_tokens),
             **_ttft(pool_t),
+            **_work(rc, pooled, pool_tokens, pool.bandwidth_bytes_per_s, pool.latency_s),
         },
         "none": _ttft(none),
+        "duration_s": trace.duration_s,
     }

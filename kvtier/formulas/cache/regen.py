@@ -86,6 +86,9 @@ class RegenCosts:
         all wall times of the placement.  Empty (the default): the analytic model above.
     engine_label : str
         The kernel tables (``h200_sxm vllm 0.24.0``), for messages.
+    stored_copies : float
+        Copies of a logical block a tier holds (:func:`kvtier.formulas.parallel.stored_copies`): a tier's
+        capacity, writes and reads count :attr:`tier_bytes_per_token`; 1 by default.
     engine_grid_tokens : float
         The longest lone pass inside the tables' measured grid, its sequence and its GEMM rows (tokens);
         past it the curves are the package's
@@ -128,6 +131,12 @@ class RegenCosts:
     engine_batch_s: tuple[float, ...] = ()
     engine_label: str = ""
     engine_grid_tokens: float = 0.0
+    stored_copies: float = 1.0
+
+    @property
+    def tier_bytes_per_token(self) -> float:
+        """Bytes a tier stores, writes and reads per token of KV (B): ``kv_bytes_per_token x stored_copies``."""
+        return self.kv_bytes_per_token * self.stored_copies
 
     @property
     def engine(self) -> bool:
@@ -451,7 +460,7 @@ def saving(reuse: Reuse | LruHistogram, rc: RegenCosts, capacity_blocks: float =
         hit_ratio_blocks=float(reuse.hit_ratio(capacity_blocks)),
         hit_ratio_tokens=float(reuse.hit_ratio(capacity_blocks, "tokens")),
         hit_tokens_per_s=tot.hit_tokens * per_s,
-        hit_bytes_per_s=tot.hit_tokens * rc.kv_bytes_per_token * per_s,
+        hit_bytes_per_s=tot.hit_tokens * rc.tier_bytes_per_token * per_s,
         in_batch_gpu_s_per_s=tot.in_batch_s * per_s,
         lone_gpu_s_per_s=tot.lone_s * per_s,
         lone_memory_bound_share=tot.memory_bound_requests / tot.hit_requests if tot.hit_requests else 0.0,

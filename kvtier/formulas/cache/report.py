@@ -101,16 +101,18 @@ def report(
         ``trace`` (requests, duration, rate, length percentiles), ``blocks`` (references,
         unique blocks, infinite-cache hit ratios, reuse-interval percentiles), ``prefix``
         (the prefix property, checked), ``hit_count`` (how hits are counted, and what counting
-        them the other way would change), ``block_bytes`` and ``tiers``: one entry per target
-        and one for 100 %, each with its capacity, hit
-        ratios, the prefill avoided per second in both regimes and, per link, the
-        link-seconds per second its fetches take and how many times longer recomputing takes.
+        them the other way would change), ``block_bytes`` (one logical block, B),
+        ``tier_block_bytes`` (what it takes in the tier: ``stored_copies`` times that, B) and
+        ``tiers``: one entry per target and one for 100 %, each with its capacity, hit ratios,
+        the prefill avoided per second in both regimes and, per link, the link-seconds per second
+        its fetches take and how many times longer recomputing takes.
         The last tier is ``target_pct`` 100: the smallest LRU tier that hits every reference an
         infinite cache would (the largest stack distance plus one).
     """
     trace, blocks = _trace_parts(reuse)
     duration = trace["duration_s"]
     block_bytes = rc.kv_bytes_per_token * trace["block_tokens"]
+    tier_block_bytes = rc.tier_bytes_per_token * trace["block_tokens"]  # what one block takes in the tier
     tiers = []
     for target in [*(x for x in targets_pct if x != 100), 100]:
         cap = float(reuse.capacity_for(target / 100))
@@ -141,7 +143,7 @@ def report(
             {
                 "target_pct": target,
                 "capacity_blocks": cap,
-                "capacity_bytes": cap * block_bytes,
+                "capacity_bytes": cap * tier_block_bytes,
                 **vars(sv),  # its capacity_blocks is cap, already in place
                 "links": per_link,
             }
@@ -158,6 +160,8 @@ def report(
         "hit_count": count_difference(reuse, [t["capacity_blocks"] for t in tiers]),
         "sample_rate": reuse.sample_rate if isinstance(reuse, LruHistogram) else 1.0,
         "block_bytes": block_bytes,
+        "tier_block_bytes": tier_block_bytes,
+        "stored_copies": rc.stored_copies,
         "kv_bytes_per_token": rc.kv_bytes_per_token,
         "regen": vars(rc).copy(),
         "engine": _engine_part(reuse, rc),

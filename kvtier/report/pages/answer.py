@@ -19,7 +19,7 @@ from kvtier.deployment import Deployment
 from kvtier.inputs import hardware
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.keys import LAYOUTS, TIER_LATENCY_KEYS, keys_in
-from kvtier.report import flips, pages, serving, words
+from kvtier.report import fleet, flips, pages, serving, words
 from kvtier.report import named as named_answer
 from kvtier.report.columns import VERDICT, Column, declare, named
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
@@ -47,12 +47,16 @@ KEYS: tuple[str, ...] = (
     "nvme.drive_capacity",
     *TIER_LATENCY_KEYS,
     "interior.position",  # the reused prefix the split verdict serves (serving.split_prefix)
+    *keys_in("fleet"),  # the decision's tier over a fleet, per node or pooled (kvtier.report.fleet)
 )
 """The assumption keys the page reads; its notebook's ``parameters`` cell declares exactly these."""
 
-DECISION_KEYS: tuple[str, ...] = tuple(key for key in KEYS if key not in ("workload.deployment", "interior.position"))
+DECISION_KEYS: tuple[str, ...] = tuple(
+    key for key in KEYS if key not in ("workload.deployment", "interior.position", *keys_in("fleet"))
+)
 """The inputs the decision reads, counted by provenance on the landing: the page's keys but the one that only names
-which row of the named table the trace pages derive and the prefix the split beside the decision serves."""
+which row of the named table the trace pages derive, the prefix the split beside the decision serves and the fleet
+priced beside it."""
 
 HOST_TIER = "pcie5-x16"
 """The tier whose per-transfer latency the figure's lines use: host DRAM over a PCIe 5.0 x16 link, the path
@@ -587,6 +591,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out["named_lead"] = f"{named_answer.spread_sentence(s)} {named_answer.confidence_sentence(s, DECISION_KEYS)}"
     out["named_split"] = named_answer.split_spread_sentence(s)
     out["named_pool"] = named_answer.pool_sentence(s)
+    out["decision_fleet"] = fleet.fleet_decision_sentence(fleet.fleet_cost_numbers(analysis.priced(s)))
     out["split_sentence"] = split_sentence(s)
     for what, text in flips.flip_sentences(s).items():
         out[f"flip_{FLIP_NAMES[what]}"] = text

@@ -177,10 +177,13 @@ ENGINES_COLUMNS = (
     Column("transfers_per_block", "transfers per block"),
     Column("copy_method", "how each copy is issued"),
     Column("layer_overlap", "loads layer by layer under the pass"),
+    Column("kv_storage", "how a tensor-parallel group stores a block"),
+    Column("stored_copies", "copies of a block a tier holds", "count"),
     Column("source.block_tokens", "source of the block size"),
     Column("source.transfers", "source of the transfers per block"),
     Column("source.copy_method", "source of the copy method"),
     Column("source.layer_overlap", "source of the layer overlap"),
+    Column("source.kv_storage", "source of the stored copies"),
     *(
         column
         for tier in tiering.LRU_TIERS

@@ -102,6 +102,7 @@ def test_unaffected_tables_report_nothing(seed_dir: Path, fast_dir: Path) -> Non
         "serving_placement",
         "serving_moe",
         "workload_fleet",
+        "cost_fleet",
     }
     assert not [c for c in changes if c.table in {"block_unit", "regenerate", "roofline", "uncertainty"}]
     # assumptions 1 + fetch 2 + interior 24 (two regimes) + ratio 18 + models 10 (one illustrative ratio per
@@ -116,9 +117,11 @@ def test_unaffected_tables_report_nothing(seed_dir: Path, fast_dir: Path) -> Non
     # instance's tier is read at the illustrative bracket: every router's mean and 90th-percentile time to first
     # token, 10; and, as a request stays in flight for its time to first token, the routers that count requests
     # in flight route otherwise: prefix's and least-loaded's hit ratio and two balance figures, 6; the pool is
-    # read over RDMA and its row, like no tier's, stays)
-    # = 146 numbers; assumptions 3 + fetch 2 (basis, and the hardware the bracket names) = 5 text cells.
-    assert sum(c.kind == "number" for c in changes) == 146
+    # read over RDMA and its row, like no tier's, stays) + the cost page's fleet priced 19 (every router's tier per
+    # instance: its fetching, net saving and mean time to first token, 15; prefix's and least-loaded's hit ratio and
+    # recomputation avoided, 4; the pool's row stays)
+    # = 165 numbers; assumptions 3 + fetch 2 (basis, and the hardware the bracket names) = 5 text cells.
+    assert sum(c.kind == "number" for c in changes) == 165
     assert sum(c.kind == "text" for c in changes) == 5
 
 

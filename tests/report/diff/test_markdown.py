@@ -15,7 +15,7 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
     write_tables(both, **{"peak_flops": "989TFLOP/s", "bandwidth.mid": "100GB/s"})
     old, new = load_tables(str(seed_dir)), load_tables(str(both))
     changes = diff_tables(old, new)
-    # 717 numbers and 40 text cells, by table: the chapter's pages 150 (assumptions 2 value_si, capacity 20, fetch
+    # 736 numbers and 40 text cells, by table: the chapter's pages 150 (assumptions 2 value_si, capacity 20, fetch
     # 2, interior 42, models 10, ratio 39, regenerate 6, roofline 9, tornado 19, uncertainty 1); the tier ladder 177
     # (every link's fetch, ratios and break-evens in both layouts and regimes: the peak moves every regeneration, the
     # bracket moves the mid row); the decision page 347 (decision 98: every regeneration time, ratio and break-even
@@ -25,12 +25,13 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
     # each try's verdicts flipped and closest
     # call against the build's, which the peak moves; the split per tier 64: the tokens computed and the gain of the
     # 32 rows whose best split moves once the head computes twice as fast, the other 8 fetching whole both ways);
-    # the trace pages 43. They price the named deployment
+    # the trace pages 62. They price the named deployment
     # Llama-3.1-70B on 4 H100s (workload.deployment), regenerated on its measured kernel tables, which the peak does
     # not enter (989 TFLOP/s is the H100's own): the workload, cost, TTFT and split tables do not move, and the
     # serving page's placements 12 and DeepSeek-V3's 15 do, fetched at the mid bracket, and the workload page's
-    # fleet 16, each instance's tier read at it (tests/report/diff/test_changes.py). 150 + 177 + 347 + 43 = 717
-    assert sum(c.kind == "number" for c in changes) == 717 and sum(c.kind == "text" for c in changes) == 40
+    # fleet 16, each instance's tier read at it, and the cost page's fleet priced 19
+    # (tests/report/diff/test_changes.py). 150 + 177 + 347 + 62 = 736
+    assert sum(c.kind == "number" for c in changes) == 736 and sum(c.kind == "text" for c in changes) == 40
     out = format_markdown(changes, old, new)
     lines = out.splitlines()
     # the deployment first: one accelerator with its own link on both sides (assumptions.csv's parallel.* rows),
@@ -82,11 +83,12 @@ def test_markdown_two_keys_reads_at_display_precision(seed_dir: Path, tmp_path: 
         # a lone block is bound by reading the weights, whatever the peak
         "| regeneration of a lone block under the roofline (ms) | 52.239 | 52.239 | unchanged |",
     ]
-    # 709 numbers besides the 8 SI duplicates (2 value_si, 6 flips_at_si), in 20 tables with the serving page's 2,
-    # the decision page's named deployments, inputs tried and split per tier, and the workload page's fleet
-    assert lines[25] == "**709 numbers changed, 40 text cells changed in 20 tables**"
-    # 20 per-table lines, then 709 + 40 = 749 cells folded away
-    assert lines[50].startswith("<details><summary>All 749 changed cells,") and len(lines) == 54 + 749 + 2
+    # 728 numbers besides the 8 SI duplicates (2 value_si, 6 flips_at_si), in 21 tables with the serving page's 2,
+    # the decision page's named deployments, inputs tried and split per tier, the workload page's fleet and the cost
+    # page's
+    assert lines[25] == "**728 numbers changed, 40 text cells changed in 21 tables**"
+    # 21 per-table lines, then 728 + 40 = 768 cells folded away
+    assert lines[51].startswith("<details><summary>All 768 changed cells,") and len(lines) == 55 + 768 + 2
     # no SI duplicates, no raw CSV precision
     assert "500000000000000" not in out and "17.92285213" not in out and "value_si |" not in out
     # five significant figures, not the CSV's ten (0.00094598 has five: its leading zeros are not figures)

@@ -47,10 +47,12 @@ def test_what_was_measured_follows_the_provenance_classes():
     # 1 more for a pass beyond the tables' grid (regen.beyond_grid): 129, 126; 1 more for the NVMe drive an LRU tier
     # buys (nvme.drive_capacity): 130, 127; 1 more for the deployment the trace pages price (workload.deployment):
     # 131, 128; 7 more for a fleet behind a router (fleet.*: instances, routing, balance_abs, balance_rel,
-    # cache_threshold, decode_time_per_token, pool_bandwidth): 138, 135
-    assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (138, 3, 2, 2)
+    # cache_threshold, decode_time_per_token, pool_bandwidth): 138, 135; 1 for how a tensor-parallel group stores a
+    # block (parallel.kv_storage) and 3 for the pool's hardware (fleet.pool_server, .pool_server_memory, .pool_port):
+    # 142, 139
+    assert (n["n_assumptions"], n["n_reference"], n["n_reference_measured"], n["n_used_measured"]) == (142, 3, 2, 2)
     assert n["answer_measured"].startswith(
-        "Of the 135 inputs that enter a calculation, 2 of them measured (the serving trace the tier is sized for;"
+        "Of the 139 inputs that enter a calculation, 2 of them measured (the serving trace the tier is sized for;"
         " accelerator board power while it regenerates a lone block): 2 measured,"
     )
     # the 2 measured reference figures are "another 2", not "the 2 measured figures" after "2 of them measured"

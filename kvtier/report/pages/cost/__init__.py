@@ -28,6 +28,7 @@ from typing import Any
 
 from kvtier import analysis
 from kvtier.inputs.keys import TIER_LATENCY_KEYS, keys_in
+from kvtier.report.fleet import fleet_cost_table, shown_fleet_cost
 from kvtier.report.pages.cost.figures import interval_figure, mix_figure, tornado_figure
 from kvtier.report.pages.cost.glue import numbers
 from kvtier.report.pages.cost.hierarchy import hierarchy_table
@@ -50,7 +51,7 @@ SCENARIO = analysis.priced
 KEYS: tuple[str, ...] = tuple(
     dict.fromkeys(
         (
-            *keys_in("price", "trace", "placement", "forward", "transfer"),
+            *keys_in("price", "trace", "placement", "forward", "transfer", "fleet"),
             *TIER_LATENCY_KEYS,
             "block_tokens",
             "decision.hit_target",
@@ -59,6 +60,10 @@ KEYS: tuple[str, ...] = tuple(
             "fetch_layout",
             "flops_per_param_token",
             "illustrative.mfu",
+            "illustrative.bandwidth",  # the fleet: each instance's tier read at this bracket
+            "bandwidth.optimistic",
+            "bandwidth.mid",
+            "bandwidth.pessimistic",
             "interior.anchor_every",
             "kv_dtype",
             "mfu.conservative",
@@ -141,6 +146,7 @@ TABLES = (
             "hierarchy_usd_per_h",
         ),
     ),
+    ("cost_fleet", fleet_cost_table, ("tier", "routing")),
     (
         "cost_mix",
         mix_table,
@@ -195,6 +201,7 @@ __all__ = [
     "TITLE",
     "block_table",
     "duration",
+    "fleet_cost_table",
     "hierarchy_table",
     "inputs_table",
     "interval_figure",
@@ -203,6 +210,7 @@ __all__ = [
     "mix_table",
     "mix_tornado_table",
     "numbers",
+    "shown_fleet_cost",
     "table",
     "tornado_figure",
     "tornado_table",

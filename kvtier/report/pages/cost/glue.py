@@ -8,6 +8,7 @@ from typing import Any
 from kvtier.inputs import measurements as ms
 from kvtier.inputs.keys import SCHEMA
 from kvtier.report import words
+from kvtier.report.fleet import fleet_cost_numbers
 from kvtier.report.pages.cost.hierarchy import hierarchy_numbers
 from kvtier.report.pages.cost.intervals import CXL_TIER, REGIMES, block_sizes, duration, finite_or_nan, intervals, mfu
 from kvtier.report.pages.cost.mix import mix_numbers
@@ -85,6 +86,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out.update(mix_numbers(s))
     out.update(lru_numbers(s, out))
     out.update(hierarchy_numbers(s))
+    out.update(fleet_cost_numbers(s))
     out["mix_finding_sentence"] = finding_sentence(out)
     out["lead_sentence"] = capitalized(out["mix_finding_sentence"]) + "."  # the page's answer, on its first screen
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}

@@ -50,7 +50,7 @@ def hierarchy_sizes(s: Scenario) -> dict[str, Any]:
     r = analysis.curve(s)
     target = s.v("decision.hit_target")
     n = analysis.lru_plan(s, target)[0].prefill_accelerators
-    block_bytes = s.kv_bytes_per_token * s.v("workload.block_tokens")
+    block_bytes = s.tier_bytes_per_token * s.v("workload.block_tokens")  # what a block takes in a tier
     left = hierarchy.hbm_left_bytes(s.v("cost.hbm_capacity"), s.weight_bytes)
     hbm = int(n * left // block_bytes) if math.isfinite(n) and block_bytes > 0 else 0
     mid, full = r.capacity_for(target), r.capacity_for(1.0)
@@ -104,7 +104,7 @@ def hierarchy_replays(s: Scenario) -> dict[str, Any]:
                 prices.amortisation_s,
                 s.v("fetch.min_transfer_time"),
                 s.link_efficiency,
-                sizes["block_bytes"] * s.fetch_bytes / s.block_bytes,
+                s.fetch_bytes * s.v("workload.block_tokens") / s.block_tokens,
                 overhead_s=s.link_overhead_s,
                 drive_bytes=s.v("nvme.drive_capacity"),
             )

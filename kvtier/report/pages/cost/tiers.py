@@ -109,7 +109,7 @@ def lru_numbers(s: Scenario, mix: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"lru_target_low": LRU_TARGETS[0], "lru_target_high": LRU_TARGETS[-1]}
     # the LRU tier that serves every reuse an infinite cache would: its capacity at 100 % of the achievable hits
     streamed = analysis.curve(s)
-    out["lru_all_gib"] = float(streamed.capacity_for(1.0)) * s.kv_bytes_per_token * streamed.block_tokens / 2**30
+    out["lru_all_gib"] = float(streamed.capacity_for(1.0)) * s.tier_bytes_per_token * streamed.block_tokens / 2**30
     for target in LRU_TARGETS:
         plan = plans[(target, "batch")]
         lone = plans[(target, "lone")]

@@ -3,6 +3,7 @@
 The page is a package, one module per job: :mod:`.summary` (the sized trace and its contrast,
 reported and summarised once), :mod:`.curve` (the LRU curve, its tiers and links), :mod:`.policies`,
 :mod:`.fleet` (the tier split over a fleet's instances under each router, against one pooled tier),
+:mod:`.admission` (the tier by what it admits and how long it keeps a block),
 :mod:`.sampling`, :mod:`.over_time`, :mod:`.mooncake` (the traces' published cache figures, recomputed),
 :mod:`.words` (its sentences) and :mod:`.glue` (every number the
 prose quotes); this module is the page contract.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from kvtier import analysis
 from kvtier.inputs.keys import TIER_LATENCY_KEYS, keys_in
+from kvtier.report.pages.workload.admission import admission_table, shown_admission
 from kvtier.report.pages.workload.curve import (
     links_table,
     lru_curve,
@@ -64,6 +66,7 @@ KEYS: tuple[str, ...] = tuple(
             "weight_dtype",
             *keys_in("trace"),
             *keys_in("fleet"),
+            *keys_in("price"),  # admission: the five-minute rule's residencies as TTLs, the NVMe drives it wears
             *TIER_LATENCY_KEYS,
             *PLACEMENT_KEYS,
             *TRANSFER_KEYS,
@@ -95,6 +98,7 @@ TABLES = (
         ),
     ),
     ("workload_fleet", fleet_table, ("trace", "tier", "routing")),
+    ("workload_admission", admission_table, ("trace", "filter")),
     (
         "workload_sampling",
         sampling_table,
@@ -131,6 +135,7 @@ __all__ = [
     "NOTEBOOK",
     "TABLES",
     "TITLE",
+    "admission_table",
     "contrast_name",
     "fleet_table",
     "links_table",
@@ -144,6 +149,7 @@ __all__ = [
     "reuse_intervals",
     "sampled_figure",
     "sampling_table",
+    "shown_admission",
     "shown_fleet",
     "shown_links",
     "shown_tiers",

@@ -156,7 +156,7 @@ def lru_curve(s: Scenario) -> tuple[Figure, str]:
     for trace, color, width, style in ((name, PALETTE[0], 2.2, "-"), (other, PALETTE[6], 1.3, "--")):
         reuse = curve(s, trace)
         caps, ratio = reuse.curve("blocks")
-        block_bytes = s.kv_bytes_per_token * reuse.block_tokens
+        block_bytes = s.tier_bytes_per_token * reuse.block_tokens  # as a tier stores it
         x = np.r_[caps[0], caps] * block_bytes / TIB
         y = np.r_[0.0, ratio] * 100
         ax.step(x, y, where="post", color=color, lw=width, ls=style)

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import math
 from typing import Any
-from weakref import WeakKeyDictionary
 
 import pandas as pd
 
 from kvtier import analysis
 from kvtier.formulas.cache import fleet
 from kvtier.report.columns import Column, declare, named
-from kvtier.report.pages.workload.policies import decision_blocks
 from kvtier.report.pages.workload.summary import trace_name
 from kvtier.report.pages.workload.words import fleet_paragraph
 from kvtier.scenario import Scenario
@@ -43,25 +41,6 @@ FLEET_SHOWN = (
 )
 """The columns the page shows (the rest are in the CSV of record)."""
 
-_FLEET_CACHE: WeakKeyDictionary[Scenario, dict[str, dict[str, Any]]] = WeakKeyDictionary()
-
-
-def fleet_capacity_blocks(s: Scenario) -> float:
-    """Each instance's tier (whole blocks): the decision's LRU tier split evenly over ``fleet.instances``."""
-    return float(decision_blocks(s) // int(s.v("fleet.instances")))
-
-
-def fleet_replays(s: Scenario) -> dict[str, dict[str, Any]]:
-    """Per routing of :data:`kvtier.formulas.cache.fleet.ROUTINGS`, :func:`kvtier.analysis.fleet_of` of the build's
-    trace at :func:`fleet_capacity_blocks` a tier (kept with ``s``)."""
-    found = _FLEET_CACHE.get(s)
-    if found is None:
-        trace = analysis.reuse(s).trace
-        cap = fleet_capacity_blocks(s)
-        found = {routing: analysis.fleet_of(s, trace, cap, routing=routing) for routing in fleet.ROUTINGS}
-        _FLEET_CACHE[s] = found
-    return found
-
 
 def _row(s: Scenario, tier: str, routing: str, instances: int, blocks: float, part: dict, rep: dict) -> dict:
     return {
@@ -69,7 +48,7 @@ def _row(s: Scenario, tier: str, routing: str, instances: int, blocks: float, pa
         "tier": tier,
         "routing": routing,
         "instances": instances,
-        "capacity_GiB": blocks * s.kv_bytes_per_token * analysis.reuse(s).trace.block_tokens / 2**30,
+        "capacity_GiB": blocks * s.tier_bytes_per_token * analysis.reuse(s).trace.block_tokens / 2**30,
         "hit_tokens_pct": part["hit_ratio_tokens"] * 100,
         "busiest_requests_x": rep["requests_imbalance"] if tier != "pooled" else math.nan,
         "busiest_prefill_x": rep["prefill_imbalance"] if tier != "pooled" else math.nan,
@@ -82,14 +61,14 @@ def _row(s: Scenario, tier: str, routing: str, instances: int, blocks: float, pa
 def fleet_table(s: Scenario) -> pd.DataFrame:
     """One row per router with a tier on each instance, then one pooled tier of all their bytes, then none.
 
-    Each instance's tier is :func:`fleet_capacity_blocks`; the pool holds ``fleet.instances`` times that, read
-    over each accelerator's RDMA NIC; routing does not change what the pool holds, so it is one row.  Hit
-    ratios are of every prompt token, counted up to each request's first miss; times to first token are the
-    hit prefix fetched then the rest prefilled alone (:func:`kvtier.formulas.cache.fleet.request_ttft_s`).
+    Each instance's tier is :func:`kvtier.analysis.fleet_capacity_blocks`; the pool holds ``fleet.instances``
+    times that, read over each accelerator's RDMA NIC; routing does not change what the pool holds, so it is one
+    row.  Hit ratios are of every prompt token, counted up to each request's first miss; times to first token are
+    the hit prefix fetched then the rest prefilled alone (:func:`kvtier.formulas.cache.fleet.request_ttft_s`).
     """
-    reps = fleet_replays(s)
+    reps = analysis.fleet_replays(s)
     n = int(s.v("fleet.instances"))
-    cap = fleet_capacity_blocks(s)
+    cap = analysis.fleet_capacity_blocks(s)
     rows = [_row(s, "per instance", routing, n, cap, rep["node"], rep) for routing, rep in reps.items()]
     any_rep = next(iter(reps.values()))
     rows.append(_row(s, "pooled", "any", n, n * cap, any_rep["pooled"], any_rep))

@@ -7,6 +7,7 @@ from typing import Any
 
 from kvtier.formulas.cache.report import TARGETS_PCT
 from kvtier.report import words
+from kvtier.report.pages.workload.admission import admission_numbers
 from kvtier.report.pages.workload.fleet import fleet_numbers
 from kvtier.report.pages.workload.mooncake import mooncake_numbers
 from kvtier.report.pages.workload.over_time import over_time_numbers, window_numbers
@@ -130,4 +131,5 @@ def numbers(s: Scenario) -> dict[str, Any]:
     out.update(window_numbers(s))
     out.update(mooncake_numbers(s))
     out.update(fleet_numbers(s))
+    out.update(admission_numbers(s))
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}

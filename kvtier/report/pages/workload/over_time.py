@@ -16,7 +16,6 @@ from kvtier.inputs import traces
 from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.report.pages.workload.curve import footer_records
-from kvtier.report.pages.workload.policies import decision_blocks
 from kvtier.report.pages.workload.summary import trace_name
 from kvtier.report.pages.workload.words import first_window, over_time_sentence
 from kvtier.scenario import Scenario
@@ -43,7 +42,7 @@ def over_time_series(s: Scenario) -> dict[str, Any]:
 
     The streamed curve over time (:func:`kvtier.inputs.traces.stream_lru`) with windows of
     :func:`over_time_window_s`.
-    Returns ``window_s``, ``capacity_blocks`` (:func:`decision_blocks`), ``start_s`` (each window's
+    Returns ``window_s``, ``capacity_blocks`` (:func:`kvtier.analysis.decision_blocks`), ``start_s`` (each window's
     start from the first request), ``references``, ``hit_ratio`` and ``infinite_hit_ratio`` (fractions;
     NaN with no references), and ``whole`` (the whole trace's hit ratio at the capacity).
     """
@@ -52,7 +51,7 @@ def over_time_series(s: Scenario) -> dict[str, Any]:
         return found
     r = analysis.curve(s)
     window = over_time_window_s(r.duration_s)
-    cap = decision_blocks(s)
+    cap = analysis.decision_blocks(s)
     value = s.assumptions.value
 
     def series(capacity_blocks: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -80,7 +79,7 @@ def over_time_series(s: Scenario) -> dict[str, Any]:
         "infinite_hit_ratio": infinite,
         "whole": float(r.hit_ratio(cap)),
         "duration_s": r.duration_s,
-        "block_bytes": s.kv_bytes_per_token * r.block_tokens,
+        "block_bytes": s.tier_bytes_per_token * r.block_tokens,  # as a tier stores it
     }
     _OVER_TIME_CACHE[s] = found
     return found

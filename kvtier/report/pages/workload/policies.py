@@ -32,15 +32,6 @@ POLICY_FRACTIONS: tuple[float, ...] = (1 / 32, 1 / 8, 1 / 2, 1.0)
 _POLICY_CACHE: WeakKeyDictionary[Scenario, dict[str, Any]] = WeakKeyDictionary()
 
 
-def decision_blocks(s: Scenario) -> int:
-    """The capacity the decision recommends (blocks): the LRU tier for ``decision.hit_target`` of the achievable hits.
-
-    :meth:`kvtier.formulas.cache.curve.Reuse.capacity_for` on the build's trace, the landing page's tier
-    (0 for a trace with nothing to cache).
-    """
-    return int(analysis.curve(s).capacity_for(s.v("decision.hit_target")))
-
-
 POLICY_SAMPLE_REFS = 1 << 24
 """Block references the policies replay of a trace longer than the in-memory analysis holds
 (:data:`kvtier.inputs.traces.MAX_TRACE_REFS`): a spatially hashed sample of about this many (16,777,216)."""
@@ -67,7 +58,7 @@ def policy_replays(s: Scenario) -> dict[str, Any]:
     if found is not None:
         return found
     curve = analysis.curve(s)
-    decision = max(decision_blocks(s), 2)
+    decision = max(analysis.decision_blocks(s), 2)
     caps = sorted({max(int(decision * f), 2) for f in POLICY_FRACTIONS})
     rate = POLICY_SAMPLE_REFS / curve.n_refs if curve.n_refs > traces.MAX_TRACE_REFS else 1.0
     value = s.assumptions.value
@@ -108,7 +99,7 @@ def policy_replays(s: Scenario) -> dict[str, Any]:
         "prefix_hits": replayed["prefix_hits"],
         "n_refs": replayed["n_refs"],
         "sample_rate": rate,
-        "block_bytes": s.kv_bytes_per_token * replayed["block_tokens"],
+        "block_bytes": s.tier_bytes_per_token * replayed["block_tokens"],  # as a tier stores it
     }
     _POLICY_CACHE[s] = found
     return found

@@ -154,7 +154,7 @@ def sampled_figure(s: Scenario) -> tuple[Figure, str]:
 
     name = trace_name(s)
     r = analysis.curve(s)
-    gib = s.kv_bytes_per_token * r.block_tokens / 2**30
+    gib = s.tier_bytes_per_token * r.block_tokens / 2**30
     fig, ax = new_figure(4.8, 3.8)
     caps, ratio = r.curve("blocks")
     ax.step(np.r_[caps[0], caps] * gib, np.r_[0.0, ratio] * 100, where="post", color=PALETTE[0], lw=2.2, label="exact")

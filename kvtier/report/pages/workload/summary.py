@@ -182,7 +182,7 @@ def trace_summary(s: Scenario, name: str) -> dict[str, Any]:
         "reuse_max_s": bl["reuse_interval_s"]["max"],
         "requests_hit_after_miss": pf["requests_with_a_hit_after_a_miss"],
         "requests_distance_falls": pf["requests_with_a_distance_that_falls"],
-        "unique_tib": bl["unique"] * rep["block_bytes"] / TIB,
+        "unique_tib": bl["unique"] * rep["tier_block_bytes"] / TIB,
         "provenance": "derived",
     }
 

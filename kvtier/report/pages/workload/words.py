@@ -22,8 +22,9 @@ from kvtier.report.pages.workload.summary import (
     tier_of,
     trace_name,
 )
-from kvtier.report.words import no_duration, nothing_to_cache
+from kvtier.report.words import listed, no_duration, nothing_to_cache
 from kvtier.scenario import Scenario
+from kvtier.units import format_time
 
 
 def page_words(s: Scenario, rep: dict[str, Any], n: dict[str, Any]) -> dict[str, str]:
@@ -425,3 +426,57 @@ def mooncake_paragraph(n: dict[str, Any], traces: tuple[str, ...], count: str) -
 
 RATIO_KEYS = ("cache_ratio_pct", "cache_ratio_blocks_pct")
 """The two counts of the cache ratio the paragraph sets against the published one: by tokens and by blocks."""
+
+
+def _dwpd(x: float) -> str:
+    """Drive writes a day in words: one decimal from 10 up, two below, "under 0.01" below that."""
+    if x >= 10:
+        return f"{x:,.1f}"
+    return f"{x:.2f}" if x >= 0.01 else "under 0.01"
+
+
+def admission_paragraph(n: dict[str, Any]) -> str:
+    """The decision's tier by what it admits and how long it keeps a block, in words; or why nothing is written.
+
+    ``n``: :func:`kvtier.report.pages.workload.admission.admission_numbers` (NaN or None where a figure has none).
+    """
+
+    def given(key: str) -> float | None:
+        x = n.get(key)
+        return x if x is not None and math.isfinite(x) else None
+
+    always = given("admission_always_dwpd")
+    if always is None or not always > 0:
+        return "On this trace the tier writes nothing, so no filter has a drive write to save."
+    keys = ("second", "third", "tinylfu")
+    got = [(n[f"admission_{k}_hit_pct"], n[f"admission_{k}_dwpd"], given(f"admission_{k}_pts_per_dwpd")) for k in keys]
+    names = ("the second-reference filter", "the third-reference filter", "TinyLFU")
+    costs = listed(
+        f"{name} {'none (it saves no write)' if pts is None else f'{pts:,.2f}'}"
+        for name, (_, _, pts) in zip(names, got, strict=True)
+    )
+    first = (
+        f"Admitting every miss, the tier serves {n['admission_always_hit_pct']:.1f} % of the prompt tokens and, were"
+        f" it on {n['admission_drives_tb']:,.2f} TB of NVMe drives, would write them {_dwpd(always)} times a day."
+        f" Admitting a block only on its second reference serves {got[0][0]:.1f} % at {_dwpd(got[0][1])} drive"
+        f" writes a day; only on its third, {got[1][0]:.1f} % at {_dwpd(got[1][1])}; by TinyLFU's frequency sketch,"
+        f" {got[2][0]:.1f} % at {_dwpd(got[2][1])}. Per drive write a day saved they give up, in points of hit"
+        f" ratio: {costs}."
+    )
+    dram, nvme = given("admission_ttl_pcie5_x16_ttl_h"), given("admission_ttl_nvme_gen4_x4_ttl_h")
+    if dram is None or nvme is None:
+        return first
+    expired = (n.get("admission_ttl_pcie5_x16_expired") or 0) + (n.get("admission_ttl_nvme_gen4_x4_expired") or 0)
+    ttl = (
+        f" The five-minute rule keeps the trace's block in host DRAM for {dram:,.1f} h and on NVMe for"
+        f" {nvme / 24:,.1f} days before recomputing it costs less than holding it"
+    )
+    if expired == 0:
+        return (
+            f"{first}{ttl}; set as a time to live, neither expires a block of a trace that lasts"
+            f" {format_time(n['admission_duration_s'])}, so on it a TTL changes nothing and capacity alone decides."
+        )
+    return (
+        f"{first}{ttl}; set as a time to live, they serve {n['admission_ttl_pcie5_x16_hit_pct']:.1f} % and"
+        f" {n['admission_ttl_nvme_gen4_x4_hit_pct']:.1f} % of the prompt tokens."
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvtier import analysis
 from kvtier.report.pages.workload import fleet
 from kvtier.scenario import Scenario
 from tests.conftest import HAND, write_trace
@@ -68,7 +69,7 @@ def test_the_pages_fleet_is_the_commands(capsys):
     from kvtier.report.pages import workload as page
 
     s = page.SCENARIO(Scenario())
-    assert fleet.fleet_capacity_blocks(s) == 31_589 // 8 == 3_948
+    assert analysis.fleet_capacity_blocks(s) == 31_589 // 8 == 3_948
     df = fleet.fleet_table(s).set_index(["tier", "routing"])
     argv = ["workload", "conversation", "--capacity", "3948", "--instances", "8", "--routing", "prefix", "--json"]
     assert main(argv) == 0
