@@ -251,6 +251,16 @@ def hand(tmp_path) -> Path:
     return write_trace(tmp_path / "hand.jsonl", HAND)
 
 
+def hand_scenario_in(tmp_path: Path, **values: str):
+    """The seed set reading the HAND trace (written under ``tmp_path``) in 4-token blocks, with ``values`` on top."""
+    from kvtier.inputs.assumptions import seed
+    from kvtier.scenario import Scenario
+
+    path = write_trace(tmp_path / "hand.jsonl", HAND)
+    sets = {"workload.trace": str(path), "workload.block_tokens": "4", **values}
+    return Scenario(seed().with_values(sets, source="test"))
+
+
 # ---------------------------------------------------------------------------
 # bad traces: one line naming file and line, exit status 2, nothing written
 # ---------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 - :func:`lru_hits`, the hits of an LRU cache of a given size, simulated block by block;
   :func:`optimum_hits`, the most hits any cache of that size can get (every choice tried);
   :func:`simulate_hierarchy`, a hierarchy of LRU tiers replayed block by block.
+- :func:`sieve_dict`: SIEVE with a Python list as its queue and a set of visited ids.
 - :func:`min_dict`, :func:`leaf_lru_dict` and :func:`s3fifo_dict`: Belady's MIN, leaf-first LRU and
   S3-FIFO written plainly with Python's dicts, heaps and ordered dicts, against which the compiled
   array loops of :mod:`kvtier.formulas.cache.policies` are checked.
@@ -245,4 +246,25 @@ def s3fifo_dict(blocks: list[int], capacity: int, small_share: float = 0.1) -> i
         else:
             small[b] = None
         freq[b] = 0
+    return hits
+
+
+def sieve_dict(blocks: list[int], capacity: int) -> int:
+    """SIEVE with a list (oldest first) as its queue, a set of visited ids and the hand as a list index."""
+    queue: list[int] = []
+    visited: set[int] = set()
+    hand = 0  # an index into queue; the oldest at 0
+    hits = 0
+    for b in blocks:
+        if b in queue:
+            hits += 1
+            visited.add(b)
+            continue
+        if len(queue) >= capacity:
+            while queue[hand] in visited:
+                visited.discard(queue[hand])
+                hand = (hand + 1) % len(queue)
+            del queue[hand]  # the next newer block slides into its place: the hand stays on it
+            hand = hand % len(queue) if queue else 0
+        queue.append(b)
     return hits

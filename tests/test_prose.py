@@ -46,7 +46,7 @@ ALLOWED: tuple[tuple[str, str], ...] = (
         "the years of a citation (Gray and Putzolu, and its revisions)",
     ),
     (r"\bFAST'\d\d\b", "a conference's name and year in a citation"),
-    (r"\bSOSP'\d\d\b", "a conference's name and year in a citation"),
+    (r"\b(?:SOSP|NSDI)'\d\d\b", "a conference's name and year in a citation"),
     (r"\bS3-FIFO\b", "a cache eviction policy's name"),
     (r"\bApache-\d\.\d\b", "a licence's name"),
 )

@@ -126,7 +126,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument(
         "--policies",
         action="store_true",
-        help="also replay LRU, leaf-first LRU, S3-FIFO and Belady's MIN at each tier's capacity: each one's hit"
+        help="also replay LRU, leaf-first LRU, S3-FIFO, SIEVE and Belady's MIN at each tier's capacity: each one's hit"
         " ratio, counted per block and up to each request's first miss",
     )
     p.add_argument("--every", metavar="N", type=int, default=1000, help="requests per point of --over-time (1000)")

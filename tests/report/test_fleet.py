@@ -6,16 +6,12 @@ import pytest
 
 from kvtier.report import fleet
 from kvtier.scenario import Scenario
-from tests.conftest import HAND, write_trace
+from tests.conftest import hand_scenario_in
 
 
 @pytest.fixture
 def hand_scenario(tmp_path) -> Scenario:
-    from kvtier.inputs.assumptions import seed
-
-    path = write_trace(tmp_path / "hand.jsonl", HAND)
-    values = {"workload.trace": str(path), "workload.block_tokens": "4", "fleet.instances": "2"}
-    return Scenario(seed().with_values(values, source="test"))
+    return hand_scenario_in(tmp_path, **{"fleet.instances": "2"})
 
 
 def test_the_priced_fleet_is_the_workload_pages_fleet(hand_scenario):

@@ -25,6 +25,11 @@ the tests check them against):
   id is looked up before the eviction the miss causes (which can drop it); and it admits no
   block as large as its small FIFO, so below 20 blocks it caches nothing.
   ``s3fifo_hits(..., variant="libcachesim")`` replays those, and a test holds it to the library.
+- **SIEVE** (:func:`sieve_hits`; Zhang et al., "SIEVE is simpler than LRU", NSDI 2024): one FIFO queue
+  with a visited bit per block, set by a hit; a hand moves from the oldest block towards the newest,
+  clearing the bits it passes, and evicts the first block it finds unvisited, staying there for the next
+  eviction; a new block enters at the newest end.  As libCacheSim 0.3.5's ``Sieve`` runs it, which a test
+  holds it to.
 - **Belady's MIN** (:func:`min_hits`): with the whole trace known, on a miss keep the blocks
   used soonest, evicting the one whose next use is farthest (the incoming block included: an
   offline cache need not keep a block it will not use before the others).  No policy, with or
@@ -44,12 +49,13 @@ from kvtier.formulas.cache.distances import hit_distances
 from kvtier.formulas.cache.trace import HIT_COUNTS
 from kvtier.formulas.jit import jit
 
-POLICIES: tuple[str, ...] = ("lru", "leaf_lru", "s3fifo", "min")
-"""The policies compared, by the names the tables use: LRU, leaf-first LRU, S3-FIFO, Belady's MIN."""
+POLICIES: tuple[str, ...] = ("lru", "leaf_lru", "s3fifo", "sieve", "min")
+"""The policies compared, by the names the tables use: LRU, leaf-first LRU, S3-FIFO, SIEVE, Belady's MIN."""
 POLICY_NAMES: dict[str, str] = {
     "lru": "LRU",
     "leaf_lru": "leaf-first LRU",
     "s3fifo": "S3-FIFO",
+    "sieve": "SIEVE",
     "min": "Belady's MIN",
 }
 """The policies of :data:`POLICIES` in words, as the pages and the command line name them."""
@@ -231,6 +237,19 @@ def s3fifo_hits(blocks: np.ndarray, capacity: int, variant: str = "paper", flags
     if small_cap <= 1:  # a block of size 1 is as large as the small FIFO: libCacheSim inserts nothing
         return 0
     return int(_s3fifo_loop(b, c, small_cap, slots, int(c * S3FIFO_GHOST_SHARE), True, _flags(flags, b.size)))
+
+
+def sieve_hits(blocks: np.ndarray, capacity: int, flags: np.ndarray | None = None) -> int:
+    """Hits of SIEVE at ``capacity`` blocks: a FIFO queue, a visited bit a hit sets, a hand that evicts.
+
+    On a miss with the cache full, the hand (at the oldest block the first time) clears each visited
+    block's bit and moves towards the newer end, wrapping to the oldest, until it finds a block not
+    visited: that block leaves, and the hand stays at the next newer one.  The new block enters at the
+    newer end, not visited.  O(n) amortized, compiled (:func:`_sieve_loop`).
+    """
+    c = _check(capacity)
+    b, slots = _dense(blocks)
+    return int(_sieve_loop(b, c, slots, _flags(flags, b.size)))
 
 
 # ---- the replay loops, compiled where numba is (kvtier.formulas.jit) -------------------------------------------
@@ -437,6 +456,52 @@ def _s3fifo_loop(
     return hits
 
 
+
+@jit
+def _sieve_loop(blocks: np.ndarray, capacity: int, slots: int, flags: np.ndarray) -> int:
+    cached = np.zeros(slots, dtype=np.int8)
+    visited = np.zeros(slots, dtype=np.int8)
+    newer = np.full(slots, -1, dtype=np.int64)  # the neighbour towards the newest end; -1: none
+    older = np.full(slots, -1, dtype=np.int64)  # the neighbour towards the oldest end; -1: none
+    head = tail = hand = -1  # newest, oldest, and where the hand is (-1: at the oldest)
+    size = hits = 0
+    for i in range(blocks.size):
+        b = blocks[i]
+        if cached[b]:
+            hits += 1
+            flags[i] = 1
+            visited[b] = 1
+            continue
+        if size >= capacity:
+            x = tail if hand == -1 else hand
+            while visited[x]:
+                visited[x] = 0
+                x = newer[x]
+                if x == -1:
+                    x = tail
+            hand = newer[x]
+            if newer[x] != -1:  # unlink x
+                older[newer[x]] = older[x]
+            else:
+                head = older[x]
+            if older[x] != -1:
+                newer[older[x]] = newer[x]
+            else:
+                tail = newer[x]
+            cached[x] = 0
+            size -= 1
+        cached[b] = 1
+        visited[b] = 0
+        older[b] = head
+        newer[b] = -1
+        if head != -1:
+            newer[head] = b
+        head = b
+        if tail == -1:
+            tail = b
+        size += 1
+    return hits
+
 def hit_counts(
     blocks: np.ndarray,
     starts: np.ndarray,
@@ -498,6 +563,8 @@ def hit_counts_by_rule(
             both(lambda c, par=par: leaf_lru_hits(blocks, par, c, flags))
         elif name == "s3fifo":
             both(lambda c: s3fifo_hits(blocks, c, flags=flags))
+        elif name == "sieve":
+            both(lambda c: sieve_hits(blocks, c, flags))
         else:
             nxt = next_reference(blocks)
             both(lambda c, nxt=nxt: min_hits(blocks, c, nxt, flags))

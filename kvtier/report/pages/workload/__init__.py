@@ -92,6 +92,7 @@ TABLES = (
             "leaf_lru_hit_pct",
             "s3fifo_hit_pct",
             "s3fifo_prefix_hit_pct",
+            "sieve_hit_pct",
             "min_hit_pct",
             "min_prefix_hit_pct",
             "lru_of_min_pct",

@@ -90,6 +90,7 @@ def policy_replays(s: Scenario) -> dict[str, Any]:
         "sample_rate": rate,
         "name": trace_name(s),
         "rules": list(policies.HIT_COUNTS),
+        "policies": list(policies.POLICIES),
     }
     replayed = replay() if key["trace"] is None else store.memoized("policies", key, replay)
     found = {
@@ -169,11 +170,16 @@ def policy_numbers(s: Scenario) -> dict[str, Any]:
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in out.items()}
 
 
-_POLICY_STYLE = {"leaf_lru": ("s", PALETTE[3]), "s3fifo": ("^", PALETTE[4]), "min": ("D", PALETTE[1])}
+_POLICY_STYLE = {
+    "leaf_lru": ("s", PALETTE[3]),
+    "s3fifo": ("^", PALETTE[4]),
+    "sieve": ("v", PALETTE[2]),
+    "min": ("D", PALETTE[1]),
+}
 
 
 def policies_figure(s: Scenario) -> tuple[Figure, str]:
-    """LRU's exact curve against capacity, with leaf-first LRU, S3-FIFO and MIN at the capacities replayed."""
+    """LRU's exact curve against capacity, with leaf-first LRU, S3-FIFO, SIEVE and MIN at the capacities replayed."""
     p = policy_replays(s)
     r = analysis.curve(s)
     gib = p["block_bytes"] / 2**30
@@ -231,7 +237,7 @@ def policies_figure(s: Scenario) -> tuple[Figure, str]:
     return finish(
         fig,
         footer_records(s, "model", "kv_dtype", "decision.hit_target"),
-        "LRU's exact curve (line); leaf-first LRU, S3-FIFO and Belady's MIN, the offline optimum, replayed at"
+        "LRU's exact curve (line); leaf-first LRU, S3-FIFO, SIEVE and Belady's MIN, the offline optimum, replayed at"
         " fractions of the decision's capacity (marks); hits per block reference."
         + (
             f" Marks from a hashed sample of {n['policy_sample_pct']:.2g} % of the blocks."

@@ -209,7 +209,8 @@ def policy_sentence(n: dict[str, Any]) -> str:
         f"At the {n['policy_gib']:,.0f} GiB the decision recommends, LRU reaches {n['policy_lru_pct']:.1f} % of the"
         f" block references, {n['policy_lru_of_min_pct']:.0f} % of the {n['policy_min_pct']:.1f} % the optimum"
         f" (Belady's MIN, which knows every next use) reaches there; leaf-first LRU reaches"
-        f" {n['policy_leaf_lru_pct']:.1f} % and S3-FIFO {n['policy_s3fifo_pct']:.1f} %. At"
+        f" {n['policy_leaf_lru_pct']:.1f} %, S3-FIFO {n['policy_s3fifo_pct']:.1f} % and SIEVE"
+        f" {n['policy_sieve_pct']:.1f} %. At"
         f" {n['policy_smallest_gib']:,.0f} GiB LRU gets {n['policy_smallest_lru_of_min_pct']:.0f} %"
         f" of the optimum's hits.{prefix_words(n)}{sampled_words(n['policy_sample_pct'])}"
     )
