@@ -456,7 +456,6 @@ def _s3fifo_loop(
     return hits
 
 
-
 @jit
 def _sieve_loop(blocks: np.ndarray, capacity: int, slots: int, flags: np.ndarray) -> int:
     cached = np.zeros(slots, dtype=np.int8)
@@ -501,6 +500,7 @@ def _sieve_loop(blocks: np.ndarray, capacity: int, slots: int, flags: np.ndarray
             tail = b
         size += 1
     return hits
+
 
 def hit_counts(
     blocks: np.ndarray,
