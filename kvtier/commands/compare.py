@@ -405,6 +405,8 @@ def run(args: argparse.Namespace) -> int:
         "kv_bytes_per_token": scenario.kv_bytes_per_token,
         "block_tokens": scenario.block_tokens,
         "block_bytes": scenario.block_bytes,
+        "kv_storage": scenario.kv_storage,
+        "stored_copies": scenario.stored_copies,
         "params": scenario.params,
         "placement": placement_json(scenario),
         **result,
@@ -431,7 +433,9 @@ def run(args: argparse.Namespace) -> int:
         shard_line = [
             f"placement        {placement.label}: each fetches {scenario.shard_share:.4g} of the block"
             f" ({format_bytes(scenario.shard_bytes)}), {format_bytes(scenario.fetch_bytes)} over each shared link;"
-            f" a lone pass adds {format_time(float(scenario.collectives_s(scenario.block_tokens)))} of collectives",
+            f" a lone pass adds {format_time(float(scenario.collectives_s(scenario.block_tokens)))} of collectives;"
+            f" a tier holds {scenario.stored_copies:g} cop{'y' if scenario.stored_copies == 1 else 'ies'} of each"
+            f" block ({scenario.kv_storage})",
         ]
     lines = [
         f"block            {scenario.block_tokens} tokens × {format_bytes(scenario.kv_bytes_per_token)}/token"

@@ -14,7 +14,6 @@ from kvtier import analysis
 from kvtier.commands.output import num as _num
 from kvtier.commands.output import pct as _pct
 from kvtier.formulas.cache import policies
-from kvtier.formulas.cache.distances import stack_distances
 from kvtier.formulas.cache.trace import HIT_COUNTS, Trace
 from kvtier.inputs import traces
 from kvtier.scenario import Scenario
@@ -43,13 +42,16 @@ def fleet_analysis(
 
 def policy_analysis(s: Scenario, trace: str, capacities_blocks: list[float]) -> dict[str, Any]:
     """Each policy's hit ratio (of block references) at ``capacities_blocks`` (at least 2 blocks each), counted
-    per block and up to each request's first miss (:func:`kvtier.formulas.cache.policies.hit_counts`)."""
-    tr = _trace(s, trace)
-    distance = stack_distances(tr.blocks)
+    per block and up to each request's first miss (:func:`kvtier.formulas.cache.policies.hit_counts_by_rule`),
+    every policy replayed on the trace's ids alone (:func:`kvtier.inputs.traces.read_dense`): exact up to
+    :data:`kvtier.inputs.traces.DENSE_MAX_REFS` references."""
+    blocks, starts = traces.read_dense(
+        trace, int(s.v("workload.block_tokens")), str(s.assumptions.value("workload.trace_format"))
+    )
     caps = [max(int(round(c)), 2) for c in capacities_blocks]
     out: dict[str, Any] = {"capacity_blocks": caps}
-    for count, hits in policies.hit_counts_by_rule(tr.blocks, tr.starts, distance, caps).items():
-        out[count] = {name: (v / max(tr.n_refs, 1)).tolist() for name, v in hits.items()}
+    for count, hits in policies.hit_counts_by_rule(blocks, starts, None, caps).items():
+        out[count] = {name: (v / max(blocks.size, 1)).tolist() for name, v in hits.items()}
     return out
 
 

@@ -425,3 +425,17 @@ def test_split_options_are_checked_in_one_line():
         proc = run_cli(*argv)
         assert proc.returncode != 0 and proc.stderr.strip().count("\n") == 0, proc.stderr
         assert message in proc.stderr
+
+
+def test_compare_says_how_many_copies_of_a_block_a_tier_holds():
+    # DeepSeek-V3's MLA latent is whole on each of TP 8's ranks: SGLang's host pool keeps one per rank (8 copies),
+    # vLLM's CPU offloading (since 0.27) writes it once; Llama-3-70B's 8 KV heads split evenly over TP 8: 1 either way
+    args = ("--model", "deepseek-v3", "--set", "param_count=null", "--tp", "8")
+    sglang = run_cli_json("compare", *args, "--engine", "sglang")
+    assert (sglang["kv_storage"], sglang["stored_copies"]) == ("per-rank", 8.0)
+    vllm = run_cli_json("compare", *args, "--engine", "vllm")
+    assert (vllm["kv_storage"], vllm["stored_copies"]) == ("mla-once", 1.0)
+    llama = run_cli_json("compare", "--tp", "8", "--engine", "sglang")
+    assert llama["stored_copies"] == 1.0
+    text = run_cli("compare", *args, "--engine", "sglang").stdout
+    assert "a tier holds 8 copies of each block (per-rank)" in text

@@ -274,11 +274,10 @@ def test_a_changed_assumption_changes_only_what_depends_on_it(seed_build, bandwi
     assert executed == sorted(p.notebook for p in pages.PAGES if "bandwidth.mid" in p.keys)
     assert reused == sorted(p.notebook for p in pages.PAGES if "bandwidth.mid" not in p.keys)
     # by hand, so that the two lines above cannot pass on an empty registry: the fetch, ratio and measured
-    # pages read the mid bracket, and so does the workload page, whose fleet reads each instance's tier at the
-    # illustrative bracket; the block unit and regeneration pages do not, nor does the cost page, which prices
-    # the link presets, not the brackets
-    assert {"02_fetch", "04_ratio", "11_measured", "12_workload"} <= set(executed)
-    assert {"01_block_unit", "03_regenerate", "13_cost"} <= set(reused)
+    # pages read the mid bracket, and so do the workload and cost pages, whose fleet reads each instance's tier at
+    # the illustrative bracket; the block unit and regeneration pages do not
+    assert {"02_fetch", "04_ratio", "11_measured", "12_workload", "13_cost"} <= set(executed)
+    assert {"01_block_unit", "03_regenerate"} <= set(reused)
     for name in ("block_unit.csv", "regenerate.csv"):
         assert (out / "tables" / name).read_bytes() == (seed_build / "tables" / name).read_bytes(), name
     old = read_csv_rows(seed_build / "tables" / "fetch.csv", "bracket")
@@ -716,7 +715,7 @@ def test_intro_leads_with_the_decision_and_its_figure(seed_build):
     # first the spread across this build, the named deployments and the measured set, and how sure it is
     (lead,) = [re.sub(r"\s+", " ", p.get_text(" ")).strip() for p in lead_box.find_all("p")]
     assert lead.startswith("Across this build, 4 named deployments and the book's measured set, fetching a block")
-    assert "saves 0.43 to 1.24 USD/h per accelerator" in lead and "How sure: of the 80 inputs" in lead
+    assert "saves 0.43 to 1.24 USD/h per accelerator" in lead and "How sure: of the 81 inputs" in lead
     # then the named deployments side by side, their table of record one click away; the spread and the counts
     # come before it, within the page's first 150 words (title included)
     table = lead_box.find_next("table")
@@ -774,7 +773,7 @@ def test_findings_lead_with_the_three_line_answer(seed_build):
         # published-spec, and workload.sample_rate, assumed; 11 all assumed in the seed: six regen.* forward-pass
         # terms, five fetch.* transfer terms; 4 for how copies are issued, 5 for the engine model's kernel tables, 1
         # for the NVMe drive an LRU tier buys, 1 for the deployment the trace pages price: workload.deployment)
-        assert measured.startswith("Of the 135 inputs that enter a calculation, 2 of them measured")
+        assert measured.startswith("Of the 139 inputs that enter a calculation, 2 of them measured")
         # 85 assumed: energy.power_batch (700 W) is assumed, not published-spec; the host link's 55.3 GB/s derived;
         # the tier latencies of RDMA, NVLink-C2C and HBM, decision.hit_target, engine (none) and
         # workload.sample_rate are assumed, and 14 of the placement's keys; 85 + the 11 terms = 96, + 3 for

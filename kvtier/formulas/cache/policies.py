@@ -89,13 +89,17 @@ def lru_hits(distance: np.ndarray, capacities: Sequence[int] | np.ndarray) -> np
 
 
 def next_reference(blocks: np.ndarray) -> np.ndarray:
-    """For each reference, the index of the next reference to the same block (``len(blocks)`` for none)."""
+    """For each reference, the index of the next reference to the same block (``len(blocks)`` for none).
+
+    int32 for int32 ids (a trace of fewer than 2**31 references), else int64.
+    """
     blocks = np.asarray(blocks)
     n = blocks.size
     order = np.argsort(blocks, kind="stable")
     ranked = blocks[order]
     same = ranked[1:] == ranked[:-1]
-    nxt = np.full(n, n, dtype=np.int64)
+    del ranked
+    nxt = np.full(n, n, dtype=np.int32 if blocks.dtype == np.int32 and n < 2**31 - 1 else np.int64)
     nxt[order[:-1][same]] = order[1:][same]
     return nxt
 
@@ -157,8 +161,9 @@ def _check(capacity: int, least: int = 1) -> int:
 
 
 def _dense(blocks: np.ndarray) -> tuple[np.ndarray, int]:
-    """The ids as int64 and how many slots a per-block array needs (the largest id + 1)."""
-    b = np.ascontiguousarray(blocks, dtype=np.int64)
+    """The ids as int32 (kept so, for the memory a long trace's replay takes) or int64, and how many slots a
+    per-block array needs (the largest id + 1)."""
+    b = np.ascontiguousarray(blocks, dtype=np.int32 if np.asarray(blocks).dtype == np.int32 else np.int64)
     if b.size and int(b.min()) < 0:
         raise ValueError("block ids must be dense, from 0")
     return b, int(b.max()) + 1 if b.size else 0
@@ -184,7 +189,7 @@ def min_hits(blocks: np.ndarray, capacity: int, nxt: np.ndarray | None = None, f
     """
     c = _check(capacity)
     b, slots = _dense(blocks)
-    nxt = next_reference(b) if nxt is None else np.ascontiguousarray(nxt, dtype=np.int64)
+    nxt = next_reference(b) if nxt is None else np.ascontiguousarray(nxt)
     return int(_min_loop(b, nxt, c, slots, _flags(flags, b.size)))
 
 
@@ -239,6 +244,18 @@ def s3fifo_hits(blocks: np.ndarray, capacity: int, variant: str = "paper", flags
     return int(_s3fifo_loop(b, c, small_cap, slots, int(c * S3FIFO_GHOST_SHARE), True, _flags(flags, b.size)))
 
 
+def lru_replay_hits(blocks: np.ndarray, capacity: int, flags: np.ndarray | None = None) -> int:
+    """Hits of LRU at ``capacity`` blocks replayed reference by reference: a doubly linked list, O(n).
+
+    What :func:`lru_hits` reads off the stack distances, for a trace too long to hold them
+    (``tests/formulas/cache/test_policies.py`` holds the two equal), marking ``flags`` as the other
+    replays do so that both hit rules come from one pass.
+    """
+    c = _check(capacity)
+    b, slots = _dense(blocks)
+    return int(_lru_loop(b, c, slots, _flags(flags, b.size)))
+
+
 def sieve_hits(blocks: np.ndarray, capacity: int, flags: np.ndarray | None = None) -> int:
     """Hits of SIEVE at ``capacity`` blocks: a FIFO queue, a visited bit a hit sets, a hand that evicts.
 
@@ -262,8 +279,8 @@ def sieve_hits(blocks: np.ndarray, capacity: int, flags: np.ndarray | None = Non
 def _min_loop(blocks: np.ndarray, nxt: np.ndarray, capacity: int, slots: int, flags: np.ndarray) -> int:
     n = blocks.size
     cached = np.full(slots, -1, dtype=np.int64)  # a cached block's next use; -1: not cached
-    key = np.empty(n + 1, dtype=np.int64)  # max-heap on next use
-    val = np.empty(n + 1, dtype=np.int64)
+    key = np.empty(n + 1, dtype=nxt.dtype)  # max-heap on next use (int32 for a trace under 2**31 references)
+    val = np.empty(n + 1, dtype=blocks.dtype)
     size = 0
     held = 0
     hits = 0
@@ -318,8 +335,8 @@ def _leaf_lru_loop(blocks: np.ndarray, parent: np.ndarray, capacity: int, flags:
     slots = parent.size
     last = np.full(slots, -1, dtype=np.int64)  # a cached block's last reference; -1: not cached
     children = np.zeros(slots, dtype=np.int64)  # cached children per block
-    key = np.empty(2 * n + 1, dtype=np.int64)  # min-heap of leaves on last use
-    val = np.empty(2 * n + 1, dtype=np.int64)
+    key = np.empty(2 * n + 1, dtype=blocks.dtype)  # min-heap of leaves on last use (int32 ids: int32 positions)
+    val = np.empty(2 * n + 1, dtype=blocks.dtype)
     size = 0
     held = 0
     hits = 0
@@ -390,7 +407,7 @@ def _s3fifo_loop(
     ghost_at = np.full(slots, -1, dtype=np.int64)  # where a ghost id's entry is in `ghost`; -1: not a ghost
     small = np.empty(capacity, dtype=np.int64)  # ring buffers, oldest at the head
     main = np.empty(capacity, dtype=np.int64)
-    ghost = np.empty(n, dtype=np.int64)  # ids in the order they entered; entries no longer current are skipped
+    ghost = np.empty(n, dtype=blocks.dtype)  # ids in the order they entered; entries no longer current are skipped
     s_head = s_len = m_head = m_len = g_head = g_end = g_len = 0
     hits = 0
     for i in range(n):
@@ -453,6 +470,47 @@ def _s3fifo_loop(
             small[(s_head + s_len) % capacity] = b
             s_len += 1
         freq[b] = 0
+    return hits
+
+
+@jit
+def _lru_loop(blocks: np.ndarray, capacity: int, slots: int, flags: np.ndarray) -> int:
+    cached = np.zeros(slots, dtype=np.int8)
+    newer = np.full(slots, -1, dtype=blocks.dtype)  # the neighbour towards the most recent end; -1: none
+    older = np.full(slots, -1, dtype=blocks.dtype)  # the neighbour towards the least recent end; -1: none
+    head = tail = -1  # most and least recently used
+    size = hits = 0
+    for i in range(blocks.size):
+        b = blocks[i]
+        if cached[b]:
+            hits += 1
+            flags[i] = 1
+            if b == head:
+                continue
+            if older[b] != -1:  # unlink b, to move it to the head
+                newer[older[b]] = newer[b]
+            else:
+                tail = newer[b]
+            older[newer[b]] = older[b]  # b is not the head, so it has a newer neighbour
+        else:
+            if size >= capacity:  # evict the least recently used
+                x = tail
+                tail = newer[x]
+                if tail != -1:
+                    older[tail] = -1
+                else:
+                    head = -1
+                cached[x] = 0
+                size -= 1
+            cached[b] = 1
+            size += 1
+        older[b] = head
+        newer[b] = -1
+        if head != -1:
+            newer[head] = b
+        head = b
+        if tail == -1:
+            tail = b
     return hits
 
 
@@ -533,11 +591,14 @@ def hit_counts(
 def hit_counts_by_rule(
     blocks: np.ndarray,
     starts: np.ndarray,
-    distance: np.ndarray,
+    distance: np.ndarray | None,
     capacities: Sequence[int],
     policies: Sequence[str] = POLICIES,
 ) -> dict[str, dict[str, np.ndarray]]:
-    """:func:`hit_counts` under both hit rules of :data:`HIT_COUNTS` from one replay per policy and capacity."""
+    """:func:`hit_counts` under both hit rules of :data:`HIT_COUNTS` from one replay per policy and capacity.
+
+    ``distance`` None: LRU too is replayed (:func:`lru_replay_hits`), for a trace held as int32 ids alone.
+    """
     unknown = set(policies) - set(POLICIES)
     if unknown:
         raise ValueError(f"unknown policies {sorted(unknown)}; known: {POLICIES}")
@@ -554,7 +615,9 @@ def hit_counts_by_rule(
         out["prefix"][name] = np.array(pre, dtype=np.int64)
 
     for name in policies:
-        if name == "lru":
+        if name == "lru" and distance is None:  # a trace too long for its stack distances: replayed
+            both(lambda c: lru_replay_hits(blocks, c, flags))
+        elif name == "lru":
             for count in HIT_COUNTS:
                 d = distance if count == "per-block" else hit_distances(distance, starts, count)
                 out[count][name] = lru_hits(d, caps)

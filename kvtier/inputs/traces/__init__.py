@@ -43,7 +43,14 @@ if TYPE_CHECKING:
     from kvtier.inputs.traces.load import MAX_TRACE_BYTES, MAX_TRACE_REFS, analyse, parse_trace, read_trace
     from kvtier.inputs.traces.published import published_cache
     from kvtier.inputs.traces.sample import SAMPLE_RATES, read_sample, sampling_error
-    from kvtier.inputs.traces.stream import RequestChunks, check_window, feed_requests, stream_lru
+    from kvtier.inputs.traces.stream import (
+        DENSE_MAX_REFS,
+        RequestChunks,
+        check_window,
+        feed_requests,
+        read_dense,
+        stream_lru,
+    )
 
 _HOME = {
     **dict.fromkeys(
@@ -56,7 +63,9 @@ _HOME = {
     **dict.fromkeys(("MAX_TRACE_BYTES", "MAX_TRACE_REFS", "analyse", "parse_trace", "read_trace"), "load"),
     **dict.fromkeys(("SAMPLE_RATES", "read_sample", "sampling_error"), "sample"),
     "published_cache": "published",
-    **dict.fromkeys(("RequestChunks", "check_window", "feed_requests", "stream_lru"), "stream"),
+    **dict.fromkeys(
+        ("DENSE_MAX_REFS", "RequestChunks", "check_window", "feed_requests", "read_dense", "stream_lru"), "stream"
+    ),
 }
 """The module of each re-exported name: imported when the name is first read (PEP 562), so that reading
 the registry of formats (``kvtier.inputs.traces.formats``) does not load the reader and the scanner."""
@@ -71,6 +80,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DEFAULT_FORMAT",
+    "DENSE_MAX_REFS",
     "MAX_TRACE_BYTES",
     "MAX_TRACE_REFS",
     "SAMPLE_RATES",
@@ -91,6 +101,7 @@ __all__ = [
     "sampling_error",
     "shadows_shipped",
     "split_lines",
+    "read_dense",
     "stream_lru",
     "to_jsonl",
     "trace_lines",

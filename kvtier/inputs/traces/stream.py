@@ -119,6 +119,53 @@ def stream_lru(
     return stream.histogram(chunks.where, chunks.n_requests, chunks.fmt.name, chunks.block_tokens)
 
 
+DENSE_MAX_REFS = 1 << 27
+"""Most references :func:`read_dense` holds: 134,217,728, at 4 B each as int32 ids (512 MiB)."""
+
+
+def read_dense(
+    name: str | os.PathLike[str],
+    block_tokens: int = TRACE_BLOCK_TOKENS,
+    trace_format: str = DEFAULT_FORMAT,
+    max_refs: int = DENSE_MAX_REFS,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A trace's block ids alone, dense in order of first appearance (int32), and where each request's begin.
+
+    Read by :class:`RequestChunks` and numbered by :class:`~kvtier.formulas.cache.ids.DenseIds` (16 B a
+    distinct block while reading), for replays that need every reference in order but nothing else of the
+    trace: the eviction policies on a trace longer than :func:`~kvtier.inputs.traces.load.read_trace` holds.
+    4 B a reference and 8 a request.
+
+    Raises
+    ------
+    KvtierError
+        One line naming the trace, for more than ``max_refs`` references, and as :class:`RequestChunks`.
+    """
+    from kvtier.formulas.cache.ids import DenseIds
+
+    dense = DenseIds()
+    ids_parts: list[np.ndarray] = []
+    count_parts: list[np.ndarray] = []
+    total = 0
+    chunks = RequestChunks(name, block_tokens, trace_format, lambda: max(1 << 20, len(dense) // 4))
+    for ids, starts, *_ in chunks:
+        total += ids.size
+        if total > max_refs:
+            raise KvtierError(
+                f"{chunks.where}: more than {max_refs:,} block references, the most the eviction policies are"
+                " replayed on exactly"
+            )
+        ids_parts.append(dense.map(ids).astype(np.int32))
+        count_parts.append(np.diff(starts))
+    dense.keys, dense.values = dense.keys[:0], dense.values[:0]  # the hashes are done with: free them
+    blocks = np.concatenate(ids_parts) if ids_parts else np.empty(0, dtype=np.int32)
+    del ids_parts
+    counts = np.concatenate(count_parts) if count_parts else np.empty(0, dtype=np.int64)
+    starts_all = np.zeros(counts.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts_all[1:])
+    return blocks, starts_all
+
+
 def check_window(window_s: float, warmup_s: float) -> None:
     """Refuse a window that is not a number of seconds above 0, or a warm-up below 0, naming the option."""
     if not (math.isfinite(window_s) and window_s > 0):

@@ -292,3 +292,20 @@ def test_hit_counts_by_either_rule():
         assert policies.hit_counts(blocks, starts, d, [2], ("lru",), count)["lru"].tolist() == [1]
     with pytest.raises(ValueError, match="count"):
         policies.hit_counts(blocks, starts, d, [2], ("lru",), "usable")
+
+
+def test_lru_replayed_is_lru_read_off_the_stack_distances_and_int32_ids_replay_alike():
+    # 300 random traces of 1-300 references over 1-80 blocks at 1-60 blocks: LRU replayed reference by reference
+    # (for a trace too long for its stack distances) hits what the distances say; and every policy replays int32
+    # ids (traces.read_dense's, 4 B a reference) as it replays int64 ones, with both hit rules from one replay
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n, u, c = int(rng.integers(1, 300)), int(rng.integers(1, 80)), int(rng.integers(2, 60))
+        blocks = rng.integers(0, u, n)
+        assert policies.lru_replay_hits(blocks, c) == int(policies.lru_hits(stack_distances(blocks), [c])[0])
+        starts = np.array([0, *sorted(rng.choice(np.arange(1, n), size=min(5, n - 1), replace=False)), n])
+        wide = policies.hit_counts_by_rule(blocks, starts, stack_distances(blocks), [c])
+        narrow = policies.hit_counts_by_rule(blocks.astype(np.int32), starts, None, [c])
+        assert {r: {k: v.tolist() for k, v in h.items()} for r, h in wide.items()} == {
+            r: {k: v.tolist() for k, v in h.items()} for r, h in narrow.items()
+        }, (blocks.tolist(), starts.tolist(), c)

@@ -48,6 +48,33 @@ def test_stream_lru_equals_the_in_memory_analysis(hand):
         assert h.requests_with_a_distance_that_falls == whole.requests_with_a_distance_that_falls == 0
 
 
+def test_read_dense_is_the_trace_numbered_in_order_of_first_use(hand):
+    # HAND: [1 2] [1 2 3] [4] [1 5] [1 2 3]; chained prefix ids, numbered as they first come: 0 1 | 0 1 2 | 3 | 0 4 |
+    # 0 1 2 (block 5 after 1 is a prefix of its own, [1 5], not [1 2]'s second block); 4 B a reference
+    blocks, starts = traces.read_dense(hand, 4)
+    assert blocks.dtype == np.int32
+    assert blocks.tolist() == [0, 1, 0, 1, 2, 3, 0, 4, 0, 1, 2]
+    assert starts.tolist() == [0, 2, 5, 6, 8, 11]
+    # the same ids up to their names as the in-memory reader's: equal where they are equal
+    whole = traces.read_trace(hand, 4).blocks
+    assert (np.equal.outer(whole, whole) == np.equal.outer(blocks, blocks)).all()
+    # read in many chunks, the synthetic trace numbers alike (every reference to the same block, the same id)
+    syn, _ = traces.read_dense("synthetic", 512)
+    mem = traces.read_trace("synthetic", 512).blocks
+    first = {}
+    assert all(first.setdefault(int(m), int(d)) == int(d) for m, d in zip(mem, syn, strict=True))
+    assert len(first) == len(set(syn.tolist()))
+
+
+def test_read_dense_refuses_a_trace_past_its_limit_in_one_line(hand):
+    with pytest.raises(KvtierError) as info:
+        traces.read_dense(hand, 4, max_refs=10)
+    assert (
+        str(info.value)
+        == f"{hand}: more than 10 block references, the most the eviction policies are replayed on exactly"
+    )
+
+
 @pytest.mark.parametrize("case", ["missing field", "timestamp backwards", "hash_ids length"])
 def test_stream_lru_refuses_bad_lines_like_the_reader(case, tmp_path):
     rows, line, message = BAD[case]

@@ -33,8 +33,8 @@ _POLICY_CACHE: WeakKeyDictionary[Scenario, dict[str, Any]] = WeakKeyDictionary()
 
 
 POLICY_SAMPLE_REFS = 1 << 24
-"""Block references the policies replay of a trace longer than the in-memory analysis holds
-(:data:`kvtier.inputs.traces.MAX_TRACE_REFS`): a spatially hashed sample of about this many (16,777,216)."""
+"""Block references the policies replay of a trace longer than they replay exactly
+(:data:`kvtier.inputs.traces.DENSE_MAX_REFS`): a spatially hashed sample of about this many (16,777,216)."""
 
 
 def policy_replays(s: Scenario) -> dict[str, Any]:
@@ -42,10 +42,11 @@ def policy_replays(s: Scenario) -> dict[str, Any]:
 
     The decision's capacity is the LRU tier for ``decision.hit_target`` of the achievable hits
     (:meth:`kvtier.formulas.cache.curve.LruHistogram.capacity_for`, the landing page's tier); each capacity is at
-    least 2 blocks (S3-FIFO's least).  The policies simulate the whole reference sequence in
-    memory, exactly up to :data:`kvtier.inputs.traces.MAX_TRACE_REFS` references (what the
-    in-memory analysis holds); a longer trace is replayed on a spatially hashed sample of its
-    blocks (:func:`kvtier.inputs.traces.read_sample`, about :data:`POLICY_SAMPLE_REFS`
+    least 2 blocks (S3-FIFO's least).  The policies simulate the whole reference sequence:
+    with the in-memory analysis's stack distances up to :data:`kvtier.inputs.traces.MAX_TRACE_REFS`
+    references, then on the trace's ids alone (:func:`kvtier.inputs.traces.read_dense`, 4 B a reference, LRU
+    replayed too) up to :data:`kvtier.inputs.traces.DENSE_MAX_REFS`; a longer trace is replayed on a spatially
+    hashed sample of its blocks (:func:`kvtier.inputs.traces.read_sample`, about :data:`POLICY_SAMPLE_REFS`
     references) at capacities scaled by the rate, as SHARDS does.
     Sampled, the hits are adjusted as SHARDS adjusts a sampled curve: the references the sample
     holds beyond ``rate`` x the trace's count as hits of its hottest blocks.  Returns
@@ -60,28 +61,33 @@ def policy_replays(s: Scenario) -> dict[str, Any]:
     curve = analysis.curve(s)
     decision = max(analysis.decision_blocks(s), 2)
     caps = sorted({max(int(decision * f), 2) for f in POLICY_FRACTIONS})
-    rate = POLICY_SAMPLE_REFS / curve.n_refs if curve.n_refs > traces.MAX_TRACE_REFS else 1.0
+    rate = POLICY_SAMPLE_REFS / curve.n_refs if curve.n_refs > traces.DENSE_MAX_REFS else 1.0
     value = s.assumptions.value
     trace_format, count = str(value("workload.trace_format")), str(value("workload.hit_count"))
 
     def replay() -> dict[str, Any]:
+        scaled = [max(round(c * rate), 2) for c in caps]
         if rate < 1:
             t = traces.read_sample(trace_name(s), rate, curve.block_tokens, trace_format)
             r = Reuse.of(t, count)
+            blocks, starts, distance, held = t.blocks, t.starts, r.distance, t.n_refs
+        elif curve.n_refs > traces.MAX_TRACE_REFS:  # every reference, held as its id alone
+            blocks, starts = traces.read_dense(trace_name(s), curve.block_tokens, trace_format)
+            distance, held = None, blocks.size
         else:
             r = analysis.reuse(s)
-            t = r.trace
-        both = policies.hit_counts_by_rule(t.blocks, t.starts, r.distance, [max(round(c * rate), 2) for c in caps])
+            blocks, starts, distance, held = r.trace.blocks, r.trace.starts, r.distance, r.trace.n_refs
+        both = policies.hit_counts_by_rule(blocks, starts, distance, scaled)
         hits, prefix = both["per-block"], both["prefix"]
-        n_refs: float = t.n_refs
+        n_refs: float = held
         if rate < 1:
             # SHARDS_adj (Waldspurger et al., FAST'15, section 4.3), as the sampled curve has it: the references the
             # sample holds beyond rate x the trace's are hits of its hottest blocks, at every capacity
             n_refs = rate * curve.n_refs
-            hits = {k: np.maximum(v - (t.n_refs - n_refs), 0.0) for k, v in hits.items()}
+            hits = {k: np.maximum(v - (held - n_refs), 0.0) for k, v in hits.items()}
             # a sample keeps a prompt's blocks apart, so where its first miss falls is not measured
             prefix = {k: np.full(len(v), np.nan) for k, v in prefix.items()}
-        return {"hits": hits, "prefix_hits": prefix, "n_refs": n_refs, "block_tokens": t.block_tokens}
+        return {"hits": hits, "prefix_hits": prefix, "n_refs": n_refs, "block_tokens": curve.block_tokens}
 
     # the replays depend on the trace and the capacities alone, not on the model: one per key in a build
     key = {

@@ -56,9 +56,10 @@ def test_lru_stays_below_the_optimum_on_the_conversation_trace():
         assert (df[f"{name}_hit_pct"] <= df["min_hit_pct"]).all()
 
 
-def test_a_trace_past_the_in_memory_limit_has_its_policies_replayed_on_a_hashed_sample(monkeypatch):
-    # the conversation trace's 288,500 references against an in-memory limit of 100,000: the policies replay a
-    # sample of 50,000 / 288,500 = 17.3 % of its blocks, at capacities scaled by that rate, and the page says so
+def test_a_trace_past_the_exact_limit_has_its_policies_replayed_on_a_hashed_sample(monkeypatch):
+    # the conversation trace's 288,500 references against limits of 100,000 (held in memory, and replayed exactly
+    # on the ids alone): the policies replay a sample of 50,000 / 288,500 = 17.3 % of its blocks, at capacities
+    # scaled by that rate, and the page says so
     import json
 
     import numpy as np
@@ -69,6 +70,7 @@ def test_a_trace_past_the_in_memory_limit_has_its_policies_replayed_on_a_hashed_
     exact = policies.policy_replays(Scenario())
     monkeypatch.setattr(traces, "MAX_TRACE_REFS", 100_000)  # what the page asks
     monkeypatch.setattr("kvtier.inputs.traces.load.MAX_TRACE_REFS", 100_000)  # what the reader holds
+    monkeypatch.setattr(traces, "DENSE_MAX_REFS", 100_000)  # what the policies replay exactly
     monkeypatch.setattr(policies, "POLICY_SAMPLE_REFS", 50_000)
     s = Scenario()
     p = policies.policy_replays(s)
@@ -94,3 +96,21 @@ def test_a_trace_past_the_in_memory_limit_has_its_policies_replayed_on_a_hashed_
     n = policies.policy_numbers(s)
     assert n["policy_sample_pct"] == pytest.approx(rate * 100)
     assert f"a spatially hashed sample of {rate * 100:.2g} % of its blocks" in n["policy_sentence"]
+
+
+def test_a_trace_past_the_in_memory_reader_is_replayed_exactly_on_its_ids(tmp_path, monkeypatch):
+    # the conversation trace copied (a new file, so a key of its own in kvtier.store) and the in-memory reader's
+    # limit set below its 288,500 references: every policy, LRU included, is replayed on the ids alone
+    # (traces.read_dense), and the table is the in-memory path's, every hit ratio equal
+    import shutil
+
+    from kvtier.inputs import traces
+    from kvtier.inputs.assumptions import seed
+
+    copy = tmp_path / "conversation-copy.jsonl"
+    shutil.copyfile(traces.trace_path("conversation")[1], copy)
+    memory = policies.policies_table(Scenario())
+    monkeypatch.setattr(traces, "MAX_TRACE_REFS", 1000)
+    dense = policies.policies_table(Scenario(seed().with_values({"workload.trace": str(copy)}, source="test")))
+    numbers = [c for c in memory.columns if c.endswith("_pct") or c == "capacity_blocks"]
+    assert dense[numbers].to_numpy().tolist() == memory[numbers].to_numpy().tolist()
