@@ -5,7 +5,7 @@
 On one seeded synthetic trace of at least ``--refs`` block references (:func:`bench_scale.write_trace`,
 written as JSONL once, not timed), in a fresh process: the trace read as its ids alone
 (:func:`kvtier.inputs.traces.read_dense`, int32), then each policy of :mod:`kvtier.formulas.cache.policies`
-replayed on every reference at one capacity, an eighth of the distinct blocks, both hit rules from the one
+replayed on every reference at one capacity, a 64th of the distinct blocks, both hit rules from the one
 replay (:func:`~kvtier.formulas.cache.policies.hit_counts_by_rule`, LRU replayed too): each one's time, and
 the process's peak resident memory (VmHWM).  Targets at 100 M references: every policy exact within the
 4 GiB the streamed analysis keeps to (``benchmarks/README.md``), and each replay under 120 s; a smaller run
@@ -38,7 +38,7 @@ from kvtier.inputs import traces
 t = time.perf_counter()
 blocks, starts = traces.read_dense(sys.argv[1], 512)
 out = {"read_s": time.perf_counter() - t, "refs": int(blocks.size), "unique": int(blocks.max()) + 1}
-cap = max(out["unique"] // 8, 2)
+cap = max(out["unique"] // 64, 2)
 out["capacity"] = cap
 for name in policies.POLICIES:
     t = time.perf_counter()

@@ -16,8 +16,9 @@ scenarios of a process, and the build's process and its notebooks' kernels, shar
 - :func:`lru_traffic` and :func:`lru_plan`: an LRU tier sized for a share of the achievable hits, in each
   medium, priced (the cost, answer and serving pages', and :class:`kvtier.deployment.Deployment`'s).
 - :func:`reuse`: the trace held in memory with each reference's stack distance (the policies' replays).
-- :func:`fleet_of`: the trace spread over a fleet of instances behind a router, against one pooled tier;
-  :func:`fleet_costs`: the two priced.
+- :func:`decision_blocks`: the decision's LRU tier in blocks; :func:`fleet_of`: the trace spread over a fleet of
+  instances behind a router, against one pooled tier (:func:`fleet_replays`: the decision's tier split, under
+  every router); :func:`fleet_costs`: the two priced.
 - :func:`admission_of`: a tier by what it admits (:data:`kvtier.formulas.cache.admission.ADMISSIONS`) and how long
   it keeps an idle block (the five-minute rule's residency of :data:`TTL_TIERS` as a time to live).
 - :func:`priced`: the scenario the trace pages price the trace under (``workload.deployment``): a named
@@ -477,10 +478,9 @@ def fleet_costs(s: Scenario, rep: dict[str, Any], block_tokens: int) -> dict[str
         s.v("fleet.pool_server"), s.v("fleet.pool_server_memory"), s.v("fleet.pool_port"), s.v("fleet.pool_bandwidth")
     )
     capacity = rep["pooled"]["capacity_blocks"] * s.tier_bytes_per_token * block_tokens
-    duration = rep["duration_s"]
+    per_s = 1.0 / rep["duration_s"] if rep["duration_s"] > 0 else math.nan  # a trace of 0 s has no rate
     out = {}
     for choice, part in (("node", rep["node"]), ("pooled", rep["pooled"])):
-        per_s = 1.0 / duration if duration > 0 else math.nan
         out[choice] = pool.fleet_tier_cost(
             choice,
             capacity,

@@ -91,16 +91,13 @@ def lru_hits(distance: np.ndarray, capacities: Sequence[int] | np.ndarray) -> np
 def next_reference(blocks: np.ndarray) -> np.ndarray:
     """For each reference, the index of the next reference to the same block (``len(blocks)`` for none).
 
-    int32 for int32 ids (a trace of fewer than 2**31 references), else int64.
+    Dense ids (``0 ..``), one backward pass with the last index seen per block: O(n), 4 B a reference and a
+    block for int32 ids (a trace of fewer than 2**31 references), else 8.
     """
-    blocks = np.asarray(blocks)
-    n = blocks.size
-    order = np.argsort(blocks, kind="stable")
-    ranked = blocks[order]
-    same = ranked[1:] == ranked[:-1]
-    del ranked
-    nxt = np.full(n, n, dtype=np.int32 if blocks.dtype == np.int32 and n < 2**31 - 1 else np.int64)
-    nxt[order[:-1][same]] = order[1:][same]
+    b, slots = _dense(blocks)
+    n = b.size
+    nxt = np.empty(n, dtype=np.int32 if b.dtype == np.int32 and n < 2**31 - 1 else np.int64)
+    _next_loop(b, slots, nxt)
     return nxt
 
 
@@ -143,14 +140,11 @@ def _flags(flags: np.ndarray | None, n: int) -> np.ndarray:
 def prefix_hits(flags: np.ndarray, starts: np.ndarray) -> int:
     """The hits of ``flags`` (1 per reference that hits) that come before their request's first miss.
 
-    What a prefix cache can serve of a policy's hits: a block after a miss is recomputed with it.
+    What a prefix cache can serve of a policy's hits: a block after a miss is recomputed with it.  One pass
+    over each request's leading hits, compiled, with no array of its own (a long trace's replays hold only
+    their ids and state).
     """
-    f = np.asarray(flags, dtype=bool)
-    s = np.asarray(starts, dtype=np.int64)
-    request = np.repeat(np.arange(s.size - 1), np.diff(s))
-    misses = np.cumsum(~f)  # misses so far; a hit is in its request's prefix when none came before it there
-    before = np.r_[0, misses][s[:-1]][request]
-    return int(np.count_nonzero(f & (misses == before)))
+    return int(_prefix_loop(np.ascontiguousarray(flags, dtype=np.int8), np.ascontiguousarray(starts, dtype=np.int64)))
 
 
 def _check(capacity: int, least: int = 1) -> int:
@@ -471,6 +465,27 @@ def _s3fifo_loop(
             s_len += 1
         freq[b] = 0
     return hits
+
+
+@jit
+def _prefix_loop(flags: np.ndarray, starts: np.ndarray) -> int:
+    total = 0
+    for r in range(starts.size - 1):
+        for i in range(starts[r], starts[r + 1]):
+            if not flags[i]:
+                break
+            total += 1
+    return total
+
+
+@jit
+def _next_loop(blocks: np.ndarray, slots: int, out: np.ndarray) -> None:
+    n = blocks.size
+    last = np.full(slots, n, dtype=out.dtype)  # the next reference to each block after the one at hand
+    for i in range(n - 1, -1, -1):
+        b = blocks[i]
+        out[i] = last[b]
+        last[b] = i
 
 
 @jit

@@ -50,7 +50,9 @@ def hierarchy_sizes(s: Scenario) -> dict[str, Any]:
     r = analysis.curve(s)
     target = s.v("decision.hit_target")
     n = analysis.lru_plan(s, target)[0].prefill_accelerators
-    block_bytes = s.tier_bytes_per_token * s.v("workload.block_tokens")  # what a block takes in a tier
+    # what a block takes in a tier (its stored copies counted); HBM holds every rank's copy whatever the tier does,
+    # so where the tier stores once the HBM count below is an upper bound, as its docstring says
+    block_bytes = s.tier_bytes_per_token * s.v("workload.block_tokens")
     left = hierarchy.hbm_left_bytes(s.v("cost.hbm_capacity"), s.weight_bytes)
     hbm = int(n * left // block_bytes) if math.isfinite(n) and block_bytes > 0 else 0
     mid, full = r.capacity_for(target), r.capacity_for(1.0)
