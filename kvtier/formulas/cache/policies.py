@@ -264,6 +264,8 @@ def sieve_hits(blocks: np.ndarray, capacity: int, flags: np.ndarray | None = Non
 
 
 # ---- the replay loops, compiled where numba is (kvtier.formulas.jit) -------------------------------------------
+# (kvtier.formulas.jit compiles each loop on its first call, so one loop cannot call another: LRU's and SIEVE's
+# queues each put a block at the newest end in their own six lines)
 # Per-block state lives in arrays indexed by the dense id; a heap is two arrays (key, block) with entries that
 # disagree with the state skipped when they reach the top.  Keys are reference indices, unique per entry that can
 # be current, so the order of equal keys never decides an eviction.
@@ -533,8 +535,8 @@ def _lru_loop(blocks: np.ndarray, capacity: int, slots: int, flags: np.ndarray) 
 def _sieve_loop(blocks: np.ndarray, capacity: int, slots: int, flags: np.ndarray) -> int:
     cached = np.zeros(slots, dtype=np.int8)
     visited = np.zeros(slots, dtype=np.int8)
-    newer = np.full(slots, -1, dtype=np.int64)  # the neighbour towards the newest end; -1: none
-    older = np.full(slots, -1, dtype=np.int64)  # the neighbour towards the oldest end; -1: none
+    newer = np.full(slots, -1, dtype=blocks.dtype)  # the neighbour towards the newest end; -1: none
+    older = np.full(slots, -1, dtype=blocks.dtype)  # the neighbour towards the oldest end; -1: none
     head = tail = hand = -1  # newest, oldest, and where the hand is (-1: at the oldest)
     size = hits = 0
     for i in range(blocks.size):
