@@ -783,8 +783,9 @@ def test_findings_lead_with_the_three_line_answer(seed_build):
         # H100 throughput = 106, + the deployment the trace pages price (workload.deployment) = 107, + the fleet's
         # instances, routing and decode time per token = 110 (its three router thresholds are SGLang's published
         # defaults, 14 + 3 = 17 published-spec; its pool bandwidth is derived from Mooncake's measurement)
-        # (nvme.drive_capacity is published-spec: 14 of those before the fleet)
-        assert "110 assumed" in measured and "17 published-spec" in measured
+        # (nvme.drive_capacity is published-spec: 14 of those before the fleet); + how a tensor-parallel group stores a
+        # block (parallel.kv_storage) and the pool's server and its memory = 113 (the pool's port is derived)
+        assert "113 assumed" in measured and "17 published-spec" in measured
         assert "Another 2 measured figures" in measured  # besides the 2 used
         for line in lines:
             assert not re.search(r"\([^()]*\(", line), line  # no nested parentheses
