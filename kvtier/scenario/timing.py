@@ -109,11 +109,15 @@ class Timed(Placed):
         ``fetch.copy_method`` when it names a method (or ``none``); under its seed value ``engine`` the
         engine preset's ``copy_method``, and ``"none"`` under ``engine: none`` (the chapter's fetch).
         """
-        method = str(self.assumptions.value("fetch.copy_method"))
-        if method != "engine":
-            return method
+        return self._or_engine("fetch.copy_method", "copy_method", "none")
+
+    def _or_engine(self, key: str, field: str, without: str) -> str:
+        """``key``'s value, or under its value ``engine`` the engine preset's ``field`` (``without`` for no engine)."""
+        value = str(self.assumptions.value(key))
+        if value != "engine":
+            return value
         engine = self.engine
-        return engine.copy_method if engine is not None else "none"
+        return str(getattr(engine, field)) if engine is not None else without
 
     @property
     def kv_storage(self) -> str:
@@ -122,11 +126,7 @@ class Timed(Placed):
         ``parallel.kv_storage`` when it names one; under its seed value ``engine`` the engine preset's
         ``kv_storage``, and ``once`` under ``engine: none`` (the chapter's one accelerator).
         """
-        storage = str(self.assumptions.value("parallel.kv_storage"))
-        if storage != "engine":
-            return storage
-        engine = self.engine
-        return engine.kv_storage if engine is not None else "once"
+        return self._or_engine("parallel.kv_storage", "kv_storage", "once")
 
     @property
     def stored_copies(self) -> float:
