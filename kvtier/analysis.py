@@ -410,6 +410,35 @@ def fleet_links(s: Scenario) -> tuple[fleet.Link, fleet.Link]:
     return node, pool
 
 
+def fleet_stream(
+    s: Scenario,
+    capacity_blocks: float,
+    block_tokens: int,
+    instances: int | None = None,
+    routing: str | None = None,
+    commit: str = "head-first",
+) -> fleet.FleetStream:
+    """A :class:`kvtier.formulas.cache.fleet.FleetStream` under ``s``, for a trace in blocks of ``block_tokens``:
+    ``instances`` and ``routing`` where given, else ``fleet.instances`` and ``fleet.routing``; the router's
+    thresholds, the decode time and the links (:func:`fleet_links`) from the set; regeneration timed at the
+    illustrative MFU bracket."""
+    value = s.assumptions.value
+    router = fleet.Router(s.v("fleet.balance_abs"), s.v("fleet.balance_rel"), s.v("fleet.cache_threshold"))
+    node, pool = fleet_links(s)
+    return fleet.FleetStream(
+        s.regen_costs(mfu_label=str(value("illustrative.mfu"))),
+        int(s.v("fleet.instances")) if instances is None else instances,
+        str(value("fleet.routing")) if routing is None else routing,
+        capacity_blocks,
+        node,
+        pool,
+        s.v("fleet.decode_time_per_token"),
+        block_tokens,
+        router,
+        commit,
+    )
+
+
 def fleet_of(
     s: Scenario,
     trace: Trace,
@@ -418,25 +447,11 @@ def fleet_of(
     routing: str | None = None,
     commit: str = "head-first",
 ) -> dict[str, Any]:
-    """:func:`kvtier.formulas.cache.fleet.fleet_report` of ``trace`` under ``s``: ``instances`` and ``routing``
-    where given, else ``fleet.instances`` and ``fleet.routing``; the router's thresholds, the decode time and
-    the links (:func:`fleet_links`) from the set; regeneration timed at the illustrative MFU bracket."""
-    value = s.assumptions.value
-    router = fleet.Router(s.v("fleet.balance_abs"), s.v("fleet.balance_rel"), s.v("fleet.cache_threshold"))
-    rc = s.regen_costs(mfu_label=str(value("illustrative.mfu")))
-    node, pool = fleet_links(s)
-    return fleet.fleet_report(
-        trace,
-        rc,
-        int(s.v("fleet.instances")) if instances is None else instances,
-        str(value("fleet.routing")) if routing is None else routing,
-        capacity_blocks,
-        node,
-        pool,
-        s.v("fleet.decode_time_per_token"),
-        router,
-        commit,
-    )
+    """The fleet against one pooled tier on ``trace`` under ``s``: :func:`fleet_stream` fed it whole, its
+    :meth:`~kvtier.formulas.cache.fleet.FleetStream.report`."""
+    stream = fleet_stream(s, capacity_blocks, trace.block_tokens, instances, routing, commit)
+    stream.feed(trace.blocks, trace.starts, trace.input_tokens, trace.output_tokens, trace.timestamps_s, dense=True)
+    return stream.report()
 
 
 def decision_blocks(s: Scenario) -> int:
@@ -494,36 +509,65 @@ def fleet_costs(s: Scenario, rep: dict[str, Any], block_tokens: int) -> dict[str
 
 
 def admission_of(s: Scenario, tr: Trace, capacity_blocks: float) -> dict[str, Any]:
-    """``tr``'s tier of ``capacity_blocks`` replayed with each admission filter and with each :data:`TTL_TIERS` tier's
-    five-minute-rule residency as its time to live (:func:`kvtier.formulas.cache.admission.replay_admission`).
+    """:func:`admission_chunks` of ``tr`` fed whole: the workload page's table."""
+    chunk = (tr.blocks, tr.starts, tr.input_tokens, tr.output_tokens, tr.timestamps_s)
+    return admission_chunks(s, [chunk], tr.block_tokens, capacity_blocks)
+
+
+def admission_chunks(
+    s: Scenario,
+    chunks: Iterable[tuple[np.ndarray, ...]],
+    block_tokens: int,
+    capacity_blocks: float,
+) -> dict[str, Any]:
+    """A tier of ``capacity_blocks`` replayed with each admission filter and with each :data:`TTL_TIERS` tier's
+    five-minute-rule residency as its time to live, in one pass over ``chunks`` of whole requests (``(block ids,
+    starts, prompt tokens, output tokens, arrivals in s)``, as :class:`kvtier.inputs.traces.RequestChunks` yields
+    them), every run a compiled :func:`kvtier.formulas.cache.admission.admission_state` fed each chunk.
 
     Per row: prompt tokens hit, blocks written, full NVMe drive writes per day (the tier on whole drives of
     ``nvme.drive_capacity``), and against admitting every miss the points of hit ratio given up per drive write
     per day saved.  The residency is :func:`kvtier.formulas.tiering.interval_grid`'s keep interval (USD) of the
     trace's block in a batch.
     """
-    block_bytes = s.tier_bytes_per_token * tr.block_tokens  # as the tier stores and writes it
+    block_bytes = s.tier_bytes_per_token * block_tokens  # as the tier stores and writes it
     drive = s.v("nvme.drive_capacity")
     drives_bytes = math.ceil(capacity_blocks * block_bytes / drive) * drive
     grid = tiering.interval_grid(s.tier_prices(), s.tier_links, s.cost_blocks)
-    tokens = tr.block_tokens if (tr.block_tokens, "batch") in grid else max(t for t, _ in grid)
+    tokens = block_tokens if (block_tokens, "batch") in grid else max(t for t, _ in grid)
     iv = grid[(tokens, "batch")]
     runs = [(name, name, math.inf) for name in admission.ADMISSIONS]
     runs += [(f"ttl {tier}", "always", float(iv.at(tier)["keep_usd_s"])) for tier in TTL_TIERS]
+    from kvtier.formulas.cache.ids import DenseIds  # with the replays: when a trace is analysed
+
+    states = [admission.admission_state(capacity_blocks, admit, ttl) for _, admit, ttl in runs]
+    hit_tokens = [0.0] * len(runs)
+    numbers = DenseIds()  # blocks numbered in order of first reference, chunk by chunk
+    prompts = 0.0
+    first_s = last_s = math.nan
+    for ids, starts, inputs, _outputs, stamps in chunks:
+        if not np.asarray(inputs).size:
+            continue
+        dense = numbers.map(np.asarray(ids, dtype=np.int64)).astype(np.int32)
+        prompt = np.asarray(inputs, dtype=float)
+        for k, state in enumerate(states):
+            hit_tokens[k] += float(np.minimum(state.feed(dense, starts, stamps) * float(block_tokens), prompt).sum())
+        prompts += float(prompt.sum())
+        first_s = float(stamps[0]) if math.isnan(first_s) else first_s
+        last_s = float(stamps[-1])
+    duration_s = 0.0 if math.isnan(first_s) else last_s - first_s
     rows = []
-    prompts = float(tr.input_tokens.sum())
-    for label, admit, ttl in runs:
-        got = admission.replay_admission(tr, capacity_blocks, admit, ttl)
-        hit = float(fleet.hit_tokens(tr, got.hit_blocks).sum()) / prompts if prompts else math.nan
-        dwpd = admission.drive_writes_per_day(got.writes * block_bytes, tr.duration_s, drives_bytes)
+    for (label, _, ttl), state, hit in zip(runs, states, hit_tokens, strict=True):
         rows.append(
             {
                 "filter": label,
                 "ttl_s": ttl,
-                "hit_ratio_tokens": hit,
-                "writes": got.writes,
-                "expired": got.expired,
-                "drive_writes_per_day": dwpd,
+                "hit_ratio_tokens": hit / prompts if prompts else math.nan,
+                "writes": state.writes,
+                "expired": state.expired,
+                "drive_writes_per_day": admission.drive_writes_per_day(
+                    state.writes * block_bytes, duration_s, drives_bytes
+                ),
             }
         )
     base = rows[0]

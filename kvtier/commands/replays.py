@@ -1,42 +1,65 @@
 """``kvtier workload``'s request-by-request replays: a fleet against a pool, the policies, admission and TTLs.
 
-Each takes the trace in memory (:func:`kvtier.inputs.traces.read_trace`) and returns plain data in SI base units
-that :mod:`kvtier.commands.workload` adds to its report (``fleet``, ``policies``, ``admission``); the ``*_lines``
+The fleet and admission replays read the trace a chunk of whole requests at a time
+(:class:`kvtier.inputs.traces.RequestChunks`), the policies its block ids alone
+(:func:`kvtier.inputs.traces.read_dense`); each returns plain data in SI base units that
+:mod:`kvtier.commands.workload` adds to its report (``fleet``, ``policies``, ``admission``); the ``*_lines``
 functions give the same as text.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
+
+import numpy as np
 
 from kvtier import analysis
 from kvtier.commands.output import num as _num
 from kvtier.commands.output import pct as _pct
 from kvtier.formulas.cache import policies
-from kvtier.formulas.cache.trace import HIT_COUNTS, Trace
-from kvtier.inputs import traces
+from kvtier.formulas.cache.trace import HIT_COUNTS
+from kvtier.inputs import distributed, traces
 from kvtier.scenario import Scenario
 from kvtier.units import format_bytes, format_time
 
+FLEET_CHUNK_REFS = 1 << 20
+"""About how many references the fleet and admission replays read at a time (a chunk of whole requests)."""
 
-def _trace(s: Scenario, trace: str) -> Trace:
-    """``trace`` read in memory at the set's block size and format."""
-    return traces.read_trace(
-        trace, int(s.v("workload.block_tokens")), str(s.assumptions.value("workload.trace_format"))
-    )
+
+def _chunks(s: Scenario, trace: str, parts: dict[str, Any] | None) -> Iterator[tuple[np.ndarray, ...]]:
+    """``trace`` in chunks of whole requests, ``(chained ids, starts, prompt tokens, output tokens, arrivals in s)``:
+    read line by line (:class:`kvtier.inputs.traces.RequestChunks`), or with ``parts`` (``scheduler``, ``workers``)
+    the files ``trace`` names parsed on Dask, a file a chunk in the order of their timestamps."""
+    bt, fmt = int(s.v("workload.block_tokens")), str(s.assumptions.value("workload.trace_format"))
+    if parts is None:
+        yield from traces.RequestChunks(trace, bt, fmt, lambda: FLEET_CHUNK_REFS)
+        return
+    with distributed.client(parts.get("scheduler"), int(parts.get("workers") or 2)) as c:
+        for p in distributed.read_parts(distributed.files(trace), bt, fmt, c):
+            yield p["ids"], p["starts"], p["input_tokens"], p["output_tokens"], p["timestamps_s"]
 
 
 def fleet_analysis(
-    s: Scenario, trace: str, cap: int, instances: int | None, routing: str | None, commit: str
+    s: Scenario,
+    trace: str,
+    cap: int,
+    instances: int | None,
+    routing: str | None,
+    commit: str,
+    parts: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The trace replayed request by request through ``instances`` tiers of ``cap`` blocks (one without it),
-    routed by ``routing``, against one pooled tier (:func:`kvtier.analysis.fleet_of`)."""
-    tr = _trace(s, trace)
-    out = analysis.fleet_of(s, tr, cap, instances or 1, routing, commit)
+    routed by ``routing``, against one pooled tier (:func:`kvtier.analysis.fleet_stream`), chunk by chunk
+    (:func:`_chunks`: one file, or with ``parts`` many on Dask)."""
+    bt = int(s.v("workload.block_tokens"))
+    stream = analysis.fleet_stream(s, cap, bt, instances or 1, routing, commit)
+    for chunk in _chunks(s, trace, parts):
+        stream.feed(*chunk)
+    out = stream.report()
     out["commit"] = commit
-    out["prompt_tokens"] = int(tr.input_tokens.sum())
-    out["capacity_bytes"] = cap * s.tier_bytes_per_token * tr.block_tokens
+    out["capacity_bytes"] = cap * s.tier_bytes_per_token * bt
     return out
 
 
@@ -55,10 +78,12 @@ def policy_analysis(s: Scenario, trace: str, capacities_blocks: list[float]) -> 
     return out
 
 
-def admission_analysis(s: Scenario, trace: str, capacity_blocks: float) -> dict[str, Any]:
-    """``trace`` read in memory, its tier of ``capacity_blocks`` by what it admits and keeps
-    (:func:`kvtier.analysis.admission_of`, the workload page's)."""
-    return analysis.admission_of(s, _trace(s, trace), capacity_blocks)
+def admission_analysis(
+    s: Scenario, trace: str, capacity_blocks: float, parts: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """``trace``'s tier of ``capacity_blocks`` by what it admits and keeps, chunk by chunk (:func:`_chunks`):
+    :func:`kvtier.analysis.admission_chunks`, the workload page's computation."""
+    return analysis.admission_chunks(s, _chunks(s, trace, parts), int(s.v("workload.block_tokens")), capacity_blocks)
 
 
 def admission_lines(rep: dict[str, Any]) -> list[str]:

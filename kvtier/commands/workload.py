@@ -596,7 +596,7 @@ def notes(rep: dict[str, Any], trace: str) -> dict[str, str]:
     return out
 
 
-def _fleet_options(args: argparse.Namespace, parts: bool) -> str | None:
+def _fleet_options(args: argparse.Namespace) -> str | None:
     """``--capacity``'s text, having checked that ``--instances`` and ``--routing`` come with it."""
     cap = getattr(args, "capacity", None)
     instances = getattr(args, "instances", None)
@@ -604,8 +604,6 @@ def _fleet_options(args: argparse.Namespace, parts: bool) -> str | None:
         raise KvtierError("--instances and --routing spread the trace over a fleet: add --capacity, each tier's size")
     if instances is not None and not 1 <= instances <= 4096:
         raise KvtierError(f"--instances {instances}: a number of instances from 1 to 4096")
-    if cap is not None and parts:
-        raise KvtierError("--capacity replays a trace in one file: leave out --parts")
     return cap
 
 
@@ -631,19 +629,20 @@ def run(args: argparse.Namespace) -> int:
         raise KvtierError(
             "--over-time replays every block, and its error on a sample is not measured: leave out --sample"
         )
-    cap = _fleet_options(args, parts is not None)
+    cap = _fleet_options(args)
+    if parts is not None and getattr(args, "policies", False):
+        raise KvtierError("--policies replays a trace in one file: leave out --parts")
     rep = analysis(s, trace, max_blocks, over, parts)
     if cap is not None:
         blocks = math.floor(_capacity(cap, s, "--capacity"))  # a tier holds whole blocks
         routing = getattr(args, "routing", None)
-        rep["fleet"] = replays.fleet_analysis(s, trace, blocks, getattr(args, "instances", None), routing, args.commit)
+        instances = getattr(args, "instances", None)
+        rep["fleet"] = replays.fleet_analysis(s, trace, blocks, instances, routing, args.commit, parts)
         if getattr(args, "admission", False):
-            rep["admission"] = replays.admission_analysis(s, trace, rep["fleet"]["capacity_blocks"])
+            rep["admission"] = replays.admission_analysis(s, trace, rep["fleet"]["capacity_blocks"], parts)
     elif getattr(args, "admission", False):
         raise KvtierError("--admission replays one tier: add --capacity, its size")
     if getattr(args, "policies", False):
-        if parts is not None:
-            raise KvtierError("--policies replays a trace in one file: leave out --parts")
         rep["policies"] = replays.policy_analysis(s, trace, [t["capacity_blocks"] for t in rep["tiers"]])
     rep["priced_for"] = priced_sentence(s)
     said = notes(rep, trace)

@@ -7,6 +7,9 @@ import json
 
 import pytest
 
+from kvtier.commands import replays
+from kvtier.formulas.cache import fleet
+from kvtier.inputs import traces
 from tests.commands.test_workload import cli
 from tests.conftest import write_trace
 
@@ -63,6 +66,68 @@ def test_a_fleet_against_one_pooled_tier(capsys):
     assert ft["none"]["ttft_mean_s"] > ft["pooled"]["ttft_mean_s"]
 
 
+FLEET = ["--capacity", "600", "--instances", "4", "--routing", "prefix", "--admission", "--json"]
+
+
+def same(got, want) -> None:
+    """``got`` is ``want``: texts and whole numbers equal, other numbers to 1e-12 (sums taken chunk by chunk)."""
+    if isinstance(want, dict):
+        assert sorted(got) == sorted(want)
+        for k in want:
+            same(got[k], want[k])
+    elif isinstance(want, list):
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            same(g, w)
+    elif isinstance(want, float):
+        assert got == pytest.approx(want, rel=1e-12)
+    else:
+        assert got == want
+
+
+def fleet_of(argv: list[str], capsys) -> dict:
+    """The fleet and the admission replay of ``kvtier workload ARGV --json``."""
+    status, out, err = cli(argv, capsys)
+    assert status == 0, err
+    rep = json.loads(out)
+    return {"fleet": rep["fleet"], "admission": rep["admission"]}
+
+
+def test_a_fleet_read_in_chunks_is_the_fleet_read_whole(capsys, monkeypatch):
+    # the conversation trace's 12,031 requests read a chunk of about 5,000 references at a time (a chunk ends
+    # with a batch of at most 2,048 lines): the tiers, the requests in flight and the admission filters' counts
+    # carry over, nothing changes
+    whole = fleet_of(["conversation", *FLEET], capsys)
+    monkeypatch.setattr(replays, "FLEET_CHUNK_REFS", 5000)
+    fed = []
+    real = fleet.FleetStream.feed
+
+    def counted(self, blocks, *rest, **kw):
+        fed.append(len(rest[0]) - 1)  # the chunk's requests (the fleet's feeds; admission reads the same chunks)
+        return real(self, blocks, *rest, **kw)
+
+    monkeypatch.setattr(fleet.FleetStream, "feed", counted)
+    got = fleet_of(["conversation", *FLEET], capsys)
+    same(got, whole)
+    assert len(fed) >= 5 and sum(fed) == 12031
+    assert sum(whole["fleet"]["per_instance"]["requests"]) == 12031
+    assert whole["admission"]["rows"][0]["writes"] > 0
+
+
+def test_a_fleet_of_a_trace_split_into_files_is_the_fleet_of_the_whole(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    # the conversation trace cut into 3 files of consecutive requests, read on a one-worker LocalCluster and fed
+    # in the order of their timestamps: the same fleet and admission replays, request for request
+    lines = traces.trace_path("conversation")[1].read_text().splitlines()
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for k, lo in enumerate(range(0, len(lines), 4100)):
+        (parts / f"hour-{k}.jsonl").write_text("\n".join(lines[lo : lo + 4100]) + "\n")
+    whole = fleet_of(["conversation", *FLEET], capsys)
+    got = fleet_of([str(parts), "--parts", "--workers", "1", *FLEET], capsys)
+    same(got, whole)
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -70,6 +135,7 @@ def test_a_fleet_against_one_pooled_tier(capsys):
         (["--capacity", "10", "--instances", "0"], "--instances 0: a number of instances from 1 to 4096"),
         (["--capacity", "lots"], "--capacity 'lots': a capacity in blocks, or bytes with a unit"),
         (["--capacity", "-1"], "--capacity '-1': a capacity of 0 or more"),
+        (["--parts", "--policies"], "--policies replays a trace in one file: leave out --parts"),
     ],
 )
 def test_bad_fleet_options_are_named(capsys, argv, message):

@@ -3,18 +3,21 @@
 :func:`replay_admission` replays one LRU tier request by request (each prompt looked up head first, its
 hits counted up to its first miss, as :mod:`kvtier.formulas.cache.fleet` replays an instance's tier) with
 an admission filter (:data:`ADMISSIONS`) and a time to live: a block idle for longer than the TTL is gone
-when next asked for.  What it writes is every block it admits, so the filters trade hit ratio for
-writes to the tier's drives (:func:`drive_writes_per_day`).
+when next asked for.  The replay is compiled and fed chunk by chunk
+(:class:`~kvtier.formulas.cache.admission_loop.AdmissionState`), so a trace of any length is one pass;
+:mod:`kvtier.formulas.cache.admission_oracle` is the same in Python.  What it writes is every block it
+admits, so the filters trade hit ratio for writes to the tier's drives (:func:`drive_writes_per_day`).
 """
 
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
+from kvtier.formulas.cache.admission_loop import AdmissionState
+from kvtier.formulas.cache.ids import DenseIds
 from kvtier.formulas.cache.trace import Trace
 
 ADMISSIONS: tuple[str, ...] = ("always", "second", "third", "tinylfu")
@@ -24,35 +27,8 @@ ADMISSIONS: tuple[str, ...] = ("always", "second", "third", "tinylfu")
 the trace, counting the references it missed (Dynamo's disk filter admits on the second, "to extend SSD
 lifespan").  ``tinylfu``: when the tier is full, only a block referenced more often than the block it would
 evict, by a count-min sketch of the recent references (Einziger, Friedman and Manes, "TinyLFU", ACM TOS
-2017: four rows of counters, all halved every ``10 x capacity`` references)."""
-
-_SKETCH_ROWS = 4
-_SKETCH_SEEDS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
-
-
-class _Sketch:
-    """A count-min sketch of block references with TinyLFU's reset: every count halved each ``sample`` adds."""
-
-    def __init__(self, capacity: float) -> None:
-        width = 1 << max(4, int(math.ceil(math.log2(max(capacity, 1.0) * 4))))
-        self.mask = width - 1
-        self.rows = np.zeros((_SKETCH_ROWS, width), dtype=np.int64)
-        self.sample = max(int(10 * capacity), 10)
-        self.added = 0
-
-    def _cols(self, block: int) -> list[int]:
-        return [((block + 1) * seed >> 17) & self.mask for seed in _SKETCH_SEEDS]
-
-    def add(self, block: int) -> None:
-        for r, c in enumerate(self._cols(block)):
-            self.rows[r, c] += 1
-        self.added += 1
-        if self.added >= self.sample:
-            self.rows //= 2
-            self.added //= 2
-
-    def estimate(self, block: int) -> int:
-        return int(min(self.rows[r, c] for r, c in enumerate(self._cols(block))))
+2017: four rows of counters, all halved every ``10 x capacity`` references,
+:mod:`kvtier.formulas.cache.admission_loop`)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +59,27 @@ class AdmissionReplay:
     expired: int
 
 
+def check_admission(capacity_blocks: float, admission: str, ttl_s: float) -> None:
+    """Raise ValueError for an unknown admission, a capacity not in whole blocks, or a TTL not above 0."""
+    if admission not in ADMISSIONS:
+        raise ValueError(f"admission must be one of {ADMISSIONS}, got {admission!r}")
+    if not (capacity_blocks >= 0 and (math.isinf(capacity_blocks) or float(capacity_blocks).is_integer())):
+        raise ValueError(f"capacity_blocks must be a whole number of blocks, 0 or more, got {capacity_blocks}")
+    if not ttl_s > 0:
+        raise ValueError(f"ttl_s must be above 0, got {ttl_s}")
+
+
+def first_use_ids(blocks: np.ndarray) -> np.ndarray:
+    """Block ids renumbered ``0, 1, ...`` in the order they are first referenced (int32), as a stream numbers them."""
+    return DenseIds().map(np.asarray(blocks, dtype=np.int64)).astype(np.int32)
+
+
+def admission_state(capacity_blocks: float, admission: str = "always", ttl_s: float = math.inf) -> AdmissionState:
+    """The compiled replay's state of a tier of ``capacity_blocks`` (checked first, :func:`check_admission`)."""
+    check_admission(capacity_blocks, admission, ttl_s)
+    return AdmissionState(capacity_blocks, admission, ttl_s)
+
+
 def replay_admission(
     trace: Trace, capacity_blocks: float, admission: str = "always", ttl_s: float = math.inf
 ) -> AdmissionReplay:
@@ -91,63 +88,18 @@ def replay_admission(
     Each request, in arrival order: its blocks idle for more than ``ttl_s`` since their last use are
     dropped; its hits are its leading blocks held now (up to the first miss); then its blocks are touched
     head first: a held block becomes the most recent, a missed one is written only if ``admission`` admits
-    it, evicting the least recently used block when the tier is full.
+    it, evicting the least recently used block when the tier is full.  One compiled pass
+    (:class:`~kvtier.formulas.cache.admission_loop.AdmissionState`), the blocks numbered in order of first
+    reference.
 
     Raises
     ------
     ValueError
         For an unknown admission, a capacity that is not a whole number of blocks, or a TTL not above 0.
     """
-    if admission not in ADMISSIONS:
-        raise ValueError(f"admission must be one of {ADMISSIONS}, got {admission!r}")
-    if not (capacity_blocks >= 0 and (math.isinf(capacity_blocks) or float(capacity_blocks).is_integer())):
-        raise ValueError(f"capacity_blocks must be a whole number of blocks, 0 or more, got {capacity_blocks}")
-    if not ttl_s > 0:
-        raise ValueError(f"ttl_s must be above 0, got {ttl_s}")
-    held: OrderedDict[int, float] = OrderedDict()  # block -> last use (s), least recent first
-    seen = [0] * trace.n_unique  # references so far, for the k-th reference filters
-    need = {"always": 1, "second": 2, "third": 3}.get(admission, 1)
-    sketch = (
-        _Sketch(capacity_blocks if math.isfinite(capacity_blocks) else trace.n_unique)
-        if admission == "tinylfu"
-        else None
-    )
-    hits = np.zeros(trace.n_requests, dtype=np.int64)
-    writes = expired = 0
-    starts, blocks, stamps = trace.starts, trace.blocks, trace.timestamps_s
-    for r in range(trace.n_requests):
-        now = float(stamps[r])
-        ids = blocks[starts[r] : starts[r + 1]]
-        for b in ids:  # expire what this prompt would find idle too long
-            at = held.get(int(b))
-            if at is not None and now - at > ttl_s:
-                del held[int(b)]
-                expired += 1
-        n = 0
-        for b in ids:
-            if int(b) not in held:
-                break
-            n += 1
-        hits[r] = n
-        for b in ids:
-            b = int(b)
-            seen[b] += 1
-            if sketch is not None:
-                sketch.add(b)
-            if b in held:
-                held.move_to_end(b)
-                held[b] = now
-                continue
-            if capacity_blocks < 1 or seen[b] < need:
-                continue
-            if len(held) >= capacity_blocks:
-                victim = next(iter(held))
-                if sketch is not None and sketch.estimate(b) <= sketch.estimate(victim):
-                    continue
-                del held[victim]
-            held[b] = now
-            writes += 1
-    return AdmissionReplay(admission, float(ttl_s), float(capacity_blocks), hits, writes, expired)
+    state = admission_state(capacity_blocks, admission, ttl_s)
+    hits = state.feed(first_use_ids(trace.blocks), trace.starts, trace.timestamps_s)
+    return AdmissionReplay(admission, float(ttl_s), float(capacity_blocks), hits, state.writes, state.expired)
 
 
 def drive_writes_per_day(written_bytes: float, duration_s: float, drive_bytes: float) -> float:

@@ -1,28 +1,32 @@
 """A fleet of serving instances behind a router, each with its own LRU tier, against one pooled tier.
 
 :func:`replay_fleet` sends each request of a trace to one of ``N`` instances by a routing policy
-(:data:`ROUTINGS`) and replays every instance's own LRU tier of a fixed capacity, head first and looked
-up block by block as :mod:`kvtier.formulas.cache.distances` replays one cache (or tail first, as
-LiteHit commits: :data:`COMMITS`), so that an instance's
-hits are exactly those of the stack distances of the requests routed to it (tests/formulas/cache/
-test_fleet.py holds it to that).  :func:`pooled_hits` is the same total capacity as one tier that every
-instance reads: one LRU of ``N x C`` blocks over the whole trace.  :func:`request_ttft_s` times each
-request's first token from its hits: the hit prefix fetched over a link, the rest prefilled alone.
+(:data:`ROUTINGS`) and replays every instance's own LRU tier of a fixed capacity, looked up block by block
+and committed head first as :mod:`kvtier.formulas.cache.distances` replays one cache (or tail first, as
+LiteHit commits: :data:`COMMITS`), so that an instance's hits are exactly those of the stack distances of
+the requests routed to it (tests/formulas/cache/test_fleet.py holds it to that).  The pooled choice is
+the same total capacity as one tier that every instance reads: one LRU of ``N x C`` blocks over the
+whole trace.  :func:`request_ttft_s` times each request's first token from its hits: the hit prefix
+fetched over a link, the rest prefilled alone.  :class:`FleetStream` gathers both choices' figures
+chunk by chunk, so a trace of any length is one pass in bounded memory: the
+replays are compiled (:mod:`kvtier.formulas.cache.fleet_loop`), with a Python oracle beside them
+(:mod:`kvtier.formulas.cache.fleet_oracle`).
 
 Hits are counted up to each request's first miss (the book's prefix rule).
 """
 
 from __future__ import annotations
 
-import heapq
 import math
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from kvtier.formulas.cache.distances import hit_distances, stack_distances
+from kvtier.formulas.cache.fleet_loop import FleetState
+from kvtier.formulas.cache.ids import DenseIds, dense_ids
 from kvtier.formulas.cache.regen import RegenCosts
 from kvtier.formulas.cache.trace import Trace
 
@@ -41,7 +45,9 @@ best match is short, when it goes to the least-loaded instance (SGLang's cache-a
 :class:`Router`)."""
 
 COMMITS: tuple[str, ...] = ("head-first", "tail-first")
-"""The order a prompt's blocks are touched in after its lookup (:meth:`_Lru.access`)."""
+"""The order a prompt's blocks are touched in after its lookup: ``head-first`` in the prompt's order (the book's
+LRU), ``tail-first`` from the last block to the first, so that a prompt's head is its most recently used
+block and an eviction takes a leaf (LiteHit's commit)."""
 
 STATE_FREE: tuple[str, ...] = ("random", "round-robin", "session")
 """Routings that never read the instances' caches or loads: the requests' split does not depend on capacity."""
@@ -68,44 +74,6 @@ class Router:
     balance_rel: float = 1.5
     cache_threshold: float = 0.3
     seed: int = 0
-
-
-class _Lru:
-    """One instance's LRU tier of ``capacity`` blocks (``math.inf``: unbounded), looked up head first."""
-
-    def __init__(self, capacity: float) -> None:
-        self.capacity = capacity
-        self.blocks: OrderedDict[int, None] = OrderedDict()
-
-    def cached_prefix(self, ids: np.ndarray) -> int:
-        """How many of ``ids``, from the first, are all held now (nothing is touched)."""
-        n = 0
-        for b in ids:
-            if b not in self.blocks:
-                break
-            n += 1
-        return n
-
-    def access(self, ids: np.ndarray, commit: str = "head-first") -> int:
-        """Serve a prompt of ``ids``: its hits up to the first miss (blocks), then its blocks touched.
-
-        Before the first miss only hits are touched, which change no block's membership, so the hits are
-        the prompt's leading blocks held now whatever the order.  ``head-first`` touches the blocks in the
-        prompt's order, a miss inserted and the least recently used evicted as it comes (the book's LRU);
-        ``tail-first`` touches them from the last to the first, so that a prompt's head is its most
-        recently used block and an eviction takes a leaf (LiteHit's commit).
-        """
-        prefix = self.cached_prefix(ids)
-        held, cap = self.blocks, self.capacity
-        for b in ids if commit == "head-first" else ids[::-1]:
-            b = int(b)
-            if b in held:
-                held.move_to_end(b)
-            elif cap >= 1:
-                held[b] = None
-                if len(held) > cap:
-                    held.popitem(last=False)
-        return prefix
 
 
 @dataclass(frozen=True)
@@ -137,28 +105,42 @@ class FleetReplay:
         return np.bincount(self.instance, weights=np.asarray(values, dtype=float), minlength=self.instances)
 
 
-def _least(load: list[int], turn: int) -> int:
-    """The instance with the fewest requests in flight; among ties, the first at or after ``turn``."""
-    n, low = len(load), min(load)
-    for k in range(n):
-        i = (turn + k) % n
-        if load[i] == low:
-            return i
-    raise AssertionError("unreachable")
+def check_fleet(instances: int, routing: str, capacity_blocks: float, commit: str) -> None:
+    """Raise ValueError for fewer than one instance, an unknown routing or commit, or a capacity not in whole blocks."""
+    if instances < 1:
+        raise ValueError(f"instances must be 1 or more, got {instances}")
+    if routing not in ROUTINGS:
+        raise ValueError(f"routing must be one of {ROUTINGS}, got {routing!r}")
+    if not (capacity_blocks >= 0 and (math.isinf(capacity_blocks) or float(capacity_blocks).is_integer())):
+        raise ValueError(f"capacity_blocks must be a whole number of blocks, 0 or more, got {capacity_blocks}")
+    if commit not in COMMITS:
+        raise ValueError(f"commit must be one of {COMMITS}, got {commit!r}")
 
 
-def _session(ids: np.ndarray, owner: dict[int, int], branched: set[int]) -> int:
-    """The instance of the session ``ids`` continues, or -1 for a new session.
+def fleet_state(
+    instances: int, routing: str, capacity_blocks: float, router: Router = Router(), commit: str = "head-first"
+) -> FleetState:
+    """The compiled replay's state for a fleet of ``instances`` tiers of ``capacity_blocks`` (checked first)."""
+    check_fleet(instances, routing, capacity_blocks, commit)
+    return FleetState(
+        instances,
+        routing,
+        capacity_blocks,
+        router.balance_abs,
+        router.balance_rel,
+        router.cache_threshold,
+        router.seed,
+        commit,
+    )
 
-    A request continues the prompt whose last full block is the deepest of its blocks that closed a
-    prompt, unless another prompt had already gone on past that block: then it is a shared prefix
-    (a system prompt) and the request opens a new session.
-    """
-    for b in ids[::-1]:
-        b = int(b)
-        if b in owner:
-            return -1 if b in branched else owner[b]
-    return -1
+
+def busy_offsets(starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For every request ``r`` and hit count ``h`` from 0 to its blocks, ``r`` and ``h``, in the order of
+    :meth:`FleetState.feed`'s ``busy_s`` (request by request: ``starts[r] + r + h``)."""
+    per = np.diff(starts) + 1
+    request = np.repeat(np.arange(per.size), per)
+    hit = np.arange(int(per.sum())) - np.repeat(np.asarray(starts[:-1]) + np.arange(per.size), per)
+    return request, hit
 
 
 def replay_fleet(
@@ -172,16 +154,16 @@ def replay_fleet(
 ) -> FleetReplay:
     """Route every request of ``trace`` to one of ``instances`` instances and replay each one's LRU tier.
 
-    One pass over the requests in arrival order.  An instance's tier holds ``capacity_blocks``
-    blocks; a request's blocks are looked up and touched head first, and its hits counted up to its
-    first miss.  A request counts as in flight on its instance from its arrival until ``busy_s(r,
-    hit_blocks)`` seconds later (``least-loaded`` and ``prefix`` read it; without ``busy_s`` no
-    request stays in flight and both take ties in turn).
+    One pass over the requests in arrival order, compiled (:class:`FleetState`).  An instance's tier
+    holds ``capacity_blocks`` blocks; a request's blocks are looked up, its hits counted up to its first
+    miss, then touched in ``commit``'s order.  A request counts as in flight on its instance from its
+    arrival until ``busy_s(r, hit_blocks)`` seconds later (``least-loaded`` and ``prefix`` read it;
+    without ``busy_s`` no request stays in flight and both take ties in turn).
 
     Parameters
     ----------
     trace : Trace
-        The requests, prefix-chained dense block ids.
+        The requests, prefix-chained block ids.
     instances : int
         Serving instances, 1 or more.
     routing : str
@@ -189,7 +171,8 @@ def replay_fleet(
     capacity_blocks : float
         Each instance's tier (whole blocks, 0 or more; ``math.inf`` for unbounded).
     busy_s : callable, optional
-        ``(request index, hit blocks) -> seconds`` the request keeps its instance busy.
+        ``(request index, hit blocks) -> seconds`` the request keeps its instance busy, asked for every
+        request and every hit count it could have (:class:`FleetStream` tabulates it at once instead).
     router : Router
         ``prefix``'s thresholds and ``random``'s seed.
     commit : str
@@ -200,70 +183,20 @@ def replay_fleet(
     ValueError
         For fewer than one instance, an unknown routing or a negative capacity.
     """
-    if instances < 1:
-        raise ValueError(f"instances must be 1 or more, got {instances}")
-    if routing not in ROUTINGS:
-        raise ValueError(f"routing must be one of {ROUTINGS}, got {routing!r}")
-    if not (capacity_blocks >= 0 and (math.isinf(capacity_blocks) or float(capacity_blocks).is_integer())):
-        raise ValueError(f"capacity_blocks must be a whole number of blocks, 0 or more, got {capacity_blocks}")
-    if commit not in COMMITS:
-        raise ValueError(f"commit must be one of {COMMITS}, got {commit!r}")
-    n_req, starts, blocks = trace.n_requests, trace.starts, trace.blocks
-    tiers = [_Lru(capacity_blocks) for _ in range(instances)]
-    where = np.empty(n_req, dtype=np.int64)
-    hits = np.zeros(n_req, dtype=np.int64)
-    drawn = np.random.default_rng(router.seed).integers(0, instances, n_req) if routing == "random" else None
-    owner: dict[int, int] = {}  # session: the last full block of each prompt, and the instance it went to
-    branched: set[int] = set()  # session: blocks a later block of some prompt followed
-    in_flight: list[list[float]] = [[] for _ in range(instances)]
-    load = [0] * instances
-    turn = 0
-    for r in range(n_req):
-        ids = blocks[starts[r] : starts[r + 1]]
-        now = float(trace.timestamps_s[r])
-        for i in range(instances):  # requests finished by now leave their instance
-            q = in_flight[i]
-            while q and q[0] <= now:
-                heapq.heappop(q)
-            load[i] = len(q)
-        if routing == "round-robin":
-            i = r % instances
-        elif routing == "random":
-            i = int(drawn[r])
-        elif routing == "session":
-            i = _session(ids, owner, branched)
-            if i < 0:
-                i, turn = turn % instances, turn + 1
-            if ids.size:
-                branched.update(int(b) for b in ids[:-2])  # followed by a full block of this prompt
-                owner[int(ids[max(ids.size - 2, 0)])] = i  # its last full block (the last is partial)
-        else:
-            i = _least(load, turn)
-            if routing == "prefix" and ids.size:
-                busiest, idlest = max(load), min(load)
-                balanced = not (busiest - idlest > router.balance_abs and busiest > router.balance_rel * idlest)
-                if balanced:
-                    match = [t.cached_prefix(ids) for t in tiers]
-                    best = max(match)
-                    if best > 0 and best / ids.size > router.cache_threshold:
-                        # the longest match, ties to the least loaded of them, then in turn
-                        i = min(
-                            (k for k in range(instances) if match[k] == best),
-                            key=lambda k: (load[k], (k - turn) % instances),
-                        )
-            turn = i + 1
-        where[r] = i
-        hits[r] = tiers[i].access(ids, commit)
-        if busy_s is not None:
-            heapq.heappush(in_flight[i], now + float(busy_s(r, int(hits[r]))))
-    return FleetReplay(routing, float(capacity_blocks), where, hits, instances)
+    state = fleet_state(instances, routing, capacity_blocks, router, commit)
+    busy = None
+    if busy_s is not None:
+        busy = np.array([busy_s(int(r), int(h)) for r, h in zip(*busy_offsets(trace.starts), strict=True)])
+    where, hits = state.feed(dense_ids(trace.blocks), trace.starts, trace.timestamps_s, busy)
+    return FleetReplay(routing, float(capacity_blocks), where.astype(np.int64), hits, instances)
 
 
 def pooled_hits(trace: Trace, capacity_blocks: float, distance: np.ndarray | None = None) -> np.ndarray:
     """Per request, the blocks one shared LRU tier of ``capacity_blocks`` holds, up to its first miss.
 
     Every instance reads and fills the same tier, so the fleet's routing does not change what it
-    holds: the stack distances of the whole trace decide (``distance``, if already computed).
+    holds: the stack distances of the whole trace decide (``distance``, if already computed).  What
+    :class:`FleetStream` replays as a fleet of one tier (head first), read off the distances instead.
     """
     d = stack_distances(trace.blocks) if distance is None else distance
     h = hit_distances(d, trace.starts, "prefix")
@@ -314,109 +247,153 @@ class Link:
     latency_s: float
 
 
-def _ratios(trace: Trace, hit_blocks: np.ndarray, tokens: np.ndarray) -> dict[str, float]:
-    """The hit ratio in tokens (of every prompt token) and in blocks (of every reference)."""
-    total = float(trace.input_tokens.sum())
-    return {
-        "hit_ratio_tokens": float(tokens.sum()) / total if total else math.nan,
-        "hit_ratio_blocks": float(np.sum(hit_blocks)) / trace.n_refs if trace.n_refs else math.nan,
-    }
+class FleetStream:
+    """:meth:`report`'s figures gathered chunk by chunk: a trace of any length in one pass.
 
+    Each chunk of whole requests (:meth:`feed`) is replayed through the fleet (``instances`` tiers of
+    ``capacity_blocks``, routed by ``routing``) and through one pooled tier of ``instances x capacity_blocks``
+    blocks, both compiled (:class:`FleetState`); the chunk's figures are then summed in, and each request's
+    three times to first token kept for the percentiles (24 B a request).  Besides the tiers it holds the
+    distinct blocks' dense ids (:class:`~kvtier.formulas.cache.ids.DenseIds`, 16 B a distinct block) and, for
+    ``session`` routing, 5 B a distinct block.  A request stays in flight on its instance for its time to
+    first token with the per-node tier plus its output tokens times ``decode_s_per_token`` (what ``prefix``
+    and ``least-loaded`` count), tabulated per chunk for every hit count it could have.
+    """
 
-def _work(
-    rc: RegenCosts, hit_blocks: np.ndarray, tokens: np.ndarray, bandwidth_bytes_per_s: float, latency_s: float
-) -> dict[str, float]:
-    """What a choice's hits save and cost in all: prefill avoided inside a batch and fetch time (accelerator-s),
-    the tokens hit and the bytes the tier reads for them (``rc.tier_bytes_per_token`` a token)."""
-    return {
-        "hit_tokens": float(tokens.sum()),
-        "avoided_batch_s": float(rc.regen_s(tokens, "batch").sum()),
-        "fetch_s": float(rc.fetch_s(hit_blocks, tokens, bandwidth_bytes_per_s, latency_s).sum()),
-        "read_bytes": float(tokens.sum()) * rc.tier_bytes_per_token,
-    }
+    def __init__(
+        self,
+        rc: RegenCosts,
+        instances: int,
+        routing: str,
+        capacity_blocks: float,
+        node: Link,
+        pool: Link,
+        decode_s_per_token: float,
+        block_tokens: int,
+        router: Router = Router(),
+        commit: str = "head-first",
+    ) -> None:
+        self.rc, self.node, self.pool, self.decode_s = rc, node, pool, float(decode_s_per_token)
+        self.block_tokens = int(block_tokens)
+        self.instances, self.routing, self.capacity_blocks = instances, routing, float(capacity_blocks)
+        self.fleet = fleet_state(instances, routing, capacity_blocks, router, commit)
+        self.pooled = fleet_state(1, "round-robin", instances * capacity_blocks, router, commit)
+        self.ids = DenseIds()
+        self.per = {k: np.zeros(instances) for k in ("requests", "hit", "prompt", "prefill")}
+        self.sums = {c: {"hit_blocks": 0.0, "hit_tokens": 0.0, "avoided_batch_s": 0.0, "fetch_s": 0.0} for c in "np"}
+        self.ttft: dict[str, list[np.ndarray]] = {"node": [], "pooled": [], "none": []}
+        self.refs = 0
+        self.prompt_tokens = 0
+        self.first_s = self.last_s = math.nan
+
+    def _ttft(self, link: Link, prompt: np.ndarray, hit_blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Tokens hit, and time to first token of ``prompt``-token prompts with ``hit_blocks`` fetched over ``link``."""
+        tokens = np.minimum(hit_blocks * float(self.block_tokens), prompt)
+        return tokens, request_ttft_s(self.rc, prompt, hit_blocks, tokens, link.bandwidth_bytes_per_s, link.latency_s)
+
+    def feed(
+        self,
+        blocks: np.ndarray,
+        starts: np.ndarray,
+        input_tokens: np.ndarray,
+        output_tokens: np.ndarray,
+        timestamps_s: np.ndarray,
+        dense: bool = False,
+    ) -> None:
+        """Replay the next whole requests: their references ``blocks`` (chained ids; dense ids below 2**31 with
+        ``dense``), ``starts``, prompt and output tokens, and arrival times (s), after every request fed before."""
+        if not input_tokens.size:
+            return
+        ids = np.asarray(blocks) if dense else self.ids.map(np.asarray(blocks, dtype=np.int64))
+        prompt = np.asarray(input_tokens, dtype=float)
+        busy = None
+        if self.routing in ("prefix", "least-loaded"):
+            r, h = busy_offsets(starts)
+            busy = self._ttft(self.node, prompt[r], h)[1] + np.asarray(output_tokens, dtype=float)[r] * self.decode_s
+        where, node_blocks = self.fleet.feed(ids, starts, timestamps_s, busy)
+        pool_blocks = self.pooled.feed(ids, starts, timestamps_s)[1]
+        node_tokens, node_t = self._ttft(self.node, prompt, node_blocks)
+        pool_tokens, pool_t = self._ttft(self.pool, prompt, pool_blocks)
+        prefill = self.rc.rest_wall_s(prompt, node_tokens, "lone")
+        n = self.instances
+        for key, values in (("requests", np.ones(prompt.size)), ("hit", node_tokens), ("prompt", prompt)):
+            self.per[key] += np.bincount(where, weights=values, minlength=n)
+        self.per["prefill"] += np.bincount(where, weights=prefill, minlength=n)
+        for c, link, hb, tokens in (
+            ("n", self.node, node_blocks, node_tokens),
+            ("p", self.pool, pool_blocks, pool_tokens),
+        ):
+            got = self.sums[c]
+            got["hit_blocks"] += float(np.sum(hb))
+            got["hit_tokens"] += float(tokens.sum())
+            got["avoided_batch_s"] += float(self.rc.regen_s(tokens, "batch").sum())
+            got["fetch_s"] += float(self.rc.fetch_s(hb, tokens, link.bandwidth_bytes_per_s, link.latency_s).sum())
+        self.ttft["node"].append(node_t)
+        self.ttft["pooled"].append(pool_t)
+        self.ttft["none"].append(self.rc.rest_wall_s(prompt, np.zeros_like(prompt), "lone"))
+        self.refs += int(np.asarray(blocks).size)
+        self.prompt_tokens += int(np.sum(input_tokens))
+        stamps = np.asarray(timestamps_s, dtype=float)
+        self.first_s = float(stamps[0]) if math.isnan(self.first_s) else self.first_s
+        self.last_s = float(stamps[-1])
+
+    def _choice(self, c: str, link: Link, ttft: np.ndarray) -> dict[str, Any]:
+        got, total = self.sums[c], self.prompt_tokens
+        return {
+            "link": link.name,
+            "hit_ratio_tokens": got["hit_tokens"] / total if total else math.nan,
+            "hit_ratio_blocks": got["hit_blocks"] / self.refs if self.refs else math.nan,
+            **_ttft(ttft),
+            "hit_tokens": got["hit_tokens"],
+            "avoided_batch_s": got["avoided_batch_s"],
+            "fetch_s": got["fetch_s"],
+            "read_bytes": got["hit_tokens"] * self.rc.tier_bytes_per_token,
+        }
+
+    def report(self) -> dict[str, Any]:
+        """Both choices' figures over every request fed.
+
+        The per-node choice: each instance's own tier, its hits fetched over ``node``.  The pooled choice:
+        one tier of ``instances x capacity_blocks`` blocks that every instance reads, its hits fetched over
+        ``pool``; routing does not change what it holds.  Per request, time to first token as
+        :func:`request_ttft_s` gives it.
+
+        Returns
+        -------
+        dict
+            ``per_instance`` (``requests``, ``hit_ratio_tokens``, ``prefill_s``: lists, one per instance),
+            ``node`` and ``pooled`` (hit ratios, TTFT mean and 90th percentile, the link, and in all the tokens
+            hit, the prefill they avoid inside a batch, the accelerator time fetching them and the bytes the
+            tier reads for them, ``rc.tier_bytes_per_token`` a token), ``none`` (TTFT without a tier),
+            ``requests_imbalance`` and ``prefill_imbalance`` (busiest over mean), ``duration_s`` (first to last
+            arrival), ``prompt_tokens``; SI units.
+        """
+        t = {k: np.concatenate(v) if v else np.empty(0) for k, v in self.ttft.items()}
+        per = self.per
+        return {
+            "instances": self.instances,
+            "routing": self.routing,
+            "capacity_blocks": self.capacity_blocks,
+            "per_instance": {
+                "requests": per["requests"].astype(int).tolist(),
+                "hit_ratio_tokens": (per["hit"] / np.where(per["prompt"] > 0, per["prompt"], np.nan)).tolist(),
+                "prefill_s": per["prefill"].tolist(),
+            },
+            "requests_imbalance": imbalance(per["requests"]),
+            "prefill_imbalance": imbalance(per["prefill"]),
+            "node": self._choice("n", self.node, t["node"]),
+            "pooled": {
+                "capacity_blocks": float(self.instances * self.capacity_blocks),
+                **self._choice("p", self.pool, t["pooled"]),
+            },
+            "none": _ttft(t["none"]),
+            "duration_s": 0.0 if math.isnan(self.first_s) else self.last_s - self.first_s,
+            "prompt_tokens": self.prompt_tokens,
+        }
 
 
 def _ttft(values: np.ndarray) -> dict[str, float]:
     return {
         "ttft_mean_s": float(values.mean()) if values.size else math.nan,
         "ttft_p90_s": float(np.percentile(values, 90)) if values.size else math.nan,
-    }
-
-
-def fleet_report(
-    trace: Trace,
-    rc: RegenCosts,
-    instances: int,
-    routing: str,
-    capacity_blocks: float,
-    node: Link,
-    pool: Link,
-    decode_s_per_token: float,
-    router: Router = Router(),
-    commit: str = "head-first",
-) -> dict:
-    """A fleet of ``instances`` instances with a tier of ``capacity_blocks`` each, against one pooled tier.
-
-    The per-node choice: each instance's own tier (:func:`replay_fleet`), its hits fetched over
-    ``node``.  The pooled choice: one tier of ``instances x capacity_blocks`` blocks that every instance
-    reads (:func:`pooled_hits`), its hits fetched over ``pool``; routing does not change what it holds.
-    Per request, time to first token as :func:`request_ttft_s` gives it; a request stays in flight
-    on its instance for its time to first token with the per-node tier plus its output tokens times
-    ``decode_s_per_token`` (what ``prefix`` and ``least-loaded`` count).
-
-    Returns
-    -------
-    dict
-        ``per_instance`` (``requests``, ``hit_ratio_tokens``, ``prefill_s``: lists, one per instance),
-        ``node`` and ``pooled`` (hit ratios, TTFT mean and 90th percentile, the link, and in all the tokens hit,
-        the prefill they avoid inside a batch, the accelerator time fetching them and the bytes the tier reads:
-        :func:`_work`), ``none`` (TTFT without a tier), ``requests_imbalance`` and ``prefill_imbalance``
-        (busiest over mean), ``duration_s``; SI units.
-    """
-    prompt = trace.input_tokens.astype(float)
-    output = trace.output_tokens.astype(float)
-
-    def node_ttft(r: slice, hb: np.ndarray) -> np.ndarray:
-        tokens = np.minimum(hb * float(trace.block_tokens), prompt[r])
-        return request_ttft_s(rc, prompt[r], hb, tokens, node.bandwidth_bytes_per_s, node.latency_s)
-
-    def busy(r: int, hb: int) -> float:  # in flight: to the first token, then a decode step per output token
-        return float(node_ttft(slice(r, r + 1), np.array([hb]))[0]) + output[r] * decode_s_per_token
-
-    f = replay_fleet(trace, instances, routing, capacity_blocks, busy, router, commit)
-    node_tokens = hit_tokens(trace, f.hit_blocks)
-    node_t = node_ttft(slice(None), f.hit_blocks)
-    pooled = pooled_hits(trace, instances * capacity_blocks)
-    pool_tokens = hit_tokens(trace, pooled)
-    pool_t = request_ttft_s(rc, prompt, pooled, pool_tokens, pool.bandwidth_bytes_per_s, pool.latency_s)
-    none = rc.rest_wall_s(prompt, np.zeros_like(prompt), "lone")
-    prefill = rc.rest_wall_s(prompt, node_tokens, "lone")
-    requests = f.per_instance(np.ones(trace.n_requests))
-    prompt_each = f.per_instance(prompt)
-    return {
-        "instances": instances,
-        "routing": routing,
-        "capacity_blocks": float(capacity_blocks),
-        "per_instance": {
-            "requests": requests.astype(int).tolist(),
-            "hit_ratio_tokens": (f.per_instance(node_tokens) / np.where(prompt_each > 0, prompt_each, np.nan)).tolist(),
-            "prefill_s": f.per_instance(prefill).tolist(),
-        },
-        "requests_imbalance": imbalance(requests),
-        "prefill_imbalance": imbalance(f.per_instance(prefill)),
-        "node": {
-            "link": node.name,
-            **_ratios(trace, f.hit_blocks, node_tokens),
-            **_ttft(node_t),
-            **_work(rc, f.hit_blocks, node_tokens, node.bandwidth_bytes_per_s, node.latency_s),
-        },
-        "pooled": {
-            "link": pool.name,
-            "capacity_blocks": float(instances * capacity_blocks),
-            **_ratios(trace, pooled, pool_tokens),
-            **_ttft(pool_t),
-            **_work(rc, pooled, pool_tokens, pool.bandwidth_bytes_per_s, pool.latency_s),
-        },
-        "none": _ttft(none),
-        "duration_s": trace.duration_s,
     }
