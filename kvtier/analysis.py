@@ -90,21 +90,22 @@ def priced(s: Scenario) -> Scenario:
     """The scenario the trace pages price the trace under: ``workload.deployment`` of ``s``.
 
     ``build``, or a set that names its own model: ``s`` itself (the deployment's placement and accelerator were
-    chosen for its model).  Otherwise the named deployment (``kvtier/data/deployments.yaml``): its model,
-    placement, engine and accelerator as the defaults of ``s``'s set (:func:`kvtier.inputs.deployments.under`):
-    whatever else ``s``'s set changed from the seed's wins, key by key, and every key the deployment does not
-    set keeps ``s``'s value.
-    Under the seed set it is the landing page's named row for that deployment, one computation
-    (``tests/test_agreement.py``).  A notebook's set, limited to the keys its page declares, stays limited to
-    those and the keys the deployment sets.  Computed once per scenario.
+    chosen for its model), its placement checked to fit its accelerators as ``compare`` checks it. Otherwise the
+    named deployment (``kvtier/data/deployments.yaml``): its model, placement, engine and accelerator as the
+    defaults of ``s``'s set (:func:`kvtier.inputs.deployments.under`): whatever else ``s``'s set changed from the
+    seed's wins, key by key, and every key the deployment does not set keeps ``s``'s value. Under the seed set it is
+    the landing page's named row for that deployment, one computation (``tests/test_agreement.py``). A notebook's
+    set, limited to the keys its page declares, stays limited to those and the keys the deployment sets. Computed
+    once per scenario.
 
     Raises
     ------
     KvtierError
-        The deployment's accelerators cannot hold the model the set names (the fit check), naming the key.
+        The accelerators cannot hold the model the set names (the fit check), naming the key.
     """
     name = str(s.assumptions.value("workload.deployment"))
     if name == BUILD or deployments.own_model(s.assumptions):
+        s.check_fit()  # the build's own placement, checked as compare, tiers and build check it
         return s
     found = _PRICED.get(s)
     if found is None:

@@ -351,6 +351,9 @@
       if (tp !== null && ep !== null && Math.max(tp, ep) % Math.min(tp, ep)) errors.ep = `The larger of the tensor-parallel (${tp}) and expert-parallel (${ep}) sizes must be a multiple of the smaller.`;
       if (ep !== null && ep > 1 && model.routed_experts < ep) errors.ep = `Expert parallelism over ${ep} needs an MoE model with at least ${ep} routed experts; ${model.name} has ${model.routed_experts}.`;
       if (pp !== null && pp > model.layers) errors.pp = `At most the model's ${model.layers} layers.`;
+      // kvtier.scenario.placement.tp_refused: what serving engines refuse
+      if (tp !== null && model.heads % tp) errors.tp = `${model.name} has ${model.heads} attention heads, which ${tp} ranks do not divide; serving engines refuse it.`;
+      else if (tp !== null && !model.mla && model.kv_heads % tp && tp % model.kv_heads) errors.tp = `${model.name} has ${model.kv_heads} KV heads, which ${tp} ranks neither divide nor replicate (${tp} is no multiple of them); serving engines refuse it.`;
       // the split's prompt: whole numbers of tokens as kvtier compare's --prefix (from 0) and --suffix (from 1)
       for (const [name, low] of [["prefix", 0], ["new_tokens", 1]]) {
         const raw = i[name].value.trim().replace(/[,_]/g, "");

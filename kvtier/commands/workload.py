@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 from typing import Any
 
 from kvtier import analysis as trace_analysis
@@ -129,7 +130,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="also replay LRU, leaf-first LRU, S3-FIFO, SIEVE and Belady's MIN at each tier's capacity: each one's hit"
         " ratio, counted per block and up to each request's first miss",
     )
-    p.add_argument("--every", metavar="N", type=int, default=1000, help="requests per point of --over-time (1000)")
+    p.add_argument("--every", metavar="N", type=int, help="requests per point of --over-time (1000)")
     p.add_argument("--every-s", metavar="S", type=float, help="seconds per point of --over-time instead (e.g. 60)")
     p.add_argument(
         "--parts",
@@ -138,7 +139,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         " in parallel on Dask (a LocalCluster, or --scheduler), then replayed in the order of their timestamps",
     )
     p.add_argument("--scheduler", metavar="ADDRESS", help="with --parts: a Dask scheduler (tcp://host:8786)")
-    p.add_argument("--workers", metavar="N", type=int, default=2, help="with --parts: LocalCluster workers (2)")
+    p.add_argument(
+        "--workers", metavar="N", type=int, help="with --parts: LocalCluster workers, at most this machine's cores (2)"
+    )
     p.add_argument(
         "--window",
         metavar="S",
@@ -146,7 +149,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="with --parts: replay time windows of S seconds in parallel, each after --warmup, histograms added; the"
         " output gives the curve's gap to the single pass",
     )
-    p.add_argument("--warmup", metavar="S", type=float, default=0.0, help="with --window: warm-up seconds (0)")
+    p.add_argument("--warmup", metavar="S", type=float, help="with --window: warm-up seconds (0)")
     p.add_argument(
         "--stream",
         action="store_true",
@@ -216,6 +219,22 @@ def _capacity(text: str, s: Scenario, option: str) -> float:
     return cap
 
 
+EVERY_S_RANGE = (1e-3, 1e12)
+"""Seconds a point of ``--over-time --every-s`` may span: a millisecond (the finest timestamps a trace carries) to
+about 30,000 years."""
+
+MAX_EVERY = 2**53
+"""Most requests a point of ``--over-time --every`` may hold (the largest whole number a float holds exactly)."""
+
+DEPENDS: dict[str, tuple[str, str]] = {
+    "--every": ("--over-time", "groups --over-time's points"),
+    "--every-s": ("--over-time", "groups --over-time's points"),
+    "--workers": ("--parts", "sizes the Dask cluster that reads a trace split into files"),
+    "--warmup": ("--window", "warms up each time window"),
+}
+"""Options that act only with another: ``option -> (the other, what it does)``."""
+
+
 def _over_time(
     text: str | None, s: Scenario, every: int, every_s: float | None
 ) -> tuple[float, int | None, float | None] | None:
@@ -223,11 +242,27 @@ def _over_time(
     if text is None:
         return None
     cap = _capacity(text, s, "--over-time")
-    if every_s is not None and not (math.isfinite(every_s) and every_s > 0):
-        raise KvtierError(f"--every-s {every_s!r}: a number of seconds above 0")
-    if every_s is None and every < 1:
-        raise KvtierError(f"--every {every}: a number of requests, 1 or more")
+    if every_s is not None and not (math.isfinite(every_s) and EVERY_S_RANGE[0] <= every_s <= EVERY_S_RANGE[1]):
+        raise KvtierError(
+            f"--every-s {every_s!r}: a number of seconds from {EVERY_S_RANGE[0]:g} to {EVERY_S_RANGE[1]:g}"
+        )
+    if every_s is None and not 1 <= every <= MAX_EVERY:
+        raise KvtierError(f"--every {every}: a number of requests from 1 to {MAX_EVERY:,}")
     return cap, (None if every_s is not None else every), every_s
+
+
+def _option_pairs(args: argparse.Namespace) -> None:
+    """Refuse an option that would do nothing without the one it serves, or two that would do the same, by name."""
+    given = {name: getattr(args, name.lstrip("-").replace("-", "_"), None) for name in DEPENDS}
+    for option, (needs, what) in DEPENDS.items():
+        if (
+            given[option] is not None
+            and given[option] is not False
+            and not getattr(args, needs.lstrip("-").replace("-", "_"), None)
+        ):
+            raise KvtierError(f"{option} {what}: add {needs}")
+    if given["--every"] is not None and given["--every-s"] is not None:
+        raise KvtierError("--every and --every-s both group --over-time's points: give one")
 
 
 def analysis(
@@ -607,6 +642,26 @@ def _fleet_options(args: argparse.Namespace) -> str | None:
     return cap
 
 
+def _check_parts(parts: dict[str, Any], over_time: bool, sampled: bool) -> None:
+    """Refuse ``--parts`` options that contradict each other or that the Dask path would drop, by name; the
+    LocalCluster's workers default to 2 (at most the machine's cores)."""
+    cores = os.cpu_count() or 1
+    workers = parts["workers"]
+    if workers is not None and parts["scheduler"]:
+        raise KvtierError("--workers sizes a new LocalCluster and --scheduler names a running cluster: give one")
+    if workers is not None and not 1 <= workers <= cores:
+        raise KvtierError(
+            f"--workers {workers}: a number of LocalCluster workers from 1 to this machine's {cores} cores"
+        )
+    parts["workers"] = workers if workers is not None else min(2, cores)
+    if parts["scheduler"]:
+        distributed.check_scheduler(parts["scheduler"])
+    if over_time:
+        raise KvtierError("--over-time replays a trace in one file: leave out --parts")
+    if parts["window"] is not None and sampled:
+        raise KvtierError("--window replays every reference of each window exactly: leave out --sample")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``kvtier workload``; return the exit status (0), or raise KvtierError on bad input."""
     s = _scenario(args)
@@ -616,13 +671,15 @@ def run(args: argparse.Namespace) -> int:
     max_blocks = getattr(args, "sample_blocks", None)
     if max_blocks is not None and max_blocks < 1:
         raise KvtierError(f"--sample-blocks {max_blocks}: a number of blocks, 1 or more")
-    every = getattr(args, "every", 1000)
+    _option_pairs(args)
+    every = getattr(args, "every", None)
     over = _over_time(
         getattr(args, "over_time", None), s, 1000 if every is None else every, getattr(args, "every_s", None)
     )
     parts = None
     if getattr(args, "parts", False):
         parts = {k: getattr(args, k, None) for k in ("scheduler", "workers", "window", "warmup")}
+        _check_parts(parts, over is not None, float(s.v("workload.sample_rate")) < 1 or max_blocks is not None)
     elif getattr(args, "window", None) is not None or getattr(args, "scheduler", None):
         raise KvtierError("--window and --scheduler read a trace split into files: add --parts")
     if over is not None and (float(s.v("workload.sample_rate")) < 1 or max_blocks is not None):

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import glob
 import os
+import re
+import threading
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -77,6 +79,42 @@ def parse_part(path: str, block_tokens: int, trace_format: str, sample_rate: flo
     return part
 
 
+SCHEDULER_TIMEOUT_S = 10.0
+"""Seconds a Dask scheduler has to answer ``--scheduler`` before the command gives up."""
+
+_ADDRESS = re.compile(r"(tcp|tls)://[A-Za-z0-9.\-]+:[0-9]{1,5}|(tcp|tls)://\[[0-9A-Fa-f:.]+\]:[0-9]{1,5}")
+
+
+def check_scheduler(address: str) -> None:
+    """Refuse what is not a Dask scheduler's address, ``tcp://HOST:PORT`` (or ``tls://``), in one line."""
+    if not _ADDRESS.fullmatch(address):
+        raise KvtierError(
+            f"--scheduler {show(address)}: not a Dask scheduler's address; give tcp://HOST:PORT (or tls://HOST:PORT)"
+        )
+
+
+def _connect(client_type: Any, address: str) -> Any:
+    """A client of the scheduler at ``address``, or a one-line KvtierError within :data:`SCHEDULER_TIMEOUT_S`.
+
+    Connected in a thread of its own: a server that accepts the connection but never speaks Dask's protocol (an
+    HTTP server on that port) holds ``Client`` past its own timeout, so the wait is bounded here.
+    """
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            box["client"] = client_type(address, timeout=f"{SCHEDULER_TIMEOUT_S}s")
+        except Exception as exc:  # noqa: BLE001 - any failure to connect is the same answer to the user
+            box["error"] = exc
+
+    worker = threading.Thread(target=connect, name="kvtier-dask-connect", daemon=True)
+    worker.start()
+    worker.join(SCHEDULER_TIMEOUT_S + 2.0)
+    if "client" in box:
+        return box["client"]
+    raise KvtierError(f"--scheduler {show(address)}: no Dask scheduler answered within {SCHEDULER_TIMEOUT_S:g} s")
+
+
 @contextmanager
 def client(scheduler: str | None = None, workers: int = 2):
     """A Dask client: of the scheduler at ``scheduler`` (``tcp://host:8786``), else of a new LocalCluster."""
@@ -85,7 +123,8 @@ def client(scheduler: str | None = None, workers: int = 2):
     except ImportError:
         raise KvtierError("the distributed path needs Dask: pip install -e '.[dask]'") from None
     if scheduler:
-        with Client(scheduler) as c:
+        check_scheduler(scheduler)
+        with _connect(Client, scheduler) as c:
             yield c
         return
     with LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster) as c:

@@ -52,6 +52,30 @@ class Placement:
         )
 
 
+def tp_refused(tp: int, heads: int, kv_heads: int, latent: bool) -> str:
+    """Why serving engines refuse ``tp`` tensor-parallel ranks for a model's attention, or ``""`` where they run it.
+
+    vLLM and SGLang split the query heads evenly over the ranks ("Total number of attention heads must be divisible
+    by tensor parallel size"), and the KV heads either evenly (``kv_heads`` a multiple of ``tp``) or by replicating
+    each to ``tp / kv_heads`` ranks (``tp`` a multiple of ``kv_heads``); MLA's latent is whole on every rank.
+    """
+    if heads % tp:
+        return f"has {heads} attention heads, which {tp} ranks do not divide"
+    if not latent and kv_heads % tp and tp % kv_heads:
+        return f"has {kv_heads} KV heads, which {tp} ranks neither divide nor replicate ({tp} is no multiple of them)"
+    return ""
+
+
+def gigabytes_apart(a_bytes: float, b_bytes: float) -> tuple[str, str]:
+    """``a_bytes`` and ``b_bytes`` in GB, to one decimal, or to as many more as it takes for the two to differ
+    where the numbers do (at most 9)."""
+    for digits in range(1, 10):
+        a, b = f"{a_bytes / 1e9:,.{digits}f}", f"{b_bytes / 1e9:,.{digits}f}"
+        if a != b:
+            break
+    return a, b
+
+
 class Placed(Resolved):
     """A scenario's placement across accelerators (:class:`Placement`) and what follows from it."""
 
@@ -76,6 +100,9 @@ class Placed(Resolved):
             )
         if pp > m.n_layers:
             raise KvtierError(f"key 'parallel.pp' ({pp}) exceeds the {m.n_layers} layers of {m.name}")
+        refused = tp_refused(tp, m.n_heads, m.n_kv_heads, m.attention == "MLA")
+        if refused:
+            raise KvtierError(f"key 'parallel.tp' ({tp}): {m.name} {refused}; serving engines refuse it")
         return Placement(tp, pp, ep, gpl)
 
     @property
@@ -209,12 +236,13 @@ class Placed(Resolved):
         if not parallel.fits(need, float(cap)):
             n, tp, pp = self.min_accelerators(float(cap))
             fix = f"at least {n} accelerators (e.g. --tp {tp} --pp {pp})" if n else "more than 1,024 accelerators"
+            shown_need, shown_cap = gigabytes_apart(need, float(cap))
             raise KvtierError(
                 f"keys 'parallel.tp' ({self.placement.tp}), 'parallel.pp' ({self.placement.pp}) and 'parallel.ep'"
-                f" ({self.placement.ep}): each accelerator must hold {need / 1e9:,.1f} GB (its weights in"
+                f" ({self.placement.ep}): each accelerator must hold {shown_need} GB (its weights in"
                 f" {self.weight_dtype} and one sequence of {self.long_sequence_tokens:,.0f} tokens of KV,"
                 " 'context.long' at most the model's window), above 'parallel.hbm_capacity'"
-                f" ({float(cap) / 1e9:,.1f} GB); {self.model.name} needs {fix}, or"
+                f" ({shown_cap} GB); {self.model.name} needs {fix}, or"
                 " --set parallel.hbm_capacity=null to price it on fewer anyway"
             )
 
@@ -238,6 +266,9 @@ class Placed(Resolved):
         while pp <= min(self.model.n_layers, 1024):
             for tp in (1, 2, 4, 8):
                 if moe and tp > self.model.n_routed_experts:
+                    continue
+                m = self.model
+                if tp_refused(tp, m.n_heads, m.n_kv_heads, m.attention == "MLA"):
                     continue
                 options.append((tp * pp, pp, tp))
             pp *= 2

@@ -747,6 +747,36 @@ CASES = [
         for name, option, needles in WHOLE_SET_OPTIONS
         for cmd in ("build", "cost")
     ),
+    # a tensor-parallel size no serving engine runs: 3 ranks do not divide Llama-3-70B's 64 query heads (vLLM:
+    # "Total number of attention heads (64) must be divisible by tensor parallel size (3)"), nor do 1,024
+    *(
+        pytest.param(
+            (*cmd, "--set", f"parallel.tp={tp}", "--set", "workload.deployment=build"),
+            {},
+            [f"key 'parallel.tp' ({tp}): llama-3-70b has 64 attention heads, which {tp} ranks do not divide;"],
+            id=f"{cmd[0]}-tp-{tp}-divides-no-heads",
+        )
+        for cmd in (("compare",), ("tiers",), ("build",), ("cost",), ("workload", "conversation"))
+        for tp in (3, 1024)
+    ),
+    # 12 query heads split over 6 ranks, but 4 KV heads neither split over them nor replicate to them
+    pytest.param(
+        ("compare", "--model", CONFIG, "--tp", "6"),
+        {"config.json": config(num_attention_heads=12, num_key_value_heads=4, hidden_size=96)},
+        ["key 'parallel.tp' (6): ", "has 4 KV heads, which 6 ranks neither divide nor replicate (6 is no multiple"],
+        id="compare-tp-6-splits-no-kv-heads",
+    ),
+    # cost and workload refuse a placement that does not fit its accelerators, as compare does (Llama-3-70B's
+    # weights alone are 141 GB in bf16 on one accelerator of 1 GB)
+    *(
+        pytest.param(
+            (*cmd, "--set", "parallel.hbm_capacity=1GB", "--set", "workload.deployment=build"),
+            {},
+            ["each accelerator must hold 142.7 GB", "above 'parallel.hbm_capacity' (1.0 GB)"],
+            id=f"{cmd[0]}-placement-does-not-fit",
+        )
+        for cmd in (("cost",), ("workload", "conversation"))
+    ),
 ]
 
 

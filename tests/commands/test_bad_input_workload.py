@@ -185,7 +185,18 @@ NOT_FILES = [
     # item 10: /dev/zero under --stream grew until MemoryError; a FIFO blocked in open()
     ("dev-zero", lambda tmp: "/dev/zero", "/dev/zero: trace is not a regular file"),
     ("fifo", _fifo, "{trace}: trace is not a regular file"),
-    ("directory", lambda tmp: str(tmp), "{trace}: trace is not a regular file"),
+    # a directory gets the option that reads one (issue 43)
+    (
+        "directory",
+        lambda tmp: str(tmp),
+        "{trace}: trace is a directory, not a regular file (kvtier workload --parts reads the files in one)",
+    ),
+    (
+        "glob-pattern",
+        lambda tmp: str(tmp / "*.jsonl"),
+        "{trace}: trace not found (a glob pattern: kvtier workload --parts reads the files it names); name a file or"
+        " a shipped trace: conversation, synthetic",
+    ),
     # a loop of symbolic links is named as such, not "trace not found"
     ("symlink-loop", _loop, "{trace}: trace is a loop of symbolic links"),
     ("dangling-symlink", _dangling, "{trace}: trace not found (a symbolic link to a missing file)"),
@@ -265,12 +276,49 @@ OPTIONS = [
         ("--set", "workload.trace_format=csv"),
         "key 'workload.trace_format' must be one of mooncake, qwen, full-blocks, got 'csv'",
     ),
+    # issue 43: counts bounded where they would overflow or allocate without end (--every of 2**63 was an
+    # OverflowError, --every-s 1e-300 "Maximum allowed size exceeded")
+    ("every-2-pow-63", ("--over-time", "100", "--every", str(2**63)), "--every 9223372036854775808: a number of"),
+    ("every-s-1e-300", ("--over-time", "100", "--every-s", "1e-300"), "--every-s 1e-300: a number of seconds from"),
+    ("every-and-every-s", ("--over-time", "100", "--every", "5", "--every-s", "60"), "--every and --every-s both"),
+    # options that act only with another are refused without it, not silently ignored
+    ("every-without-over-time", ("--every", "5"), "--every groups --over-time's points: add --over-time"),
+    ("workers-without-parts", ("--workers", "4"), "--workers sizes the Dask cluster that reads a trace split into"),
+    ("warmup-without-window", ("--parts", "--warmup", "60"), "--warmup warms up each time window: add --window"),
+    # --workers bounded by the machine's cores (16 took 2.7 GB; 100,000 ran until killed; -2 hung)
+    ("workers-0", ("--parts", "--workers", "0"), "--workers 0: a number of LocalCluster workers from 1 to"),
+    ("workers-huge", ("--parts", "--workers", "100000"), "--workers 100000: a number of LocalCluster workers"),
+    ("workers-negative", ("--parts", "--workers", "-2"), "--workers -2: a number of LocalCluster workers"),
+    ("workers-and-scheduler", ("--parts", "--workers", "1", "--scheduler", "tcp://h:1"), "give one"),
+    # a scheduler address that is none: refused before any connection (a traceback of 53 lines before)
+    ("scheduler-garbage", ("--parts", "--scheduler", "garbage"), "--scheduler garbage: not a Dask scheduler's"),
+    ("scheduler-inproc", ("--parts", "--scheduler", "inproc://x"), "--scheduler inproc://x: not a Dask scheduler's"),
+    # --parts would drop these: refused instead
+    ("parts-over-time", ("--parts", "--over-time", "100"), "--over-time replays a trace in one file: leave out"),
+    ("parts-window-sample", ("--parts", "--window", "60", "--sample", "0.5"), "--window replays every reference"),
 ]
 
 
 @pytest.mark.parametrize(("argv", "message"), [pytest.param(*c[1:], id=c[0]) for c in OPTIONS])
 def test_a_bad_option_is_named_as_typed(argv, message):
     assert message in one_line_error(run_cli("workload", "synthetic", *argv))
+
+
+def test_a_scheduler_that_never_answers_is_given_up_on_in_seconds(tmp_path, monkeypatch):
+    # a port that accepts the connection and never speaks Dask's protocol (an HTTP server there hung the command
+    # past 60 s): one line within the stated timeout, 1 s here
+    import socket
+
+    from kvtier.inputs import distributed
+
+    monkeypatch.setattr(distributed, "SCHEDULER_TIMEOUT_S", 1.0)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+        (tmp_path / "part-0.jsonl").write_bytes(line(GOOD))
+        error = one_line_error(run_cli("workload", str(tmp_path), "--parts", "--scheduler", address))
+    assert error == f"--scheduler {address}: no Dask scheduler answered within 1 s"
 
 
 # ---------------------------------------------------------------------------

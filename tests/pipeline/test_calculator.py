@@ -460,6 +460,9 @@ def test_impossible_inputs_are_refused_in_words_beside_the_field(page):
         ([("model", "llama-3-70b"), ("ep", "8")], "ep", "needs an MoE model"),
         ([("model", "deepseek-v3"), ("tp", "4"), ("ep", "6")], "ep", "multiple of the smaller"),
         ([("model", "llama-2-7b"), ("pp", "64")], "pp", "At most the model's 32 layers"),
+        # Llama-3-70B's 64 query heads: 3 ranks do not divide them (vLLM refuses it), nor 1,024
+        ([("model", "llama-3-70b"), ("tp", "3")], "tp", "64 attention heads, which 3 ranks do not divide"),
+        ([("model", "llama-3-70b"), ("tp", "1024")], "tp", "64 attention heads, which 1024 ranks do not divide"),
         ([("accelerator", "dgx-spark-gb10")], "peak", "publishes no peak"),
         ([("peak", "1e400")], "peak", "too large"),
         ([("hbm_capacity", "0.5")], "hbm_capacity", "Must lie between 1 and"),  # parallel.hbm_capacity: at least 1 GB

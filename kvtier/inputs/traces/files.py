@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import glob
 import os
 import stat
 from collections.abc import Iterable, Iterator
@@ -62,7 +63,10 @@ def trace_path(name: str | os.PathLike[str]) -> tuple[str, Path]:
         ref = resources.files("kvtier.data").joinpath(f"{TRACE_DIR}/{SHIPPED_TRACES[text]}")
         return text, Path(str(ref))
     if not _lexists(text):
-        raise KvtierError(f"{show(text)}: trace not found; name a file or a shipped trace: {', '.join(SHIPPED_TRACES)}")
+        hint = " (a glob pattern: kvtier workload --parts reads the files it names)" if glob.has_magic(text) else ""
+        raise KvtierError(
+            f"{show(text)}: trace not found{hint}; name a file or a shipped trace: {', '.join(SHIPPED_TRACES)}"
+        )
     return show(text), Path(text)
 
 
@@ -99,6 +103,10 @@ def _regular(path: Path, where: str) -> os.stat_result:
         raise KvtierError(f"{where}: cannot read trace ({exc.__class__.__name__})") from None
     except ValueError:  # a NUL byte in the path
         raise KvtierError(f"{where}: trace not found") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise KvtierError(
+            f"{where}: trace is a directory, not a regular file (kvtier workload --parts reads the files in one)"
+        )
     if not stat.S_ISREG(st.st_mode):
         raise KvtierError(f"{where}: trace is not a regular file")
     return st

@@ -25,7 +25,10 @@ def test_split_lines_gives_the_same_lines_from_pieces_of_any_size(size):
 def test_a_directory_is_not_a_trace(tmp_path):
     with pytest.raises(KvtierError) as info:
         traces.read_trace(tmp_path)
-    assert str(info.value) == f"{tmp_path}: trace is not a regular file"
+    assert (
+        str(info.value)
+        == f"{tmp_path}: trace is a directory, not a regular file (kvtier workload --parts reads the files in one)"
+    )
 
 
 def test_a_shipped_trace_path_is_a_real_file():
