@@ -75,6 +75,12 @@
   };
 
   const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+  // kvtier.units._NUMBER's rule: commas only as thousands separators ("1,024"), so "1,5" is refused, not read as 15
+  const COMMAS = /^[+-]?\d{1,3}(,\d{3})+(\.\d*)?([eE][+-]?\d+)?$/;
+  const plain = (text) => {
+    const t = text.trim().replace(/_/g, "");
+    return t.includes(",") && !COMMAS.test(t) ? null : t.replace(/,/g, "");
+  };
   const shortest = (x) => Number(x.toPrecision(12)).toString(); // a starting value as a reader would type it
   const engineering = (x) => { // 70e9 rather than 70000000000
     if (x < 1e6) return shortest(x);
@@ -328,8 +334,9 @@
       const errors = {};
       const values = {};
       for (const [name, f] of present()) {
-        const raw = i[name].value.trim().replace(/[,_]/g, "");
+        const raw = plain(i[name].value);
         const spec = p.keys[f.key()];
+        if (raw === null) { errors[name] = `“${i[name].value.trim().slice(0, 20)}”: a comma only between thousands (1,024); write a decimal point (1.5).`; continue; }
         if (raw === "" && f.nullable) { values[name] = null; continue; }
         if (raw === "") { errors[name] = name === "peak" ? "This accelerator publishes no peak: type one." : "Type a number."; continue; }
         if (!NUMBER.test(raw)) { errors[name] = `“${i[name].value.trim().slice(0, 20)}” is not a number.`; continue; }
@@ -356,11 +363,11 @@
       else if (tp !== null && !model.mla && model.kv_heads % tp && tp % model.kv_heads) errors.tp = `${model.name} has ${model.kv_heads} KV heads, which ${tp} ranks neither divide nor replicate (${tp} is no multiple of them); serving engines refuse it.`;
       // the split's prompt: whole numbers of tokens as kvtier compare's --prefix (from 0) and --suffix (from 1)
       for (const [name, low] of [["prefix", 0], ["new_tokens", 1]]) {
-        const raw = i[name].value.trim().replace(/[,_]/g, "");
+        const raw = plain(i[name].value);
         values[name] = null;
         if (raw === "") continue;
         const n = Number(raw);
-        if (!NUMBER.test(raw) || !Number.isInteger(n) || n < low || n > 1e7) {
+        if (raw === null || !NUMBER.test(raw) || !Number.isInteger(n) || n < low || n > 1e7) {
           errors[name] = `A whole number of tokens from ${low} to 10,000,000.`;
         } else values[name] = n;
       }

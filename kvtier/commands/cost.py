@@ -28,7 +28,7 @@ from kvtier import analysis
 from kvtier.commands.options import add_assumption_options, add_weight_dtype_option, weight_dtype_sets
 from kvtier.formulas import tiering
 from kvtier.inputs.assumptions import check_consistency, load_assumptions, parse_set_options
-from kvtier.report.words import no_duration, nothing_to_cache, priced_sentence
+from kvtier.report.words import no_duration, nothing_to_cache, priced_sentence, saves
 from kvtier.scenario import TORNADO_KEYS, Scenario
 from kvtier.units import format_time
 
@@ -151,8 +151,9 @@ def _lru_lines(rep: dict[str, Any]) -> list[str]:
             out.append(
                 f"  {target} {t['tier']:<13} {t['capacity_bytes'] / 2**40:,.2f} TiB (peak occupancy);"
                 f" holds {t['hold_usd_per_s'] * 3600:.3g} + fetches {t['fetch_usd_per_s'] * 3600:.3g} USD/h;"
-                f" saves {t['saved_usd_per_s'] * 3600:.3g} USD/h inside a batch,"
-                f" {t['saved_lone_usd_per_s'] * 3600:.3g} as lone passes; reads {t['read_bytes_per_s'] / 1e9:.2f} GB/s"
+                f" {saves(t['saved_usd_per_s'] * 3600, 'USD/h')} inside a batch,"
+                f" {saves(t['saved_lone_usd_per_s'] * 3600, 'USD/h')} as lone passes;"
+                f" reads {t['read_bytes_per_s'] / 1e9:.2f} GB/s"
                 f" ({t['read_busy'] * 100:.1f} % busy), writes {t['write_bytes_per_s'] / 1e9:.2f} GB/s"
                 f" ({t['write_busy'] * 100:.1f} % of the device){wear}"
             )

@@ -317,6 +317,12 @@ def listed(items: Iterable[str]) -> str:
     return f"{', '.join(items[:-1])} and {items[-1]}"
 
 
+def saves(amount: float, unit: str, spec: str = ".3g") -> str:
+    """``saves AMOUNT UNIT`` for a net saving of 0 or more, ``loses -AMOUNT UNIT`` below 0: a saving below zero is
+    a loss, never "saves -0.0159"."""
+    return f"saves {amount:{spec}} {unit}" if amount >= 0 else f"loses {-amount:{spec}} {unit}"
+
+
 def capitalized(text: str) -> str:
     """``text`` with its first letter upper case, the rest as it is (``str.capitalize`` lowers the rest)."""
     return text[:1].upper() + text[1:]

@@ -453,6 +453,8 @@ def test_it_starts_from_the_build_set_and_its_command_is_bare(page):
 def test_impossible_inputs_are_refused_in_words_beside_the_field(page):
     cases = [
         ([("bandwidth", "fast")], "bandwidth", "is not a number"),
+        # a decimal comma is refused as the command line refuses it, not read as 15 (issue 43)
+        ([("bandwidth", "1,5")], "bandwidth", "a comma only between thousands (1,024)"),
         ([("bandwidth", "0")], "bandwidth", "Must lie between"),
         ([("mfu", "150")], "mfu", "Must lie between"),
         ([("block_tokens", "16.5")], "block_tokens", "whole number"),

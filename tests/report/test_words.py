@@ -153,3 +153,10 @@ def test_the_landing_names_the_row_the_trace_pages_derive() -> None:
     assert words.trace_pages_row(other) == "the row of Llama-3.1-70B on 2 H200 SXM (TP 2), vLLM"
     for sets in ({"workload.deployment": "build"}, {"model": "llama-3-8b"}):
         assert words.trace_pages_row(Scenario(load_assumptions(sets=sets))) == "this build's row"
+
+
+def test_a_negative_saving_is_worded_as_a_loss():
+    # issue 43: "saves -0.0159 USD/h" read as a saving; below zero it is a loss of the same amount
+    assert words.saves(1.234, "USD/h") == "saves 1.23 USD/h"
+    assert words.saves(-0.0159, "USD/h") == "loses 0.0159 USD/h"
+    assert words.saves(0.0, "USD an hour") == "saves 0 USD an hour"

@@ -16,7 +16,7 @@ from kvtier.formulas.cache.curve import LruHistogram, counted_percentiles
 from kvtier.formulas.tiering import MIX_MEDIA
 from kvtier.inputs.keys import SCHEMA
 from kvtier.report.pages.cost.intervals import MEDIA, duration
-from kvtier.report.words import capitalized, listed, nothing_to_cache
+from kvtier.report.words import capitalized, listed, nothing_to_cache, saves
 from kvtier.scenario import Scenario
 
 
@@ -45,8 +45,9 @@ def lru_paragraph(n: Mapping[str, Any], mix: Mapping[str, Any]) -> str:
         f" {n[f'lru{lo}_hit_pct']:.1f} % of all block references and needs {n[f'lru{lo}_tib']:.2f} TiB, full from"
         f" the moment it has filled, so that is also its peak occupancy; {hi} % needs {n[f'lru{hi}_tib']:.2f} TiB."
         f" Built in {m}, the {lo} % tier costs {n[f'lru{lo}_{key}_cost_usd_per_h']:.3g} USD an hour to hold and"
-        f" fetch from, and saves {n[f'lru{lo}_{key}_saved_usd_per_h']:.3g} USD an hour net against recomputing its"
-        f" hits inside a batch ({n[f'lru{lo}_{key}_saved_lone_usd_per_h']:.3g} as lone passes): the prefill of"
+        f" fetch from, and {saves(n[f'lru{lo}_{key}_saved_usd_per_h'], 'USD an hour')} net against recomputing"
+        f" its hits inside a batch ({saves(n[f'lru{lo}_{key}_saved_lone_usd_per_h'], 'USD an hour')} as lone"
+        " passes): the prefill of"
         f" {n[f'lru{lo}_saved_accelerators']:.1f} accelerators, out of the {n[f'lru{lo}_prefill_accelerators']:.1f}"
         f" the trace's prefill keeps busy inside a batch with no cache. The cheapest mix with perfect knowledge of"
         f" each block's next use, the lower bound below, peaks at {bound:,.0f} GiB and costs"
@@ -320,7 +321,7 @@ def finding_sentence(n: Mapping[str, Any]) -> str:
     return (
         f"for the {n['trace_name']} trace an LRU tier in {n[f'lru{lo}_best_medium']} that catches {lo} % of the"
         f" achievable hits holds {n[f'lru{lo}_tib']:.2f} TiB, costs {n[f'lru{lo}_{m}_cost_usd_per_h']:.3g} USD an"
-        f" hour and saves {n[f'lru{lo}_{m}_saved_usd_per_h']:.3g} USD an hour net of recomputing its hits inside a"
+        f" hour and {saves(n[f'lru{lo}_{m}_saved_usd_per_h'], 'USD an hour')} net of recomputing its hits inside a"
         f" batch; {n['mix_finding_sentence']}, a lower bound that knows each block's next use"
     )
 
