@@ -355,7 +355,11 @@ def _parts(
                 read, float(opts["window"]), float(opts.get("warmup") or 0.0), bt, fmt, count, rc, c
             )
     out = report(h, rc, links(s))
-    out["parts"] = {"files": len(names), "scheduler": opts.get("scheduler") or f"LocalCluster({opts.get('workers')})"}
+    out["parts"] = {
+        "files": len(names),
+        "names": [p["name"] for p in read],
+        "scheduler": opts.get("scheduler") or f"LocalCluster({opts.get('workers')})",
+    }
     if h is not single:
         out["parts"].update(
             window_s=float(opts["window"]),
@@ -562,7 +566,9 @@ def _parts_lines(rep: dict[str, Any]) -> list[str]:
     pt = rep.get("parts")
     if not pt:
         return []
-    out = [f"read {pt['files']:,} files on Dask ({pt['scheduler']})"]
+    names = pt["names"]
+    which = names[0] if len(names) == 1 else f"{names[0]} to {names[-1]}, in the order of their timestamps"
+    out = [f"read {pt['files']:,} files on Dask ({pt['scheduler']}): {which}"]
     if "single_pass_gap" in pt:
         gap = pt["single_pass_gap"]
         out.append(

@@ -17,6 +17,7 @@ kvtier installed too.  Times are seconds.
 from __future__ import annotations
 
 import glob
+import logging
 import os
 import re
 import threading
@@ -127,7 +128,10 @@ def client(scheduler: str | None = None, workers: int = 2):
         with _connect(Client, scheduler) as c:
             yield c
         return
-    with LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster) as c:
+    cluster = LocalCluster(
+        n_workers=workers, threads_per_worker=1, dashboard_address=None, silence_logs=logging.CRITICAL
+    )
+    with cluster, Client(cluster) as c:
         yield c
 
 
@@ -288,9 +292,26 @@ def part_of(trace: Trace) -> dict[str, Any]:
 
 
 def files(spec: str) -> list[str]:
-    """The files a ``--parts`` argument names: a directory's regular files, or a glob pattern's, sorted."""
+    """The files a ``--parts`` argument names: a directory's files, or a glob pattern's, each directory among them
+    read to any depth (one folder per day is a common layout), sorted by path.
+
+    Raises
+    ------
+    KvtierError
+        Naming the first entry that is neither a regular file nor a directory (a FIFO, a socket, a link to
+        nothing), or when nothing is found.
+    """
     p = Path(spec)
-    found = sorted(str(f) for f in p.iterdir() if f.is_file()) if p.is_dir() else sorted(glob.glob(spec))
+    named = [p] if p.is_dir() else [Path(g) for g in sorted(glob.glob(spec))]
+    found: list[str] = []
+    for entry in named:
+        for f in sorted(entry.rglob("*")) if entry.is_dir() else [entry]:
+            if f.is_dir():
+                continue
+            if not f.is_file():
+                kind = "a link to nothing" if f.is_symlink() and not f.exists() else "not a regular file"
+                raise KvtierError(f"{show(str(f))}: {kind}; a part of a trace must be a regular file")
+            found.append(str(f))
     if not found:
         raise KvtierError(f"{show(spec)}: no trace files (name a directory or a glob pattern)")
-    return found
+    return sorted(found)

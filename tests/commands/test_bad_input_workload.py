@@ -356,3 +356,34 @@ def test_a_file_named_like_a_shipped_trace_is_read_and_the_output_says_so(tmp_pa
     proc = run_cli("workload", "conversation", "--block-tokens", "4", "--json", *MODES[mode], cwd=tmp_path)
     rep = json.loads(proc.stdout)
     assert rep["trace"]["requests"] == 2 and rep["notes"]["trace"].startswith("trace conversation: the file")
+
+
+def test_a_bad_part_on_a_dask_worker_is_one_line_with_no_worker_log(tmp_path):
+    # issue 43: the worker's log and a remote traceback came before the right line; a real process shows what a
+    # shell sees (the workers' own processes write to the same stderr)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / "hour-0.jsonl").write_bytes(line(GOOD) + line(GOOD, timestamp=[5]))
+    proc = run_capped("workload", str(parts), "--parts", "--workers", "1", cap=4 << 30)
+    assert (
+        one_line_error(proc)
+        == f"{parts}/hour-0.jsonl: line 2: 'timestamp' must be a finite number of milliseconds, got [5]"
+    )
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dangling-link"])
+def test_a_part_that_is_no_regular_file_is_named_not_skipped(tmp_path, kind):
+    # issue 43: --parts skipped FIFOs and links to nothing without a word; one folder a day is read to any depth
+    parts = tmp_path / "parts"
+    (parts / "day-1").mkdir(parents=True)
+    (parts / "day-1" / "00.jsonl").write_bytes(line(GOOD))
+    bad = parts / "day-1" / "01.jsonl"
+    if kind == "fifo":
+        os.mkfifo(bad)
+    else:
+        bad.symlink_to(tmp_path / "gone.jsonl")
+    before = snapshot(tmp_path)
+    error = one_line_error(run_cli("workload", str(parts), "--parts", "--workers", "1"))
+    what = "not a regular file" if kind == "fifo" else "a link to nothing"
+    assert error == f"{bad}: {what}; a part of a trace must be a regular file"
+    assert snapshot(tmp_path) == before

@@ -102,3 +102,15 @@ def test_parts_that_overlap_in_time_are_refused(tmp_path):
     with pytest.raises(KvtierError) as err:
         distributed.read_parts([a, b], block_tokens=1)
     assert str(err.value) == f"{b}: starts at 1 s, before {a} ends (5 s); the parts of a trace must not overlap in time"
+
+
+def test_a_directory_of_folders_is_read_to_any_depth_in_path_order(tmp_path):
+    # one folder a day, one file an hour: every file under the directory, sorted by path
+    for day in ("2026-12-02", "2026-12-01"):
+        (tmp_path / day).mkdir()
+        for hour in ("01", "00"):
+            (tmp_path / day / f"{hour}.jsonl").write_text("{}\n")
+    got = distributed.files(str(tmp_path))
+    assert got == [str(tmp_path / d / f"{h}.jsonl") for d in ("2026-12-01", "2026-12-02") for h in ("00", "01")]
+    # a glob naming the folders reads them the same way
+    assert distributed.files(str(tmp_path / "2026-*")) == got
