@@ -105,6 +105,8 @@ def report(s: Scenario) -> dict[str, Any]:
     }
     return {
         "trace": str(s.assumptions.value("workload.trace")),
+        "trace_format": str(s.assumptions.value("workload.trace_format")),
+        "block_tokens": int(s.v("workload.block_tokens")),
         "lru": _finite(lru),
         "mix_model": own,
         "mix": mix,
@@ -127,11 +129,19 @@ def _finite(x: Any) -> Any:
     return None if isinstance(x, float) and not math.isfinite(x) else x
 
 
+def _and(first_usd_per_s: float, then_usd_per_s: float) -> str:
+    """The second of two net savings after the first: its number alone where both are savings, else with its verb."""
+    if first_usd_per_s >= 0 and then_usd_per_s >= 0:
+        return f"{then_usd_per_s * 3600:.3g}"
+    return saves(then_usd_per_s * 3600, "USD/h")
+
+
 def _lru_lines(rep: dict[str, Any]) -> list[str]:
     """The LRU tiers as text, one line per target and tier: what the tier holds, costs, saves, reads and writes."""
     out = [
-        f"LRU tier for the {rep['trace']} trace ({rep['mix_model']}; the default: every miss admitted, least recently"
-        " used evicted), per share of the achievable hits:"
+        f"LRU tier for the {rep['trace']} trace, read as {rep['trace_format']} in blocks of {rep['block_tokens']}"
+        f" tokens ({rep['mix_model']}; the default: every miss admitted, least recently used evicted), per share of"
+        " the achievable hits:"
     ]
     for target, tiers in rep["lru"].items():
         for t in tiers:
@@ -152,7 +162,7 @@ def _lru_lines(rep: dict[str, Any]) -> list[str]:
                 f"  {target} {t['tier']:<13} {t['capacity_bytes'] / 2**40:,.2f} TiB (peak occupancy);"
                 f" holds {t['hold_usd_per_s'] * 3600:.3g} + fetches {t['fetch_usd_per_s'] * 3600:.3g} USD/h;"
                 f" {saves(t['saved_usd_per_s'] * 3600, 'USD/h')} inside a batch,"
-                f" {saves(t['saved_lone_usd_per_s'] * 3600, 'USD/h')} as lone passes;"
+                f" {_and(t['saved_usd_per_s'], t['saved_lone_usd_per_s'])} as lone passes;"
                 f" reads {t['read_bytes_per_s'] / 1e9:.2f} GB/s"
                 f" ({t['read_busy'] * 100:.1f} % busy), writes {t['write_bytes_per_s'] / 1e9:.2f} GB/s"
                 f" ({t['write_busy'] * 100:.1f} % of the device){wear}"

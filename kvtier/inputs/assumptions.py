@@ -347,15 +347,33 @@ def load_assumptions(
     AssumptionSet
     """
     result = seed()
+    given: set[str] = set()
     if path is not None:
         path = Path(path)
         data = load_yaml(path, "assumptions file")
         records = _resolve_paths(parse_records(data, show(path), str(path)), path.parent, show(path))
         name = data.get("name") if isinstance(data.get("name"), str) else path.stem
         result = result.with_records(records, name=name)
+        given |= set(records)
     if sets:
         result = result.with_values(sets, source="--set")
+        given |= set(sets)
+    if "workload.trace_format" in given and "workload.block_tokens" not in given:
+        result = _format_block(result)
     return result
+
+
+def _format_block(result: AssumptionSet) -> AssumptionSet:
+    """``result`` with ``workload.block_tokens`` at its trace format's own block size (Qwen's traces name 16-token
+    blocks, Mooncake's 512), as ``kvtier workload --format`` sets it: a format given without a block size."""
+    from kvtier.inputs.traces.formats import TRACE_FORMATS
+
+    fmt = str(result.value("workload.trace_format"))
+    if fmt not in TRACE_FORMATS or TRACE_FORMATS[fmt].block_tokens == int(result.value("workload.block_tokens")):
+        return result
+    return result.with_values(
+        {"workload.block_tokens": str(TRACE_FORMATS[fmt].block_tokens)}, source=f"workload.trace_format {fmt}"
+    )
 
 
 def parse_set_options(options: list[str] | None) -> dict[str, str]:

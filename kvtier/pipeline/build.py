@@ -203,7 +203,13 @@ def _trace_file_hash(spec: str) -> str:
         _, path = trace_path(spec)
     except KvtierError:
         return ""  # the page itself reports the missing trace
-    return _sha256(path.read_bytes()) if path.is_file() else ""
+    if not path.is_file():
+        return ""
+    h = hashlib.sha256()
+    with path.open("rb") as f:  # in blocks of 1 MiB: a trace of any size hashes in constant memory
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 # ---------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kvtier import KvtierError
-from kvtier.inputs.assumptions import make_assumption
+from kvtier.inputs.assumptions import load_assumptions, make_assumption
 from kvtier.inputs.keys import SCHEMA
 
 
@@ -55,3 +55,24 @@ def test_every_link_preset_has_a_per_transfer_latency_key_with_its_provenance():
     measured = load_assumptions(ROOT / "kvtier" / "data" / "h200-measured.yaml")
     assert measured.value("tier_latency.host_link") == measured.value("fetch_latency") == 9.049e-6
     assert measured["tier_latency.host_link"].provenance == "derived"
+
+
+def test_a_trace_format_given_without_a_block_size_brings_its_own(tmp_path):
+    # issue 43: `--set workload.trace_format=qwen` kept Mooncake's 512-token blocks, so the README's Qwen rebuild
+    # failed; the format's own block size (Qwen: 16 tokens) follows it, as `kvtier workload --format qwen` does
+    got = load_assumptions(None, {"workload.trace_format": "qwen"})
+    assert got.value("workload.block_tokens") == 16
+    assert got["workload.block_tokens"].source == "workload.trace_format qwen"
+    # a block size given with it wins, from --set or from the same file
+    assert (
+        load_assumptions(None, {"workload.trace_format": "qwen", "workload.block_tokens": "32"}).value(
+            "workload.block_tokens"
+        )
+        == 32
+    )
+    path = tmp_path / "mine.yaml"
+    path.write_text("assumptions:\n  workload.trace_format: qwen\n")
+    assert load_assumptions(path).value("workload.block_tokens") == 16
+    path.write_text("assumptions:\n  workload.trace_format: qwen\n  workload.block_tokens: {value: 64}\n")
+    assert load_assumptions(path).value("workload.block_tokens") == 64
+    assert load_assumptions(None, {}).value("workload.block_tokens") == 512  # the seed's, Mooncake's

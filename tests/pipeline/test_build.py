@@ -880,3 +880,15 @@ def test_kernels_are_pointed_at_the_builds_analysis(tmp_path, monkeypatch):
     with pipeline._kernel_environment(tmp_path / "home", tmp_path / ".analysis"):
         assert os.environ[store.DIRECTORY_VARIABLE] == str(tmp_path / ".analysis")
     assert os.environ[store.DIRECTORY_VARIABLE] == "/elsewhere"
+
+
+def test_the_trace_is_hashed_in_blocks_to_the_hash_of_its_bytes(tmp_path):
+    # issue 43: the build read the whole trace into memory to hash it; in 1 MiB blocks the digest is the same
+    import hashlib
+
+    from kvtier.pipeline.build import _trace_file_hash
+
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(bytes(range(256)) * (3 * 4096 + 7))  # 3 MiB and 1,792 B: three whole blocks and a part
+    assert _trace_file_hash(str(path)) == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert _trace_file_hash(str(tmp_path)) == ""  # a directory: the page reports it
