@@ -22,7 +22,7 @@ from kvtier.commands.output import pct as _pct
 from kvtier.data import SHIPPED_TRACES
 from kvtier.errors import KvtierError, show
 from kvtier.formulas.cache import fleet
-from kvtier.formulas.cache.curve import curve_error
+from kvtier.formulas.cache.curve import LruHistogram, curve_error
 from kvtier.formulas.cache.regen import RegenCosts
 from kvtier.formulas.cache.report import SAMPLED_FIGURES, LinkSpec, report
 from kvtier.formulas.cache.trace import HIT_COUNTS
@@ -300,6 +300,7 @@ def analysis(
             f"{show(trace)}: not enough memory for the trace's distinct blocks (about 100 B each); --sample R"
             " measures the curve on a share of them"
         ) from None
+    _check_sample(h, trace, float(s.v("workload.sample_rate")))
     out = report(h, rc, links(s))
     if h.sample_rate < 1:
         out["sample_error"] = sample_errors(s, rc, float(s.v("workload.sample_rate")), max_blocks)
@@ -337,6 +338,16 @@ def sample_errors(s: Scenario, rc: RegenCosts, rate: float, max_blocks: int | No
     return {"rate": rate, "max_blocks": max_blocks, "traces": per, "largest": largest}
 
 
+def _check_sample(h: LruHistogram, trace: str, rate: float) -> None:
+    """Refuse a sampled curve that holds no block of a trace that has some: it would report 0 distinct blocks and
+    an infinite cache hitting 100 %."""
+    if h.sample_rate < 1 and h.sampled_refs == 0 and h.n_refs > 0:
+        raise KvtierError(
+            f"{show(trace)}: a sample at rate {rate:g} holds none of the trace's {h.n_refs:,} block references; raise"
+            " --sample (or leave it out for the exact curve)"
+        )
+
+
 def _parts(
     s: Scenario, spec: str, rc: RegenCosts, mfu_label: str, max_blocks: int | None, opts: dict[str, Any]
 ) -> dict[str, Any]:
@@ -349,6 +360,7 @@ def _parts(
         # sampled on the workers, unless the exact windows need every reference
         read = distributed.read_parts(names, bt, fmt, c, rate if opts.get("window") is None else 1.0)
         single = distributed.replay(read, bt, fmt, count, rc, rate, max_blocks, name=show(spec))
+        _check_sample(single, spec, rate)
         h = single
         if opts.get("window") is not None:
             h = distributed.windowed(

@@ -293,6 +293,8 @@ OPTIONS = [
     # a scheduler address that is none: refused before any connection (a traceback of 53 lines before)
     ("scheduler-garbage", ("--parts", "--scheduler", "garbage"), "--scheduler garbage: not a Dask scheduler's"),
     ("scheduler-inproc", ("--parts", "--scheduler", "inproc://x"), "--scheduler inproc://x: not a Dask scheduler's"),
+    # a sample at the key's own lower bound holds no block of the shipped trace: said, not "0 unique, 100 % hit"
+    ("sample-holds-nothing", ("--sample", "1e-6"), "synthetic: a sample at rate 1e-06 holds none of the trace's"),
     # --parts would drop these: refused instead
     ("parts-over-time", ("--parts", "--over-time", "100"), "--over-time replays a trace in one file: leave out"),
     ("parts-window-sample", ("--parts", "--window", "60", "--sample", "0.5"), "--window replays every reference"),

@@ -344,6 +344,10 @@ class LruStream:
             self.expected["blocks"] += self.sample_rate * float(c.n_refs)
             self.expected["tokens"] += self.sample_rate * c.all_tokens
             h = block_hash(ids) if c.hashes is None else c.hashes
+            if self.max_blocks is not None:  # lowered before the chunk is replayed: never more than max_blocks held
+                seen = np.union1d(self.hashes[: len(self.dense)], h[h < self.threshold])
+                if seen.size > self.max_blocks:
+                    self._lower(int(np.partition(seen, self.max_blocks)[self.max_blocks]))
             keep = h < self.threshold
             ids, tok, upto, request, h = ids[keep], tok[keep], upto[keep], request[keep], h[keep]
             starts = np.zeros(n_req + 1, dtype=np.int64)
@@ -417,8 +421,6 @@ class LruStream:
             self.series.append(
                 over_time_counts(stamps, starts, hit & (e < cap), every_requests, every_s, first_request, self.first_s)
             )
-        if self.max_blocks is not None and len(self.dense) > self.max_blocks:
-            self._lower()
 
     def _costs(self, e: np.ndarray, tok: np.ndarray, upto: np.ndarray, request: np.ndarray) -> None:
         """Add what recomputing each reference's share of its request's hits costs, at its hit distance."""
@@ -455,11 +457,11 @@ class LruStream:
         self.counts["memory_bound_requests"] = _add(self.counts["memory_bound_requests"], at, bx[t_at] - bx[b_at])
         self.counts["hit_requests"] = _add(self.counts["hit_requests"], at, (before == 0).astype(float))
 
-    def _lower(self) -> None:
-        """Fixed-size sampling: lower the threshold so that at most ``max_blocks`` sampled blocks are held."""
+    def _lower(self, new: int) -> None:
+        """Fixed-size sampling: lower the threshold to ``new`` (the (max + 1)-th smallest hash of the blocks held and
+        about to be), forget the blocks at or above it and scale what was counted by the ratio of the rates."""
         n = len(self.dense)
         held = self.hashes[:n]
-        new = int(np.partition(held, self.max_blocks)[self.max_blocks])  # the (max + 1)-th smallest hash
         kept = held < new
         scale = new / self.threshold
         self.threshold = new

@@ -46,3 +46,27 @@ def test_fixed_size_sampling_holds_at_most_its_blocks_and_lowers_the_rate():
         assert len(stream) <= 300  # never more than the bound after a chunk
     # the trace has far more than 300 distinct blocks, so the rate fell below 1, to the hash of the 301st block
     assert t.n_unique > 300 and stream.sample_rate < 1
+
+
+def test_fixed_size_sampling_lowers_the_rate_before_a_chunk_not_after_it():
+    # issue 43: a chunk was replayed whole and only then cut down to the bound, so a trace read in one chunk gave
+    # the exact curve labelled as sampled, and the bound did not hold within the chunk; lowered before the chunk,
+    # only the references whose hash falls under the final threshold are replayed, as a fixed rate would
+    t = traces.generate_trace(2000, seed=5, n_prefixes=100, new_blocks=(1, 8))
+    stream = LruStream("per-block", max_blocks=300)
+    stream.feed(t.blocks, t.starts, t.input_tokens, t.block_tokens)
+    assert len(stream) <= 300 and stream.sample_rate < 1
+    under = int((block_hash(t.blocks) < stream.threshold).sum())
+    assert stream.sampled_refs == under < t.n_refs / 2
+    h = stream.histogram("t", t.n_requests, "mooncake", t.block_tokens)
+    assert h.sample_rate == stream.sample_rate < 1
+    assert abs(h.n_unique - t.n_unique) / t.n_unique < 0.15
+
+
+def test_fixed_size_sampling_of_a_trace_that_fits_is_the_exact_curve():
+    # every distinct block fits under the bound: nothing is sampled, and the curve says so (rate 1)
+    t = traces.generate_trace(200, seed=5, n_prefixes=10, new_blocks=(1, 2))
+    stream = LruStream("per-block", max_blocks=t.n_unique + 1)
+    stream.feed(t.blocks, t.starts, t.input_tokens, t.block_tokens)
+    h = stream.histogram("t", t.n_requests, "mooncake", t.block_tokens)
+    assert h.sample_rate == 1.0 and h.n_unique == t.n_unique
