@@ -24,7 +24,13 @@ from kvtier.units import format_number, format_time
 
 
 def to_csv_text(df: pd.DataFrame) -> str:
-    """The CSV text of a table of record: ``%.10g`` floats, ``\\n`` line ends."""
+    """The CSV text of a table of record: ``%.10g`` floats, ``\\n`` line ends, a carriage return in text written as
+    a line break (quoted)."""
+    text = [c for c in df.columns if pd.api.types.is_object_dtype(df[c]) or pd.api.types.is_string_dtype(df[c])]
+    if text:  # a lone CR would end a row for a CSV reader yet go unquoted (only "\n" ends one here): as "\n"
+        df = df.copy()
+        for c in text:
+            df[c] = df[c].map(lambda v: v.replace("\r\n", "\n").replace("\r", "\n") if isinstance(v, str) else v)
     return df.to_csv(index=False, float_format="%.10g", lineterminator="\n")
 
 

@@ -125,3 +125,18 @@ def test_a_rows_anchor_is_its_tables_name_and_key_values():
     # cost_lru's row of the 90 % target in host DRAM over PCIe 5.0: every run of other characters a hyphen
     assert tables.row_anchor("cost_lru", (0.9, "pcie5-x16")) == "row-cost-lru-0-9-pcie5-x16"
     assert tables.row_anchor("decision_named", ("this build",)) == "row-decision-named-this-build"
+
+
+def test_a_carriage_return_in_a_text_field_stays_inside_its_row():
+    # issue 43: a lone CR in a basis string was written unquoted (only "\n" ends a row here), so a CSV reader split
+    # the row and `kvtier diff` refused the build's own tables; it is written as a quoted line break
+    import csv
+    import io
+
+    df = pd.DataFrame({"key": ["a", "b"], "basis": ["one\rtwo", "three\r\nfour"], "value": [1.5, 2.0]})
+    text = tables.to_csv_text(df)
+    assert list(csv.reader(io.StringIO(text))) == [
+        ["key", "basis", "value"],
+        ["a", "one\ntwo", "1.5"],
+        ["b", "three\nfour", "2"],
+    ]
