@@ -317,6 +317,27 @@ def listed(items: Iterable[str]) -> str:
     return f"{', '.join(items[:-1])} and {items[-1]}"
 
 
+def times(ratio: float) -> str:
+    """A ratio as the prose writes it, never rounded to 0: ``1,234×``, ``3.4×``, ``0.045×`` (two figures below 1)."""
+    if ratio >= 10:
+        return f"{ratio:,.0f}×"
+    return f"{ratio:.1f}×" if ratio >= 1 else f"{ratio:.2g}×"
+
+
+def faster(low: float, high: float, subject: str, other: str) -> str:
+    """``SUBJECT is LOW× to HIGH× faster``, turned round where ``other`` is the faster one: the ratios are ``other``'s
+    time over ``subject``'s, and below 1 ``other`` is faster by their inverse; a span across 1 says both ends."""
+
+    def span(a: float, b: float) -> str:
+        return times(a) if times(a) == times(b) else f"{times(a).removesuffix('×')}× to {times(b)}"
+
+    if low >= 1:
+        return f"{subject} is {span(low, high)} faster"
+    if high <= 1:
+        return f"{other} is {span(1 / high, 1 / low)} faster than {subject}"
+    return f"{subject} ranges from {times(1 / low)} slower to {times(high)} faster"
+
+
 def saves(amount: float, unit: str, spec: str = ".3g") -> str:
     """``saves AMOUNT UNIT`` for a net saving of 0 or more, ``loses -AMOUNT UNIT`` below 0: a saving below zero is
     a loss, never "saves -0.0159"."""

@@ -160,3 +160,13 @@ def test_a_negative_saving_is_worded_as_a_loss():
     assert words.saves(1.234, "USD/h") == "saves 1.23 USD/h"
     assert words.saves(-0.0159, "USD/h") == "loses 0.0159 USD/h"
     assert words.saves(0.0, "USD an hour") == "saves 0 USD an hour"
+
+
+def test_ratios_are_never_rounded_to_zero_and_say_which_side_is_faster():
+    # issue 43: with every link at 100 MB/s the findings read "0× to 0× faster"; below 1 the other side is faster
+    assert words.times(1234.4) == "1,234×" and words.times(3.44) == "3.4×" and words.times(0.0449) == "0.045×"
+    assert words.faster(120.0, 3400.0, "fetching", "regenerating") == "fetching is 120× to 3,400× faster"
+    # fetching 0.02 to 0.5 of regenerating's speed: regenerating is 1/0.5 = 2 to 1/0.02 = 50 times faster
+    assert words.faster(0.02, 0.5, "fetching", "regenerating") == "regenerating is 2.0× to 50× faster than fetching"
+    assert words.faster(0.5, 40.0, "fetching", "regenerating") == "fetching ranges from 2.0× slower to 40× faster"
+    assert words.faster(7.0, 7.01, "fetching", "regenerating") == "fetching is 7.0× faster"

@@ -156,7 +156,10 @@ def _tiers_word(k: int, n: int) -> str:
 
 
 def _span(lo: float, hi: float, fmt: str) -> str:
-    a, b = format(lo, fmt), format(hi, fmt)
+    if lo < 1:  # never "0×": ratios below 1 to two figures (kvtier.report.words.times)
+        a, b = words.times(lo).removesuffix("×"), words.times(hi).removesuffix("×")
+    else:
+        a, b = format(lo, fmt), format(hi, fmt)
     return f"{a}×" if a == b else f"{a}–{b}×"
 
 

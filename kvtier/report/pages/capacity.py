@@ -124,8 +124,8 @@ def numbers(s: Scenario) -> dict[str, Any]:
     )
     crossover_ratio_sentence = (
         f"The last block of such a sequence ({words.context_note(s, s.crossover_tokens)}) costs"
-        f" {in_batch / point['fetch_s']:,.0f} times its fetch inside a batch and {lone / point['fetch_s']:,.0f}"
-        " times alone."
+        f" {words.times(in_batch / point['fetch_s']).removesuffix('×')} times its fetch inside a batch and"
+        f" {words.times(lone / point['fetch_s']).removesuffix('×')} times alone."
     )
     out = {
         "crossover_sentence": crossover_sentence,

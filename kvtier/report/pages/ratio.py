@@ -195,11 +195,13 @@ def numbers(s: Scenario) -> dict[str, Any]:
         else f"{out['n_above_claim']} combination(s) exceed {hi_claim:,.0f}× inside a batch"
     )
     out["answer_regimes"] = (
-        f"Inside a batch, where regenerating the block costs only its marginal compute, fetching it is"
-        f" {out['ratio_min']:,.0f}× to {out['ratio_max']:,.0f}× faster across the {len(df)} bracket combinations,"
+        "Inside a batch, where regenerating the block costs only its marginal compute,"
+        f" {words.faster(out['ratio_min'], out['ratio_max'], 'fetching it', 'regenerating it')} across the"
+        f" {len(df)} bracket combinations,"
         f" and the source chapter's two to three orders of magnitude holds at {out['n_within_claim']} of them."
         f" Regenerated alone, the block must stream every weight from device memory; on {words.lone_device(s)},"
-        f" fetching is {out['lone_ratio_min']:,.0f}× to {out['lone_ratio_max']:,.0f}× faster, and the claim holds at"
+        f" {words.faster(out['lone_ratio_min'], out['lone_ratio_max'], 'fetching', 'regenerating')}, and the claim"
+        " holds at"
         f" {out['lone_n_within_claim']} of {len(df)}"
         + (
             f", the rest above {hi_claim:,.0f}×."
@@ -356,8 +358,9 @@ def ratio_heatmap(s: Scenario) -> tuple[Figure, str]:
     n = numbers(s)
     band = f"{lo_claim:,.0f}–{hi_claim:,.0f}×"
     ranges = (
-        f"{n['ratio_min']:,.0f}× to {n['ratio_max']:,.0f}× inside a batch ({n['n_within_claim']} of {n['n_points']}"
-        f" in the chapter's {band} band), {n['lone_ratio_min']:,.0f}× to {n['lone_ratio_max']:,.0f}× as a"
+        f"{words.times(n['ratio_min'])} to {words.times(n['ratio_max'])} inside a batch ({n['n_within_claim']} of"
+        f" {n['n_points']} in the chapter's {band} band), {words.times(n['lone_ratio_min'])} to"
+        f" {words.times(n['lone_ratio_max'])} as a"
         f" lone block ({n['lone_n_within_claim']} of {n['n_points']})."
     )
     if min(n["ratio_min"], n["lone_ratio_min"]) > 1:
