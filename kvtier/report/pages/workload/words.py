@@ -11,8 +11,12 @@ from typing import Any
 
 import pandas as pd
 
+from kvtier.data import SHIPPED_TRACES
+from kvtier.errors import show
 from kvtier.formulas.cache.policies import POLICY_NAMES
 from kvtier.formulas.cache.report import TARGETS_PCT
+from kvtier.inputs.traces.files import shadows_shipped
+from kvtier.inputs.traces.formats import TRACE_FORMATS
 from kvtier.report.pages.workload.summary import (
     LINKS_NAMED,
     SHOWN_TARGET,
@@ -33,6 +37,7 @@ def page_words(s: Scenario, rep: dict[str, Any], n: dict[str, Any]) -> dict[str,
     empty = nothing_to_cache(bl["references"], bl["hit_ratio_infinite_blocks"])
     still = no_duration(tr["requests"], tr["duration_s"])
     return {
+        **trace_words(s),
         "finding_sentence": finding_sentence(n, empty, still),
         "span_sentence": span_sentence(n, still),
         "ceiling_sentence": (
@@ -44,6 +49,38 @@ def page_words(s: Scenario, rep: dict[str, Any], n: dict[str, Any]) -> dict[str,
         "capacity_sentence": capacity_sentence(n, empty),
         "reuse_paragraph": reuse_paragraph(n, empty, still),
         **saving_words(s, rep, n, empty, still),
+    }
+
+
+def trace_words(s: Scenario) -> dict[str, str]:
+    """Where the page's trace comes from and what its ids name, from the trace's own record and format.
+
+    ``trace_sentence``: a shipped trace is Mooncake's, published with its FAST'25 paper under Apache-2.0; any other
+    is the team's own, named as the set names it, with its record's provenance and source.  ``ids_sentence``: a
+    chained format's ids name a prompt up to their block; another's name one block's tokens, chained by the reader.
+    """
+    name = trace_name(s)
+    record = s.a("workload.trace")
+    if name in SHIPPED_TRACES and not shadows_shipped(name):
+        origin = (
+            f"the {name} trace of Mooncake, Kimi's serving system ({record.provenance}, published by its authors with"
+            " their FAST'25 paper under the Apache-2.0 licence, and shipped with kvtier)"
+        )
+    else:
+        source = f"; {record.source}" if record.source else ""
+        origin = f"your own trace, {show(name)} ({record.provenance}{source})"
+    fmt = TRACE_FORMATS[str(s.assumptions.value("workload.trace_format"))]
+    head = f"Each request lists its prompt as hash ids, one per {s.v('workload.block_tokens'):,.0f}-token block"
+    if fmt.chained:
+        ids = f"{head}, chained: two equal ids mean an equal prompt up to and including that block"
+    else:
+        ids = (
+            f"{head}, each naming that block's own tokens ({fmt.name} format); kvtier chains them as a prefix cache"
+            " keys its blocks, so that two equal chained ids mean an equal prompt up to and including that block"
+        )
+    return {
+        "trace_sentence": origin,
+        "ids_sentence": f"{ids}, and a repeated id is a block whose KV a cache could have kept.",
     }
 
 

@@ -124,3 +124,22 @@ def test_prefix_words_name_the_rule_and_the_policies_where_it_differs():
     # before each first miss (tests/formulas/cache/test_policies.py): 31.37 and 31.150 %, 31.4 and 31.2 as shown
     differ = {**same, "policy_s3fifo_pct": 90_511 / 288_500 * 100, "policy_s3fifo_prefix_pct": 89_868 / 288_500 * 100}
     assert prefix_words(differ).endswith("as a prefix cache serves them: S3-FIFO 31.2 %.")
+
+
+def test_the_trace_is_named_from_its_own_record_never_called_mooncakes(tmp_path):
+    # issue 43: the page called any trace "the ... trace of Mooncake, ... shipped with kvtier", and said its ids were
+    # chained whatever the format
+    from kvtier.scenario import seed_scenario
+    from tests.conftest import hand_scenario_in
+
+    shipped = words.trace_words(seed_scenario())
+    assert shipped["trace_sentence"].startswith("the conversation trace of Mooncake, Kimi's serving system (")
+    assert "chained: two equal ids mean an equal prompt" in shipped["ids_sentence"]
+    own = words.trace_words(hand_scenario_in(tmp_path, **{"workload.trace_format": "qwen"}))
+    assert own["trace_sentence"].startswith(f"your own trace, {tmp_path / 'hand.jsonl'} (")
+    assert "Mooncake" not in own["trace_sentence"]
+    assert own["ids_sentence"] == (
+        "Each request lists its prompt as hash ids, one per 4-token block, each naming that block's own tokens (qwen"
+        " format); kvtier chains them as a prefix cache keys its blocks, so that two equal chained ids mean an equal"
+        " prompt up to and including that block, and a repeated id is a block whose KV a cache could have kept."
+    )
