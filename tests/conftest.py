@@ -278,7 +278,11 @@ BAD = {
     "hash_ids length": ([GOOD, GOOD, {**GOOD, "hash_ids": [1, 2, 3]}], 3, "has 3 ids but input_length 1000"),
     "hash_ids not ints": ([{**GOOD, "hash_ids": [1, "x"]}], 1, "'hash_ids' must be a list of integers"),
     "timestamp backwards": ([{**GOOD, "timestamp": 5}, {**GOOD, "timestamp": 4}], 2, "goes backwards"),
-    "hash id too large": ([{**GOOD, "hash_ids": [1, 2**70]}], 1, "a hash id does not fit in 64 bits"),
+    "hash id too large": (
+        [{**GOOD, "hash_ids": [1, 2**70]}],
+        1,
+        "a hash id does not fit in 64 bits, signed or unsigned",
+    ),
     "timestamp not a number": ([{**GOOD, "timestamp": "now"}], 1, "'timestamp' must be a finite number"),
 }
 

@@ -107,7 +107,7 @@ def _compare_overrides(args: argparse.Namespace, base: Scenario) -> dict[str, st
         if option is not None:
             sets[key] = option
     sets.update(regeneration_sets(args))
-    sets.update(placement_sets(args))
+    sets.update(placement_sets(args, sets))
     sets.update(weight_dtype_sets(args))
     return sets
 

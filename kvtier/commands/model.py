@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from kvtier.commands.output import emit
+from kvtier.errors import KvtierError
 from kvtier.formulas import capacity, costs
 from kvtier.inputs.models import ModelSpec, dtype_bytes, load_model, resolve_weight_dtype, weight_dtype_bytes
 from kvtier.units import AUTO_DTYPE, WEIGHT_DTYPE_BYTES, format_bytes
@@ -95,6 +96,8 @@ def model_summary(model: ModelSpec, kv_dtype: str, weight_dtype: str = AUTO_DTYP
 
 
 def run(args: argparse.Namespace) -> int:
+    if not str(args.spec).strip():  # "" would be read as the directory here, and its config.json named instead
+        raise KvtierError("model: name a preset or a config.json (or the directory holding one), got ''")
     model = load_model(args.spec)
     dtype_bytes(args.kv_dtype, "--kv-dtype")
     s = model_summary(model, args.kv_dtype, args.weight_dtype)

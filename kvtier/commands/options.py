@@ -10,8 +10,10 @@ and regenerates a model takes; and ``--regen-model`` with ``--accelerator``, whi
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
+from kvtier.errors import KvtierError, show
 from kvtier.inputs import hardware
 from kvtier.inputs.assumptions import AssumptionSet
 from kvtier.inputs.deployments import accelerator_records
@@ -89,13 +91,24 @@ def add_placement_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def placement_sets(args: argparse.Namespace) -> dict[str, str]:
-    """The ``parallel.*`` values the placement options give, by key (only those given)."""
-    return {
+def placement_sets(args: argparse.Namespace, sets: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The ``parallel.*`` values the placement options give, by key (only those given).
+
+    Raises
+    ------
+    KvtierError
+        When an option and a ``--set`` in ``sets`` give the same key two different values: neither silently wins.
+    """
+    out = {
         key: str(getattr(args, dest))
         for dest, key in PLACEMENT_OPTIONS.items()
         if getattr(args, dest, None) is not None
     }
+    for dest, key in PLACEMENT_OPTIONS.items():
+        if key in out and sets and key in sets and str(sets[key]).strip() != out[key].strip():
+            option = "--" + dest.replace("_", "-")
+            raise KvtierError(f"{option} {show(out[key])} and --set {key}={show(sets[key])} both set {key}: give one")
+    return out
 
 
 def placement_json(scenario: Scenario) -> dict[str, Any]:

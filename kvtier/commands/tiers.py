@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from kvtier.report.pages import tiers
 
     sets = parse_set_options(args.set)
-    sets.update(placement_sets(args))
+    sets.update(placement_sets(args, sets))
     sets.update(weight_dtype_sets(args))
     sets.update(regeneration_sets(args))
     base = with_accelerator(load_assumptions(args.assumptions), args)

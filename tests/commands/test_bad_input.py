@@ -736,6 +736,8 @@ CASES = [
         for cmd in ("compare", "tiers", "cost")
     ),
     pytest.param(("model",), {}, ["the following arguments are required: spec"], id="model-no-spec"),
+    # an empty name: said as typed, not as a config.json the user never named (issue 43)
+    pytest.param(("model", ""), {}, ["model: name a preset or a config.json"], id="model-empty-spec"),
     # the set as a whole
     *(
         pytest.param((cmd, "--assumptions", YAML), {"mine.yaml": text}, needles, id=f"{cmd}-whole-set-{name}")
@@ -765,6 +767,16 @@ CASES = [
         {"config.json": config(num_attention_heads=12, num_key_value_heads=4, hidden_size=96)},
         ["key 'parallel.tp' (6): ", "has 4 KV heads, which 6 ranks neither divide nor replicate (6 is no multiple"],
         id="compare-tp-6-splits-no-kv-heads",
+    ),
+    # an option and a --set that give one key two values: neither silently wins (--tp won before)
+    *(
+        pytest.param(
+            (cmd, "--tp", "8", "--set", "parallel.tp=4"),
+            {},
+            ["--tp 8 and --set parallel.tp=4 both set parallel.tp: give one"],
+            id=f"{cmd}-tp-and-set-parallel-tp",
+        )
+        for cmd in ("compare", "tiers")
     ),
     # cost and workload refuse a placement that does not fit its accelerators, as compare does (Llama-3-70B's
     # weights alone are 141 GB in bf16 on one accelerator of 1 GB)

@@ -144,6 +144,14 @@ TRACES = [
         "line 1: 'hash_ids' has 3 ids but input_length 40 at 512 tokens a block needs 1;"
         " the qwen format's 16 tokens a block would fit",
     ),
+    # issue 43: the same Qwen line read without --format: 3 ids fit Qwen's 16-token blocks, and the line says so
+    (
+        "qwen-read-as-mooncake",
+        line({"timestamp": 0, "input_length": 40, "output_length": 1, "hash_ids": [1, 2, 3]}),
+        (),
+        "line 1: 'hash_ids' has 3 ids but input_length 40 at 512 tokens a block needs 1; a qwen trace's 16 tokens a"
+        " block would fit: --format qwen",
+    ),
     # item 10: a line longer than 16 MiB (16,777,216 bytes) is refused, not held without bound
     ("line-too-long", b'{"timestamp": "' + b"x" * (16 << 20) + b'"}\n', (), "line 1: longer than 16,777,216 bytes"),
 ]

@@ -139,7 +139,12 @@ def _id_array(ids: Any, line: str) -> array | object | None:
     except TypeError:
         return _NOT_INT
     except OverflowError:
-        return None if all(isinstance(h, int) for h in ids) else _NOT_INT
+        if not all(isinstance(h, int) for h in ids):
+            return _NOT_INT
+        if not all(-(2**63) <= h < 2**64 for h in ids):
+            return None
+        # unsigned 64-bit ids (Qwen's published traces write some above 2**63): the same 64 bits, read as signed
+        return array("q", (h - 2**64 if h >= 2**63 else h for h in ids))
     return out
 
 
@@ -164,6 +169,17 @@ def _parse_request(
     if len(raw) != expected:
         fits = block_tokens != fmt.block_tokens and len(raw) == fmt.blocks_for(n_in, fmt.block_tokens)
         hint = f"; the {fmt.name} format's {fmt.block_tokens} tokens a block would fit" if fits else ""
+        if not fits:  # another format's blocks would: say which (a Qwen trace read as Mooncake's, say)
+            other = next(
+                (
+                    f
+                    for f in TRACE_FORMATS.values()
+                    if f.name != fmt.name and f.fields == fmt.fields and len(raw) == f.blocks_for(n_in, f.block_tokens)
+                ),
+                None,
+            )
+            if other is not None:
+                hint = f"; a {other.name} trace's {other.block_tokens} tokens a block would fit: --format {other.name}"
         raise KvtierError(
             f"{at}: '{hashes}' has {len(raw)} ids but {n_input} {n_in} at {block_tokens} tokens a block"
             f" needs {expected}{hint}"
@@ -202,7 +218,7 @@ class Requests:
                 f" analysis holds (about {BYTES_PER_REF} B each); use --stream"
             )
         if hashes is None:
-            raise KvtierError(f"{self.where}: line {number}: a hash id does not fit in 64 bits")
+            raise KvtierError(f"{self.where}: line {number}: a hash id does not fit in 64 bits, signed or unsigned")
         self.ids.extend(hashes)
         self.last = ts
         self.stamps.append(ts)

@@ -66,7 +66,18 @@ def test_whole_messages_for_a_bad_trace():
     assert str(info.value) == "t.jsonl: line 2: timestamp 4.5 ms goes backwards (the line before: 5)"
     with pytest.raises(KvtierError) as info:
         traces.parse_trace(trace_text([{**REQ2, "hash_ids": [1, 2**64]}]), "t.jsonl", 1)
-    assert str(info.value) == "t.jsonl: line 1: a hash id does not fit in 64 bits"
+    assert str(info.value) == "t.jsonl: line 1: a hash id does not fit in 64 bits, signed or unsigned"
+
+
+def test_unsigned_64_bit_ids_are_the_same_bits_read_as_signed():
+    # issue 43: Qwen's published traces write some ids as unsigned 64-bit numbers above 2**63; 2**64 - 1 has the bits
+    # of -1, so a trace that names a block both ways names one block (the second request hits both)
+    t = traces.parse_trace(
+        trace_text([{**REQ2, "hash_ids": [2**64 - 1, 2**63]}, {**REQ2, "timestamp": 1, "hash_ids": [-1, -(2**63)]}]),
+        "t.jsonl",
+        1,
+    )
+    assert t.n_unique == 2 and t.blocks.tolist() == [t.blocks[0], t.blocks[1], t.blocks[0], t.blocks[1]]
 
 
 @pytest.mark.parametrize(

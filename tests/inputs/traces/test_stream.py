@@ -210,10 +210,10 @@ def test_stream_lru_names_an_empty_trace(tmp_path):
 
 
 def test_stream_lru_names_a_hash_id_past_64_bits(tmp_path):
-    path = write_trace(tmp_path / "big.jsonl", [row(0, [1], 4), row(1, [2**63], 4)])
+    path = write_trace(tmp_path / "big.jsonl", [row(0, [1], 4), row(1, [2**64], 4)])
     with pytest.raises(KvtierError) as err:
         traces.stream_lru(path, 4)
-    assert str(err.value) == f"{path}: line 2: a hash id does not fit in 64 bits"
+    assert str(err.value) == f"{path}: line 2: a hash id does not fit in 64 bits, signed or unsigned"
 
 
 def test_stream_lru_names_a_line_that_is_not_utf8(tmp_path):
