@@ -218,6 +218,20 @@ class Placed(Resolved):
         weights = float(parallel.rank_weight_bytes(dense, routed, p.tp, p.group, p.pp))
         return weights + float(self.kv_bytes(tokens)) * self.shard_share
 
+    @property
+    def hbm_left_bytes(self) -> float:
+        """HBM each accelerator of the placement has left beside its shard of the weights (B).
+
+        ``parallel.hbm_capacity`` (else ``cost.hbm_capacity``, the accelerator the prices assume) less
+        :meth:`rank_memory_bytes` with no KV (:func:`kvtier.formulas.cache.hierarchy.hbm_left_bytes`): 0 where the
+        shard does not fit.
+        """
+        from kvtier.formulas.cache.hierarchy import hbm_left_bytes
+
+        cap = self.assumptions.value("parallel.hbm_capacity")
+        hbm = float(cap) if cap is not None else float(self.v("cost.hbm_capacity"))
+        return hbm_left_bytes(hbm, self.rank_memory_bytes(0.0))
+
     def check_fit(self) -> None:
         """Refuse a placement whose accelerators cannot hold their weights and one long sequence
         (:attr:`long_sequence_tokens`).

@@ -342,17 +342,17 @@ def tiers_traffic(
     return out
 
 
-def hbm_left_bytes(hbm_bytes: float, weight_bytes: float) -> float:
-    """HBM an accelerator has left beside its shard of the weights, over the fewest accelerators that hold them (B).
+def hbm_left_bytes(hbm_bytes: float, rank_weight_bytes: float) -> float:
+    """HBM an accelerator has left beside its shard of the weights (B): ``max(hbm - rank weights, 0)``.
 
-    ``hbm - weights / ceil(weights / hbm)``: the weights split evenly over ``ceil(weights / hbm)``
-    accelerators (tensor parallelism of that degree).  An upper bound on what a prefix cache can take:
-    the running batch's own KV and the activations need some of it.
+    ``rank_weight_bytes`` is what the placement puts on each accelerator
+    (:meth:`kvtier.scenario.placement.Placed.rank_memory_bytes` with no KV): one placement for every page.  An
+    upper bound on what a prefix cache can take: the running batch's own KV and the activations need some of it;
+    0 where the shard alone does not fit.
     """
     if hbm_bytes <= 0:
         return 0.0
-    shards = max(1, math.ceil(weight_bytes / hbm_bytes))
-    return max(hbm_bytes - weight_bytes / shards, 0.0)
+    return max(hbm_bytes - rank_weight_bytes, 0.0)
 
 
 @dataclass(frozen=True)

@@ -137,12 +137,13 @@ def test_traffic_by_hand():
 
 
 def test_hbm_left_beside_the_weights():
-    # 140 GB of weights on 80 GB accelerators: ceil(140 / 80) = 2 shards of 70 GB -> 10 GB left each
-    assert hierarchy.hbm_left_bytes(80e9, 140e9) == pytest.approx(10e9)
-    # 16 GB of weights fit one 80 GB accelerator: 64 GB left
+    # the placement's shard of the weights on each accelerator: a 35 GB shard (140 GB at TP 4) on 80 GB leaves 45 GB
+    assert hierarchy.hbm_left_bytes(80e9, 35e9) == pytest.approx(45e9)
+    # 16 GB of weights on one 80 GB accelerator: 64 GB left
     assert hierarchy.hbm_left_bytes(80e9, 16e9) == pytest.approx(64e9)
-    # weights that fill their shards exactly leave nothing: 160 GB on 2 x 80 GB
-    assert hierarchy.hbm_left_bytes(80e9, 160e9) == 0.0
+    # a shard that does not fit leaves nothing (issue 43: no implicit split of the placement's own): 140 GB on 80 GB
+    assert hierarchy.hbm_left_bytes(80e9, 140e9) == 0.0
+    assert hierarchy.hbm_left_bytes(0.0, 1e9) == 0.0
 
 
 def test_hierarchy_cost_by_hand():

@@ -41,8 +41,8 @@ def hierarchy_sizes(s: Scenario) -> dict[str, Any]:
 
     - ``accelerators``: those the trace's prefill keeps busy inside a batch with no cache (the LRU
       plan's, :attr:`kvtier.formulas.tiering.LruTier.prefill_accelerators`).
-    - HBM: what each of them has left beside its shard of the weights
-      (:func:`kvtier.formulas.cache.hierarchy.hbm_left_bytes` of ``cost.hbm_capacity``), an upper bound.
+    - HBM: what each of them has left beside its shard of the weights under the set's placement
+      (:attr:`kvtier.scenario.placement.Placed.hbm_left_bytes`), an upper bound.
     - the middle tier: the decision's LRU capacity (``decision.hit_target`` of the achievable hits).
     - NVMe: inclusive, the capacity that catches every achievable hit; exclusive, what the tiers
       above leave of it (so that both hierarchies hold it in all).
@@ -53,7 +53,7 @@ def hierarchy_sizes(s: Scenario) -> dict[str, Any]:
     # what a block takes in a tier (its stored copies counted); HBM holds every rank's copy whatever the tier does,
     # so where the tier stores once the HBM count below is an upper bound, as its docstring says
     block_bytes = s.tier_bytes_per_token * s.v("workload.block_tokens")
-    left = hierarchy.hbm_left_bytes(s.v("cost.hbm_capacity"), s.weight_bytes)
+    left = s.hbm_left_bytes
     hbm = int(n * left // block_bytes) if math.isfinite(n) and block_bytes > 0 else 0
     mid, full = r.capacity_for(target), r.capacity_for(1.0)
     return {

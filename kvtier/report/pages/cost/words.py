@@ -155,12 +155,19 @@ def hierarchy_result_sentence(n: Mapping[str, Any]) -> str:
         else "with no lower bound to compare (the trace's mix has no cost per hour)"
     )
     hbm = n["hier_exc_hbm_hold_usd_per_h"]
-    return (
+    head = (
         f"{served} {writes}. Holding, fetching and recomputing what it misses, the exclusive hierarchy costs"
-        f" {n['hier_exc_usd_per_h']:,.2f} USD an hour, the inclusive one {n['hier_inc_usd_per_h']:,.2f}, {against};"
-        f" {hbm:,.2f} USD of the exclusive hierarchy's hour is the HBM its prefix cache holds (priced at HBM's share"
-        " of the accelerator hour), which the mix barely pays, since it keeps a block in HBM only for a reuse moments"
-        f" away: without it the hierarchy costs {n['hier_exc_usd_per_h'] - hbm:,.2f}."
+        f" {n['hier_exc_usd_per_h']:,.2f} USD an hour, the inclusive one {n['hier_inc_usd_per_h']:,.2f}, {against}"
+    )
+    if not n["hier_hbm_left_gib"]:
+        return (
+            f"{head}. HBM holds no prefix cache here: the placement's shard of the weights leaves its accelerators"
+            " nothing beside it."
+        )
+    return (
+        f"{head}; {hbm:,.2f} USD of the exclusive hierarchy's hour is the HBM its prefix cache holds (priced at HBM's"
+        " share of the accelerator hour), which the mix barely pays, since it keeps a block in HBM only for a reuse"
+        f" moments away: without it the hierarchy costs {n['hier_exc_usd_per_h'] - hbm:,.2f}."
     )
 
 

@@ -13,12 +13,13 @@ from kvtier.scenario import Scenario
 def test_the_hierarchy_replayed_on_the_conversation_trace():
     from kvtier.formulas.cache import hierarchy
 
-    s = Scenario()
+    s = analysis.priced(Scenario())  # as the cost page prices the trace: Llama-3.1-70B on 4 H100s, TP 4
     sizes = cost_hierarchy.hierarchy_sizes(s)
-    # HBM per accelerator: 80 GB less a 70 GB shard of Llama-3-70B's 140 GB (2 shards) = 10 GB; blocks of
-    # 327,680 B x 512 = 167,772,160 B; the middle tier is the decision's 90 % LRU tier
-    assert sizes["hbm_left_bytes"] == pytest.approx(10e9)
-    hbm = int(sizes["accelerators"] * 10e9 // 167_772_160)
+    # HBM per accelerator, one placement for every page (issue 43): 80 GB less the TP-4 shard of the weights,
+    # 141,107,412,992 B / 4 = 35,276,853,248 B, leaves 44,723,146,752 B; blocks of 327,680 B x 512 = 167,772,160 B;
+    # the middle tier is the decision's 90 % LRU tier
+    assert sizes["hbm_left_bytes"] == pytest.approx(80e9 - 141_107_412_992 / 4)
+    hbm = int(sizes["accelerators"] * (80e9 - 141_107_412_992 / 4) // 167_772_160)
     mid = analysis.reuse(s).capacity_for(0.9)
     full = analysis.reuse(s).capacity_for(1.0)
     assert sizes[hierarchy.INCLUSIVE] == [hbm, mid, full]
@@ -71,11 +72,20 @@ def test_the_hierarchys_hour_against_the_mix_says_what_hbm_holding_adds():
     from kvtier.report.pages.cost.words import hierarchy_result_sentence
     from kvtier.scenario import seed_scenario
 
-    n = page.numbers(seed_scenario())
-    # the exclusive hierarchy's 17.35 USD/h holds 11.23 of HBM (9.31 GiB a busy accelerator at HBM's share of the
-    # hour); the least-cost mix's peak in HBM is 0 GiB (table cost_mix), so set against its 0.47 the rest is 6.11
-    assert n["hier_exc_usd_per_h"] == pytest.approx(17.347, abs=1e-3)
-    assert n["hier_exc_hbm_hold_usd_per_h"] == pytest.approx(11.233, abs=1e-3)
+    n = page.numbers(page.SCENARIO(seed_scenario()))  # as the page prices it: Llama-3.1-70B on 4 H100s, TP 4
+    # one placement for every page (issue 43): each busy accelerator keeps 80 GB less its TP-4 shard of the weights,
+    # 80e9 - 141,107,412,992 / 4 = 44,723,146,752 B = 41.65 GiB, for the prefix cache; the exclusive hierarchy's
+    # 16.78 USD/h holds 10.83 of it at HBM's share of the hour, and without it costs 16.78 - 10.83 = 5.94
+    assert n["hier_hbm_left_gib"] == pytest.approx((80e9 - 141_107_412_992 / 4) / 2**30)
+    assert n["hier_exc_usd_per_h"] == pytest.approx(16.778, abs=1e-3)
+    assert n["hier_exc_hbm_hold_usd_per_h"] == pytest.approx(10.834, abs=1e-3)
     text = hierarchy_result_sentence(n)
-    assert "11.23 USD of the exclusive hierarchy's hour is the HBM its prefix cache holds" in text
-    assert text.endswith("without it the hierarchy costs 6.11.")
+    assert "10.83 USD of the exclusive hierarchy's hour is the HBM its prefix cache holds" in text
+    assert text.endswith("without it the hierarchy costs 5.94.")
+    # the seed's own placement, Llama-3-70B on one 80 GB accelerator, cannot hold its 141 GB of weights: no HBM tier
+    seed = page.numbers(seed_scenario())
+    assert seed["hier_hbm_left_gib"] == 0 and seed["hier_exc_hbm_hold_usd_per_h"] == 0
+    assert hierarchy_result_sentence(seed).endswith(
+        "HBM holds no prefix cache here: the placement's shard of the weights leaves its accelerators nothing"
+        " beside it."
+    )
