@@ -235,6 +235,10 @@ def _window(
     return warm
 
 
+MAX_WINDOWS = 10_000
+"""Most time windows :func:`windowed` replays: each is a task and a stream of its own."""
+
+
 def windowed(
     parts: Sequence[dict[str, Any]],
     window_s: float,
@@ -258,6 +262,11 @@ def windowed(
     traces.check_window(window_s, warmup_s)
     t0 = float(parts[0]["timestamps_s"][0])
     t1 = float(parts[-1]["timestamps_s"][-1])
+    if (t1 - t0) / window_s >= MAX_WINDOWS:  # checked before the edges are allocated (--window 1e-9 asked 1.5 TiB)
+        raise KvtierError(
+            f"--window {window_s:g}: the parts span {t1 - t0:,.6g} s, more than {MAX_WINDOWS:,} windows of"
+            f" {window_s:g} s, each replayed on its own; a wider --window"
+        )
     edges = t0 + window_s * np.arange(int((t1 - t0) // window_s) + 2)
     args = [(float(a), float(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
     run: Callable[[float, float], LruStream] = lambda a, b: _window(  # noqa: E731

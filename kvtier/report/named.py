@@ -158,7 +158,10 @@ def _row(w: World) -> dict[str, object]:
     ratio = {regime: d.regen_s(regime) / engine_fetch for regime in ("lone", "batch")}
     best, feasible = d.best_tier("batch")
     n_acc = best.prefill_accelerators
-    per_acc = best.capacity_bytes / n_acc if n_acc > 0 else float("nan")
+    # per accelerator of those the prefill keeps busy, at least one: a trace that keeps 0.1 of one busy still needs a
+    # whole one, and "per accelerator" must never exceed the total (issue 43)
+    per = max(n_acc, 1.0) if n_acc > 0 else float("nan")
+    per_acc = best.capacity_bytes / per
     usd_h = 3600.0
     wins = (int((ratio["lone"] > 1).sum()), int((ratio["batch"] > 1).sum()), d.n_fetch_wins("batch", "per-layer"))
     splits = pd.DataFrame(serving.engine_split(sc))
@@ -181,9 +184,9 @@ def _row(w: World) -> dict[str, object]:
         "medium": MEDIUM_WORDS[best.medium] + ("" if feasible else " (over its device's traffic)"),
         "tier_gib_per_accelerator": per_acc / 2**30,
         "tier_gib_per_server": per_acc * w.per_server / 2**30,
-        "cost_usd_h_per_accelerator": (best.hold_usd_per_s + best.fetch_usd_per_s) / n_acc * usd_h,
-        "saved_usd_h_per_accelerator": best.saved_usd_per_s / n_acc * usd_h,
-        "saved_usd_h_per_server": best.saved_usd_per_s / n_acc * w.per_server * usd_h,
+        "cost_usd_h_per_accelerator": (best.hold_usd_per_s + best.fetch_usd_per_s) / per * usd_h,
+        "saved_usd_h_per_accelerator": best.saved_usd_per_s / per * usd_h,
+        "saved_usd_h_per_server": best.saved_usd_per_s / per * w.per_server * usd_h,
         "saved_usd_h": best.saved_usd_per_s * usd_h,
         "busy_accelerators": n_acc,
         "refused": "",
@@ -283,7 +286,7 @@ def pool_sentence(s: Scenario) -> str:
     row = ok.iloc[0]
     if not (row["busy_accelerators"] > 0 and row["tier_gib_per_accelerator"] > 0):
         return "The trace keeps no accelerator busy or reuses nothing, so there is no tier to share or split."
-    total_tib = row["tier_gib_per_accelerator"] * row["busy_accelerators"] / 1024
+    total_tib = row["tier_gib_per_accelerator"] * max(row["busy_accelerators"], 1.0) / 1024  # as the table divides
     servers = row["busy_accelerators"] / row["per_server"]
     return (
         "Each tier is one pool: the trace replayed through one LRU cache that every accelerator of the fleet"

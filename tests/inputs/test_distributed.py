@@ -114,3 +114,13 @@ def test_a_directory_of_folders_is_read_to_any_depth_in_path_order(tmp_path):
     assert got == [str(tmp_path / d / f"{h}.jsonl") for d in ("2026-12-01", "2026-12-02") for h in ("00", "01")]
     # a glob naming the folders reads them the same way
     assert distributed.files(str(tmp_path / "2026-*")) == got
+
+
+def test_windows_too_many_to_replay_are_refused_before_any_is_allocated(tmp_path):
+    # issue 43: --window 1e-9 over a trace of seconds asked for the edges of about 10**12 windows (1.49 TiB)
+    whole, parts = split(tmp_path, n_files=2, n_requests=200)
+    read = distributed.read_parts(distributed.files(str(parts)))
+    span = read[-1]["timestamps_s"][-1] - read[0]["timestamps_s"][0]
+    with pytest.raises(KvtierError, match=r"^--window 1e-09: the parts span .* more than 10,000 windows of 1e-09 s"):
+        distributed.windowed(read, 1e-9, 0.0)
+    assert span / 1e-9 > distributed.MAX_WINDOWS

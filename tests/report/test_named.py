@@ -156,3 +156,14 @@ def test_the_split_per_deployment_is_the_decisions_split_with_the_engines_copies
     assert sentence.startswith("Serving a reused prefix (8,176 to 50,000 tokens) with the engine's own copies")
     best = table.loc[table["split_gain_max"].idxmax()]
     assert f"by at most {best['split_gain_max']:.3g} times over the better pure way ({best.name})" in sentence
+
+
+def test_a_trace_that_keeps_under_one_accelerator_busy_is_priced_per_whole_accelerator(tmp_path):
+    # issue 43: a trace that keeps 0.0087 of an accelerator busy printed its saving "per accelerator" as 1/0.0087 = 114
+    # times the total; an accelerator is whole, so below one the figure per accelerator is the total itself
+    from tests.conftest import hand_scenario_in
+
+    df = named.named_table(hand_scenario_in(tmp_path))
+    row = df[df["deployment"] == "this build"].iloc[0]
+    assert 0 < row["busy_accelerators"] < 1
+    assert row["saved_usd_h_per_accelerator"] == pytest.approx(row["saved_usd_h"])
