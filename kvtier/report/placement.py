@@ -17,6 +17,7 @@ import pandas as pd
 from kvtier.deployment import Deployment
 from kvtier.formulas import parallel
 from kvtier.scenario import Scenario
+from kvtier.scenario.placement import tp_refused
 
 MOE_PLACEMENTS: tuple[tuple[int, int, int], ...] = (
     (8, 1, 1),
@@ -76,9 +77,12 @@ def ratio_table(s: Scenario, tps: Sequence[int] = (1, 2, 4, 8)) -> pd.DataFrame:
     link), the fetch at the illustrative bandwidth (µs), the regeneration alone and inside a batch
     (ms), the collectives a lone block's pass pays (ms, and their share of it: the latency floor
     that a large group leaves), both ratios, what one accelerator must hold (GB: weights and one
-    sequence of ``context.long``) and whether it fits ``parallel.hbm_capacity`` (None: not set).
+    sequence of ``context.long``) and whether it fits ``parallel.hbm_capacity`` (None: not set).  A size serving
+    engines refuse for the model's heads (:func:`kvtier.scenario.placement.tp_refused`) has no row.
     """
-    return pd.DataFrame([_row(s.with_placement(tp=tp)) for tp in tps])
+    m = s.model
+    runs = [tp for tp in tps if not tp_refused(tp, m.n_heads, m.n_kv_heads, m.attention == "MLA")]
+    return pd.DataFrame([_row(s.with_placement(tp=tp)) for tp in runs])
 
 
 def link_sharing_table(s: Scenario, gpus_per_link: Iterable[int] = (1, 2, 4, 8)) -> pd.DataFrame:

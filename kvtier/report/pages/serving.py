@@ -260,9 +260,10 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "priced_sentence": words.priced_sentence(s),
     }
     pt = placement_table(s).set_index("tp")
-    one, big = pt.loc[TPS[0]], pt.loc[TPS[-1]]
+    big_tp = int(pt.index.max())  # the largest of TPS the model's heads allow (tp_refused drops the others)
+    one, big = pt.loc[TPS[0]], pt.loc[big_tp]
     out |= {
-        "tp_big": TPS[-1],
+        "tp_big": big_tp,
         "lone_ratio_tp1": float(one["lone_ratio"]),
         "lone_ratio_big": float(big["lone_ratio"]),
         "batch_ratio_tp1": float(one["ratio"]),
@@ -271,7 +272,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "lone_ms_big": float(big["lone_regen_ms"]),
         "collectives_ms_big": float(big["lone_collectives_ms"]),
         "collectives_pct_big": float(big["lone_collectives_share"]) * 100,
-        "collectives_latency_ms_big": _collective_latency_ms(s, TPS[-1]),
+        "collectives_latency_ms_big": _collective_latency_ms(s, big_tp),
         "shard_kib_tp1": float(one["shard_KiB"]),
         "shard_kib_big": float(big["shard_KiB"]),
     }

@@ -205,3 +205,18 @@ def test_the_seeds_ranges_hold_what_the_h200_measured():
         low, high = seed.v(f"uncertainty.{name}_low"), seed.v(f"uncertainty.{name}_high")
         assert low <= measured.v(key) <= high, (key, low, measured.v(key), high)
     assert seed.v("uncertainty.mfu_high") == 0.60 and measured.v("mfu.typical") == pytest.approx(0.5593)
+
+
+def test_the_fixed_peak_sentence_says_whether_the_peak_matters():
+    # issue 43: "the in-batch share below 100x is 0.0 % instead of 0.0 %" read as a change where there was none
+    from kvtier.report.pages.uncertainty import fixed_peak_sentence
+
+    n = {"p_below_claim_fixed_peak_pct": 0.0, "p_below_claim_pct": 0.04, "lone_p_below_claim_fixed_peak_pct": 0.0}
+    assert fixed_peak_sentence({**n, "peak_tflops": 989.0}) == (
+        "The peak's range changes nothing visible here: with the peak held at the build's 989 TFLOP/s, the in-batch"
+        " share below 100× stays at 0.0 %; for a lone block it is 0.0 %."
+    )
+    assert fixed_peak_sentence({**n, "p_below_claim_pct": 12.3, "peak_tflops": 500.0}).startswith(
+        "The peak's range matters inside a batch: with the peak held at the build's 500 TFLOP/s, the in-batch share"
+        " below 100× is 0.0 % instead of 12.3 %"
+    )
