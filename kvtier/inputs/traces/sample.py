@@ -13,7 +13,7 @@ from kvtier.formulas.cache.curve import LruHistogram, curve_error
 from kvtier.formulas.cache.ids import dense_ids
 from kvtier.formulas.cache.regen import RegenCosts
 from kvtier.formulas.cache.report import LinkSpec, figure_errors, report
-from kvtier.formulas.cache.sampling import block_hash, sample_threshold
+from kvtier.formulas.cache.sampling import SAMPLE_SPACE, block_hash, sample_threshold
 from kvtier.formulas.cache.stream import histogram_of
 from kvtier.formulas.cache.trace import DEFAULT_HIT_COUNT, Trace
 from kvtier.inputs.traces.formats import DEFAULT_FORMAT, TRACE_BLOCK_TOKENS
@@ -27,12 +27,14 @@ def read_sample(
     block_tokens: int = TRACE_BLOCK_TOKENS,
     trace_format: str = DEFAULT_FORMAT,
 ) -> Trace:
-    """A trace's spatially hashed sample held in memory: every request, and the references whose block is kept.
+    """A trace's spatially hashed sample held in memory: the references whose block is kept, and their requests.
 
     A block is kept when :func:`kvtier.formulas.cache.sampling.block_hash` of its prefix-chained id is
     below ``rate`` of the hash space (SHARDS), so a kept block keeps every reference to it and
-    a request keeps its kept blocks in order.  Read in one streamed pass (:class:`RequestChunks`):
-    memory about ``rate`` x 105 B a reference, whatever the trace's length.
+    a request keeps its kept blocks in order; a request that keeps none is dropped (at rate 1 a request with no
+    blocks is kept, so that the sample is the whole trace).  Read in one streamed pass (:class:`RequestChunks`):
+    memory about ``rate`` x 105 B a reference, and about as much a request, whatever the trace's length (issue 43:
+    every request's arrays were kept, 86 B each, 86 GB for 10**9 requests at any rate).
     """
     threshold = sample_threshold(rate)
     chunks = RequestChunks(name, block_tokens, trace_format, lambda: 1 << 20)
@@ -42,9 +44,11 @@ def read_sample(
     for chained, starts, inputs, outputs, stamps in chunks:
         keep = block_hash(chained) < threshold
         request = np.repeat(np.arange(starts.size - 1), np.diff(starts))
+        counts = np.bincount(request[keep], minlength=starts.size - 1)
+        held = counts > 0 if threshold < SAMPLE_SPACE else np.ones(counts.size, dtype=bool)
         ids.append(chained[keep])
-        per.append(np.bincount(request[keep], minlength=starts.size - 1))
-        cols.append((inputs, outputs, stamps))
+        per.append(counts[held])
+        cols.append((inputs[held], outputs[held], stamps[held]))
     return Trace(
         name=chunks.where,
         block_tokens=chunks.block_tokens,

@@ -19,15 +19,19 @@ def test_at_rate_one_the_sample_is_the_whole_trace(hand):
 
 
 @pytest.mark.parametrize("rate", [0.5, 0.1])
-def test_a_sample_keeps_every_reference_to_a_kept_block_and_every_request(tmp_path, rate):
+def test_a_sample_keeps_every_reference_to_a_kept_block_and_only_the_requests_that_hold_one(tmp_path, rate):
     trace = traces.generate_trace(400, seed=5, new_blocks=(1, 6))
     path = write_trace(tmp_path / "g.jsonl", list(traces.to_jsonl(trace)))
     sample = traces.read_sample(path, rate)
     # Mooncake ids are prefix-chained as written: a reference is kept when its id hashes below the rate
     kept = block_hash(trace.blocks) < sample_threshold(rate)
     per_request = np.add.reduceat(kept, trace.starts[:-1]) * (np.diff(trace.starts) > 0)
-    assert sample.n_requests == 400 and sample.n_refs == int(kept.sum()) > 0
-    assert np.diff(sample.starts).tolist() == per_request.tolist()
+    # issue 43: a request that keeps no block is dropped, with its timestamp and lengths (memory follows the rate)
+    held = per_request > 0
+    assert sample.n_requests == int(held.sum()) < 400 and sample.n_refs == int(kept.sum()) > 0
+    assert np.diff(sample.starts).tolist() == per_request[held].tolist()
+    assert sample.timestamps_s.tolist() == trace.timestamps_s[held].tolist()
+    assert sample.input_tokens.tolist() == trace.input_tokens[held].tolist()
     assert sample.n_unique == np.unique(trace.blocks[kept]).size
 
 
