@@ -144,6 +144,13 @@ TRACES = [
         "line 1: 'hash_ids' has 3 ids but input_length 40 at 512 tokens a block needs 1;"
         " the qwen format's 16 tokens a block would fit",
     ),
+    # issue 43: a timestamp past 2**53 of its unit (1e300 ms printed a 300-digit number of hours)
+    (
+        "timestamp-1e300",
+        line(GOOD, timestamp=1e300),
+        (),
+        "line 1: 'timestamp' is too large (1e+300); at most 2**53 = 9,007,199,254,740,992 milliseconds",
+    ),
     # issue 43: the same Qwen line read without --format: 3 ids fit Qwen's 16-token blocks, and the line says so
     (
         "qwen-read-as-mooncake",

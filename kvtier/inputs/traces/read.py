@@ -104,6 +104,8 @@ def _timestamp(value: Any, at: str, fmt: TraceFormat) -> float:
         raise KvtierError(f"{at}: '{field}' is too large ({_number(value)})") from None
     if not math.isfinite(ts):
         raise KvtierError(f"{at}: '{field}' must be a finite number of {unit}, got {show(value, quote=True)}")
+    if abs(ts) > MAX_TOKENS:  # as lengths are capped: 2**53 ms is 285,000 years, and later sums stay exact
+        raise KvtierError(f"{at}: '{field}' is too large ({_number(value)}); at most 2**53 = {MAX_TOKENS:,} {unit}")
     return ts
 
 

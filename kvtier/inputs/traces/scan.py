@@ -194,7 +194,7 @@ def scan_columns(
     and messages are the reference, at the first line that is not plain (another field, a string
     or ``true`` anywhere, a length written ``5.0``, an id past 64 bits, a blank line, a carriage
     return, a byte-order mark, any byte JSON would refuse) or when a check fails: a timestamp
-    that is not finite or goes backwards from ``last``, a length past :data:`MAX_TOKENS`, not
+    that is not finite, past :data:`MAX_TOKENS` or goes backwards from ``last``, a length past :data:`MAX_TOKENS`, not
     ``ceil(input_length / block_tokens)`` ids, a line longer than :data:`MAX_LINE_BYTES`.  A
     timestamp that is not an integer of at most 15 digits is read by Python's ``float`` from
     its text, as the standard library's ``json`` reads it.
@@ -213,6 +213,8 @@ def scan_columns(
     for r in np.flatnonzero(out[:, 5] >= 0):
         stamps[r] = float(block[out[r, 5] : out[r, 6]])
     if not np.isfinite(stamps).all() or stamps[0] < last or (stamps[1:] < stamps[:-1]).any():
+        return None
+    if (np.abs(stamps) > MAX_TOKENS).any():  # past 2**53 of the format's unit: the line reader names it
         return None
     if chars.max() > MAX_LINE_BYTES or (inputs > MAX_TOKENS).any() or (outputs > MAX_TOKENS).any():
         return None
