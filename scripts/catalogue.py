@@ -27,6 +27,13 @@ TARGET = ROOT / "CONTRIBUTING.md"
 FILES = ("tests/commands/test_bad_input*.py", "tests/pipeline/test_outdir.py")
 SURFACES = ("build", "compare", "model", "tiers", "diff", "measure", "workload", "cost", "pr-comment")
 """The surfaces in the order the table lists them; ``pr-comment`` is ``kvtier diff --format md``."""
+TOPICS: dict[str, tuple[str, ...]] = {
+    "placement": ("tp-", "tp_", "placement", "kv-heads"),
+    "Dask (--parts)": ("parts", "part-", "part_", "workers", "scheduler", "window", "dask"),
+    "sampling": ("sample",),
+}
+"""Topics that cut across the surfaces, each counted again on its own row: a case is in a topic when its test's
+name or parameter id holds one of the topic's words."""
 BEGIN, END = "<!-- catalogue: begin -->", "<!-- catalogue: end -->"
 """The table sits between these two lines of :data:`TARGET`; ``--check`` compares what lies between."""
 
@@ -47,6 +54,13 @@ def surface_of(item: pytest.Item) -> str | None:
     return None
 
 
+def topics_of(item: pytest.Item) -> list[str]:
+    """The :data:`TOPICS` one collected case belongs to, by the words of its test's name and parameter id."""
+    callspec = getattr(item, "callspec", None)
+    text = f"{getattr(item, 'originalname', None) or getattr(item, 'name', '')} {callspec.id if callspec else ''}"
+    return [topic for topic, words in TOPICS.items() if any(w in text for w in words)]
+
+
 class _Collector:
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
@@ -57,6 +71,8 @@ class _Collector:
             name = surface_of(item)
             if name in SURFACES:
                 self.counts[name] += 1
+                for topic in topics_of(item):
+                    self.counts[f"topic:{topic}"] += 1
             else:
                 self.unplaced.append(f"{item.nodeid}: surface {name!r}")
 
@@ -85,7 +101,8 @@ def table(counted: Counter[str]) -> str:
     """The table of cases per surface, in Markdown."""
     rows = ["| surface | cases |", "|---|---:|"]
     rows += [f"| {'PR comment' if s == 'pr-comment' else s} | {counted[s]:,} |" for s in SURFACES]
-    rows.append(f"| all | {sum(counted.values()):,} |")
+    rows.append(f"| all | {sum(counted[s] for s in SURFACES):,} |")
+    rows += [f"| of which {topic} | {counted[f'topic:{topic}']:,} |" for topic in TOPICS]
     return "\n".join(rows)
 
 

@@ -56,11 +56,12 @@ def test_a_case_takes_its_surface_from_its_mark_then_its_id_then_its_module(item
 
 def test_the_table_lists_every_surface_and_the_total():
     catalogue = _catalogue()
-    counted = {"build": 3, "pr-comment": 2}
+    counted = {"build": 3, "pr-comment": 2, "topic:placement": 1}
     text = catalogue.table(catalogue.Counter(counted))
-    # 9 surfaces + header + rule + total = 12 rows; 3 + 2 = 5 in all
-    assert len(text.splitlines()) == 12
-    assert "| PR comment | 2 |" in text and "| tiers | 0 |" in text and text.endswith("| all | 5 |")
+    # 9 surfaces + header + rule + total + 3 topics = 15 rows; 3 + 2 = 5 in all (a topic's cases are counted again)
+    assert len(text.splitlines()) == 15
+    assert "| PR comment | 2 |" in text and "| tiers | 0 |" in text and "| all | 5 |" in text
+    assert text.endswith("| of which placement | 1 |\n| of which Dask (--parts) | 0 |\n| of which sampling | 0 |")
 
 
 def test_the_table_is_read_between_its_markers_in_contributing():
@@ -70,3 +71,13 @@ def test_the_table_is_read_between_its_markers_in_contributing():
     # the lines between the two markers, stripped; a text without them has no table
     assert catalogue.marked_table(text) == "| surface | cases |"
     assert catalogue.marked_table("intro\n| surface | cases |\n") is None
+
+
+def test_a_case_is_counted_in_each_topic_its_name_or_id_names():
+    # issue 43: the cases of placement, Dask and sampling are counted across surfaces too
+    catalogue = _catalogue()
+    item = SimpleNamespace(originalname="test_bad_input", callspec=SimpleNamespace(id="compare-tp-3-divides-no-heads"))
+    assert catalogue.topics_of(item) == ["placement"]
+    item = SimpleNamespace(originalname="test_a_bad_option", callspec=SimpleNamespace(id="parts-window-sample"))
+    assert catalogue.topics_of(item) == ["Dask (--parts)", "sampling"]
+    assert catalogue.topics_of(SimpleNamespace(originalname="test_x", callspec=None)) == []
