@@ -117,6 +117,14 @@ def layout_numbers(s: Scenario) -> dict[str, Any]:
     return out
 
 
+def brackets_whose(s: Scenario) -> str:
+    """Whose bandwidth and MFU brackets the grid spans: the source chapter's (the seed's values), or this set's own."""
+    seed = seed_scenario()
+    keys = [f"bandwidth.{b}" for b in BANDWIDTH_LABELS] + [f"mfu.{m}" for m in MFU_LABELS]
+    same = all(s.v(k) == seed.v(k) for k in keys)
+    return "the source chapter's own" if same else "this set's own, not the source chapter's"
+
+
 def numbers(s: Scenario) -> dict[str, Any]:
     """The ratio grid's extremes in both regimes, the illustrative point, and the verdict on the chapter's claim."""
     df = table(s)
@@ -144,6 +152,7 @@ def numbers(s: Scenario) -> dict[str, Any]:
         "ratio_illustrative": point["ratio"],
         "chapter_ratio": chapter.ILLUSTRATIVE_RATIO.value,
         "seed_ratio_illustrative": seed_scenario().illustrative["ratio"],
+        "brackets_whose": brackets_whose(s),
         # the chapter's own division: its unrounded conservative time over its rounded mid-bandwidth fetch
         "chapter_rounded_inputs_ratio": chapter.REGEN_CONSERVATIVE_UNROUNDED_S.value / chapter.FETCH_S["mid"].value,
         "optimistic_ends_ratio": regen["optimistic"] / s.fetch_by_label()["optimistic"],

@@ -65,3 +65,14 @@ def test_the_heat_map_stacks_the_regimes_with_a_colour_bar_in_times(seed_scenari
     assert sum("above band" in t.get_text() for t in lone.texts) == 3
     assert caption.startswith("Regenerating costs more than fetching in every cell: 55× to 414× inside a batch (7 of 9")
     plt.close(fig)
+
+
+def test_the_verdict_says_whose_brackets_it_spans():
+    # issue 43: "for the seed set, the source chapter's own" was printed in every build, whatever its brackets
+    from kvtier.inputs.assumptions import load_assumptions
+    from kvtier.report.pages.ratio import brackets_whose
+    from kvtier.scenario import Scenario, seed_scenario
+
+    assert brackets_whose(seed_scenario()) == "the source chapter's own"
+    mine = Scenario(load_assumptions(None, {"bandwidth.mid": "100GB/s"}))
+    assert brackets_whose(mine) == "this set's own, not the source chapter's"
