@@ -144,6 +144,20 @@ TRACES = [
         "line 1: 'hash_ids' has 3 ids but input_length 40 at 512 tokens a block needs 1;"
         " the qwen format's 16 tokens a block would fit",
     ),
+    # issue 43: lengths and timestamps written as JSON lists, past the first batch of plain lines (3,000 of them),
+    # where the compiled scanner reads: refused by the line reader's rule, not read as two lengths or a crash
+    (
+        "output-length-list-after-3000-lines",
+        b"".join(line(GOOD, timestamp=i) for i in range(3000)) + line(GOOD, timestamp=3000, output_length=[0, 100000]),
+        (),
+        "line 3001: 'output_length' must be a whole number of tokens, got [0, 100000]",
+    ),
+    (
+        "timestamp-list-after-3000-lines",
+        b"".join(line(GOOD, timestamp=i) for i in range(3000)) + line(GOOD, timestamp=[5]),
+        (),
+        "line 3001: 'timestamp' must be a finite number of milliseconds, got [5]",
+    ),
     # issue 43: a timestamp past 2**53 of its unit (1e300 ms printed a 300-digit number of hours)
     (
         "timestamp-1e300",
