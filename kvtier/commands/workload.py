@@ -253,15 +253,14 @@ def _over_time(
 
 def _option_pairs(args: argparse.Namespace) -> None:
     """Refuse an option that would do nothing without the one it serves, or two that would do the same, by name."""
-    given = {name: getattr(args, name.lstrip("-").replace("-", "_"), None) for name in DEPENDS}
+
+    def given(option: str) -> Any:
+        return getattr(args, option.lstrip("-").replace("-", "_"), None)
+
     for option, (needs, what) in DEPENDS.items():
-        if (
-            given[option] is not None
-            and given[option] is not False
-            and not getattr(args, needs.lstrip("-").replace("-", "_"), None)
-        ):
+        if given(option) is not None and not given(needs):
             raise KvtierError(f"{option} {what}: add {needs}")
-    if given["--every"] is not None and given["--every-s"] is not None:
+    if given("--every") is not None and given("--every-s") is not None:
         raise KvtierError("--every and --every-s both group --over-time's points: give one")
 
 
