@@ -316,9 +316,9 @@ class FleetStream:
         pool_tokens, pool_t = self._ttft(self.pool, prompt, pool_blocks)
         prefill = self.rc.rest_wall_s(prompt, node_tokens, "lone")
         n = self.instances
-        for key, values in (("requests", np.ones(prompt.size)), ("hit", node_tokens), ("prompt", prompt)):
+        each = {"requests": np.ones(prompt.size), "hit": node_tokens, "prompt": prompt, "prefill": prefill}
+        for key, values in each.items():
             self.per[key] += np.bincount(where, weights=values, minlength=n)
-        self.per["prefill"] += np.bincount(where, weights=prefill, minlength=n)
         for c, link, hb, tokens in (
             ("n", self.node, node_blocks, node_tokens),
             ("p", self.pool, pool_blocks, pool_tokens),
