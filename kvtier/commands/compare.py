@@ -12,6 +12,7 @@ from kvtier.commands.options import (
     add_placement_options,
     add_regeneration_options,
     add_weight_dtype_option,
+    alias,
     placement_json,
     placement_sets,
     regeneration_sets,
@@ -90,22 +91,26 @@ def _compare_overrides(args: argparse.Namespace, base: Scenario) -> dict[str, st
     sets = parse_set_options(args.set)
     bw_label = base.assumptions.value("illustrative.bandwidth")
     mfu_label = base.assumptions.value("illustrative.mfu")
-    for option, key in (
-        (args.model, "model"),
-        (args.bandwidth, f"bandwidth.{bw_label}"),
-        (args.mfu, f"mfu.{mfu_label}"),
-        (args.peak_flops, "peak_flops"),
-        (args.tokens, "block_tokens"),
-        (args.kv_dtype, "kv_dtype"),
-        (args.latency, "fetch_latency"),
-        (args.layout, "fetch_layout"),
-        (args.position, "interior.position"),
-        (args.anchor_every, "interior.anchor_every"),
-        (args.batch_tokens, "regen.batch_tokens"),
-        (None if args.host_memory is None else args.host_memory.removesuffix("-warm"), "fetch.host_memory"),
+    for name, option, key in (
+        ("--model", args.model, "model"),
+        ("--bandwidth", args.bandwidth, f"bandwidth.{bw_label}"),
+        ("--mfu", args.mfu, f"mfu.{mfu_label}"),
+        ("--peak-flops", args.peak_flops, "peak_flops"),
+        ("--tokens", args.tokens, "block_tokens"),
+        ("--kv-dtype", args.kv_dtype, "kv_dtype"),
+        ("--latency", args.latency, "fetch_latency"),
+        ("--layout", args.layout, "fetch_layout"),
+        ("--position", args.position, "interior.position"),
+        ("--anchor-every", args.anchor_every, "interior.anchor_every"),
+        ("--batch-tokens", args.batch_tokens, "regen.batch_tokens"),
+        (
+            "--host-memory",
+            None if args.host_memory is None else args.host_memory.removesuffix("-warm"),
+            "fetch.host_memory",
+        ),
     ):
         if option is not None:
-            sets[key] = option
+            alias(sets, name, option, key)
     sets.update(regeneration_sets(args))
     sets.update(placement_sets(args, sets))
     sets.update(weight_dtype_sets(args))

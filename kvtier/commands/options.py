@@ -91,6 +91,19 @@ def add_placement_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def alias(sets: dict[str, str], option: str, value: Any, key: str) -> None:
+    """Set ``key`` to ``value`` as ``option`` gives it, refusing a ``--set`` of the same key to another value.
+
+    Raises
+    ------
+    KvtierError
+        ``OPTION VALUE and --set KEY=OTHER both set KEY: give one``: neither silently wins.
+    """
+    if key in sets and str(sets[key]).strip() != str(value).strip():
+        raise KvtierError(f"{option} {show(value)} and --set {key}={show(sets[key])} both set {key}: give one")
+    sets[key] = str(value)
+
+
 def placement_sets(args: argparse.Namespace, sets: Mapping[str, str] | None = None) -> dict[str, str]:
     """The ``parallel.*`` values the placement options give, by key (only those given).
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from kvtier import analysis as trace_analysis
 from kvtier.commands import replays
-from kvtier.commands.options import add_assumption_options, add_weight_dtype_option, weight_dtype_sets
+from kvtier.commands.options import add_assumption_options, add_weight_dtype_option, alias, weight_dtype_sets
 from kvtier.commands.output import num as _num
 from kvtier.commands.output import pct as _pct
 from kvtier.data import SHIPPED_TRACES
@@ -176,18 +176,20 @@ def _block_tokens_option(text: str) -> str:
 def _scenario(args: argparse.Namespace) -> Scenario:
     sets = parse_set_options(getattr(args, "set", None))
     if getattr(args, "model", None):
-        sets["model"] = args.model
+        alias(sets, "--model", args.model, "model")
     sets.update(weight_dtype_sets(args))
-    if getattr(args, "count", None) is not None:
-        sets["workload.hit_count"] = args.count
-    if getattr(args, "sample", None) is not None:
-        sets["workload.sample_rate"] = str(args.sample)
-    fmt = getattr(args, "format", None)
-    if fmt is not None:
-        sets["workload.trace_format"] = fmt
-        sets.setdefault("workload.block_tokens", str(traces.TRACE_FORMATS[fmt].block_tokens))
+    for option, dest, key in (
+        ("--count", "count", "workload.hit_count"),
+        ("--sample", "sample", "workload.sample_rate"),
+        ("--format", "format", "workload.trace_format"),
+    ):
+        if getattr(args, dest, None) is not None:
+            alias(sets, option, getattr(args, dest), key)
     if getattr(args, "block_tokens", None) is not None:
-        sets["workload.block_tokens"] = _block_tokens_option(str(args.block_tokens))
+        alias(sets, "--block-tokens", _block_tokens_option(str(args.block_tokens)), "workload.block_tokens")
+    fmt = getattr(args, "format", None)
+    if fmt is not None:  # the format's own block size, unless one is given
+        sets.setdefault("workload.block_tokens", str(traces.TRACE_FORMATS[fmt].block_tokens))
     # priced as the workload page prices the trace: for workload.deployment, the build's own set if it names a model
     return trace_analysis.priced(Scenario(load_assumptions(getattr(args, "assumptions", None), sets)))
 

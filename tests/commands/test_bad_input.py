@@ -768,7 +768,13 @@ CASES = [
         ["key 'parallel.tp' (6): ", "has 4 KV heads, which 6 ranks neither divide nor replicate (6 is no multiple"],
         id="compare-tp-6-splits-no-kv-heads",
     ),
-    # an option and a --set that give one key two values: neither silently wins (--tp won before)
+    # an option and a --set that give one key two values: neither silently wins (the option won before)
+    pytest.param(
+        ("compare", "--model", "llama-3-8b", "--set", "model=llama-3-70b"),
+        {},
+        ["--model llama-3-8b and --set model=llama-3-70b both set model: give one"],
+        id="compare-model-and-set-model",
+    ),
     *(
         pytest.param(
             (cmd, "--tp", "8", "--set", "parallel.tp=4"),

@@ -319,6 +319,12 @@ OPTIONS = [
     ("workers-huge", ("--parts", "--workers", "100000"), "--workers 100000: a number of LocalCluster workers"),
     ("workers-negative", ("--parts", "--workers", "-2"), "--workers -2: a number of LocalCluster workers"),
     ("workers-and-scheduler", ("--parts", "--workers", "1", "--scheduler", "tcp://h:1"), "give one"),
+    # an option and a --set of its key to another value: neither silently wins
+    (
+        "sample-and-set-sample-rate",
+        ("--sample", "0.5", "--set", "workload.sample_rate=0.1"),
+        "--sample 0.5 and --set workload.sample_rate=0.1 both set workload.sample_rate: give one",
+    ),
     # a scheduler address that is none: refused before any connection (a traceback of 53 lines before)
     ("scheduler-garbage", ("--parts", "--scheduler", "garbage"), "--scheduler garbage: not a Dask scheduler's"),
     ("scheduler-inproc", ("--parts", "--scheduler", "inproc://x"), "--scheduler inproc://x: not a Dask scheduler's"),
