@@ -111,9 +111,9 @@ def _compare_overrides(args: argparse.Namespace, base: Scenario) -> dict[str, st
     ):
         if option is not None:
             alias(sets, name, option, key)
-    sets.update(regeneration_sets(args))
+    sets.update(regeneration_sets(args, sets))
     sets.update(placement_sets(args, sets))
-    sets.update(weight_dtype_sets(args))
+    sets.update(weight_dtype_sets(args, sets))
     return sets
 
 

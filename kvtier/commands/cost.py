@@ -267,7 +267,8 @@ def _mix_lines(rep: dict[str, Any]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``kvtier cost``; return the exit status (0), or raise KvtierError on bad input."""
-    sets = {**parse_set_options(getattr(args, "set", None)), **weight_dtype_sets(args)}
+    typed = parse_set_options(getattr(args, "set", None))
+    sets = {**typed, **weight_dtype_sets(args, typed)}
     assumptions = load_assumptions(getattr(args, "assumptions", None), sets)
     check_consistency(assumptions)
     rep = report(analysis.priced(Scenario(assumptions)))  # priced as the cost page prices the trace

@@ -48,10 +48,14 @@ def add_weight_dtype_option(p: argparse.ArgumentParser) -> None:
     )
 
 
-def weight_dtype_sets(args: argparse.Namespace) -> dict[str, str]:
-    """``{"weight_dtype": D}`` when ``--weight-dtype D`` is given, else nothing."""
+def weight_dtype_sets(args: argparse.Namespace, sets: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``{"weight_dtype": D}`` when ``--weight-dtype D`` is given, else nothing; refused where a ``--set`` in
+    ``sets`` gives ``weight_dtype`` another value (:func:`alias`)."""
     value = getattr(args, "weight_dtype", None)
-    return {} if value is None else {"weight_dtype": str(value)}
+    if value is None:
+        return {}
+    alias(dict(sets or {}), "--weight-dtype", value, "weight_dtype")
+    return {"weight_dtype": str(value)}
 
 
 PLACEMENT_OPTIONS: dict[str, str] = {
@@ -174,10 +178,18 @@ def add_regeneration_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def regeneration_sets(args: argparse.Namespace) -> dict[str, str]:
-    """The ``regen.*`` values ``--regen-model`` and ``--beyond-grid`` set (:func:`add_regeneration_options`)."""
-    options = ((args.regen_model, "regen.model"), (args.beyond_grid, "regen.beyond_grid"))
-    return {key: value for value, key in options if value is not None}
+def regeneration_sets(args: argparse.Namespace, sets: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The ``regen.*`` values ``--regen-model`` and ``--beyond-grid`` set (:func:`add_regeneration_options`),
+    refused where a ``--set`` in ``sets`` gives the same key another value (:func:`alias`)."""
+    out: dict[str, str] = {}
+    for option, value, key in (
+        ("--regen-model", args.regen_model, "regen.model"),
+        ("--beyond-grid", args.beyond_grid, "regen.beyond_grid"),
+    ):
+        if value is not None:
+            alias(dict(sets or {}), option, value, key)
+            out[key] = str(value)
+    return out
 
 
 def with_accelerator(base: AssumptionSet, args: argparse.Namespace) -> AssumptionSet:

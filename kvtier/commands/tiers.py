@@ -85,8 +85,8 @@ def run(args: argparse.Namespace) -> int:
 
     sets = parse_set_options(args.set)
     sets.update(placement_sets(args, sets))
-    sets.update(weight_dtype_sets(args))
-    sets.update(regeneration_sets(args))
+    sets.update(weight_dtype_sets(args, sets))
+    sets.update(regeneration_sets(args, sets))
     base = with_accelerator(load_assumptions(args.assumptions), args)
     scenario = Scenario(base.with_values(sets, source="command line") if sets else base)
     scenario.check_fit()

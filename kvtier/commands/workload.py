@@ -177,7 +177,7 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     sets = parse_set_options(getattr(args, "set", None))
     if getattr(args, "model", None):
         alias(sets, "--model", args.model, "model")
-    sets.update(weight_dtype_sets(args))
+    sets.update(weight_dtype_sets(args, sets))
     for option, dest, key in (
         ("--count", "count", "workload.hit_count"),
         ("--sample", "sample", "workload.sample_rate"),

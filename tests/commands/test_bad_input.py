@@ -770,6 +770,18 @@ CASES = [
     ),
     # an option and a --set that give one key two values: neither silently wins (the option won before)
     pytest.param(
+        ("tiers", "--regen-model", "roofline", "--set", "regen.model=analytic"),
+        {},
+        ["--regen-model roofline and --set regen.model=analytic both set regen.model: give one"],
+        id="tiers-regen-model-and-set-regen-model",
+    ),
+    pytest.param(
+        ("cost", "--weight-dtype", "fp8", "--set", "weight_dtype=bf16"),
+        {},
+        ["--weight-dtype fp8 and --set weight_dtype=bf16 both set weight_dtype: give one"],
+        id="cost-weight-dtype-and-set-weight-dtype",
+    ),
+    pytest.param(
         ("compare", "--model", "llama-3-8b", "--set", "model=llama-3-70b"),
         {},
         ["--model llama-3-8b and --set model=llama-3-70b both set model: give one"],
