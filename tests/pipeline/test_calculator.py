@@ -235,9 +235,13 @@ def compare_json(sets: dict[str, str], regime: str) -> dict:
     pass of the block alone (``--batch-tokens 1``: the pass is at least the block).
     """
     argv = ["compare", "--json", "--position", "0"]
+    options = ["--regen-model", "mfu"] if regime == "batch" else ["--regen-model", "roofline", "--batch-tokens", "1"]
+    # the keys those options set are left to them: an option beside a --set of its key to another value is refused
+    taken = {"regen.model"} | ({"regen.batch_tokens"} if regime != "batch" else set())
     for key, value in sets.items():
-        argv += ["--set", f"{key}={value}"]
-    argv += ["--regen-model", "mfu"] if regime == "batch" else ["--regen-model", "roofline", "--batch-tokens", "1"]
+        if key not in taken:
+            argv += ["--set", f"{key}={value}"]
+    argv += options
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         assert main(argv) == 0, argv
