@@ -116,15 +116,12 @@ def placement_sets(args: argparse.Namespace, sets: Mapping[str, str] | None = No
     KvtierError
         When an option and a ``--set`` in ``sets`` give the same key two different values: neither silently wins.
     """
-    out = {
-        key: str(getattr(args, dest))
-        for dest, key in PLACEMENT_OPTIONS.items()
-        if getattr(args, dest, None) is not None
-    }
+    out: dict[str, str] = {}
     for dest, key in PLACEMENT_OPTIONS.items():
-        if key in out and sets and key in sets and str(sets[key]).strip() != out[key].strip():
-            option = "--" + dest.replace("_", "-")
-            raise KvtierError(f"{option} {show(out[key])} and --set {key}={show(sets[key])} both set {key}: give one")
+        value = getattr(args, dest, None)
+        if value is not None:
+            alias(dict(sets or {}), "--" + dest.replace("_", "-"), value, key)
+            out[key] = str(value)
     return out
 
 

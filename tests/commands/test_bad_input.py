@@ -769,32 +769,20 @@ CASES = [
         id="compare-tp-6-splits-no-kv-heads",
     ),
     # an option and a --set that give one key two values: neither silently wins (the option won before)
-    pytest.param(
-        ("tiers", "--regen-model", "roofline", "--set", "regen.model=analytic"),
-        {},
-        ["--regen-model roofline and --set regen.model=analytic both set regen.model: give one"],
-        id="tiers-regen-model-and-set-regen-model",
-    ),
-    pytest.param(
-        ("cost", "--weight-dtype", "fp8", "--set", "weight_dtype=bf16"),
-        {},
-        ["--weight-dtype fp8 and --set weight_dtype=bf16 both set weight_dtype: give one"],
-        id="cost-weight-dtype-and-set-weight-dtype",
-    ),
-    pytest.param(
-        ("compare", "--model", "llama-3-8b", "--set", "model=llama-3-70b"),
-        {},
-        ["--model llama-3-8b and --set model=llama-3-70b both set model: give one"],
-        id="compare-model-and-set-model",
-    ),
     *(
         pytest.param(
-            (cmd, "--tp", "8", "--set", "parallel.tp=4"),
+            (cmd, option, value, "--set", f"{key}={other}"),
             {},
-            ["--tp 8 and --set parallel.tp=4 both set parallel.tp: give one"],
-            id=f"{cmd}-tp-and-set-parallel-tp",
+            [f"{option} {value} and --set {key}={other} both set {key}: give one"],
+            id=f"{cmd}-{option.removeprefix('--')}-and-set-{key.replace('.', '-').replace('_', '-')}",
         )
-        for cmd in ("compare", "tiers")
+        for cmd, option, value, key, other in (
+            ("tiers", "--regen-model", "roofline", "regen.model", "analytic"),
+            ("cost", "--weight-dtype", "fp8", "weight_dtype", "bf16"),
+            ("compare", "--model", "llama-3-8b", "model", "llama-3-70b"),
+            ("compare", "--tp", "8", "parallel.tp", "4"),
+            ("tiers", "--tp", "8", "parallel.tp", "4"),
+        )
     ),
     # cost and workload refuse a placement that does not fit its accelerators, as compare does (Llama-3-70B's
     # weights alone are 141 GB in bf16 on one accelerator of 1 GB)
