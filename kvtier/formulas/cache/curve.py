@@ -309,6 +309,42 @@ def merge_counted(a: tuple[np.ndarray, np.ndarray], values: np.ndarray) -> tuple
     return allv, np.bincount(inv.reshape(-1), weights=np.concatenate((a[1], c))).astype(np.int64)
 
 
+MAX_EXACT_INTERVALS = 1 << 20
+"""Distinct reuse intervals a stream holds as they are (16 B each); past it they are binned (:func:`bin_intervals`).
+
+Timestamps in whole units of time give at most the trace's duration in that unit; float
+timestamps can give a new interval with almost every reference (20 M references of 1,000
+blocks held 907 MB before they were binned)."""
+
+INTERVAL_BITS = 14
+"""Significant bits a binned interval keeps: within ``2**-14`` (6.1e-5) of its value, relatively."""
+
+INTERVAL_FLOOR_S = 2.0**-20
+"""Binned intervals below this (about 0.95 us) become 0 or this (s)."""
+
+
+def bin_intervals(values_s: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct intervals (s, ascending, with their counts) rounded to :data:`INTERVAL_BITS` significant bits.
+
+    Below :data:`INTERVAL_FLOOR_S` an interval is rounded to a multiple of it (0 or the floor).
+    Idempotent: binned values bin to themselves.  However many references, at most
+    ``2 + 2**(INTERVAL_BITS - 1) x`` (binary orders of magnitude from the floor to the longest
+    interval) values remain: about 606,000 for intervals up to 2**53 s, 9.7 MB.
+
+    Returns
+    -------
+    tuple of ndarray
+        The distinct binned values (s, ascending) and the counts of the intervals each stands for.
+    """
+    if not values_s.size:
+        return values_s, counts
+    mantissa, exponent = np.frexp(values_s)
+    binned = np.ldexp(np.round(mantissa * 2.0**INTERVAL_BITS), exponent - INTERVAL_BITS)
+    binned = np.where(values_s < INTERVAL_FLOOR_S, np.round(values_s / INTERVAL_FLOOR_S) * INTERVAL_FLOOR_S, binned)
+    v, inv = np.unique(binned, return_inverse=True)
+    return v, np.bincount(inv.reshape(-1), weights=counts, minlength=v.size).astype(np.int64)
+
+
 def merge_pairs(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Two ``(sorted distinct values, counts)`` merged into one."""
     if not b[0].size:

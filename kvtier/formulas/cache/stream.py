@@ -14,7 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kvtier.formulas.cache.curve import LruHistogram, merge_counted, merge_pairs, over_time_counts
+from kvtier.formulas.cache.curve import (
+    MAX_EXACT_INTERVALS,
+    LruHistogram,
+    bin_intervals,
+    merge_counted,
+    merge_pairs,
+    over_time_counts,
+)
 from kvtier.formulas.cache.distances import StackDistanceStream, hit_distances
 from kvtier.formulas.cache.ids import DenseIds
 from kvtier.formulas.cache.regen import RegenCosts
@@ -176,7 +183,9 @@ class LruStream:
     (:class:`StackDistanceStream`), the histograms of hit distances (:class:`LruHistogram`) and
     the distinct reuse intervals and prompt and output lengths with their counts: about 50 B
     a distinct block, whatever the stream's length (the distinct intervals are at most the
-    trace's duration in its unit of time).
+    trace's duration in its unit of time, and past :data:`~kvtier.formulas.cache.curve.MAX_EXACT_INTERVALS`
+    they are binned to 14 significant bits, :func:`~kvtier.formulas.cache.curve.bin_intervals`:
+    fed at once or in chunks, the same values).
 
     Parameters
     ----------
@@ -232,6 +241,7 @@ class LruStream:
         self.last_s = np.full(1024, np.nan)
         self.hashes = np.zeros(1024, dtype=np.int64)
         self.intervals = (np.zeros(0), np.zeros(0, dtype=np.int64))
+        self.binned = False  # the intervals binned (:meth:`_keep_intervals`)
         self.inputs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         self.outputs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         self.first_s = self.latest_s = math.nan
@@ -245,6 +255,7 @@ class LruStream:
         self.expected = {"blocks": 0.0, "tokens": 0.0}
         self.n_refs = self.n_requests = self.falls = self.after_miss = self.sampled_refs = 0
         self.intervals = (np.zeros(0), np.zeros(0, dtype=np.int64))
+        self.binned = False  # the intervals binned (:meth:`_keep_intervals`)
         self.inputs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         self.outputs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
         self.first_s = self.latest_s = math.nan
@@ -266,7 +277,8 @@ class LruStream:
         self.falls += other.falls
         self.after_miss += other.after_miss
         self.sampled_refs += other.sampled_refs
-        self.intervals = merge_pairs(self.intervals, other.intervals)
+        self.binned = self.binned or other.binned
+        self._keep_intervals(merge_pairs(self.intervals, other.intervals))
         self.inputs = merge_pairs(self.inputs, other.inputs)
         self.outputs = merge_pairs(self.outputs, other.outputs)
         self.first_s = float(np.fmin(self.first_s, other.first_s))
@@ -281,6 +293,16 @@ class LruStream:
     def __len__(self) -> int:
         """Distinct blocks held (sampled ones, when sampling)."""
         return len(self.dense)
+
+    def _keep_intervals(self, merged: tuple[np.ndarray, np.ndarray]) -> None:
+        """Hold ``merged`` as the distinct intervals, binned once more than :data:`MAX_EXACT_INTERVALS` were held.
+
+        Binning is idempotent and the distinct count only grows, so the intervals end binned
+        exactly when the whole stream holds more than the bound: the same at once or in chunks.
+        """
+        if self.binned or merged[0].size > MAX_EXACT_INTERVALS:
+            merged, self.binned = bin_intervals(*merged), True
+        self.intervals = merged
 
     def _grow(self, top: int) -> None:
         if top >= self.last_s.size:
@@ -379,7 +401,7 @@ class LruStream:
         # reuse intervals: each reference's time back to its block's previous use
         when = stamps[request]
         back = np.where(local >= 0, when[np.maximum(local, 0)], self.last_s[dense])
-        self.intervals = merge_counted(self.intervals, (when - back)[cached])
+        self._keep_intervals(merge_counted(self.intervals, (when - back)[cached]))
         is_last = np.ones(dense.size, dtype=bool)
         is_last[local[local >= 0]] = False
         e = hit_distances(d, starts, self.count)

@@ -194,3 +194,35 @@ def test_hits_below_a_capacity_in_a_histogram_of_distances(capacity, hits):
     # weight 1 at distance 0, 3 at 1, 0 at 2, 1 at 3: a cache of C blocks hits the distances below C;
     # 2 blocks: 1 + 3 = 4; 2.5 rounds up to 3: 1 + 3 + 0 = 4; 4 blocks and the infinite cache: 1 + 3 + 0 + 1 = 5
     assert hits_below(np.array([1.0, 3.0, 0.0, 1.0]), capacity) == hits
+
+
+def test_bin_intervals_by_hand():
+    from kvtier.formulas.cache.curve import INTERVAL_FLOOR_S, bin_intervals
+
+    # 1 + 2**-16 keeps 14 bits: 1 = 0.5 x 2**1, 0.5 x 2**14 = 8192 exactly, and 2**-16 is below half
+    # a step (2**-14 at 1), so it rounds to 1; 1 + 2**-13 is a whole step and stays.  3e-7 s is below the
+    # floor (2**-20 = 9.54e-7 s): 3e-7 / 9.54e-7 = 0.31 rounds to 0; 7e-7 (0.73) rounds to the floor
+    values = np.array([3e-7, 7e-7, 1.0, 1.0 + 2.0**-16, 1.0 + 2.0**-13])
+    v, c = bin_intervals(values, np.array([1, 2, 3, 4, 5]))
+    assert v.tolist() == [0.0, INTERVAL_FLOOR_S, 1.0, 1.0 + 2.0**-13]
+    assert c.tolist() == [1, 2, 7, 5]
+    again = bin_intervals(v, c)  # idempotent
+    assert again[0].tolist() == v.tolist() and again[1].tolist() == c.tolist()
+
+
+def test_bin_intervals_stay_within_their_relative_error_and_bounded():
+    from kvtier.formulas.cache.curve import INTERVAL_BITS, INTERVAL_FLOOR_S, bin_intervals
+
+    rng = np.random.default_rng(7)
+    values = np.sort(10.0 ** rng.uniform(-5, 15, 200_000))  # 10 us to 1e15 s, nearly every one distinct
+    v, c = bin_intervals(values, np.ones(values.size, dtype=np.int64))
+    assert c.sum() == values.size
+    # the nearest binned value lies within half a step: the mantissa in [0.5, 1) moves by at most 2**-15,
+    # at most 2**-15 / 0.5 = 2**-14 of the value
+    near = v[np.clip(np.searchsorted(v, values), 0, v.size - 1)]
+    lower = v[np.clip(np.searchsorted(v, values) - 1, 0, v.size - 1)]
+    err = np.minimum(abs(near - values), abs(lower - values)) / values
+    assert err.max() <= 2.0**-14
+    # at most 2**13 + 1 values a binade from the floor (2**-20) up to 2**50 (1e15 < 2**50): 70 binades
+    assert v.size <= 70 * (2 ** (INTERVAL_BITS - 1) + 1) + 2
+    assert v[0] >= INTERVAL_FLOOR_S

@@ -72,3 +72,39 @@ def test_costs_by_distinct_token_counts_equal_them_reference_by_reference(monkey
         assert tabulated.counts[key].dtype == direct.counts[key].dtype
         assert tabulated.counts[key].tobytes() == direct.counts[key].tobytes(), key
     assert tabulated.counts["lone_s"].sum() > 0  # something was priced
+
+
+def _float_time_stream(monkeypatch, bound, cuts):
+    """A stream of 3 blocks reused in turn at float arrivals: every reuse interval distinct."""
+    import kvtier.formulas.cache.stream as stream_module
+
+    monkeypatch.setattr(stream_module, "MAX_EXACT_INTERVALS", bound)
+    rng = np.random.default_rng(3)
+    n = 600
+    arrivals = np.cumsum(rng.uniform(0.001, 1.0, n))  # s, float: no two gaps alike
+    ids = np.arange(n, dtype=np.int64) % 3
+    stream = LruStream("per-block")
+    for lo, hi in zip((0, *cuts), (*cuts, n), strict=True):
+        starts = np.arange(hi - lo + 1, dtype=np.int64)  # one block a request
+        stream.feed(ids[lo:hi], starts, np.full(hi - lo, 4, dtype=np.int64), 4, timestamps_s=arrivals[lo:hi])
+    return stream, arrivals
+
+
+@pytest.mark.parametrize("cuts", [(), (100,), (10, 300, 590)])
+def test_reuse_intervals_past_the_bound_are_binned_alike_at_once_or_in_chunks(monkeypatch, cuts):
+    from kvtier.formulas.cache.curve import bin_intervals
+
+    # 600 one-block requests over 3 blocks: 597 reuses, each 3 arrivals back, every interval distinct
+    stream, arrivals = _float_time_stream(monkeypatch, 100, cuts)
+    exact = arrivals[3:] - arrivals[:-3]
+    assert stream.binned and stream.intervals[1].sum() == 597
+    want = bin_intervals(*np.unique(exact, return_counts=True))
+    assert stream.intervals[0].tolist() == want[0].tolist()
+    assert stream.intervals[1].tolist() == want[1].tolist()
+
+
+def test_reuse_intervals_under_the_bound_stay_exact(monkeypatch):
+    # the same 597 distinct intervals under a bound of 1,000: held as they are
+    stream, arrivals = _float_time_stream(monkeypatch, 1000, (250,))
+    assert not stream.binned
+    assert stream.intervals[0].tolist() == np.unique(arrivals[3:] - arrivals[:-3]).tolist()
