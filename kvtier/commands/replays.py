@@ -37,7 +37,7 @@ def _chunks(s: Scenario, trace: str, parts: dict[str, Any] | None) -> Iterator[t
         yield from traces.RequestChunks(trace, bt, fmt, lambda: FLEET_CHUNK_REFS)
         return
     with distributed.client(parts.get("scheduler"), int(parts.get("workers") or 2)) as c:
-        for p in distributed.read_parts(distributed.files(trace), bt, fmt, c):
+        for p in distributed.Parts(distributed.files(trace), bt, fmt, c):
             yield p["ids"], p["starts"], p["input_tokens"], p["output_tokens"], p["timestamps_s"]
 
 

@@ -358,19 +358,21 @@ def _parts(
     names = distributed.files(spec)
     with distributed.client(opts.get("scheduler"), int(opts.get("workers") or 2)) as c:
         rate = float(s.v("workload.sample_rate"))
-        # sampled on the workers, unless the exact windows need every reference
-        read = distributed.read_parts(names, bt, fmt, c, rate if opts.get("window") is None else 1.0)
-        single = distributed.replay(read, bt, fmt, count, rc, rate, max_blocks, name=show(spec))
+        # sampled on the workers, unless the exact windows need every reference; streamed, unless they need them
+        # all at once
+        read = distributed.Parts(names, bt, fmt, c, rate if opts.get("window") is None else 1.0)
+        held = list(read) if opts.get("window") is not None else read
+        single = distributed.replay(held, bt, fmt, count, rc, rate, max_blocks, name=show(spec))
         _check_sample(single, spec, rate)
         h = single
         if opts.get("window") is not None:
             h = distributed.windowed(
-                read, float(opts["window"]), float(opts.get("warmup") or 0.0), bt, fmt, count, rc, c
+                held, float(opts["window"]), float(opts.get("warmup") or 0.0), bt, fmt, count, rc, c
             )
     out = report(h, rc, links(s))
     out["parts"] = {
         "files": len(names),
-        "names": [p["name"] for p in read],
+        "names": read.names,
         "scheduler": opts.get("scheduler") or f"LocalCluster({opts.get('workers')})",
     }
     if h is not single:

@@ -1,11 +1,12 @@
 """A trace split into many files (one per hour or per server), parsed in parallel on Dask, then replayed.
 
-Fleets keep their prefix-cache logs in many files.  :func:`read_parts` parses and validates
-each file on a Dask cluster (``dask.distributed``: a :class:`~distributed.LocalCluster` by
-default, or the scheduler at an address), each into the arrays of its requests with their
-ids chained; :func:`replay` then feeds them, in the order of their first timestamps, to one
-:class:`~kvtier.formulas.cache.stream.LruStream` (exact, or sampled): the same curve as the
-single-process reader on the files concatenated.  :func:`windowed` is the exact path by time
+Fleets keep their prefix-cache logs in many files.  :class:`Parts` orders the files by their
+first timestamps, then parses and validates each on a Dask cluster (``dask.distributed``: a
+:class:`~distributed.LocalCluster` by default, or the scheduler at an address) into the arrays
+of its requests with their ids chained, a few at a time; :func:`replay` feeds them as they
+come to one :class:`~kvtier.formulas.cache.stream.LruStream` (exact, or sampled): the same
+curve as the single-process reader on the files concatenated, with one part at a time in this
+process.  :func:`windowed` is the exact path by time
 windows: each window replayed on its own after a warm-up of the references before it, in
 parallel, the windows' histograms added; :func:`kvtier.formulas.cache.curve.curve_error` against
 the single pass measures what the windows lose (the reuses that reach back past a warm-up).
@@ -21,8 +22,10 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +39,7 @@ from kvtier.formulas.cache.stream import LruStream, prepare_chunk
 from kvtier.formulas.cache.trace import DEFAULT_HIT_COUNT, Trace
 from kvtier.inputs import traces
 from kvtier.inputs.traces.files import line_blocks
-from kvtier.inputs.traces.load import read_requests
+from kvtier.inputs.traces.load import column_blocks, read_requests
 from kvtier.inputs.traces.read import check_block_tokens, request_starts
 
 
@@ -135,6 +138,91 @@ def client(scheduler: str | None = None, workers: int = 2):
         yield c
 
 
+def first_stamp(path: str, block_tokens: int, trace_format: str) -> float:
+    """The first arrival (s) of one file of a split trace: only its first block of lines is read.
+
+    A file's timestamps never go back (the reader refuses it), so this orders the parts before
+    any is parsed whole.  A file with no request is a :class:`~kvtier.errors.KvtierError` naming it.
+    """
+    where, file = traces.trace_path(path)
+    fmt = traces.format_named(trace_format)
+    blocks = column_blocks(line_blocks(file, where), where, check_block_tokens(block_tokens), fmt)
+    first = next(blocks, None)
+    blocks.close()
+    if first is None:
+        raise KvtierError(f"{where}: the trace holds no requests")
+    return float(fmt.seconds(first.stamps[:1])[0])
+
+
+class Parts:
+    """Every file of a split trace, parsed one after another in the order of their first timestamps.
+
+    Made, it has read each file's first block of lines (:func:`first_stamp`, on ``dask_client``
+    when given) and knows the order, :attr:`names`; iterated, it yields each file parsed
+    (:func:`parse_part`), keeping at most ``ahead`` parsed parts in flight on the cluster (its
+    workers, by default) and none in this process once yielded: the trace is streamed, however
+    many files.  A part that starts before the one before it ends is a
+    :class:`~kvtier.errors.KvtierError` naming both, raised when it comes.  Below a
+    ``sample_rate`` of 1 each file is sampled where it is parsed, so only the sampled references
+    reach this process; :func:`replay` needs the same rate.
+    """
+
+    def __init__(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        block_tokens: int = traces.TRACE_BLOCK_TOKENS,
+        trace_format: str = traces.DEFAULT_FORMAT,
+        dask_client: Any = None,
+        sample_rate: float = 1.0,
+        ahead: int | None = None,
+    ) -> None:
+        if not paths:
+            raise KvtierError("no trace files to read")
+        given = [os.fspath(p) for p in paths]
+        self.block_tokens, self.trace_format, self.sample_rate = block_tokens, trace_format, sample_rate
+        self.client = dask_client
+        if dask_client is None:
+            firsts = [first_stamp(p, block_tokens, trace_format) for p in given]
+        else:
+            futures = dask_client.map(
+                first_stamp, given, block_tokens=block_tokens, trace_format=trace_format, pure=False
+            )
+            firsts = dask_client.gather(futures)
+        order = sorted(zip(firsts, [traces.trace_path(p)[0] for p in given], given, strict=True))
+        self.names = [where for _, where, _ in order]
+        """The files' names as the reader shows them, in the order of their first timestamps."""
+        self._paths = [p for _, _, p in order]
+        workers = len(dask_client.scheduler_info().get("workers", {})) if dask_client is not None else 1
+        self.ahead = max(1, ahead if ahead is not None else workers)
+
+    def _parsed(self) -> Iterator[dict[str, Any]]:
+        """Each file parsed, in order: here one at a time, or on the cluster ``ahead`` at a time."""
+        kw = {"block_tokens": self.block_tokens, "trace_format": self.trace_format, "sample_rate": self.sample_rate}
+        if self.client is None:
+            for p in self._paths:
+                yield parse_part(p, **kw)
+            return
+        waiting = iter(self._paths)
+        flight = deque(self.client.submit(parse_part, p, **kw, pure=False) for p in islice(waiting, self.ahead))
+        while flight:
+            part = flight.popleft().result()
+            for p in islice(waiting, 1):
+                flight.append(self.client.submit(parse_part, p, **kw, pure=False))
+            yield part
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        before: tuple[str, float] | None = None
+        for part in self._parsed():
+            ts = part["timestamps_s"]
+            if before is not None and ts[0] < before[1]:
+                raise KvtierError(
+                    f"{part['name']}: starts at {ts[0]:g} s, before {before[0]} ends"
+                    f" ({before[1]:g} s); the parts of a trace must not overlap in time"
+                )
+            before = (part["name"], float(ts[-1]))
+            yield part
+
+
 def read_parts(
     paths: Sequence[str | os.PathLike[str]],
     block_tokens: int = traces.TRACE_BLOCK_TOKENS,
@@ -142,34 +230,8 @@ def read_parts(
     dask_client: Any = None,
     sample_rate: float = 1.0,
 ) -> list[dict[str, Any]]:
-    """Parse every file of a split trace, in parallel on ``dask_client`` (in this process without one).
-
-    Below a ``sample_rate`` of 1 each file is sampled where it is parsed (:func:`parse_part`), so
-    only the sampled references reach this process; :func:`replay` needs the same rate.  The parts
-    come back in the order of their first timestamps; a part that starts before the one before it
-    ends, or an empty part, is a :class:`~kvtier.errors.KvtierError` naming them.
-    """
-    if not paths:
-        raise KvtierError("no trace files to read")
-    names = [os.fspath(p) for p in paths]
-    if dask_client is None:
-        parts = [parse_part(p, block_tokens, trace_format, sample_rate) for p in names]
-    else:
-        futures = dask_client.map(
-            parse_part, names, block_tokens=block_tokens, trace_format=trace_format, sample_rate=sample_rate, pure=False
-        )
-        parts = dask_client.gather(futures)
-    for p in parts:
-        if not p["lines"]:
-            raise KvtierError(f"{p['name']}: the trace holds no requests")
-    parts.sort(key=lambda p: (float(p["timestamps_s"][0]), p["name"]))
-    for a, b in zip(parts, parts[1:], strict=False):
-        if b["timestamps_s"][0] < a["timestamps_s"][-1]:
-            raise KvtierError(
-                f"{b['name']}: starts at {b['timestamps_s'][0]:g} s, before {a['name']} ends"
-                f" ({a['timestamps_s'][-1]:g} s); the parts of a trace must not overlap in time"
-            )
-    return parts
+    """Every part of :class:`Parts` held at once, in order: what :func:`windowed` needs (each window any part)."""
+    return list(Parts(paths, block_tokens, trace_format, dask_client, sample_rate))
 
 
 def _feed(stream: LruStream, part: dict[str, Any], block_tokens: int, lo: int = 0, hi: int | None = None) -> None:
@@ -188,7 +250,7 @@ def _feed(stream: LruStream, part: dict[str, Any], block_tokens: int, lo: int = 
 
 
 def replay(
-    parts: Sequence[dict[str, Any]],
+    parts: Iterable[dict[str, Any]],
     block_tokens: int = traces.TRACE_BLOCK_TOKENS,
     trace_format: str = traces.DEFAULT_FORMAT,
     count: str = DEFAULT_HIT_COUNT,
@@ -199,17 +261,22 @@ def replay(
 ) -> LruHistogram:
     """The parts fed in order to one :class:`~kvtier.formulas.cache.stream.LruStream`: the single-pass curve.
 
+    ``parts`` may be a :class:`Parts`, each part dropped once fed.
+
     Parts sampled where they were read (:func:`read_parts` with a ``sample_rate``) are fed as they
     came; exact parts are sampled here when ``sample_rate`` is below 1.
     """
     stream = LruStream(count, rc, sample_rate, max_blocks)
+    names, lines = [], 0
     for part in parts:
         if "chunk" in part:
             stream.feed_chunk(part["chunk"])
         else:
             _feed(stream, part, block_tokens)
-    label = name or f"{len(parts)} files from {parts[0]['name']}"
-    return stream.histogram(label, sum(p["lines"] for p in parts), trace_format, block_tokens)
+        names.append(part["name"])
+        lines += part["lines"]
+    label = name or f"{len(names)} files from {names[0]}"
+    return stream.histogram(label, lines, trace_format, block_tokens)
 
 
 def _window(

@@ -44,7 +44,7 @@ def test_eight_files_on_a_two_worker_local_cluster_give_the_single_process_curve
     read = distributed.read_parts(distributed.files(str(parts)), dask_client=cluster)
     windows = distributed.windowed(read, 60.0, 1e9, dask_client=cluster)  # a warm-up longer than the trace
     assert [p["name"] for p in read] == [str(parts / f"part-{k:02d}.jsonl") for k in range(8, 0, -1)]
-    h = distributed.replay(read, rc=rc)
+    h = distributed.replay(distributed.Parts(distributed.files(str(parts)), dask_client=cluster), rc=rc)  # streamed
     # exact path: the same histograms, count for count, and the same report
     assert h.counts["blocks"].tolist() == single.counts["blocks"].tolist()
     assert h.counts["tokens"].tolist() == single.counts["tokens"].tolist()
@@ -124,3 +124,68 @@ def test_windows_too_many_to_replay_are_refused_before_any_is_allocated(tmp_path
     with pytest.raises(KvtierError, match=r"^--window 1e-09: the parts span .* more than 10,000 windows of 1e-09 s"):
         distributed.windowed(read, 1e-9, 0.0)
     assert span / 1e-9 > distributed.MAX_WINDOWS
+
+
+class _Future:
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+class _Client:
+    """A client that runs each task when it is submitted and records how many parsed parts are in flight."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def scheduler_info(self):
+        return {"workers": {"a": {}, "b": {}}}
+
+    def map(self, fn, items, **kw):
+        return [_Future(fn(i, **{k: v for k, v in kw.items() if k != "pure"})) for i in items]
+
+    def gather(self, futures):
+        return [f.result() for f in futures]
+
+    def submit(self, fn, item, **kw):
+        self.log.append(("submit", item))
+        return _Future(fn(item, **{k: v for k, v in kw.items() if k != "pure"}))
+
+
+def test_parts_are_streamed_in_time_order_with_at_most_the_workers_in_flight(tmp_path):
+    # issue 43 (20): the client gathered every part before the first was fed (2.29 GB where one file read
+    # line by line took 0.50 GB).  Five files named against their times; the order comes from their first
+    # lines; on a two-worker client at most two parsed parts wait at any time, and this process holds one
+    whole, parts = split(tmp_path, n_files=5, n_requests=500)
+    log = []
+    stream = distributed.Parts(distributed.files(str(parts)), dask_client=_Client(log))
+    order = [str(parts / f"part-{k:02d}.jsonl") for k in range(5, 0, -1)]
+    assert stream.names == order and stream.ahead == 2 and log == []  # ordered before any file is parsed whole
+    for k, part in enumerate(stream):
+        log.append(("fed", part["name"]))
+        # parts 0 and 1 were submitted at the start and one more as each is taken, before it is yielded: when
+        # part k is fed, k + 3 were submitted (at most 5), so two wait on the cluster and one is held here
+        assert sum(1 for what, _ in log if what == "submit") == min(k + 3, 5)
+    assert [name for what, name in log if what == "fed"] == order
+    # in this process, without a client, each file is parsed only when the one before it has been taken
+    calls = []
+    real = distributed.parse_part
+    local = distributed.Parts(distributed.files(str(parts)))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(distributed, "parse_part", lambda p, **kw: calls.append(p) or real(p, **kw))
+        it = iter(local)
+        next(it)
+        assert calls == [order[0]]
+    single = traces.stream_lru(whole)
+    h = distributed.replay(distributed.Parts(distributed.files(str(parts)), dask_client=_Client([])))
+    assert h.counts["blocks"].tolist() == single.counts["blocks"].tolist() and h.n_requests == 500
+
+
+def test_a_part_with_no_request_is_refused_before_any_is_parsed(tmp_path):
+    a = tmp_path / "a.jsonl"
+    a.write_text('{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [1]}\n')
+    (tmp_path / "b.jsonl").write_text("\n\n")
+    with pytest.raises(KvtierError, match=r"b\.jsonl: the trace holds no requests$"):
+        distributed.Parts([a, tmp_path / "b.jsonl"], block_tokens=1)

@@ -212,8 +212,8 @@ def regen_vs_position(s: Scenario) -> tuple[Figure, str]:
     n = numbers(s)
     lead = (
         f"Deeper blocks cost more to regenerate: at position {n['position_tokens']:,}, in a batch,"
-        f" {n['resident_over_tail']:,.2f}× the tail block with the upstream KV resident, {n['evicted_over_tail']:,.0f}×"
-        f" evicted, against a fixed {n['fetch_us']:,.2f} µs fetch."
+        f" {n['resident_over_tail']:,.2f}× the tail block with the upstream KV resident,"
+        f" {words.times(n['evicted_over_tail'])} evicted, against a fixed {n['fetch_us']:,.2f} µs fetch."
     )
     limit_note = (
         f" Past the red line, {s.model.name}'s context limit ({s.model.max_positions:,} positions), curves describe"

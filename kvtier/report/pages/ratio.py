@@ -322,7 +322,7 @@ def ratio_heatmap(s: Scenario) -> tuple[Figure, str]:
             for j, m in enumerate(MFU_LABELS):
                 r = data[i, j]
                 side = "below band" if r < lo_claim else "above band" if r > hi_claim else ""
-                text = f"{r:,.0f}×" if r >= 10 else f"{r:,.1f}×"
+                text = words.times(r)
                 # dark text on the light end of the scale, white on the dark end
                 dark = sum(cmap(norm(r))[:3]) > 1.5
                 ax.text(

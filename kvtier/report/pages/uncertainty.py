@@ -18,6 +18,7 @@ from kvtier.inputs import chapter
 from kvtier.inputs import measurements as ms
 from kvtier.report.columns import Column, declare, named
 from kvtier.report.figures import PALETTE, finish, new_figure, plain_log_ticks
+from kvtier.report.words import times
 from kvtier.scenario import POINT_KEYS, Scenario
 
 if TYPE_CHECKING:
@@ -536,7 +537,7 @@ def uncertainty_histogram(s: Scenario) -> tuple[Figure, str]:
 def _span(row: mc.TornadoRow) -> str:
     """The ratio's range as one input crosses its range, in words."""
     lo, hi = sorted((row.ratio_at_low, row.ratio_at_high))
-    return f"{lo:,.0f}× to {hi:,.0f}×" if round(hi) != round(lo) else f"{lo:,.0f}×, unmoved"
+    return f"{times(lo)} to {times(hi)}" if times(hi) != times(lo) else f"{times(lo)}, unmoved"
 
 
 def tornado_chart(s: Scenario) -> tuple[Figure, str]:
@@ -565,7 +566,7 @@ def tornado_chart(s: Scenario) -> tuple[Figure, str]:
         ax.set_ylim(bottom, top)
         # the dashed line stops below its label, in the row above the bars
         ax.axvline(base_ratio, ymax=(len(rows) - 0.55 - bottom) / (top - bottom), color="#333333", lw=0.9, ls="--")
-        ax.annotate(f"{base_ratio:,.0f}×", (base_ratio, len(rows) - 0.3), ha="center", va="center", fontsize=9.5)
+        ax.annotate(times(base_ratio), (base_ratio, len(rows) - 0.3), ha="center", va="center", fontsize=9.5)
         ax.set_yticks(range(len(rows)), [INPUT_SHORT[r.name] for r in rows])
         ax.xaxis.set_major_locator(MaxNLocator(4))
         ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))

@@ -220,3 +220,18 @@ def test_the_fixed_peak_sentence_says_whether_the_peak_matters():
         "The peak's range matters inside a batch: with the peak held at the build's 500 TFLOP/s, the in-batch share"
         " below 100× is 0.0 % instead of 12.3 %"
     )
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "said"),
+    [
+        # below 1 a ratio keeps two figures (words.times): 0.034 and 0.3 are not both "0x"
+        (0.3, 0.034, "0.034× to 0.3×"),
+        # 412.2 and 412.4 both print as "412×": unmoved
+        (412.2, 412.4, "412×, unmoved"),
+        (3.21, 4.87, "3.2× to 4.9×"),
+    ],
+)
+def test_a_tornado_span_never_rounds_a_ratio_to_zero(low, high, said):
+    row = mc.TornadoRow("peak", 1.0, 2.0, low, high, abs(high - low))
+    assert uncertainty._span(row) == said

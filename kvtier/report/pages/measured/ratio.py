@@ -23,6 +23,7 @@ from kvtier.report.pages.measured.shipped import (
     fits,
     measurements,
 )
+from kvtier.report.words import times
 from kvtier.scenario import Scenario, seed_scenario
 
 if TYPE_CHECKING:
@@ -190,7 +191,7 @@ def ratio_figure(s: Scenario) -> tuple[Figure, str]:
                 lw=1.0,
             )
             value = float(r["ratio"])
-            text = f"{value:,.0f}×" if value >= 100 else f"{value:.1f}×"
+            text = f"{value:,.0f}×" if value >= 100 else f"{value:.1f}×" if value >= 1 else times(value)
             ax.annotate(text, xy=(value, yi), xytext=(3, 0), textcoords="offset points", va="center", fontsize=9.5)
         ax.set_yticks(y, [f"{RATIO_LABELS[r['case']]}{layouts[r['layout']]}" for _, r in rows.iterrows()])
         ax.set_ylim(-0.6, len(rows) - 0.4)
