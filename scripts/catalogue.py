@@ -1,6 +1,7 @@
 """Count the bad-input catalogue's cases per surface, and check CONTRIBUTING.md's table of them.
 
-The catalogue is every test in ``tests/commands/test_bad_input*.py`` and ``tests/pipeline/test_outdir.py``.
+The catalogue is every test in ``tests/commands/test_bad_input*.py`` and ``tests/pipeline/test_outdir.py``, and
+the calculator's refusals (:data:`NODES`, which run in a browser).
 A case's surface (the command or output it exercises) is, first, a ``surface`` mark on its
 test function; else the first word of its parameter id when that word names a surface
 (``compare-yaml-empty-file`` is a ``compare`` case); else the ``surface`` mark of its module.
@@ -25,8 +26,11 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "CONTRIBUTING.md"
 """The file whose table ``--check`` compares: its section "The bad-input catalogue"."""
 FILES = ("tests/commands/test_bad_input*.py", "tests/pipeline/test_outdir.py")
-SURFACES = ("build", "compare", "model", "tiers", "diff", "measure", "workload", "cost", "pr-comment")
-"""The surfaces in the order the table lists them; ``pr-comment`` is ``kvtier diff --format md``."""
+NODES = ("tests/pipeline/test_calculator.py::test_impossible_inputs_are_refused_in_words_beside_the_field",)
+"""Single tests of other files that belong to the catalogue."""
+SURFACES = ("build", "compare", "model", "tiers", "diff", "measure", "workload", "cost", "pr-comment", "calculator")
+"""The surfaces in the order the table lists them; ``pr-comment`` is ``kvtier diff --format md``, ``calculator``
+the book's calculator (its fields refused in words beside them)."""
 TOPICS: dict[str, tuple[str, ...]] = {
     "placement": ("tp-", "tp_", "placement", "kv-heads"),
     "Dask (--parts)": ("parts", "part-", "part_", "workers", "scheduler", "window", "dask"),
@@ -82,7 +86,7 @@ def counts() -> Counter[str]:
     files = sorted(str(p.relative_to(ROOT)) for pattern in FILES for p in ROOT.glob(pattern))
     collector = _Collector()
     status = pytest.main(
-        ["--collect-only", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT), *files],
+        ["--collect-only", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT), *files, *NODES],
         plugins=[collector],
     )
     if status != 0:

@@ -21,6 +21,7 @@ import glob
 import logging
 import os
 import re
+import signal
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -119,6 +120,16 @@ def _connect(client_type: Any, address: str) -> Any:
     raise KvtierError(f"--scheduler {show(address)}: no Dask scheduler answered within {SCHEDULER_TIMEOUT_S:g} s")
 
 
+def dask_setup(worker: Any) -> None:
+    """Run by each LocalCluster worker as it starts (Dask's preload): ignore SIGINT.
+
+    A Ctrl-C in a shell reaches every process of the group; the workers printed their
+    ``KeyboardInterrupt`` tracebacks (68 lines) while this process said "interrupted" in one.
+    Ignored there, the command closes the cluster itself as it stops.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 @contextmanager
 def client(scheduler: str | None = None, workers: int = 2):
     """A Dask client: of the scheduler at ``scheduler`` (``tcp://host:8786``), else of a new LocalCluster."""
@@ -131,8 +142,15 @@ def client(scheduler: str | None = None, workers: int = 2):
         with _connect(Client, scheduler) as c:
             yield c
         return
+    # no dashboard; the scheduler's HTTP server (health and metrics) on a free port, not 8787: a second cluster on
+    # the machine warned "Port 8787 is already in use"
     cluster = LocalCluster(
-        n_workers=workers, threads_per_worker=1, dashboard_address=None, silence_logs=logging.CRITICAL
+        n_workers=workers,
+        threads_per_worker=1,
+        dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+        preload=[__name__],  # each worker runs dask_setup: Ctrl-C is this process's to handle
+        silence_logs=logging.CRITICAL,
     )
     with cluster, Client(cluster) as c:
         yield c

@@ -408,6 +408,28 @@ def test_a_bad_part_on_a_dask_worker_is_one_line_with_no_worker_log(tmp_path):
     )
 
 
+def test_parts_print_nothing_on_stderr_when_another_cluster_holds_the_dashboard_port(tmp_path):
+    # issue 43 (25): with port 8787 taken (another Dask cluster, another kvtier run) every --parts run printed
+    # Dask's "UserWarning: Port 8787 is already in use"; the scheduler's HTTP server now takes a free port
+    import socket
+
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / "hour-0.jsonl").write_bytes(line(GOOD) + line(GOOD, timestamp=1))
+    holder = socket.socket()
+    try:
+        holder.bind(("127.0.0.1", 8787))
+        holder.listen()
+    except OSError:
+        pass  # something already holds it: the condition under test
+    try:
+        proc = run_capped("workload", str(parts), "--parts", "--workers", "1", "--json", cap=4 << 30)
+    finally:
+        holder.close()
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert json.loads(proc.stdout)["parts"]["names"] == [f"{parts}/hour-0.jsonl"]
+
+
 @pytest.mark.parametrize("kind", ["fifo", "dangling-link"])
 def test_a_part_that_is_no_regular_file_is_named_not_skipped(tmp_path, kind):
     # issue 43: --parts skipped FIFOs and links to nothing without a word; one folder a day is read to any depth

@@ -189,3 +189,16 @@ def test_a_part_with_no_request_is_refused_before_any_is_parsed(tmp_path):
     (tmp_path / "b.jsonl").write_text("\n\n")
     with pytest.raises(KvtierError, match=r"b\.jsonl: the trace holds no requests$"):
         distributed.Parts([a, tmp_path / "b.jsonl"], block_tokens=1)
+
+
+def _sigint_ignored() -> bool:
+    import signal
+
+    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+
+def test_the_local_workers_ignore_ctrl_c_and_leave_it_to_the_command(cluster):
+    # issue 43 (25): Ctrl-C in a shell reaches the whole process group; each worker printed a KeyboardInterrupt
+    # traceback (68 lines in all) before the command's one line. The workers ignore SIGINT (dask_setup, preloaded)
+    assert cluster.run(_sigint_ignored) == {w: True for w in cluster.scheduler_info()["workers"]}
+    assert not _sigint_ignored()  # this process still stops on Ctrl-C

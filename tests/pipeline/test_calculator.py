@@ -454,35 +454,39 @@ def test_it_starts_from_the_build_set_and_its_command_is_bare(page):
     close(out["values"]["regen-lone"], d.regen_s("lone"), "lone regeneration")
 
 
-def test_impossible_inputs_are_refused_in_words_beside_the_field(page):
-    cases = [
-        ([("bandwidth", "fast")], "bandwidth", "is not a number"),
-        # a decimal comma is refused as the command line refuses it, not read as 15 (issue 43)
-        ([("bandwidth", "1,5")], "bandwidth", "a comma only between thousands (1,024)"),
-        ([("bandwidth", "0")], "bandwidth", "Must lie between"),
-        ([("mfu", "150")], "mfu", "Must lie between"),
-        ([("block_tokens", "16.5")], "block_tokens", "whole number"),
-        ([("latency", "")], "latency", "Type a number"),
-        ([("model", "llama-3-70b"), ("ep", "8")], "ep", "needs an MoE model"),
-        ([("model", "deepseek-v3"), ("tp", "4"), ("ep", "6")], "ep", "multiple of the smaller"),
-        ([("model", "llama-2-7b"), ("pp", "64")], "pp", "At most the model's 32 layers"),
-        # Llama-3-70B's 64 query heads: 3 ranks do not divide them (vLLM refuses it), nor 1,024
-        ([("model", "llama-3-70b"), ("tp", "3")], "tp", "64 attention heads, which 3 ranks do not divide"),
-        ([("model", "llama-3-70b"), ("tp", "1024")], "tp", "64 attention heads, which 1024 ranks do not divide"),
-        ([("accelerator", "dgx-spark-gb10")], "peak", "publishes no peak"),
-        ([("peak", "1e400")], "peak", "too large"),
-        ([("hbm_capacity", "0.5")], "hbm_capacity", "Must lie between 1 and"),  # parallel.hbm_capacity: at least 1 GB
-    ]
-    for inputs, field, words in cases:
-        page.reload(wait_until="load")
-        page.evaluate(SET_FIELDS, inputs)
-        out = page.evaluate(READ_OUTPUTS)
-        assert out["state"] == "refused", inputs
-        msg = [text for id_, text in out["messages"].items() if id_.endswith(f"-{field}-msg")]
-        assert msg and words in msg[0], (inputs, out["messages"])
-        assert out["values"] == {} and "NaN" not in out["text"] and "Infinity" not in out["text"]
-        invalid = page.get_attribute(f'#kvtier-calculator [name="{field}"]', "aria-invalid")
-        assert invalid == "true"
+REFUSED = [
+    ("bandwidth-word", [("bandwidth", "fast")], "bandwidth", "is not a number"),
+    # a decimal comma is refused as the command line refuses it, not read as 15 (issue 43)
+    ("bandwidth-decimal-comma", [("bandwidth", "1,5")], "bandwidth", "a comma only between thousands (1,024)"),
+    ("bandwidth-zero", [("bandwidth", "0")], "bandwidth", "Must lie between"),
+    ("mfu-above-100", [("mfu", "150")], "mfu", "Must lie between"),
+    ("block-tokens-fraction", [("block_tokens", "16.5")], "block_tokens", "whole number"),
+    ("latency-empty", [("latency", "")], "latency", "Type a number"),
+    ("placement-ep-dense-model", [("model", "llama-3-70b"), ("ep", "8")], "ep", "needs an MoE model"),
+    ("placement-ep-tp", [("model", "deepseek-v3"), ("tp", "4"), ("ep", "6")], "ep", "multiple of the smaller"),
+    ("placement-pp-layers", [("model", "llama-2-7b"), ("pp", "64")], "pp", "At most the model's 32 layers"),
+    # Llama-3-70B's 64 query heads: 3 ranks do not divide them (vLLM refuses it), nor 1,024
+    ("tp-3", [("model", "llama-3-70b"), ("tp", "3")], "tp", "64 attention heads, which 3 ranks do not divide"),
+    ("tp-1024", [("model", "llama-3-70b"), ("tp", "1024")], "tp", "64 attention heads, which 1024 ranks do not divide"),
+    ("peak-unpublished", [("accelerator", "dgx-spark-gb10")], "peak", "publishes no peak"),
+    ("peak-overflow", [("peak", "1e400")], "peak", "too large"),
+    ("hbm-below-1-gb", [("hbm_capacity", "0.5")], "hbm_capacity", "Must lie between 1 and"),  # at least 1 GB
+]
+"""The calculator's refusals, each a case of the bad-input catalogue (``scripts/catalogue.py``, surface
+``calculator``): ``(id, fields typed, the field refused, words of its message)``."""
+
+
+@pytest.mark.surface("calculator")
+@pytest.mark.parametrize(("inputs", "field", "words"), [c[1:] for c in REFUSED], ids=[c[0] for c in REFUSED])
+def test_impossible_inputs_are_refused_in_words_beside_the_field(page, inputs, field, words):
+    page.evaluate(SET_FIELDS, inputs)
+    out = page.evaluate(READ_OUTPUTS)
+    assert out["state"] == "refused", inputs
+    msg = [text for id_, text in out["messages"].items() if id_.endswith(f"-{field}-msg")]
+    assert msg and words in msg[0], (inputs, out["messages"])
+    assert out["values"] == {} and "NaN" not in out["text"] and "Infinity" not in out["text"]
+    invalid = page.get_attribute(f'#kvtier-calculator [name="{field}"]', "aria-invalid")
+    assert invalid == "true"
 
 
 HBM = '#kvtier-calculator [name="hbm_capacity"]'
