@@ -623,6 +623,15 @@ class LruTier:
     prefill_accelerators: float
     drives: FlashDrives | None = None
 
+    @property
+    def accelerators(self) -> float:
+        """The accelerators the tier is stated per: those its trace's prefill keeps busy, at least one.
+
+        A trace that keeps 0.1 of an accelerator busy still runs on a whole one, so that "per
+        accelerator" never exceeds the total; NaN when the prefill takes no time.
+        """
+        return max(self.prefill_accelerators, 1.0) if self.prefill_accelerators > 0 else math.nan
+
 
 @dataclass(frozen=True)
 class LruTraffic:

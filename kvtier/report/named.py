@@ -157,10 +157,7 @@ def _row(w: World) -> dict[str, object]:
     engine_fetch = d.block.fetch_s(d.tiers, sc.fetch_transfers)
     ratio = {regime: d.regen_s(regime) / engine_fetch for regime in ("lone", "batch")}
     best, feasible = d.best_tier("batch")
-    n_acc = best.prefill_accelerators
-    # per accelerator of those the prefill keeps busy, at least one: a trace that keeps 0.1 of one busy still needs a
-    # whole one, and "per accelerator" must never exceed the total (issue 43)
-    per = max(n_acc, 1.0) if n_acc > 0 else float("nan")
+    per = best.accelerators  # at least one: "per accelerator" never exceeds the total (issue 43)
     per_acc = best.capacity_bytes / per
     usd_h = 3600.0
     wins = (int((ratio["lone"] > 1).sum()), int((ratio["batch"] > 1).sum()), d.n_fetch_wins("batch", "per-layer"))
@@ -188,7 +185,7 @@ def _row(w: World) -> dict[str, object]:
         "saved_usd_h_per_accelerator": best.saved_usd_per_s / per * usd_h,
         "saved_usd_h_per_server": best.saved_usd_per_s / per * w.per_server * usd_h,
         "saved_usd_h": best.saved_usd_per_s * usd_h,
-        "busy_accelerators": n_acc,
+        "busy_accelerators": best.prefill_accelerators,
         "refused": "",
     }
     return row

@@ -8,6 +8,9 @@ DRAM drawing 0.15 W/GB and NVMe 1 mW/GB, boards at 467 W (lone block) and 700 W 
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 import pytest
 
@@ -303,6 +306,10 @@ def test_an_lru_tier_by_hand():
     assert dram.fetch_usd_per_s == pytest.approx(dram.read_busy * 3 / 3600, rel=1e-12)
     # recompute avoided: 720 s / 100 s = 7.2 accelerators x 3/3600 = 6e-3 USD/s; saved = that - fetch - hold
     assert dram.saved_accelerators == pytest.approx(7.2) and dram.prefill_accelerators == pytest.approx(18.0)
+    # stated per the 18 accelerators the prefill keeps busy; 0.1 busy is stated per one, none busy per none (NaN)
+    assert dram.accelerators == pytest.approx(18.0)
+    assert dataclasses.replace(dram, prefill_accelerators=0.1).accelerators == 1.0
+    assert math.isnan(dataclasses.replace(dram, prefill_accelerators=0.0).accelerators)
     assert dram.saved_usd_per_s == pytest.approx(6e-3 - dram.fetch_usd_per_s - 6.7126e-7, rel=1e-4)
     # reads 2e9 B / 100 s = 2e7 B/s; writes 3e9 / 100 = 3e7 B/s: 3e7 / 63e9 of the link, 3e7 / 5.6e9 of the drive
     assert (nvme.read_bytes_per_s, nvme.write_bytes_per_s) == (pytest.approx(2e7), pytest.approx(3e7))

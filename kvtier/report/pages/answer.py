@@ -328,13 +328,19 @@ def plan_sentence(s: Scenario) -> str:
         return f"The {trace} trace lasts no time, so no tier can be priced per hour for it."
     if best.capacity_bytes <= 0:
         return f"Nothing in the {trace} trace is used twice, so no tier would hold anything worth fetching."
-    per = best.capacity_bytes / best.prefill_accelerators
+    n_acc = best.accelerators  # at least one: "per accelerator" never exceeds the total (issue 43)
+    per = best.capacity_bytes / n_acc
     cost = best.hold_usd_per_s + best.fetch_usd_per_s
     verb = "saves" if best.saved_usd_per_s > 0 else "loses"
-    n_acc = best.prefill_accelerators
+    busy = best.prefill_accelerators
+    whose = (
+        f"{_tib(per)} per accelerator for the {busy:,.1f} its prefill keeps busy"
+        if busy >= 1
+        else f"all of it for the one accelerator its prefill keeps {busy * 100:.2g} % busy"
+    )
     lead = (
         f"For the {trace} trace, an LRU tier of {_tib(best.capacity_bytes)} in {MEDIUM_WORDS[best.medium]}"
-        f" ({_tib(per)} per accelerator for the {n_acc:,.1f} its prefill keeps busy) serves"
+        f" ({whose}) serves"
         f" {target * 100:g} % of the achievable hits for {_usd_h(cost)} of holding and fetching and {verb}"
         f" {_usd_h(abs(best.saved_usd_per_s))} net against recomputing them inside a batch, or per accelerator"
         f" {_usd_h(cost / n_acc)} and {_usd_h(abs(best.saved_usd_per_s) / n_acc)}"

@@ -196,3 +196,27 @@ def test_the_split_verdict_counts_the_tiers_a_split_wins_from_and_names_the_larg
     sentence = split_sentence(Scenario())
     assert "copied in one piece, from 9 of the 10 tiers, by at most 1.04 times (nvme-gen4-x4)" in sentence
     assert "copied layer chunk by chunk, from 10 of the 10 tiers, by at most 1.83 times (nvme-gen4-x4)" in sentence
+
+
+def test_a_trace_that_keeps_under_one_accelerator_busy_is_stated_per_whole_accelerator(monkeypatch):
+    # issue 43 (7): "per accelerator" for 0.1 accelerators gave ten times the totals; a trace whose prefill keeps one
+    # accelerator 10 % busy still runs on one, so per accelerator is the whole tier and the whole money
+    import dataclasses
+
+    from kvtier.deployment import Deployment
+
+    real = Deployment.best_tier
+
+    def light(self, regime):
+        best, feasible = real(self, regime)
+        return dataclasses.replace(best, prefill_accelerators=0.1), feasible
+
+    monkeypatch.setattr(Deployment, "best_tier", light)
+    s = Scenario()
+    best, _ = Deployment.of(s).best_tier("batch")
+    assert best.accelerators == 1.0  # max(0.1, 1)
+    plan = answer.plan_sentence(s)
+    assert "(all of it for the one accelerator its prefill keeps 10 % busy)" in plan
+    cost_h = (best.hold_usd_per_s + best.fetch_usd_per_s) * 3600
+    # per accelerator = the totals over one accelerator: the same numbers twice, never ten times them
+    assert f"for {cost_h:.3g} USD/h of holding" in plan and f"or per accelerator {cost_h:.3g} USD/h" in plan

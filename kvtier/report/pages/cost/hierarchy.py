@@ -39,8 +39,8 @@ _HIERARCHY_CACHE: WeakKeyDictionary[Scenario, dict[str, Any]] = WeakKeyDictionar
 def hierarchy_sizes(s: Scenario) -> dict[str, Any]:
     """The replayed hierarchies' tiers, in blocks of ``workload.block_tokens`` tokens, sized per accelerator.
 
-    - ``accelerators``: those the trace's prefill keeps busy inside a batch with no cache (the LRU
-      plan's, :attr:`kvtier.formulas.tiering.LruTier.prefill_accelerators`).
+    - ``accelerators``: those the trace's prefill keeps busy inside a batch with no cache, at least one
+      (the LRU plan's, :attr:`kvtier.formulas.tiering.LruTier.accelerators`).
     - HBM: what each of them has left beside its shard of the weights under the set's placement
       (:attr:`kvtier.scenario.placement.Placed.hbm_left_bytes`), an upper bound.
     - the middle tier: the decision's LRU capacity (``decision.hit_target`` of the achievable hits).
@@ -49,7 +49,7 @@ def hierarchy_sizes(s: Scenario) -> dict[str, Any]:
     """
     r = analysis.curve(s)
     target = s.v("decision.hit_target")
-    n = analysis.lru_plan(s, target)[0].prefill_accelerators
+    n = analysis.lru_plan(s, target)[0].accelerators  # at least one
     # what a block takes in a tier (its stored copies counted); HBM holds every rank's copy whatever the tier does,
     # so where the tier stores once the HBM count below is an upper bound, as its docstring says
     block_bytes = s.tier_bytes_per_token * s.v("workload.block_tokens")
