@@ -229,6 +229,7 @@ def spread_sentence(s: Scenario) -> str:
         )
     n_named = int((ok["kind"] == "named").sum())
     n = int(ok["n_tiers"].iloc[0])
+    saved = ok["saved_usd_h_per_accelerator"].astype(float)
     refused = df[df["refused"] != ""]
     tail = f" ({len(refused)} refused: {', '.join(refused['deployment'])})" if len(refused) else ""
     kinds = ["this build"] + ([f"{n_named} named deployment{'s' if n_named > 1 else ''}"] if n_named else [])
@@ -238,8 +239,8 @@ def spread_sentence(s: Scenario) -> str:
         f"Across {words.listed(kinds)}{tail}, fetching a block beats"
         f" regenerating it inside a batch from {_span(ok['wins_batch_engine'], 'd')} of {n} tiers when it is copied"
         f" the engine's way and from {_span(ok['wins_batch_chunks'], 'd')} copied layer chunk by layer chunk"
-        f" (alone, from {_span(ok['wins_lone_engine'], 'd')} of {n}); the tier the trace calls for saves"
-        f" {_span(ok['saved_usd_h_per_accelerator'], ',.2f')} USD/h per accelerator."
+        f" (alone, from {_span(ok['wins_lone_engine'], 'd')} of {n}); the tier the trace calls for"
+        f" {words.saves_span(saved.min(), saved.max(), 'USD/h')} per accelerator."
     )
 
 

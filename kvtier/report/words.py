@@ -344,6 +344,21 @@ def saves(amount: float, unit: str, spec: str = ".3g") -> str:
     return f"saves {amount:{spec}} {unit}" if amount >= 0 else f"loses {-amount:{spec}} {unit}"
 
 
+def saves_span(low: float, high: float, unit: str, spec: str = ",.2f") -> str:
+    """A range of net savings in words: ``saves LOW to HIGH UNIT``, ``loses ...`` when all are losses, and
+    ``ranges from losing -LOW to saving HIGH UNIT`` across zero (never "saves -1.23 to 1.24")."""
+
+    def span(a: float, b: float) -> str:
+        lo, hi = format(a, spec), format(b, spec)
+        return f"{lo} {unit}" if lo == hi else f"{lo} to {hi} {unit}"
+
+    if low >= 0:
+        return f"saves {span(low, high)}"
+    if high <= 0:
+        return f"loses {span(-high, -low)}"
+    return f"ranges from losing {-low:{spec}} to saving {high:{spec}} {unit}"
+
+
 def capitalized(text: str) -> str:
     """``text`` with its first letter upper case, the rest as it is (``str.capitalize`` lowers the rest)."""
     return text[:1].upper() + text[1:]

@@ -162,6 +162,14 @@ def test_a_negative_saving_is_worded_as_a_loss():
     assert words.saves(0.0, "USD an hour") == "saves 0 USD an hour"
 
 
+def test_a_range_of_savings_across_zero_says_both_ends():
+    # issue 43: "saves -1.23 to 1.24 USD/h per accelerator" across the named deployments
+    assert words.saves_span(0.5, 1.24, "USD/h") == "saves 0.50 to 1.24 USD/h"
+    assert words.saves_span(-1.23, -0.5, "USD/h") == "loses 0.50 to 1.23 USD/h"
+    assert words.saves_span(-1.23, 1.24, "USD/h") == "ranges from losing 1.23 to saving 1.24 USD/h"
+    assert words.saves_span(2.0, 2.001, "USD/h") == "saves 2.00 USD/h"  # both ends print alike: one figure
+
+
 def test_ratios_are_never_rounded_to_zero_and_say_which_side_is_faster():
     # issue 43: with every link at 100 MB/s the findings read "0× to 0× faster"; below 1 the other side is faster
     assert words.times(1234.4) == "1,234×" and words.times(3.44) == "3.4×" and words.times(0.0449) == "0.045×"

@@ -465,16 +465,16 @@ def target_sentence(s: Scenario) -> str:
     if not (np.isfinite(best.saved_usd_per_s) and best.capacity_bytes > 0):
         return "With nothing reused, no hit target changes the answer."
     target = s.v("decision.hit_target")
-    parts = []
-    for i, share in enumerate(sorted({0.5, target, 0.99})):
+    parts, gains = [], []
+    for share in sorted({0.5, target, 0.99}):
         t = {x.tier: x for x in analysis.lru_plan(s, share, "batch")}[best.tier]
-        size, saved = _tib(t.capacity_bytes), _usd_h(t.saved_usd_per_s)
-        first = i == 0
-        parts.append(
-            f"serving {share * 100:g} % of the achievable hits takes {size} and saves {saved}"
-            if first
-            else f"{share * 100:g} %, {size} and {saved}"
-        )
+        size, saved_h = _tib(t.capacity_bytes), t.saved_usd_per_s * 3600
+        said = words.saves(saved_h, "USD/h", ",.3g")  # a loss is "loses", never "saves -0.315"
+        gains.append(saved_h >= 0)
+        if not parts:
+            parts.append(f"serving {share * 100:g} % of the achievable hits takes {size} and {said}")
+        else:  # the verb again only where the sign changes
+            parts.append(f"{share * 100:g} %, {size} and {said if gains[-1] != gains[0] else said.split(' ', 1)[1]}")
     return f"In {MEDIUM_WORDS[best.medium]}, " + "; ".join(parts) + "."
 
 

@@ -220,3 +220,12 @@ def test_a_trace_that_keeps_under_one_accelerator_busy_is_stated_per_whole_accel
     cost_h = (best.hold_usd_per_s + best.fetch_usd_per_s) * 3600
     # per accelerator = the totals over one accelerator: the same numbers twice, never ten times them
     assert f"for {cost_h:.3g} USD/h of holding" in plan and f"or per accelerator {cost_h:.3g} USD/h" in plan
+
+
+def test_the_target_sentence_words_a_loss_as_a_loss():
+    # issue 43: at a 100,000 TFLOP/s peak recomputing is so cheap that the tier loses money at every target; the
+    # sentence said "saves -0.315 USD/h"
+    s = Scenario(load_assumptions(sets={"peak_flops": "100000TFLOP/s"}))
+    sentence = answer.target_sentence(s)
+    assert "saves -" not in sentence and " -" not in sentence
+    assert "of the achievable hits takes 1.28 TiB and loses 0.315 USD/h; 90 %, 4.82 TiB and 1.23 USD/h;" in sentence

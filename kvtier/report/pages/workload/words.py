@@ -26,7 +26,7 @@ from kvtier.report.pages.workload.summary import (
     tier_of,
     trace_name,
 )
-from kvtier.report.words import listed, no_duration, nothing_to_cache
+from kvtier.report.words import listed, no_duration, nothing_to_cache, times
 from kvtier.scenario import Scenario
 from kvtier.units import format_time
 
@@ -178,9 +178,9 @@ def saving_words(
             "shown_tier_paragraph": f"The {SHOWN_TARGET} % tier, {n['shown_tib']:.2f} TiB, serves its hits in one"
             f" instant ({still}): there is no rate of hits, no accelerators saved and no link busy per second"
             " (n/a in the table). Set against fetching them over a CXL 2.0 x8 expander, recomputing would take"
-            f" {cxl['in_batch_over_fetch']:,.0f} times as long inside a batch and {cxl['lone_over_fetch']:,.0f} times"
-            f" as lone passes; over an NVMe Gen4 x4 drive, {nvme['in_batch_over_fetch']:,.0f} and"
-            f" {nvme['lone_over_fetch']:,.0f} times.",
+            f" {_times(cxl['in_batch_over_fetch'])} as long inside a batch and {_times(cxl['lone_over_fetch'])}"
+            f" as lone passes; over an NVMe Gen4 x4 drive, {_times(nvme['in_batch_over_fetch']).removesuffix(' times')}"
+            f" and {_times(nvme['lone_over_fetch'])}.",
         }
     return {
         "inf_in_batch_clause": f"would keep {n['inf_in_batch_gpus']:.1f} accelerators busy full time",
@@ -190,12 +190,29 @@ def saving_words(
         f" {n['shown_in_batch_gpus']:.1f} accelerators inside a batch and {n['shown_lone_gpus']:.1f} as lone"
         f" passes, and has to deliver {n['shown_hit_gbps']:.2f} GB/s of hits on average. Over a CXL 2.0 x8 expander,"
         " the interface of the CXL memory shipping today, fetching them keeps the link"
-        f" {n['cxl2_x8_busy_pct']:.1f} % busy, and recomputing would take {n['cxl2_x8_in_batch_ratio']:,.0f} times"
-        f" as long inside a batch and {n['cxl2_x8_lone_ratio']:,.0f} times as lone passes. Even an NVMe Gen4 x4"
-        f" drive, {n['nvme_gen4_x4_busy_pct']:.1f} % busy, fetches {n['nvme_gen4_x4_in_batch_ratio']:,.0f} times"
-        " faster than the accelerators recompute (both regimes: "
-        f"{n['nvme_gen4_x4_lone_ratio']:,.0f} times for lone passes).",
+        f" {n['cxl2_x8_busy_pct']:.1f} % busy, and recomputing would take {_times(n['cxl2_x8_in_batch_ratio'])}"
+        f" as long inside a batch and {_times(n['cxl2_x8_lone_ratio'])} as lone passes. {_nvme_words(n)}",
     }
+
+
+def _times(ratio: float) -> str:
+    """A ratio in words, never rounded to 0 (:func:`kvtier.report.words.times`): ``1,234 times``, ``0.045 times``."""
+    return times(ratio).replace("×", " times")
+
+
+def _nvme_words(n: dict[str, Any]) -> str:
+    """The NVMe drive against recomputing: "even" it fetches faster only where it does, in both regimes."""
+    batch, lone = n["nvme_gen4_x4_in_batch_ratio"], n["nvme_gen4_x4_lone_ratio"]
+    busy = f"{n['nvme_gen4_x4_busy_pct']:.1f} % busy"
+    if min(batch, lone) >= 1:
+        return (
+            f"Even an NVMe Gen4 x4 drive, {busy}, fetches {_times(batch)} faster than the accelerators recompute"
+            f" (both regimes: {_times(lone)} for lone passes)."
+        )
+    return (
+        f"Over an NVMe Gen4 x4 drive, {busy}, recomputing would take {_times(batch)} as long as fetching inside a"
+        f" batch and {_times(lone)} as lone passes."
+    )
 
 
 def targets_words() -> str:

@@ -143,3 +143,17 @@ def test_the_trace_is_named_from_its_own_record_never_called_mooncakes(tmp_path)
         " format); kvtier chains them as a prefix cache keys its blocks, so that two equal chained ids mean an equal"
         " prompt up to and including that block, and a repeated id is a block whose KV a cache could have kept."
     )
+
+
+def test_the_nvme_drive_is_said_to_fetch_faster_only_where_it_does():
+    # issue 43: a set where recomputing beats the drive kept "Even an NVMe Gen4 x4 drive fetches 0 times faster"
+    n = {"nvme_gen4_x4_in_batch_ratio": 1234.4, "nvme_gen4_x4_lone_ratio": 3.21, "nvme_gen4_x4_busy_pct": 2.04}
+    assert words._nvme_words(n) == (
+        "Even an NVMe Gen4 x4 drive, 2.0 % busy, fetches 1,234 times faster than the accelerators recompute"
+        " (both regimes: 3.2 times for lone passes)."
+    )
+    n |= {"nvme_gen4_x4_in_batch_ratio": 0.0452}  # recomputing takes 0.0452 of the fetch's time inside a batch
+    assert words._nvme_words(n) == (
+        "Over an NVMe Gen4 x4 drive, 2.0 % busy, recomputing would take 0.045 times as long as fetching inside a"
+        " batch and 3.2 times as lone passes."
+    )
