@@ -207,17 +207,26 @@ def links(s: Scenario) -> list[LinkSpec]:
     return [LinkSpec(tiers.names[i], float(tiers.bandwidth_bytes_per_s[i]), float(tiers.latency_s[i])) for i in order]
 
 
+MAX_CAPACITY_BLOCKS = 2**53
+"""Most blocks a capacity option may name (the largest whole number a float holds exactly)."""
+
+
 def _capacity(text: str, s: Scenario, option: str) -> float:
-    """A capacity option's value in blocks: a count, or bytes with a unit over the set's block bytes."""
+    """A capacity option's value in blocks: a whole count (``1000``, ``1e3``), or bytes with a unit over the set's
+    block bytes, rounded down to whole blocks (a tier holds whole blocks)."""
+    said = f"{option} {show(text, quote=True)}"
     try:
-        if any(c.isalpha() for c in text):
+        cap = float(text)  # a bare number is a count of blocks, exponent or not ("1e3" was read as 1,000 bytes)
+        if math.isfinite(cap) and cap != math.floor(cap):
+            raise KvtierError(f"{said}: a whole number of blocks, or bytes with a unit (e.g. 4TiB)")
+    except ValueError:
+        try:
             cap = parse_quantity(text, "bytes") / (s.tier_bytes_per_token * s.v("workload.block_tokens"))
-        else:
-            cap = float(text)
-    except (KvtierError, ValueError):
-        raise KvtierError(f"{option} {show(text, quote=True)}: a capacity in blocks, or bytes with a unit") from None
-    if not (math.isfinite(cap) and cap >= 0):
-        raise KvtierError(f"{option} {show(text, quote=True)}: a capacity of 0 or more")
+        except KvtierError:
+            raise KvtierError(f"{said}: a capacity in blocks, or bytes with a unit") from None
+        cap = math.floor(cap) if math.isfinite(cap) else cap
+    if not (math.isfinite(cap) and 0 <= cap <= MAX_CAPACITY_BLOCKS):
+        raise KvtierError(f"{said}: a capacity from 0 to 2**53 blocks ({MAX_CAPACITY_BLOCKS:,})")
     return cap
 
 
@@ -712,7 +721,7 @@ def run(args: argparse.Namespace) -> int:
         raise KvtierError("--policies replays a trace in one file: leave out --parts")
     rep = analysis(s, trace, max_blocks, over, parts)
     if cap is not None:
-        blocks = math.floor(_capacity(cap, s, "--capacity"))  # a tier holds whole blocks
+        blocks = int(_capacity(cap, s, "--capacity"))
         routing = getattr(args, "routing", None)
         instances = getattr(args, "instances", None)
         rep["fleet"] = replays.fleet_analysis(s, trace, blocks, instances, routing, args.commit, parts)

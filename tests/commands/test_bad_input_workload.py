@@ -330,6 +330,12 @@ OPTIONS = [
     ("scheduler-inproc", ("--parts", "--scheduler", "inproc://x"), "--scheduler inproc://x: not a Dask scheduler's"),
     # a sample at the key's own lower bound holds no block of the shipped trace: said, not "0 unique, 100 % hit"
     ("sample-holds-nothing", ("--sample", "1e-6"), "synthetic: a sample at rate 1e-06 holds none of the trace's"),
+    # issue 43: a capacity of 1e30 blocks overflowed the compiled replay's integers (a 40-line numba TypingError);
+    # a fraction of a block was rounded up without a word
+    ("capacity-huge", ("--capacity", "1e30"), "--capacity '1e30': a capacity from 0 to 2**53 blocks"),
+    ("capacity-huge-bytes", ("--capacity", "1e18TiB"), "--capacity '1e18TiB': a capacity from 0 to 2**53 blocks"),
+    ("capacity-fraction", ("--capacity", "1.5"), "--capacity '1.5': a whole number of blocks, or bytes with a unit"),
+    ("over-time-fraction", ("--over-time", "1.5"), "--over-time '1.5': a whole number of blocks, or bytes with a"),
     # --parts would drop these: refused instead
     ("parts-over-time", ("--parts", "--over-time", "100"), "--over-time replays a trace in one file: leave out"),
     ("parts-window-sample", ("--parts", "--window", "60", "--sample", "0.5"), "--window replays every reference"),

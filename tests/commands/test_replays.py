@@ -31,6 +31,9 @@ LITEHIT = [
         (["--capacity", "2"], "8 of 54 prompt tokens hit (14.8 %)"),
         # unbounded: 8 blocks, 32 of 54 (59.26 %), whatever the order
         (["--capacity", "100"], "32 of 54 prompt tokens hit (59.3 %)"),
+        # a count with an exponent is blocks too (issue 43: "2e0" was read as 2 bytes, a tier of 0 blocks)
+        (["--capacity", "2e0"], "an LRU tier of 2 blocks"),
+        (["--capacity", "1E2"], "32 of 54 prompt tokens hit (59.3 %)"),
     ],
 )
 def test_the_litehit_worked_example(tmp_path, capsys, extra, line):
