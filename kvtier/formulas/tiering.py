@@ -632,6 +632,11 @@ class LruTier:
         """
         return max(self.prefill_accelerators, 1.0) if self.prefill_accelerators > 0 else math.nan
 
+    def servers(self, per_server: int) -> float:
+        """The servers of ``per_server`` accelerators the tier is stated per: the busy accelerators over
+        ``per_server``, at least one (so that "per server" never exceeds the total either); NaN as above."""
+        return max(self.prefill_accelerators / per_server, 1.0) if self.prefill_accelerators > 0 else math.nan
+
 
 @dataclass(frozen=True)
 class LruTraffic:

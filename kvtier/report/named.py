@@ -180,10 +180,10 @@ def _row(w: World) -> dict[str, object]:
         "split_gain_max": float(splits["gain"].max()),
         "medium": MEDIUM_WORDS[best.medium] + ("" if feasible else " (over its device's traffic)"),
         "tier_gib_per_accelerator": per_acc / 2**30,
-        "tier_gib_per_server": per_acc * w.per_server / 2**30,
+        "tier_gib_per_server": best.capacity_bytes / best.servers(w.per_server) / 2**30,
         "cost_usd_h_per_accelerator": (best.hold_usd_per_s + best.fetch_usd_per_s) / per * usd_h,
         "saved_usd_h_per_accelerator": best.saved_usd_per_s / per * usd_h,
-        "saved_usd_h_per_server": best.saved_usd_per_s / per * w.per_server * usd_h,
+        "saved_usd_h_per_server": best.saved_usd_per_s / best.servers(w.per_server) * usd_h,
         "saved_usd_h": best.saved_usd_per_s * usd_h,
         "busy_accelerators": best.prefill_accelerators,
         "refused": "",
@@ -286,11 +286,16 @@ def pool_sentence(s: Scenario) -> str:
         return "The trace keeps no accelerator busy or reuses nothing, so there is no tier to share or split."
     total_tib = row["tier_gib_per_accelerator"] * max(row["busy_accelerators"], 1.0) / 1024  # as the table divides
     servers = row["busy_accelerators"] / row["per_server"]
-    return (
+    lead = (
         "Each tier is one pool: the trace replayed through one LRU cache that every accelerator of the fleet"
         f" reaches. For {row['deployment']} that is {total_tib:,.3g} TiB for the {row['busy_accelerators']:,.3g}"
-        f" accelerators the trace keeps busy, {servers:,.3g} servers of {int(row['per_server'])}; held as one tier per"
-        f" server instead, each server's {row['tier_gib_per_server']:,.4g} GiB keeps the same hits only if the router"
-        " sends every turn of a conversation to the server that holds its prefix, and fewer under any other routing"
-        " (the workload page replays each router, the cost page prices each choice)."
+        " accelerators the trace keeps busy"
+    )
+    if servers <= 1:  # the fleet fits one server: its tier is the pool, nothing to split
+        return lead + f", all within one server of {int(row['per_server'])}, so a tier per server is the pool itself."
+    return lead + (
+        f", {servers:,.3g} servers of {int(row['per_server'])}; held as one tier per server instead, each server's"
+        f" {row['tier_gib_per_server']:,.4g} GiB keeps the same hits only if the router sends every turn of a"
+        " conversation to the server that holds its prefix, and fewer under any other routing (the workload page"
+        " replays each router, the cost page prices each choice)."
     )

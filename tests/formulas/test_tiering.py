@@ -310,6 +310,8 @@ def test_an_lru_tier_by_hand():
     assert dram.accelerators == pytest.approx(18.0)
     assert dataclasses.replace(dram, prefill_accelerators=0.1).accelerators == 1.0
     assert math.isnan(dataclasses.replace(dram, prefill_accelerators=0.0).accelerators)
+    # servers of 8: 18 / 8 = 2.25; of 32, at least one (18 / 32 = 0.56 would state per server 1.8 x the total)
+    assert dram.servers(8) == pytest.approx(2.25) and dram.servers(32) == 1.0
     assert dram.saved_usd_per_s == pytest.approx(6e-3 - dram.fetch_usd_per_s - 6.7126e-7, rel=1e-4)
     # reads 2e9 B / 100 s = 2e7 B/s; writes 3e9 / 100 = 3e7 B/s: 3e7 / 63e9 of the link, 3e7 / 5.6e9 of the drive
     assert (nvme.read_bytes_per_s, nvme.write_bytes_per_s) == (pytest.approx(2e7), pytest.approx(3e7))

@@ -53,12 +53,22 @@ def test_the_builds_row_is_the_decisions_plan(table):
 def test_each_named_row_is_priced_at_its_own_accelerator_per_accelerator_and_per_server(table):
     # the H100 rows at 3 USD/h, the H200 rows at 4 USD/h (the presets' hour prices)
     assert list(table["accelerator_hour_usd"].iloc[1:5]) == [3.0, 4.0, 4.0, 3.0]
-    for name in ("llama-3.1-70b-h100", "llama-3.1-70b-h200", "deepseek-v3-h200", "llama-3.1-8b-h100"):
+    for name in ("llama-3.1-70b-h100", "llama-3.1-70b-h200", "deepseek-v3-h200"):
         row = table.loc[name]
-        # per server: eight accelerators, each as busy as the trace keeps its accelerators
+        # per server: eight accelerators, each as busy as the trace keeps its accelerators (12.9, 11.8 and 21.6 busy:
+        # more than a server's 8)
+        assert row["busy_accelerators"] > 8
         assert row["tier_gib_per_server"] == pytest.approx(8 * row["tier_gib_per_accelerator"], rel=1e-12)
         assert row["saved_usd_h_per_server"] == pytest.approx(8 * row["saved_usd_h_per_accelerator"], rel=1e-12)
         assert row["saved_usd_h"] == pytest.approx(row["saved_usd_h_per_accelerator"] * row["busy_accelerators"])
+    # Llama-3.1-8B keeps 1.38 accelerators busy: all within one server, so per server is the whole tier and saving
+    # (1,974 GiB and 0.595 USD/h), never 8 x the per-accelerator 1,434.6 GiB = 11,477 GiB, 5.8 x the whole tier
+    # (issue 43); per accelerator divides by the 1.38
+    row = table.loc["llama-3.1-8b-h100"]
+    assert row["busy_accelerators"] == pytest.approx(1.376, abs=5e-4)
+    whole = row["tier_gib_per_accelerator"] * row["busy_accelerators"]
+    assert row["tier_gib_per_server"] == pytest.approx(whole, rel=1e-12)
+    assert row["saved_usd_h_per_server"] == pytest.approx(row["saved_usd_h"], rel=1e-12)
     # vLLM copies a GQA block in one piece and an MLA block layer by layer (61 layers); chunks: layers x K, V
     assert list(table["engine_copies"].iloc[1:5]) == [1, 1, 61, 1]
     assert list(table["chunk_copies"].iloc[1:5]) == [160, 160, 61, 64]
@@ -167,3 +177,23 @@ def test_a_trace_that_keeps_under_one_accelerator_busy_is_priced_per_whole_accel
     row = df[df["deployment"] == "this build"].iloc[0]
     assert 0 < row["busy_accelerators"] < 1
     assert row["saved_usd_h_per_accelerator"] == pytest.approx(row["saved_usd_h"])
+
+
+def test_a_fleet_within_one_server_has_no_tier_per_server_to_split(tmp_path):
+    # issue 43: twelve requests ten minutes apart keep a fraction of one accelerator busy; "0.000371 servers of 8"
+    # and "each server's 85 GiB" (8 x the whole tier) were printed. Within one server, the pool is the server's tier
+    trace = tmp_path / "sparse.jsonl"
+    rows = [
+        f'{{"timestamp": {k * 600_000}, "input_length": 2048, "output_length": 10, "hash_ids": [1, 2, 3, {10 + k}]}}\n'
+        for k in range(12)
+    ]
+    trace.write_text("".join(rows), encoding="utf-8")
+    s = Scenario(load_assumptions(sets={"workload.trace": str(trace)}))
+    row = named.named_table(s).set_index("deployment").loc["llama-3.1-70b-h100"]
+    assert row["busy_accelerators"] < 1
+    # per accelerator and per server are both the whole tier and the whole saving: at least one of each
+    assert row["tier_gib_per_accelerator"] == row["tier_gib_per_server"]
+    assert row["saved_usd_h_per_accelerator"] == row["saved_usd_h_per_server"] == pytest.approx(row["saved_usd_h"])
+    text = named.pool_sentence(s)
+    assert text.endswith(", all within one server of 8, so a tier per server is the pool itself.")
+    assert "servers of" not in text
