@@ -365,6 +365,8 @@ def _parts(
     bt, fmt = int(s.v("workload.block_tokens")), _format(s)
     count = str(s.assumptions.value("workload.hit_count"))
     names = distributed.files(spec)
+    if opts.get("window") is not None:  # checked before a cluster starts for it
+        traces.check_window(float(opts["window"]), float(opts.get("warmup") or 0.0))
     with distributed.client(opts.get("scheduler"), int(opts.get("workers") or 2)) as c:
         rate = float(s.v("workload.sample_rate"))
         # sampled on the workers, unless the exact windows need every reference; streamed, unless they need them
@@ -385,10 +387,16 @@ def _parts(
         "scheduler": opts.get("scheduler") or f"LocalCluster({opts.get('workers')})",
     }
     if h is not single:
+        # the blocks, their reuse and the infinite cache are the trace's, seen in one pass; the windows' own (each
+        # window a cache that forgets what lies before its warm-up) printed "5,046 unique" of 54,559 references
+        # beside "an infinite cache hits 6.1 %"
+        windowed_blocks = out["blocks"]
+        out["blocks"] = report(single, rc, links(s))["blocks"]
         out["parts"].update(
             window_s=float(opts["window"]),
             warmup_s=float(opts.get("warmup") or 0.0),
             single_pass_gap=curve_error(single, h),
+            windowed_hit_ratio_infinite_blocks=windowed_blocks["hit_ratio_infinite_blocks"],
         )
     out["model"] = s.model.name
     out["kv_dtype"] = s.kv_dtype
@@ -596,8 +604,11 @@ def _parts_lines(rep: dict[str, Any]) -> list[str]:
     if "single_pass_gap" in pt:
         gap = pt["single_pass_gap"]
         out.append(
-            f"  windows of {format_time(pt['window_s'])}, warm-up {format_time(pt['warmup_s'])}: the curve lies"
-            f" {gap['mean_abs'] * 100:.2f} points below the single pass on average, {gap['max_abs'] * 100:.2f} at most"
+            f"  windows of {format_time(pt['window_s'])}, warm-up {format_time(pt['warmup_s'])}: the tiers below are"
+            " the windows' curve, each window a cache of its own; it lies"
+            f" {gap['mean_abs'] * 100:.2f} points below the single pass on average, {gap['max_abs'] * 100:.2f} at most,"
+            f" and its infinite cache hits {_pct(pt['windowed_hit_ratio_infinite_blocks'])} of blocks (the single"
+            " pass's above)"
         )
     return out
 

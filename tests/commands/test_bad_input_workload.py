@@ -336,6 +336,8 @@ OPTIONS = [
     ("capacity-huge-bytes", ("--capacity", "1e18TiB"), "--capacity '1e18TiB': a capacity from 0 to 2**53 blocks"),
     ("capacity-fraction", ("--capacity", "1.5"), "--capacity '1.5': a whole number of blocks, or bytes with a unit"),
     ("over-time-fraction", ("--over-time", "1.5"), "--over-time '1.5': a whole number of blocks, or bytes with a"),
+    # checked before the Dask cluster starts (Dask's start-up lines came first)
+    ("parts-window-warmup-negative", ("--parts", "--window", "60", "--warmup", "-1"), "--warmup -1.0: a number of"),
     # --parts would drop these: refused instead
     ("parts-over-time", ("--parts", "--over-time", "100"), "--over-time replays a trace in one file: leave out"),
     ("parts-window-sample", ("--parts", "--window", "60", "--sample", "0.5"), "--window replays every reference"),

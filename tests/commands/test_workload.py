@@ -250,3 +250,30 @@ def test_over_time_refuses_a_sample(capsys):
     status, out, err = cli(["synthetic", "--sample", "0.1", "--over-time", "100"], capsys)
     assert status == 2 and out == ""
     assert "--over-time replays every block" in err
+
+
+def test_windows_report_the_traces_blocks_from_the_single_pass(tmp_path):
+    # issue 43: --parts --window printed the windows' "unique" (the most one window held: 5,046 of 54,559
+    # references) beside their infinite cache's 6.1 %, a pair no trace has; the blocks line is the trace's, seen in
+    # one pass, and the windows' own infinite cache is said beside their gap
+    pytest.importorskip("distributed")
+    from tests.conftest import run_cli
+
+    t = traces.generate_trace(400, seed=4, n_prefixes=30, new_blocks=(1, 6))
+    lines = list(traces.to_jsonl(t))
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for k in range(2):
+        (parts / f"p{k}.jsonl").write_text("\n".join(lines[k * 200 : (k + 1) * 200]) + "\n")
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("\n".join(lines) + "\n")
+    single = json.loads(run_cli("workload", str(whole), "--json").stdout)
+    proc = run_cli("workload", str(parts), "--parts", "--workers", "1", "--window", "20", "--json")
+    rep = json.loads(proc.stdout)
+    # the trace's own figures: those of one pass over the whole file
+    for key in ("references", "unique", "hit_ratio_infinite_blocks", "reuse_interval_s"):
+        assert rep["blocks"][key] == single["blocks"][key], key
+    # the windows forget what lies before each (no warm-up): their infinite cache hits less than the single pass's
+    assert rep["parts"]["windowed_hit_ratio_infinite_blocks"] < rep["blocks"]["hit_ratio_infinite_blocks"]
+    text = run_cli("workload", str(parts), "--parts", "--workers", "1", "--window", "20").stdout
+    assert "the tiers below are the windows' curve, each window a cache of its own" in text
