@@ -364,9 +364,9 @@ def _parts(
     """The report of the files ``spec`` names, parsed on Dask and replayed (or by windows, with their gap)."""
     bt, fmt = int(s.v("workload.block_tokens")), _format(s)
     count = str(s.assumptions.value("workload.hit_count"))
-    names = distributed.files(spec)
-    if opts.get("window") is not None:  # checked before a cluster starts for it
+    if opts.get("window") is not None:  # checked before the files are listed and a cluster starts for them
         traces.check_window(float(opts["window"]), float(opts.get("warmup") or 0.0))
+    names = distributed.files(spec)
     with distributed.client(opts.get("scheduler"), int(opts.get("workers") or 2)) as c:
         rate = float(s.v("workload.sample_rate"))
         # sampled on the workers, unless the exact windows need every reference; streamed, unless they need them
