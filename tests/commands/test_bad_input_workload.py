@@ -336,6 +336,9 @@ OPTIONS = [
     ("capacity-huge-bytes", ("--capacity", "1e18TiB"), "--capacity '1e18TiB': a capacity from 0 to 2**53 blocks"),
     ("capacity-fraction", ("--capacity", "1.5"), "--capacity '1.5': a whole number of blocks, or bytes with a unit"),
     ("over-time-fraction", ("--over-time", "1.5"), "--over-time '1.5': a whole number of blocks, or bytes with a"),
+    # issue 43: one sampled block estimated the conversation trace's infinite cache at 82.5 % (exact 28.9 %)
+    ("sample-blocks-1", ("--sample-blocks", "1"), "--sample-blocks 1: at least 1,000 blocks"),
+    ("sample-blocks-999", ("--sample-blocks", "999"), "--sample-blocks 999: at least 1,000 blocks"),
     # checked before the Dask cluster starts (Dask's start-up lines came first)
     ("parts-window-warmup-negative", ("--parts", "--window", "60", "--warmup", "-1"), "--warmup -1.0: a number of"),
     # --parts would drop these: refused instead

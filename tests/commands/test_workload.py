@@ -277,3 +277,24 @@ def test_windows_report_the_traces_blocks_from_the_single_pass(tmp_path):
     assert rep["parts"]["windowed_hit_ratio_infinite_blocks"] < rep["blocks"]["hit_ratio_infinite_blocks"]
     text = run_cli("workload", str(parts), "--parts", "--workers", "1", "--window", "20").stdout
     assert "the tiers below are the windows' curve, each window a cache of its own" in text
+
+
+def test_a_sampled_run_on_parts_says_how_good_its_estimates_are(tmp_path):
+    # issue 43: with --parts a sampled run dropped the caveat the one-file run prints (the shipped traces' errors
+    # sampled alike); both runs carry the same one, measured on the shipped traces at the same rate
+    pytest.importorskip("distributed")
+    from tests.conftest import run_cli
+
+    t = traces.generate_trace(300, seed=4, n_prefixes=30, new_blocks=(1, 6))
+    lines = list(traces.to_jsonl(t))
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / "p0.jsonl").write_text("\n".join(lines[:150]) + "\n")
+    (parts / "p1.jsonl").write_text("\n".join(lines[150:]) + "\n")
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("\n".join(lines) + "\n")
+    one = json.loads(run_cli("workload", str(whole), "--sample", "0.5", "--json").stdout)
+    split = json.loads(run_cli("workload", str(parts), "--parts", "--workers", "1", "--sample", "0.5", "--json").stdout)
+    assert split["sample_error"] == one["sample_error"] and one["sample_error"]["rate"] == 0.5
+    text = run_cli("workload", str(parts), "--parts", "--workers", "1", "--sample", "0.5").stdout
+    assert "the sampled figures are estimates; sampled alike, the shipped traces (conversation, synthetic)" in text
