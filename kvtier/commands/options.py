@@ -15,7 +15,7 @@ from typing import Any
 
 from kvtier.errors import KvtierError, show
 from kvtier.inputs import hardware
-from kvtier.inputs.assumptions import AssumptionSet
+from kvtier.inputs.assumptions import AssumptionSet, same_value, value_of
 from kvtier.inputs.deployments import accelerator_records
 from kvtier.inputs.keys import SCHEMA
 from kvtier.scenario import Scenario
@@ -103,7 +103,8 @@ def alias(sets: dict[str, str], option: str, value: Any, key: str) -> None:
     KvtierError
         ``OPTION VALUE and --set KEY=OTHER both set KEY: give one``: neither silently wins.
     """
-    if key in sets and str(sets[key]).strip() != str(value).strip():
+    value_of(key, str(value), f"{option} {show(value)}")  # a bad value is the option's, not "--set"'s
+    if key in sets and not same_value(key, sets[key], value):
         raise KvtierError(f"{option} {show(value)} and --set {key}={show(sets[key])} both set {key}: give one")
     sets[key] = str(value)
 

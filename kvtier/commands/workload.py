@@ -185,6 +185,12 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     ):
         if getattr(args, dest, None) is not None:
             alias(sets, option, getattr(args, dest), key)
+    for option, dest, key in (
+        ("--routing", "routing", "fleet.routing"),
+        ("--instances", "instances", "fleet.instances"),
+    ):
+        if getattr(args, dest, None) is not None:  # checked, not set: the fleet's replay takes the option itself
+            alias(dict(sets), option, getattr(args, dest), key)
     if getattr(args, "block_tokens", None) is not None:
         alias(sets, "--block-tokens", _block_tokens_option(str(args.block_tokens)), "workload.block_tokens")
     fmt = getattr(args, "format", None)

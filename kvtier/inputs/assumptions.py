@@ -386,8 +386,26 @@ def parse_set_options(options: list[str] | None) -> dict[str, str]:
         key = key.strip()
         if key not in SCHEMA:
             raise KvtierError(f"--set: unknown key {show(key, quote=True)}; known keys: {', '.join(sorted(SCHEMA))}")
+        if key in out and not same_value(key, out[key], value.strip()):  # the last one silently won
+            raise KvtierError(f"--set {key}={show(out[key])} and --set {key}={show(value.strip())}: give one")
         out[key] = value.strip()
     return out
+
+
+def value_of(key: str, raw: Any, where: str) -> float | str | None:
+    """``raw`` parsed and range-checked as ``key``'s value; a :class:`~kvtier.errors.KvtierError` starts ``WHERE:``."""
+    return _check_value(key, raw, where)
+
+
+def same_value(key: str, a: Any, b: Any) -> bool:
+    """Whether two raw values of ``key`` mean the same (``4`` and ``4.0``, ``64GB/s`` and ``64e9B/s``); as text
+    when either is not a valid value (its own check names it later)."""
+    if str(a).strip() == str(b).strip():
+        return True
+    try:
+        return value_of(key, a, "") == value_of(key, b, "")
+    except KvtierError:
+        return False
 
 
 class RestrictedAssumptionSet(AssumptionSet):

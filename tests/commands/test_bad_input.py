@@ -660,13 +660,14 @@ CASES = [
     pytest.param(
         ("compare", "--bandwidth", "64"),
         {},
-        ["command line: key 'bandwidth.mid' = '64' needs a unit, for example 64GB/s"],
+        # named as the option typed (issue 43: it said "command line")
+        ["--bandwidth 64: key 'bandwidth.mid' = '64' needs a unit, for example 64GB/s"],
         id="compare-bandwidth-bare",
     ),
     pytest.param(
         ("compare", "--peak-flops", "989e12"),
         {},
-        ["command line: key 'peak_flops' = '989e12' needs a unit, for example 500TFLOP/s"],
+        ["--peak-flops 989e12: key 'peak_flops' = '989e12' needs a unit, for example 500TFLOP/s"],
         id="compare-peak-bare",
     ),
     # the engine model: outside the measured grid, an accelerator or version without tables, a model it cannot build
@@ -783,6 +784,13 @@ CASES = [
             ("compare", "--tp", "8", "parallel.tp", "4"),
             ("tiers", "--tp", "8", "parallel.tp", "4"),
         )
+    ),
+    # one key given twice by --set: the last one silently won (issue 43)
+    pytest.param(
+        ("compare", "--set", "parallel.tp=4", "--set", "parallel.tp=8"),
+        {},
+        ["--set parallel.tp=4 and --set parallel.tp=8: give one"],
+        id="compare-set-twice-placement",
     ),
     # cost and workload refuse a placement that does not fit its accelerators, as compare does (Llama-3-70B's
     # weights alone are 141 GB in bf16 on one accelerator of 1 GB)

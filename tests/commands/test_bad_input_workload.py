@@ -339,6 +339,17 @@ OPTIONS = [
     # issue 43: one sampled block estimated the conversation trace's infinite cache at 82.5 % (exact 28.9 %)
     ("sample-blocks-1", ("--sample-blocks", "1"), "--sample-blocks 1: at least 1,000 blocks"),
     ("sample-blocks-999", ("--sample-blocks", "999"), "--sample-blocks 999: at least 1,000 blocks"),
+    # the fleet's options against a --set of their keys (--routing silently won)
+    (
+        "routing-and-set-fleet-routing",
+        ("--capacity", "100", "--instances", "2", "--routing", "session", "--set", "fleet.routing=round-robin"),
+        "--routing session and --set fleet.routing=round-robin both set fleet.routing: give one",
+    ),
+    (
+        "instances-and-set-fleet-instances",
+        ("--capacity", "100", "--instances", "4", "--set", "fleet.instances=8"),
+        "--instances 4 and --set fleet.instances=8 both set fleet.instances: give one",
+    ),
     # checked before the Dask cluster starts (Dask's start-up lines came first)
     ("parts-window-warmup-negative", ("--parts", "--window", "60", "--warmup", "-1"), "--warmup -1.0: a number of"),
     # --parts would drop these: refused instead

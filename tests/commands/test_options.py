@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+from kvtier.commands import options
+from kvtier.errors import KvtierError
 from tests.conftest import run_cli, run_cli_json
 
 
@@ -41,3 +43,23 @@ def test_assumptions_file_layers_on_seed(tmp_path):
     rec = out["assumptions"]["bandwidth.mid"]
     assert (rec["provenance"], rec["source"]) == ("measured", "lab notebook 7")
     json.dumps(out)  # serializable
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "key", "other"),
+    [
+        # issue 43: "4" and "4.0", "64GB/s" and "64e9B/s" were refused as two values of one key
+        ("--tp", "4", "parallel.tp", "4.0"),
+        ("--bandwidth", "64GB/s", "bandwidth.mid", "64e9B/s"),
+    ],
+)
+def test_an_option_and_a_set_of_the_same_value_written_otherwise_agree(option, value, key, other):
+    sets = {key: other}
+    options.alias(sets, option, value, key)
+    assert sets == {key: value}
+
+
+def test_a_bad_option_value_is_named_as_the_option_not_as_set():
+    # issue 43: "--sample 0" said "--set: key 'workload.sample_rate' = '0' is out of range"
+    with pytest.raises(KvtierError, match=r"^--sample 0: key 'workload.sample_rate' = '0' is out of range"):
+        options.alias({}, "--sample", "0", "workload.sample_rate")

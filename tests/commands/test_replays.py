@@ -135,9 +135,9 @@ def test_a_fleet_of_a_trace_split_into_files_is_the_fleet_of_the_whole(tmp_path,
     ("argv", "message"),
     [
         (["--instances", "4"], "--instances and --routing spread the trace over a fleet: add --capacity"),
-        (["--capacity", "10", "--instances", "0"], "--instances 0: a number of instances from 1 to 4096"),
+        (["--capacity", "10", "--instances", "0"], "--instances 0: key 'fleet.instances' = '0' is out of range"),
         (["--capacity", "lots"], "--capacity 'lots': a capacity in blocks, or bytes with a unit"),
-        (["--capacity", "-1"], "--capacity '-1': a capacity of 0 or more"),
+        (["--capacity", "-1"], "--capacity '-1': a capacity from 0 to 2**53 blocks"),
         (["--parts", "--policies"], "--policies replays a trace in one file: leave out --parts"),
     ],
 )
