@@ -13,6 +13,7 @@ import pandas as pd
 
 from kvtier import analysis
 from kvtier.formulas.cache import fleet
+from kvtier.report import words
 from kvtier.report.columns import Column, declare, named
 from kvtier.scenario import Scenario
 
@@ -126,17 +127,17 @@ def fleet_cost_paragraph(n: dict[str, Any]) -> str:
             " to set against its price."
         )
     node, pool, worst = nets
-    which = "the pool" if pool > node else "a tier on each node"
+    which = words.which_pays(pool, node, "the pool", "a tier on each node")
     return (
         f"Spread over {n['fleet_cost_instances']:,} instances, the decision's tier is"
         f" {n['fleet_cost_capacity_tb']:,.2f} TB in all. In the serving hosts' own DRAM that is"
         f" {n['fleet_cost_node_kusd']:,.1f} thousand dollars of memory, and under the {n['fleet_cost_routing']}"
-        f" router it nets {node:,.2f} dollars an hour. Pooled, the same bytes take {n['fleet_cost_servers']:,}"
+        f" router it {words.nets(node)}. Pooled, the same bytes take {n['fleet_cost_servers']:,}"
         f" servers and {n['fleet_cost_ports']:,} network ports, {n['fleet_cost_pool_kusd']:,.1f} thousand dollars"
-        f" in all, and net {pool:,.2f} dollars an hour, at a mean time to first token of"
-        f" {n['fleet_cost_pool_ttft_ms']:,.0f} ms against {n['fleet_cost_node_ttft_ms']:,.0f} ms: {which} saves"
-        f" more, by {abs(pool - node):,.2f} dollars an hour. Under a router blind to the caches"
-        f" ({n['fleet_cost_worst_routing']}) a tier on each node nets only {worst:,.2f} dollars an hour."
+        f" in all, and {words.nets(pool).replace('nets', 'net', 1).replace('loses', 'lose', 1)}, at a mean time to"
+        f" first token of {n['fleet_cost_pool_ttft_ms']:,.0f} ms against {n['fleet_cost_node_ttft_ms']:,.0f} ms:"
+        f" {which}, by {abs(pool - node):,.2f} dollars an hour. Under a router blind to the caches"
+        f" ({n['fleet_cost_worst_routing']}) a tier on each node {words.nets(worst).replace('nets', 'nets only', 1)}."
     )
 
 
@@ -148,10 +149,11 @@ def fleet_decision_sentence(n: dict[str, Any]) -> str:
     node, pool = n["fleet_cost_node_net"], n["fleet_cost_pool_net"]
     if node is None or pool is None or not (math.isfinite(node) and math.isfinite(pool)):
         return "With no duration the trace has no rate, so a fleet's tier per node and a pool are not priced."
-    which = "one pool pays more" if pool > node else "a tier in each node's DRAM pays more"
+    which = words.which_pays(pool, node, "one pool", "a tier in each node's DRAM")
+    pooled = words.nets(pool, unit="")
     return (
         f"Split over {n['fleet_cost_instances']:,} instances behind the {n['fleet_cost_routing']} router, the"
-        f" decision's tier nets {node:,.2f} dollars an hour in each node's own DRAM and {pool:,.2f} as one pool of"
+        f" decision's tier {words.nets(node)} in each node's own DRAM and {pooled} as one pool of"
         f" {n['fleet_cost_servers']:,} memory servers read over RDMA (mean time to first token"
         f" {n['fleet_cost_node_ttft_ms']:,.0f} against {n['fleet_cost_pool_ttft_ms']:,.0f} ms): {which}."
     )

@@ -23,6 +23,7 @@ from kvtier.formulas.cache.report import share_longer
 from kvtier.inputs import deployments, hardware
 from kvtier.inputs.keys import BANDWIDTH_LABELS
 from kvtier.scenario import Scenario
+from kvtier.units import format_time
 
 
 def lone_device(s: Scenario) -> str:
@@ -342,6 +343,25 @@ def saves(amount: float, unit: str, spec: str = ".3g") -> str:
     """``saves AMOUNT UNIT`` for a net saving of 0 or more, ``loses -AMOUNT UNIT`` below 0: a saving below zero is
     a loss, never "saves -0.0159"."""
     return f"saves {amount:{spec}} {unit}" if amount >= 0 else f"loses {-amount:{spec}} {unit}"
+
+
+def nets(amount: float, unit: str = "dollars an hour", spec: str = ",.2f") -> str:
+    """``nets AMOUNT UNIT`` for 0 or more, ``loses -AMOUNT UNIT`` below 0; what rounds to zero is never "-0.00"."""
+    shown = format(abs(amount), spec)
+    lost = amount < 0 and any(c in "123456789" for c in shown)
+    return f"{'loses' if lost else 'nets'} {shown} {unit}".rstrip()
+
+
+def which_pays(a: float, b: float, name_a: str, name_b: str) -> str:
+    """Which of two net savings is better, said by the numbers: ``A saves more`` or, where both lose, ``A loses
+    less`` (never "A pays more" of two losses)."""
+    best = name_a if a > b else name_b
+    return f"{best} saves more" if max(a, b) >= 0 else f"neither pays: {best} loses less"
+
+
+def days(seconds: float) -> str:
+    """A long duration in days (``12.2 days``), a shorter one in its own unit (``2.40 h``): never "0.0 days"."""
+    return f"{seconds / 86400:,.1f} days" if seconds >= 86400 else format_time(seconds)
 
 
 def saves_span(low: float, high: float, unit: str, spec: str = ",.2f") -> str:

@@ -47,3 +47,18 @@ def test_the_numbers_and_sentences_quote_the_table(hand_scenario):
     dead = {**n, "fleet_cost_node_net": None, "fleet_cost_pool_net": None, "fleet_cost_worst_net": None}
     assert "no rate" in fleet.fleet_decision_sentence(dead)
     assert "no rate" in fleet.fleet_cost_paragraph(dead)
+
+
+def test_two_losses_are_worded_as_losses_not_as_what_pays_more(hand_scenario):
+    # issue 43: "nets -0.00 dollars an hour in each node's own DRAM and -0.37 as one pool ...: a tier in each node's
+    # DRAM pays more"; losing 0.004 rounds to nothing and losing 0.37 is a loss, the smaller loss the better
+    n = {**fleet.fleet_cost_numbers(hand_scenario), "fleet_cost_node_net": -0.004, "fleet_cost_pool_net": -0.37}
+    n["fleet_cost_worst_net"] = -0.5
+    sentence = fleet.fleet_decision_sentence(n)
+    assert "tier nets 0.00 dollars an hour in each node's own DRAM and loses 0.37 as one pool of" in sentence
+    assert sentence.endswith("neither pays: a tier in each node's DRAM loses less.")
+    paragraph = fleet.fleet_cost_paragraph(n)
+    assert "and lose 0.37 dollars an hour" in paragraph and "neither pays: a tier on each node loses less, by 0.37" in (
+        paragraph
+    )
+    assert "a tier on each node loses 0.50 dollars an hour." in paragraph and "-0." not in paragraph

@@ -178,3 +178,23 @@ def test_ratios_are_never_rounded_to_zero_and_say_which_side_is_faster():
     assert words.faster(0.02, 0.5, "fetching", "regenerating") == "regenerating is 2.0× to 50× faster than fetching"
     assert words.faster(0.5, 40.0, "fetching", "regenerating") == "fetching ranges from 2.0× slower to 40× faster"
     assert words.faster(7.0, 7.01, "fetching", "regenerating") == "fetching is 7.0× faster"
+
+
+def test_a_net_saving_below_zero_is_a_loss_and_never_minus_zero():
+    # issue 43: "nets -0.00 dollars an hour ... and -0.37 as one pool: a tier in each node's DRAM pays more"
+    assert words.nets(1.234) == "nets 1.23 dollars an hour"
+    assert words.nets(-0.37) == "loses 0.37 dollars an hour"
+    assert words.nets(-0.004) == "nets 0.00 dollars an hour"  # rounds to nothing: neither "-0.00" nor a loss
+    assert words.nets(-0.68, unit="") == "loses 0.68"
+    # which of two nets is better: of two losses, the smaller loss, said as one
+    assert words.which_pays(2.0, 1.0, "the pool", "a tier on each node") == "the pool saves more"
+    assert words.which_pays(-0.37, -0.004, "the pool", "a tier on each node") == (
+        "neither pays: a tier on each node loses less"
+    )
+
+
+def test_a_wear_out_under_a_day_is_said_in_its_own_unit():
+    # issue 43: "flash of its own size would wear out in 0.0 days"; 12.2 days stays in days
+    assert words.days(12.2 * 86400) == "12.2 days"
+    assert words.days(2.4 * 3600) == "2.40 h"
+    assert words.days(90.0) == "1.50 min"

@@ -355,8 +355,8 @@ def plan_sentence(s: Scenario) -> str:
         return lead + (
             f"; on {MEDIUM_WORDS[t.medium]} the same tier would need {t.drives.count:,.0f} drives of"
             f" {s.a('nvme.drive_capacity').text} for its writes where {t.drives.for_capacity:,.0f} would hold it"
-            f" (flash of its own size would wear out in {t.drives.wearout_s / 86400:,.1f} days), and would save"
-            f" {_usd_h(t.saved_usd_per_s)} with them."
+            f" (flash of its own size would wear out in {words.days(t.drives.wearout_s)}), and would"
+            f" {'save' if t.saved_usd_per_s >= 0 else 'lose'} {_usd_h(abs(t.saved_usd_per_s))} with them."
         )
     others = [t for t in d.plan("batch") if t is not best and t.write_busy > 1.0]
     if others:

@@ -17,6 +17,7 @@ from kvtier.formulas.tiering import MIX_MEDIA
 from kvtier.inputs.keys import SCHEMA
 from kvtier.report.pages.cost.intervals import MEDIA, duration
 from kvtier.report.words import capitalized, listed, nothing_to_cache, saves
+from kvtier.report.words import days as in_days
 from kvtier.scenario import Scenario
 
 
@@ -99,7 +100,7 @@ def _drives_sentence(n: Mapping[str, Any], hi: Any) -> str:
         return ""
     days = n[f"lru{hi}_nvme_wearout_days"]
     held = n[f"lru{hi}_nvme_drives_for_capacity"]
-    lasts = f"would wear out in {days:,.1f} days" if days is not None else "would never wear"
+    lasts = f"would wear out in {in_days(days * 86400)}" if days is not None else "would never wear"
     return (
         f" Flash of the tier's own size {lasts} at this write rate, so the tier is priced for the drives of"
         f" {n['nvme_drive_text']} it must buy: {count:,.0f} in all, {held:,.0f} to hold it,"
