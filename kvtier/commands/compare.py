@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 import numpy as np
@@ -305,6 +306,24 @@ def split_point(scenario: Scenario, bandwidth_bytes_per_s: float, prefix: int, s
     return out
 
 
+def _ratio(ratio: float) -> str:
+    """The ratio as ``110.61×``; below 1 with two significant figures (``0.0034×``), never ``0.00×``."""
+    return f"{ratio:,.2f}×" if ratio >= 1 else f"{ratio:.2g}×"
+
+
+def _break_even_line(result: dict[str, Any]) -> str:
+    """The bandwidth below which regenerating wins; where the link's latency alone outlasts regenerating, no
+    bandwidth wins, said so (it printed "inf TB/s")."""
+    bw = result["break_even_bandwidth_bytes_per_s"]
+    if math.isfinite(bw):
+        return f"break-even       {format_quantity(bw, 'bandwidth')}  (links slower than this make regenerating faster)"
+    latency_s = result["transfer_latency_s"] * result["fetch_transfers"]
+    return (
+        f"break-even       none: the link's latency alone ({format_time(latency_s)}) outlasts regenerating"
+        f" ({format_time(result['regen_time_s'])}), so regenerating is faster at any bandwidth"
+    )
+
+
 def split_lines(result: dict[str, Any], how: str) -> list[str]:
     """``compare --split``'s lines: the prefix, then per regime the four times and the split's gain."""
     lines = [
@@ -314,9 +333,11 @@ def split_lines(result: dict[str, Any], how: str) -> list[str]:
     for regime, words in (("batch", "inside a batch"), ("lone", "alone")):
         r = result[regime]
         if r["splits"]:
+            gain = r["gain_over_better_pure"]  # under 1 % as a percentage: "1.00× faster" said nothing
+            by = f"{gain:#.3g}×" if gain >= 1.01 else f"{(gain - 1) * 100:.2g} %"
             verdict = (
                 f"split at {r['split_tokens']:,} tokens: {format_time(r['split_s'])},"
-                f" {r['gain_over_better_pure']:#.3g}× faster than the better pure way ({r['better_pure']})"
+                f" {by} faster than the better pure way ({r['better_pure']})"
             )
         else:
             verdict = f"no split is faster than {r['better_pure']}"
@@ -461,9 +482,8 @@ def run(args: argparse.Namespace) -> int:
             if result["regen_model"] == "engine" and result["kernel_tables"]["timed_as"]
             else []
         ),
-        f"ratio            {result['regen_to_fetch_ratio']:.2f}×  (regenerate / fetch)",
-        f"break-even       {format_quantity(result['break_even_bandwidth_bytes_per_s'], 'bandwidth')}"
-        "  (links slower than this make regenerating faster)",
+        f"ratio            {_ratio(result['regen_to_fetch_ratio'])}  (regenerate / fetch)",
+        _break_even_line(result),
         *(split_lines(split_result, chosen) if split_result is not None else []),
         "",
         "assumptions used:",

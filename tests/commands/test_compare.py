@@ -439,3 +439,18 @@ def test_compare_says_how_many_copies_of_a_block_a_tier_holds():
     assert llama["stored_copies"] == 1.0
     text = run_cli("compare", *args, "--engine", "sglang").stdout
     assert "a tier holds 8 copies of each block (per-rank)" in text
+
+
+def test_a_ratio_below_one_and_a_latency_that_outlasts_regeneration_are_said_in_words():
+    # issue 43: at 1 MB/s the 5 MiB block takes 5.24 s against 17.92 ms: 0.0034x, printed "0.00x"
+    out = run_cli("compare", "--bandwidth", "1MB/s").stdout
+    assert "ratio            0.0034×  (regenerate / fetch)" in out
+    # a 1 s latency alone outlasts the 17.92 ms pass: no bandwidth makes fetching faster (it printed "inf TB/s")
+    out = run_cli("compare", "--bandwidth", "100MB/s", "--latency", "1s").stdout
+    assert (
+        "break-even       none: the link's latency alone (1.00 s) outlasts regenerating (17.92 ms), so regenerating"
+        " is faster at any bandwidth" in out
+    )
+    # a split 0.21 % faster than regenerating (9.86 s against 9.88 s) said as such, not "1.00x faster"
+    out = run_cli("compare", "--split", "--bandwidth", "1MB/s").stdout
+    assert "split at 8,160 tokens: 9.86 s, 0.21 % faster than the better pure way (regenerate)" in out
