@@ -36,7 +36,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but usage errors are one line and exit 2 like every other user error."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise KvtierError(f"{self.prog}: {message}")
+        # a command's parser names it ("kvtier cost: argument ..."); the top one adds nothing to "kvtier: error:"
+        raise KvtierError(message if self.prog == "kvtier" else f"{self.prog}: {message}")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -87,7 +88,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Ctrl-C raises KeyboardInterrupt even where the caller started us with SIGINT ignored (a background job)
     previous = signal.signal(signal.SIGTERM, _on_sigterm), signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except KvtierError as exc:
+            if argv[0] in COMMANDS and str(exc).startswith("unrecognized arguments"):
+                raise KvtierError(f"{argv[0]}: {exc} (kvtier {argv[0]} --help lists its options)") from None
+            raise
         return int(args.func(args))
     except KvtierError as exc:
         print(f"kvtier: error: {exc}", file=sys.stderr)

@@ -249,7 +249,12 @@ class Placed(Resolved):
         need = self.rank_memory_bytes()
         if not parallel.fits(need, float(cap)):
             n, tp, pp = self.min_accelerators(float(cap))
-            fix = f"at least {n} accelerators (e.g. --tp {tp} --pp {pp})" if n else "more than 1,024 accelerators"
+            # the --set form: every command takes it (cost, workload and build have no --tp, compare both)
+            fix = (
+                f"at least {n} accelerators (e.g. --set parallel.tp={tp} --set parallel.pp={pp})"
+                if n
+                else "more than 1,024 accelerators"
+            )
             shown_need, shown_cap = gigabytes_apart(need, float(cap))
             raise KvtierError(
                 f"keys 'parallel.tp' ({self.placement.tp}), 'parallel.pp' ({self.placement.pp}) and 'parallel.ep'"

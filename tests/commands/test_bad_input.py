@@ -785,6 +785,20 @@ CASES = [
             ("tiers", "--tp", "8", "parallel.tp", "4"),
         )
     ),
+    # an option the command does not take: named with the command, once ("kvtier: error: kvtier: ..." before)
+    pytest.param(
+        ("cost", "--tp", "4"),
+        {},
+        ["cost: unrecognized arguments: --tp 4 (kvtier cost --help lists its options)"],
+        id="cost-unknown-option-tp",
+    ),
+    # a placement that does not fit suggests the --set form every command takes (cost has no --tp)
+    pytest.param(
+        ("cost", "--set", "parallel.hbm_capacity=80GB", "--set", "workload.deployment=build"),
+        {},
+        ["needs at least 2 accelerators (e.g. --set parallel.tp=2 --set parallel.pp=1)"],
+        id="cost-placement-does-not-fit-suggests-set",
+    ),
     # one key given twice by --set: the last one silently won (issue 43)
     pytest.param(
         ("compare", "--set", "parallel.tp=4", "--set", "parallel.tp=8"),

@@ -593,7 +593,8 @@ def test_the_h200_preset_brings_its_memory_and_one_cannot_hold_deepseek_v3_in_it
     # = 680,237,110,784 B = 680.2 GB on one; TP 8 holds 83.9 + 9.2 GB each
     assert refusal_figures(message) == ("680.2", 8, 8, 1) and "(its weights in fp8 and" in message
     refusal = kvtier_refuses(["compare", "--model", "deepseek-v3", "--accelerator", "h200"])
-    assert "must hold 680.2 GB" in refusal and "at least 8 accelerators (e.g. --tp 8 --pp 1)" in refusal
+    assert "must hold 680.2 GB" in refusal
+    assert "at least 8 accelerators (e.g. --set parallel.tp=8 --set parallel.pp=1)" in refusal
 
 
 def test_the_h200_preset_brings_its_memory_and_one_cannot_hold_deepseek_v3_in_bf16(page):
@@ -615,7 +616,7 @@ def test_the_h200_preset_brings_its_memory_and_one_cannot_hold_deepseek_v3_in_bf
     # the command's own refusal, word for word where the two say the same thing
     refusal = kvtier_refuses(["compare", "--model", "deepseek-v3", "--accelerator", "h200", "--weight-dtype", "bf16"])
     assert "must hold 1,351.3 GB" in refusal and "(141.0 GB)" in refusal
-    assert "at least 16 accelerators (e.g. --tp 8 --pp 2)" in refusal
+    assert "at least 16 accelerators (e.g. --set parallel.tp=8 --set parallel.pp=2)" in refusal
 
 
 def test_the_h200_holds_deepseek_v3_at_tp_8_and_pp_2(page):
