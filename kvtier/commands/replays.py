@@ -101,13 +101,21 @@ def admission_lines(rep: dict[str, Any]) -> list[str]:
         ttl = "none" if row["ttl_s"] is None or not math.isfinite(row["ttl_s"]) else format_time(row["ttl_s"])
         out.append(
             f"{row['filter']:<20} {ttl:>10} {_pct(row['hit_ratio_tokens']):>11} {row['writes']:>10,}"
-            f" {_num(row['drive_writes_per_day'], '.2f'):>8} {_num(row['points_lost_per_dwpd_saved'], '.2f'):>22}"
+            f" {_num(row['drive_writes_per_day'], '.2f'):>8} {_lost(row['points_lost_per_dwpd_saved']):>22}"
         )
     out.append(
         "TTL: the five-minute rule's residency in that tier for the trace's block in a batch (kvtier cost);"
         " a block idle longer is gone when next asked for"
     )
     return out
+
+
+def _lost(points: float | None) -> str:
+    """Points of hit ratio lost per drive write a day saved; below 0 the filter gains hits as it saves writes,
+    said as ``gains 0.01`` (a negative loss read as a loss)."""
+    if points is not None and math.isfinite(points) and points < 0:
+        return f"gains {-points:.2f}"
+    return _num(points, ".2f")
 
 
 def policy_lines(rep: dict[str, Any]) -> list[str]:

@@ -414,8 +414,9 @@ def deployment_words(s: Scenario) -> str:
         words = f"{p.accelerators} accelerators ({', '.join(parts)})"
         if p.gpus_per_link == 1:
             words += ", each with its own link"
-    if p.gpus_per_link > 1:
-        words += f", {p.gpus_per_link} sharing each link"
+    if p.gpus_per_link > 1:  # more than the deployment's own: other instances' accelerators share its links
+        others = " (other instances' among them)" if p.gpus_per_link > p.accelerators else ""
+        words += f", {p.gpus_per_link} sharing each link{others}"
     return words
 
 

@@ -195,3 +195,10 @@ def test_the_five_minute_ttls_expire_nothing_the_decisions_tier_keeps(capsys):
     rows = {r["filter"]: r for r in json.loads(out)["admission"]["rows"]}
     for ttl in ("ttl pcie5-x16", "ttl nvme-gen4-x4"):
         assert rows[ttl]["expired"] == 0 and rows[ttl]["hit_ratio_tokens"] == rows["always"]["hit_ratio_tokens"]
+
+
+def test_points_lost_below_zero_read_as_a_gain():
+    # issue 43: the admission table printed -0.01 under "pts lost / DWPD saved"
+    from kvtier.commands.replays import _lost
+
+    assert (_lost(-0.0132), _lost(0.5), _lost(None)) == ("gains 0.01", "0.50", "n/a")

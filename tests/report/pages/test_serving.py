@@ -39,6 +39,10 @@ def test_the_seed_deployment_needs_two_80_gb_accelerators_at_its_own_window():
 def test_a_placed_build_names_its_placement_on_this_page_and_on_the_landing_page():
     s = Scenario(load_assumptions(None, {"parallel.tp": "8", "parallel.gpus_per_link": "2"}))
     assert words.deployment_words(s) == "8 accelerators (tensor-parallel 8), 2 sharing each link"
+    # more sharing a link than the deployment has: other instances' accelerators (issue 43: "one accelerator, 64
+    # sharing each link" read as a contradiction)
+    one = Scenario(load_assumptions(None, {"parallel.gpus_per_link": "64"}))
+    assert words.deployment_words(one) == "one accelerator, 64 sharing each link (other instances' among them)"
     assert serving.numbers(s)["deployment_sentence"].startswith(
         "This page serves llama-3-70b on 8 accelerators (tensor-parallel 8), 2 sharing each link"
     )

@@ -506,10 +506,13 @@ def admission_paragraph(n: dict[str, Any]) -> str:
     keys = ("second", "third", "tinylfu")
     got = [(n[f"admission_{k}_hit_pct"], n[f"admission_{k}_dwpd"], given(f"admission_{k}_pts_per_dwpd")) for k in keys]
     names = ("the second-reference filter", "the third-reference filter", "TinyLFU")
-    costs = listed(
-        f"{name} {'none (it saves no write)' if pts is None else f'{pts:,.2f}'}"
-        for name, (_, _, pts) in zip(names, got, strict=True)
-    )
+
+    def cost(pts: float | None) -> str:  # a negative cost is a gain: the filter hits more as it writes less
+        if pts is None:
+            return "none (it saves no write)"
+        return f"{pts:,.2f}" if pts >= 0 else f"none: it gains {-pts:,.2f}"
+
+    costs = listed(f"{name} {cost(pts)}" for name, (_, _, pts) in zip(names, got, strict=True))
     first = (
         f"Admitting every miss, the tier serves {n['admission_always_hit_pct']:.1f} % of the prompt tokens and, were"
         f" it on {n['admission_drives_tb']:,.2f} TB of NVMe drives, would write them {_dwpd(always)} times a day."

@@ -72,3 +72,12 @@ def test_the_pages_admission_is_the_commands(capsys):
     for name, row in rows.items():
         assert df.loc[name, "hit_tokens_pct"] == pytest.approx(row["hit_ratio_tokens"] * 100, rel=1e-12)
         assert df.loc[name, "drive_writes_per_day"] == pytest.approx(row["drive_writes_per_day"], rel=1e-12)
+
+
+def test_a_filter_that_gains_hits_as_it_saves_writes_is_said_to_gain(hand_scenario):
+    # issue 43: a negative "points lost per drive write a day saved" read as a loss (-0.01); it is a gain
+    from kvtier.report.pages.workload import words
+
+    n = dict(admission.admission_numbers(hand_scenario))
+    n["admission_second_pts_per_dwpd"] = -0.0132
+    assert "the second-reference filter none: it gains 0.01" in words.admission_paragraph(n)
