@@ -239,6 +239,12 @@ def format_number(value: float | str, digits: int = SIGNIFICANT_DIGITS) -> str:
     return "0" if text in ("-0", "0") else text
 
 
+def plural(n: float, word: str, spec: str = "") -> str:
+    """``n`` formatted with ``spec`` and ``word``, plural unless ``n`` is 1 (``1 table``, ``2 tables``; with
+    ``spec=","``, ``1,024 blocks``)."""
+    return f"{n:{spec}} {word}{'' if n == 1 else 's'}"
+
+
 def format_time(seconds: float, digits: int = 2) -> str:
     """Format a duration with the largest unit (h, min, s, ms, µs, ns) that keeps it >= 1.
 

@@ -801,3 +801,13 @@ def test_the_module_docstring_tables_every_kind():
     lines = units.__doc__.splitlines()
     rules = [i for i, line in enumerate(lines) if line.startswith("==========")]
     assert [line.split()[0] for line in lines[rules[1] + 1 : rules[2]]] == list(KINDS)
+
+
+def test_plural_by_count():
+    # issue 43: "1 of 1 requests", "an LRU tier of 1 blocks", "buys 1 drives", "one pool of 1 memory servers"
+    from kvtier.units import plural
+
+    assert plural(1, "block") == "1 block" and plural(2, "block") == "2 blocks"
+    assert plural(1024, "block", ",") == "1,024 blocks" and plural(1.0, "drive", ",.0f") == "1 drive"
+    assert plural(99999, "row") == "99999 rows"  # as kvtier diff writes its counts
+    assert plural(0, "drive") == "0 drives"

@@ -30,7 +30,7 @@ from kvtier.formulas import tiering
 from kvtier.inputs.assumptions import check_consistency, load_assumptions, parse_set_options
 from kvtier.report.words import no_duration, nothing_to_cache, priced_sentence, saves
 from kvtier.scenario import TORNADO_KEYS, Scenario
-from kvtier.units import format_time
+from kvtier.units import format_time, plural
 
 if TYPE_CHECKING:
     from kvtier.formulas.cache.curve import LruHistogram
@@ -154,9 +154,9 @@ def _lru_lines(rep: dict[str, Any]) -> list[str]:
             d = t["drives"]
             if d is not None and d["count"] is not None:  # NVMe: the drives bought, and why
                 wear += (
-                    f"; buys {d['count']:,.0f} drives ({d['for_capacity']:,.0f} to hold it, {d['for_bandwidth']:,.0f}"
-                    f" for its writes, {d['for_endurance']:,.0f} for their wear); flash of its own size would wear"
-                    f" out in {format_time(d['wearout_s'])}"
+                    f"; buys {plural(d['count'], 'drive', ',.0f')} ({d['for_capacity']:,.0f} to hold it,"
+                    f" {d['for_bandwidth']:,.0f} for its writes, {d['for_endurance']:,.0f} for their wear); flash of"
+                    f" its own size would wear out in {format_time(d['wearout_s'])}"
                 )
             out.append(
                 f"  {target} {t['tier']:<13} {t['capacity_bytes'] / 2**40:,.2f} TiB (peak occupancy);"

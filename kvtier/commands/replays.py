@@ -22,7 +22,7 @@ from kvtier.formulas.cache import policies
 from kvtier.formulas.cache.trace import HIT_COUNTS
 from kvtier.inputs import distributed, traces
 from kvtier.scenario import Scenario
-from kvtier.units import format_bytes, format_time
+from kvtier.units import format_bytes, format_time, plural
 
 FLEET_CHUNK_REFS = 1 << 20
 """About how many references the fleet and admission replays read at a time (a chunk of whole requests)."""
@@ -93,7 +93,7 @@ def admission_lines(rep: dict[str, Any]) -> list[str]:
         return []
     out = [
         "",
-        f"the tier of {ad['capacity_blocks']:,.6g} blocks by what it admits and keeps (NVMe wear on"
+        f"the tier of {plural(ad['capacity_blocks'], 'block', ',.6g')} by what it admits and keeps (NVMe wear on"
         f" {format_bytes(ad['drives_bytes'])} of drives)",
         f"{'filter':<20} {'TTL':>10} {'hit tokens':>11} {'writes':>10} {'DWPD':>8} {'pts lost / DWPD saved':>22}",
     ]
@@ -146,7 +146,7 @@ def fleet_lines(rep: dict[str, Any]) -> list[str]:
     if not ft:
         return []
     node, pool = ft["node"], ft["pooled"]
-    cap = f"{ft['capacity_blocks']:,.6g} blocks ({format_bytes(ft['capacity_bytes'])})"
+    cap = f"{plural(ft['capacity_blocks'], 'block', ',.6g')} ({format_bytes(ft['capacity_bytes'])})"
     tokens = round(node["hit_ratio_tokens"] * ft["prompt_tokens"])
     served = f"{tokens:,} of {ft['prompt_tokens']:,} prompt tokens hit ({_pct(node['hit_ratio_tokens'])})"
     order = f"blocks touched {ft['commit']} after each lookup; hits counted up to each request's first miss"

@@ -31,7 +31,7 @@ from kvtier.inputs.assumptions import load_assumptions, parse_set_options
 from kvtier.inputs.keys import SCHEMA
 from kvtier.report.words import no_duration, nothing_to_cache, priced_sentence
 from kvtier.scenario import Scenario
-from kvtier.units import format_bytes, format_time, parse_quantity
+from kvtier.units import format_bytes, format_time, parse_quantity, plural
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -492,10 +492,10 @@ def _prefix_line(rep: dict[str, Any]) -> str:
     tr, pf = rep["trace"], rep["prefix"]
     if rep.get("sample_rate", 1.0) < 1:
         return "prefix property: not checked on a sample (run without --sample to check it on every request)"
+    held = tr["requests"] - pf["requests_with_a_distance_that_falls"]
     return (
-        f"prefix property: {tr['requests'] - pf['requests_with_a_distance_that_falls']:,} of {tr['requests']:,}"
-        " requests have stack distances that never fall along the prompt (their LRU hits form a prefix"
-        " at every capacity)"
+        f"prefix property: {held:,} of {plural(tr['requests'], 'request', ',')} {'has' if held == 1 else 'have'} stack"
+        " distances that never fall along the prompt (their LRU hits form a prefix at every capacity)"
     )
 
 

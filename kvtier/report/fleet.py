@@ -16,6 +16,7 @@ from kvtier.formulas.cache import fleet
 from kvtier.report import words
 from kvtier.report.columns import Column, declare, named
 from kvtier.scenario import Scenario
+from kvtier.units import plural
 
 FLEET_COST_COLUMNS = (
     Column("tier", "tier"),
@@ -154,6 +155,6 @@ def fleet_decision_sentence(n: dict[str, Any]) -> str:
     return (
         f"Split over {n['fleet_cost_instances']:,} instances behind the {n['fleet_cost_routing']} router, the"
         f" decision's tier {words.nets(node)} in each node's own DRAM and {pooled} as one pool of"
-        f" {n['fleet_cost_servers']:,} memory servers read over RDMA (mean time to first token"
+        f" {plural(n['fleet_cost_servers'], 'memory server', ',')} read over RDMA (mean time to first token"
         f" {n['fleet_cost_node_ttft_ms']:,.0f} against {n['fleet_cost_pool_ttft_ms']:,.0f} ms): {which}."
     )

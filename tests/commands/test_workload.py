@@ -298,3 +298,13 @@ def test_a_sampled_run_on_parts_says_how_good_its_estimates_are(tmp_path):
     assert split["sample_error"] == one["sample_error"] and one["sample_error"]["rate"] == 0.5
     text = run_cli("workload", str(parts), "--parts", "--workers", "1", "--sample", "0.5").stdout
     assert "the sampled figures are estimates; sampled alike, the shipped traces (conversation, synthetic)" in text
+
+
+def test_one_request_is_one_request_in_the_prefix_line(tmp_path):
+    from tests.conftest import run_cli
+
+    # issue 43: "1 of 1 requests have stack distances"
+    trace = tmp_path / "one.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 512, "output_length": 1, "hash_ids": [1]}\n')
+    out = run_cli("workload", str(trace)).stdout
+    assert "prefix property: 1 of 1 request has stack distances that never fall along the prompt" in out

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from kvtier.errors import show
 from kvtier.report.diff.changes import Change
+from kvtier.units import plural
 
 FORMATS = ("text", "md")
 """The forms ``kvtier diff --format`` writes: this text table, or Markdown (:mod:`kvtier.report.diff.markdown`)."""
@@ -61,11 +62,6 @@ def format_text(changes: Sequence[Change]) -> str:
     out = [line(rows[0]), line(["-" * w for w in widths])]
     out += [line(r) for r in rows[1:]]
     return "\n".join(out) + "\n"
-
-
-def plural(n: int, word: str) -> str:
-    """``n`` and ``word``, plural unless ``n`` is 1 (``1 table``, ``2 tables``)."""
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def summary_parts(changes: Sequence[Change]) -> list[str]:

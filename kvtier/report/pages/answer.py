@@ -25,7 +25,7 @@ from kvtier.report.columns import VERDICT, Column, declare, named
 from kvtier.report.figures import MIN_FONT_PT, PALETTE, finish, new_figure
 from kvtier.report.tables import row_anchor, table_anchor
 from kvtier.scenario import POINT_KEYS, PRICE_KEYS, Scenario
-from kvtier.units import format_number, format_quantity
+from kvtier.units import format_number, format_quantity, plural
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -353,7 +353,7 @@ def plan_sentence(s: Scenario) -> str:
     if worn:
         t = worn[0]
         return lead + (
-            f"; on {MEDIUM_WORDS[t.medium]} the same tier would need {t.drives.count:,.0f} drives of"
+            f"; on {MEDIUM_WORDS[t.medium]} the same tier would need {plural(t.drives.count, 'drive', ',.0f')} of"
             f" {s.a('nvme.drive_capacity').text} for its writes where {t.drives.for_capacity:,.0f} would hold it"
             f" (flash of its own size would wear out in {words.days(t.drives.wearout_s)}), and would"
             f" {'save' if t.saved_usd_per_s >= 0 else 'lose'} {_usd_h(abs(t.saved_usd_per_s))} with them."
