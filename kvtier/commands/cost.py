@@ -212,7 +212,13 @@ def lines(rep: dict[str, Any]) -> list[str]:
     """The report as text: one row per tier, the intervals readable."""
     cost = _page()
     keys = list(next(iter(rep["tiers"].values()))["keep_s"])
-    out = [rep["priced_for"], *(_lru_lines(rep) if "no_reuse" not in rep["notes"] else []), ""]
+    empty = rep["notes"].get("no_reuse")  # the section is said to be empty, not left out without a word
+    tier = (
+        _lru_lines(rep)
+        if empty is None
+        else [f"LRU tier for the {rep['trace']} trace: none, {empty.split(', so ')[0]}."]
+    )
+    out = [rep["priced_for"], *tier, ""]
     out.append(f"Break-even holding interval per tier (assumption set: {rep['assumption_set']})")
     for case, b in rep["blocks"].items():
         tokens, regime = case.split("_")

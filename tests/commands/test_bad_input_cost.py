@@ -207,11 +207,16 @@ COST_TEXT = {
     **{
         name: [
             "nothing to cache: no block is referenced twice, so no tier holds a block and neither the mix nor"
-            " recomputing every reuse costs anything (0 USD/h)"
+            " recomputing every reuse costs anything (0 USD/h)",
+            # the LRU section says it is empty (issue 43: it was left out without a word)
+            "trace: none, nothing to cache: no block is referenced twice.",
         ]
         for name in ("no-reuse", "one-request", "no-reuse-one-timestamp")
     },
-    "no-blocks": ["nothing to cache: no prompt holds a block, every input_length being 0"],
+    "no-blocks": [
+        "nothing to cache: no prompt holds a block, every input_length being 0",
+        "trace: none, nothing to cache: no prompt holds a block, every input_length being 0.",
+    ],
     # every reuse 0 s after its block's last use: HBM serves it, holding it 0 s (0 USD); recomputing costs 0.00145 USD
     "one-timestamp": [
         "regenerated inside a batch, with host DRAM: HBM (100 %); over the trace 0 USD against 0.00145 USD"
