@@ -152,6 +152,8 @@ def fleet_decision_sentence(n: dict[str, Any]) -> str:
         return "With no duration the trace has no rate, so a fleet's tier per node and a pool are not priced."
     which = words.which_pays(pool, node, "one pool", "a tier in each node's DRAM")
     pooled = words.nets(pool, unit="")
+    if pooled.split()[0] == words.nets(node).split()[0]:  # the same verb: said once ("nets 10.96 ... and 9.93")
+        pooled = pooled.split()[1]
     return (
         f"Split over {n['fleet_cost_instances']:,} instances behind the {n['fleet_cost_routing']} router, the"
         f" decision's tier {words.nets(node)} in each node's own DRAM and {pooled} as one pool of"

@@ -56,6 +56,8 @@ def test_two_losses_are_worded_as_losses_not_as_what_pays_more(hand_scenario):
     n["fleet_cost_worst_net"] = -0.5
     sentence = fleet.fleet_decision_sentence(n)
     assert "tier nets 0.00 dollars an hour in each node's own DRAM and loses 0.37 as one pool of" in sentence
+    both = fleet.fleet_decision_sentence({**n, "fleet_cost_node_net": -0.32})  # the verb once where both lose
+    assert "tier loses 0.32 dollars an hour in each node's own DRAM and 0.37 as one pool of" in both
     assert sentence.endswith("neither pays: a tier in each node's DRAM loses less.")
     paragraph = fleet.fleet_cost_paragraph(n)
     assert "and lose 0.37 dollars an hour" in paragraph and "neither pays: a tier on each node loses less, by 0.37" in (
