@@ -12,7 +12,7 @@ import pytest
 from kvtier.commands import workload as workload_cli
 from kvtier.errors import KvtierError
 from kvtier.inputs import traces
-from tests.conftest import BAD, GOOD, HAND, write_trace
+from tests.conftest import BAD, GOOD, HAND, run_cli, write_trace
 
 
 def cli(argv: list[str], capsys, deployment: str = "build") -> tuple[int, str, str]:
@@ -252,21 +252,26 @@ def test_over_time_refuses_a_sample(capsys):
     assert "--over-time replays every block" in err
 
 
+def _split_trace(tmp_path, n_requests: int) -> tuple:
+    """A generated trace written whole and as two files of its halves: ``(whole, parts directory)``."""
+    t = traces.generate_trace(n_requests, seed=4, n_prefixes=30, new_blocks=(1, 6))
+    lines = list(traces.to_jsonl(t))
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    half = n_requests // 2
+    (parts / "p0.jsonl").write_text("\n".join(lines[:half]) + "\n")
+    (parts / "p1.jsonl").write_text("\n".join(lines[half:]) + "\n")
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("\n".join(lines) + "\n")
+    return whole, parts
+
+
 def test_windows_report_the_traces_blocks_from_the_single_pass(tmp_path):
     # issue 43: --parts --window printed the windows' "unique" (the most one window held: 5,046 of 54,559
     # references) beside their infinite cache's 6.1 %, a pair no trace has; the blocks line is the trace's, seen in
     # one pass, and the windows' own infinite cache is said beside their gap
     pytest.importorskip("distributed")
-    from tests.conftest import run_cli
-
-    t = traces.generate_trace(400, seed=4, n_prefixes=30, new_blocks=(1, 6))
-    lines = list(traces.to_jsonl(t))
-    parts = tmp_path / "parts"
-    parts.mkdir()
-    for k in range(2):
-        (parts / f"p{k}.jsonl").write_text("\n".join(lines[k * 200 : (k + 1) * 200]) + "\n")
-    whole = tmp_path / "whole.jsonl"
-    whole.write_text("\n".join(lines) + "\n")
+    whole, parts = _split_trace(tmp_path, 400)
     single = json.loads(run_cli("workload", str(whole), "--json").stdout)
     proc = run_cli("workload", str(parts), "--parts", "--workers", "1", "--window", "20", "--json")
     rep = json.loads(proc.stdout)
@@ -283,16 +288,7 @@ def test_a_sampled_run_on_parts_says_how_good_its_estimates_are(tmp_path):
     # issue 43: with --parts a sampled run dropped the caveat the one-file run prints (the shipped traces' errors
     # sampled alike); both runs carry the same one, measured on the shipped traces at the same rate
     pytest.importorskip("distributed")
-    from tests.conftest import run_cli
-
-    t = traces.generate_trace(300, seed=4, n_prefixes=30, new_blocks=(1, 6))
-    lines = list(traces.to_jsonl(t))
-    parts = tmp_path / "parts"
-    parts.mkdir()
-    (parts / "p0.jsonl").write_text("\n".join(lines[:150]) + "\n")
-    (parts / "p1.jsonl").write_text("\n".join(lines[150:]) + "\n")
-    whole = tmp_path / "whole.jsonl"
-    whole.write_text("\n".join(lines) + "\n")
+    whole, parts = _split_trace(tmp_path, 300)
     one = json.loads(run_cli("workload", str(whole), "--sample", "0.5", "--json").stdout)
     split = json.loads(run_cli("workload", str(parts), "--parts", "--workers", "1", "--sample", "0.5", "--json").stdout)
     assert split["sample_error"] == one["sample_error"] and one["sample_error"]["rate"] == 0.5
@@ -301,8 +297,6 @@ def test_a_sampled_run_on_parts_says_how_good_its_estimates_are(tmp_path):
 
 
 def test_one_request_is_one_request_in_the_prefix_line(tmp_path):
-    from tests.conftest import run_cli
-
     # issue 43: "1 of 1 requests have stack distances"
     trace = tmp_path / "one.jsonl"
     trace.write_text('{"timestamp": 0, "input_length": 512, "output_length": 1, "hash_ids": [1]}\n')
