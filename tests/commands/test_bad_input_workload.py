@@ -468,3 +468,14 @@ def test_a_part_that_is_no_regular_file_is_named_not_skipped(tmp_path, kind):
     what = "not a regular file" if kind == "fifo" else "a link to nothing"
     assert error == f"{bad}: {what}; a part of a trace must be a regular file"
     assert snapshot(tmp_path) == before
+
+
+def test_an_admission_tier_of_a_billion_blocks_stays_bounded(tmp_path):
+    # issue 43: TinyLFU's sketch grew with the capacity: --capacity 1e9 --admission asked for 128 GiB (an
+    # _ArrayMemoryError traceback); its rows now stop at 2**22 counters (128 MiB), so the run fits a 4 GiB address
+    # space (the compiled replays' JIT alone reserves much of 1 GiB)
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(line(GOOD) + line(GOOD, timestamp=1) + line(GOOD, timestamp=2))
+    proc = run_capped("workload", str(trace), "--capacity", "1e9", "--admission", "--json", cap=4 << 30)
+    assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["admission"]["capacity_blocks"] == 1e9

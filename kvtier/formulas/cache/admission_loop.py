@@ -26,9 +26,16 @@ SKETCH_MULTIPLIERS = np.array([0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D, 0x27D4EB2F], 
 2**63 for blocks below 2**31, so numba and Python agree without overflow."""
 
 
+MAX_SKETCH_BITS = 22
+"""The sketch's rows hold at most 2**22 counters (4 rows of 8 B each: 128 MiB): a tier of more than about a million
+blocks shares counters rather than allocating with its capacity (a capacity of 1e9 blocks asked for 128 GiB)."""
+
+
 def sketch_width(capacity_blocks: float) -> int:
-    """Counters in each row of the sketch: the power of two at or above 4 x the capacity, at least 16."""
-    return 1 << max(4, int(math.ceil(math.log2(max(capacity_blocks, 1.0) * 4))))
+    """Counters in each row of the sketch: the power of two at or above 4 x the capacity, at least 16 and at most
+    ``2**MAX_SKETCH_BITS``."""
+    bits = int(math.ceil(math.log2(max(min(capacity_blocks, 2.0**MAX_SKETCH_BITS), 1.0) * 4)))
+    return 1 << min(max(4, bits), MAX_SKETCH_BITS)
 
 
 def sketch_columns(block: int, width: int) -> list[int]:

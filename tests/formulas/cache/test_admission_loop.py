@@ -75,6 +75,8 @@ def test_the_sketch_columns_by_hand():
     # capacity 3: 4 x 3 = 12 counters rounded up to 16 (the least); block 0's column in row 0 is
     # (1 x 0x9E3779B1) >> 17 & 15 = 2654435761 >> 17 = 20251 (20251.6...), 20251 & 15 = 11
     assert sketch_width(3) == 16 and sketch_width(1000) == 4096
+    # bounded: 4 x 1e6 = 4e6 -> 2**22 (4,194,304); 1e9 blocks asked for 2**32 counters a row (128 GiB), now 2**22 too
+    assert sketch_width(1e6) == sketch_width(1e9) == sketch_width(2.0**53) == 2**22
     assert sketch_columns(0, 16)[0] == 11
 
 
