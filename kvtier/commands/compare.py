@@ -27,7 +27,7 @@ from kvtier.inputs import kernels
 from kvtier.inputs.assumptions import AssumptionSet, load_assumptions, parse_set_options
 from kvtier.report import serving
 from kvtier.scenario import Scenario
-from kvtier.units import format_bytes, format_quantity, format_time, parse_quantity
+from kvtier.units import format_bytes, format_quantity, format_time, parse_quantity, plural
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -327,8 +327,8 @@ def _break_even_line(result: dict[str, Any]) -> str:
 def split_lines(result: dict[str, Any], how: str) -> list[str]:
     """``compare --split``'s lines: the prefix, then per regime the four times and the split's gain."""
     lines = [
-        f"split            a prefix of {result['prefix_tokens']:,} tokens held by the tier ({how}) and"
-        f" {result['new_tokens']:,} new tokens: the head computed while the tail is fetched"
+        f"split            a prefix of {plural(result['prefix_tokens'], 'token', ',')} held by the tier ({how}) and"
+        f" {plural(result['new_tokens'], 'new token', ',')}: the head computed while the tail is fetched"
     ]
     for regime, words in (("batch", "inside a batch"), ("lone", "alone")):
         r = result[regime]

@@ -93,7 +93,7 @@ def admission_lines(rep: dict[str, Any]) -> list[str]:
         return []
     out = [
         "",
-        f"the tier of {plural(ad['capacity_blocks'], 'block', ',.6g')} by what it admits and keeps (NVMe wear on"
+        f"the tier of {plural(ad['capacity_blocks'], 'block', ',.0f')} by what it admits and keeps (NVMe wear on"
         f" {format_bytes(ad['drives_bytes'])} of drives)",
         f"{'filter':<20} {'TTL':>10} {'hit tokens':>11} {'writes':>10} {'DWPD':>8} {'pts lost / DWPD saved':>22}",
     ]
@@ -146,7 +146,7 @@ def fleet_lines(rep: dict[str, Any]) -> list[str]:
     if not ft:
         return []
     node, pool = ft["node"], ft["pooled"]
-    cap = f"{plural(ft['capacity_blocks'], 'block', ',.6g')} ({format_bytes(ft['capacity_bytes'])})"
+    cap = f"{plural(ft['capacity_blocks'], 'block', ',.0f')} ({format_bytes(ft['capacity_bytes'])})"
     tokens = round(node["hit_ratio_tokens"] * ft["prompt_tokens"])
     served = f"{tokens:,} of {ft['prompt_tokens']:,} prompt tokens hit ({_pct(node['hit_ratio_tokens'])})"
     order = f"blocks touched {ft['commit']} after each lookup; hits counted up to each request's first miss"
@@ -168,7 +168,7 @@ def fleet_lines(rep: dict[str, Any]) -> list[str]:
         f"{'tier':<46} {'hit tokens':>11} {'TTFT mean':>10} {'TTFT p90':>10}",
         f"{'one per instance (' + node['link'] + ')':<46} {_pct(node['hit_ratio_tokens']):>11}"
         f" {format_time(node['ttft_mean_s']):>10} {format_time(node['ttft_p90_s']):>10}",
-        f"{'one pooled, ' + format(pool['capacity_blocks'], ',.6g') + ' blocks (' + pool['link'] + ')':<46}"
+        f"{'one pooled, ' + plural(pool['capacity_blocks'], 'block', ',.0f') + ' (' + pool['link'] + ')':<46}"
         f" {_pct(pool['hit_ratio_tokens']):>11} {format_time(pool['ttft_mean_s']):>10}"
         f" {format_time(pool['ttft_p90_s']):>10}",
         f"{'none':<46} {'':>11} {format_time(ft['none']['ttft_mean_s']):>10}"

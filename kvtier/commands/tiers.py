@@ -177,7 +177,8 @@ def split_lines(ladder: list[dict[str, object]], layouts: tuple[str, ...]) -> li
         for layout in layouts:
             for regime in ("batch", "lone"):
                 r = cells[(tier, layout, regime)]
-                text = f"{r['split_tokens']:,} tok, {r['gain']:#.3g}x" if r["fastest"] == "split" else "-"
+                gain = f"{r['gain']:#.3g}x" if r["gain"] >= 1.01 else f"+{(r['gain'] - 1) * 100:.2g}%"  # not "1.00x"
+                text = f"{r['split_tokens']:,} tok, {gain}" if r["fastest"] == "split" else "-"
                 line += f" | {text:>22}" if regime == "batch" else f" {text:>22}"
         out.append(line)
     return out

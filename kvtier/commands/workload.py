@@ -225,19 +225,28 @@ def _capacity(text: str, s: Scenario, option: str) -> float:
     """A capacity option's value in blocks: a whole count (``1000``, ``1e3``), or bytes with a unit over the set's
     block bytes, rounded down to whole blocks (a tier holds whole blocks)."""
     said = f"{option} {show(text, quote=True)}"
-    try:
-        cap = float(text)  # a bare number is a count of blocks, exponent or not ("1e3" was read as 1,000 bytes)
+    if not any(c.isalpha() for c in text.replace("e", "").replace("E", "")):
+        # no unit: a count of blocks, exponent or not ("1e3" was read as 1,000 bytes, "1,000" too)
+        try:
+            cap = float(int(text)) if text.strip().lstrip("+-").isdigit() else float(text)
+        except ValueError:
+            raise KvtierError(f"{said}: a whole number of blocks (no separators), or bytes with a unit") from None
         if math.isfinite(cap) and cap != math.floor(cap):
             raise KvtierError(f"{said}: a whole number of blocks, or bytes with a unit (e.g. 4TiB)")
-    except ValueError:
+        exact = int(text) if text.strip().lstrip("+-").isdigit() else cap  # 2**53 + 1 read as itself
+    else:
+        block = s.tier_bytes_per_token * s.v("workload.block_tokens")
         try:
-            cap = parse_quantity(text, "bytes") / (s.tier_bytes_per_token * s.v("workload.block_tokens"))
+            n_bytes = parse_quantity(text, "bytes")
         except KvtierError:
             raise KvtierError(f"{said}: a capacity in blocks, or bytes with a unit") from None
-        cap = math.floor(cap) if math.isfinite(cap) else cap
-    if not (math.isfinite(cap) and 0 <= cap <= MAX_CAPACITY_BLOCKS):
+        if 0 < n_bytes < block:
+            raise KvtierError(f"{said}: less than one block ({format_bytes(block)}); a tier holds whole blocks")
+        cap = math.floor(n_bytes / block) if math.isfinite(n_bytes) else n_bytes
+        exact = cap
+    if not (math.isfinite(cap) and 0 <= exact <= MAX_CAPACITY_BLOCKS):
         raise KvtierError(f"{said}: a capacity from 0 to 2**53 blocks ({MAX_CAPACITY_BLOCKS:,})")
-    return cap
+    return cap + 0.0  # -0 is 0
 
 
 EVERY_S_RANGE = (1e-3, 1e12)
@@ -618,7 +627,7 @@ def _parts_lines(rep: dict[str, Any]) -> list[str]:
         return []
     names = pt["names"]
     which = names[0] if len(names) == 1 else f"{names[0]} to {names[-1]}, in the order of their timestamps"
-    out = [f"read {pt['files']:,} files on Dask ({pt['scheduler']}): {which}"]
+    out = [f"read {plural(pt['files'], 'file', ',')} on Dask ({pt['scheduler']}): {which}"]
     if "single_pass_gap" in pt:
         gap = pt["single_pass_gap"]
         out.append(
@@ -636,7 +645,7 @@ def _over_time_lines(rep: dict[str, Any]) -> list[str]:
     ot = rep.get("over_time")
     if not ot:
         return []
-    unit = f"per {ot['every_requests']:,} requests" if ot["every_requests"] else f"per {ot['every_s']:g} s"
+    unit = f"per {plural(ot['every_requests'], 'request', ',')}" if ot["every_requests"] else f"per {ot['every_s']:g} s"
     out = [
         "",
         f"hit ratio over time at {ot['capacity_blocks']:,.0f} blocks, {unit}",

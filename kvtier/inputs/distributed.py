@@ -42,6 +42,7 @@ from kvtier.inputs import traces
 from kvtier.inputs.traces.files import line_blocks
 from kvtier.inputs.traces.load import column_blocks, read_requests
 from kvtier.inputs.traces.read import check_block_tokens, request_starts
+from kvtier.units import plural
 
 
 def parse_part(path: str, block_tokens: int, trace_format: str, sample_rate: float = 1.0) -> dict[str, Any]:
@@ -293,7 +294,7 @@ def replay(
             _feed(stream, part, block_tokens)
         names.append(part["name"])
         lines += part["lines"]
-    label = name or f"{len(names)} files from {names[0]}"
+    label = name or (names[0] if len(names) == 1 else f"{len(names)} files from {names[0]}")
     return stream.histogram(label, lines, trace_format, block_tokens)
 
 
@@ -368,7 +369,7 @@ def windowed(
     total = streams[0]
     for other in streams[1:]:
         total.add(other)
-    label = f"{len(parts)} files from {parts[0]['name']}, windows of {window_s:g} s, warm-up {warmup_s:g} s"
+    label = f"{plural(len(parts), 'file')} from {parts[0]['name']}, windows of {window_s:g} s, warm-up {warmup_s:g} s"
     return total.histogram(label, total.n_requests, trace_format, block_tokens)
 
 

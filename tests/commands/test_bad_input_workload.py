@@ -335,6 +335,10 @@ OPTIONS = [
     ("capacity-huge", ("--capacity", "1e30"), "--capacity '1e30': a capacity from 0 to 2**53 blocks"),
     ("capacity-huge-bytes", ("--capacity", "1e18TiB"), "--capacity '1e18TiB': a capacity from 0 to 2**53 blocks"),
     ("capacity-fraction", ("--capacity", "1.5"), "--capacity '1.5': a whole number of blocks, or bytes with a unit"),
+    # second round: "1,000" fell through to bytes without a unit (a 0-block tier, exit 0); under a block of bytes too
+    ("capacity-separators", ("--capacity", "1,000"), "--capacity '1,000': a whole number of blocks (no separators)"),
+    ("capacity-under-a-block", ("--capacity", "1KB"), "--capacity '1KB': less than one block (160.00 MiB)"),
+    ("capacity-2-pow-53-plus-1", ("--capacity", str(2**53 + 1)), "a capacity from 0 to 2**53 blocks"),
     ("over-time-fraction", ("--over-time", "1.5"), "--over-time '1.5': a whole number of blocks, or bytes with a"),
     # issue 43: one sampled block estimated the conversation trace's infinite cache at 82.5 % (exact 28.9 %)
     ("sample-blocks-1", ("--sample-blocks", "1"), "--sample-blocks 1: at least 1,000 blocks"),

@@ -93,4 +93,5 @@ def test_split_adds_a_third_verdict_per_tier_the_decisions():
     assert "split: a reused prefix of 8,176 tokens and 16 new ones" in text
     assert re.search(r"nvme-gen4-x4\s+\|\s+3,712 tok, 1\.83x\s+3,712 tok, 1\.82x", text)
     # NVLink-C2C alone, copied per layer: fetching whole is fastest, shown as '-'
-    assert re.search(r"nvlink-c2c\s+\|\s+32 tok, 1\.00x\s+-$", text, re.MULTILINE)
+    # inside a batch a split of 32 tokens gains under 1 %: said as a percentage, not "1.00x" (issue 43)
+    assert re.search(r"nvlink-c2c\s+\|\s+32 tok, \+0\.27%\s+-$", text, re.MULTILINE)
