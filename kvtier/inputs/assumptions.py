@@ -403,9 +403,12 @@ def same_value(key: str, a: Any, b: Any) -> bool:
     if str(a).strip() == str(b).strip():
         return True
     try:
-        return value_of(key, a, "") == value_of(key, b, "")
+        x, y = value_of(key, a, ""), value_of(key, b, "")
     except KvtierError:
         return False
+    if isinstance(x, float) and isinstance(y, float):  # 2us and 2000ns differ in the last bit of their floats
+        return math.isclose(x, y, rel_tol=1e-12, abs_tol=0.0)
+    return x == y
 
 
 class RestrictedAssumptionSet(AssumptionSet):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import glob
 import logging
+import math
 import os
 import re
 import signal
@@ -26,7 +27,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
@@ -143,34 +144,51 @@ def client(scheduler: str | None = None, workers: int = 2):
         with _connect(Client, scheduler) as c:
             yield c
         return
-    # no dashboard; the scheduler's HTTP server (health and metrics) on a free port, not 8787: a second cluster on
-    # the machine warned "Port 8787 is already in use"
-    cluster = LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        dashboard_address=None,
-        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-        preload=[__name__],  # each worker runs dask_setup: Ctrl-C is this process's to handle
-        silence_logs=logging.CRITICAL,
+    # Ctrl-C stopping the gathers leaves tasks whose AllExit asyncio logs ("Task exception was never retrieved")
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    # SIGINT ignored while the cluster starts: the worker processes inherit an ignored signal through exec (a
+    # blocked mask did not reach them), so a Ctrl-C while they import printed their KeyboardInterrupt tracebacks;
+    # one pressed in those seconds is lost, the one after stops the command
+    previous = (
+        signal.signal(signal.SIGINT, signal.SIG_IGN) if threading.current_thread() is threading.main_thread() else None
     )
+    try:
+        # no dashboard; the scheduler's HTTP server (health and metrics) on a free port, not 8787: a second cluster
+        # on the machine warned "Port 8787 is already in use"
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            dashboard_address=None,
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+            preload=[__name__],  # each worker runs dask_setup: Ctrl-C is this process's to handle
+            silence_logs=logging.CRITICAL,
+        )
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
     with cluster, Client(cluster) as c:
         yield c
 
 
-def first_stamp(path: str, block_tokens: int, trace_format: str) -> float:
-    """The first arrival (s) of one file of a split trace: only its first block of lines is read.
+def first_stamp(path: str, block_tokens: int, trace_format: str) -> tuple[float, float]:
+    """The first arrival (s) of one file of a split trace, and its last where the file is one block of lines
+    (``inf`` otherwise): only its first block is read.
 
-    A file's timestamps never go back (the reader refuses it), so this orders the parts before
-    any is parsed whole.  A file with no request is a :class:`~kvtier.errors.KvtierError` naming it.
+    A file's timestamps never go back (the reader refuses it), so the first orders the parts before any is
+    parsed whole; the last breaks a tie between parts that start at the same instant (the one that ends there
+    first). A file with no request is a :class:`~kvtier.errors.KvtierError` naming it.
     """
     where, file = traces.trace_path(path)
     fmt = traces.format_named(trace_format)
-    blocks = column_blocks(line_blocks(file, where), where, check_block_tokens(block_tokens), fmt)
+    raw = line_blocks(file, where)
+    head = list(islice(raw, 2))  # the first block of lines, and whether another follows
+    blocks = column_blocks(chain(head, raw), where, check_block_tokens(block_tokens), fmt)
     first = next(blocks, None)
     blocks.close()
     if first is None:
         raise KvtierError(f"{where}: the trace holds no requests")
-    return float(fmt.seconds(first.stamps[:1])[0])
+    stamps = fmt.seconds(first.stamps)
+    return float(stamps[0]), float(stamps[-1]) if len(head) == 1 else math.inf
 
 
 class Parts:
@@ -207,7 +225,7 @@ class Parts:
                 first_stamp, given, block_tokens=block_tokens, trace_format=trace_format, pure=False
             )
             firsts = dask_client.gather(futures)
-        order = sorted(zip(firsts, [traces.trace_path(p)[0] for p in given], given, strict=True))
+        order = sorted(zip(firsts, [traces.trace_path(p)[0] for p in given], given, strict=True))  # first, last, name
         self.names = [where for _, where, _ in order]
         """The files' names as the reader shows them, in the order of their first timestamps."""
         self._paths = [p for _, _, p in order]

@@ -63,3 +63,11 @@ def test_a_bad_option_value_is_named_as_the_option_not_as_set():
     # issue 43: "--sample 0" said "--set: key 'workload.sample_rate' = '0' is out of range"
     with pytest.raises(KvtierError, match=r"^--sample 0: key 'workload.sample_rate' = '0' is out of range"):
         options.alias({}, "--sample", "0", "workload.sample_rate")
+
+
+@pytest.mark.parametrize(("a", "b"), [("2us", "2000ns"), ("0.1ms", "100us"), ("0.3us", "300ns")])
+def test_equal_times_written_in_other_units_agree(a, b):
+    # second round: 2e-6 and 2000e-9 differ in their last bit; compared to 1e-12 relative they are one value
+    sets = {"fetch_latency": b}
+    options.alias(sets, "--latency", a, "fetch_latency")
+    assert sets == {"fetch_latency": a}

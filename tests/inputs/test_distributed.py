@@ -202,3 +202,20 @@ def test_the_local_workers_ignore_ctrl_c_and_leave_it_to_the_command(cluster):
     # traceback (68 lines in all) before the command's one line. The workers ignore SIGINT (dask_setup, preloaded)
     assert cluster.run(_sigint_ignored) == {w: True for w in cluster.scheduler_info()["workers"]}
     assert not _sigint_ignored()  # this process still stops on Ctrl-C
+
+
+def test_parts_that_start_at_the_same_instant_go_shortest_first(tmp_path):
+    # second round: a.jsonl (0 s to 5 s) and b.jsonl (all at 0 s) start together; ordered by name, b was refused as
+    # starting "before a ends". Where a part fits its first block of lines its last timestamp breaks the tie
+    a = tmp_path / "a.jsonl"
+    b = tmp_path / "b.jsonl"
+    a.write_text(
+        '{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [1]}\n'
+        '{"timestamp": 5000, "input_length": 1, "output_length": 1, "hash_ids": [1]}\n'
+    )
+    b.write_text('{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [2]}\n' * 2)
+    parts = distributed.Parts([a, b], block_tokens=1)
+    assert parts.names == [str(b), str(a)]
+    assert distributed.first_stamp(str(a), 1, "mooncake") == (0.0, 5.0)
+    h = distributed.replay(parts, block_tokens=1)
+    assert (h.n_requests, h.n_refs) == (4, 4)
