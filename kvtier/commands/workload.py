@@ -524,8 +524,14 @@ def lines(rep: dict[str, Any]) -> list[str]:
         f"  input tokens  p50 {ins['p50']:,.0f}  p90 {ins['p90']:,.0f}  p99 {ins['p99']:,.0f}  max {ins['max']:,.0f}",
         f"  output tokens p50 {outs['p50']:,.0f}  p90 {outs['p90']:,.0f}  p99 {outs['p99']:,.0f}"
         f"  max {outs['max']:,.0f}",
-        f"blocks: {bl['references']:,} references, {bl['unique']:,} unique; an infinite cache hits"
-        f" {_pct(bl['hit_ratio_infinite_blocks'])} of blocks, {_pct(bl['hit_ratio_infinite_tokens'])} of tokens",
+        (
+            f"blocks: {bl['references']:,} references, {bl['unique']:,} unique; an infinite cache hits"
+            f" {_pct(bl['hit_ratio_infinite_blocks'])} of blocks, {_pct(bl['hit_ratio_infinite_tokens'])} of tokens"
+            if rep.get("sample_rate", 1.0) >= 1
+            else f"blocks: {bl['references']:,} references; estimated from the sample, about {bl['unique']:,} unique"
+            f" and an infinite cache hitting {_pct(bl['hit_ratio_infinite_blocks'])} of blocks,"
+            f" {_pct(bl['hit_ratio_infinite_tokens'])} of tokens (two estimates, not one from the other)"
+        ),
         reuse,
         _prefix_line(rep),
         *_count_lines(rep),
