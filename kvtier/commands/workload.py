@@ -274,7 +274,7 @@ def _over_time(
     cap = _capacity(text, s, "--over-time")
     if every_s is not None and not (math.isfinite(every_s) and EVERY_S_RANGE[0] <= every_s <= EVERY_S_RANGE[1]):
         raise KvtierError(
-            f"--every-s {every_s!r}: a number of seconds from {EVERY_S_RANGE[0]:g} to {EVERY_S_RANGE[1]:g}"
+            f"--every-s {every_s:g}: a number of seconds from {EVERY_S_RANGE[0]:g} to {EVERY_S_RANGE[1]:g}"
         )
     if every_s is None and not 1 <= every <= MAX_EVERY:
         raise KvtierError(f"--every {every}: a number of requests from 1 to {MAX_EVERY:,}")

@@ -355,7 +355,7 @@ OPTIONS = [
         "--instances 4 and --set fleet.instances=8 both set fleet.instances: give one",
     ),
     # checked before the Dask cluster starts (Dask's start-up lines came first)
-    ("parts-window-warmup-negative", ("--parts", "--window", "60", "--warmup", "-1"), "--warmup -1.0: a number of"),
+    ("parts-window-warmup-negative", ("--parts", "--window", "60", "--warmup", "-1"), "--warmup -1: a number of"),
     # --parts would drop these: refused instead
     ("parts-over-time", ("--parts", "--over-time", "100"), "--over-time replays a trace in one file: leave out"),
     ("parts-window-sample", ("--parts", "--window", "60", "--sample", "0.5"), "--window replays every reference"),

@@ -169,9 +169,9 @@ def read_dense(
 def check_window(window_s: float, warmup_s: float) -> None:
     """Refuse a window that is not a number of seconds above 0, or a warm-up below 0, naming the option."""
     if not (math.isfinite(window_s) and window_s > 0):
-        raise KvtierError(f"--window {window_s!r}: a number of seconds above 0")
+        raise KvtierError(f"--window {window_s:g}: a number of seconds above 0")
     if not (math.isfinite(warmup_s) and warmup_s >= 0):
-        raise KvtierError(f"--warmup {warmup_s!r}: a number of seconds, 0 or more")
+        raise KvtierError(f"--warmup {warmup_s:g}: a number of seconds, 0 or more")
 
 
 def feed_requests(
