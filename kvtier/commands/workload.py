@@ -227,13 +227,14 @@ def _capacity(text: str, s: Scenario, option: str) -> float:
     said = f"{option} {show(text, quote=True)}"
     if not any(c.isalpha() for c in text.replace("e", "").replace("E", "")):
         # no unit: a count of blocks, exponent or not ("1e3" was read as 1,000 bytes, "1,000" too)
+        whole = text.strip().lstrip("+-").isdigit()
         try:
-            cap = float(int(text)) if text.strip().lstrip("+-").isdigit() else float(text)
+            cap = float(int(text)) if whole else float(text)
         except ValueError:
             raise KvtierError(f"{said}: a whole number of blocks (no separators), or bytes with a unit") from None
         if math.isfinite(cap) and cap != math.floor(cap):
             raise KvtierError(f"{said}: a whole number of blocks, or bytes with a unit (e.g. 4TiB)")
-        exact = int(text) if text.strip().lstrip("+-").isdigit() else cap  # 2**53 + 1 read as itself
+        exact = int(text) if whole else cap  # 2**53 + 1 read as itself
     else:
         block = s.tier_bytes_per_token * s.v("workload.block_tokens")
         try:

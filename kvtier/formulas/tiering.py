@@ -625,16 +625,12 @@ class LruTier:
 
     @property
     def accelerators(self) -> float:
-        """The accelerators the tier is stated per: those its trace's prefill keeps busy, at least one.
-
-        A trace that keeps 0.1 of an accelerator busy still runs on a whole one, so that "per
-        accelerator" never exceeds the total; NaN when the prefill takes no time.
-        """
+        """Accelerators the tier is stated per: those the prefill keeps busy, at least one (0.1 busy still runs on
+        one, so "per accelerator" never exceeds the total); NaN when the prefill takes no time."""
         return max(self.prefill_accelerators, 1.0) if self.prefill_accelerators > 0 else math.nan
 
     def servers(self, per_server: int) -> float:
-        """The servers of ``per_server`` accelerators the tier is stated per: the busy accelerators over
-        ``per_server``, at least one (so that "per server" never exceeds the total either); NaN as above."""
+        """Servers of ``per_server`` accelerators the tier is stated per: the busy ones over it, at least one."""
         return max(self.prefill_accelerators / per_server, 1.0) if self.prefill_accelerators > 0 else math.nan
 
 
