@@ -37,7 +37,7 @@ import numpy as np
 
 from kvtier import store
 from kvtier.errors import KvtierError
-from kvtier.formulas import economics, pool, tiering
+from kvtier.formulas import economics, lru_tier, pool, tiering
 from kvtier.formulas.cache.report import TARGETS_PCT
 from kvtier.inputs import deployments
 from kvtier.inputs.assumptions import RestrictedAssumptionSet
@@ -340,7 +340,7 @@ def _second_pass(s: Scenario, first: LruHistogram, parts: list[tuple[str, Any]])
     return out
 
 
-def lru_traffic(s: Scenario, target_share: float, regime: str = "batch") -> tiering.LruTraffic:
+def lru_traffic(s: Scenario, target_share: float, regime: str = "batch") -> lru_tier.LruTraffic:
     """What an LRU tier sized for ``target_share`` of the achievable hits sees on the trace (totals).
 
     Its capacity is :meth:`kvtier.formulas.cache.curve.LruHistogram.capacity_for` (the workload page's), in
@@ -353,7 +353,7 @@ def lru_traffic(s: Scenario, target_share: float, regime: str = "batch") -> tier
     cap = h.capacity_for(target_share)
     blocks, tokens, requests = streamed.prefixes.at(cap)
     inputs, per_input = h.input_tokens[0].astype(float), h.input_tokens[1].astype(float)
-    return tiering.LruTraffic(
+    return lru_tier.LruTraffic(
         capacity_bytes=float(cap) * s.tier_bytes_per_token * int(s.v("workload.block_tokens")),
         hit_ratio=float(h.hit_ratio(cap)),
         hit_blocks=blocks,
@@ -369,7 +369,7 @@ def lru_traffic(s: Scenario, target_share: float, regime: str = "batch") -> tier
 
 def lru_plan(
     s: Scenario, target_share: float, regime: str = "batch", prices: tiering.Prices | None = None
-) -> list[tiering.LruTier]:
+) -> list[lru_tier.LruTier]:
     """An LRU tier for ``target_share`` of the trace's achievable hits in each medium of :data:`tiering.LRU_TIERS`.
 
     Host DRAM over PCIe, a CXL expander, NVMe: each with its capacity (= peak occupancy), holding, fetch
@@ -382,7 +382,7 @@ def lru_plan(
     """
     links = s.tier_links.pick(tiering.LRU_TIERS)
     write_bw = np.where(np.array(links.media) == "nvme", s.v("nvme.write_bandwidth"), links.bandwidth_bytes_per_s)
-    return tiering.lru_tiers(
+    return lru_tier.lru_tiers(
         s.tier_prices() if prices is None else prices,
         links,
         write_bw,

@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from kvtier import analysis
-from kvtier.formulas import costs, tiering, transfer
+from kvtier.formulas import costs, lru_tier, tiering, transfer
 from kvtier.inputs.keys import LAYOUTS
 from kvtier.scenario import Placement, Scenario
 
@@ -167,14 +167,14 @@ class Deployment:
             n = np.where(per_transfer > 0, budget / per_transfer, np.inf)
         return np.where(budget > 0, n, 0.0)
 
-    def plan(self, regime: str = "batch", prices: tiering.Prices | None = None) -> list[tiering.LruTier]:
+    def plan(self, regime: str = "batch", prices: tiering.Prices | None = None) -> list[lru_tier.LruTier]:
         """The LRU tier per medium sized for ``decision.hit_target`` of the trace's achievable hits.
 
         :func:`kvtier.analysis.lru_plan`, the cost page's figures, at the set's target.
         """
         return analysis.lru_plan(self.scenario, self.scenario.v("decision.hit_target"), regime, prices)
 
-    def best_tier(self, regime: str = "batch") -> tuple[tiering.LruTier, bool]:
+    def best_tier(self, regime: str = "batch") -> tuple[lru_tier.LruTier, bool]:
         """The LRU tier that saves the most and its device can carry, and whether any can.
 
         A tier can carry its traffic when its reads keep its link at most fully busy and its
@@ -185,7 +185,7 @@ class Deployment:
         """
         plan = self.plan(regime)
 
-        def fits(t: tiering.LruTier) -> bool:
+        def fits(t: lru_tier.LruTier) -> bool:
             if t.drives is not None and np.isfinite(t.drives.count):
                 return bool(t.read_busy <= 1.0)
             worn = t.endurance_used if np.isfinite(t.endurance_used) else 0.0

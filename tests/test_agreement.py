@@ -197,7 +197,7 @@ def test_the_counts_of_tiers_that_win(case):
 def test_a_hit_prefix_is_fetched_alike_by_the_workload_cost_and_ttft_pages(sets):
     import numpy as np
 
-    from kvtier.formulas import tiering, ttft
+    from kvtier.formulas import lru_tier, tiering, ttft
     from kvtier.report import serving
 
     s = Scenario(load_assumptions(sets=sets))
@@ -206,8 +206,8 @@ def test_a_hit_prefix_is_fetched_alike_by_the_workload_cost_and_ttft_pages(sets)
     tokens = np.array([0.0, 16.0, 512.0, 513.0, 5000.0])
     blocks = np.ceil(tokens / 512)
     rc = s.regen_costs()
-    traffic = tiering.LruTraffic(1.0, 0.5, blocks, tokens, 0.0, 0.0, 0.0, 1.0)
-    plan = tiering.lru_tiers(
+    traffic = lru_tier.LruTraffic(1.0, 0.5, blocks, tokens, 0.0, 0.0, 0.0, 1.0)
+    plan = lru_tier.lru_tiers(
         s.tier_prices(),
         links,
         links.bandwidth_bytes_per_s,

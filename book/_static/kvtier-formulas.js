@@ -528,7 +528,7 @@ const KvtierFormulas = (() => {
     return {forCapacity: counts[0], forBandwidth: counts[1], forEndurance: counts[2], count, flashBytes: count * driveB, wearoutS};
   }
 
-  // kvtier.analysis.lru_plan (kvtier.formulas.tiering.lru_tiers) for the trace of kvtier.pipeline.calculator.trace_tier
+  // kvtier.analysis.lru_plan (kvtier.formulas.lru_tier.lru_tiers) for the trace of kvtier.pipeline.calculator.trace_tier
   // (`tr`), regeneration in the analytic model inside a batch (RegenCosts.in_batch_s: a prefix's FLOPs / (peak x MFU),
   // accelerator-seconds): per medium of tr.tiers, the tier's holding, fetching and the recomputation it avoids
   // (USD/s), its net saving, and the accelerators the trace's prefill keeps busy with no cache. Each request's hit

@@ -1,6 +1,6 @@
 """The NVMe drives a flash tier must buy: for its capacity, its write rate and its writes' wear.
 
-:func:`flash_drives` counts them; the LRU tiers (:func:`kvtier.formulas.tiering.lru_tiers`) and the replayed
+:func:`flash_drives` counts them; the LRU tiers (:func:`kvtier.formulas.lru_tier.lru_tiers`) and the replayed
 hierarchy (:func:`kvtier.formulas.cache.hierarchy.tiers_traffic`) hold and price what it returns.
 """
 

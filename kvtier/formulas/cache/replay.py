@@ -9,7 +9,7 @@ curve is.  Observers of a stream (:class:`~kvtier.formulas.cache.stream.ChunkReu
   perfect-knowledge mix of :func:`kvtier.formulas.tiering.trace_mix`) with each reuse's
   interval, recompute cost and instants;
 - :class:`HitPrefixes` counts, per capacity, the requests by their prompt and hit prefix
-  (blocks and tokens): the few distinct triples a :class:`~kvtier.formulas.tiering.LruTraffic`
+  (blocks and tokens): the few distinct triples a :class:`~kvtier.formulas.lru_tier.LruTraffic`
   and the time to first token (:func:`kvtier.formulas.ttft.ttft_counted`) need;
 - :class:`DistanceTally` keeps the histogram of the raw stack distances, with what recomputing
   the reuses at each costs: what :func:`kvtier.formulas.cache.hierarchy.replay_counts` replays a

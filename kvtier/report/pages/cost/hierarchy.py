@@ -40,7 +40,7 @@ def hierarchy_sizes(s: Scenario) -> dict[str, Any]:
     """The replayed hierarchies' tiers, in blocks of ``workload.block_tokens`` tokens, sized per accelerator.
 
     - ``accelerators``: those the trace's prefill keeps busy inside a batch with no cache, at least one
-      (the LRU plan's, :attr:`kvtier.formulas.tiering.LruTier.accelerators`).
+      (the LRU plan's, :attr:`kvtier.formulas.lru_tier.LruTier.accelerators`).
     - HBM: what each of them has left beside its shard of the weights under the set's placement
       (:attr:`kvtier.scenario.placement.Placed.hbm_left_bytes`), an upper bound.
     - the middle tier: the decision's LRU capacity (``decision.hit_target`` of the achievable hits).

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from kvtier import analysis
-from kvtier.formulas import tiering
+from kvtier.formulas import lru_tier
 from kvtier.report.columns import REGIME_LABELS, Column, declare, named, phrase
 from kvtier.report.pages.cost.intervals import MEDIA, REGIMES
 from kvtier.report.pages.cost.words import lru_nvme_paragraph, lru_paragraph
@@ -19,7 +19,7 @@ LRU_TARGETS: tuple[int, ...] = analysis.LRU_TARGETS_PCT
 """The shares of the achievable hit ratio (%) an LRU tier is sized for: the workload page's capacities."""
 
 
-def lru_plans(s: Scenario) -> dict[tuple[int, str], list[tiering.LruTier]]:
+def lru_plans(s: Scenario) -> dict[tuple[int, str], list[lru_tier.LruTier]]:
     """:func:`kvtier.analysis.lru_plan` for each target of :data:`LRU_TARGETS` and each regime."""
     return {
         (target, regime): analysis.lru_plan(s, target / 100, regime) for target in LRU_TARGETS for regime in REGIMES
@@ -95,7 +95,7 @@ def lru_table(s: Scenario) -> pd.DataFrame:
     return declare(pd.DataFrame(rows), LRU_COLUMNS)
 
 
-def lru_at(plan: list[tiering.LruTier], medium: str) -> tiering.LruTier:
+def lru_at(plan: list[lru_tier.LruTier], medium: str) -> lru_tier.LruTier:
     """The tier of an LRU plan held in ``medium``."""
     return next(t for t in plan if t.medium == medium)
 
